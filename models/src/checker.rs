@@ -1,0 +1,376 @@
+//! lockstep's explorer over stateright's `Model` trait.
+//!
+//! stateright 0.31's own checkers fall short for lockstep in three ways: BFS
+//! ignores `.symmetry()`, BFS counterexamples are not always the shortest, and
+//! `eventually` is unsound on cyclic graphs, so progress cannot be checked
+//! with it. This explorer is a plain breadth-first search that keeps the
+//! state graph's edges:
+//! - every state is first reached by a shortest path, so the first violation
+//!   found is a shortest counterexample;
+//! - states are deduplicated after symmetry reduction when asked;
+//! - `progress` is decided on the explored graph: every state must reach a
+//!   state where all live clients finished (backward reachability from those);
+//! - every counterexample is replayed from the initial state through
+//!   `Model::next_state` in the clients' real names, and re-checked, before
+//!   it is returned.
+
+use crate::model::{Action, LockModel, LockState};
+use crate::symmetry::{inverse, representative, Relabel};
+use stateright::{Expectation, Model};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+pub struct CheckOptions {
+    /// Explore one state per orbit of client relabelling.
+    pub symmetry: bool,
+    /// Stop (and report the check incomplete) beyond this many unique states.
+    pub max_states: usize,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            symmetry: true,
+            max_states: 50_000_000,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Always,
+    Sometimes,
+    /// Every reachable state can reach one where all live clients finished.
+    Progress,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Holds,
+    Violated,
+    /// The exploration stopped at its state limit before deciding.
+    Unknown,
+}
+
+#[derive(Clone, Debug)]
+pub struct PropertyResult {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub status: Status,
+    /// A shortest path, in real client names: to a violating state (always),
+    /// to a witness (sometimes), to a state from which no completion is
+    /// reachable (progress).
+    pub path: Option<Vec<Action>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    /// Transitions explored (states generated, duplicates included).
+    pub states: u64,
+    pub unique_states: u64,
+    pub max_depth: u32,
+    pub seconds: f64,
+    pub complete: bool,
+    pub symmetry: bool,
+    pub properties: Vec<PropertyResult>,
+}
+
+impl CheckResult {
+    pub fn property(&self, name: &str) -> &PropertyResult {
+        self.properties
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no property named {name}"))
+    }
+
+    pub fn all_hold(&self) -> bool {
+        self.properties.iter().all(|p| p.status == Status::Holds)
+    }
+}
+
+/// Fingerprints are already hashes; hash them no further.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 fingerprints are hashed")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn fingerprint(state: &LockState) -> u64 {
+    ahash::RandomState::with_seeds(0x6c6f, 0x636b, 0x7374, 0x6570).hash_one(state)
+}
+
+pub const PROGRESS: &str = "progress";
+
+struct Graph {
+    /// For each state, its BFS parent and the action (in the parent's labels).
+    parent: Vec<(u32, Action)>,
+    /// Successor lists, compressed: `succ[succ_start[i]..succ_start[i+1]]`.
+    succ_start: Vec<u32>,
+    succ: Vec<u32>,
+    finished: Vec<bool>,
+}
+
+impl Graph {
+    fn path_to(&self, mut i: u32) -> Vec<Action> {
+        let mut path = Vec::new();
+        while i != 0 {
+            let (p, a) = self.parent[i as usize];
+            path.push(a);
+            i = p;
+        }
+        path.reverse();
+        path
+    }
+
+    /// States from which a finished state is reachable.
+    fn can_finish(&self) -> Vec<bool> {
+        let n = self.finished.len();
+        let mut pred_count = vec![0u32; n + 1];
+        for &j in &self.succ {
+            pred_count[j as usize + 1] += 1;
+        }
+        for i in 0..n {
+            pred_count[i + 1] += pred_count[i];
+        }
+        let mut fill = pred_count.clone();
+        let mut pred = vec![0u32; self.succ.len()];
+        for i in 0..n {
+            let (a, b) = (self.succ_start[i] as usize, self.succ_start[i + 1] as usize);
+            for &j in &self.succ[a..b] {
+                pred[fill[j as usize] as usize] = i as u32;
+                fill[j as usize] += 1;
+            }
+        }
+        let mut ok = self.finished.clone();
+        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
+        while let Some(j) = queue.pop_front() {
+            let (a, b) = (pred_count[j as usize] as usize, pred_count[j as usize + 1] as usize);
+            for &i in &pred[a..b] {
+                if !ok[i as usize] {
+                    ok[i as usize] = true;
+                    queue.push_back(i);
+                }
+            }
+        }
+        ok
+    }
+}
+
+/// Model-checks every property of `model`, and progress.
+pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
+    let started = Instant::now();
+    let props = model.properties();
+    let canon = |s: LockState| -> LockState {
+        if opts.symmetry {
+            representative(&s).0
+        } else {
+            s
+        }
+    };
+
+    let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
+    let mut graph = Graph {
+        parent: Vec::new(),
+        succ_start: vec![0],
+        succ: Vec::new(),
+        finished: Vec::new(),
+    };
+    let mut depth: Vec<u32> = Vec::new();
+    let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
+    let mut queue: VecDeque<LockState> = VecDeque::new();
+    let mut generated = 0u64;
+    let mut complete = true;
+
+    let init = canon(model.init_states().remove(0));
+    seen.insert(fingerprint(&init), 0);
+    graph.parent.push((0, Action::Resume(0)));
+    depth.push(0);
+    queue.push_back(init);
+
+    let mut actions = Vec::new();
+    let mut index = 0u32;
+    while let Some(state) = queue.pop_front() {
+        for (k, p) in props.iter().enumerate() {
+            if first_hit[k].is_none() {
+                let hit = match p.expectation {
+                    Expectation::Always => !(p.condition)(model, &state),
+                    _ => (p.condition)(model, &state),
+                };
+                if hit {
+                    first_hit[k] = Some(index);
+                }
+            }
+        }
+        graph.finished.push(state.all_live_done());
+
+        actions.clear();
+        model.actions(&state, &mut actions);
+        for &action in &actions {
+            let Some(next) = model.next_state(&state, action) else {
+                continue;
+            };
+            generated += 1;
+            let next = canon(next);
+            let fp = fingerprint(&next);
+            let j = match seen.get(&fp) {
+                Some(&j) => j,
+                None => {
+                    if seen.len() >= opts.max_states {
+                        complete = false;
+                        continue;
+                    }
+                    let j = seen.len() as u32;
+                    seen.insert(fp, j);
+                    graph.parent.push((index, action));
+                    depth.push(depth[index as usize] + 1);
+                    queue.push_back(next);
+                    j
+                }
+            };
+            graph.succ.push(j);
+        }
+        graph.succ_start.push(graph.succ.len() as u32);
+        index += 1;
+    }
+
+    let mut properties = Vec::new();
+    for (k, p) in props.iter().enumerate() {
+        let kind = match p.expectation {
+            Expectation::Always => Kind::Always,
+            _ => Kind::Sometimes,
+        };
+        let (status, path) = match (kind, first_hit[k]) {
+            (Kind::Always, Some(i)) => (Status::Violated, Some(graph.path_to(i))),
+            (_, Some(i)) => (Status::Holds, Some(graph.path_to(i))),
+            (_, None) if !complete => (Status::Unknown, None),
+            (Kind::Always, None) => (Status::Holds, None),
+            (_, None) => (Status::Violated, None),
+        };
+        properties.push(PropertyResult {
+            name: p.name,
+            kind,
+            status,
+            path,
+        });
+    }
+    let (status, path) = if complete {
+        match graph.can_finish().iter().position(|ok| !ok) {
+            Some(i) => (Status::Violated, Some(graph.path_to(i as u32))),
+            None => (Status::Holds, None),
+        }
+    } else {
+        (Status::Unknown, None)
+    };
+    properties.push(PropertyResult {
+        name: PROGRESS,
+        kind: Kind::Progress,
+        status,
+        path,
+    });
+
+    // Replay every path in real client names and re-check it.
+    for p in &mut properties {
+        if let Some(path) = p.path.take() {
+            let real = real_names(model, &path, opts.symmetry);
+            let confirmed = match p.kind {
+                Kind::Progress => confirm_stuck(model, &real),
+                _ => {
+                    let prop = props.iter().find(|q| q.name == p.name).expect("known property");
+                    let end = replay(model, &real).expect("a discovered path replays");
+                    (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
+                }
+            };
+            assert!(
+                confirmed,
+                "the {} counterexample did not re-check on replay; this is a lockstep bug",
+                p.name
+            );
+            p.path = Some(real);
+        }
+    }
+
+    CheckResult {
+        states: generated,
+        unique_states: seen.len() as u64,
+        max_depth: depth.iter().copied().max().unwrap_or(0),
+        seconds: started.elapsed().as_secs_f64(),
+        complete,
+        symmetry: opts.symmetry,
+        properties,
+    }
+}
+
+/// Translates a path found among representatives into the clients' real
+/// names, following the relabelling the search applied after each step.
+fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Vec<Action> {
+    if !symmetry {
+        return path.to_vec();
+    }
+    let (mut rep, perm) = representative(&model.init_states().remove(0));
+    let mut to_real = inverse(&perm);
+    let mut real = Vec::with_capacity(path.len());
+    for &a in path {
+        let mut ra = a;
+        ra.relabel(&to_real);
+        real.push(ra);
+        let next = model.next_state(&rep, a).expect("a discovered path replays");
+        let (next_rep, perm) = representative(&next);
+        let back = inverse(&perm);
+        to_real = back.iter().map(|&x| to_real[x as usize]).collect();
+        rep = next_rep;
+    }
+    real
+}
+
+/// Replays `path` from the initial state; `None` if a step is not enabled.
+pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
+    let mut state = model.init_states().remove(0);
+    let mut enabled = Vec::new();
+    for &a in path {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        if !enabled.contains(&a) {
+            return None;
+        }
+        state = model.next_state(&state, a)?;
+    }
+    Some(state)
+}
+
+/// Re-checks a progress counterexample: from the end of `path`, no state in
+/// which every live client finished is reachable.
+fn confirm_stuck(model: &LockModel, path: &[Action]) -> bool {
+    let Some(end) = replay(model, path) else {
+        return false;
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = VecDeque::from([end]);
+    let mut actions = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        if s.all_live_done() {
+            return false;
+        }
+        if !seen.insert(fingerprint(&s)) {
+            continue;
+        }
+        actions.clear();
+        model.actions(&s, &mut actions);
+        for &a in &actions {
+            if let Some(n) = model.next_state(&s, a) {
+                queue.push_back(n);
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,382 @@
+//! The client application: rounds of think, acquire, hold (two writes to the
+//! guarded resource, tagged with the fencing token), release.
+//!
+//! It wraps a recipe the way stateright's `RegisterActor` wraps a server: the
+//! recipe decides the store requests, the client owns the session, the
+//! resend-on-silence, the writes and the policy for a holder that stops
+//! hearing from the store.
+
+use crate::ids::{client_of, resource_id, store_id, SessionId};
+use crate::msg::{Msg, Reply, Request, Timer, ZkError};
+use crate::recipes::{Face, Recipe, RecipeState, Step};
+use serde::{Deserialize, Serialize};
+use stateright::actor::{Actor, Id, Out};
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// What a holder does when it stops hearing from the store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Policy {
+    /// Keeps believing it holds until told otherwise.
+    #[default]
+    Naive,
+    /// Treats the lock as lost once its session may have expired by its own
+    /// clock (no word from the store for the deadline), and starts over.
+    LeaseAware,
+}
+
+impl FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "naive" => Ok(Policy::Naive),
+            "lease-aware" => Ok(Policy::LeaseAware),
+            _ => Err(format!("unknown policy '{s}' (known: naive, lease-aware)")),
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Policy::Naive => "naive",
+            Policy::LeaseAware => "lease-aware",
+        })
+    }
+}
+
+/// Client timing. The model checker ignores durations (see `model`); the
+/// simulator draws each timer uniformly from its range.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientTiming {
+    pub think: Range<Duration>,
+    pub hold: Range<Duration>,
+    /// Resend a request whose reply has not come after this long.
+    pub retry: Duration,
+    /// Heartbeat interval (ZooKeeper ping, etcd keepalive at TTL/3).
+    pub ping: Duration,
+    /// Lease-aware policy: give up the lock after this long without word from
+    /// the store (the session timeout minus a safety margin).
+    pub deadline: Duration,
+}
+
+impl Default for ClientTiming {
+    fn default() -> Self {
+        let ms = Duration::from_millis;
+        ClientTiming {
+            think: ms(10)..ms(50),
+            hold: ms(5)..ms(20),
+            retry: ms(1000),
+            ping: ms(2000),
+            deadline: ms(5000),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Client {
+    pub recipe: Recipe,
+    pub rounds: u8,
+    pub policy: Policy,
+    pub timing: ClientTiming,
+}
+
+/// Writes per hold: at least two, so that a pause in the middle of a hold
+/// shows in the resource's log.
+pub const WRITES_PER_HOLD: u8 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Phase {
+    /// Opening the session (ZooKeeper connect, etcd lease grant).
+    Connecting,
+    Thinking,
+    Acquiring,
+    /// Believes it holds the lock.
+    Holding { token: u64, sent: u8, acked: u8 },
+    Releasing,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClientState {
+    pub session: SessionId,
+    pub rounds_done: u8,
+    pub phase: Phase,
+    pub recipe: RecipeState,
+    /// The outstanding store request, kept to resend it.
+    pub pending: Option<Request>,
+    /// Bumped on each resend and new session; replies carry it back.
+    pub epoch: u8,
+    /// Ghost: acquisitions so far. Names the acquisition a write belongs to.
+    pub holds: u8,
+}
+
+impl ClientState {
+    pub fn holds_lock(&self) -> bool {
+        matches!(self.phase, Phase::Holding { .. })
+    }
+
+    pub fn token(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Holding { token, .. } => Some(token),
+            _ => None,
+        }
+    }
+}
+
+impl Client {
+    fn open_session(&self) -> Request {
+        match self.recipe.face() {
+            Face::ZooKeeper => Request::Connect,
+            Face::Etcd => Request::LeaseGrant,
+        }
+    }
+
+    fn send_request(&self, st: &mut ClientState, req: Request, o: &mut Out<Self>) {
+        o.send(
+            store_id(),
+            Msg::Request {
+                session: st.session,
+                epoch: st.epoch,
+                req: req.clone(),
+            },
+        );
+        st.pending = Some(req);
+        o.set_timer(Timer::Retry, exactly(self.timing.retry));
+    }
+
+    fn think(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        if st.rounds_done >= self.rounds {
+            st.phase = Phase::Done;
+            o.cancel_timer(Timer::Ping);
+        } else {
+            st.phase = Phase::Thinking;
+            o.set_timer(Timer::Think, self.timing.think.clone());
+        }
+    }
+
+    fn write(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        if let Phase::Holding { token, sent, .. } = &mut st.phase {
+            *sent += 1;
+            o.send(
+                resource_id(),
+                Msg::Write {
+                    token: *token,
+                    hold: st.holds,
+                },
+            );
+        }
+    }
+
+    fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        o.cancel_timer(Timer::Deadline);
+        o.cancel_timer(Timer::Hold);
+        st.phase = Phase::Releasing;
+        match self.recipe.release(st.session, &st.recipe) {
+            Some(req) => self.send_request(st, req, o),
+            None => self.finish_round(st, o),
+        }
+    }
+
+    fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        st.rounds_done += 1;
+        st.recipe = RecipeState::Idle;
+        self.think(st, o);
+    }
+
+    /// The session is gone (told by the store, or given up by the lease-aware
+    /// policy): whatever it held is lost. Open a new session and start the
+    /// round again.
+    fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
+            o.cancel_timer(t);
+        }
+        st.recipe = RecipeState::Idle;
+        st.pending = None;
+        if st.rounds_done >= self.rounds {
+            st.phase = Phase::Done;
+            o.cancel_timer(Timer::Ping);
+            return;
+        }
+        st.session = st.session.next();
+        st.epoch = st.epoch.wrapping_add(1);
+        st.phase = Phase::Connecting;
+        let req = self.open_session();
+        self.send_request(st, req, o);
+    }
+
+    fn apply(&self, st: &mut ClientState, step: Step, o: &mut Out<Self>) {
+        match step {
+            Step::Send(req) => self.send_request(st, req, o),
+            Step::Wait | Step::Unexpected => {}
+            Step::Acquired { token } => {
+                st.holds += 1;
+                st.phase = Phase::Holding {
+                    token,
+                    sent: 0,
+                    acked: 0,
+                };
+                if self.policy == Policy::LeaseAware {
+                    o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
+                }
+                self.write(st, o);
+            }
+            Step::SessionLost => self.session_lost(st, o),
+        }
+    }
+
+    fn on_reply(&self, st: &mut ClientState, reply: Reply, o: &mut Out<Self>) {
+        let expired = matches!(reply, Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound);
+        match st.phase {
+            Phase::Connecting if expired => self.session_lost(st, o),
+            Phase::Connecting => {
+                o.set_timer(Timer::Ping, exactly(self.timing.ping));
+                self.think(st, o);
+            }
+            Phase::Acquiring if expired => self.session_lost(st, o),
+            Phase::Acquiring => {
+                let step = self.recipe.on_reply(st.session, &mut st.recipe, &reply);
+                self.apply(st, step, o);
+            }
+            Phase::Releasing => {
+                // Whatever the answer (deleted, already gone, session expired),
+                // the lock is no longer ours; an expired session is renewed.
+                if expired {
+                    st.rounds_done += 1;
+                    self.session_lost(st, o);
+                } else {
+                    self.finish_round(st, o);
+                }
+            }
+            Phase::Thinking | Phase::Holding { .. } | Phase::Done => {}
+        }
+    }
+}
+
+fn exactly(d: Duration) -> Range<Duration> {
+    d..d + Duration::from_nanos(1)
+}
+
+impl Actor for Client {
+    type Msg = Msg;
+    type Timer = Timer;
+    type State = ClientState;
+    type Storage = ();
+    type Random = ();
+
+    fn on_start(&self, id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> ClientState {
+        let me = client_of(id).expect("client actors have client ids");
+        let mut st = ClientState {
+            session: SessionId::first(me),
+            rounds_done: 0,
+            phase: Phase::Connecting,
+            recipe: RecipeState::Idle,
+            pending: None,
+            epoch: 0,
+            holds: 0,
+        };
+        let req = self.open_session();
+        self.send_request(&mut st, req, o);
+        st
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<ClientState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        if src == store_id() && self.policy == Policy::LeaseAware && state.holds_lock() {
+            // Word from the store: the session was alive a moment ago.
+            o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
+        }
+        match msg {
+            Msg::Reply { epoch, reply } => {
+                if epoch != state.epoch || state.pending.is_none() {
+                    return; // a reply to a request given up on
+                }
+                let st = state.to_mut();
+                st.pending = None;
+                o.cancel_timer(Timer::Retry);
+                self.on_reply(st, reply, o);
+            }
+            Msg::Notify(ev) => {
+                if state.phase == Phase::Acquiring && state.pending.is_none() {
+                    let st = state.to_mut();
+                    let step = self.recipe.on_event(&mut st.recipe, &ev);
+                    self.apply(st, step, o);
+                }
+            }
+            Msg::Expired { session } => {
+                if session == state.session && state.phase != Phase::Done {
+                    let st = state.to_mut();
+                    if st.phase == Phase::Releasing {
+                        st.rounds_done += 1;
+                    }
+                    self.session_lost(st, o);
+                }
+            }
+            Msg::WriteAck { hold, accepted } => {
+                let Phase::Holding { sent, acked, .. } = state.phase else {
+                    return;
+                };
+                if hold != state.holds {
+                    return;
+                }
+                let st = state.to_mut();
+                if !accepted {
+                    // Fenced off: someone with a newer token holds. Stop writing.
+                    self.release(st, o);
+                    return;
+                }
+                let acked = acked + 1;
+                if let Phase::Holding { acked: a, .. } = &mut st.phase {
+                    *a = acked;
+                }
+                if acked >= WRITES_PER_HOLD {
+                    self.release(st, o);
+                } else if acked == sent {
+                    o.set_timer(Timer::Hold, self.timing.hold.clone());
+                }
+            }
+            Msg::Pong { .. } | Msg::Request { .. } | Msg::Ping { .. } | Msg::Write { .. } => {}
+        }
+    }
+
+    fn on_timeout(&self, _id: Id, state: &mut Cow<ClientState>, timer: &Timer, o: &mut Out<Self>) {
+        match timer {
+            Timer::Think if state.phase == Phase::Thinking => {
+                let st = state.to_mut();
+                let (recipe_state, req) = self.recipe.acquire(st.session);
+                st.recipe = recipe_state;
+                st.phase = Phase::Acquiring;
+                self.send_request(st, req, o);
+            }
+            Timer::Hold if state.holds_lock() => self.write(state.to_mut(), o),
+            Timer::Retry => {
+                if let Some(lost) = state.pending.clone() {
+                    let st = state.to_mut();
+                    st.epoch = st.epoch.wrapping_add(1);
+                    let req = match st.phase {
+                        Phase::Acquiring => self.recipe.resend(&mut st.recipe, &lost),
+                        _ => lost,
+                    };
+                    self.send_request(st, req, o);
+                }
+            }
+            Timer::Ping if state.phase != Phase::Done => {
+                o.send(
+                    store_id(),
+                    Msg::Ping {
+                        session: state.session,
+                    },
+                );
+                o.set_timer(Timer::Ping, exactly(self.timing.ping));
+            }
+            Timer::Deadline if state.holds_lock() => self.session_lost(state.to_mut(), o),
+            _ => {}
+        }
+    }
+
+    fn name(&self) -> String {
+        "client".into()
+    }
+}

@@ -1,0 +1,131 @@
+//! Who is who: actor ids, client indices, sessions and the lock's names.
+//!
+//! The store models the part of a ZooKeeper or etcd namespace that a lock
+//! recipe touches: the lock node `/lock` and its children (ZooKeeper), or the
+//! keys under the prefix `/lock/` (etcd). Names are typed rather than strings so
+//! that the model checker hashes and clones them cheaply; `Display` renders
+//! the real path.
+
+use serde::{Deserialize, Serialize};
+use stateright::actor::Id;
+use std::fmt;
+
+/// Index of a client (0-based). Clients are the only interchangeable actors.
+pub type ClientIdx = u8;
+
+/// The coordination store's actor id.
+pub fn store_id() -> Id {
+    Id::from(0)
+}
+
+/// The guarded resource's actor id.
+pub fn resource_id() -> Id {
+    Id::from(1)
+}
+
+const FIRST_CLIENT: usize = 2;
+
+/// The actor id of client `c`.
+pub fn client_id(c: ClientIdx) -> Id {
+    Id::from(FIRST_CLIENT + c as usize)
+}
+
+/// The client index behind an actor id, if the actor is a client.
+pub fn client_of(id: Id) -> Option<ClientIdx> {
+    usize::from(id)
+        .checked_sub(FIRST_CLIENT)
+        .and_then(|c| ClientIdx::try_from(c).ok())
+}
+
+/// A ZooKeeper session or an etcd lease: the client that opened it, and which
+/// of that client's sessions it is (a client opens a new one after losing one).
+///
+/// Real servers pick these ids; deriving them from the client keeps states that
+/// differ only in who connected first identical, and lets symmetry reduction
+/// relabel them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SessionId {
+    pub client: ClientIdx,
+    pub incarnation: u8,
+}
+
+impl SessionId {
+    pub fn first(client: ClientIdx) -> Self {
+        SessionId {
+            client,
+            incarnation: 0,
+        }
+    }
+
+    pub fn next(self) -> Self {
+        SessionId {
+            incarnation: self.incarnation.wrapping_add(1),
+            ..self
+        }
+    }
+}
+
+impl fmt::Display for SessionId {
+    /// Rendered like a ZooKeeper session id or etcd lease id (hex).
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "0x694d{:02x}{:02x}", self.client, self.incarnation)
+    }
+}
+
+/// A ZooKeeper path: the lock node itself, or one of its children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ZPath {
+    /// `/lock`
+    Lock,
+    /// `/lock/<guid>-lock-<seq>` (or `/lock/lock-<seq>` without a guid)
+    Child(Child),
+}
+
+/// A child of `/lock`. `seq` is the ten-digit suffix of a sequential node; the
+/// optional guid is the prefix a client uses to find its own node again after a
+/// lost create reply (the ZooKeeper recipe's "guid", Curator's protection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Child {
+    pub guid: Option<SessionId>,
+    pub seq: u32,
+}
+
+impl ZPath {
+    /// The parent whose child watches a create or delete of this node fires;
+    /// `None` for `/lock`, whose parent (the root) nobody watches.
+    pub fn parent(self) -> Option<ZPath> {
+        match self {
+            ZPath::Lock => None,
+            ZPath::Child(_) => Some(ZPath::Lock),
+        }
+    }
+}
+
+impl fmt::Display for ZPath {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ZPath::Lock => write!(f, "/lock"),
+            ZPath::Child(c) => write!(f, "/lock/{c}"),
+        }
+    }
+}
+
+impl fmt::Display for Child {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.guid {
+            Some(g) => write!(f, "_c_{:02x}{:02x}-lock-{:010}", g.client, g.incarnation, self.seq),
+            None => write!(f, "lock-{:010}", self.seq),
+        }
+    }
+}
+
+/// An etcd key under the lock prefix: `/lock/<lease id hex>`, as etcd's
+/// `concurrency.Mutex` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key(pub SessionId);
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "/lock/{:x}", 0x694d_0000u32 | (self.0.client as u32) << 8 | self.0.incarnation as u32)
+    }
+}

@@ -1,0 +1,18 @@
+//! lockstep's protocol: the coordination store, the lock recipes and the
+//! client application as stateright actors, and the model-checking
+//! configuration and properties built from them.
+//!
+//! Every recipe and the store exist once, here. The model checker
+//! ([`checker`]) explores every interleaving of these actors; the simulator
+//! (the `lockstep` crate) drives the very same actors in virtual time.
+
+pub mod checker;
+pub mod client;
+pub mod ids;
+pub mod model;
+pub mod msg;
+pub mod recipes;
+pub mod resource;
+pub mod store;
+pub mod symmetry;
+pub mod trace;

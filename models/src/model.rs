@@ -1,0 +1,597 @@
+//! The model-checking configuration: the store, the guarded resource and N
+//! interchangeable clients, their FIFO links, and a fault budget.
+//!
+//! Time is abstracted. A timer may fire only when, in real time, it could:
+//! - think and hold timers at any moment (they are arbitrary delays);
+//! - a client's resend timer only when its request or the reply was lost;
+//! - heartbeats never: a healthy connected client keeps its session, so
+//!   session (lease) expiry is a store step enabled only while the owner is
+//!   silent — crashed, paused, cut off, or gone on to a new session;
+//! - the lease-aware deadline only after the client missed contact (paused or
+//!   cut off); and a cut-off lease-aware holder's clock runs, so its deadline
+//!   passes before the store expires its session.
+//!
+//! Faults are budgeted, which keeps the state space finite: `crashes` (for
+//! good), `pauses` (process frozen with its timers and inbox, then resumes),
+//! `partitions` (the client–store link carries nothing until it heals; what
+//! was sent arrives afterwards, as TCP would deliver it), `lost_replies` (the
+//! store applied a request but the reply never arrives).
+
+use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
+use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
+use crate::msg::{Msg, Timer};
+use crate::recipes::Recipe;
+use crate::resource::{Resource, ResourceState};
+use crate::store::{Store, StoreState};
+use serde::{Deserialize, Serialize};
+use stateright::actor::{Actor, Command, Id, Out};
+use stateright::{Model, Property};
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+/// The smallest and largest client counts the model checker supports.
+pub const MIN_CLIENTS: u8 = 2;
+pub const MAX_CLIENTS: u8 = 4;
+
+/// How many faults of each kind a run may inject.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FaultBudget {
+    pub crashes: u8,
+    pub pauses: u8,
+    pub partitions: u8,
+    pub lost_replies: u8,
+}
+
+/// A model-checking configuration; `into_model()` builds the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockModelCfg {
+    pub recipe: Recipe,
+    pub clients: u8,
+    pub rounds: u8,
+    pub faults: FaultBudget,
+    pub fencing: bool,
+    pub policy: Policy,
+}
+
+impl LockModelCfg {
+    pub fn new(recipe: Recipe, clients: u8) -> Self {
+        LockModelCfg {
+            recipe,
+            clients,
+            rounds: 1,
+            faults: FaultBudget::default(),
+            fencing: false,
+            policy: Policy::Naive,
+        }
+    }
+
+    /// Checks the configuration; the error names the offending setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(MIN_CLIENTS..=MAX_CLIENTS).contains(&self.clients) {
+            return Err(format!(
+                "clients must be between {MIN_CLIENTS} and {MAX_CLIENTS} for model checking (got {}); \
+                 use the simulator for more",
+                self.clients
+            ));
+        }
+        if !(1..=3).contains(&self.rounds) {
+            return Err(format!("rounds must be between 1 and 3 (got {})", self.rounds));
+        }
+        let total = self.faults.crashes as u32
+            + self.faults.pauses as u32
+            + self.faults.partitions as u32
+            + self.faults.lost_replies as u32;
+        if total > 3 {
+            return Err(format!(
+                "at most 3 faults in all can be model-checked (got {total}); use the simulator for more"
+            ));
+        }
+        if self.faults.crashes >= self.clients {
+            return Err(format!(
+                "crashes ({}) must be fewer than clients ({}), or nobody is left to take the lock",
+                self.faults.crashes, self.clients
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn into_model(self) -> LockModel {
+        let timing = ClientTiming::default();
+        LockModel {
+            store: Store {
+                session_timeout: Duration::from_secs(6),
+                lock_dir: self.recipe.needs_lock_dir(),
+            },
+            resource: Resource {
+                fencing: self.fencing,
+            },
+            client: Client {
+                recipe: self.recipe,
+                rounds: self.rounds,
+                policy: self.policy,
+                timing,
+            },
+            cfg: self,
+        }
+    }
+}
+
+pub struct LockModel {
+    pub cfg: LockModelCfg,
+    pub store: Store,
+    pub resource: Resource,
+    pub client: Client,
+}
+
+/// Whether a client process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Status {
+    Running,
+    Paused,
+    Crashed,
+}
+
+/// A client, what the model knows about its process, and its links.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClientSlot {
+    pub state: ClientState,
+    pub status: Status,
+    /// The client–store link is cut.
+    pub partitioned: bool,
+    /// Lease-aware clients: it was paused or cut off and has not heard from
+    /// the store since.
+    pub missed_contact: bool,
+    /// Armed timers, sorted.
+    pub timers: Vec<Timer>,
+    /// FIFO links: store → client, client → store, client → resource,
+    /// resource → client.
+    pub from_store: Vec<Msg>,
+    pub to_store: Vec<Msg>,
+    pub to_resource: Vec<Msg>,
+    pub from_resource: Vec<Msg>,
+}
+
+impl ClientSlot {
+    pub fn is_live(&self) -> bool {
+        self.status != Status::Crashed
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LockState {
+    pub store: StoreState,
+    pub store_timers: Vec<Timer>,
+    pub resource: ResourceState,
+    pub clients: Vec<ClientSlot>,
+    /// Faults still to inject.
+    pub budget: FaultBudget,
+    /// Ghost: every acquisition so far, in order, as (client, its hold number).
+    pub acquisitions: Vec<(ClientIdx, u8)>,
+    /// Ghost: the most notifications one store step has delivered (capped at 2).
+    pub widest_wakeup: u8,
+}
+
+/// A link, named by its ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Link {
+    StoreToClient,
+    ClientToStore,
+    ClientToResource,
+    ResourceToClient,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// Deliver the message at the head of a client's link.
+    Deliver(ClientIdx, Link),
+    /// A client's timer fires.
+    Timeout(ClientIdx, Timer),
+    /// The store's expiry timer for a silent session fires.
+    Expire(SessionId),
+    Crash(ClientIdx),
+    Pause(ClientIdx),
+    Resume(ClientIdx),
+    Partition(ClientIdx),
+    Heal(ClientIdx),
+    /// The reply at the head of the store → client link is lost.
+    LoseReply(ClientIdx),
+}
+
+impl Action {
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_)
+        )
+    }
+}
+
+impl LockState {
+    /// Live clients that believe they hold the lock.
+    pub fn holders(&self) -> impl Iterator<Item = ClientIdx> + '_ {
+        self.clients
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_live() && s.state.holds_lock())
+            .map(|(c, _)| c as ClientIdx)
+    }
+
+    /// Every live client has finished its rounds.
+    pub fn all_live_done(&self) -> bool {
+        self.clients
+            .iter()
+            .all(|s| !s.is_live() || s.state.phase == Phase::Done)
+    }
+
+    /// The accepted writes come in one block per acquisition, in acquisition
+    /// order. Returns the first offending write's position.
+    pub fn resource_order_violation(&self) -> Option<usize> {
+        let mut last = 0usize;
+        for (i, w) in self.resource.log.iter().enumerate() {
+            let acq = self
+                .acquisitions
+                .iter()
+                .position(|&(c, h)| c == w.client && h == w.hold)?;
+            if acq < last {
+                return Some(i);
+            }
+            last = acq;
+        }
+        None
+    }
+
+    /// Someone acquired the lock after someone else had it.
+    pub fn handed_off(&self) -> bool {
+        self.acquisitions.windows(2).any(|w| w[0].0 != w[1].0)
+    }
+}
+
+fn insert_timer(timers: &mut Vec<Timer>, t: Timer) {
+    if let Err(at) = timers.binary_search(&t) {
+        timers.insert(at, t);
+    }
+}
+
+fn remove_timer(timers: &mut Vec<Timer>, t: &Timer) {
+    if let Ok(at) = timers.binary_search(t) {
+        timers.remove(at);
+    }
+}
+
+impl LockModel {
+    fn silent(&self, state: &LockState, s: SessionId) -> bool {
+        let Some(slot) = state.clients.get(s.client as usize) else {
+            return true;
+        };
+        if slot.state.session != s {
+            return true; // the owner has moved on to a new session
+        }
+        if slot.state.phase == Phase::Done {
+            return false; // a finished client stays connected
+        }
+        match slot.status {
+            Status::Crashed | Status::Paused => true,
+            Status::Running => {
+                // A cut-off lease-aware holder's own clock runs out first.
+                slot.partitioned
+                    && !(self.client.policy == Policy::LeaseAware
+                        && slot.timers.binary_search(&Timer::Deadline).is_ok())
+            }
+        }
+    }
+
+    fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
+        match t {
+            Timer::Think | Timer::Hold => true,
+            Timer::Retry => {
+                slot.state.pending.is_some()
+                    && !slot.to_store.iter().any(|m| matches!(m, Msg::Request { .. }))
+                    && !slot
+                        .from_store
+                        .iter()
+                        .any(|m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch))
+            }
+            Timer::Ping | Timer::Expiry(_) => false,
+            Timer::Deadline => slot.missed_contact,
+        }
+    }
+
+    /// Applies an actor's output commands: sends go onto links, timers into
+    /// the sender's timer set. Returns the notifications sent.
+    fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> u8
+    where
+        A: Actor<Msg = Msg, Timer = Timer>,
+    {
+        let mut notifications = 0u8;
+        for cmd in out {
+            match cmd {
+                Command::Send(dst, msg) => {
+                    if let Some(c) = client_of(dst) {
+                        let slot = &mut state.clients[c as usize];
+                        if slot.status == Status::Crashed {
+                            // Its connection closed with it, and the server
+                            // dropped the connection's watches: nothing is sent.
+                            continue;
+                        }
+                        if matches!(msg, Msg::Notify(_)) {
+                            notifications = notifications.saturating_add(1);
+                        }
+                        if from == store_id() {
+                            slot.from_store.push(msg);
+                        } else {
+                            slot.from_resource.push(msg);
+                        }
+                    } else if let Some(c) = client_of(from) {
+                        let slot = &mut state.clients[c as usize];
+                        if dst == store_id() {
+                            slot.to_store.push(msg);
+                        } else {
+                            slot.to_resource.push(msg);
+                        }
+                    }
+                }
+                Command::SetTimer(t, _) => insert_timer(self.timers_of(state, from), t),
+                Command::CancelTimer(t) => remove_timer(self.timers_of(state, from), &t),
+                Command::ChooseRandom(..) | Command::Save(_) => {}
+            }
+        }
+        notifications
+    }
+
+    fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
+        match client_of(id) {
+            Some(c) => &mut state.clients[c as usize].timers,
+            None => &mut state.store_timers,
+        }
+    }
+
+    fn store_step(&self, state: &mut LockState, f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>)) {
+        let mut out = Out::new();
+        let mut cow = Cow::Borrowed(&state.store);
+        f(&mut cow, &mut out);
+        if let Cow::Owned(s) = cow {
+            state.store = s;
+        }
+        let n = self.apply_out(state, store_id(), out);
+        state.widest_wakeup = state.widest_wakeup.max(n.min(2));
+    }
+
+    fn client_step(
+        &self,
+        state: &mut LockState,
+        c: ClientIdx,
+        f: impl FnOnce(&mut Cow<ClientState>, &mut Out<Client>),
+    ) {
+        let mut out = Out::new();
+        let slot = &state.clients[c as usize];
+        let holds_before = slot.state.holds;
+        let mut cow = Cow::Borrowed(&slot.state);
+        f(&mut cow, &mut out);
+        if let Cow::Owned(s) = cow {
+            state.clients[c as usize].state = s;
+        }
+        self.apply_out(state, client_id(c), out);
+        let holds = state.clients[c as usize].state.holds;
+        if holds != holds_before {
+            state.acquisitions.push((c, holds));
+        }
+    }
+}
+
+impl Model for LockModel {
+    type State = LockState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<LockState> {
+        let mut state = LockState {
+            store: StoreState::new(self.store.lock_dir),
+            store_timers: Vec::new(),
+            resource: ResourceState::default(),
+            clients: Vec::new(),
+            budget: self.cfg.faults,
+            acquisitions: Vec::new(),
+            widest_wakeup: 0,
+        };
+        for c in 0..self.cfg.clients {
+            let mut out = Out::new();
+            let client_state = self.client.on_start(client_id(c), &None, &mut out);
+            state.clients.push(ClientSlot {
+                state: client_state,
+                status: Status::Running,
+                partitioned: false,
+                missed_contact: false,
+                timers: Vec::new(),
+                from_store: Vec::new(),
+                to_store: Vec::new(),
+                to_resource: Vec::new(),
+                from_resource: Vec::new(),
+            });
+            self.apply_out(&mut state, client_id(c), out);
+        }
+        vec![state]
+    }
+
+    fn actions(&self, state: &LockState, actions: &mut Vec<Action>) {
+        for (i, slot) in state.clients.iter().enumerate() {
+            let c = i as ClientIdx;
+            let running = slot.status == Status::Running;
+            if !slot.from_store.is_empty() && running && !slot.partitioned {
+                actions.push(Action::Deliver(c, Link::StoreToClient));
+            }
+            if !slot.to_store.is_empty() && !slot.partitioned {
+                actions.push(Action::Deliver(c, Link::ClientToStore));
+            }
+            if !slot.to_resource.is_empty() {
+                actions.push(Action::Deliver(c, Link::ClientToResource));
+            }
+            if !slot.from_resource.is_empty() && running {
+                actions.push(Action::Deliver(c, Link::ResourceToClient));
+            }
+            if running {
+                for &t in &slot.timers {
+                    if self.timer_may_fire(slot, t) {
+                        actions.push(Action::Timeout(c, t));
+                    }
+                }
+            }
+            let active = slot.state.phase != Phase::Done;
+            if state.budget.crashes > 0 && slot.is_live() && active {
+                actions.push(Action::Crash(c));
+            }
+            if state.budget.pauses > 0 && running && active && !slot.partitioned {
+                actions.push(Action::Pause(c));
+            }
+            if slot.status == Status::Paused {
+                actions.push(Action::Resume(c));
+            }
+            if state.budget.partitions > 0 && running && active && !slot.partitioned {
+                actions.push(Action::Partition(c));
+            }
+            if slot.partitioned {
+                actions.push(Action::Heal(c));
+            }
+            if state.budget.lost_replies > 0
+                && slot.is_live()
+                && matches!(slot.from_store.first(), Some(Msg::Reply { .. }))
+            {
+                actions.push(Action::LoseReply(c));
+            }
+        }
+        for t in &state.store_timers {
+            if let Timer::Expiry(s) = *t {
+                if state.store.is_alive(s) && self.silent(state, s) {
+                    actions.push(Action::Expire(s));
+                }
+            }
+        }
+    }
+
+    fn next_state(&self, last: &LockState, action: Action) -> Option<LockState> {
+        let mut state = last.clone();
+        match action {
+            Action::Deliver(c, link) => {
+                let slot = &mut state.clients[c as usize];
+                let queue = match link {
+                    Link::StoreToClient => &mut slot.from_store,
+                    Link::ClientToStore => &mut slot.to_store,
+                    Link::ClientToResource => &mut slot.to_resource,
+                    Link::ResourceToClient => &mut slot.from_resource,
+                };
+                if queue.is_empty() {
+                    return None;
+                }
+                let msg = queue.remove(0);
+                let src = client_id(c);
+                match link {
+                    Link::StoreToClient => {
+                        slot.missed_contact = false;
+                        self.client_step(&mut state, c, |s, o| self.client.on_msg(src, s, store_id(), msg, o));
+                    }
+                    Link::ResourceToClient => {
+                        self.client_step(&mut state, c, |s, o| {
+                            self.client.on_msg(src, s, resource_id(), msg, o)
+                        });
+                    }
+                    Link::ClientToStore => {
+                        self.store_step(&mut state, |s, o| self.store.on_msg(store_id(), s, src, msg, o));
+                    }
+                    Link::ClientToResource => {
+                        let mut out = Out::new();
+                        let mut cow = Cow::Borrowed(&state.resource);
+                        self.resource.on_msg(resource_id(), &mut cow, src, msg, &mut out);
+                        if let Cow::Owned(r) = cow {
+                            state.resource = r;
+                        }
+                        self.apply_out(&mut state, resource_id(), out);
+                    }
+                }
+            }
+            Action::Timeout(c, t) => {
+                remove_timer(&mut state.clients[c as usize].timers, &t);
+                let id = client_id(c);
+                self.client_step(&mut state, c, |s, o| self.client.on_timeout(id, s, &t, o));
+            }
+            Action::Expire(s) => {
+                let t = Timer::Expiry(s);
+                remove_timer(&mut state.store_timers, &t);
+                self.store_step(&mut state, |st, o| self.store.on_timeout(store_id(), st, &t, o));
+            }
+            Action::Crash(c) => {
+                state.budget.crashes -= 1;
+                let slot = &mut state.clients[c as usize];
+                slot.status = Status::Crashed;
+                slot.partitioned = false;
+                slot.missed_contact = false;
+                slot.timers.clear();
+                slot.from_store.clear();
+                slot.from_resource.clear();
+            }
+            Action::Pause(c) => {
+                state.budget.pauses -= 1;
+                let slot = &mut state.clients[c as usize];
+                slot.status = Status::Paused;
+                slot.missed_contact = self.client.policy == Policy::LeaseAware;
+            }
+            Action::Resume(c) => state.clients[c as usize].status = Status::Running,
+            Action::Partition(c) => {
+                state.budget.partitions -= 1;
+                let slot = &mut state.clients[c as usize];
+                slot.partitioned = true;
+                slot.missed_contact = self.client.policy == Policy::LeaseAware;
+            }
+            Action::Heal(c) => state.clients[c as usize].partitioned = false,
+            Action::LoseReply(c) => {
+                state.budget.lost_replies -= 1;
+                state.clients[c as usize].from_store.remove(0);
+            }
+        }
+        Some(state)
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        format!("{action:?}")
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always("mutual_exclusion", |_, s: &LockState| s.holders().count() <= 1),
+            Property::always("resource_exclusion", |_, s: &LockState| {
+                s.resource_order_violation().is_none()
+            }),
+            Property::always("herd_bound", |_, s: &LockState| s.widest_wakeup <= 1),
+            Property::sometimes("hand_off", |_, s: &LockState| s.handed_off()),
+        ]
+    }
+}
+
+impl fmt::Display for LockModelCfg {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "{} with {} clients, {} round{}, {} policy, fencing {}",
+            self.recipe,
+            self.clients,
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.policy,
+            if self.fencing { "on" } else { "off" }
+        )?;
+        let b = self.faults;
+        let faults: Vec<String> = [
+            (b.crashes, "crash"),
+            (b.pauses, "pause"),
+            (b.partitions, "partition"),
+            (b.lost_replies, "lost reply"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if faults.is_empty() {
+            write!(f, ", no faults")
+        } else {
+            write!(f, ", faults: {}", faults.join(", "))
+        }
+    }
+}

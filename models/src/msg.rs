@@ -1,0 +1,380 @@
+//! Messages between clients, the store and the guarded resource, and the
+//! actors' timers.
+
+use crate::ids::{Child, Key, SessionId, ZPath};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Everything that crosses a link. Links are FIFO per pair of actors (TCP), so a
+/// watch notification never overtakes the reply it follows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Msg {
+    /// A client's request to the store, in one of its sessions. `epoch` counts
+    /// the client's resends, so a reply to a request it gave up on is ignored.
+    Request {
+        session: SessionId,
+        epoch: u8,
+        req: Request,
+    },
+    Reply {
+        epoch: u8,
+        reply: Reply,
+    },
+    /// Session heartbeat (ZooKeeper ping, etcd lease keepalive).
+    Ping { session: SessionId },
+    Pong { session: SessionId },
+    /// One watch notification: the unit the herd metrics count.
+    Notify(WatchEvent),
+    /// The store tells the owner its session (lease) expired. It arrives when
+    /// the link next carries anything to the client, as the ZooKeeper client
+    /// learns of expiry on reconnect and etcd's keepalive stream on its next
+    /// response.
+    Expired { session: SessionId },
+    /// A write to the guarded resource, tagged with the writer's fencing token.
+    /// `hold` is ghost data: which of this client's acquisitions the write
+    /// belongs to, so the checker can tell acquisitions apart.
+    Write { token: u64, hold: u8 },
+    WriteAck { hold: u8, accepted: bool },
+}
+
+/// A store operation. The ZooKeeper face and the etcd face share one store.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Request {
+    // --- ZooKeeper ---
+    /// Open the session named in the envelope.
+    Connect,
+    /// Create a node. With `sequential`, `path` is a child of `/lock` whose
+    /// `seq` is ignored: the store appends the parent's counter.
+    Create {
+        path: ZPath,
+        ephemeral: bool,
+        sequential: bool,
+    },
+    Delete {
+        path: ZPath,
+    },
+    Exists {
+        path: ZPath,
+        watch: bool,
+    },
+    GetData {
+        path: ZPath,
+        watch: bool,
+    },
+    GetChildren {
+        path: ZPath,
+        watch: bool,
+    },
+    // --- etcd ---
+    /// Grant the lease named in the envelope (etcd lets the client choose the id).
+    LeaseGrant,
+    Txn(Txn),
+    Range(Range),
+    /// Watch one key from `start_revision` until its delete (all that
+    /// `waitDelete` consumes; the stream ends there).
+    Watch {
+        key: Key,
+        start_revision: u64,
+    },
+    DeleteKey {
+        key: Key,
+    },
+}
+
+/// The store's answer to a [`Request`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Reply {
+    // --- ZooKeeper ---
+    Connected,
+    Created { path: ZPath, czxid: u64 },
+    Deleted,
+    /// `exists` / `get_data`: the node's stat, or `None` if there is no node.
+    Stat(Option<Stat>),
+    Children(Vec<Child>),
+    Error(ZkError),
+    // --- etcd ---
+    LeaseGranted,
+    LeaseNotFound,
+    TxnResult {
+        succeeded: bool,
+        revision: u64,
+        responses: Vec<OpResult>,
+    },
+    RangeResult {
+        revision: u64,
+        kvs: Vec<Kv>,
+    },
+    WatchCreated {
+        revision: u64,
+    },
+    DeleteResult {
+        revision: u64,
+        deleted: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ZkError {
+    NodeExists,
+    NoNode,
+    NotEmpty,
+    SessionExpired,
+}
+
+/// The part of a znode's stat the recipes read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Stat {
+    pub czxid: u64,
+    pub mzxid: u64,
+    pub ephemeral_owner: Option<SessionId>,
+}
+
+/// `txn(compare, success, failure)`; the recipes need one compare, on a key's
+/// `create_revision`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Txn {
+    pub compare_create_revision: (Key, u64),
+    pub success: Vec<TxnOp>,
+    pub failure: Vec<TxnOp>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TxnOp {
+    Put { key: Key, lease: SessionId },
+    Range(Range),
+}
+
+/// `range`: one key, or the whole `/lock/` prefix, optionally sorted by
+/// create revision, limited, and bounded by `max_create_revision` (0 = none).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Range {
+    pub key: Option<Key>,
+    pub sort: SortByCreate,
+    pub limit: u32,
+    pub max_create_revision: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SortByCreate {
+    None,
+    Ascend,
+    Descend,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpResult {
+    Put { revision: u64 },
+    Range { kvs: Vec<Kv> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Kv {
+    pub key: Key,
+    pub create_revision: u64,
+    pub mod_revision: u64,
+    pub version: u64,
+    pub lease: SessionId,
+}
+
+/// A watch notification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WatchEvent {
+    Zk { kind: ZkEvent, path: ZPath },
+    Etcd { kind: EtcdEvent, key: Key, revision: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ZkEvent {
+    NodeCreated,
+    NodeDeleted,
+    NodeChildrenChanged,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum EtcdEvent {
+    Put,
+    Delete,
+}
+
+/// Timers of all actors. In the model checker a timer carries no time: the
+/// model decides when each kind may fire (see `model`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Timer {
+    /// Client: the think time before an acquire is over.
+    Think,
+    /// Client: the hold between two writes is over.
+    Hold,
+    /// Client: no reply to the outstanding request; resend it.
+    Retry,
+    /// Client: send a heartbeat.
+    Ping,
+    /// Client (lease-aware policy): the session may have expired by its own clock.
+    Deadline,
+    /// Store: this session (lease) has not been heard from for its timeout.
+    Expiry(SessionId),
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Request::Connect => write!(f, "connect"),
+            Request::Create {
+                path,
+                ephemeral,
+                sequential,
+            } => {
+                let mode = match (ephemeral, sequential) {
+                    (true, true) => "ephemeral-sequential",
+                    (true, false) => "ephemeral",
+                    (false, true) => "sequential",
+                    (false, false) => "persistent",
+                };
+                match (sequential, path) {
+                    (true, ZPath::Child(c)) => {
+                        let prefix = c.to_string();
+                        let prefix = prefix.trim_end_matches(char::is_numeric);
+                        write!(f, "create(/lock/{prefix}, {mode})")
+                    }
+                    _ => write!(f, "create({path}, {mode})"),
+                }
+            }
+            Request::Delete { path } => write!(f, "delete({path})"),
+            Request::Exists { path, watch } => write!(f, "exists({path}, watch={watch})"),
+            Request::GetData { path, watch } => write!(f, "get_data({path}, watch={watch})"),
+            Request::GetChildren { path, watch } => {
+                write!(f, "get_children({path}, watch={watch})")
+            }
+            Request::LeaseGrant => write!(f, "lease_grant"),
+            Request::Txn(t) => {
+                let (key, rev) = t.compare_create_revision;
+                write!(f, "txn(if create_revision({key}) == {rev} then ")?;
+                write_ops(f, &t.success)?;
+                write!(f, " else ")?;
+                write_ops(f, &t.failure)?;
+                write!(f, ")")
+            }
+            Request::Range(r) => write!(f, "{r}"),
+            Request::Watch {
+                key,
+                start_revision,
+            } => write!(f, "watch({key}, from revision {start_revision})"),
+            Request::DeleteKey { key } => write!(f, "delete({key})"),
+        }
+    }
+}
+
+impl fmt::Display for Range {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.key {
+            Some(k) => write!(f, "get({k})")?,
+            None => write!(f, "range(/lock/")?,
+        }
+        if self.key.is_none() {
+            match self.sort {
+                SortByCreate::None => {}
+                SortByCreate::Ascend => write!(f, ", first-created")?,
+                SortByCreate::Descend => write!(f, ", last-created")?,
+            }
+            if self.max_create_revision > 0 {
+                write!(f, ", max_create_revision={}", self.max_create_revision)?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for WatchEvent {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            WatchEvent::Zk { kind, path } => write!(f, "{kind:?}({path})"),
+            WatchEvent::Etcd {
+                kind,
+                key,
+                revision,
+            } => write!(f, "{kind:?}({key}) at revision {revision}"),
+        }
+    }
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Msg::Request { session, req, .. } => write!(f, "{req} [session {session}]"),
+            Msg::Reply { reply, .. } => write!(f, "{reply}"),
+            Msg::Ping { session } => write!(f, "ping [session {session}]"),
+            Msg::Pong { session } => write!(f, "pong [session {session}]"),
+            Msg::Notify(ev) => write!(f, "watch event {ev}"),
+            Msg::Expired { session } => write!(f, "session {session} expired"),
+            Msg::Write { token, hold } => write!(f, "write (its hold #{hold}) with token {token}"),
+            Msg::WriteAck { accepted, .. } => {
+                write!(f, "{}", if *accepted { "write accepted" } else { "write rejected (fenced)" })
+            }
+        }
+    }
+}
+
+fn write_ops(f: &mut fmt::Formatter, ops: &[TxnOp]) -> fmt::Result {
+    for (i, op) in ops.iter().enumerate() {
+        if i > 0 {
+            write!(f, "; ")?;
+        }
+        match op {
+            TxnOp::Put { key, lease } => write!(f, "put({key}, lease {lease})")?,
+            TxnOp::Range(r) => write!(f, "{r}")?,
+        }
+    }
+    Ok(())
+}
+
+fn write_kvs(f: &mut fmt::Formatter, kvs: &[Kv]) -> fmt::Result {
+    write!(f, "[")?;
+    for (i, kv) in kvs.iter().enumerate() {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        write!(f, "{} created at {}", kv.key, kv.create_revision)?;
+    }
+    write!(f, "]")
+}
+
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Reply::Connected => write!(f, "connected"),
+            Reply::Created { path, czxid } => write!(f, "created {path} (czxid {czxid})"),
+            Reply::Deleted => write!(f, "deleted"),
+            Reply::Stat(Some(s)) => write!(f, "exists (czxid {})", s.czxid),
+            Reply::Stat(None) => write!(f, "no node"),
+            Reply::Children(children) => {
+                let names: Vec<String> = children.iter().map(|c| c.to_string()).collect();
+                write!(f, "children [{}]", names.join(", "))
+            }
+            Reply::Error(e) => write!(f, "error {e:?}"),
+            Reply::LeaseGranted => write!(f, "lease granted"),
+            Reply::LeaseNotFound => write!(f, "error lease not found"),
+            Reply::TxnResult {
+                succeeded,
+                revision,
+                responses,
+            } => {
+                write!(f, "txn {} at revision {revision}", if *succeeded { "succeeded" } else { "failed" })?;
+                for r in responses {
+                    if let OpResult::Range { kvs } = r {
+                        write!(f, ", range ")?;
+                        write_kvs(f, kvs)?;
+                    }
+                }
+                Ok(())
+            }
+            Reply::RangeResult { revision, kvs } => {
+                write!(f, "range at revision {revision}: ")?;
+                write_kvs(f, kvs)
+            }
+            Reply::WatchCreated { revision } => write!(f, "watch created at revision {revision}"),
+            Reply::DeleteResult { revision, deleted } => {
+                write!(f, "deleted {deleted} key(s) at revision {revision}")
+            }
+        }
+    }
+}

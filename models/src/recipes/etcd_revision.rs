@@ -1,0 +1,163 @@
+//! etcd-revision: etcd clientv3 `concurrency.Mutex` (mutex.go, key.go).
+//!
+//! The session is a lease kept alive every TTL/3; the key is
+//! `pfx/<lease id hex>`.
+//! 1. tryAcquire, one txn: if `create_revision(key) == 0` then put(key, lease)
+//!    and get the first-created key under pfx, else get(key) and the
+//!    first-created key. `myRev` is the put's revision or the existing key's
+//!    create revision. Hold iff there is no first-created key or it has `myRev`.
+//! 2. waitDeletes(pfx, myRev-1): loop { range(pfx, last-created,
+//!    max_create_revision = myRev-1); none: done; else watch that key from the
+//!    range's revision until its delete }.
+//! 3. get(key): gone means the session expired (`ErrSessionExpired`), not a hold.
+//! 4. Release: delete(key). The token is `myRev`.
+
+use super::Step;
+use crate::ids::{Key, SessionId};
+use crate::msg::{EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum State {
+    /// The tryAcquire txn is in flight.
+    Trying,
+    /// waitDeletes: the last-created range below `my_rev` is in flight.
+    Ranging { my_rev: u64 },
+    /// waitDelete: the watch on `key` is being created.
+    Watching { my_rev: u64, key: Key },
+    /// waitDelete: waiting for `key`'s delete.
+    Waiting { my_rev: u64, key: Key },
+    /// `get(myKey)`: is our key still there?
+    Verifying { my_rev: u64 },
+    Holding { my_rev: u64 },
+}
+
+fn first_created() -> Range {
+    Range {
+        key: None,
+        sort: SortByCreate::Ascend,
+        limit: 1,
+        max_create_revision: 0,
+    }
+}
+
+fn get(key: Key) -> Range {
+    Range {
+        key: Some(key),
+        sort: SortByCreate::None,
+        limit: 0,
+        max_create_revision: 0,
+    }
+}
+
+fn last_created_below(my_rev: u64) -> Request {
+    Request::Range(Range {
+        key: None,
+        sort: SortByCreate::Descend,
+        limit: 1,
+        max_create_revision: my_rev - 1,
+    })
+}
+
+pub fn acquire(session: SessionId) -> (State, Request) {
+    let key = Key(session);
+    let txn = Txn {
+        compare_create_revision: (key, 0),
+        success: vec![
+            TxnOp::Put {
+                key,
+                lease: session,
+            },
+            TxnOp::Range(first_created()),
+        ],
+        failure: vec![TxnOp::Range(get(key)), TxnOp::Range(first_created())],
+    };
+    (State::Trying, Request::Txn(txn))
+}
+
+fn range_kvs(op: Option<&OpResult>) -> &[crate::msg::Kv] {
+    match op {
+        Some(OpResult::Range { kvs }) => kvs,
+        _ => &[],
+    }
+}
+
+pub fn on_reply(session: SessionId, st: &mut State, reply: &Reply) -> Step {
+    match (*st, reply) {
+        (
+            State::Trying,
+            Reply::TxnResult {
+                succeeded,
+                revision,
+                responses,
+            },
+        ) => {
+            let my_rev = if *succeeded {
+                *revision
+            } else {
+                match range_kvs(responses.first()).first() {
+                    Some(kv) => kv.create_revision,
+                    None => return Step::Unexpected,
+                }
+            };
+            let owner = range_kvs(responses.get(1)).first();
+            if owner.is_none_or(|kv| kv.create_revision == my_rev) {
+                *st = State::Holding { my_rev };
+                Step::Acquired { token: my_rev }
+            } else {
+                *st = State::Ranging { my_rev };
+                Step::Send(last_created_below(my_rev))
+            }
+        }
+        (State::Ranging { my_rev }, Reply::RangeResult { revision, kvs }) => match kvs.first() {
+            None => {
+                *st = State::Verifying { my_rev };
+                Step::Send(Request::Range(get(Key(session))))
+            }
+            Some(last) => {
+                *st = State::Watching {
+                    my_rev,
+                    key: last.key,
+                };
+                Step::Send(Request::Watch {
+                    key: last.key,
+                    start_revision: *revision,
+                })
+            }
+        },
+        (State::Watching { my_rev, key }, Reply::WatchCreated { .. }) => {
+            *st = State::Waiting { my_rev, key };
+            Step::Wait
+        }
+        (State::Verifying { my_rev }, Reply::RangeResult { kvs, .. }) => {
+            if kvs.is_empty() {
+                Step::SessionLost
+            } else {
+                *st = State::Holding { my_rev };
+                Step::Acquired { token: my_rev }
+            }
+        }
+        _ => Step::Unexpected,
+    }
+}
+
+pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
+    match (*st, ev) {
+        (
+            State::Waiting { my_rev, key },
+            WatchEvent::Etcd {
+                kind: EtcdEvent::Delete,
+                key: deleted,
+                ..
+            },
+        ) if *deleted == key => {
+            *st = State::Ranging { my_rev };
+            Step::Send(last_created_below(my_rev))
+        }
+        _ => Step::Wait,
+    }
+}
+
+pub fn release(session: SessionId) -> Request {
+    Request::DeleteKey { key: Key(session) }
+}

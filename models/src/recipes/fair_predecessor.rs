@@ -1,0 +1,206 @@
+//! fair-predecessor-watch: the ZooKeeper lock recipe (Curator's
+//! `InterProcessMutex`).
+//!
+//! 1. `create(/lock/<guid>-lock-, ephemeral+sequential)`.
+//! 2. `get_children(/lock)` without a watch.
+//! 3. If our node has the lowest sequence, hold; the token is its czxid.
+//! 4. Else `exists(predecessor, watch)` on the largest sequence below ours.
+//!    If it is already gone, go to 2; else wait for its event, then go to 2.
+//! 5. Release: `delete(our node)`.
+//!
+//! The guid: "if a recoverable error occurs calling create() the client should
+//! call getChildren() and check for a node containing the guid used in the
+//! path name" — without it, a create whose reply was lost leaves an orphan
+//! node that the retry then waits behind forever (ZOOKEEPER-1262).
+
+use super::Step;
+use crate::ids::{Child, SessionId, ZPath};
+use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
+use serde::{Deserialize, Serialize};
+
+/// Variants of the recipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Options {
+    /// Prefix node names with the guid and look for it after a lost create reply.
+    pub guid: bool,
+    /// Re-list the children when the predecessor's watch fires (step 4 → 2).
+    /// `false` is a deliberately broken variant that takes the lock on the
+    /// event, as if the predecessor's deletion meant it was our turn.
+    pub relist_after_wake: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            guid: true,
+            relist_after_wake: true,
+        }
+    }
+}
+
+/// Our node and its czxid (unknown when we found it by guid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Mine {
+    pub node: Child,
+    pub czxid: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum State {
+    /// The create is in flight.
+    Creating,
+    /// After a lost create reply: listing to find our node by its guid.
+    Finding,
+    /// `get_children` in flight.
+    Listing(Mine),
+    /// `exists(predecessor, watch)` in flight.
+    Watching(Mine, Child),
+    /// Waiting for the predecessor's deletion.
+    Waiting(Mine, Child),
+    /// Lowest, but found by guid: `exists(our node)` to learn its czxid.
+    FetchingToken(Mine),
+    Holding(Mine),
+}
+
+fn create(opts: Options, session: SessionId) -> Request {
+    Request::Create {
+        path: ZPath::Child(Child {
+            guid: opts.guid.then_some(session),
+            seq: 0,
+        }),
+        ephemeral: true,
+        sequential: true,
+    }
+}
+
+fn list() -> Request {
+    Request::GetChildren {
+        path: ZPath::Lock,
+        watch: false,
+    }
+}
+
+pub fn acquire(opts: Options, session: SessionId) -> (State, Request) {
+    (State::Creating, create(opts, session))
+}
+
+pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+    match (*st, reply) {
+        (State::Creating, Reply::Created { path: ZPath::Child(node), czxid }) => {
+            let mine = Mine {
+                node: *node,
+                czxid: Some(*czxid),
+            };
+            *st = State::Listing(mine);
+            Step::Send(list())
+        }
+        (State::Finding, Reply::Children(children)) => {
+            match children.iter().find(|c| c.guid == Some(session)) {
+                Some(node) => {
+                    let mine = Mine {
+                        node: *node,
+                        czxid: None,
+                    };
+                    decide(st, mine, children)
+                }
+                None => {
+                    *st = State::Creating;
+                    Step::Send(create(opts, session))
+                }
+            }
+        }
+        (State::Listing(mine), Reply::Children(children)) => decide(st, mine, children),
+        (State::Watching(mine, pred), Reply::Stat(Some(_))) => {
+            *st = State::Waiting(mine, pred);
+            Step::Wait
+        }
+        (State::Watching(mine, _), Reply::Stat(None)) => {
+            *st = State::Listing(mine);
+            Step::Send(list())
+        }
+        (State::FetchingToken(mine), Reply::Stat(Some(stat))) => {
+            *st = State::Holding(Mine {
+                czxid: Some(stat.czxid),
+                ..mine
+            });
+            Step::Acquired { token: stat.czxid }
+        }
+        // Our own node is gone: only session expiry deletes it.
+        (State::FetchingToken(_), Reply::Stat(None)) => Step::SessionLost,
+        _ => Step::Unexpected,
+    }
+}
+
+/// Steps 3 and 4 on a fresh child list.
+fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
+    if !children.iter().any(|c| c.seq == mine.node.seq) {
+        return Step::SessionLost;
+    }
+    let predecessor = children
+        .iter()
+        .filter(|c| c.seq < mine.node.seq)
+        .max_by_key(|c| c.seq);
+    match (predecessor, mine.czxid) {
+        (None, Some(token)) => {
+            *st = State::Holding(mine);
+            Step::Acquired { token }
+        }
+        (None, None) => {
+            *st = State::FetchingToken(mine);
+            Step::Send(Request::Exists {
+                path: ZPath::Child(mine.node),
+                watch: false,
+            })
+        }
+        (Some(pred), _) => {
+            *st = State::Watching(mine, *pred);
+            Step::Send(Request::Exists {
+                path: ZPath::Child(*pred),
+                watch: true,
+            })
+        }
+    }
+}
+
+pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
+    match (*st, ev) {
+        (
+            State::Waiting(mine, pred),
+            WatchEvent::Zk {
+                kind: ZkEvent::NodeDeleted,
+                path,
+            },
+        ) if *path == ZPath::Child(pred) => {
+            if opts.relist_after_wake {
+                *st = State::Listing(mine);
+                Step::Send(list())
+            } else {
+                *st = State::Holding(mine);
+                Step::Acquired {
+                    token: mine.czxid.unwrap_or(0),
+                }
+            }
+        }
+        _ => Step::Wait,
+    }
+}
+
+/// What to send instead of a request whose reply never came.
+pub fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
+    match (*st, lost) {
+        (State::Creating, Request::Create { .. }) if opts.guid => {
+            *st = State::Finding;
+            list()
+        }
+        _ => lost.clone(),
+    }
+}
+
+pub fn release(st: &State) -> Option<Request> {
+    match st {
+        State::Holding(mine) => Some(Request::Delete {
+            path: ZPath::Child(mine.node),
+        }),
+        _ => None,
+    }
+}

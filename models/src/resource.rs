@@ -1,0 +1,65 @@
+//! The guarded resource: what the lock protects. It logs every write it
+//! accepts; with fencing on it rejects a token lower than the highest it has
+//! accepted (Kleppmann's fencing token; etcd's create-revision compare).
+
+use crate::ids::{client_of, ClientIdx};
+use crate::msg::{Msg, Timer};
+use serde::{Deserialize, Serialize};
+use stateright::actor::{Actor, Id, Out};
+use std::borrow::Cow;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Resource {
+    pub fencing: bool,
+}
+
+/// One accepted write: who wrote it, in which of its acquisitions, with which token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Accepted {
+    pub client: ClientIdx,
+    pub hold: u8,
+    pub token: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResourceState {
+    /// Accepted writes, in the order accepted.
+    pub log: Vec<Accepted>,
+}
+
+impl ResourceState {
+    pub fn highest_token(&self) -> Option<u64> {
+        self.log.iter().map(|a| a.token).max()
+    }
+}
+
+impl Actor for Resource {
+    type Msg = Msg;
+    type Timer = Timer;
+    type State = ResourceState;
+    type Storage = ();
+    type Random = ();
+
+    fn on_start(&self, _id: Id, _storage: &Option<()>, _o: &mut Out<Self>) -> ResourceState {
+        ResourceState::default()
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<ResourceState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        let (Some(client), Msg::Write { token, hold }) = (client_of(src), msg) else {
+            return;
+        };
+        let accepted = !self.fencing || state.highest_token().is_none_or(|h| token >= h);
+        if accepted {
+            state.to_mut().log.push(Accepted {
+                client,
+                hold,
+                token,
+            });
+        }
+        o.send(src, Msg::WriteAck { hold, accepted });
+    }
+
+    fn name(&self) -> String {
+        "resource".into()
+    }
+}

@@ -1,0 +1,204 @@
+//! The etcd face of the store: one global revision, keys with
+//! `create_revision` / `mod_revision` / `version` / `lease`, `txn` with a
+//! compare on `create_revision`, `range` sorted by create revision with
+//! `max_create_revision`, and watches that start at a past revision.
+//!
+//! Revisions start at 1 as in etcd; each put or delete (and each lease expiry,
+//! which deletes its keys in one transaction) is one revision.
+
+use crate::ids::{ClientIdx, Key, SessionId};
+use crate::msg::{EtcdEvent, Kv, OpResult, Range, SortByCreate, Txn, TxnOp};
+use serde::{Deserialize, Serialize};
+
+/// A key watch: a client waits for `key`'s events from `start_revision` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Watcher {
+    pub client: ClientIdx,
+    pub key: Key,
+    pub start_revision: u64,
+}
+
+/// A delivered etcd event: who is told, and what.
+pub type Fired = (ClientIdx, EtcdEvent, Key, u64);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EtcdKv {
+    pub revision: u64,
+    /// Live keys, sorted.
+    pub kvs: Vec<Kv>,
+    /// Delete history (key, revision), so a watch from a past revision sees a
+    /// delete that happened before it was created.
+    pub deletes: Vec<(Key, u64)>,
+    pub watchers: Vec<Watcher>,
+}
+
+impl Default for EtcdKv {
+    fn default() -> Self {
+        EtcdKv {
+            revision: 1,
+            kvs: Vec::new(),
+            deletes: Vec::new(),
+            watchers: Vec::new(),
+        }
+    }
+}
+
+impl EtcdKv {
+    pub fn get(&self, key: Key) -> Option<&Kv> {
+        self.kvs
+            .binary_search_by(|kv| kv.key.cmp(&key))
+            .ok()
+            .map(|i| &self.kvs[i])
+    }
+
+    /// `txn`: the compare, then each op of the chosen branch. The caller has
+    /// checked that every lease a put names is alive.
+    pub fn txn(&mut self, txn: &Txn, fired: &mut Vec<Fired>) -> (bool, Vec<OpResult>) {
+        let (key, want) = txn.compare_create_revision;
+        let have = self.get(key).map_or(0, |kv| kv.create_revision);
+        let succeeded = have == want;
+        let ops = if succeeded {
+            &txn.success
+        } else {
+            &txn.failure
+        };
+        let results = ops
+            .iter()
+            .map(|op| match op {
+                TxnOp::Put { key, lease } => OpResult::Put {
+                    revision: self.put(*key, *lease, fired),
+                },
+                TxnOp::Range(r) => OpResult::Range {
+                    kvs: self.range(r),
+                },
+            })
+            .collect();
+        (succeeded, results)
+    }
+
+    /// `put(key, lease)`; returns the new revision.
+    pub fn put(&mut self, key: Key, lease: SessionId, fired: &mut Vec<Fired>) -> u64 {
+        self.revision += 1;
+        let revision = self.revision;
+        match self.kvs.binary_search_by(|kv| kv.key.cmp(&key)) {
+            Ok(i) => {
+                let kv = &mut self.kvs[i];
+                kv.mod_revision = revision;
+                kv.version += 1;
+                kv.lease = lease;
+            }
+            Err(i) => self.kvs.insert(
+                i,
+                Kv {
+                    key,
+                    create_revision: revision,
+                    mod_revision: revision,
+                    version: 1,
+                    lease,
+                },
+            ),
+        }
+        self.notify(key, EtcdEvent::Put, revision, fired);
+        revision
+    }
+
+    /// `range`: matching keys, sorted and limited as asked.
+    pub fn range(&self, r: &Range) -> Vec<Kv> {
+        let mut kvs: Vec<Kv> = self
+            .kvs
+            .iter()
+            .filter(|kv| r.key.is_none_or(|k| k == kv.key))
+            .filter(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision)
+            .copied()
+            .collect();
+        match r.sort {
+            SortByCreate::None => {}
+            SortByCreate::Ascend => kvs.sort_by_key(|kv| kv.create_revision),
+            SortByCreate::Descend => kvs.sort_by_key(|kv| std::cmp::Reverse(kv.create_revision)),
+        }
+        if r.limit > 0 {
+            kvs.truncate(r.limit as usize);
+        }
+        kvs
+    }
+
+    /// `delete(key)`; returns (revision, keys deleted). Deleting a missing key
+    /// succeeds and changes nothing, as in etcd.
+    pub fn delete(&mut self, key: Key, fired: &mut Vec<Fired>) -> (u64, u32) {
+        match self.kvs.binary_search_by(|kv| kv.key.cmp(&key)) {
+            Ok(i) => {
+                self.kvs.remove(i);
+                self.revision += 1;
+                self.record_delete(key, fired);
+                (self.revision, 1)
+            }
+            Err(_) => (self.revision, 0),
+        }
+    }
+
+    /// Lease expiry or revoke: delete the lease's keys in one revision.
+    pub fn expire(&mut self, lease: SessionId, fired: &mut Vec<Fired>) {
+        let doomed: Vec<Key> = self
+            .kvs
+            .iter()
+            .filter(|kv| kv.lease == lease)
+            .map(|kv| kv.key)
+            .collect();
+        if doomed.is_empty() {
+            return;
+        }
+        self.revision += 1;
+        self.kvs.retain(|kv| kv.lease != lease);
+        for key in doomed {
+            self.record_delete(key, fired);
+        }
+    }
+
+    /// `watch(key, start_revision)` for `client`: replays what already
+    /// happened at or after `start_revision`, and stays registered unless that
+    /// included the delete that ends it.
+    pub fn watch(&mut self, client: ClientIdx, key: Key, start_revision: u64, fired: &mut Vec<Fired>) {
+        let mut past: Vec<(u64, EtcdEvent)> = self
+            .deletes
+            .iter()
+            .filter(|(k, rev)| *k == key && *rev >= start_revision)
+            .map(|(_, rev)| (*rev, EtcdEvent::Delete))
+            .collect();
+        if let Some(kv) = self.get(key) {
+            if kv.mod_revision >= start_revision {
+                past.push((kv.mod_revision, EtcdEvent::Put));
+            }
+        }
+        past.sort();
+        for (rev, kind) in &past {
+            fired.push((client, *kind, key, *rev));
+            if *kind == EtcdEvent::Delete {
+                return;
+            }
+        }
+        let w = Watcher {
+            client,
+            key,
+            start_revision,
+        };
+        if let Err(at) = self.watchers.binary_search(&w) {
+            self.watchers.insert(at, w);
+        }
+    }
+
+    fn record_delete(&mut self, key: Key, fired: &mut Vec<Fired>) {
+        self.deletes.push((key, self.revision));
+        self.notify(key, EtcdEvent::Delete, self.revision, fired);
+    }
+
+    fn notify(&mut self, key: Key, kind: EtcdEvent, revision: u64, fired: &mut Vec<Fired>) {
+        // A key watch ends at the delete it waited for.
+        self.watchers.retain(|w| {
+            if w.key != key || revision < w.start_revision {
+                return true;
+            }
+            fired.push((w.client, kind, key, revision));
+            kind != EtcdEvent::Delete
+        });
+    }
+}

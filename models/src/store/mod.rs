@@ -1,0 +1,298 @@
+//! The coordination store: one linearizable server with a ZooKeeper face and
+//! an etcd face, serving requests in the order it receives them.
+//!
+//! Sessions (ZooKeeper) and leases (etcd) share one table: each has an expiry
+//! timer that any request (ZooKeeper) or keepalive (both) resets. When it fires
+//! the session expires: its ephemerals / lease keys are deleted, firing
+//! watches, and the owner is told on its link.
+
+pub mod etcd;
+pub mod zookeeper;
+
+use crate::ids::{client_id, client_of, SessionId, ZPath};
+use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
+use etcd::EtcdKv;
+use serde::{Deserialize, Serialize};
+use stateright::actor::{Actor, Id, Out};
+use std::borrow::Cow;
+use std::time::Duration;
+use zookeeper::ZkTree;
+
+/// The store actor's configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Store {
+    /// How long a silent session (lease) lives: ZooKeeper's negotiated session
+    /// timeout, etcd's lease TTL.
+    pub session_timeout: Duration,
+    /// Start with a persistent `/lock` directory (recipes that create children).
+    pub lock_dir: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StoreState {
+    /// Every session (lease) ever opened, sorted, with whether it is alive.
+    pub sessions: Vec<(SessionId, bool)>,
+    pub zk: ZkTree,
+    pub etcd: EtcdKv,
+}
+
+impl StoreState {
+    pub fn new(lock_dir: bool) -> Self {
+        StoreState {
+            sessions: Vec::new(),
+            zk: ZkTree::new(lock_dir),
+            etcd: EtcdKv::default(),
+        }
+    }
+
+    pub fn is_alive(&self, s: SessionId) -> bool {
+        self.sessions
+            .binary_search_by(|(id, _)| id.cmp(&s))
+            .is_ok_and(|i| self.sessions[i].1)
+    }
+
+    /// Opens a session; false if the id was used before (a reconnect to an
+    /// existing or expired session is not a new session).
+    pub fn open_session(&mut self, s: SessionId) -> bool {
+        match self.sessions.binary_search_by(|(id, _)| id.cmp(&s)) {
+            Ok(_) => false,
+            Err(at) => {
+                self.sessions.insert(at, (s, true));
+                true
+            }
+        }
+    }
+
+    /// Expires a live session: deletes its ephemerals and lease keys and
+    /// returns the notifications that fire, in order.
+    pub fn expire(&mut self, s: SessionId) -> Vec<(SessionId, WatchEvent)> {
+        let Ok(i) = self.sessions.binary_search_by(|(id, _)| id.cmp(&s)) else {
+            return Vec::new();
+        };
+        if !self.sessions[i].1 {
+            return Vec::new();
+        }
+        self.sessions[i].1 = false;
+        let mut out = Vec::new();
+        let mut zk_fired = Vec::new();
+        self.zk.expire(s, &mut zk_fired);
+        zk_notifications(zk_fired, &mut out);
+        let mut etcd_fired = Vec::new();
+        self.etcd.expire(s, &mut etcd_fired);
+        etcd_notifications(etcd_fired, &mut out);
+        out
+    }
+
+    /// Applies one request of session `s` and returns the reply and the
+    /// notifications it fires, in order.
+    pub fn apply(&mut self, s: SessionId, req: &Request) -> (Reply, Vec<(SessionId, WatchEvent)>) {
+        let mut out = Vec::new();
+        let reply = match req {
+            Request::Connect => {
+                if self.open_session(s) || self.is_alive(s) {
+                    Reply::Connected
+                } else {
+                    Reply::Error(ZkError::SessionExpired)
+                }
+            }
+            Request::LeaseGrant => {
+                self.open_session(s);
+                Reply::LeaseGranted
+            }
+            _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
+            Request::Create {
+                path,
+                ephemeral,
+                sequential,
+            } => {
+                let mut fired = Vec::new();
+                let owner = ephemeral.then_some(s);
+                let r = self.zk.create(*path, owner, *sequential, &mut fired);
+                zk_notifications(fired, &mut out);
+                match r {
+                    Ok((path, czxid)) => Reply::Created { path, czxid },
+                    Err(e) => Reply::Error(e),
+                }
+            }
+            Request::Delete { path } => {
+                let mut fired = Vec::new();
+                let r = self.zk.delete(*path, &mut fired);
+                zk_notifications(fired, &mut out);
+                match r {
+                    Ok(()) => Reply::Deleted,
+                    Err(e) => Reply::Error(e),
+                }
+            }
+            Request::Exists { path, watch } => Reply::Stat(self.zk.exists(*path, watch.then_some(s))),
+            Request::GetData { path, watch } => match self.zk.get_data(*path, watch.then_some(s)) {
+                Ok(stat) => Reply::Stat(Some(stat)),
+                Err(e) => Reply::Error(e),
+            },
+            Request::GetChildren { path, watch } => {
+                match self.zk.get_children(*path, watch.then_some(s)) {
+                    Ok(children) => Reply::Children(children),
+                    Err(e) => Reply::Error(e),
+                }
+            }
+            Request::Txn(txn) => {
+                let puts_dead_lease = txn.success.iter().chain(&txn.failure).any(|op| {
+                    matches!(op, TxnOp::Put { lease, .. } if !self.is_alive(*lease))
+                });
+                if puts_dead_lease {
+                    Reply::LeaseNotFound
+                } else {
+                    let mut fired = Vec::new();
+                    let (succeeded, responses) = self.etcd.txn(txn, &mut fired);
+                    etcd_notifications(fired, &mut out);
+                    Reply::TxnResult {
+                        succeeded,
+                        revision: self.etcd.revision,
+                        responses,
+                    }
+                }
+            }
+            Request::Range(r) => Reply::RangeResult {
+                revision: self.etcd.revision,
+                kvs: self.etcd.range(r),
+            },
+            Request::Watch {
+                key,
+                start_revision,
+            } => {
+                let mut fired = Vec::new();
+                self.etcd.watch(s.client, *key, *start_revision, &mut fired);
+                etcd_notifications(fired, &mut out);
+                Reply::WatchCreated {
+                    revision: self.etcd.revision,
+                }
+            }
+            Request::DeleteKey { key } => {
+                let mut fired = Vec::new();
+                let (revision, deleted) = self.etcd.delete(*key, &mut fired);
+                etcd_notifications(fired, &mut out);
+                Reply::DeleteResult { revision, deleted }
+            }
+        };
+        (reply, out)
+    }
+}
+
+fn is_zookeeper(req: &Request) -> bool {
+    matches!(
+        req,
+        Request::Create { .. }
+            | Request::Delete { .. }
+            | Request::Exists { .. }
+            | Request::GetData { .. }
+            | Request::GetChildren { .. }
+    )
+}
+
+fn zk_notifications(fired: Vec<zookeeper::Fired>, out: &mut Vec<(SessionId, WatchEvent)>) {
+    out.extend(
+        fired
+            .into_iter()
+            .map(|(s, kind, path)| (s, WatchEvent::Zk { kind, path })),
+    );
+}
+
+fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEvent)>) {
+    // etcd watches belong to a connection, not a lease; the envelope only
+    // needs the client, so the watcher's incarnation is irrelevant here.
+    out.extend(fired.into_iter().map(|(client, kind, key, revision)| {
+        (
+            SessionId::first(client),
+            WatchEvent::Etcd {
+                kind,
+                key,
+                revision,
+            },
+        )
+    }));
+}
+
+fn send_notifications(o: &mut Out<Store>, fired: Vec<(SessionId, WatchEvent)>) {
+    for (s, ev) in fired {
+        o.send(client_id(s.client), Msg::Notify(ev));
+    }
+}
+
+/// The path a request names, for traces.
+pub fn request_path(req: &Request) -> Option<ZPath> {
+    match req {
+        Request::Create { path, .. }
+        | Request::Delete { path }
+        | Request::Exists { path, .. }
+        | Request::GetData { path, .. }
+        | Request::GetChildren { path, .. } => Some(*path),
+        _ => None,
+    }
+}
+
+impl Actor for Store {
+    type Msg = Msg;
+    type Timer = Timer;
+    type State = StoreState;
+    type Storage = ();
+    type Random = ();
+
+    fn on_start(&self, _id: Id, _storage: &Option<()>, _o: &mut Out<Self>) -> StoreState {
+        StoreState::new(self.lock_dir)
+    }
+
+    fn on_msg(&self, _id: Id, state: &mut Cow<StoreState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+        let Some(client) = client_of(src) else {
+            return;
+        };
+        match msg {
+            Msg::Request {
+                session,
+                epoch,
+                req,
+            } => {
+                if session.client != client {
+                    return; // a client speaks only in its own sessions
+                }
+                let (reply, fired) = state.to_mut().apply(session, &req);
+                // ZooKeeper hears a session in every request; etcd only in
+                // keepalives (and the grant).
+                let heard = state.is_alive(session)
+                    && (is_zookeeper(&req) || matches!(req, Request::Connect | Request::LeaseGrant));
+                if heard {
+                    o.set_timer(Timer::Expiry(session), self.timeout_range());
+                }
+                o.send(src, Msg::Reply { epoch, reply });
+                send_notifications(o, fired);
+            }
+            Msg::Ping { session } if session.client == client => {
+                if state.is_alive(session) {
+                    o.set_timer(Timer::Expiry(session), self.timeout_range());
+                    o.send(src, Msg::Pong { session });
+                } else {
+                    o.send(src, Msg::Expired { session });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timeout(&self, _id: Id, state: &mut Cow<StoreState>, timer: &Timer, o: &mut Out<Self>) {
+        if let Timer::Expiry(session) = *timer {
+            if state.is_alive(session) {
+                let fired = state.to_mut().expire(session);
+                send_notifications(o, fired);
+                o.send(client_id(session.client), Msg::Expired { session });
+            }
+        }
+    }
+
+    fn name(&self) -> String {
+        "store".into()
+    }
+}
+
+impl Store {
+    fn timeout_range(&self) -> std::ops::Range<Duration> {
+        self.session_timeout..self.session_timeout + Duration::from_nanos(1)
+    }
+}

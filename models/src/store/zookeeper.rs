@@ -1,0 +1,235 @@
+//! The ZooKeeper face of the store: znodes, sequential names, ephemeral
+//! owners and one-shot watches.
+//!
+//! Semantics follow the ZooKeeper programmer's guide: a sequential name takes
+//! the parent's child version (`cversion`, bumped by every child create and
+//! delete) as its ten-digit suffix; `exists` and `get_data` share one watch
+//! table per path (as the server's `dataWatches` does), so a session watching a
+//! path twice is told once; a create fires the path's exists watches and the
+//! parent's child watches; a delete fires the path's watches and the parent's
+//! child watches. Every fired watch is removed (watches are one-shot).
+
+use crate::ids::{Child, SessionId, ZPath};
+use crate::msg::{Stat, ZkError, ZkEvent};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Znode {
+    pub czxid: u64,
+    pub mzxid: u64,
+    pub ephemeral_owner: Option<SessionId>,
+}
+
+/// The znode tree under the root: `/lock` and its children.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ZkTree {
+    /// The last transaction id handed out.
+    pub zxid: u64,
+    /// Nodes, sorted by path.
+    pub nodes: Vec<(ZPath, Znode)>,
+    /// `/lock`'s child version: the next sequential suffix.
+    pub lock_cversion: u32,
+    /// Exists and get_data watches, sorted, one per (path, session).
+    pub data_watches: Vec<(ZPath, SessionId)>,
+    /// Child watches, sorted, one per (parent, session).
+    pub child_watches: Vec<(ZPath, SessionId)>,
+}
+
+/// A fired watch: who is told, and what.
+pub type Fired = (SessionId, ZkEvent, ZPath);
+
+impl ZkTree {
+    /// A tree with a persistent `/lock` directory (for the recipes that create
+    /// children under it) or without one.
+    pub fn new(lock_dir: bool) -> Self {
+        let mut tree = ZkTree::default();
+        if lock_dir {
+            tree.zxid = 1;
+            tree.nodes.push((
+                ZPath::Lock,
+                Znode {
+                    czxid: 1,
+                    mzxid: 1,
+                    ephemeral_owner: None,
+                },
+            ));
+        }
+        tree
+    }
+
+    pub fn node(&self, path: ZPath) -> Option<&Znode> {
+        self.nodes
+            .binary_search_by(|(p, _)| p.cmp(&path))
+            .ok()
+            .map(|i| &self.nodes[i].1)
+    }
+
+    pub fn children(&self) -> impl Iterator<Item = Child> + '_ {
+        self.nodes.iter().filter_map(|(p, _)| match p {
+            ZPath::Child(c) => Some(*c),
+            ZPath::Lock => None,
+        })
+    }
+
+    fn stat(&self, path: ZPath) -> Option<Stat> {
+        self.node(path).map(|n| Stat {
+            czxid: n.czxid,
+            mzxid: n.mzxid,
+            ephemeral_owner: n.ephemeral_owner,
+        })
+    }
+
+    /// `create(path, mode)`. Returns the created path (with its sequence
+    /// suffix) and czxid.
+    pub fn create(
+        &mut self,
+        path: ZPath,
+        ephemeral_owner: Option<SessionId>,
+        sequential: bool,
+        fired: &mut Vec<Fired>,
+    ) -> Result<(ZPath, u64), ZkError> {
+        if let Some(parent) = path.parent() {
+            if self.node(parent).is_none() {
+                return Err(ZkError::NoNode);
+            }
+        }
+        let path = match (sequential, path) {
+            (true, ZPath::Child(c)) => ZPath::Child(Child {
+                seq: self.lock_cversion,
+                ..c
+            }),
+            _ => path,
+        };
+        let at = match self.nodes.binary_search_by(|(p, _)| p.cmp(&path)) {
+            Ok(_) => return Err(ZkError::NodeExists),
+            Err(at) => at,
+        };
+        self.zxid += 1;
+        let zxid = self.zxid;
+        self.nodes.insert(
+            at,
+            (
+                path,
+                Znode {
+                    czxid: zxid,
+                    mzxid: zxid,
+                    ephemeral_owner,
+                },
+            ),
+        );
+        if path.parent().is_some() {
+            self.lock_cversion += 1;
+        }
+        take_watches(&mut self.data_watches, path, ZkEvent::NodeCreated, fired);
+        if let Some(parent) = path.parent() {
+            take_watches(
+                &mut self.child_watches,
+                parent,
+                ZkEvent::NodeChildrenChanged,
+                fired,
+            );
+        }
+        Ok((path, zxid))
+    }
+
+    /// `delete(path)` (any version).
+    pub fn delete(&mut self, path: ZPath, fired: &mut Vec<Fired>) -> Result<(), ZkError> {
+        let at = self
+            .nodes
+            .binary_search_by(|(p, _)| p.cmp(&path))
+            .map_err(|_| ZkError::NoNode)?;
+        if path == ZPath::Lock && self.children().next().is_some() {
+            return Err(ZkError::NotEmpty);
+        }
+        self.nodes.remove(at);
+        self.zxid += 1;
+        if path.parent().is_some() {
+            self.lock_cversion += 1;
+        }
+        take_watches(&mut self.data_watches, path, ZkEvent::NodeDeleted, fired);
+        if let Some(parent) = path.parent() {
+            take_watches(
+                &mut self.child_watches,
+                parent,
+                ZkEvent::NodeChildrenChanged,
+                fired,
+            );
+        }
+        Ok(())
+    }
+
+    /// `exists(path, watch)`: the watch is set whether or not the node exists.
+    pub fn exists(&mut self, path: ZPath, watch: Option<SessionId>) -> Option<Stat> {
+        if let Some(s) = watch {
+            add_watch(&mut self.data_watches, path, s);
+        }
+        self.stat(path)
+    }
+
+    /// `get_data(path, watch)`: the watch is set only on an existing node.
+    pub fn get_data(&mut self, path: ZPath, watch: Option<SessionId>) -> Result<Stat, ZkError> {
+        let stat = self.stat(path).ok_or(ZkError::NoNode)?;
+        if let Some(s) = watch {
+            add_watch(&mut self.data_watches, path, s);
+        }
+        Ok(stat)
+    }
+
+    /// `get_children(path, watch)`, children in name order (clients sort by
+    /// sequence themselves, as real clients must).
+    pub fn get_children(
+        &mut self,
+        path: ZPath,
+        watch: Option<SessionId>,
+    ) -> Result<Vec<Child>, ZkError> {
+        if self.node(path).is_none() {
+            return Err(ZkError::NoNode);
+        }
+        if let Some(s) = watch {
+            add_watch(&mut self.child_watches, path, s);
+        }
+        Ok(match path {
+            ZPath::Lock => self.children().collect(),
+            ZPath::Child(_) => Vec::new(),
+        })
+    }
+
+    /// Session expiry or close: delete the session's ephemerals (firing their
+    /// watches, in path order) and drop the session's own watches.
+    pub fn expire(&mut self, session: SessionId, fired: &mut Vec<Fired>) {
+        self.data_watches.retain(|(_, s)| *s != session);
+        self.child_watches.retain(|(_, s)| *s != session);
+        let owned: Vec<ZPath> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.ephemeral_owner == Some(session))
+            .map(|(p, _)| *p)
+            .collect();
+        for path in owned {
+            // An ephemeral has no children, so the delete cannot fail.
+            let _ = self.delete(path, fired);
+        }
+    }
+}
+
+fn add_watch(table: &mut Vec<(ZPath, SessionId)>, path: ZPath, session: SessionId) {
+    if let Err(at) = table.binary_search(&(path, session)) {
+        table.insert(at, (path, session));
+    }
+}
+
+fn take_watches(
+    table: &mut Vec<(ZPath, SessionId)>,
+    path: ZPath,
+    kind: ZkEvent,
+    fired: &mut Vec<Fired>,
+) {
+    table.retain(|&(p, s)| {
+        if p == path {
+            fired.push((s, kind, path));
+            false
+        } else {
+            true
+        }
+    });
+}

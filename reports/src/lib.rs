@@ -1,0 +1,4 @@
+//! Rendering of lockstep's measurements: plain data in, text out.
+//! It knows nothing of the models or the simulator.
+
+pub mod table;

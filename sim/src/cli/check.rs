@@ -1,0 +1,226 @@
+//! `lockstep check` and the no-argument summary.
+
+use super::{default_cfg, CheckArgs, UsageError};
+use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
+use models::model::LockModelCfg;
+use models::recipes::Recipe;
+use models::trace::{steps, TraceStep};
+use serde::Serialize;
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct PropertyJson {
+    name: &'static str,
+    kind: &'static str,
+    status: &'static str,
+    /// The shortest counterexample, when violated and one exists.
+    counterexample: Option<Vec<TraceStep>>,
+}
+
+#[derive(Serialize)]
+struct CheckJson {
+    recipe: String,
+    clients: u8,
+    rounds: u8,
+    crashes: u8,
+    pauses: u8,
+    partitions: u8,
+    lost_replies: u8,
+    fencing: bool,
+    policy: String,
+    symmetry: bool,
+    complete: bool,
+    states: u64,
+    unique_states: u64,
+    max_depth: u32,
+    seconds: f64,
+    states_per_second: f64,
+    properties: Vec<PropertyJson>,
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Holds => "holds",
+        Status::Violated => "violated",
+        Status::Unknown => "unknown",
+    }
+}
+
+fn kind_word(k: Kind) -> &'static str {
+    match k {
+        Kind::Always => "always",
+        Kind::Sometimes => "sometimes",
+        Kind::Progress => "progress",
+    }
+}
+
+/// Thousands separators, for reading large counts at a glance.
+pub fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn per_second(r: &CheckResult) -> f64 {
+    if r.seconds > 0.0 {
+        r.states as f64 / r.seconds
+    } else {
+        0.0
+    }
+}
+
+/// What a violation's counterexample shows: for a `sometimes` property that
+/// never happened there is no path, only the fact.
+fn counterexample(cfg: &LockModelCfg, r: &CheckResult, name: &str) -> Option<Vec<TraceStep>> {
+    let p = r.property(name);
+    if p.status != Status::Violated || p.kind == Kind::Sometimes {
+        return None;
+    }
+    let model = cfg.clone().into_model();
+    p.path.as_ref().map(|path| steps(&model, path))
+}
+
+fn exit_code(r: &CheckResult) -> ExitCode {
+    if r.properties.iter().any(|p| p.status == Status::Violated) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
+    let cfg = args.model.to_cfg()?;
+    if args.max_states == 0 {
+        return Err(UsageError("--max-states must be at least 1".into()));
+    }
+    let opts = CheckOptions {
+        symmetry: !args.no_symmetry,
+        max_states: args.max_states,
+    };
+    let model = cfg.clone().into_model();
+    let r = check(&model, opts);
+    if args.json {
+        let out = CheckJson {
+            recipe: cfg.recipe.to_string(),
+            clients: cfg.clients,
+            rounds: cfg.rounds,
+            crashes: cfg.faults.crashes,
+            pauses: cfg.faults.pauses,
+            partitions: cfg.faults.partitions,
+            lost_replies: cfg.faults.lost_replies,
+            fencing: cfg.fencing,
+            policy: cfg.policy.to_string(),
+            symmetry: r.symmetry,
+            complete: r.complete,
+            states: r.states,
+            unique_states: r.unique_states,
+            max_depth: r.max_depth,
+            seconds: r.seconds,
+            states_per_second: per_second(&r),
+            properties: r
+                .properties
+                .iter()
+                .map(|p| PropertyJson {
+                    name: p.name,
+                    kind: kind_word(p.kind),
+                    status: status_word(p.status),
+                    counterexample: counterexample(&cfg, &r, p.name),
+                })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&out).expect("serialisable"));
+        return Ok(exit_code(&r));
+    }
+
+    println!("lockstep check: {cfg}");
+    println!(
+        "symmetry reduction: {}",
+        if r.symmetry {
+            "on (clients are interchangeable)"
+        } else {
+            "off"
+        }
+    );
+    if !r.complete {
+        println!(
+            "INCOMPLETE: stopped at {} unique states (--max-states); undecided properties say unknown",
+            grouped(r.unique_states)
+        );
+    }
+    println!();
+    let rows = vec![
+        vec!["states explored".to_string(), grouped(r.states)],
+        vec!["unique states".to_string(), grouped(r.unique_states)],
+        vec!["max depth".to_string(), r.max_depth.to_string()],
+        vec!["seconds".to_string(), format!("{:.2}", r.seconds)],
+        vec!["states/s".to_string(), grouped(per_second(&r) as u64)],
+    ];
+    print!("{}", reports::table::render(&["measure", "value"], &rows));
+    println!();
+    let rows: Vec<Vec<String>> = r
+        .properties
+        .iter()
+        .map(|p| {
+            let what = match (p.kind, p.status) {
+                (Kind::Sometimes, Status::Holds) => "holds (witnessed)".to_string(),
+                (Kind::Sometimes, Status::Violated) => "VIOLATED (never happens: a pass would be vacuous)".to_string(),
+                (_, Status::Violated) => "VIOLATED".to_string(),
+                (_, s) => status_word(s).to_string(),
+            };
+            vec![p.name.to_string(), kind_word(p.kind).to_string(), what]
+        })
+        .collect();
+    print!("{}", reports::table::render(&["property", "kind", "result"], &rows));
+    for p in &r.properties {
+        if let Some(trace) = counterexample(&cfg, &r, p.name) {
+            println!();
+            let tail = match p.kind {
+                Kind::Progress => "; from its last state no completion is reachable",
+                _ => "",
+            };
+            println!(
+                "{} violated — shortest counterexample, {} steps (replayed and re-checked{tail}):",
+                p.name,
+                trace.len()
+            );
+            for s in &trace {
+                println!("{s}");
+            }
+        }
+    }
+    Ok(exit_code(&r))
+}
+
+/// The no-argument run: every recipe at its default configuration, one table.
+pub fn summary() -> ExitCode {
+    println!("lockstep: every recipe with 3 clients, 1 round, 1 crash, fencing on, naive policy");
+    println!();
+    let mut rows = Vec::new();
+    let mut names: Vec<&'static str> = Vec::new();
+    for recipe in Recipe::ALL {
+        let cfg = default_cfg(recipe);
+        let r = check(&cfg.clone().into_model(), CheckOptions::default());
+        if names.is_empty() {
+            names = r.properties.iter().map(|p| p.name).collect();
+        }
+        let mut row = vec![
+            recipe.name().to_string(),
+            grouped(r.unique_states),
+            format!("{:.2}", r.seconds),
+        ];
+        row.extend(r.properties.iter().map(|p| status_word(p.status).to_string()));
+        rows.push(row);
+    }
+    let mut header = vec!["recipe", "unique states", "seconds"];
+    header.extend(names);
+    print!("{}", reports::table::render(&header, &rows));
+    println!();
+    println!("Details and counterexamples: lockstep check --recipe NAME --clients 3 --crashes 1 --fencing");
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,150 @@
+//! Command-line interface: argument definitions and dispatch.
+
+mod check;
+mod explore;
+
+use clap::{Args, Parser, Subcommand};
+use models::client::Policy;
+use models::model::{FaultBudget, LockModelCfg};
+use models::recipes::Recipe;
+use std::process::ExitCode;
+
+/// Bad usage or bad input; the message names the problem. Exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "lockstep",
+    version,
+    about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.",
+    long_about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.\n\n\
+                  Without a command, checks every recipe at its default configuration and prints a summary table."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Exhaustively check a recipe's invariants (mutual exclusion, resource
+    /// exclusion, progress, herd bound) for a few clients and faults.
+    Check(CheckArgs),
+    /// Serve stateright's Explorer to step through a model in a browser.
+    Explore(ExploreArgs),
+}
+
+/// The model configuration shared by `check` and `explore`.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Recipe: unfair-create, fair-predecessor, etcd-revision, children-watch.
+    #[arg(long)]
+    pub recipe: String,
+    /// Number of clients (2–4).
+    #[arg(long)]
+    pub clients: u8,
+    /// Rounds of acquire / write / release per client (1–3).
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u8,
+    /// Client crashes the checker may inject (for good).
+    #[arg(long, default_value_t = 0)]
+    pub crashes: u8,
+    /// Client pauses (process frozen, then resumes).
+    #[arg(long, default_value_t = 0)]
+    pub pauses: u8,
+    /// Client–store partitions (link cut, then healed).
+    #[arg(long, default_value_t = 0)]
+    pub partitions: u8,
+    /// Replies the store sends that never arrive (the client resends).
+    #[arg(long = "lost-replies", default_value_t = 0)]
+    pub lost_replies: u8,
+    /// The guarded resource rejects tokens lower than the highest it accepted.
+    #[arg(long)]
+    pub fencing: bool,
+    /// What a holder does when it stops hearing from the store: naive or lease-aware.
+    #[arg(long, default_value = "naive")]
+    pub policy: String,
+    /// fair-predecessor only: no guid in node names, so a lost create reply leaves an orphan.
+    #[arg(long = "no-guid")]
+    pub no_guid: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Print one JSON object on stdout instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Explore every state rather than one per orbit of interchangeable clients.
+    #[arg(long = "no-symmetry")]
+    pub no_symmetry: bool,
+    /// Give up (and report the check incomplete) beyond this many unique states.
+    #[arg(long = "max-states", default_value_t = 50_000_000)]
+    pub max_states: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct ExploreArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Port on 127.0.0.1 to serve the Explorer on.
+    #[arg(long, default_value_t = 3000)]
+    pub port: u16,
+}
+
+impl ModelArgs {
+    /// Resolves the flags into a configuration, rejecting unknown names and
+    /// contradictory or out-of-range settings.
+    pub fn to_cfg(&self) -> Result<LockModelCfg, UsageError> {
+        let mut recipe: Recipe = self.recipe.parse().map_err(UsageError)?;
+        if self.no_guid {
+            match &mut recipe {
+                Recipe::FairPredecessor(opts) => opts.guid = false,
+                other => {
+                    return Err(UsageError(format!(
+                        "--no-guid applies only to fair-predecessor, not {}",
+                        other.name()
+                    )))
+                }
+            }
+        }
+        let policy: Policy = self.policy.parse().map_err(UsageError)?;
+        let cfg = LockModelCfg {
+            recipe,
+            clients: self.clients,
+            rounds: self.rounds,
+            faults: FaultBudget {
+                crashes: self.crashes,
+                pauses: self.pauses,
+                partitions: self.partitions,
+                lost_replies: self.lost_replies,
+            },
+            fencing: self.fencing,
+            policy,
+        };
+        cfg.validate().map_err(UsageError)?;
+        Ok(cfg)
+    }
+}
+
+/// The configuration the no-argument tour checks each recipe at.
+pub fn default_cfg(recipe: Recipe) -> LockModelCfg {
+    LockModelCfg {
+        faults: FaultBudget {
+            crashes: 1,
+            ..FaultBudget::default()
+        },
+        fencing: true,
+        ..LockModelCfg::new(recipe, 3)
+    }
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
+    match cli.command {
+        None => Ok(check::summary()),
+        Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Explore(args)) => explore::run(&args),
+    }
+}
