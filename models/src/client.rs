@@ -23,8 +23,11 @@ pub enum Policy {
     /// Keeps believing it holds until told otherwise.
     #[default]
     Naive,
-    /// Treats the lock as lost once its session may have expired by its own
-    /// clock (no word from the store for the deadline), and starts over.
+    /// Treats its session, and any lock it holds or is acquiring, as lost once
+    /// the session may have expired by its own clock (no word from the store
+    /// for the deadline), and starts over with a new session. Its clock runs
+    /// while it is cut off, so it gives up before the store expires the
+    /// session; it cannot run while the process is paused.
     LeaseAware,
 }
 
@@ -94,8 +97,14 @@ pub enum Phase {
     Connecting,
     Thinking,
     Acquiring,
-    /// Believes it holds the lock.
-    Holding { token: u64, sent: u8, acked: u8 },
+    /// Believes it holds the lock. `granted` is the header of the store
+    /// message that decided it: where the acquisition falls in the store's order.
+    Holding {
+        token: u64,
+        granted: u64,
+        sent: u8,
+        acked: u8,
+    },
     Releasing,
     Done,
 }
@@ -122,6 +131,14 @@ impl ClientState {
     pub fn token(&self) -> Option<u64> {
         match self.phase {
             Phase::Holding { token, .. } => Some(token),
+            _ => None,
+        }
+    }
+
+    /// The store header at which the current hold was decided.
+    pub fn granted(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Holding { granted, .. } => Some(granted),
             _ => None,
         }
     }
@@ -152,6 +169,7 @@ impl Client {
         if st.rounds_done >= self.rounds {
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
+            o.cancel_timer(Timer::Deadline);
         } else {
             st.phase = Phase::Thinking;
             o.set_timer(Timer::Think, self.timing.think.clone());
@@ -172,7 +190,6 @@ impl Client {
     }
 
     fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        o.cancel_timer(Timer::Deadline);
         o.cancel_timer(Timer::Hold);
         st.phase = Phase::Releasing;
         match self.recipe.release(st.session, &st.recipe) {
@@ -196,11 +213,20 @@ impl Client {
         }
         st.recipe = RecipeState::Idle;
         st.pending = None;
+        // Let go of the old session: if it is still alive (the lease-aware
+        // policy gave up on it), its lock node must not outlive our interest.
+        o.send(
+            store_id(),
+            Msg::Close {
+                session: st.session,
+            },
+        );
         if st.rounds_done >= self.rounds {
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
             return;
         }
+        // The new session's deadline starts when it is granted.
         st.session = st.session.next();
         st.epoch = st.epoch.wrapping_add(1);
         st.phase = Phase::Connecting;
@@ -208,7 +234,8 @@ impl Client {
         self.send_request(st, req, o);
     }
 
-    fn apply(&self, st: &mut ClientState, step: Step, o: &mut Out<Self>) {
+    /// Carries out the recipe's step, taken on a store message with `header`.
+    fn apply(&self, st: &mut ClientState, step: Step, header: u64, o: &mut Out<Self>) {
         match step {
             Step::Send(req) => self.send_request(st, req, o),
             Step::Wait | Step::Unexpected => {}
@@ -216,30 +243,31 @@ impl Client {
                 st.holds += 1;
                 st.phase = Phase::Holding {
                     token,
+                    granted: header,
                     sent: 0,
                     acked: 0,
                 };
-                if self.policy == Policy::LeaseAware {
-                    o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
-                }
                 self.write(st, o);
             }
             Step::SessionLost => self.session_lost(st, o),
         }
     }
 
-    fn on_reply(&self, st: &mut ClientState, reply: Reply, o: &mut Out<Self>) {
+    fn on_reply(&self, st: &mut ClientState, header: u64, reply: Reply, o: &mut Out<Self>) {
         let expired = matches!(reply, Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound);
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
+                if self.policy == Policy::LeaseAware {
+                    o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
+                }
                 self.think(st, o);
             }
             Phase::Acquiring if expired => self.session_lost(st, o),
             Phase::Acquiring => {
                 let step = self.recipe.on_reply(st.session, &mut st.recipe, &reply);
-                self.apply(st, step, o);
+                self.apply(st, step, header, o);
             }
             Phase::Releasing => {
                 // Whatever the answer (deleted, already gone, session expired),
@@ -284,25 +312,30 @@ impl Actor for Client {
     }
 
     fn on_msg(&self, _id: Id, state: &mut Cow<ClientState>, src: Id, msg: Msg, o: &mut Out<Self>) {
-        if src == store_id() && self.policy == Policy::LeaseAware && state.holds_lock() {
+        let in_session = !matches!(state.phase, Phase::Connecting | Phase::Done);
+        if src == store_id() && self.policy == Policy::LeaseAware && in_session {
             // Word from the store: the session was alive a moment ago.
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
         }
         match msg {
-            Msg::Reply { epoch, reply } => {
+            Msg::Reply {
+                epoch,
+                header,
+                reply,
+            } => {
                 if epoch != state.epoch || state.pending.is_none() {
                     return; // a reply to a request given up on
                 }
                 let st = state.to_mut();
                 st.pending = None;
                 o.cancel_timer(Timer::Retry);
-                self.on_reply(st, reply, o);
+                self.on_reply(st, header, reply, o);
             }
-            Msg::Notify(ev) => {
+            Msg::Notify { header, event } => {
                 if state.phase == Phase::Acquiring && state.pending.is_none() {
                     let st = state.to_mut();
-                    let step = self.recipe.on_event(&mut st.recipe, &ev);
-                    self.apply(st, step, o);
+                    let step = self.recipe.on_event(&mut st.recipe, &event);
+                    self.apply(st, step, header, o);
                 }
             }
             Msg::Expired { session } => {
@@ -337,7 +370,11 @@ impl Actor for Client {
                     o.set_timer(Timer::Hold, self.timing.hold.clone());
                 }
             }
-            Msg::Pong { .. } | Msg::Request { .. } | Msg::Ping { .. } | Msg::Write { .. } => {}
+            Msg::Pong { .. }
+            | Msg::Request { .. }
+            | Msg::Ping { .. }
+            | Msg::Close { .. }
+            | Msg::Write { .. } => {}
         }
     }
 
@@ -371,7 +408,13 @@ impl Actor for Client {
                 );
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
             }
-            Timer::Deadline if state.holds_lock() => self.session_lost(state.to_mut(), o),
+            Timer::Deadline if !matches!(state.phase, Phase::Connecting | Phase::Done) => {
+                let st = state.to_mut();
+                if st.phase == Phase::Releasing {
+                    st.rounds_done += 1;
+                }
+                self.session_lost(st, o);
+            }
             _ => {}
         }
     }

@@ -166,10 +166,20 @@ pub struct LockState {
     pub clients: Vec<ClientSlot>,
     /// Faults still to inject.
     pub budget: FaultBudget,
-    /// Ghost: every acquisition so far, in order, as (client, its hold number).
-    pub acquisitions: Vec<(ClientIdx, u8)>,
+    /// Ghost: every acquisition so far, in the order clients came to believe
+    /// they hold.
+    pub acquisitions: Vec<Acquisition>,
     /// Ghost: the most notifications one store step has delivered (capped at 2).
     pub widest_wakeup: u8,
+}
+
+/// One acquisition of the lock: who, which of its holds, and the store
+/// header at which it was decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Acquisition {
+    pub client: ClientIdx,
+    pub hold: u8,
+    pub granted: u64,
 }
 
 /// A link, named by its ends.
@@ -224,26 +234,31 @@ impl LockState {
             .all(|s| !s.is_live() || s.state.phase == Phase::Done)
     }
 
-    /// The accepted writes come in one block per acquisition, in acquisition
-    /// order. Returns the first offending write's position.
+    /// The accepted writes come in one block per acquisition, blocks in
+    /// acquisition order: no A … B … A, and no write of an earlier acquisition
+    /// after one of a later one. Acquisitions are ordered by where the store
+    /// decided them (the header of the deciding message), then by when their
+    /// holders came to believe it; tokens play no part, so a token that does
+    /// not follow that order is caught. Returns the first offending write.
     pub fn resource_order_violation(&self) -> Option<usize> {
-        let mut last = 0usize;
+        let mut last: Option<(u64, usize)> = None;
         for (i, w) in self.resource.log.iter().enumerate() {
-            let acq = self
+            let at = self
                 .acquisitions
                 .iter()
-                .position(|&(c, h)| c == w.client && h == w.hold)?;
-            if acq < last {
+                .position(|a| a.client == w.client && a.hold == w.hold)?;
+            let key = (self.acquisitions[at].granted, at);
+            if last.is_some_and(|l| key < l) {
                 return Some(i);
             }
-            last = acq;
+            last = Some(key);
         }
         None
     }
 
     /// Someone acquired the lock after someone else had it.
     pub fn handed_off(&self) -> bool {
-        self.acquisitions.windows(2).any(|w| w[0].0 != w[1].0)
+        self.acquisitions.windows(2).any(|w| w[0].client != w[1].client)
     }
 }
 
@@ -314,7 +329,7 @@ impl LockModel {
                             // dropped the connection's watches: nothing is sent.
                             continue;
                         }
-                        if matches!(msg, Msg::Notify(_)) {
+                        if matches!(msg, Msg::Notify { .. }) {
                             notifications = notifications.saturating_add(1);
                         }
                         if from == store_id() {
@@ -372,9 +387,13 @@ impl LockModel {
             state.clients[c as usize].state = s;
         }
         self.apply_out(state, client_id(c), out);
-        let holds = state.clients[c as usize].state.holds;
-        if holds != holds_before {
-            state.acquisitions.push((c, holds));
+        let after = &state.clients[c as usize].state;
+        if after.holds != holds_before {
+            state.acquisitions.push(Acquisition {
+                client: c,
+                hold: after.holds,
+                granted: after.granted().unwrap_or(0),
+            });
         }
     }
 }

@@ -16,15 +16,23 @@ pub enum Msg {
         epoch: u8,
         req: Request,
     },
+    /// `header` is the store's last transaction id when it answered: the
+    /// zxid of ZooKeeper's reply header, the revision of etcd's response
+    /// header. It tells when, in the store's order, a decision was made.
     Reply {
         epoch: u8,
+        header: u64,
         reply: Reply,
     },
+    /// The client is done with this session: ZooKeeper `close()`, etcd lease
+    /// revoke plus cancelling the watches its abandoned wait had open (what
+    /// `waitDelete`'s deferred cancel does). Sent without waiting for an answer.
+    Close { session: SessionId },
     /// Session heartbeat (ZooKeeper ping, etcd lease keepalive).
     Ping { session: SessionId },
     Pong { session: SessionId },
     /// One watch notification: the unit the herd metrics count.
-    Notify(WatchEvent),
+    Notify { header: u64, event: WatchEvent },
     /// The store tells the owner its session (lease) expired. It arrives when
     /// the link next carries anything to the client, as the ZooKeeper client
     /// learns of expiry on reconnect and etcd's keepalive stream on its next
@@ -183,7 +191,7 @@ pub enum WatchEvent {
     Etcd { kind: EtcdEvent, key: Key, revision: u64 },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ZkEvent {
     NodeCreated,
     NodeDeleted,
@@ -302,9 +310,10 @@ impl fmt::Display for Msg {
         match self {
             Msg::Request { session, req, .. } => write!(f, "{req} [session {session}]"),
             Msg::Reply { reply, .. } => write!(f, "{reply}"),
+            Msg::Close { session } => write!(f, "close session {session}"),
             Msg::Ping { session } => write!(f, "ping [session {session}]"),
             Msg::Pong { session } => write!(f, "pong [session {session}]"),
-            Msg::Notify(ev) => write!(f, "watch event {ev}"),
+            Msg::Notify { event, .. } => write!(f, "watch event {event}"),
             Msg::Expired { session } => write!(f, "session {session} expired"),
             Msg::Write { token, hold } => write!(f, "write (its hold #{hold}) with token {token}"),
             Msg::WriteAck { accepted, .. } => {

@@ -163,10 +163,13 @@ impl Relabel for Msg {
                 req.relabel(p);
             }
             Msg::Reply { reply, .. } => reply.relabel(p),
-            Msg::Ping { session } | Msg::Pong { session } | Msg::Expired { session } => {
+            Msg::Ping { session }
+            | Msg::Pong { session }
+            | Msg::Expired { session }
+            | Msg::Close { session } => {
                 session.relabel(p)
             }
-            Msg::Notify(ev) => ev.relabel(p),
+            Msg::Notify { event, .. } => event.relabel(p),
             Msg::Write { .. } | Msg::WriteAck { .. } => {}
         }
     }
@@ -258,8 +261,8 @@ impl Relabel for LockState {
         for w in &mut self.resource.log {
             w.client.relabel(p);
         }
-        for (c, _) in &mut self.acquisitions {
-            c.relabel(p);
+        for a in &mut self.acquisitions {
+            a.client.relabel(p);
         }
         for slot in &mut self.clients {
             slot.relabel(p);
@@ -300,7 +303,12 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     let st = &slot.state;
     (st.rounds_done, st.holds, st.epoch, st.session.incarnation).hash(&mut h);
     match st.phase {
-        Phase::Holding { token, sent, acked } => (5u8, token, sent, acked).hash(&mut h),
+        Phase::Holding {
+            token,
+            granted,
+            sent,
+            acked,
+        } => (5u8, token, granted, sent, acked).hash(&mut h),
         other => std::mem::discriminant(&other).hash(&mut h),
     }
     std::mem::discriminant(&st.recipe).hash(&mut h);

@@ -45,6 +45,13 @@ impl StoreState {
         }
     }
 
+    /// The last transaction id, as reply headers carry it. Each store serves
+    /// one face at a time, so the sum is that face's zxid or revision (plus
+    /// the other face's constant).
+    pub fn header(&self) -> u64 {
+        self.zk.zxid + self.etcd.revision
+    }
+
     pub fn is_alive(&self, s: SessionId) -> bool {
         self.sessions
             .binary_search_by(|(id, _)| id.cmp(&s))
@@ -211,9 +218,9 @@ fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEv
     }));
 }
 
-fn send_notifications(o: &mut Out<Store>, fired: Vec<(SessionId, WatchEvent)>) {
-    for (s, ev) in fired {
-        o.send(client_id(s.client), Msg::Notify(ev));
+fn send_notifications(o: &mut Out<Store>, header: u64, fired: Vec<(SessionId, WatchEvent)>) {
+    for (s, event) in fired {
+        o.send(client_id(s.client), Msg::Notify { header, event });
     }
 }
 
@@ -261,8 +268,18 @@ impl Actor for Store {
                 if heard {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
                 }
-                o.send(src, Msg::Reply { epoch, reply });
-                send_notifications(o, fired);
+                let header = state.header();
+                o.send(src, Msg::Reply { epoch, header, reply });
+                send_notifications(o, header, fired);
+            }
+            Msg::Close { session } if session.client == client => {
+                let st = state.to_mut();
+                st.etcd.watchers.retain(|w| w.client != client);
+                if st.is_alive(session) {
+                    let fired = st.expire(session);
+                    o.cancel_timer(Timer::Expiry(session));
+                    send_notifications(o, state.header(), fired);
+                }
             }
             Msg::Ping { session } if session.client == client => {
                 if state.is_alive(session) {
@@ -280,7 +297,7 @@ impl Actor for Store {
         if let Timer::Expiry(session) = *timer {
             if state.is_alive(session) {
                 let fired = state.to_mut().expire(session);
-                send_notifications(o, fired);
+                send_notifications(o, state.header(), fired);
                 o.send(client_id(session.client), Msg::Expired { session });
             }
         }

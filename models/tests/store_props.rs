@@ -1,0 +1,268 @@
+//! Property tests of the store against a plain reference model: a
+//! `BTreeMap` of nodes and `BTreeSet`s of watches, written for obviousness,
+//! not speed.
+
+use models::ids::{Child, Key, SessionId, ZPath};
+use models::msg::{EtcdEvent, Range, SortByCreate, ZkEvent};
+use models::store::etcd::EtcdKv;
+use models::store::zookeeper::ZkTree;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+const SESSIONS: u8 = 3;
+
+#[derive(Clone, Debug)]
+enum ZkOp {
+    CreateChild { owner: u8, ephemeral: bool },
+    Delete { nth: usize },
+    Exists { nth: usize, session: u8 },
+    ExistsMissing { seq: u32, session: u8 },
+    GetChildren { session: u8 },
+    Expire { session: u8 },
+}
+
+fn zk_op() -> impl Strategy<Value = ZkOp> {
+    let s = 0..SESSIONS;
+    prop_oneof![
+        (s.clone(), any::<bool>()).prop_map(|(owner, ephemeral)| ZkOp::CreateChild { owner, ephemeral }),
+        (0..8usize).prop_map(|nth| ZkOp::Delete { nth }),
+        (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
+        (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
+        s.clone().prop_map(|session| ZkOp::GetChildren { session }),
+        s.prop_map(|session| ZkOp::Expire { session }),
+    ]
+}
+
+fn sid(c: u8) -> SessionId {
+    SessionId::first(c)
+}
+
+/// The reference: nodes by path with their owner, watches as sets.
+#[derive(Default)]
+struct RefZk {
+    nodes: BTreeMap<ZPath, Option<SessionId>>,
+    cversion: u32,
+    data_watches: BTreeSet<(ZPath, SessionId)>,
+    child_watches: BTreeSet<SessionId>,
+}
+
+type Event = (SessionId, ZkEvent, ZPath);
+
+impl RefZk {
+    fn fire_data(&mut self, path: ZPath, kind: ZkEvent, out: &mut Vec<Event>) {
+        let hit: Vec<_> = self.data_watches.iter().filter(|(p, _)| *p == path).copied().collect();
+        for w in hit {
+            self.data_watches.remove(&w);
+            out.push((w.1, kind, path));
+        }
+    }
+    fn fire_children(&mut self, out: &mut Vec<Event>) {
+        for s in std::mem::take(&mut self.child_watches) {
+            out.push((s, ZkEvent::NodeChildrenChanged, ZPath::Lock));
+        }
+    }
+    fn create(&mut self, owner: Option<SessionId>, guid: SessionId, out: &mut Vec<Event>) -> ZPath {
+        let path = ZPath::Child(Child { guid: Some(guid), seq: self.cversion });
+        self.cversion += 1;
+        self.nodes.insert(path, owner);
+        self.fire_data(path, ZkEvent::NodeCreated, out);
+        self.fire_children(out);
+        path
+    }
+    fn delete(&mut self, path: ZPath, out: &mut Vec<Event>) -> bool {
+        if self.nodes.remove(&path).is_none() {
+            return false;
+        }
+        self.cversion += 1;
+        self.fire_data(path, ZkEvent::NodeDeleted, out);
+        self.fire_children(out);
+        true
+    }
+    fn expire(&mut self, s: SessionId, out: &mut Vec<Event>) {
+        self.data_watches.retain(|(_, w)| *w != s);
+        self.child_watches.remove(&s);
+        let owned: Vec<ZPath> = self.nodes.iter().filter(|(_, o)| **o == Some(s)).map(|(p, _)| *p).collect();
+        for p in owned {
+            self.delete(p, out);
+        }
+    }
+}
+
+fn sorted(mut v: Vec<Event>) -> Vec<Event> {
+    v.sort();
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn zookeeper_face_matches_reference(ops in prop::collection::vec(zk_op(), 1..60)) {
+        let mut tree = ZkTree::new(true);
+        let mut reference = RefZk::default();
+        let mut last_seq: Option<u32> = None;
+        let mut created: BTreeSet<u32> = BTreeSet::new();
+        for op in ops {
+            let mut fired = Vec::new();
+            let mut expected = Vec::new();
+            match op {
+                ZkOp::CreateChild { owner, ephemeral } => {
+                    let s = sid(owner);
+                    let owner = ephemeral.then_some(s);
+                    let path = ZPath::Child(Child { guid: Some(s), seq: 0 });
+                    let (got, _czxid) = tree.create(path, owner, true, &mut fired).unwrap();
+                    let want = reference.create(owner, s, &mut expected);
+                    prop_assert_eq!(got, want);
+                    let ZPath::Child(c) = got else { unreachable!() };
+                    // Sequential names are unique and increasing per parent.
+                    prop_assert!(last_seq.is_none_or(|l| c.seq > l));
+                    prop_assert!(created.insert(c.seq));
+                    last_seq = Some(c.seq);
+                }
+                ZkOp::Delete { nth } => {
+                    let target = reference.nodes.keys().nth(nth).copied()
+                        .unwrap_or(ZPath::Child(Child { guid: None, seq: 999 }));
+                    let ok = tree.delete(target, &mut fired).is_ok();
+                    prop_assert_eq!(ok, reference.delete(target, &mut expected));
+                }
+                ZkOp::Exists { nth, session } => {
+                    if let Some(path) = reference.nodes.keys().nth(nth).copied() {
+                        prop_assert!(tree.exists(path, Some(sid(session))).is_some());
+                        reference.data_watches.insert((path, sid(session)));
+                    }
+                }
+                ZkOp::ExistsMissing { seq, session } => {
+                    let path = ZPath::Child(Child { guid: Some(sid(session)), seq: seq + 1000 });
+                    prop_assert!(tree.exists(path, Some(sid(session))).is_none());
+                    reference.data_watches.insert((path, sid(session)));
+                }
+                ZkOp::GetChildren { session } => {
+                    let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap();
+                    let want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
+                        ZPath::Child(c) => Some(*c),
+                        ZPath::Lock => None,
+                    }).collect();
+                    prop_assert_eq!(got, want);
+                    reference.child_watches.insert(sid(session));
+                }
+                ZkOp::Expire { session } => {
+                    let s = sid(session);
+                    tree.expire(s, &mut fired);
+                    reference.expire(s, &mut expected);
+                    // Expiry deletes exactly the session's ephemerals.
+                    prop_assert!(tree.nodes.iter().all(|(_, n)| n.ephemeral_owner != Some(s)));
+                }
+            }
+            // The same notifications, each registered watch at most once.
+            let fired_sorted = sorted(fired.clone());
+            let mut dedup = fired_sorted.clone();
+            dedup.dedup();
+            prop_assert_eq!(&dedup, &fired_sorted, "a watch fired twice in one step");
+            prop_assert_eq!(fired_sorted, sorted(expected));
+            // Watches are one-shot: nothing fired is still registered.
+            for (s, kind, path) in &fired {
+                match kind {
+                    ZkEvent::NodeChildrenChanged => prop_assert!(!tree.child_watches.contains(&(*path, *s))),
+                    _ => prop_assert!(!tree.data_watches.contains(&(*path, *s))),
+                }
+            }
+            let nodes: Vec<ZPath> = tree.nodes.iter().map(|(p, _)| *p).filter(|p| *p != ZPath::Lock).collect();
+            let want: Vec<ZPath> = reference.nodes.keys().copied().collect();
+            prop_assert_eq!(nodes, want);
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum EtcdOp {
+    Put { lease: u8 },
+    Delete { nth: usize },
+    Expire { lease: u8 },
+    Range { max_create_revision: u64 },
+}
+
+fn etcd_op() -> impl Strategy<Value = EtcdOp> {
+    prop_oneof![
+        (0..SESSIONS).prop_map(|lease| EtcdOp::Put { lease }),
+        (0..6usize).prop_map(|nth| EtcdOp::Delete { nth }),
+        (0..SESSIONS).prop_map(|lease| EtcdOp::Expire { lease }),
+        (0..30u64).prop_map(|max_create_revision| EtcdOp::Range { max_create_revision }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn etcd_face_matches_reference(ops in prop::collection::vec(etcd_op(), 1..60)) {
+        let mut kv = EtcdKv::default();
+        // key -> (create_revision, lease)
+        let mut reference: BTreeMap<Key, (u64, SessionId)> = BTreeMap::new();
+        let mut incarnation = [0u8; SESSIONS as usize];
+        for op in ops {
+            let before = kv.revision;
+            let mut fired = Vec::new();
+            match op {
+                EtcdOp::Put { lease } => {
+                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let key = Key(s);
+                    let rev = kv.put(key, s, &mut fired);
+                    // Revisions strictly increase with every write.
+                    prop_assert!(rev > before);
+                    reference.entry(key).or_insert((rev, s));
+                    prop_assert_eq!(kv.get(key).unwrap().create_revision, reference[&key].0);
+                }
+                EtcdOp::Delete { nth } => {
+                    match reference.keys().nth(nth).copied() {
+                        Some(key) => {
+                            let (rev, n) = kv.delete(key, &mut fired);
+                            prop_assert!(rev > before);
+                            prop_assert_eq!(n, 1);
+                            reference.remove(&key);
+                        }
+                        None => {
+                            let (rev, n) = kv.delete(Key(SessionId { client: 9, incarnation: 0 }), &mut fired);
+                            prop_assert_eq!((rev, n), (before, 0));
+                        }
+                    }
+                }
+                EtcdOp::Expire { lease } => {
+                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let had = reference.values().any(|(_, l)| *l == s);
+                    kv.expire(s, &mut fired);
+                    reference.retain(|_, (_, l)| *l != s);
+                    prop_assert_eq!(kv.revision > before, had);
+                    incarnation[lease as usize] += 1;
+                }
+                EtcdOp::Range { max_create_revision } => {
+                    let r = Range { key: None, sort: SortByCreate::Ascend, limit: 0, max_create_revision };
+                    let got: Vec<Key> = kv.range(&r).iter().map(|kv| kv.key).collect();
+                    let mut want: Vec<(u64, Key)> = reference.iter()
+                        .filter(|(_, (c, _))| max_create_revision == 0 || *c <= max_create_revision)
+                        .map(|(k, (c, _))| (*c, *k)).collect();
+                    want.sort();
+                    let want: Vec<Key> = want.into_iter().map(|(_, k)| k).collect();
+                    prop_assert_eq!(got, want);
+                }
+            }
+            prop_assert!(fired.iter().all(|(_, kind, _, _)| *kind == EtcdEvent::Put || *kind == EtcdEvent::Delete));
+            let keys: Vec<Key> = kv.kvs.iter().map(|kv| kv.key).collect();
+            let want: Vec<Key> = reference.keys().copied().collect();
+            prop_assert_eq!(keys, want);
+        }
+    }
+}
+
+#[test]
+fn a_watch_from_a_past_revision_sees_an_earlier_delete_once() {
+    let mut kv = EtcdKv::default();
+    let mut fired = Vec::new();
+    let a = Key(SessionId::first(0));
+    kv.put(a, SessionId::first(0), &mut fired);
+    let seen_at = kv.revision;
+    kv.delete(a, &mut fired);
+    assert!(fired.is_empty());
+    kv.watch(1, a, seen_at, &mut fired);
+    assert_eq!(fired, vec![(1, EtcdEvent::Delete, a, seen_at + 1)]);
+    assert!(kv.watchers.is_empty(), "the key watch ended at its delete");
+}
