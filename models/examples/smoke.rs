@@ -11,14 +11,38 @@ fn main() {
     let sym = args.get(4).map(|s| s == "sym").unwrap_or(true);
     for r in Recipe::ALL {
         let mut cfg = LockModelCfg::new(r, clients);
-        cfg.faults = FaultBudget { crashes, pauses, ..Default::default() };
+        cfg.faults = FaultBudget {
+            crashes,
+            pauses,
+            ..Default::default()
+        };
         let model = cfg.clone().into_model();
-        let res = check(&model, CheckOptions { symmetry: sym, ..Default::default() });
-        println!("{cfg}: states {} unique {} depth {} {:.2}s", res.states, res.unique_states, res.max_depth, res.seconds);
+        let res = check(
+            &model,
+            CheckOptions {
+                symmetry: sym,
+                ..Default::default()
+            },
+        );
+        println!(
+            "{cfg}: states {} unique {} depth {} {:.2}s",
+            res.states, res.unique_states, res.max_depth, res.seconds
+        );
         for p in &res.properties {
-            println!("  {} {:?} path len {:?}", p.name, p.status, p.path.as_ref().map(|p| p.len()));
+            println!(
+                "  {} {:?} path len {:?}",
+                p.name,
+                p.status,
+                p.path.as_ref().map(|p| p.len())
+            );
             if p.name != "hand_off" {
-            if let Some(path) = &p.path { if p.status == models::checker::Status::Violated { for s in steps(&model, path) { println!("     {s}"); } } }
+                if let Some(path) = &p.path {
+                    if p.status == models::checker::Status::Violated {
+                        for s in steps(&model, path) {
+                            println!("     {s}");
+                        }
+                    }
+                }
             }
         }
     }

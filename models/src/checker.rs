@@ -155,7 +155,10 @@ impl Graph {
         let mut ok = self.finished.clone();
         let mut queue: VecDeque<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
         while let Some(j) = queue.pop_front() {
-            let (a, b) = (pred_count[j as usize] as usize, pred_count[j as usize + 1] as usize);
+            let (a, b) = (
+                pred_count[j as usize] as usize,
+                pred_count[j as usize + 1] as usize,
+            );
             for &i in &pred[a..b] {
                 if !ok[i as usize] {
                     ok[i as usize] = true;
@@ -286,7 +289,10 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
             let confirmed = match p.kind {
                 Kind::Progress => confirm_stuck(model, &real),
                 _ => {
-                    let prop = props.iter().find(|q| q.name == p.name).expect("known property");
+                    let prop = props
+                        .iter()
+                        .find(|q| q.name == p.name)
+                        .expect("known property");
                     let end = replay(model, &real).expect("a discovered path replays");
                     (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
                 }
@@ -324,7 +330,9 @@ fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Vec<Action>
         let mut ra = a;
         ra.relabel(&to_real);
         real.push(ra);
-        let next = model.next_state(&rep, a).expect("a discovered path replays");
+        let next = model
+            .next_state(&rep, a)
+            .expect("a discovered path replays");
         let (next_rep, perm) = representative(&next);
         let back = inverse(&perm);
         to_real = back.iter().map(|&x| to_real[x as usize]).collect();

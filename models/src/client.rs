@@ -254,7 +254,10 @@ impl Client {
     }
 
     fn on_reply(&self, st: &mut ClientState, header: u64, reply: Reply, o: &mut Out<Self>) {
-        let expired = matches!(reply, Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound);
+        let expired = matches!(
+            reply,
+            Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound
+        );
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {

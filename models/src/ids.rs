@@ -113,7 +113,11 @@ impl fmt::Display for ZPath {
 impl fmt::Display for Child {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.guid {
-            Some(g) => write!(f, "_c_{:02x}{:02x}-lock-{:010}", g.client, g.incarnation, self.seq),
+            Some(g) => write!(
+                f,
+                "_c_{:02x}{:02x}-lock-{:010}",
+                g.client, g.incarnation, self.seq
+            ),
             None => write!(f, "lock-{:010}", self.seq),
         }
     }
@@ -126,6 +130,10 @@ pub struct Key(pub SessionId);
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "/lock/{:x}", 0x694d_0000u32 | (self.0.client as u32) << 8 | self.0.incarnation as u32)
+        write!(
+            f,
+            "/lock/{:x}",
+            0x694d_0000u32 | (self.0.client as u32) << 8 | self.0.incarnation as u32
+        )
     }
 }

@@ -19,7 +19,7 @@
 
 use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
-use crate::msg::{Msg, Timer};
+use crate::msg::{Msg, Request, Timer};
 use crate::recipes::Recipe;
 use crate::resource::{Resource, ResourceState};
 use crate::store::{Store, StoreState};
@@ -76,7 +76,10 @@ impl LockModelCfg {
             ));
         }
         if !(1..=3).contains(&self.rounds) {
-            return Err(format!("rounds must be between 1 and 3 (got {})", self.rounds));
+            return Err(format!(
+                "rounds must be between 1 and 3 (got {})",
+                self.rounds
+            ));
         }
         let total = self.faults.crashes as u32
             + self.faults.pauses as u32
@@ -169,7 +172,8 @@ pub struct LockState {
     /// Ghost: every acquisition so far, in the order clients came to believe
     /// they hold.
     pub acquisitions: Vec<Acquisition>,
-    /// Ghost: the most notifications one store step has delivered (capped at 2).
+    /// Ghost: the most notifications one release or expiry has delivered
+    /// (capped at 2).
     pub widest_wakeup: u8,
 }
 
@@ -258,7 +262,9 @@ impl LockState {
 
     /// Someone acquired the lock after someone else had it.
     pub fn handed_off(&self) -> bool {
-        self.acquisitions.windows(2).any(|w| w[0].client != w[1].client)
+        self.acquisitions
+            .windows(2)
+            .any(|w| w[0].client != w[1].client)
     }
 }
 
@@ -301,11 +307,13 @@ impl LockModel {
             Timer::Think | Timer::Hold => true,
             Timer::Retry => {
                 slot.state.pending.is_some()
-                    && !slot.to_store.iter().any(|m| matches!(m, Msg::Request { .. }))
                     && !slot
-                        .from_store
+                        .to_store
                         .iter()
-                        .any(|m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch))
+                        .any(|m| matches!(m, Msg::Request { .. }))
+                    && !slot.from_store.iter().any(
+                        |m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch),
+                    )
             }
             Timer::Ping | Timer::Expiry(_) => false,
             Timer::Deadline => slot.missed_contact,
@@ -361,7 +369,14 @@ impl LockModel {
         }
     }
 
-    fn store_step(&self, state: &mut LockState, f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>)) {
+    /// A store step. `hand_off` says whether it may release the lock (a
+    /// delete, a session close or expiry): the steps the herd bound is about.
+    fn store_step(
+        &self,
+        state: &mut LockState,
+        hand_off: bool,
+        f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
+    ) {
         let mut out = Out::new();
         let mut cow = Cow::Borrowed(&state.store);
         f(&mut cow, &mut out);
@@ -369,7 +384,9 @@ impl LockModel {
             state.store = s;
         }
         let n = self.apply_out(state, store_id(), out);
-        state.widest_wakeup = state.widest_wakeup.max(n.min(2));
+        if hand_off {
+            state.widest_wakeup = state.widest_wakeup.max(n.min(2));
+        }
     }
 
     fn client_step(
@@ -505,7 +522,9 @@ impl Model for LockModel {
                 match link {
                     Link::StoreToClient => {
                         slot.missed_contact = false;
-                        self.client_step(&mut state, c, |s, o| self.client.on_msg(src, s, store_id(), msg, o));
+                        self.client_step(&mut state, c, |s, o| {
+                            self.client.on_msg(src, s, store_id(), msg, o)
+                        });
                     }
                     Link::ResourceToClient => {
                         self.client_step(&mut state, c, |s, o| {
@@ -513,12 +532,23 @@ impl Model for LockModel {
                         });
                     }
                     Link::ClientToStore => {
-                        self.store_step(&mut state, |s, o| self.store.on_msg(store_id(), s, src, msg, o));
+                        let hand_off = matches!(
+                            msg,
+                            Msg::Close { .. }
+                                | Msg::Request {
+                                    req: Request::Delete { .. } | Request::DeleteKey { .. },
+                                    ..
+                                }
+                        );
+                        self.store_step(&mut state, hand_off, |s, o| {
+                            self.store.on_msg(store_id(), s, src, msg, o)
+                        });
                     }
                     Link::ClientToResource => {
                         let mut out = Out::new();
                         let mut cow = Cow::Borrowed(&state.resource);
-                        self.resource.on_msg(resource_id(), &mut cow, src, msg, &mut out);
+                        self.resource
+                            .on_msg(resource_id(), &mut cow, src, msg, &mut out);
                         if let Cow::Owned(r) = cow {
                             state.resource = r;
                         }
@@ -534,7 +564,9 @@ impl Model for LockModel {
             Action::Expire(s) => {
                 let t = Timer::Expiry(s);
                 remove_timer(&mut state.store_timers, &t);
-                self.store_step(&mut state, |st, o| self.store.on_timeout(store_id(), st, &t, o));
+                self.store_step(&mut state, true, |st, o| {
+                    self.store.on_timeout(store_id(), st, &t, o)
+                });
             }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
@@ -574,7 +606,9 @@ impl Model for LockModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
-            Property::always("mutual_exclusion", |_, s: &LockState| s.holders().count() <= 1),
+            Property::always("mutual_exclusion", |_, s: &LockState| {
+                s.holders().count() <= 1
+            }),
             Property::always("resource_exclusion", |_, s: &LockState| {
                 s.resource_order_violation().is_none()
             }),

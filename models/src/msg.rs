@@ -27,22 +27,39 @@ pub enum Msg {
     /// The client is done with this session: ZooKeeper `close()`, etcd lease
     /// revoke plus cancelling the watches its abandoned wait had open (what
     /// `waitDelete`'s deferred cancel does). Sent without waiting for an answer.
-    Close { session: SessionId },
+    Close {
+        session: SessionId,
+    },
     /// Session heartbeat (ZooKeeper ping, etcd lease keepalive).
-    Ping { session: SessionId },
-    Pong { session: SessionId },
+    Ping {
+        session: SessionId,
+    },
+    Pong {
+        session: SessionId,
+    },
     /// One watch notification: the unit the herd metrics count.
-    Notify { header: u64, event: WatchEvent },
+    Notify {
+        header: u64,
+        event: WatchEvent,
+    },
     /// The store tells the owner its session (lease) expired. It arrives when
     /// the link next carries anything to the client, as the ZooKeeper client
     /// learns of expiry on reconnect and etcd's keepalive stream on its next
     /// response.
-    Expired { session: SessionId },
+    Expired {
+        session: SessionId,
+    },
     /// A write to the guarded resource, tagged with the writer's fencing token.
     /// `hold` is ghost data: which of this client's acquisitions the write
     /// belongs to, so the checker can tell acquisitions apart.
-    Write { token: u64, hold: u8 },
-    WriteAck { hold: u8, accepted: bool },
+    Write {
+        token: u64,
+        hold: u8,
+    },
+    WriteAck {
+        hold: u8,
+        accepted: bool,
+    },
 }
 
 /// A store operation. The ZooKeeper face and the etcd face share one store.
@@ -94,7 +111,10 @@ pub enum Request {
 pub enum Reply {
     // --- ZooKeeper ---
     Connected,
-    Created { path: ZPath, czxid: u64 },
+    Created {
+        path: ZPath,
+        czxid: u64,
+    },
     Deleted,
     /// `exists` / `get_data`: the node's stat, or `None` if there is no node.
     Stat(Option<Stat>),
@@ -187,8 +207,15 @@ pub struct Kv {
 /// A watch notification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum WatchEvent {
-    Zk { kind: ZkEvent, path: ZPath },
-    Etcd { kind: EtcdEvent, key: Key, revision: u64 },
+    Zk {
+        kind: ZkEvent,
+        path: ZPath,
+    },
+    Etcd {
+        kind: EtcdEvent,
+        key: Key,
+        revision: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -317,7 +344,15 @@ impl fmt::Display for Msg {
             Msg::Expired { session } => write!(f, "session {session} expired"),
             Msg::Write { token, hold } => write!(f, "write (its hold #{hold}) with token {token}"),
             Msg::WriteAck { accepted, .. } => {
-                write!(f, "{}", if *accepted { "write accepted" } else { "write rejected (fenced)" })
+                write!(
+                    f,
+                    "{}",
+                    if *accepted {
+                        "write accepted"
+                    } else {
+                        "write rejected (fenced)"
+                    }
+                )
             }
         }
     }
@@ -367,7 +402,11 @@ impl fmt::Display for Reply {
                 revision,
                 responses,
             } => {
-                write!(f, "txn {} at revision {revision}", if *succeeded { "succeeded" } else { "failed" })?;
+                write!(
+                    f,
+                    "txn {} at revision {revision}",
+                    if *succeeded { "succeeded" } else { "failed" }
+                )?;
                 for r in responses {
                     if let OpResult::Range { kvs } = r {
                         write!(f, ", range ")?;

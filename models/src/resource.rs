@@ -44,7 +44,14 @@ impl Actor for Resource {
         ResourceState::default()
     }
 
-    fn on_msg(&self, _id: Id, state: &mut Cow<ResourceState>, src: Id, msg: Msg, o: &mut Out<Self>) {
+    fn on_msg(
+        &self,
+        _id: Id,
+        state: &mut Cow<ResourceState>,
+        src: Id,
+        msg: Msg,
+        o: &mut Out<Self>,
+    ) {
         let (Some(client), Msg::Write { token, hold }) = (client_of(src), msg) else {
             return;
         };

@@ -166,9 +166,7 @@ impl Relabel for Msg {
             Msg::Ping { session }
             | Msg::Pong { session }
             | Msg::Expired { session }
-            | Msg::Close { session } => {
-                session.relabel(p)
-            }
+            | Msg::Close { session } => session.relabel(p),
             Msg::Notify { event, .. } => event.relabel(p),
             Msg::Write { .. } | Msg::WriteAck { .. } => {}
         }
@@ -196,7 +194,8 @@ impl Relabel for RecipeState {
                 F::Creating | F::Finding => {}
             },
             RecipeState::Etcd(
-                etcd_revision::State::Watching { key, .. } | etcd_revision::State::Waiting { key, .. },
+                etcd_revision::State::Watching { key, .. }
+                | etcd_revision::State::Waiting { key, .. },
             ) => key.relabel(p),
             // children-watch names nodes without a guid; unfair-create names none.
             _ => {}
@@ -234,7 +233,7 @@ impl Relabel for StoreState {
             path.relabel(p);
             node.ephemeral_owner.relabel(p);
         }
-        zk.nodes.sort_by(|a, b| a.0.cmp(&b.0));
+        zk.nodes.sort_by_key(|(path, _)| *path);
         zk.data_watches.relabel(p);
         zk.data_watches.sort();
         zk.child_watches.relabel(p);
@@ -326,7 +325,12 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     if let Some(own) = own_sequence(st) {
         own.hash(&mut h);
     }
-    (slot.timers.len(), slot.from_store.len(), slot.to_store.len()).hash(&mut h);
+    (
+        slot.timers.len(),
+        slot.from_store.len(),
+        slot.to_store.len(),
+    )
+        .hash(&mut h);
     // Writes and acks name no client.
     slot.to_resource.hash(&mut h);
     slot.from_resource.hash(&mut h);
@@ -349,7 +353,11 @@ fn own_sequence(st: &ClientState) -> Option<u32> {
     use fair_predecessor::State as F;
     match st.recipe {
         RecipeState::Fair(
-            F::Listing(m) | F::Watching(m, _) | F::Waiting(m, _) | F::FetchingToken(m) | F::Holding(m),
+            F::Listing(m)
+            | F::Watching(m, _)
+            | F::Waiting(m, _)
+            | F::FetchingToken(m)
+            | F::Holding(m),
         ) => Some(m.node.seq),
         RecipeState::Children(
             crate::recipes::children_watch::State::Listing(m)

@@ -44,7 +44,9 @@ fn describe(state: &LockState, action: Action) -> (&'static str, String, String,
                 Timer::Hold => "hold time over: next write".to_string(),
                 Timer::Retry => "no reply: resend".to_string(),
                 Timer::Ping => "heartbeat".to_string(),
-                Timer::Deadline => "session deadline passed by its own clock: give the lock up".to_string(),
+                Timer::Deadline => {
+                    "session deadline passed by its own clock: give the lock up".to_string()
+                }
                 Timer::Expiry(s) => format!("expiry of {s}"),
             };
             ("timer", client(c), client(c), what)
@@ -56,7 +58,12 @@ fn describe(state: &LockState, action: Action) -> (&'static str, String, String,
             format!("session {s} expires (its owner is silent)"),
         ),
         Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
-        Action::Pause(c) => ("fault", client(c), String::new(), "pauses (process frozen)".into()),
+        Action::Pause(c) => (
+            "fault",
+            client(c),
+            String::new(),
+            "pauses (process frozen)".into(),
+        ),
         Action::Resume(c) => ("recover", client(c), String::new(), "resumes".into()),
         Action::Partition(c) => (
             "fault",
@@ -64,7 +71,12 @@ fn describe(state: &LockState, action: Action) -> (&'static str, String, String,
             "store".into(),
             "link to the store is cut".into(),
         ),
-        Action::Heal(c) => ("recover", client(c), "store".into(), "link to the store heals".into()),
+        Action::Heal(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "link to the store heals".into(),
+        ),
         Action::LoseReply(c) => {
             let what = state.clients[c as usize]
                 .from_store

@@ -24,7 +24,8 @@ enum ZkOp {
 fn zk_op() -> impl Strategy<Value = ZkOp> {
     let s = 0..SESSIONS;
     prop_oneof![
-        (s.clone(), any::<bool>()).prop_map(|(owner, ephemeral)| ZkOp::CreateChild { owner, ephemeral }),
+        (s.clone(), any::<bool>())
+            .prop_map(|(owner, ephemeral)| ZkOp::CreateChild { owner, ephemeral }),
         (0..8usize).prop_map(|nth| ZkOp::Delete { nth }),
         (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
         (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
@@ -50,7 +51,12 @@ type Event = (SessionId, ZkEvent, ZPath);
 
 impl RefZk {
     fn fire_data(&mut self, path: ZPath, kind: ZkEvent, out: &mut Vec<Event>) {
-        let hit: Vec<_> = self.data_watches.iter().filter(|(p, _)| *p == path).copied().collect();
+        let hit: Vec<_> = self
+            .data_watches
+            .iter()
+            .filter(|(p, _)| *p == path)
+            .copied()
+            .collect();
         for w in hit {
             self.data_watches.remove(&w);
             out.push((w.1, kind, path));
@@ -62,7 +68,10 @@ impl RefZk {
         }
     }
     fn create(&mut self, owner: Option<SessionId>, guid: SessionId, out: &mut Vec<Event>) -> ZPath {
-        let path = ZPath::Child(Child { guid: Some(guid), seq: self.cversion });
+        let path = ZPath::Child(Child {
+            guid: Some(guid),
+            seq: self.cversion,
+        });
         self.cversion += 1;
         self.nodes.insert(path, owner);
         self.fire_data(path, ZkEvent::NodeCreated, out);
@@ -81,7 +90,12 @@ impl RefZk {
     fn expire(&mut self, s: SessionId, out: &mut Vec<Event>) {
         self.data_watches.retain(|(_, w)| *w != s);
         self.child_watches.remove(&s);
-        let owned: Vec<ZPath> = self.nodes.iter().filter(|(_, o)| **o == Some(s)).map(|(p, _)| *p).collect();
+        let owned: Vec<ZPath> = self
+            .nodes
+            .iter()
+            .filter(|(_, o)| **o == Some(s))
+            .map(|(p, _)| *p)
+            .collect();
         for p in owned {
             self.delete(p, out);
         }
@@ -186,7 +200,9 @@ fn etcd_op() -> impl Strategy<Value = EtcdOp> {
         (0..SESSIONS).prop_map(|lease| EtcdOp::Put { lease }),
         (0..6usize).prop_map(|nth| EtcdOp::Delete { nth }),
         (0..SESSIONS).prop_map(|lease| EtcdOp::Expire { lease }),
-        (0..30u64).prop_map(|max_create_revision| EtcdOp::Range { max_create_revision }),
+        (0..30u64).prop_map(|max_create_revision| EtcdOp::Range {
+            max_create_revision
+        }),
     ]
 }
 

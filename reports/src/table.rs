@@ -29,7 +29,15 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     };
     let mut out = line(header.to_vec());
     out.push('\n');
-    out.push_str(&line(widths.iter().map(|&w| "-".repeat(w)).collect::<Vec<_>>().iter().map(|s| s.as_str()).collect()));
+    out.push_str(&line(
+        widths
+            .iter()
+            .map(|&w| "-".repeat(w))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| s.as_str())
+            .collect(),
+    ));
     out.push('\n');
     for r in rows {
         out.push_str(&line(r.iter().map(|s| s.as_str()).collect()));

@@ -50,7 +50,13 @@ pub fn acquire() -> (State, Request) {
 
 pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
-        (State::Creating, Reply::Created { path: ZPath::Child(node), czxid }) => {
+        (
+            State::Creating,
+            Reply::Created {
+                path: ZPath::Child(node),
+                czxid,
+            },
+        ) => {
             *st = State::Listing(Mine {
                 node: *node,
                 czxid: *czxid,

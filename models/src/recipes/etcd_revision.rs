@@ -14,7 +14,9 @@
 
 use super::Step;
 use crate::ids::{Key, SessionId};
-use crate::msg::{EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent};
+use crate::msg::{
+    EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -22,14 +24,26 @@ pub enum State {
     /// The tryAcquire txn is in flight.
     Trying,
     /// waitDeletes: the last-created range below `my_rev` is in flight.
-    Ranging { my_rev: u64 },
+    Ranging {
+        my_rev: u64,
+    },
     /// waitDelete: the watch on `key` is being created.
-    Watching { my_rev: u64, key: Key },
+    Watching {
+        my_rev: u64,
+        key: Key,
+    },
     /// waitDelete: waiting for `key`'s delete.
-    Waiting { my_rev: u64, key: Key },
+    Waiting {
+        my_rev: u64,
+        key: Key,
+    },
     /// `get(myKey)`: is our key still there?
-    Verifying { my_rev: u64 },
-    Holding { my_rev: u64 },
+    Verifying {
+        my_rev: u64,
+    },
+    Holding {
+        my_rev: u64,
+    },
 }
 
 fn first_created() -> Range {

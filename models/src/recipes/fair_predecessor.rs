@@ -86,7 +86,13 @@ pub fn acquire(opts: Options, session: SessionId) -> (State, Request) {
 
 pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
-        (State::Creating, Reply::Created { path: ZPath::Child(node), czxid }) => {
+        (
+            State::Creating,
+            Reply::Created {
+                path: ZPath::Child(node),
+                czxid,
+            },
+        ) => {
             let mine = Mine {
                 node: *node,
                 czxid: Some(*czxid),

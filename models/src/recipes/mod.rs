@@ -125,7 +125,9 @@ impl Recipe {
             (Recipe::FairPredecessor(o), RecipeState::Fair(s)) => {
                 fair_predecessor::on_reply(*o, session, s, reply)
             }
-            (Recipe::EtcdRevision, RecipeState::Etcd(s)) => etcd_revision::on_reply(session, s, reply),
+            (Recipe::EtcdRevision, RecipeState::Etcd(s)) => {
+                etcd_revision::on_reply(session, s, reply)
+            }
             (Recipe::ChildrenWatch, RecipeState::Children(s)) => children_watch::on_reply(s, reply),
             _ => Step::Unexpected,
         }
@@ -134,7 +136,9 @@ impl Recipe {
     pub fn on_event(&self, st: &mut RecipeState, ev: &WatchEvent) -> Step {
         match (self, st) {
             (Recipe::UnfairCreate, RecipeState::Unfair(s)) => unfair_create::on_event(s, ev),
-            (Recipe::FairPredecessor(o), RecipeState::Fair(s)) => fair_predecessor::on_event(*o, s, ev),
+            (Recipe::FairPredecessor(o), RecipeState::Fair(s)) => {
+                fair_predecessor::on_event(*o, s, ev)
+            }
             (Recipe::EtcdRevision, RecipeState::Etcd(s)) => etcd_revision::on_event(s, ev),
             (Recipe::ChildrenWatch, RecipeState::Children(s)) => children_watch::on_event(s, ev),
             _ => Step::Wait,
@@ -144,7 +148,9 @@ impl Recipe {
     /// The request to send in place of `lost`, whose reply never came.
     pub fn resend(&self, st: &mut RecipeState, lost: &Request) -> Request {
         match (self, st) {
-            (Recipe::FairPredecessor(o), RecipeState::Fair(s)) => fair_predecessor::resend(*o, s, lost),
+            (Recipe::FairPredecessor(o), RecipeState::Fair(s)) => {
+                fair_predecessor::resend(*o, s, lost)
+            }
             _ => lost.clone(),
         }
     }
@@ -182,7 +188,9 @@ impl FromStr for Recipe {
     fn from_str(s: &str) -> Result<Self, String> {
         Recipe::ALL
             .into_iter()
-            .find(|r| r.name() == s || (s == "fair-predecessor-watch" && r.name() == "fair-predecessor"))
+            .find(|r| {
+                r.name() == s || (s == "fair-predecessor-watch" && r.name() == "fair-predecessor")
+            })
             .ok_or_else(|| {
                 let known: Vec<_> = Recipe::ALL.iter().map(|r| r.name()).collect();
                 format!("unknown recipe '{s}' (known: {})", known.join(", "))

@@ -68,9 +68,7 @@ impl EtcdKv {
                 TxnOp::Put { key, lease } => OpResult::Put {
                     revision: self.put(*key, *lease, fired),
                 },
-                TxnOp::Range(r) => OpResult::Range {
-                    kvs: self.range(r),
-                },
+                TxnOp::Range(r) => OpResult::Range { kvs: self.range(r) },
             })
             .collect();
         (succeeded, results)
@@ -157,7 +155,13 @@ impl EtcdKv {
     /// `watch(key, start_revision)` for `client`: replays what already
     /// happened at or after `start_revision`, and stays registered unless that
     /// included the delete that ends it.
-    pub fn watch(&mut self, client: ClientIdx, key: Key, start_revision: u64, fired: &mut Vec<Fired>) {
+    pub fn watch(
+        &mut self,
+        client: ClientIdx,
+        key: Key,
+        start_revision: u64,
+        fired: &mut Vec<Fired>,
+    ) {
         let mut past: Vec<(u64, EtcdEvent)> = self
             .deletes
             .iter()

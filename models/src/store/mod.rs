@@ -130,7 +130,9 @@ impl StoreState {
                     Err(e) => Reply::Error(e),
                 }
             }
-            Request::Exists { path, watch } => Reply::Stat(self.zk.exists(*path, watch.then_some(s))),
+            Request::Exists { path, watch } => {
+                Reply::Stat(self.zk.exists(*path, watch.then_some(s)))
+            }
             Request::GetData { path, watch } => match self.zk.get_data(*path, watch.then_some(s)) {
                 Ok(stat) => Reply::Stat(Some(stat)),
                 Err(e) => Reply::Error(e),
@@ -142,9 +144,11 @@ impl StoreState {
                 }
             }
             Request::Txn(txn) => {
-                let puts_dead_lease = txn.success.iter().chain(&txn.failure).any(|op| {
-                    matches!(op, TxnOp::Put { lease, .. } if !self.is_alive(*lease))
-                });
+                let puts_dead_lease = txn
+                    .success
+                    .iter()
+                    .chain(&txn.failure)
+                    .any(|op| matches!(op, TxnOp::Put { lease, .. } if !self.is_alive(*lease)));
                 if puts_dead_lease {
                     Reply::LeaseNotFound
                 } else {
@@ -264,12 +268,20 @@ impl Actor for Store {
                 // ZooKeeper hears a session in every request; etcd only in
                 // keepalives (and the grant).
                 let heard = state.is_alive(session)
-                    && (is_zookeeper(&req) || matches!(req, Request::Connect | Request::LeaseGrant));
+                    && (is_zookeeper(&req)
+                        || matches!(req, Request::Connect | Request::LeaseGrant));
                 if heard {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
                 }
                 let header = state.header();
-                o.send(src, Msg::Reply { epoch, header, reply });
+                o.send(
+                    src,
+                    Msg::Reply {
+                        epoch,
+                        header,
+                        reply,
+                    },
+                );
                 send_notifications(o, header, fired);
             }
             Msg::Close { session } if session.client == client => {

@@ -59,7 +59,7 @@ pub fn grouped(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -134,7 +134,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 })
                 .collect(),
         };
-        println!("{}", serde_json::to_string_pretty(&out).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serialisable")
+        );
         return Ok(exit_code(&r));
     }
 
@@ -169,14 +172,19 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         .map(|p| {
             let what = match (p.kind, p.status) {
                 (Kind::Sometimes, Status::Holds) => "holds (witnessed)".to_string(),
-                (Kind::Sometimes, Status::Violated) => "VIOLATED (never happens: a pass would be vacuous)".to_string(),
+                (Kind::Sometimes, Status::Violated) => {
+                    "VIOLATED (never happens: a pass would be vacuous)".to_string()
+                }
                 (_, Status::Violated) => "VIOLATED".to_string(),
                 (_, s) => status_word(s).to_string(),
             };
             vec![p.name.to_string(), kind_word(p.kind).to_string(), what]
         })
         .collect();
-    print!("{}", reports::table::render(&["property", "kind", "result"], &rows));
+    print!(
+        "{}",
+        reports::table::render(&["property", "kind", "result"], &rows)
+    );
     for p in &r.properties {
         if let Some(trace) = counterexample(&cfg, &r, p.name) {
             println!();
@@ -214,7 +222,11 @@ pub fn summary() -> ExitCode {
             grouped(r.unique_states),
             format!("{:.2}", r.seconds),
         ];
-        row.extend(r.properties.iter().map(|p| status_word(p.status).to_string()));
+        row.extend(
+            r.properties
+                .iter()
+                .map(|p| status_word(p.status).to_string()),
+        );
         rows.push(row);
     }
     let mut header = vec!["recipe", "unique states", "seconds"];

@@ -12,7 +12,10 @@ pub fn run(args: &ExploreArgs) -> Result<ExitCode, UsageError> {
     TcpListener::bind(addr)
         .map_err(|e| UsageError(format!("cannot serve on 127.0.0.1:{}: {e}", args.port)))?;
     eprintln!("lockstep explore: {cfg}");
-    eprintln!("serving stateright's Explorer on http://127.0.0.1:{} (Ctrl-C to stop)", args.port);
+    eprintln!(
+        "serving stateright's Explorer on http://127.0.0.1:{} (Ctrl-C to stop)",
+        args.port
+    );
     cfg.into_model().checker().serve(addr);
     Ok(ExitCode::SUCCESS)
 }

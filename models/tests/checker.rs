@@ -1,0 +1,371 @@
+//! What the model checker must show about the recipes. Small configurations
+//! (2–3 clients, one fault) keep these fast; `lockstep check` runs bigger ones.
+
+use models::checker::{check, replay, CheckOptions, CheckResult, Status};
+use models::client::Policy;
+use models::model::{Action, FaultBudget, Link, LockModelCfg, LockState};
+use models::msg::{Msg, Request};
+use models::recipes::{fair_predecessor, Recipe};
+use stateright::{Checker, Model};
+
+fn recipe(name: &str) -> Recipe {
+    name.parse().unwrap()
+}
+
+fn cfg(name: &str, clients: u8, faults: FaultBudget) -> LockModelCfg {
+    LockModelCfg {
+        faults,
+        ..LockModelCfg::new(recipe(name), clients)
+    }
+}
+
+fn crash() -> FaultBudget {
+    FaultBudget {
+        crashes: 1,
+        ..Default::default()
+    }
+}
+
+fn pause() -> FaultBudget {
+    FaultBudget {
+        pauses: 1,
+        ..Default::default()
+    }
+}
+
+fn run(cfg: &LockModelCfg) -> CheckResult {
+    cfg.validate().unwrap();
+    check(&cfg.clone().into_model(), CheckOptions::default())
+}
+
+fn status(r: &CheckResult, name: &str) -> Status {
+    r.property(name).status
+}
+
+const RECIPES: [&str; 4] = [
+    "unfair-create",
+    "fair-predecessor",
+    "etcd-revision",
+    "children-watch",
+];
+
+#[test]
+fn without_faults_every_recipe_is_safe_and_live_at_three_clients() {
+    // Unique states with symmetry reduction, pinned: a change to any actor
+    // shows up here first.
+    let expected = [
+        ("unfair-create", 2009),
+        ("fair-predecessor", 10301),
+        ("etcd-revision", 3547),
+        ("children-watch", 8519),
+    ];
+    for (name, unique) in expected {
+        let r = run(&cfg(name, 3, FaultBudget::default()));
+        assert!(r.complete);
+        for p in [
+            "mutual_exclusion",
+            "resource_exclusion",
+            "progress",
+            "hand_off",
+        ] {
+            assert_eq!(status(&r, p), Status::Holds, "{name}: {p}");
+        }
+        assert_eq!(r.unique_states, unique, "{name}");
+    }
+}
+
+#[test]
+fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() {
+    for name in RECIPES {
+        let c = cfg(name, 3, crash());
+        let r = run(&c);
+        assert_eq!(status(&r, "mutual_exclusion"), Status::Holds, "{name}");
+        assert_eq!(status(&r, "progress"), Status::Holds, "{name}");
+        assert_eq!(status(&r, "resource_exclusion"), Status::Violated, "{name}");
+
+        // The trace: a holder crashes with a write in flight, and the write
+        // lands after the next holder's.
+        let path = r.property("resource_exclusion").path.clone().unwrap();
+        let model = c.clone().into_model();
+        let crashed = path
+            .iter()
+            .find_map(|a| match a {
+                Action::Crash(c) => Some(*c),
+                _ => None,
+            })
+            .expect("the counterexample crashes a client");
+        assert_eq!(
+            *path.last().unwrap(),
+            Action::Deliver(crashed, Link::ClientToResource)
+        );
+        let end = replay(&model, &path).unwrap();
+        assert_eq!(end.resource.log.last().unwrap().client, crashed);
+
+        let fenced = run(&LockModelCfg { fencing: true, ..c });
+        assert_eq!(
+            status(&fenced, "resource_exclusion"),
+            Status::Holds,
+            "{name} with fencing"
+        );
+    }
+}
+
+/// Notifications the store queued in the last step of `path`.
+fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u8> {
+    let model = c.clone().into_model();
+    let before = replay(&model, &path[..path.len() - 1]).unwrap();
+    let after = replay(&model, path).unwrap();
+    let count = |s: &LockState, i: usize| {
+        s.clients[i]
+            .from_store
+            .iter()
+            .filter(|m| matches!(m, Msg::Notify { .. }))
+            .count()
+    };
+    (0..c.clients as usize)
+        .flat_map(|i| {
+            std::iter::repeat_n(i as u8, count(&after, i).saturating_sub(count(&before, i)))
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_predecessor_watch_recipes_keep_the_herd_bound() {
+    for name in ["fair-predecessor", "etcd-revision"] {
+        assert_eq!(
+            status(&run(&cfg(name, 3, crash())), "herd_bound"),
+            Status::Holds,
+            "{name}"
+        );
+    }
+    for name in ["unfair-create", "children-watch"] {
+        let c = cfg(name, 3, FaultBudget::default());
+        let r = run(&c);
+        assert_eq!(status(&r, "herd_bound"), Status::Violated, "{name}");
+        let path = r.property("herd_bound").path.clone().unwrap();
+        // One release wakes two clients.
+        let Action::Deliver(releaser, Link::ClientToStore) = *path.last().unwrap() else {
+            panic!("{name}: the last step should deliver a request to the store");
+        };
+        let model = c.clone().into_model();
+        let before = replay(&model, &path[..path.len() - 1]).unwrap();
+        let released = &before.clients[releaser as usize].to_store[0];
+        assert!(
+            matches!(
+                released,
+                Msg::Request {
+                    req: Request::Delete { .. },
+                    ..
+                }
+            ),
+            "{name}: {released}"
+        );
+        let woken = notifications_in_last_step(&c, &path);
+        assert_eq!(woken.len(), 2, "{name}: {woken:?}");
+        if name == "unfair-create" {
+            assert!(woken.iter().all(|&w| w != releaser), "both are waiters");
+        }
+    }
+}
+
+#[test]
+fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resource() {
+    for name in RECIPES {
+        let c = cfg(name, 2, pause());
+        let r = run(&c);
+        assert_eq!(status(&r, "mutual_exclusion"), Status::Violated, "{name}");
+        assert_eq!(status(&r, "resource_exclusion"), Status::Violated, "{name}");
+        assert_eq!(status(&r, "progress"), Status::Holds, "{name}");
+        // Kleppmann's trace: the paused holder's session expires while it
+        // is frozen, and someone else acquires.
+        let path = r.property("mutual_exclusion").path.clone().unwrap();
+        let paused = path
+            .iter()
+            .position(|a| matches!(a, Action::Pause(_)))
+            .unwrap();
+        let expired = path
+            .iter()
+            .position(|a| matches!(a, Action::Expire(_)))
+            .unwrap();
+        assert!(paused < expired, "{name}: {path:?}");
+
+        let fenced = run(&LockModelCfg { fencing: true, ..c });
+        assert_eq!(
+            status(&fenced, "resource_exclusion"),
+            Status::Holds,
+            "{name} with fencing"
+        );
+    }
+}
+
+#[test]
+fn a_partition_breaks_a_naive_holder_but_not_a_lease_aware_one() {
+    let partition = FaultBudget {
+        partitions: 1,
+        ..Default::default()
+    };
+    for name in RECIPES {
+        let naive = run(&cfg(name, 2, partition));
+        assert_eq!(
+            status(&naive, "mutual_exclusion"),
+            Status::Violated,
+            "{name}"
+        );
+        let aware = run(&LockModelCfg {
+            policy: Policy::LeaseAware,
+            ..cfg(name, 2, partition)
+        });
+        assert_eq!(status(&aware, "mutual_exclusion"), Status::Holds, "{name}");
+        assert_eq!(status(&aware, "progress"), Status::Holds, "{name}");
+    }
+}
+
+#[test]
+fn a_lost_create_reply_wedges_fair_predecessor_without_its_guid() {
+    let lost = FaultBudget {
+        lost_replies: 1,
+        ..Default::default()
+    };
+    let no_guid = Recipe::FairPredecessor(fair_predecessor::Options {
+        guid: false,
+        ..Default::default()
+    });
+    let c = LockModelCfg {
+        faults: lost,
+        ..LockModelCfg::new(no_guid, 3)
+    };
+    let r = run(&c);
+    assert_eq!(status(&r, "progress"), Status::Violated);
+    let path = r.property("progress").path.clone().unwrap();
+    // The orphan: a create was applied and its reply lost.
+    let model = c.into_model();
+    let at = path
+        .iter()
+        .position(|a| matches!(a, Action::LoseReply(_)))
+        .unwrap();
+    let before = replay(&model, &path[..at]).unwrap();
+    let Action::LoseReply(who) = path[at] else {
+        unreachable!()
+    };
+    assert!(matches!(
+        before.clients[who as usize].from_store[0],
+        Msg::Reply {
+            reply: models::msg::Reply::Created { .. },
+            ..
+        }
+    ));
+
+    let with_guid = run(&cfg("fair-predecessor", 3, lost));
+    assert_eq!(status(&with_guid, "progress"), Status::Holds);
+    assert_eq!(status(&with_guid, "mutual_exclusion"), Status::Holds);
+}
+
+#[test]
+fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
+    let broken = Recipe::FairPredecessor(fair_predecessor::Options {
+        guid: true,
+        relist_after_wake: false,
+    });
+    let c = LockModelCfg {
+        faults: crash(),
+        ..LockModelCfg::new(broken, 3)
+    };
+    let r = run(&c);
+    assert_eq!(status(&r, "mutual_exclusion"), Status::Violated);
+    // The middle waiter crashed: the crashed client neither held the lock
+    // first nor holds it at the end.
+    let path = r.property("mutual_exclusion").path.clone().unwrap();
+    let model = c.clone().into_model();
+    let end = replay(&model, &path).unwrap();
+    let Some(Action::Crash(crashed)) = path.iter().find(|a| matches!(a, Action::Crash(_))).copied()
+    else {
+        panic!("a crash is needed: {path:?}");
+    };
+    assert!(end.acquisitions.iter().all(|a| a.client != crashed));
+    assert_eq!(end.holders().count(), 2);
+    // Without the crash, the broken variant happens to be safe.
+    let calm = run(&LockModelCfg {
+        faults: FaultBudget::default(),
+        ..c
+    });
+    assert_eq!(status(&calm, "mutual_exclusion"), Status::Holds);
+}
+
+#[test]
+fn symmetry_reduction_keeps_every_verdict_and_shrinks_the_graph() {
+    for name in RECIPES {
+        let c = cfg(name, 3, crash());
+        let model = c.clone().into_model();
+        let with = check(&model, CheckOptions::default());
+        let without = check(
+            &model,
+            CheckOptions {
+                symmetry: false,
+                ..Default::default()
+            },
+        );
+        for (a, b) in with.properties.iter().zip(&without.properties) {
+            assert_eq!(a.status, b.status, "{name}: {}", a.name);
+            // Shortest paths have the same length either way.
+            assert_eq!(
+                a.path.as_ref().map(Vec::len),
+                b.path.as_ref().map(Vec::len),
+                "{name}: {}",
+                a.name
+            );
+        }
+        assert!(
+            with.unique_states * 3 < without.unique_states * 2,
+            "{name}: {} vs {}",
+            with.unique_states,
+            without.unique_states
+        );
+    }
+}
+
+#[test]
+fn the_explorer_sees_the_same_state_space_as_staterights_bfs() {
+    for c in [
+        cfg("fair-predecessor", 2, crash()),
+        cfg("etcd-revision", 2, pause()),
+    ] {
+        let ours = check(
+            &c.clone().into_model(),
+            CheckOptions {
+                symmetry: false,
+                ..Default::default()
+            },
+        );
+        let theirs = c.into_model().checker().spawn_bfs().join();
+        assert_eq!(ours.unique_states, theirs.unique_state_count() as u64);
+    }
+}
+
+#[test]
+fn checking_is_deterministic() {
+    let c = cfg("etcd-revision", 3, crash());
+    let a = run(&c);
+    let b = run(&c);
+    assert_eq!(
+        (a.states, a.unique_states, a.max_depth),
+        (b.states, b.unique_states, b.max_depth)
+    );
+    for (x, y) in a.properties.iter().zip(&b.properties) {
+        assert_eq!(x.path, y.path, "{}", x.name);
+    }
+}
+
+#[test]
+fn counterexamples_start_from_the_initial_state_and_replay() {
+    let c = cfg("unfair-create", 3, crash());
+    let model = c.into_model();
+    let r = check(&model, CheckOptions::default());
+    let path = r.property("resource_exclusion").path.clone().unwrap();
+    assert!(replay(&model, &path).is_some());
+    let mut bad = path.clone();
+    bad.insert(0, Action::Deliver(0, Link::StoreToClient));
+    assert!(
+        replay(&model, &bad).is_none(),
+        "nothing is in flight at the start"
+    );
+}
