@@ -16,7 +16,7 @@
 
 use crate::model::{Action, LockModel, LockState};
 use crate::symmetry::{inverse, representative, Relabel};
-use stateright::{Expectation, Model};
+use stateright::{Expectation, Model, Property};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
@@ -27,6 +27,8 @@ pub struct CheckOptions {
     pub symmetry: bool,
     /// Stop (and report the check incomplete) beyond this many unique states.
     pub max_states: usize,
+    /// Worker threads; `None` uses every core. The result does not depend on it.
+    pub threads: Option<usize>,
 }
 
 impl Default for CheckOptions {
@@ -34,6 +36,7 @@ impl Default for CheckOptions {
         CheckOptions {
             symmetry: true,
             max_states: 50_000_000,
+            threads: None,
         }
     }
 }
@@ -170,17 +173,110 @@ impl Graph {
     }
 }
 
+/// What expanding one state found.
+struct Expanded {
+    /// Bit k: property k's condition "hit" (violated for always, seen for sometimes).
+    hits: u64,
+    finished: bool,
+    /// Successors: action, fingerprint, and the state itself if this
+    /// expansion was the first to claim the fingerprint.
+    successors: Vec<(Action, u64, Option<LockState>)>,
+}
+
+/// Fingerprints some expansion has claimed; the expansion that claims one
+/// hands its state on, the others drop theirs on their own thread.
+type Claimed = dashmap::DashSet<u64, BuildHasherDefault<Identity>>;
+
+fn expand(
+    model: &LockModel,
+    props: &[Property<LockModel>],
+    symmetry: bool,
+    claimed: &Claimed,
+    state: &LockState,
+) -> Expanded {
+    let mut hits = 0u64;
+    for (k, p) in props.iter().enumerate() {
+        let holds = (p.condition)(model, state);
+        let hit = match p.expectation {
+            Expectation::Always => !holds,
+            _ => holds,
+        };
+        if hit {
+            hits |= 1 << k;
+        }
+    }
+    let mut actions = Vec::new();
+    model.actions(state, &mut actions);
+    let successors = actions
+        .into_iter()
+        .filter_map(|a| {
+            let next = model.next_state(state, a)?;
+            let next = if symmetry {
+                representative(&next).0
+            } else {
+                next
+            };
+            let fp = fingerprint(&next);
+            Some((a, fp, claimed.insert(fp).then_some(next)))
+        })
+        .collect();
+    Expanded {
+        hits,
+        finished: state.all_live_done(),
+        successors,
+    }
+}
+
+/// Expands a BFS level on `threads` threads; results come back in frontier
+/// order, so the search is the same whatever the thread count.
+fn expand_level(
+    model: &LockModel,
+    props: &[Property<LockModel>],
+    symmetry: bool,
+    threads: usize,
+    claimed: &Claimed,
+    frontier: Vec<LockState>,
+) -> Vec<Expanded> {
+    if threads <= 1 || frontier.len() < 64 {
+        return frontier
+            .iter()
+            .map(|s| expand(model, props, symmetry, claimed, s))
+            .collect();
+    }
+    let chunk = frontier.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let mut parts = Vec::new();
+        let mut rest = frontier;
+        while !rest.is_empty() {
+            let tail = rest.split_off(chunk.min(rest.len()));
+            parts.push(std::mem::replace(&mut rest, tail));
+        }
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| {
+                scope.spawn(move || {
+                    // Each worker also frees its part of the frontier.
+                    part.iter()
+                        .map(|s| expand(model, props, symmetry, claimed, s))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("expansion threads do not panic"))
+            .collect()
+    })
+}
+
 /// Model-checks every property of `model`, and progress.
 pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
     let started = Instant::now();
     let props = model.properties();
-    let canon = |s: LockState| -> LockState {
-        if opts.symmetry {
-            representative(&s).0
-        } else {
-            s
-        }
-    };
+    assert!(props.len() <= 64, "property hits are kept in a u64");
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
 
     let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
     let mut graph = Graph {
@@ -189,62 +285,69 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
         succ: Vec::new(),
         finished: Vec::new(),
     };
-    let mut depth: Vec<u32> = Vec::new();
     let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
-    let mut queue: VecDeque<LockState> = VecDeque::new();
     let mut generated = 0u64;
     let mut complete = true;
+    let mut depth = 0u32;
 
-    let init = canon(model.init_states().remove(0));
+    let init = model.init_states().remove(0);
+    let init = if opts.symmetry {
+        representative(&init).0
+    } else {
+        init
+    };
+    let claimed = Claimed::default();
+    claimed.insert(fingerprint(&init));
     seen.insert(fingerprint(&init), 0);
     graph.parent.push((0, Action::Resume(0)));
-    depth.push(0);
-    queue.push_back(init);
-
-    let mut actions = Vec::new();
+    let mut frontier = vec![init];
     let mut index = 0u32;
-    while let Some(state) = queue.pop_front() {
-        for (k, p) in props.iter().enumerate() {
-            if first_hit[k].is_none() {
-                let hit = match p.expectation {
-                    Expectation::Always => !(p.condition)(model, &state),
-                    _ => (p.condition)(model, &state),
-                };
-                if hit {
-                    first_hit[k] = Some(index);
+    while !frontier.is_empty() {
+        let expanded = expand_level(model, &props, opts.symmetry, threads, &claimed, frontier);
+        // New states of this level, by index; each is filled in by the
+        // expansion that claimed it, which may come later in the level.
+        let level_start = seen.len();
+        let mut next_frontier: Vec<Option<LockState>> = Vec::new();
+        for e in expanded {
+            for (k, hit) in first_hit.iter_mut().enumerate() {
+                if hit.is_none() && e.hits & (1 << k) != 0 {
+                    *hit = Some(index);
                 }
             }
-        }
-        graph.finished.push(state.all_live_done());
-
-        actions.clear();
-        model.actions(&state, &mut actions);
-        for &action in &actions {
-            let Some(next) = model.next_state(&state, action) else {
-                continue;
-            };
-            generated += 1;
-            let next = canon(next);
-            let fp = fingerprint(&next);
-            let j = match seen.get(&fp) {
-                Some(&j) => j,
-                None => {
-                    if seen.len() >= opts.max_states {
-                        complete = false;
-                        continue;
+            graph.finished.push(e.finished);
+            for (action, fp, next) in e.successors {
+                generated += 1;
+                let j = match seen.get(&fp) {
+                    Some(&j) => j,
+                    None => {
+                        if seen.len() >= opts.max_states {
+                            complete = false;
+                            continue;
+                        }
+                        let j = seen.len() as u32;
+                        seen.insert(fp, j);
+                        graph.parent.push((index, action));
+                        next_frontier.push(None);
+                        j
                     }
-                    let j = seen.len() as u32;
-                    seen.insert(fp, j);
-                    graph.parent.push((index, action));
-                    depth.push(depth[index as usize] + 1);
-                    queue.push_back(next);
-                    j
+                };
+                if let Some(state) = next {
+                    if let Some(slot) = next_frontier.get_mut(j as usize - level_start) {
+                        *slot = Some(state);
+                    }
                 }
-            };
-            graph.succ.push(j);
+                graph.succ.push(j);
+            }
+            graph.succ_start.push(graph.succ.len() as u32);
+            index += 1;
         }
-        graph.succ_start.push(graph.succ.len() as u32);
-        index += 1;
+        if !next_frontier.is_empty() {
+            depth += 1;
+        }
+        frontier = next_frontier
+            .into_iter()
+            .map(|s| s.expect("every new state was claimed by one expansion"))
+            .collect();
     }
 
     let mut properties = Vec::new();
@@ -309,7 +412,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
     CheckResult {
         states: generated,
         unique_states: seen.len() as u64,
-        max_depth: depth.iter().copied().max().unwrap_or(0),
+        max_depth: depth,
         seconds: started.elapsed().as_secs_f64(),
         complete,
         symmetry: opts.symmetry,

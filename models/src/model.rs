@@ -28,6 +28,7 @@ use stateright::actor::{Actor, Command, Id, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The smallest and largest client counts the model checker supports.
@@ -163,10 +164,12 @@ impl ClientSlot {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LockState {
-    pub store: StoreState,
+    // Shared between a state and its successors until a step changes them:
+    // most steps touch one client, so most of a successor is not copied.
+    pub store: Arc<StoreState>,
     pub store_timers: Vec<Timer>,
     pub resource: ResourceState,
-    pub clients: Vec<ClientSlot>,
+    pub clients: Vec<Arc<ClientSlot>>,
     /// Faults still to inject.
     pub budget: FaultBudget,
     /// Ghost: every acquisition so far, in the order clients came to believe
@@ -222,6 +225,11 @@ impl Action {
 }
 
 impl LockState {
+    /// Client `c`'s slot, to change it (copied first if shared).
+    pub fn slot_mut(&mut self, c: ClientIdx) -> &mut ClientSlot {
+        Arc::make_mut(&mut self.clients[c as usize])
+    }
+
     /// Live clients that believe they hold the lock.
     pub fn holders(&self) -> impl Iterator<Item = ClientIdx> + '_ {
         self.clients
@@ -331,7 +339,7 @@ impl LockModel {
             match cmd {
                 Command::Send(dst, msg) => {
                     if let Some(c) = client_of(dst) {
-                        let slot = &mut state.clients[c as usize];
+                        let slot = state.slot_mut(c);
                         if slot.status == Status::Crashed {
                             // Its connection closed with it, and the server
                             // dropped the connection's watches: nothing is sent.
@@ -346,7 +354,7 @@ impl LockModel {
                             slot.from_resource.push(msg);
                         }
                     } else if let Some(c) = client_of(from) {
-                        let slot = &mut state.clients[c as usize];
+                        let slot = state.slot_mut(c);
                         if dst == store_id() {
                             slot.to_store.push(msg);
                         } else {
@@ -364,7 +372,7 @@ impl LockModel {
 
     fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
         match client_of(id) {
-            Some(c) => &mut state.clients[c as usize].timers,
+            Some(c) => &mut state.slot_mut(c).timers,
             None => &mut state.store_timers,
         }
     }
@@ -378,10 +386,10 @@ impl LockModel {
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
         let mut out = Out::new();
-        let mut cow = Cow::Borrowed(&state.store);
+        let mut cow = Cow::Borrowed(&*state.store);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
-            state.store = s;
+            state.store = Arc::new(s);
         }
         let n = self.apply_out(state, store_id(), out);
         if hand_off {
@@ -401,7 +409,7 @@ impl LockModel {
         let mut cow = Cow::Borrowed(&slot.state);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
-            state.clients[c as usize].state = s;
+            state.slot_mut(c).state = s;
         }
         self.apply_out(state, client_id(c), out);
         let after = &state.clients[c as usize].state;
@@ -421,7 +429,7 @@ impl Model for LockModel {
 
     fn init_states(&self) -> Vec<LockState> {
         let mut state = LockState {
-            store: StoreState::new(self.store.lock_dir),
+            store: Arc::new(StoreState::new(self.store.lock_dir)),
             store_timers: Vec::new(),
             resource: ResourceState::default(),
             clients: Vec::new(),
@@ -432,7 +440,7 @@ impl Model for LockModel {
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
             let client_state = self.client.on_start(client_id(c), &None, &mut out);
-            state.clients.push(ClientSlot {
+            state.clients.push(Arc::new(ClientSlot {
                 state: client_state,
                 status: Status::Running,
                 partitioned: false,
@@ -442,7 +450,7 @@ impl Model for LockModel {
                 to_store: Vec::new(),
                 to_resource: Vec::new(),
                 from_resource: Vec::new(),
-            });
+            }));
             self.apply_out(&mut state, client_id(c), out);
         }
         vec![state]
@@ -507,7 +515,7 @@ impl Model for LockModel {
         let mut state = last.clone();
         match action {
             Action::Deliver(c, link) => {
-                let slot = &mut state.clients[c as usize];
+                let slot = state.slot_mut(c);
                 let queue = match link {
                     Link::StoreToClient => &mut slot.from_store,
                     Link::ClientToStore => &mut slot.to_store,
@@ -557,7 +565,7 @@ impl Model for LockModel {
                 }
             }
             Action::Timeout(c, t) => {
-                remove_timer(&mut state.clients[c as usize].timers, &t);
+                remove_timer(&mut state.slot_mut(c).timers, &t);
                 let id = client_id(c);
                 self.client_step(&mut state, c, |s, o| self.client.on_timeout(id, s, &t, o));
             }
@@ -570,7 +578,7 @@ impl Model for LockModel {
             }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
-                let slot = &mut state.clients[c as usize];
+                let slot = state.slot_mut(c);
                 slot.status = Status::Crashed;
                 slot.partitioned = false;
                 slot.missed_contact = false;
@@ -580,21 +588,21 @@ impl Model for LockModel {
             }
             Action::Pause(c) => {
                 state.budget.pauses -= 1;
-                let slot = &mut state.clients[c as usize];
+                let slot = state.slot_mut(c);
                 slot.status = Status::Paused;
                 slot.missed_contact = self.client.policy == Policy::LeaseAware;
             }
-            Action::Resume(c) => state.clients[c as usize].status = Status::Running,
+            Action::Resume(c) => state.slot_mut(c).status = Status::Running,
             Action::Partition(c) => {
                 state.budget.partitions -= 1;
-                let slot = &mut state.clients[c as usize];
+                let slot = state.slot_mut(c);
                 slot.partitioned = true;
                 slot.missed_contact = self.client.policy == Policy::LeaseAware;
             }
-            Action::Heal(c) => state.clients[c as usize].partitioned = false,
+            Action::Heal(c) => state.slot_mut(c).partitioned = false,
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;
-                state.clients[c as usize].from_store.remove(0);
+                state.slot_mut(c).from_store.remove(0);
             }
         }
         Some(state)
@@ -602,6 +610,18 @@ impl Model for LockModel {
 
     fn format_action(&self, action: &Action) -> String {
         format!("{action:?}")
+    }
+
+    /// The Explorer shows each step as a trace line, then the state it leads to.
+    fn format_step(&self, last: &LockState, action: Action) -> Option<String> {
+        let (_, from, to, what) = crate::trace::describe(last, action);
+        let next = self.next_state(last, action)?;
+        let arrow = if to.is_empty() || to == from {
+            format!("{from}: {what}")
+        } else {
+            format!("{from} → {to}: {what}")
+        };
+        Some(format!("{arrow}\n\n{next:#?}"))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

@@ -16,6 +16,7 @@ use crate::msg::{Kv, Msg, OpResult, Range, Reply, Request, Timer, TxnOp, WatchEv
 use crate::recipes::{etcd_revision, fair_predecessor, RecipeState};
 use crate::store::StoreState;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Arc;
 
 /// `perm[old] = new`.
 pub type Perm = [ClientIdx];
@@ -254,7 +255,7 @@ impl Relabel for StoreState {
 
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
-        self.store.relabel(p);
+        Arc::make_mut(&mut self.store).relabel(p);
         self.store_timers.relabel(p);
         self.store_timers.sort();
         for w in &mut self.resource.log {
@@ -264,9 +265,9 @@ impl Relabel for LockState {
             a.client.relabel(p);
         }
         for slot in &mut self.clients {
-            slot.relabel(p);
+            Arc::make_mut(slot).relabel(p);
         }
-        let mut slots: Vec<(ClientIdx, ClientSlot)> = std::mem::take(&mut self.clients)
+        let mut slots: Vec<(ClientIdx, Arc<ClientSlot>)> = std::mem::take(&mut self.clients)
             .into_iter()
             .enumerate()
             .map(|(old, slot)| (p[old], slot))
@@ -372,7 +373,7 @@ fn own_sequence(st: &ClientState) -> Option<u32> {
 /// `state` to it.
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
     let n = state.clients.len();
-    let keys: Vec<u64> = state.clients.iter().map(label_free_key).collect();
+    let keys: Vec<u64> = state.clients.iter().map(|s| label_free_key(s)).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
     let mut perm = vec![0 as ClientIdx; n];

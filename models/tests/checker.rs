@@ -342,10 +342,20 @@ fn the_explorer_sees_the_same_state_space_as_staterights_bfs() {
 }
 
 #[test]
-fn checking_is_deterministic() {
+fn checking_is_deterministic_whatever_the_thread_count() {
     let c = cfg("etcd-revision", 3, crash());
-    let a = run(&c);
-    let b = run(&c);
+    let model = c.into_model();
+    let on = |threads| {
+        check(
+            &model,
+            CheckOptions {
+                threads: Some(threads),
+                ..Default::default()
+            },
+        )
+    };
+    let a = on(1);
+    let b = on(2);
     assert_eq!(
         (a.states, a.unique_states, a.max_depth),
         (b.states, b.unique_states, b.max_depth)

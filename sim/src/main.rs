@@ -8,7 +8,17 @@ mod cli;
 use clap::Parser;
 use std::process::ExitCode;
 
+// The checker allocates and frees states on several threads; glibc's malloc
+// spends more time consolidating than exploring there.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
+    // Behave like a Unix tool when the reader goes away (`lockstep … | head`).
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,

@@ -102,7 +102,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
         max_states: args.max_states,
+        threads: args.threads,
     };
+    if args.threads == Some(0) {
+        return Err(UsageError("--threads must be at least 1".into()));
+    }
     let model = cfg.clone().into_model();
     let r = check(&model, opts);
     if args.json {

@@ -83,6 +83,9 @@ pub struct CheckArgs {
     /// Give up (and report the check incomplete) beyond this many unique states.
     #[arg(long = "max-states", default_value_t = 50_000_000)]
     pub max_states: usize,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 #[derive(Args, Debug)]
