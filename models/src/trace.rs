@@ -25,7 +25,10 @@ fn client(c: u8) -> String {
     format!("client {c}")
 }
 
-pub(crate) fn describe(state: &LockState, action: Action) -> (&'static str, String, String, String) {
+pub(crate) fn describe(
+    state: &LockState,
+    action: Action,
+) -> (&'static str, String, String, String) {
     match action {
         Action::Deliver(c, link) => {
             let slot = &state.clients[c as usize];

@@ -275,5 +275,8 @@ fn explore_refuses_a_busy_port_and_serves_the_explorer_on_a_free_one() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.contains("client 0 → store: connect"), "the first steps: {response}");
+    assert!(
+        response.contains("client 0 → store: connect"),
+        "the first steps: {response}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Command-line interface: argument definitions and dispatch.
 
+mod bench;
 mod check;
 mod explore;
 
@@ -33,6 +34,24 @@ pub enum Command {
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),
+    /// Measure the model checker: states, states/s, and the symmetry reduction.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Client counts to measure, comma-separated.
+    #[arg(long, default_value = "3,4")]
+    pub clients: String,
+    /// Crashes in each configuration.
+    #[arg(long, default_value_t = 1)]
+    pub crashes: u8,
+    /// Skip the runs without symmetry reduction (they are the slow ones).
+    #[arg(long = "skip-no-symmetry")]
+    pub skip_no_symmetry: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The model configuration shared by `check` and `explore`.
@@ -149,5 +168,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
         None => Ok(check::summary()),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Explore(args)) => explore::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
     }
 }
