@@ -109,6 +109,16 @@ pub enum Phase {
     Done,
 }
 
+/// What survives a crash (the simulator restarts crashed clients; the model
+/// checker's crashes are for good): a restarted client opens a new session,
+/// goes on with the rounds it has left, and keeps numbering its acquisitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClientStorage {
+    pub incarnation: u8,
+    pub rounds_done: u8,
+    pub holds: u8,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClientState {
     pub session: SessionId,
@@ -201,7 +211,16 @@ impl Client {
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
         st.rounds_done += 1;
         st.recipe = RecipeState::Idle;
+        self.persist(st, o);
         self.think(st, o);
+    }
+
+    fn persist(&self, st: &ClientState, o: &mut Out<Self>) {
+        o.save(ClientStorage {
+            incarnation: st.session.incarnation,
+            rounds_done: st.rounds_done,
+            holds: st.holds,
+        });
     }
 
     /// The session is gone (told by the store, or given up by the lease-aware
@@ -230,6 +249,7 @@ impl Client {
         st.session = st.session.next();
         st.epoch = st.epoch.wrapping_add(1);
         st.phase = Phase::Connecting;
+        self.persist(st, o);
         let req = self.open_session();
         self.send_request(st, req, o);
     }
@@ -241,6 +261,7 @@ impl Client {
             Step::Wait | Step::Unexpected => {}
             Step::Acquired { token } => {
                 st.holds += 1;
+                self.persist(st, o);
                 st.phase = Phase::Holding {
                     token,
                     granted: header,
@@ -295,20 +316,40 @@ impl Actor for Client {
     type Msg = Msg;
     type Timer = Timer;
     type State = ClientState;
-    type Storage = ();
+    type Storage = ClientStorage;
     type Random = ();
 
-    fn on_start(&self, id: Id, _storage: &Option<()>, o: &mut Out<Self>) -> ClientState {
+    fn on_start(&self, id: Id, storage: &Option<ClientStorage>, o: &mut Out<Self>) -> ClientState {
         let me = client_of(id).expect("client actors have client ids");
-        let mut st = ClientState {
-            session: SessionId::first(me),
-            rounds_done: 0,
-            phase: Phase::Connecting,
-            recipe: RecipeState::Idle,
-            pending: None,
-            epoch: 0,
-            holds: 0,
+        let mut st = match storage {
+            None => ClientState {
+                session: SessionId::first(me),
+                rounds_done: 0,
+                phase: Phase::Connecting,
+                recipe: RecipeState::Idle,
+                pending: None,
+                epoch: 0,
+                holds: 0,
+            },
+            Some(saved) => ClientState {
+                session: SessionId {
+                    client: me,
+                    incarnation: saved.incarnation.wrapping_add(1),
+                },
+                rounds_done: saved.rounds_done,
+                phase: Phase::Connecting,
+                recipe: RecipeState::Idle,
+                pending: None,
+                epoch: 0,
+                holds: saved.holds,
+            },
         };
+        // Saved at once, so a restarted process never reuses this session.
+        self.persist(&st, o);
+        if st.rounds_done >= self.rounds {
+            st.phase = Phase::Done;
+            return st;
+        }
         let req = self.open_session();
         self.send_request(&mut st, req, o);
         st

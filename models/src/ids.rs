@@ -11,7 +11,7 @@ use stateright::actor::Id;
 use std::fmt;
 
 /// Index of a client (0-based). Clients are the only interchangeable actors.
-pub type ClientIdx = u8;
+pub type ClientIdx = u16;
 
 /// The coordination store's actor id.
 pub fn store_id() -> Id {

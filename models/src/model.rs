@@ -21,7 +21,7 @@ use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Request, Timer};
 use crate::recipes::Recipe;
-use crate::resource::{Resource, ResourceState};
+use crate::resource::{Accepted, Resource, ResourceState};
 use crate::store::{Store, StoreState};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Command, Id, Out};
@@ -253,19 +253,7 @@ impl LockState {
     /// holders came to believe it; tokens play no part, so a token that does
     /// not follow that order is caught. Returns the first offending write.
     pub fn resource_order_violation(&self) -> Option<usize> {
-        let mut last: Option<(u64, usize)> = None;
-        for (i, w) in self.resource.log.iter().enumerate() {
-            let at = self
-                .acquisitions
-                .iter()
-                .position(|a| a.client == w.client && a.hold == w.hold)?;
-            let key = (self.acquisitions[at].granted, at);
-            if last.is_some_and(|l| key < l) {
-                return Some(i);
-            }
-            last = Some(key);
-        }
-        None
+        resource_order_violation(&self.resource.log, &self.acquisitions)
     }
 
     /// Someone acquired the lock after someone else had it.
@@ -274,6 +262,26 @@ impl LockState {
             .windows(2)
             .any(|w| w[0].client != w[1].client)
     }
+}
+
+/// `resource_exclusion` over a resource log and the acquisitions so far, in
+/// the order their holders came to believe: the writes come in one block per
+/// acquisition, blocks in the order the store decided the acquisitions
+/// (ties: belief order). Returns the first offending write. Shared by the
+/// model checker and the simulator.
+pub fn resource_order_violation(log: &[Accepted], acquisitions: &[Acquisition]) -> Option<usize> {
+    let mut last: Option<(u64, usize)> = None;
+    for (i, w) in log.iter().enumerate() {
+        let at = acquisitions
+            .iter()
+            .position(|a| a.client == w.client && a.hold == w.hold)?;
+        let key = (acquisitions[at].granted, at);
+        if last.is_some_and(|l| key < l) {
+            return Some(i);
+        }
+        last = Some(key);
+    }
+    None
 }
 
 fn insert_timer(timers: &mut Vec<Timer>, t: Timer) {
@@ -439,7 +447,7 @@ impl Model for LockModel {
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
-            let client_state = self.client.on_start(client_id(c), &None, &mut out);
+            let client_state = self.client.on_start(client_id(c as ClientIdx), &None, &mut out);
             state.clients.push(Arc::new(ClientSlot {
                 state: client_state,
                 status: Status::Running,
@@ -451,7 +459,7 @@ impl Model for LockModel {
                 to_resource: Vec::new(),
                 from_resource: Vec::new(),
             }));
-            self.apply_out(&mut state, client_id(c), out);
+            self.apply_out(&mut state, client_id(c as ClientIdx), out);
         }
         vec![state]
     }

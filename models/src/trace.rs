@@ -21,7 +21,7 @@ pub struct TraceStep {
     pub holders: Vec<String>,
 }
 
-fn client(c: u8) -> String {
+fn client(c: crate::ids::ClientIdx) -> String {
     format!("client {c}")
 }
 

@@ -58,7 +58,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
             cfg.validate().map_err(UsageError)?;
             let model = cfg.into_model();
             let with = check(&model, CheckOptions::default());
-            let without = (!args.skip_no_symmetry).then(|| {
+            let without = (n <= args.compare_up_to).then(|| {
                 check(
                     &model,
                     CheckOptions {

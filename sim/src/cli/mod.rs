@@ -3,11 +3,13 @@
 mod bench;
 mod check;
 mod explore;
+mod simulate;
 
 use clap::{Args, Parser, Subcommand};
 use models::client::Policy;
 use models::model::{FaultBudget, LockModelCfg};
 use models::recipes::Recipe;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Bad usage or bad input; the message names the problem. Exit status 2.
@@ -34,8 +36,74 @@ pub enum Command {
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),
+    /// Simulate a scenario in virtual time with one seed.
+    Run(RunArgs),
+    /// Simulate many seeds in parallel and report every violating one.
+    Hunt(HuntArgs),
+    /// Run a reproducer (or any scenario with its own seed).
+    Replay(ReplayArgs),
     /// Measure the model checker: states, states/s, and the symmetry reduction.
     Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Seed (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the full trace as JSON Lines to this file.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Print a readable timeline before each violation.
+    #[arg(long)]
+    pub timeline: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct HuntArgs {
+    /// Scenario file (TOML).
+    pub scenario: Option<PathBuf>,
+    /// Seeds to run, A..B (B excluded).
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Parallel workers (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard K of N (every N-th seed), for batch engines.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Shrink the first failing run and write a reproducer.
+    #[arg(long)]
+    pub shrink: bool,
+    /// Directory for the reproducer (default: the current one).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Combine the JSON results of several shards instead of running.
+    #[arg(long, num_args = 1..)]
+    pub merge: Vec<PathBuf>,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A reproducer, or any scenario file (run with its own seed).
+    pub file: PathBuf,
+    /// Write the full trace as JSON Lines to this file.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Print a readable timeline before each violation.
+    #[arg(long)]
+    pub timeline: bool,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -46,9 +114,10 @@ pub struct BenchArgs {
     /// Crashes in each configuration.
     #[arg(long, default_value_t = 1)]
     pub crashes: u8,
-    /// Skip the runs without symmetry reduction (they are the slow ones).
-    #[arg(long = "skip-no-symmetry")]
-    pub skip_no_symmetry: bool,
+    /// Also check without symmetry reduction, to measure it, up to this many
+    /// clients (without it, 4 clients take tens of GiB for some recipes).
+    #[arg(long = "compare-up-to", default_value_t = 3)]
+    pub compare_up_to: u8,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -169,5 +238,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Explore(args)) => explore::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Run(args)) => simulate::run(&args),
+        Some(Command::Hunt(args)) => simulate::hunt(&args),
+        Some(Command::Replay(args)) => simulate::replay(&args),
     }
 }

@@ -1,0 +1,329 @@
+//! `lockstep run`, `lockstep hunt` and `lockstep replay`.
+
+use super::{HuntArgs, ReplayArgs, RunArgs, UsageError};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use sim::engine::{simulate, Metrics, Outcome, Violation};
+use sim::hunt::{merge, parse_range, parse_shard, run_seeds, shard_seeds, shrink, summarise, HuntResult};
+use sim::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn load(path: &Path) -> Result<Scenario, UsageError> {
+    Scenario::load(path).map_err(|e| UsageError(e.to_string()))
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    scenario: &'a str,
+    seed: u64,
+    trace_hash: Option<&'a str>,
+    violations: &'a [Violation],
+    faults_fired: BTreeMap<&'static str, u64>,
+    faults_not_fired: Vec<String>,
+    metrics: &'a Metrics,
+}
+
+fn secs(us: u64) -> String {
+    format!("{}.{:06} s", us / 1_000_000, us % 1_000_000)
+}
+
+fn describe_settings(s: &Scenario, seed: u64) {
+    let t = &s.timing;
+    println!(
+        "lockstep run {}: {}, {} clients, {} round{}, seed {seed}, fencing {}, {} policy",
+        s.name,
+        s.recipe,
+        s.clients,
+        s.rounds,
+        if s.rounds == 1 { "" } else { "s" },
+        if s.fencing { "on" } else { "off" },
+        s.policy
+    );
+    println!(
+        "timing: session timeout {} ms, ping every {} ms, think {}–{} ms, hold {}–{} ms, latency {}–{} µs, resend after {} ms",
+        t.session_timeout_us / 1000,
+        t.ping_interval_us / 1000,
+        t.think_us.0 / 1000,
+        t.think_us.1 / 1000,
+        t.hold_us.0 / 1000,
+        t.hold_us.1 / 1000,
+        t.latency_us.0,
+        t.latency_us.1,
+        t.retry_us / 1000
+    );
+    if s.profile.is_empty() && s.schedule.is_empty() {
+        println!("faults: none");
+    }
+    for (kind, rate) in &s.profile {
+        println!(
+            "faults: {} at {}/s, lasting {}–{} ms, until {} ms",
+            kind.name(),
+            rate.per_second,
+            rate.duration_us.0 / 1000,
+            rate.duration_us.1 / 1000,
+            s.faults_until_us / 1000
+        );
+    }
+    for f in &s.schedule {
+        println!(
+            "fault scheduled: {} of client {} at {} ms{}",
+            f.kind.name(),
+            f.client,
+            f.at_ms,
+            f.duration_ms.map(|d| format!(" for {d} ms")).unwrap_or_default()
+        );
+    }
+}
+
+fn not_fired(o: &Outcome) -> Vec<String> {
+    o.faults
+        .iter()
+        .filter(|f| !f.fired)
+        .map(|f| format!("{} of client {} at {} ms", f.fault.kind.name(), f.fault.client, f.fault.at_ms))
+        .collect()
+}
+
+/// A readable trace line: time, then what happened.
+fn readable(line: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+        return line.to_string();
+    };
+    let t = v["t"].as_u64().unwrap_or(0);
+    let s = |k: &str| v[k].as_str().map(str::to_string).unwrap_or_else(|| v[k].to_string());
+    let what = match v["event"].as_str().unwrap_or("") {
+        "deliver" => format!("{} → {}: {}", s("from"), s("to"), s("msg")),
+        "timer" => format!("client {}: timer {}", s("client"), s("timer")),
+        "fault" => format!("FAULT {} of client {}", s("fault"), s("client")),
+        "hold" => format!("client {} now holds (token {})", s("client"), s("token")),
+        "release" => format!("client {} no longer holds", s("client")),
+        "expire" => format!("store: session {} expires", s("session")),
+        "violation" => format!("VIOLATION {} by clients {}", s("property"), v["clients"]),
+        other => format!("{other} {}", v),
+    };
+    format!("{:>16}  {what}", secs(t))
+}
+
+fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
+    let fired = o.faults_fired();
+    if fired.is_empty() {
+        println!("faults fired: none");
+    } else {
+        let parts: Vec<String> = fired.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        println!("faults fired: {}", parts.join(", "));
+    }
+    for f in o.faults.iter().filter(|f| f.fired) {
+        println!(
+            "  {} of client {} at {} ms{}",
+            f.fault.kind.name(),
+            f.fault.client,
+            f.fault.at_ms,
+            f.fault.duration_ms.map(|d| format!(" for {d} ms")).unwrap_or_default()
+        );
+    }
+    let missing = not_fired(o);
+    if !missing.is_empty() {
+        println!("configured but never fired: {}", missing.join("; "));
+    }
+    let m = &o.metrics;
+    println!();
+    let requests: u64 = m.store_requests.values().sum();
+    let rows = vec![
+        vec!["acquisitions".to_string(), m.acquisitions.to_string()],
+        vec!["releases".to_string(), m.releases.to_string()],
+        vec!["notifications".to_string(), m.notifications.to_string()],
+        vec!["store requests".to_string(), requests.to_string()],
+        vec!["hand-off p50 / p99".to_string(), format!("{} / {} µs", m.handoff_us.p50, m.handoff_us.p99)],
+        vec!["wait p50 / p99".to_string(), format!("{} / {} µs", m.wait_us.p50, m.wait_us.p99)],
+        vec!["events".to_string(), m.events.to_string()],
+        vec!["virtual time".to_string(), secs(m.end_us)],
+    ];
+    print!("{}", reports::table::render(&["metric", "value"], &rows));
+    let kinds: Vec<String> = m.store_requests.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("requests by kind: {}", kinds.join(", "));
+    println!();
+    if o.violations.is_empty() {
+        println!("no violations");
+    }
+    for v in &o.violations {
+        let who: Vec<String> = v.clients.iter().map(|c| c.to_string()).collect();
+        println!("VIOLATED {} at {} (clients {})", v.property, secs(v.at_us), who.join(", "));
+    }
+    if let Some(h) = &o.trace_hash {
+        println!("trace hash: {h}");
+    }
+    if timeline {
+        let window = 2 * s.timing.session_timeout_us + 500_000;
+        for v in &o.violations {
+            println!();
+            println!("timeline before {} at {}:", v.property, secs(v.at_us));
+            for line in &o.trace {
+                let t = serde_json::from_str::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|x| x["t"].as_u64())
+                    .unwrap_or(0);
+                if t + window >= v.at_us && t <= v.at_us {
+                    println!("{}", readable(line));
+                }
+            }
+        }
+    }
+    if !o.violations.is_empty() {
+        println!();
+        println!("reproduce: {reproduce}");
+    }
+}
+
+fn write_trace(path: &Path, o: &Outcome) -> Result<(), UsageError> {
+    let mut body = o.trace.join("\n");
+    body.push('\n');
+    std::fs::write(path, body).map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
+}
+
+fn finish(s: &Scenario, o: &Outcome, json: bool, timeline: bool, trace: Option<&PathBuf>, reproduce: &str) -> Result<ExitCode, UsageError> {
+    if let Some(p) = trace {
+        write_trace(p, o)?;
+    }
+    if json {
+        let out = RunJson {
+            scenario: &s.name,
+            seed: o.seed,
+            trace_hash: o.trace_hash.as_deref(),
+            violations: &o.violations,
+            faults_fired: o.faults_fired(),
+            faults_not_fired: not_fired(o),
+            metrics: &o.metrics,
+        };
+        println!("{}", serde_json::to_string_pretty(&out).expect("serialisable"));
+    } else {
+        print_outcome(s, o, timeline, reproduce);
+        if let Some(p) = trace {
+            println!("trace written to {}", p.display());
+        }
+    }
+    Ok(if o.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
+    let s = load(&args.scenario)?;
+    let seed = args.seed.unwrap_or(s.seed);
+    if !args.json {
+        describe_settings(&s, seed);
+        println!();
+    }
+    let o = simulate(&s, seed, true);
+    let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
+    finish(&s, &o, args.json, args.timeline, args.trace.as_ref(), &reproduce)
+}
+
+pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
+    let s = load(&args.file)?;
+    if !args.json {
+        describe_settings(&s, s.seed);
+        println!();
+    }
+    let o = simulate(&s, s.seed, true);
+    let reproduce = format!("lockstep replay {}", args.file.display());
+    finish(&s, &o, args.json, args.timeline, args.trace.as_ref(), &reproduce)
+}
+
+fn read_result(path: &Path) -> Result<HuntResult, UsageError> {
+    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: not a hunt result: {e}", path.display())))
+}
+
+fn print_hunt(r: &HuntResult, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(r).expect("serialisable"));
+        return;
+    }
+    println!(
+        "{}: {} seeds run ({}{}), {} violating",
+        r.scenario,
+        r.seeds_run,
+        r.seeds,
+        r.shard.as_ref().map(|s| format!(", shard {s}")).unwrap_or_default(),
+        r.violating_seeds.len()
+    );
+    for (p, seeds) in &r.by_property {
+        let shown: Vec<String> = seeds.iter().take(20).map(|s| s.to_string()).collect();
+        let more = if seeds.len() > 20 { format!(" … ({} in all)", seeds.len()) } else { String::new() };
+        println!("  {p}: seeds {}{more}", shown.join(", "));
+    }
+    if let Some(p) = &r.reproducer {
+        println!("reproducer written to {p}; run it with: lockstep replay {p}");
+    }
+}
+
+pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
+    if !args.merge.is_empty() {
+        if args.scenario.is_some() || args.seeds.is_some() || args.shard.is_some() || args.shrink {
+            return Err(UsageError("--merge takes only result files (and --json)".into()));
+        }
+        let parts = args.merge.iter().map(|p| read_result(p)).collect::<Result<Vec<_>, _>>()?;
+        let r = merge(parts).map_err(UsageError)?;
+        print_hunt(&r, args.json);
+        return Ok(if r.violating_seeds.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    let path = args
+        .scenario
+        .as_ref()
+        .ok_or_else(|| UsageError("hunt needs a SCENARIO (or --merge FILES)".into()))?;
+    let range = parse_range(args.seeds.as_deref().ok_or_else(|| UsageError("hunt needs --seeds A..B".into()))?)
+        .map_err(UsageError)?;
+    let shard = args.shard.as_deref().map(parse_shard).transpose().map_err(UsageError)?;
+    if args.jobs == Some(0) {
+        return Err(UsageError("--jobs must be at least 1".into()));
+    }
+    let s = load(path)?;
+    let seeds = shard_seeds(range, shard);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = if !args.json && std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(seeds.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}").expect("a valid template"),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let progress = |n: u64| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    };
+    let outcomes = run_seeds(&s, &seeds, jobs, &progress);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut r = summarise(&s, range, shard, &outcomes);
+    if args.shrink {
+        if let Some(&seed) = r.violating_seeds.first() {
+            if let Some(small) = shrink(&s, seed) {
+                let note = format!(
+                    "Reproducer: {} shrunk from seed {seed} of {}: {} of {} faults kept, {} round{}.\nExpected: {} is violated.\nRun: lockstep replay <this file>",
+                    small.property,
+                    s.name,
+                    small.schedule.len(),
+                    small.faults_before,
+                    small.rounds,
+                    if small.rounds == 1 { "" } else { "s" },
+                    small.property
+                );
+                let text = s.reproducer(seed, small.rounds, small.schedule, &note);
+                let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
+                let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
+                std::fs::write(&file, text).map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
+                r.reproducer = Some(file.display().to_string());
+            }
+        }
+    }
+    print_hunt(&r, args.json);
+    Ok(if r.violating_seeds.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,883 @@
+//! The discrete-event engine. It drives the `models` actors themselves —
+//! `on_start`, `on_msg`, `on_timeout` — and schedules the commands they return
+//! on a virtual clock (integer microseconds). Events are ordered by
+//! (time, sequence number); every random draw comes from a named stream of
+//! the scenario's seed; nothing reads the wall clock. Same scenario and seed,
+//! same trace, byte for byte.
+//!
+//! Links are FIFO per (sender, receiver), like the TCP connections they
+//! stand for: a message leaves after a latency drawn from the scenario's
+//! range, but never before the one sent ahead of it. Faults:
+//! - crash: the client process stops; its connection closes (the store sends
+//!   it nothing more); with a duration it restarts as a new process with its
+//!   saved storage and a new session;
+//! - pause: the process is frozen with its timers and inbox; on resume, what
+//!   came due meanwhile runs at once, in order;
+//! - partition: the client–store link carries nothing; what was sent either
+//!   way waits and arrives once it heals;
+//! - lost reply: the store's next reply to that client is applied but never
+//!   arrives, so the client resends;
+//! - delay: extra latency on the client's links for a while.
+
+use crate::rng::{between, exponential, stream};
+use crate::scenario::{FaultKind, Scenario, ScheduledFault};
+use models::client::{Client, ClientState, ClientStorage, Phase};
+use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
+use models::model::{resource_order_violation, Acquisition};
+use models::msg::{Msg, Request, Timer};
+use models::resource::{Resource, ResourceState};
+use models::store::{Store, StoreState};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use stateright::actor::{Actor, Command, Id, Out};
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// What happens at a point in virtual time.
+#[derive(Clone, Debug)]
+enum Event {
+    Deliver { from: Id, to: Id, msg: Msg },
+    Timer { actor: Id, timer: Timer, generation: u64 },
+    FaultStart(usize),
+    FaultEnd(usize),
+}
+
+/// An event with its place in the order.
+struct Queued {
+    at: u64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    Paused,
+    Crashed,
+}
+
+struct ClientRt {
+    state: ClientState,
+    status: Status,
+    storage: Option<ClientStorage>,
+    /// Timer → (deadline, generation); a fired or re-set timer's old event is stale.
+    timers: BTreeMap<Timer, u64>,
+    /// Events that came due while paused.
+    frozen: Vec<Queued>,
+    partitioned: bool,
+    /// Messages held on the cut client–store link, both ways, in send order.
+    cut_link: Vec<Queued>,
+    extra_latency_us: u64,
+    lose_next_reply: Option<usize>,
+    /// When the current acquisition started (for wait times).
+    acquire_started_us: Option<u64>,
+}
+
+/// One violation of a property, when and by whom.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub property: &'static str,
+    pub at_us: u64,
+    pub clients: Vec<ClientIdx>,
+}
+
+/// A fault that was to be injected, and whether it fired.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FaultRecord {
+    pub fault: ScheduledFault,
+    pub fired: bool,
+}
+
+/// Percentiles of a sample, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub count: usize,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+impl Summary {
+    pub fn of(mut xs: Vec<u64>) -> Summary {
+        if xs.is_empty() {
+            return Summary::default();
+        }
+        xs.sort_unstable();
+        let at = |q: f64| xs[((xs.len() - 1) as f64 * q).round() as usize];
+        Summary {
+            count: xs.len(),
+            p50: at(0.5),
+            p99: at(0.99),
+            max: *xs.last().unwrap(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    pub acquisitions: u64,
+    pub releases: u64,
+    pub notifications: u64,
+    /// Notifications delivered per release or expiry, in order.
+    pub notifications_per_release: Vec<u32>,
+    pub store_requests: BTreeMap<&'static str, u64>,
+    pub handoff_us: Summary,
+    pub wait_us: Summary,
+    pub events: u64,
+    pub end_us: u64,
+}
+
+/// What a run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub seed: u64,
+    pub violations: Vec<Violation>,
+    pub faults: Vec<FaultRecord>,
+    pub metrics: Metrics,
+    /// FNV-1a of the trace's JSON lines (present when the trace was recorded).
+    pub trace_hash: Option<String>,
+    #[serde(skip)]
+    pub trace: Vec<String>,
+}
+
+impl Outcome {
+    pub fn faults_fired(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for f in self.faults.iter().filter(|f| f.fired) {
+            *m.entry(f.fault.kind.name()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    pub fn first_violation(&self, property: &str) -> Option<&Violation> {
+        self.violations.iter().find(|v| v.property == property)
+    }
+}
+
+/// Request kinds, as the metrics count them.
+fn request_kind(req: &Request) -> &'static str {
+    match req {
+        Request::Connect => "connect",
+        Request::Create { .. } => "create",
+        Request::Delete { .. } => "delete",
+        Request::Exists { watch: true, .. } => "exists_watch",
+        Request::Exists { .. } => "exists",
+        Request::GetData { .. } => "get_data",
+        Request::GetChildren { watch: true, .. } => "get_children_watch",
+        Request::GetChildren { .. } => "get_children",
+        Request::LeaseGrant => "lease_grant",
+        Request::Txn(_) => "txn",
+        Request::Range(_) => "range",
+        Request::Watch { .. } => "watch",
+        Request::DeleteKey { .. } => "delete_key",
+    }
+}
+
+/// Appends a trace line, formatted only when the trace is recorded.
+macro_rules! trace {
+    ($sim:expr, $($fmt:tt)*) => {
+        if $sim.record {
+            let line = format!($($fmt)*);
+            $sim.push_line(line);
+        }
+    };
+}
+
+pub struct Sim<'a> {
+    scenario: &'a Scenario,
+    now: u64,
+    seq: u64,
+    queue: BinaryHeap<Reverse<Queued>>,
+    store: Store,
+    store_state: StoreState,
+    store_timers: BTreeMap<Timer, u64>,
+    resource: Resource,
+    resource_state: ResourceState,
+    client: Client,
+    clients: Vec<ClientRt>,
+    /// Per directed link, the time its last message arrives (FIFO).
+    link_clock: BTreeMap<(Id, Id), u64>,
+    latency: ChaCha8Rng,
+    timers_rng: ChaCha8Rng,
+    faults: Vec<FaultRecord>,
+    acquisitions: Vec<Acquisition>,
+    holders: Vec<ClientIdx>,
+    last_release_us: Option<u64>,
+    handoffs: Vec<u64>,
+    waits: Vec<u64>,
+    violations: Vec<Violation>,
+    resource_violation_seen: bool,
+    metrics: Metrics,
+    record: bool,
+    trace: Vec<String>,
+    hash: u64,
+    generation: u64,
+}
+
+/// Draws the randomized faults of the scenario's profile, in time order.
+pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
+    let mut out = Vec::new();
+    for (kind, rate) in &s.profile {
+        let mut rng = stream(seed, &format!("faults/{}", kind.name()));
+        let mean_gap = 1e6 / rate.per_second;
+        let mut t = 0u64;
+        loop {
+            t += exponential(&mut rng, mean_gap).max(1);
+            if t >= s.faults_until_us {
+                break;
+            }
+            let client = between(&mut rng, 0, s.clients as u64 - 1) as u32;
+            let duration = between(&mut rng, rate.duration_us.0, rate.duration_us.1);
+            let extra = between(&mut rng, rate.extra_us.0, rate.extra_us.1);
+            out.push(ScheduledFault {
+                at_ms: t / 1000,
+                kind: *kind,
+                client,
+                duration_ms: (duration > 0 || *kind == FaultKind::Pause || *kind == FaultKind::Partition)
+                    .then_some(duration / 1000)
+                    .filter(|_| *kind != FaultKind::LostReply),
+                extra_ms: (*kind == FaultKind::Delay).then_some(extra / 1000),
+            });
+        }
+    }
+    out.sort();
+    out
+}
+
+impl<'a> Sim<'a> {
+    /// A simulation of `scenario` with `seed`; `record` keeps the trace lines.
+    pub fn new(scenario: &'a Scenario, seed: u64, record: bool) -> Self {
+        let mut faults: Vec<ScheduledFault> = scenario.schedule.clone();
+        faults.extend(draw_faults(scenario, seed));
+        faults.sort();
+        let us = Duration::from_micros;
+        let mut sim = Sim {
+            scenario,
+            now: 0,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            store: Store {
+                session_timeout: us(scenario.timing.session_timeout_us),
+                lock_dir: scenario.recipe.needs_lock_dir(),
+            },
+            store_state: StoreState::new(scenario.recipe.needs_lock_dir()),
+            store_timers: BTreeMap::new(),
+            resource: Resource {
+                fencing: scenario.fencing,
+            },
+            resource_state: ResourceState::default(),
+            client: Client {
+                recipe: scenario.recipe,
+                rounds: scenario.rounds,
+                policy: scenario.policy,
+                timing: scenario.client_timing(),
+            },
+            clients: Vec::new(),
+            link_clock: BTreeMap::new(),
+            latency: stream(seed, "latency"),
+            timers_rng: stream(seed, "timers"),
+            faults: faults
+                .into_iter()
+                .map(|fault| FaultRecord { fault, fired: false })
+                .collect(),
+            acquisitions: Vec::new(),
+            holders: Vec::new(),
+            last_release_us: None,
+            handoffs: Vec::new(),
+            waits: Vec::new(),
+            violations: Vec::new(),
+            resource_violation_seen: false,
+            metrics: Metrics::default(),
+            record,
+            trace: Vec::new(),
+            hash: 0xcbf2_9ce4_8422_2325,
+            generation: 0,
+        };
+        trace!(
+            sim,
+            r#"{{"t":0,"event":"start","scenario":"{}","seed":{},"recipe":"{}","clients":{},"rounds":{},"fencing":{},"policy":"{}"}}"#,
+            escape(&scenario.name),
+            seed,
+            scenario.recipe,
+            scenario.clients,
+            scenario.rounds,
+            scenario.fencing,
+            scenario.policy
+        );
+        for i in 0..sim.faults.len() {
+            let at = sim.faults[i].fault.at_ms * 1000;
+            sim.push(at, Event::FaultStart(i));
+        }
+        for c in 0..scenario.clients {
+            sim.clients.push(ClientRt {
+                state: ClientState {
+                    session: models::ids::SessionId::first(c),
+                    rounds_done: 0,
+                    phase: Phase::Connecting,
+                    recipe: models::recipes::RecipeState::Idle,
+                    pending: None,
+                    epoch: 0,
+                    holds: 0,
+                },
+                status: Status::Running,
+                storage: None,
+                timers: BTreeMap::new(),
+                frozen: Vec::new(),
+                partitioned: false,
+                cut_link: Vec::new(),
+                extra_latency_us: 0,
+                lose_next_reply: None,
+                acquire_started_us: None,
+            });
+            sim.start_client(c);
+        }
+        sim
+    }
+
+    fn push_line(&mut self, s: String) {
+        for b in s.bytes().chain([b'\n']) {
+            self.hash ^= b as u64;
+            self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.trace.push(s);
+    }
+
+    fn push(&mut self, at: u64, event: Event) {
+        self.seq += 1;
+        self.queue.push(Reverse(Queued {
+            at,
+            seq: self.seq,
+            event,
+        }));
+    }
+
+    fn start_client(&mut self, c: ClientIdx) {
+        let mut out = Out::new();
+        let storage = self.clients[c as usize].storage;
+        let state = self.client.on_start(client_id(c), &storage, &mut out);
+        let rt = &mut self.clients[c as usize];
+        rt.state = state;
+        rt.status = Status::Running;
+        self.apply_client_out(c, out);
+        self.after_client_step(c);
+    }
+
+    fn send(&mut self, from: Id, to: Id, msg: Msg) {
+        let extra = [from, to]
+            .iter()
+            .filter_map(|&id| client_of(id))
+            .map(|c| self.clients[c as usize].extra_latency_us)
+            .max()
+            .unwrap_or(0);
+        let (lo, hi) = self.scenario.timing.latency_us;
+        let arrive = self.now + between(&mut self.latency, lo, hi) + extra;
+        let clock = self.link_clock.entry((from, to)).or_insert(0);
+        let at = arrive.max(*clock);
+        *clock = at;
+        self.push(at, Event::Deliver { from, to, msg });
+    }
+
+    fn set_timer(&mut self, actor: Id, timer: Timer, range: std::ops::Range<Duration>) {
+        let lo = range.start.as_micros() as u64;
+        let hi = (range.end.as_micros() as u64).saturating_sub(1).max(lo);
+        let at = self.now + between(&mut self.timers_rng, lo, hi);
+        self.generation += 1;
+        let generation = self.generation;
+        match client_of(actor) {
+            Some(c) => self.clients[c as usize].timers.insert(timer, generation),
+            None => self.store_timers.insert(timer, generation),
+        };
+        self.push(at, Event::Timer { actor, timer, generation });
+    }
+
+    fn cancel_timer(&mut self, actor: Id, timer: Timer) {
+        match client_of(actor) {
+            Some(c) => self.clients[c as usize].timers.remove(&timer),
+            None => self.store_timers.remove(&timer),
+        };
+    }
+
+    fn apply_client_out(&mut self, c: ClientIdx, out: Out<Client>) {
+        let me = client_id(c);
+        for cmd in out {
+            match cmd {
+                Command::Send(to, msg) => self.send(me, to, msg),
+                Command::SetTimer(t, r) => self.set_timer(me, t, r),
+                Command::CancelTimer(t) => self.cancel_timer(me, t),
+                Command::Save(s) => self.clients[c as usize].storage = Some(s),
+                Command::ChooseRandom(..) => {}
+            }
+        }
+    }
+
+    /// Store output. Returns the notifications it sent to live clients.
+    fn apply_store_out(&mut self, out: Out<Store>) -> u32 {
+        let mut notifications = 0;
+        for cmd in out {
+            match cmd {
+                Command::Send(to, msg) => {
+                    let c = client_of(to).expect("the store sends only to clients");
+                    let rt = &mut self.clients[c as usize];
+                    if rt.status == Status::Crashed {
+                        continue; // its connection closed with it
+                    }
+                    if matches!(msg, Msg::Reply { .. }) {
+                        if let Some(i) = rt.lose_next_reply.take() {
+                            self.faults[i].fired = true;
+                            trace!(self, 
+                                r#"{{"t":{},"event":"fault","fault":"lost_reply","client":{},"what":"{}"}}"#,
+                                self.now,
+                                c,
+                                escape(&msg.to_string())
+                            );
+                            continue;
+                        }
+                    }
+                    if matches!(msg, Msg::Notify { .. }) {
+                        notifications += 1;
+                    }
+                    self.send(store_id(), to, msg);
+                }
+                Command::SetTimer(t, r) => self.set_timer(store_id(), t, r),
+                Command::CancelTimer(t) => self.cancel_timer(store_id(), t),
+                Command::Save(_) | Command::ChooseRandom(..) => {}
+            }
+        }
+        self.metrics.notifications += notifications as u64;
+        notifications
+    }
+
+    /// Bookkeeping after a client acted: acquisitions, releases, the
+    /// mutual-exclusion check.
+    fn after_client_step(&mut self, c: ClientIdx) {
+        let now = self.now;
+        let rt = &mut self.clients[c as usize];
+        let holds_now = rt.status != Status::Crashed && rt.state.holds_lock();
+        if rt.state.phase == Phase::Acquiring && rt.acquire_started_us.is_none() {
+            rt.acquire_started_us = Some(now);
+        }
+        let was = self.holders.contains(&c);
+        if holds_now && !was {
+            let st = &rt.state;
+            let acq = Acquisition {
+                client: c,
+                hold: st.holds,
+                granted: st.granted().unwrap_or(0),
+            };
+            let token = st.token().unwrap_or(0);
+            if let Some(started) = rt.acquire_started_us.take() {
+                self.waits.push(now - started);
+            }
+            self.acquisitions.push(acq);
+            self.metrics.acquisitions += 1;
+            if let Some(r) = self.last_release_us.take() {
+                self.handoffs.push(now - r);
+            }
+            self.holders.push(c);
+            trace!(self, r#"{{"t":{now},"event":"hold","client":{c},"token":{token}}}"#);
+            if self.holders.len() == 2 {
+                let mut clients = self.holders.clone();
+                clients.sort_unstable();
+                self.violation("mutual_exclusion", clients);
+            }
+        } else if !holds_now && was {
+            self.holders.retain(|&h| h != c);
+            self.last_release_us = Some(now);
+            if rt.state.phase != Phase::Acquiring {
+                rt.acquire_started_us = None;
+            }
+            trace!(self, r#"{{"t":{now},"event":"release","client":{c}}}"#);
+        }
+    }
+
+    fn violation(&mut self, property: &'static str, clients: Vec<ClientIdx>) {
+        let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
+        trace!(self, 
+            r#"{{"t":{},"event":"violation","property":"{}","clients":[{}]}}"#,
+            self.now,
+            property,
+            list.join(",")
+        );
+        self.violations.push(Violation {
+            property,
+            at_us: self.now,
+            clients,
+        });
+    }
+
+    fn deliver(&mut self, from: Id, to: Id, msg: Msg) {
+        if self.record {
+            let who = |id: Id| match client_of(id) {
+                Some(c) => format!("client {c}"),
+                None if id == store_id() => "store".to_string(),
+                None => "resource".to_string(),
+            };
+            let (f, t, m) = (who(from), who(to), escape(&msg.to_string()));
+            trace!(self, r#"{{"t":{},"event":"deliver","from":"{f}","to":"{t}","msg":"{m}"}}"#, self.now);
+        }
+        if to == store_id() {
+            if let Msg::Request { req, .. } = &msg {
+                *self.metrics.store_requests.entry(request_kind(req)).or_insert(0) += 1;
+            }
+            let hand_off = matches!(
+                msg,
+                Msg::Close { .. }
+                    | Msg::Request {
+                        req: Request::Delete { .. } | Request::DeleteKey { .. },
+                        ..
+                    }
+            );
+            let before = self.store_state.header();
+            let mut out = Out::new();
+            let mut cow = Cow::Borrowed(&self.store_state);
+            self.store.on_msg(store_id(), &mut cow, from, msg, &mut out);
+            if let Cow::Owned(s) = cow {
+                self.store_state = s;
+            }
+            let n = self.apply_store_out(out);
+            // A release: a delete (or a close) that deleted something.
+            if hand_off && self.store_state.header() != before {
+                self.metrics.notifications_per_release.push(n);
+            }
+        } else if to == resource_id() {
+            let mut out = Out::new();
+            let mut cow = Cow::Borrowed(&self.resource_state);
+            self.resource.on_msg(resource_id(), &mut cow, from, msg, &mut out);
+            if let Cow::Owned(s) = cow {
+                self.resource_state = s;
+            }
+            for cmd in out {
+                if let Command::Send(to, msg) = cmd {
+                    if client_of(to).is_some_and(|c| self.clients[c as usize].status != Status::Crashed) {
+                        self.send(resource_id(), to, msg);
+                    }
+                }
+            }
+            if !self.resource_violation_seen {
+                if let Some(i) = resource_order_violation(&self.resource_state.log, &self.acquisitions) {
+                    self.resource_violation_seen = true;
+                    let late = self.resource_state.log[i].client;
+                    let mut clients = vec![late];
+                    if let Some(prev) = self.resource_state.log[..i].iter().rev().find(|w| w.client != late) {
+                        clients.push(prev.client);
+                    }
+                    clients.sort_unstable();
+                    self.violation("resource_exclusion", clients);
+                }
+            }
+        } else if let Some(c) = client_of(to) {
+            let mut out = Out::new();
+            let mut cow = Cow::Borrowed(&self.clients[c as usize].state);
+            self.client.on_msg(to, &mut cow, from, msg, &mut out);
+            if let Cow::Owned(s) = cow {
+                self.clients[c as usize].state = s;
+            }
+            self.apply_client_out(c, out);
+            self.after_client_step(c);
+        }
+    }
+
+    fn fault_start(&mut self, i: usize) {
+        let f = self.faults[i].fault.clone();
+        let c = f.client as ClientIdx;
+        let status = self.clients[c as usize].status;
+        let done = self.clients[c as usize].state.phase == Phase::Done;
+        let duration = f.duration_ms.map(|d| d * 1000);
+        let fired = match f.kind {
+            FaultKind::Crash if status != Status::Crashed && !done => {
+                let rt = &mut self.clients[c as usize];
+                rt.status = Status::Crashed;
+                rt.timers.clear();
+                rt.frozen.clear();
+                rt.cut_link.clear();
+                rt.partitioned = false;
+                if let Some(d) = duration {
+                    self.push(self.now + d, Event::FaultEnd(i));
+                }
+                // A crashed process believes nothing any more.
+                self.holders.retain(|&h| h != c);
+                true
+            }
+            FaultKind::Pause if status == Status::Running && !done => {
+                self.clients[c as usize].status = Status::Paused;
+                self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
+                true
+            }
+            FaultKind::Partition if status != Status::Crashed && !done && !self.clients[c as usize].partitioned => {
+                self.clients[c as usize].partitioned = true;
+                self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
+                true
+            }
+            FaultKind::LostReply if status != Status::Crashed && !done => {
+                // Fires when the store next replies to this client.
+                self.clients[c as usize].lose_next_reply = Some(i);
+                false
+            }
+            FaultKind::Delay if status != Status::Crashed && !done => {
+                self.clients[c as usize].extra_latency_us = f.extra_ms.unwrap_or(0) * 1000;
+                self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
+                true
+            }
+            _ => false,
+        };
+        if fired {
+            self.faults[i].fired = true;
+            trace!(self, 
+                r#"{{"t":{},"event":"fault","fault":"{}","client":{},"duration_us":{}}}"#,
+                self.now,
+                f.kind.name(),
+                c,
+                duration.unwrap_or(0)
+            );
+        }
+    }
+
+    fn fault_end(&mut self, i: usize) {
+        let f = self.faults[i].fault.clone();
+        let c = f.client as ClientIdx;
+        let what = match f.kind {
+            FaultKind::Crash => {
+                self.start_client(c);
+                "restart"
+            }
+            FaultKind::Pause => {
+                let rt = &mut self.clients[c as usize];
+                if rt.status != Status::Paused {
+                    return;
+                }
+                rt.status = Status::Running;
+                let frozen = std::mem::take(&mut rt.frozen);
+                for q in frozen {
+                    self.push(self.now, q.event);
+                }
+                "resume"
+            }
+            FaultKind::Partition => {
+                let rt = &mut self.clients[c as usize];
+                rt.partitioned = false;
+                let held = std::mem::take(&mut rt.cut_link);
+                for q in held {
+                    if let Event::Deliver { from, to, msg } = q.event {
+                        self.send(from, to, msg);
+                    }
+                }
+                "heal"
+            }
+            FaultKind::Delay => {
+                self.clients[c as usize].extra_latency_us = 0;
+                "delay_end"
+            }
+            FaultKind::LostReply => return,
+        };
+        trace!(self, r#"{{"t":{},"event":"{what}","client":{c}}}"#, self.now);
+    }
+
+    /// When the last fault is over: crash restarts, resumes, heals.
+    fn quiet_from_us(&self) -> u64 {
+        self.faults
+            .iter()
+            .map(|f| (f.fault.at_ms + f.fault.duration_ms.unwrap_or(0)) * 1000)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How long after the last fault every live client must have finished:
+    /// a session timeout (for a silent holder's session to expire), resends,
+    /// and every client's remaining rounds one after another.
+    pub fn liveness_bound_us(&self) -> u64 {
+        let t = &self.scenario.timing;
+        let round = t.think_us.1 + 3 * t.hold_us.1 + 40 * (t.latency_us.1 + 1) + t.retry_us;
+        2 * t.session_timeout_us + 2 * t.retry_us + self.scenario.clients as u64 * self.scenario.rounds as u64 * round
+    }
+
+    fn all_live_done(&self) -> bool {
+        self.clients
+            .iter()
+            .all(|c| c.status == Status::Crashed || c.state.phase == Phase::Done)
+    }
+
+    /// Runs to the end: every live client finished (and no fault is still
+    /// to come), or the time limit.
+    pub fn run(mut self) -> Outcome {
+        let quiet = self.quiet_from_us();
+        let limit = self
+            .scenario
+            .duration_us
+            .unwrap_or(quiet + self.liveness_bound_us())
+            .max(quiet);
+        let pending_crash_restart = |s: &Self| {
+            s.faults
+                .iter()
+                .any(|f| f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired)
+        };
+        while let Some(Reverse(q)) = self.queue.pop() {
+            if q.at > limit {
+                self.now = limit;
+                break;
+            }
+            self.now = q.at;
+            self.metrics.events += 1;
+            match q.event {
+                Event::Deliver { from, to, msg } => {
+                    let c = client_of(to).or(client_of(from)).expect("every link has a client end");
+                    let rt = &mut self.clients[c as usize];
+                    let store_link = from == store_id() || to == store_id();
+                    if client_of(to).is_some() && rt.status == Status::Crashed {
+                        continue;
+                    }
+                    if store_link && rt.partitioned {
+                        rt.cut_link.push(Queued {
+                            at: q.at,
+                            seq: q.seq,
+                            event: Event::Deliver { from, to, msg },
+                        });
+                        continue;
+                    }
+                    if client_of(to).is_some() && rt.status == Status::Paused {
+                        rt.frozen.push(Queued {
+                            at: q.at,
+                            seq: q.seq,
+                            event: Event::Deliver { from, to, msg },
+                        });
+                        continue;
+                    }
+                    self.deliver(from, to, msg);
+                }
+                Event::Timer { actor, timer, generation } => match client_of(actor) {
+                    Some(c) => {
+                        let rt = &mut self.clients[c as usize];
+                        if rt.timers.get(&timer) != Some(&generation) || rt.status == Status::Crashed {
+                            continue;
+                        }
+                        if rt.status == Status::Paused {
+                            rt.frozen.push(Queued {
+                                at: q.at,
+                                seq: q.seq,
+                                event: Event::Timer { actor, timer, generation },
+                            });
+                            continue;
+                        }
+                        rt.timers.remove(&timer);
+                        let mut out = Out::new();
+                        let mut cow = Cow::Borrowed(&rt.state);
+                        self.client.on_timeout(actor, &mut cow, &timer, &mut out);
+                        if let Cow::Owned(s) = cow {
+                            self.clients[c as usize].state = s;
+                        }
+                        if self.record && timer != Timer::Ping {
+                            trace!(self, 
+                                r#"{{"t":{},"event":"timer","client":{c},"timer":"{timer:?}"}}"#,
+                                self.now
+                            );
+                        }
+                        self.apply_client_out(c, out);
+                        self.after_client_step(c);
+                    }
+                    None => {
+                        if self.store_timers.get(&timer) != Some(&generation) {
+                            continue;
+                        }
+                        self.store_timers.remove(&timer);
+                        if let Timer::Expiry(s) = timer {
+                            if self.store_state.is_alive(s) {
+                                trace!(self, 
+                                    r#"{{"t":{},"event":"expire","session":"{s}","client":{}}}"#,
+                                    self.now, s.client
+                                );
+                            }
+                        }
+                        let before = self.store_state.header();
+                        let mut out = Out::new();
+                        let mut cow = Cow::Borrowed(&self.store_state);
+                        self.store.on_timeout(store_id(), &mut cow, &timer, &mut out);
+                        if let Cow::Owned(s) = cow {
+                            self.store_state = s;
+                        }
+                        let n = self.apply_store_out(out);
+                        // An expiry that deleted a node or key releases it.
+                        if self.store_state.header() != before {
+                            self.metrics.notifications_per_release.push(n);
+                        }
+                    }
+                },
+                Event::FaultStart(i) => self.fault_start(i),
+                Event::FaultEnd(i) => self.fault_end(i),
+            }
+            if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
+                break;
+            }
+        }
+        self.metrics.end_us = self.now;
+        if !self.all_live_done() {
+            let stuck: Vec<ClientIdx> = self
+                .clients
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.status != Status::Crashed && c.state.phase != Phase::Done)
+                .map(|(i, _)| i as ClientIdx)
+                .collect();
+            self.violation("progress", stuck);
+        }
+        self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
+        self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
+        self.metrics.wait_us = Summary::of(std::mem::take(&mut self.waits));
+        trace!(self, 
+            r#"{{"t":{},"event":"end","acquisitions":{},"violations":{}}}"#,
+            self.now,
+            self.metrics.acquisitions,
+            self.violations.len()
+        );
+        Outcome {
+            seed: 0,
+            violations: self.violations,
+            faults: self.faults,
+            metrics: self.metrics,
+            trace_hash: self.record.then(|| format!("{:016x}", self.hash)),
+            trace: self.trace,
+        }
+    }
+}
+
+/// Escapes a string for a JSON string literal.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Runs `scenario` with `seed`.
+pub fn simulate(scenario: &Scenario, seed: u64, record: bool) -> Outcome {
+    let mut o = Sim::new(scenario, seed, record).run();
+    o.seed = seed;
+    o
+}

@@ -1,0 +1,14 @@
+//! lockstep's simulator: the `models` actors driven in virtual time under
+//! randomized or scheduled faults, one seed driving everything.
+//!
+//! - [`scenario`]: scenario files (TOML), validated;
+//! - [`rng`]: one seed split into named, portable streams;
+//! - [`engine`]: the discrete-event engine, its online checks and metrics;
+//! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking.
+
+
+
+pub mod engine;
+pub mod hunt;
+pub mod rng;
+pub mod scenario;
