@@ -447,7 +447,9 @@ impl Model for LockModel {
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
-            let client_state = self.client.on_start(client_id(c as ClientIdx), &None, &mut out);
+            let client_state = self
+                .client
+                .on_start(client_id(c as ClientIdx), &None, &mut out);
             state.clients.push(Arc::new(ClientSlot {
                 state: client_state,
                 status: Status::Running,

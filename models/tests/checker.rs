@@ -111,7 +111,7 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
 }
 
 /// Notifications the store queued in the last step of `path`.
-fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u8> {
+fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u16> {
     let model = c.clone().into_model();
     let before = replay(&model, &path[..path.len() - 1]).unwrap();
     let after = replay(&model, path).unwrap();
@@ -124,7 +124,7 @@ fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u8> {
     };
     (0..c.clients as usize)
         .flat_map(|i| {
-            std::iter::repeat_n(i as u8, count(&after, i).saturating_sub(count(&before, i)))
+            std::iter::repeat_n(i as u16, count(&after, i).saturating_sub(count(&before, i)))
         })
         .collect()
 }

@@ -9,16 +9,16 @@ use models::store::zookeeper::ZkTree;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-const SESSIONS: u8 = 3;
+const SESSIONS: u16 = 3;
 
 #[derive(Clone, Debug)]
 enum ZkOp {
-    CreateChild { owner: u8, ephemeral: bool },
+    CreateChild { owner: u16, ephemeral: bool },
     Delete { nth: usize },
-    Exists { nth: usize, session: u8 },
-    ExistsMissing { seq: u32, session: u8 },
-    GetChildren { session: u8 },
-    Expire { session: u8 },
+    Exists { nth: usize, session: u16 },
+    ExistsMissing { seq: u32, session: u16 },
+    GetChildren { session: u16 },
+    Expire { session: u16 },
 }
 
 fn zk_op() -> impl Strategy<Value = ZkOp> {
@@ -34,7 +34,7 @@ fn zk_op() -> impl Strategy<Value = ZkOp> {
     ]
 }
 
-fn sid(c: u8) -> SessionId {
+fn sid(c: u16) -> SessionId {
     SessionId::first(c)
 }
 
@@ -189,9 +189,9 @@ proptest! {
 
 #[derive(Clone, Debug)]
 enum EtcdOp {
-    Put { lease: u8 },
+    Put { lease: u16 },
     Delete { nth: usize },
-    Expire { lease: u8 },
+    Expire { lease: u16 },
     Range { max_create_revision: u64 },
 }
 

@@ -39,8 +39,16 @@ use std::time::Duration;
 /// What happens at a point in virtual time.
 #[derive(Clone, Debug)]
 enum Event {
-    Deliver { from: Id, to: Id, msg: Msg },
-    Timer { actor: Id, timer: Timer, generation: u64 },
+    Deliver {
+        from: Id,
+        to: Id,
+        msg: Msg,
+    },
+    Timer {
+        actor: Id,
+        timer: Timer,
+        generation: u64,
+    },
     FaultStart(usize),
     FaultEnd(usize),
 }
@@ -253,7 +261,9 @@ pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
                 at_ms: t / 1000,
                 kind: *kind,
                 client,
-                duration_ms: (duration > 0 || *kind == FaultKind::Pause || *kind == FaultKind::Partition)
+                duration_ms: (duration > 0
+                    || *kind == FaultKind::Pause
+                    || *kind == FaultKind::Partition)
                     .then_some(duration / 1000)
                     .filter(|_| *kind != FaultKind::LostReply),
                 extra_ms: (*kind == FaultKind::Delay).then_some(extra / 1000),
@@ -298,7 +308,10 @@ impl<'a> Sim<'a> {
             timers_rng: stream(seed, "timers"),
             faults: faults
                 .into_iter()
-                .map(|fault| FaultRecord { fault, fired: false })
+                .map(|fault| FaultRecord {
+                    fault,
+                    fired: false,
+                })
                 .collect(),
             acquisitions: Vec::new(),
             holders: Vec::new(),
@@ -407,7 +420,14 @@ impl<'a> Sim<'a> {
             Some(c) => self.clients[c as usize].timers.insert(timer, generation),
             None => self.store_timers.insert(timer, generation),
         };
-        self.push(at, Event::Timer { actor, timer, generation });
+        self.push(
+            at,
+            Event::Timer {
+                actor,
+                timer,
+                generation,
+            },
+        );
     }
 
     fn cancel_timer(&mut self, actor: Id, timer: Timer) {
@@ -444,7 +464,8 @@ impl<'a> Sim<'a> {
                     if matches!(msg, Msg::Reply { .. }) {
                         if let Some(i) = rt.lose_next_reply.take() {
                             self.faults[i].fired = true;
-                            trace!(self, 
+                            trace!(
+                                self,
                                 r#"{{"t":{},"event":"fault","fault":"lost_reply","client":{},"what":"{}"}}"#,
                                 self.now,
                                 c,
@@ -494,7 +515,10 @@ impl<'a> Sim<'a> {
                 self.handoffs.push(now - r);
             }
             self.holders.push(c);
-            trace!(self, r#"{{"t":{now},"event":"hold","client":{c},"token":{token}}}"#);
+            trace!(
+                self,
+                r#"{{"t":{now},"event":"hold","client":{c},"token":{token}}}"#
+            );
             if self.holders.len() == 2 {
                 let mut clients = self.holders.clone();
                 clients.sort_unstable();
@@ -512,7 +536,8 @@ impl<'a> Sim<'a> {
 
     fn violation(&mut self, property: &'static str, clients: Vec<ClientIdx>) {
         let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
-        trace!(self, 
+        trace!(
+            self,
             r#"{{"t":{},"event":"violation","property":"{}","clients":[{}]}}"#,
             self.now,
             property,
@@ -533,11 +558,19 @@ impl<'a> Sim<'a> {
                 None => "resource".to_string(),
             };
             let (f, t, m) = (who(from), who(to), escape(&msg.to_string()));
-            trace!(self, r#"{{"t":{},"event":"deliver","from":"{f}","to":"{t}","msg":"{m}"}}"#, self.now);
+            trace!(
+                self,
+                r#"{{"t":{},"event":"deliver","from":"{f}","to":"{t}","msg":"{m}"}}"#,
+                self.now
+            );
         }
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
-                *self.metrics.store_requests.entry(request_kind(req)).or_insert(0) += 1;
+                *self
+                    .metrics
+                    .store_requests
+                    .entry(request_kind(req))
+                    .or_insert(0) += 1;
             }
             let hand_off = matches!(
                 msg,
@@ -562,23 +595,32 @@ impl<'a> Sim<'a> {
         } else if to == resource_id() {
             let mut out = Out::new();
             let mut cow = Cow::Borrowed(&self.resource_state);
-            self.resource.on_msg(resource_id(), &mut cow, from, msg, &mut out);
+            self.resource
+                .on_msg(resource_id(), &mut cow, from, msg, &mut out);
             if let Cow::Owned(s) = cow {
                 self.resource_state = s;
             }
             for cmd in out {
                 if let Command::Send(to, msg) = cmd {
-                    if client_of(to).is_some_and(|c| self.clients[c as usize].status != Status::Crashed) {
+                    if client_of(to)
+                        .is_some_and(|c| self.clients[c as usize].status != Status::Crashed)
+                    {
                         self.send(resource_id(), to, msg);
                     }
                 }
             }
             if !self.resource_violation_seen {
-                if let Some(i) = resource_order_violation(&self.resource_state.log, &self.acquisitions) {
+                if let Some(i) =
+                    resource_order_violation(&self.resource_state.log, &self.acquisitions)
+                {
                     self.resource_violation_seen = true;
                     let late = self.resource_state.log[i].client;
                     let mut clients = vec![late];
-                    if let Some(prev) = self.resource_state.log[..i].iter().rev().find(|w| w.client != late) {
+                    if let Some(prev) = self.resource_state.log[..i]
+                        .iter()
+                        .rev()
+                        .find(|w| w.client != late)
+                    {
                         clients.push(prev.client);
                     }
                     clients.sort_unstable();
@@ -623,7 +665,9 @@ impl<'a> Sim<'a> {
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
             }
-            FaultKind::Partition if status != Status::Crashed && !done && !self.clients[c as usize].partitioned => {
+            FaultKind::Partition
+                if status != Status::Crashed && !done && !self.clients[c as usize].partitioned =>
+            {
                 self.clients[c as usize].partitioned = true;
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
@@ -642,7 +686,8 @@ impl<'a> Sim<'a> {
         };
         if fired {
             self.faults[i].fired = true;
-            trace!(self, 
+            trace!(
+                self,
                 r#"{{"t":{},"event":"fault","fault":"{}","client":{},"duration_us":{}}}"#,
                 self.now,
                 f.kind.name(),
@@ -689,7 +734,11 @@ impl<'a> Sim<'a> {
             }
             FaultKind::LostReply => return,
         };
-        trace!(self, r#"{{"t":{},"event":"{what}","client":{c}}}"#, self.now);
+        trace!(
+            self,
+            r#"{{"t":{},"event":"{what}","client":{c}}}"#,
+            self.now
+        );
     }
 
     /// When the last fault is over: crash restarts, resumes, heals.
@@ -707,7 +756,9 @@ impl<'a> Sim<'a> {
     pub fn liveness_bound_us(&self) -> u64 {
         let t = &self.scenario.timing;
         let round = t.think_us.1 + 3 * t.hold_us.1 + 40 * (t.latency_us.1 + 1) + t.retry_us;
-        2 * t.session_timeout_us + 2 * t.retry_us + self.scenario.clients as u64 * self.scenario.rounds as u64 * round
+        2 * t.session_timeout_us
+            + 2 * t.retry_us
+            + self.scenario.clients as u64 * self.scenario.rounds as u64 * round
     }
 
     fn all_live_done(&self) -> bool {
@@ -726,9 +777,9 @@ impl<'a> Sim<'a> {
             .unwrap_or(quiet + self.liveness_bound_us())
             .max(quiet);
         let pending_crash_restart = |s: &Self| {
-            s.faults
-                .iter()
-                .any(|f| f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired)
+            s.faults.iter().any(|f| {
+                f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired
+            })
         };
         while let Some(Reverse(q)) = self.queue.pop() {
             if q.at > limit {
@@ -739,7 +790,9 @@ impl<'a> Sim<'a> {
             self.metrics.events += 1;
             match q.event {
                 Event::Deliver { from, to, msg } => {
-                    let c = client_of(to).or(client_of(from)).expect("every link has a client end");
+                    let c = client_of(to)
+                        .or(client_of(from))
+                        .expect("every link has a client end");
                     let rt = &mut self.clients[c as usize];
                     let store_link = from == store_id() || to == store_id();
                     if client_of(to).is_some() && rt.status == Status::Crashed {
@@ -763,17 +816,27 @@ impl<'a> Sim<'a> {
                     }
                     self.deliver(from, to, msg);
                 }
-                Event::Timer { actor, timer, generation } => match client_of(actor) {
+                Event::Timer {
+                    actor,
+                    timer,
+                    generation,
+                } => match client_of(actor) {
                     Some(c) => {
                         let rt = &mut self.clients[c as usize];
-                        if rt.timers.get(&timer) != Some(&generation) || rt.status == Status::Crashed {
+                        if rt.timers.get(&timer) != Some(&generation)
+                            || rt.status == Status::Crashed
+                        {
                             continue;
                         }
                         if rt.status == Status::Paused {
                             rt.frozen.push(Queued {
                                 at: q.at,
                                 seq: q.seq,
-                                event: Event::Timer { actor, timer, generation },
+                                event: Event::Timer {
+                                    actor,
+                                    timer,
+                                    generation,
+                                },
                             });
                             continue;
                         }
@@ -785,7 +848,8 @@ impl<'a> Sim<'a> {
                             self.clients[c as usize].state = s;
                         }
                         if self.record && timer != Timer::Ping {
-                            trace!(self, 
+                            trace!(
+                                self,
                                 r#"{{"t":{},"event":"timer","client":{c},"timer":"{timer:?}"}}"#,
                                 self.now
                             );
@@ -800,16 +864,19 @@ impl<'a> Sim<'a> {
                         self.store_timers.remove(&timer);
                         if let Timer::Expiry(s) = timer {
                             if self.store_state.is_alive(s) {
-                                trace!(self, 
+                                trace!(
+                                    self,
                                     r#"{{"t":{},"event":"expire","session":"{s}","client":{}}}"#,
-                                    self.now, s.client
+                                    self.now,
+                                    s.client
                                 );
                             }
                         }
                         let before = self.store_state.header();
                         let mut out = Out::new();
                         let mut cow = Cow::Borrowed(&self.store_state);
-                        self.store.on_timeout(store_id(), &mut cow, &timer, &mut out);
+                        self.store
+                            .on_timeout(store_id(), &mut cow, &timer, &mut out);
                         if let Cow::Owned(s) = cow {
                             self.store_state = s;
                         }
@@ -841,7 +908,8 @@ impl<'a> Sim<'a> {
         self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
         self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
         self.metrics.wait_us = Summary::of(std::mem::take(&mut self.waits));
-        trace!(self, 
+        trace!(
+            self,
             r#"{{"t":{},"event":"end","acquisitions":{},"violations":{}}}"#,
             self.now,
             self.metrics.acquisitions,

@@ -27,8 +27,14 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
         .split_once("..")
         .ok_or_else(|| format!("--seeds takes A..B, got '{s}'"))?;
-    let a: u64 = a.trim().parse().map_err(|_| format!("--seeds: '{a}' is not a seed"))?;
-    let b: u64 = b.trim().parse().map_err(|_| format!("--seeds: '{b}' is not a seed"))?;
+    let a: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("--seeds: '{a}' is not a seed"))?;
+    let b: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("--seeds: '{b}' is not a seed"))?;
     if b <= a {
         return Err(format!("--seeds {a}..{b} is empty"));
     }
@@ -40,8 +46,14 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let (k, n) = s
         .split_once('/')
         .ok_or_else(|| format!("--shard takes K/N, got '{s}'"))?;
-    let k: u64 = k.trim().parse().map_err(|_| format!("--shard: '{k}' is not a number"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("--shard: '{n}' is not a number"))?;
+    let k: u64 = k
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard: '{k}' is not a number"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("--shard: '{n}' is not a number"))?;
     if n == 0 || k == 0 || k > n {
         return Err(format!("--shard {k}/{n}: need 1 <= K <= N"));
     }
@@ -85,7 +97,12 @@ pub fn run_seeds(
 }
 
 /// Summarises outcomes into a hunt result.
-pub fn summarise(scenario: &Scenario, range: (u64, u64), shard: Option<(u64, u64)>, outcomes: &[Outcome]) -> HuntResult {
+pub fn summarise(
+    scenario: &Scenario,
+    range: (u64, u64),
+    shard: Option<(u64, u64)>,
+    outcomes: &[Outcome],
+) -> HuntResult {
     let mut r = HuntResult {
         scenario: scenario.name.clone(),
         seeds: format!("{}..{}", range.0, range.1),

@@ -6,8 +6,6 @@
 //! - [`engine`]: the discrete-event engine, its online checks and metrics;
 //! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking.
 
-
-
 pub mod engine;
 pub mod hunt;
 pub mod rng;

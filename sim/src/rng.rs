@@ -49,7 +49,10 @@ mod tests {
         let mut l = stream(7, "latency");
         let mut f = stream(7, "faults");
         assert_ne!(l.random::<u64>(), f.random::<u64>());
-        assert_ne!(stream(7, "latency").random::<u64>(), stream(8, "latency").random::<u64>());
+        assert_ne!(
+            stream(7, "latency").random::<u64>(),
+            stream(8, "latency").random::<u64>()
+        );
     }
 
     #[test]

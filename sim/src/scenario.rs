@@ -235,15 +235,29 @@ impl Scenario {
         if let Some(guid) = raw.guid {
             match &mut recipe {
                 Recipe::FairPredecessor(o) => o.guid = guid,
-                other => return Err(err("guid", format!("applies only to fair-predecessor, not {}", other.name()))),
+                other => {
+                    return Err(err(
+                        "guid",
+                        format!("applies only to fair-predecessor, not {}", other.name()),
+                    ))
+                }
             }
         }
         if !(1..=MAX_SIM_CLIENTS).contains(&raw.clients) {
-            return Err(err("clients", format!("must be between 1 and {MAX_SIM_CLIENTS} (got {})", raw.clients)));
+            return Err(err(
+                "clients",
+                format!(
+                    "must be between 1 and {MAX_SIM_CLIENTS} (got {})",
+                    raw.clients
+                ),
+            ));
         }
         let rounds = raw.rounds.unwrap_or(1);
         if !(1..=200).contains(&rounds) {
-            return Err(err("rounds", format!("must be between 1 and 200 (got {rounds})")));
+            return Err(err(
+                "rounds",
+                format!("must be between 1 and 200 (got {rounds})"),
+            ));
         }
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
@@ -254,7 +268,10 @@ impl Scenario {
         if session_timeout == 0 {
             return Err(err("timing.session_timeout_ms", "must be positive".into()));
         }
-        let range = |key: &str, r: Option<[u64; 2]>, default: [u64; 2]| -> Result<(u64, u64), ScenarioError> {
+        let range = |key: &str,
+                     r: Option<[u64; 2]>,
+                     default: [u64; 2]|
+         -> Result<(u64, u64), ScenarioError> {
             let [lo, hi] = r.unwrap_or(default);
             if lo > hi {
                 return Err(err(key, format!("low {lo} is above high {hi}")));
@@ -270,7 +287,10 @@ impl Scenario {
         }
         let [lat_lo, lat_hi] = t.latency_ms.unwrap_or([0.2, 2.0]);
         if !(lat_lo >= 0.0 && lat_hi >= lat_lo && lat_hi.is_finite()) {
-            return Err(err("timing.latency_ms", format!("needs 0 <= low <= high (got [{lat_lo}, {lat_hi}])")));
+            return Err(err(
+                "timing.latency_ms",
+                format!("needs 0 <= low <= high (got [{lat_lo}, {lat_hi}])"),
+            ));
         }
         let deadline = t.deadline_ms.unwrap_or(session_timeout * 2 / 3);
         if deadline >= session_timeout {
@@ -305,14 +325,23 @@ impl Scenario {
             let Some(rate) = rate else { continue };
             let key = format!("faults.{}", kind.name());
             if !(rate.rate_per_s >= 0.0 && rate.rate_per_s.is_finite()) {
-                return Err(err(&format!("{key}.rate_per_s"), "must be a non-negative number".into()));
+                return Err(err(
+                    &format!("{key}.rate_per_s"),
+                    "must be a non-negative number".into(),
+                ));
             }
             let needs_duration = !matches!(kind, FaultKind::LostReply | FaultKind::Crash);
             if needs_duration && rate.duration_ms.is_none() && rate.rate_per_s > 0.0 {
-                return Err(err(&format!("{key}.duration_ms"), "is required: [low, high]".into()));
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    "is required: [low, high]".into(),
+                ));
             }
             if kind != FaultKind::Delay && rate.extra_ms.is_some() {
-                return Err(err(&format!("{key}.extra_ms"), "applies only to delay".into()));
+                return Err(err(
+                    &format!("{key}.extra_ms"),
+                    "applies only to delay".into(),
+                ));
             }
             let duration_us = match rate.duration_ms {
                 Some(d) => range(&format!("{key}.duration_ms"), Some(d), d)?,
@@ -321,7 +350,10 @@ impl Scenario {
             let extra_us = match rate.extra_ms {
                 Some(d) => range(&format!("{key}.extra_ms"), Some(d), d)?,
                 None if kind == FaultKind::Delay && rate.rate_per_s > 0.0 => {
-                    return Err(err(&format!("{key}.extra_ms"), "is required: [low, high]".into()))
+                    return Err(err(
+                        &format!("{key}.extra_ms"),
+                        "is required: [low, high]".into(),
+                    ))
                 }
                 None => (0, 0),
             };
@@ -346,19 +378,33 @@ impl Scenario {
                 ));
             }
             match s.kind {
-                FaultKind::Pause | FaultKind::Partition | FaultKind::Delay if s.duration_ms.is_none() => {
-                    return Err(err(&format!("{key}.duration_ms"), format!("a {} needs a duration", s.kind.name())))
+                FaultKind::Pause | FaultKind::Partition | FaultKind::Delay
+                    if s.duration_ms.is_none() =>
+                {
+                    return Err(err(
+                        &format!("{key}.duration_ms"),
+                        format!("a {} needs a duration", s.kind.name()),
+                    ))
                 }
                 FaultKind::Delay if s.extra_ms.is_none() => {
-                    return Err(err(&format!("{key}.extra_ms"), "a delay needs extra_ms".into()))
+                    return Err(err(
+                        &format!("{key}.extra_ms"),
+                        "a delay needs extra_ms".into(),
+                    ))
                 }
                 FaultKind::LostReply if s.duration_ms.is_some() => {
-                    return Err(err(&format!("{key}.duration_ms"), "a lost reply has no duration".into()))
+                    return Err(err(
+                        &format!("{key}.duration_ms"),
+                        "a lost reply has no duration".into(),
+                    ))
                 }
                 _ => {}
             }
             if s.kind != FaultKind::Delay && s.extra_ms.is_some() {
-                return Err(err(&format!("{key}.extra_ms"), "applies only to delay".into()));
+                return Err(err(
+                    &format!("{key}.extra_ms"),
+                    "applies only to delay".into(),
+                ));
             }
         }
         let faults_until_us = ms(f.until_ms.unwrap_or(20_000));
@@ -399,7 +445,13 @@ impl Scenario {
 
     /// This scenario as a file with an explicit schedule, no randomized
     /// faults, and the given seed and rounds: a reproducer.
-    pub fn reproducer(&self, seed: u64, rounds: u8, schedule: Vec<ScheduledFault>, note: &str) -> String {
+    pub fn reproducer(
+        &self,
+        seed: u64,
+        rounds: u8,
+        schedule: Vec<ScheduledFault>,
+        note: &str,
+    ) -> String {
         let mut file = self.source.clone();
         file.seed = Some(seed);
         file.rounds = Some(rounds as u32);
@@ -418,6 +470,9 @@ impl Scenario {
     }
 
     pub fn is_fair_without_guid(&self) -> bool {
-        matches!(self.recipe, Recipe::FairPredecessor(fair_predecessor::Options { guid: false, .. }))
+        matches!(
+            self.recipe,
+            Recipe::FairPredecessor(fair_predecessor::Options { guid: false, .. })
+        )
     }
 }

@@ -4,7 +4,9 @@ use super::{HuntArgs, ReplayArgs, RunArgs, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sim::engine::{simulate, Metrics, Outcome, Violation};
-use sim::hunt::{merge, parse_range, parse_shard, run_seeds, shard_seeds, shrink, summarise, HuntResult};
+use sim::hunt::{
+    merge, parse_range, parse_shard, run_seeds, shard_seeds, shrink, summarise, HuntResult,
+};
 use sim::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -73,7 +75,9 @@ fn describe_settings(s: &Scenario, seed: u64) {
             f.kind.name(),
             f.client,
             f.at_ms,
-            f.duration_ms.map(|d| format!(" for {d} ms")).unwrap_or_default()
+            f.duration_ms
+                .map(|d| format!(" for {d} ms"))
+                .unwrap_or_default()
         );
     }
 }
@@ -82,7 +86,14 @@ fn not_fired(o: &Outcome) -> Vec<String> {
     o.faults
         .iter()
         .filter(|f| !f.fired)
-        .map(|f| format!("{} of client {} at {} ms", f.fault.kind.name(), f.fault.client, f.fault.at_ms))
+        .map(|f| {
+            format!(
+                "{} of client {} at {} ms",
+                f.fault.kind.name(),
+                f.fault.client,
+                f.fault.at_ms
+            )
+        })
         .collect()
 }
 
@@ -92,7 +103,11 @@ fn readable(line: &str) -> String {
         return line.to_string();
     };
     let t = v["t"].as_u64().unwrap_or(0);
-    let s = |k: &str| v[k].as_str().map(str::to_string).unwrap_or_else(|| v[k].to_string());
+    let s = |k: &str| {
+        v[k].as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v[k].to_string())
+    };
     let what = match v["event"].as_str().unwrap_or("") {
         "deliver" => format!("{} → {}: {}", s("from"), s("to"), s("msg")),
         "timer" => format!("client {}: timer {}", s("client"), s("timer")),
@@ -120,7 +135,10 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
             f.fault.kind.name(),
             f.fault.client,
             f.fault.at_ms,
-            f.fault.duration_ms.map(|d| format!(" for {d} ms")).unwrap_or_default()
+            f.fault
+                .duration_ms
+                .map(|d| format!(" for {d} ms"))
+                .unwrap_or_default()
         );
     }
     let missing = not_fired(o);
@@ -135,13 +153,23 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         vec!["releases".to_string(), m.releases.to_string()],
         vec!["notifications".to_string(), m.notifications.to_string()],
         vec!["store requests".to_string(), requests.to_string()],
-        vec!["hand-off p50 / p99".to_string(), format!("{} / {} µs", m.handoff_us.p50, m.handoff_us.p99)],
-        vec!["wait p50 / p99".to_string(), format!("{} / {} µs", m.wait_us.p50, m.wait_us.p99)],
+        vec![
+            "hand-off p50 / p99".to_string(),
+            format!("{} / {} µs", m.handoff_us.p50, m.handoff_us.p99),
+        ],
+        vec![
+            "wait p50 / p99".to_string(),
+            format!("{} / {} µs", m.wait_us.p50, m.wait_us.p99),
+        ],
         vec!["events".to_string(), m.events.to_string()],
         vec!["virtual time".to_string(), secs(m.end_us)],
     ];
     print!("{}", reports::table::render(&["metric", "value"], &rows));
-    let kinds: Vec<String> = m.store_requests.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let kinds: Vec<String> = m
+        .store_requests
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     println!("requests by kind: {}", kinds.join(", "));
     println!();
     if o.violations.is_empty() {
@@ -149,7 +177,12 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     }
     for v in &o.violations {
         let who: Vec<String> = v.clients.iter().map(|c| c.to_string()).collect();
-        println!("VIOLATED {} at {} (clients {})", v.property, secs(v.at_us), who.join(", "));
+        println!(
+            "VIOLATED {} at {} (clients {})",
+            v.property,
+            secs(v.at_us),
+            who.join(", ")
+        );
     }
     if let Some(h) = &o.trace_hash {
         println!("trace hash: {h}");
@@ -179,10 +212,18 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
 fn write_trace(path: &Path, o: &Outcome) -> Result<(), UsageError> {
     let mut body = o.trace.join("\n");
     body.push('\n');
-    std::fs::write(path, body).map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
+    std::fs::write(path, body)
+        .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
 }
 
-fn finish(s: &Scenario, o: &Outcome, json: bool, timeline: bool, trace: Option<&PathBuf>, reproduce: &str) -> Result<ExitCode, UsageError> {
+fn finish(
+    s: &Scenario,
+    o: &Outcome,
+    json: bool,
+    timeline: bool,
+    trace: Option<&PathBuf>,
+    reproduce: &str,
+) -> Result<ExitCode, UsageError> {
     if let Some(p) = trace {
         write_trace(p, o)?;
     }
@@ -196,14 +237,21 @@ fn finish(s: &Scenario, o: &Outcome, json: bool, timeline: bool, trace: Option<&
             faults_not_fired: not_fired(o),
             metrics: &o.metrics,
         };
-        println!("{}", serde_json::to_string_pretty(&out).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serialisable")
+        );
     } else {
         print_outcome(s, o, timeline, reproduce);
         if let Some(p) = trace {
             println!("trace written to {}", p.display());
         }
     }
-    Ok(if o.violations.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if o.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
@@ -215,7 +263,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
     }
     let o = simulate(&s, seed, true);
     let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
-    finish(&s, &o, args.json, args.timeline, args.trace.as_ref(), &reproduce)
+    finish(
+        &s,
+        &o,
+        args.json,
+        args.timeline,
+        args.trace.as_ref(),
+        &reproduce,
+    )
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
@@ -226,12 +281,21 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
     }
     let o = simulate(&s, s.seed, true);
     let reproduce = format!("lockstep replay {}", args.file.display());
-    finish(&s, &o, args.json, args.timeline, args.trace.as_ref(), &reproduce)
+    finish(
+        &s,
+        &o,
+        args.json,
+        args.timeline,
+        args.trace.as_ref(),
+        &reproduce,
+    )
 }
 
 fn read_result(path: &Path) -> Result<HuntResult, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: not a hunt result: {e}", path.display())))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("{}: not a hunt result: {e}", path.display())))
 }
 
 fn print_hunt(r: &HuntResult, json: bool) {
@@ -244,12 +308,19 @@ fn print_hunt(r: &HuntResult, json: bool) {
         r.scenario,
         r.seeds_run,
         r.seeds,
-        r.shard.as_ref().map(|s| format!(", shard {s}")).unwrap_or_default(),
+        r.shard
+            .as_ref()
+            .map(|s| format!(", shard {s}"))
+            .unwrap_or_default(),
         r.violating_seeds.len()
     );
     for (p, seeds) in &r.by_property {
         let shown: Vec<String> = seeds.iter().take(20).map(|s| s.to_string()).collect();
-        let more = if seeds.len() > 20 { format!(" … ({} in all)", seeds.len()) } else { String::new() };
+        let more = if seeds.len() > 20 {
+            format!(" … ({} in all)", seeds.len())
+        } else {
+            String::new()
+        };
         println!("  {p}: seeds {}{more}", shown.join(", "));
     }
     if let Some(p) = &r.reproducer {
@@ -260,20 +331,39 @@ fn print_hunt(r: &HuntResult, json: bool) {
 pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
     if !args.merge.is_empty() {
         if args.scenario.is_some() || args.seeds.is_some() || args.shard.is_some() || args.shrink {
-            return Err(UsageError("--merge takes only result files (and --json)".into()));
+            return Err(UsageError(
+                "--merge takes only result files (and --json)".into(),
+            ));
         }
-        let parts = args.merge.iter().map(|p| read_result(p)).collect::<Result<Vec<_>, _>>()?;
+        let parts = args
+            .merge
+            .iter()
+            .map(|p| read_result(p))
+            .collect::<Result<Vec<_>, _>>()?;
         let r = merge(parts).map_err(UsageError)?;
         print_hunt(&r, args.json);
-        return Ok(if r.violating_seeds.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return Ok(if r.violating_seeds.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     let path = args
         .scenario
         .as_ref()
         .ok_or_else(|| UsageError("hunt needs a SCENARIO (or --merge FILES)".into()))?;
-    let range = parse_range(args.seeds.as_deref().ok_or_else(|| UsageError("hunt needs --seeds A..B".into()))?)
+    let range = parse_range(
+        args.seeds
+            .as_deref()
+            .ok_or_else(|| UsageError("hunt needs --seeds A..B".into()))?,
+    )
+    .map_err(UsageError)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(parse_shard)
+        .transpose()
         .map_err(UsageError)?;
-    let shard = args.shard.as_deref().map(parse_shard).transpose().map_err(UsageError)?;
     if args.jobs == Some(0) {
         return Err(UsageError("--jobs must be at least 1".into()));
     }
@@ -285,7 +375,8 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
     let bar = if !args.json && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(seeds.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}").expect("a valid template"),
+            ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}")
+                .expect("a valid template"),
         );
         Some(bar)
     } else {
@@ -319,11 +410,16 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
                 std::fs::create_dir_all(&dir)
                     .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
                 let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
-                std::fs::write(&file, text).map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
+                std::fs::write(&file, text)
+                    .map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
                 r.reproducer = Some(file.display().to_string());
             }
         }
     }
     print_hunt(&r, args.json);
-    Ok(if r.violating_seeds.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if r.violating_seeds.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,0 +1,321 @@
+//! What the simulator must show: determinism, each shipped scenario's
+//! expected outcome, agreement with the model checker, no false alarms.
+
+use sim::engine::{simulate, Outcome};
+use sim::hunt::{merge, run_seeds, shard_seeds, shrink, summarise};
+use sim::scenario::{FaultKind, Scenario};
+use std::path::PathBuf;
+
+fn scenario_path(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios")).join(format!("{name}.toml"))
+}
+
+fn shipped(name: &str) -> Scenario {
+    Scenario::load(&scenario_path(name)).unwrap()
+}
+
+fn inline(toml: &str) -> Scenario {
+    Scenario::parse(toml, "inline.toml", "inline").unwrap()
+}
+
+fn properties(o: &Outcome) -> Vec<&'static str> {
+    let mut p: Vec<_> = o.violations.iter().map(|v| v.property).collect();
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
+const SHIPPED: [&str; 6] = [
+    "healthy",
+    "gc-pause-split-brain",
+    "gc-pause-split-brain-fenced",
+    "partition-past-session",
+    "orphan-create",
+    "crash-storm",
+];
+
+#[test]
+fn same_scenario_and_seed_give_the_byte_identical_trace() {
+    for name in SHIPPED {
+        let s = shipped(name);
+        let a = simulate(&s, s.seed, true);
+        let b = simulate(&s, s.seed, true);
+        assert!(a.trace.len() > 10, "{name}");
+        assert_eq!(a.trace, b.trace, "{name}");
+        assert_eq!(a.trace_hash, b.trace_hash, "{name}");
+        let other = simulate(&s, s.seed + 1, true);
+        assert_ne!(
+            a.trace_hash, other.trace_hash,
+            "{name}: another seed, another run"
+        );
+    }
+}
+
+#[test]
+fn each_shipped_scenario_shows_its_expected_outcome_at_its_seed() {
+    let run = |name: &str| {
+        let s = shipped(name);
+        simulate(&s, s.seed, false)
+    };
+    assert_eq!(properties(&run("healthy")), Vec::<&str>::new());
+
+    let gc = run("gc-pause-split-brain");
+    assert_eq!(properties(&gc), ["mutual_exclusion", "resource_exclusion"]);
+    assert!(gc.faults_fired()["pause"] >= 1);
+
+    let fenced = run("gc-pause-split-brain-fenced");
+    assert_eq!(properties(&fenced), ["mutual_exclusion"]);
+
+    let cut = run("partition-past-session");
+    assert!(properties(&cut).contains(&"mutual_exclusion"));
+    let mut aware = shipped("partition-past-session");
+    aware.policy = models::client::Policy::LeaseAware;
+    for seed in 0..200 {
+        let o = simulate(&aware, seed, false);
+        assert!(
+            o.first_violation("mutual_exclusion").is_none(),
+            "lease-aware, seed {seed}"
+        );
+    }
+
+    let orphan = run("orphan-create");
+    assert_eq!(properties(&orphan), ["progress"]);
+    assert_eq!(orphan.faults_fired()["lost_reply"], 1);
+    let with_guid = Scenario::parse(
+        &std::fs::read_to_string(scenario_path("orphan-create"))
+            .unwrap()
+            .replace("guid = false", "guid = true"),
+        "orphan-create.toml",
+        "orphan-create",
+    )
+    .unwrap();
+    let o = simulate(&with_guid, with_guid.seed, false);
+    assert_eq!(properties(&o), Vec::<&str>::new());
+    assert_eq!(o.metrics.acquisitions, 6);
+
+    let storm = run("crash-storm");
+    assert_eq!(properties(&storm), Vec::<&str>::new());
+    assert!(storm.faults_fired()["crash"] >= 3);
+}
+
+#[test]
+fn crash_storm_stays_live_over_many_seeds() {
+    let s = shipped("crash-storm");
+    let outcomes = run_seeds(&s, &(0..300).collect::<Vec<_>>(), 2, &|_| {});
+    let r = summarise(&s, (0, 300), None, &outcomes);
+    assert_eq!(r.violating_seeds, Vec::<u64>::new());
+    assert!(
+        outcomes
+            .iter()
+            .map(|o| o.faults_fired().get("crash").copied().unwrap_or(0))
+            .sum::<u64>()
+            > 300
+    );
+}
+
+#[test]
+fn hunt_is_the_same_with_one_job_or_two_and_across_shards() {
+    let s = shipped("gc-pause-split-brain");
+    let seeds: Vec<u64> = (0..200).collect();
+    let one = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 1, &|_| {}));
+    let two = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert_eq!(one, two);
+    let shards: Vec<_> = (1..=3)
+        .map(|k| {
+            let part = shard_seeds((0, 200), Some((k, 3)));
+            summarise(
+                &s,
+                (0, 200),
+                Some((k, 3)),
+                &run_seeds(&s, &part, 2, &|_| {}),
+            )
+        })
+        .collect();
+    let merged = merge(shards).unwrap();
+    assert_eq!(merged.seeds_run, 200);
+    assert_eq!(merged.violating_seeds, one.violating_seeds);
+    assert_eq!(merged.by_property, one.by_property);
+}
+
+#[test]
+fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer() {
+    let s = shipped("gc-pause-split-brain");
+    let seeds: Vec<u64> = (0..100).collect();
+    let r = summarise(&s, (0, 100), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let first = *r
+        .violating_seeds
+        .first()
+        .expect("a violation within 100 seeds");
+    let small = shrink(&s, first).unwrap();
+    assert!(small.schedule.len() <= 3, "{:?}", small.schedule);
+    assert!(small.schedule.iter().all(|f| f.kind == FaultKind::Pause));
+    let text = s.reproducer(first, small.rounds, small.schedule.clone(), "test");
+    let reproducer = Scenario::parse(&text, "repro.toml", "repro").unwrap();
+    assert!(reproducer.profile.is_empty());
+    let a = simulate(&reproducer, reproducer.seed, true);
+    let b = simulate(&reproducer, reproducer.seed, true);
+    assert!(a.first_violation(small.property).is_some());
+    assert_eq!(a.trace, b.trace);
+}
+
+#[test]
+fn no_false_alarms_over_ten_thousand_seeds() {
+    let seeds: Vec<u64> = (0..10_000).collect();
+    for name in ["healthy", "gc-pause-split-brain-fenced"] {
+        let s = shipped(name);
+        let outcomes = run_seeds(&s, &seeds, 2, &|_| {});
+        let r = summarise(&s, (0, 10_000), None, &outcomes);
+        assert_eq!(r.seeds_run, 10_000);
+        assert_eq!(r.by_property.get("resource_exclusion"), None, "{name}");
+        if name == "healthy" {
+            assert_eq!(r.violating_seeds, Vec::<u64>::new());
+        } else {
+            assert!(
+                r.by_property["mutual_exclusion"].len() > 1000,
+                "the pauses do split the brain"
+            );
+        }
+    }
+}
+
+// The simulator finds every class of counterexample the checker finds.
+
+#[test]
+fn a_crashed_holders_write_in_flight_lands_late_without_fencing() {
+    // The checker's time is abstract, so a write can be in flight for as
+    // long as it likes; here a delay spike keeps it in flight past the
+    // crashed holder's session timeout.
+    let s = inline(
+        r#"
+recipe = "etcd-revision"
+clients = 3
+rounds = 4
+[timing]
+session_timeout_ms = 300
+hold_ms = [5, 20]
+[faults]
+until_ms = 3000
+crash = { rate_per_s = 2.0 }
+delay = { rate_per_s = 5.0, duration_ms = [200, 600], extra_ms = [300, 800] }
+"#,
+    );
+    let seeds: Vec<u64> = (0..300).collect();
+    let r = summarise(&s, (0, 300), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert!(r.by_property.contains_key("resource_exclusion"), "{r:?}");
+    let mut fenced = s.clone();
+    fenced.fencing = true;
+    let r = summarise(
+        &fenced,
+        (0, 300),
+        None,
+        &run_seeds(&fenced, &seeds, 2, &|_| {}),
+    );
+    assert!(!r.by_property.contains_key("resource_exclusion"), "{r:?}");
+}
+
+#[test]
+fn one_release_wakes_every_waiter_only_in_the_herding_recipes() {
+    let herd = |recipe: &str| {
+        let s = inline(&format!(
+            "recipe = \"{recipe}\"\nclients = 6\n[timing]\nthink_ms = [0, 1]\nhold_ms = [50, 60]\n"
+        ));
+        let o = simulate(&s, 1, false);
+        assert!(o.violations.is_empty(), "{recipe}: {:?}", o.violations);
+        o.metrics
+            .notifications_per_release
+            .iter()
+            .copied()
+            .max()
+            .unwrap()
+    };
+    assert_eq!(herd("fair-predecessor"), 1);
+    assert_eq!(herd("etcd-revision"), 1);
+    assert!(herd("unfair-create") >= 4);
+    assert!(herd("children-watch") >= 5);
+}
+
+#[test]
+fn a_lost_delete_reply_resent_by_unfair_create_deletes_the_next_holders_lock() {
+    let s = inline(
+        r#"
+recipe = "unfair-create"
+clients = 3
+rounds = 5
+[timing]
+hold_ms = [5, 20]
+retry_ms = 100
+[faults]
+until_ms = 3000
+lost_reply = { rate_per_s = 20.0 }
+"#,
+    );
+    let seeds: Vec<u64> = (0..200).collect();
+    let r = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert!(r.by_property.contains_key("mutual_exclusion"), "{r:?}");
+}
+
+#[test]
+fn relisting_skipped_after_a_watch_fires_is_caught_when_a_middle_waiter_crashes() {
+    let mut s = inline(
+        r#"
+recipe = "fair-predecessor"
+clients = 3
+rounds = 3
+[timing]
+session_timeout_ms = 300
+think_ms = [0, 5]
+hold_ms = [200, 400]
+[faults]
+until_ms = 3000
+crash = { rate_per_s = 2.0 }
+"#,
+    );
+    let seeds: Vec<u64> = (0..200).collect();
+    let sound = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert!(!sound.by_property.contains_key("mutual_exclusion"));
+    s.recipe =
+        models::recipes::Recipe::FairPredecessor(models::recipes::fair_predecessor::Options {
+            guid: true,
+            relist_after_wake: false,
+        });
+    let broken = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert!(
+        broken.by_property.contains_key("mutual_exclusion"),
+        "{broken:?}"
+    );
+}
+
+#[test]
+fn bad_scenarios_name_the_file_the_key_and_the_reason() {
+    let err = |toml: &str| {
+        Scenario::parse(toml, "bad.toml", "bad")
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        err("recipe = \"fair-predecessor\"\nclients = 3\ncolour = 1\n")
+            .contains("unknown field `colour`")
+    );
+    assert!(err("recipe = \"fair-predecessor\"\nclients = \"three\"\n").starts_with("bad.toml: "));
+    assert!(err("recipe = \"paxos\"\nclients = 3\n").contains("`recipe`: unknown recipe 'paxos'"));
+    assert!(err("recipe = \"etcd-revision\"\nclients = 0\n")
+        .contains("`clients`: must be between 1 and 10000"));
+    assert!(
+        err("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nhold_ms = [50, 10]\n")
+            .contains("`timing.hold_ms`: low 50 is above high 10")
+    );
+    assert!(
+        err("recipe = \"etcd-revision\"\nclients = 3\nguid = false\n")
+            .contains("`guid`: applies only to fair-predecessor")
+    );
+    assert!(err("recipe = \"etcd-revision\"\nclients = 3\n[[schedule]]\nat_ms = 1\nkind = \"pause\"\nclient = 7\nduration_ms = 5\n")
+        .contains("`schedule[0].client`: no client 7"));
+    assert!(err("recipe = \"etcd-revision\"\nclients = 3\n[[schedule]]\nat_ms = 1\nkind = \"pause\"\nclient = 0\n")
+        .contains("`schedule[0].duration_ms`"));
+    assert!(err(
+        "recipe = \"etcd-revision\"\nclients = 3\n[faults]\npause = { rate_per_s = 1.0 }\n"
+    )
+    .contains("`faults.pause.duration_ms`: is required"));
+    assert!(err("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nsession_timeout_ms = 1000\nping_interval_ms = 2000\n")
+        .contains("`timing.ping_interval_ms`"));
+}
