@@ -114,9 +114,9 @@ pub enum Phase {
 /// goes on with the rounds it has left, and keeps numbering its acquisitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClientStorage {
-    pub incarnation: u8,
+    pub incarnation: u16,
     pub rounds_done: u8,
-    pub holds: u8,
+    pub holds: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -130,7 +130,7 @@ pub struct ClientState {
     /// Bumped on each resend and new session; replies carry it back.
     pub epoch: u8,
     /// Ghost: acquisitions so far. Names the acquisition a write belongs to.
-    pub holds: u8,
+    pub holds: u32,
 }
 
 impl ClientState {

@@ -46,7 +46,7 @@ pub fn client_of(id: Id) -> Option<ClientIdx> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SessionId {
     pub client: ClientIdx,
-    pub incarnation: u8,
+    pub incarnation: u16,
 }
 
 impl SessionId {

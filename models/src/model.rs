@@ -185,7 +185,7 @@ pub struct LockState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Acquisition {
     pub client: ClientIdx,
-    pub hold: u8,
+    pub hold: u32,
     pub granted: u64,
 }
 
@@ -246,12 +246,7 @@ impl LockState {
             .all(|s| !s.is_live() || s.state.phase == Phase::Done)
     }
 
-    /// The accepted writes come in one block per acquisition, blocks in
-    /// acquisition order: no A … B … A, and no write of an earlier acquisition
-    /// after one of a later one. Acquisitions are ordered by where the store
-    /// decided them (the header of the deciding message), then by when their
-    /// holders came to believe it; tokens play no part, so a token that does
-    /// not follow that order is caught. Returns the first offending write.
+    /// `resource_exclusion` (see [`ResourceOrder`]): the first offending write.
     pub fn resource_order_violation(&self) -> Option<usize> {
         resource_order_violation(&self.resource.log, &self.acquisitions)
     }
@@ -264,22 +259,37 @@ impl LockState {
     }
 }
 
-/// `resource_exclusion` over a resource log and the acquisitions so far, in
-/// the order their holders came to believe: the writes come in one block per
-/// acquisition, blocks in the order the store decided the acquisitions
-/// (ties: belief order). Returns the first offending write. Shared by the
-/// model checker and the simulator.
+/// `resource_exclusion`, one accepted write at a time: the writes come in
+/// one block per acquisition, blocks in the order the store decided the
+/// acquisitions (the header of the deciding message; ties: the order their
+/// holders came to believe). Tokens play no part, so a token that does not
+/// follow that order is caught. Shared by the model checker and the simulator.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResourceOrder {
+    last: Option<(u64, usize)>,
+}
+
+impl ResourceOrder {
+    /// The next accepted write belongs to the acquisition at position `at` of
+    /// the acquisitions so far, decided at `granted`. False if it breaks the order.
+    pub fn observe(&mut self, granted: u64, at: usize) -> bool {
+        let key = (granted, at);
+        let in_order = self.last.is_none_or(|last| key >= last);
+        self.last = Some(key);
+        in_order
+    }
+}
+
+/// `resource_exclusion` over a whole resource log: the first offending write.
 pub fn resource_order_violation(log: &[Accepted], acquisitions: &[Acquisition]) -> Option<usize> {
-    let mut last: Option<(u64, usize)> = None;
+    let mut order = ResourceOrder::default();
     for (i, w) in log.iter().enumerate() {
         let at = acquisitions
             .iter()
             .position(|a| a.client == w.client && a.hold == w.hold)?;
-        let key = (acquisitions[at].granted, at);
-        if last.is_some_and(|l| key < l) {
+        if !order.observe(acquisitions[at].granted, at) {
             return Some(i);
         }
-        last = Some(key);
     }
     None
 }

@@ -54,10 +54,10 @@ pub enum Msg {
     /// belongs to, so the checker can tell acquisitions apart.
     Write {
         token: u64,
-        hold: u8,
+        hold: u32,
     },
     WriteAck {
-        hold: u8,
+        hold: u32,
         accepted: bool,
     },
 }

@@ -17,7 +17,7 @@ pub struct Resource {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Accepted {
     pub client: ClientIdx,
-    pub hold: u8,
+    pub hold: u32,
     pub token: u64,
 }
 

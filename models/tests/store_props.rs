@@ -214,7 +214,7 @@ proptest! {
         let mut kv = EtcdKv::default();
         // key -> (create_revision, lease)
         let mut reference: BTreeMap<Key, (u64, SessionId)> = BTreeMap::new();
-        let mut incarnation = [0u8; SESSIONS as usize];
+        let mut incarnation = [0u16; SESSIONS as usize];
         for op in ops {
             let before = kv.revision;
             let mut fired = Vec::new();

@@ -23,7 +23,7 @@ use crate::rng::{between, exponential, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
-use models::model::{resource_order_violation, Acquisition};
+use models::model::{Acquisition, ResourceOrder};
 use models::msg::{Msg, Request, Timer};
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
@@ -229,6 +229,9 @@ pub struct Sim<'a> {
     timers_rng: ChaCha8Rng,
     faults: Vec<FaultRecord>,
     acquisitions: Vec<Acquisition>,
+    /// Position of each (client, hold) in `acquisitions`.
+    acquisition_at: BTreeMap<(ClientIdx, u32), usize>,
+    resource_order: ResourceOrder,
     holders: Vec<ClientIdx>,
     last_release_us: Option<u64>,
     handoffs: Vec<u64>,
@@ -314,6 +317,8 @@ impl<'a> Sim<'a> {
                 })
                 .collect(),
             acquisitions: Vec::new(),
+            acquisition_at: BTreeMap::new(),
+            resource_order: ResourceOrder::default(),
             holders: Vec::new(),
             last_release_us: None,
             handoffs: Vec::new(),
@@ -509,6 +514,8 @@ impl<'a> Sim<'a> {
             if let Some(started) = rt.acquire_started_us.take() {
                 self.waits.push(now - started);
             }
+            self.acquisition_at
+                .insert((c, acq.hold), self.acquisitions.len());
             self.acquisitions.push(acq);
             self.metrics.acquisitions += 1;
             if let Some(r) = self.last_release_us.take() {
@@ -593,6 +600,7 @@ impl<'a> Sim<'a> {
                 self.metrics.notifications_per_release.push(n);
             }
         } else if to == resource_id() {
+            let accepted_before = self.resource_state.log.len();
             let mut out = Out::new();
             let mut cow = Cow::Borrowed(&self.resource_state);
             self.resource
@@ -609,17 +617,20 @@ impl<'a> Sim<'a> {
                     }
                 }
             }
-            if !self.resource_violation_seen {
-                if let Some(i) =
-                    resource_order_violation(&self.resource_state.log, &self.acquisitions)
+            let log = &self.resource_state.log;
+            if log.len() > accepted_before && !self.resource_violation_seen {
+                let w = log[log.len() - 1];
+                let at = self.acquisition_at[&(w.client, w.hold)];
+                if !self
+                    .resource_order
+                    .observe(self.acquisitions[at].granted, at)
                 {
                     self.resource_violation_seen = true;
-                    let late = self.resource_state.log[i].client;
-                    let mut clients = vec![late];
-                    if let Some(prev) = self.resource_state.log[..i]
+                    let mut clients = vec![w.client];
+                    if let Some(prev) = log[..log.len() - 1]
                         .iter()
                         .rev()
-                        .find(|w| w.client != late)
+                        .find(|p| p.client != w.client)
                     {
                         clients.push(prev.client);
                     }

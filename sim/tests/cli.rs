@@ -280,3 +280,158 @@ fn explore_refuses_a_busy_port_and_serves_the_explorer_on_a_free_one() {
         "the first steps: {response}"
     );
 }
+
+fn scenario(name: &str) -> String {
+    format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("lockstep-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn run_reports_the_split_brain_writes_the_trace_and_exits_one() {
+    let dir = temp_dir("run");
+    let trace = dir.join("trace.jsonl");
+    let o = lockstep(&[
+        "run",
+        &scenario("gc-pause-split-brain"),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--timeline",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("VIOLATED mutual_exclusion at"), "{out}");
+    assert!(out.contains("faults fired: pause"), "{out}");
+    assert!(out.contains("timeline before mutual_exclusion"), "{out}");
+    assert!(out.contains("reproduce: lockstep run"), "{out}");
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    assert!(lines
+        .lines()
+        .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+
+    let o = lockstep(&["run", &scenario("gc-pause-split-brain"), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["seed"], 2);
+    assert!(v["trace_hash"].as_str().unwrap().len() == 16);
+    assert_eq!(v["violations"][0]["property"], "mutual_exclusion");
+    assert!(v["violations"][0]["at_us"].as_u64().is_some());
+    assert!(v["faults_fired"]["pause"].as_u64().unwrap() >= 1);
+    assert!(v["metrics"]["acquisitions"].as_u64().unwrap() > 0);
+
+    let o = lockstep(&["run", &scenario("healthy"), "--seed", "5"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("no violations"));
+}
+
+#[test]
+fn hunt_shrinks_to_a_reproducer_that_replays_byte_for_byte() {
+    let dir = temp_dir("hunt");
+    let o = lockstep(&[
+        "hunt",
+        &scenario("gc-pause-split-brain"),
+        "--seeds",
+        "0..50",
+        "--shrink",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["seeds_run"], 50);
+    assert!(!v["violating_seeds"].as_array().unwrap().is_empty());
+    let repro = v["reproducer"].as_str().unwrap().to_string();
+    let text = std::fs::read_to_string(&repro).unwrap();
+    assert!(text.starts_with("# Reproducer"), "{text}");
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    for t in [&a, &b] {
+        let o = lockstep(&["replay", &repro, "--trace", t.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+        assert!(stdout(&o).contains("VIOLATED"));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+}
+
+#[test]
+fn shards_merge_into_the_whole_hunt() {
+    let dir = temp_dir("shards");
+    let whole = lockstep(&[
+        "hunt",
+        &scenario("gc-pause-split-brain"),
+        "--seeds",
+        "0..60",
+        "--json",
+    ]);
+    let mut files = Vec::new();
+    for k in 1..=3 {
+        let o = lockstep(&[
+            "hunt",
+            &scenario("gc-pause-split-brain"),
+            "--seeds",
+            "0..60",
+            "--shard",
+            &format!("{k}/3"),
+            "--json",
+        ]);
+        let f = dir.join(format!("shard{k}.json"));
+        std::fs::write(&f, &o.stdout).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["hunt", "--json", "--merge"];
+    args.extend(files.iter().map(String::as_str));
+    let merged = lockstep(&args);
+    let w: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    let m: serde_json::Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(m["seeds_run"], 60);
+    assert_eq!(m["violating_seeds"], w["violating_seeds"]);
+    assert_eq!(merged.status.code(), whole.status.code());
+}
+
+#[test]
+fn bad_simulator_input_is_a_clear_error_with_status_two() {
+    let dir = temp_dir("bad");
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "recipe = \"fair-predecessor\"\nclients = 3\nfencing = \"yes\"\n",
+    )
+    .unwrap();
+    assert_usage_error(&["run", bad.to_str().unwrap()], "bad.toml");
+    assert_usage_error(&["run", "/nonexistent/scenario.toml"], "cannot read");
+    assert_usage_error(
+        &["hunt", &scenario("healthy"), "--seeds", "9..3"],
+        "--seeds 9..3 is empty",
+    );
+    assert_usage_error(
+        &[
+            "hunt",
+            &scenario("healthy"),
+            "--seeds",
+            "0..10",
+            "--shard",
+            "4/3",
+        ],
+        "need 1 <= K <= N",
+    );
+    assert_usage_error(&["hunt", &scenario("healthy")], "hunt needs --seeds A..B");
+    assert_usage_error(
+        &[
+            "hunt",
+            &scenario("healthy"),
+            "--seeds",
+            "0..10",
+            "--jobs",
+            "0",
+        ],
+        "--jobs must be at least 1",
+    );
+    assert_usage_error(
+        &["hunt", "--merge", bad.to_str().unwrap()],
+        "not a hunt result",
+    );
+}

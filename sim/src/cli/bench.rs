@@ -7,7 +7,11 @@ use models::checker::{check, CheckOptions, CheckResult};
 use models::model::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 use models::recipes::Recipe;
 use serde::Serialize;
+use sim::engine::simulate;
+use sim::hunt::run_seeds;
+use sim::scenario::Scenario;
 use std::process::ExitCode;
+use std::time::Instant;
 
 #[derive(Serialize)]
 struct Row {
@@ -29,7 +33,96 @@ fn rate(r: &CheckResult) -> f64 {
     r.states as f64 / r.seconds.max(1e-9)
 }
 
+#[derive(Serialize)]
+struct SimBench {
+    /// 10 clients, `healthy` timing, one long run.
+    virtual_seconds: f64,
+    wall_seconds: f64,
+    virtual_per_wall: f64,
+    events: u64,
+    events_per_second: f64,
+    /// `hunt` on 5 clients × 20 rounds.
+    hunt_seeds: u64,
+    hunt_wall_seconds: f64,
+    seeds_per_second: f64,
+    hunt_events_per_second: f64,
+    jobs: usize,
+}
+
+fn scenario(clients: u16, rounds: u8) -> Scenario {
+    let text = format!(
+        "recipe = \"fair-predecessor\"\nclients = {clients}\nrounds = {rounds}\n\
+         [timing]\nsession_timeout_ms = 4000\nthink_ms = [5, 50]\nhold_ms = [10, 40]\nlatency_ms = [0.2, 2.0]\n"
+    );
+    Scenario::parse(&text, "bench", "bench").expect("a valid bench scenario")
+}
+
+fn sim_bench() -> SimBench {
+    let long = scenario(10, 200);
+    let started = Instant::now();
+    let o = simulate(&long, 1, false);
+    let wall = started.elapsed().as_secs_f64();
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let hunt = scenario(5, 20);
+    let seeds: Vec<u64> = (0..2000).collect();
+    let started = Instant::now();
+    let outcomes = run_seeds(&hunt, &seeds, jobs, &|_| {});
+    let hunt_wall = started.elapsed().as_secs_f64();
+    let hunt_events: u64 = outcomes.iter().map(|o| o.metrics.events).sum();
+    let virtual_seconds = o.metrics.end_us as f64 / 1e6;
+    SimBench {
+        virtual_seconds,
+        wall_seconds: wall,
+        virtual_per_wall: virtual_seconds / wall.max(1e-9),
+        events: o.metrics.events,
+        events_per_second: o.metrics.events as f64 / wall.max(1e-9),
+        hunt_seeds: seeds.len() as u64,
+        hunt_wall_seconds: hunt_wall,
+        seeds_per_second: seeds.len() as f64 / hunt_wall.max(1e-9),
+        hunt_events_per_second: hunt_events as f64 / hunt_wall.max(1e-9),
+        jobs,
+    }
+}
+
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
+    let sim = (!args.skip_sim).then(sim_bench);
+    if let Some(b) = &sim {
+        if !args.json {
+            println!("simulator");
+            let rows = vec![
+                vec![
+                    "10 clients × 200 rounds: virtual time".into(),
+                    format!("{:.1} s", b.virtual_seconds),
+                ],
+                vec!["wall time".into(), format!("{:.3} s", b.wall_seconds)],
+                vec![
+                    "virtual / wall".into(),
+                    format!("{}x", grouped(b.virtual_per_wall as u64)),
+                ],
+                vec!["events/s".into(), grouped(b.events_per_second as u64)],
+                vec![
+                    format!("hunt, 5 clients × 20 rounds, {} jobs: seeds/s", b.jobs),
+                    grouped(b.seeds_per_second as u64),
+                ],
+                vec![
+                    "hunt events/s".into(),
+                    grouped(b.hunt_events_per_second as u64),
+                ],
+            ];
+            print!("{}", reports::table::render(&["measure", "value"], &rows));
+            println!();
+        }
+    }
+    if args.skip_check {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({ "simulator": sim }))
+                    .expect("serialisable")
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let clients: Vec<u8> = args
         .clients
         .split(',')

@@ -42,7 +42,8 @@ pub enum Command {
     Hunt(HuntArgs),
     /// Run a reproducer (or any scenario with its own seed).
     Replay(ReplayArgs),
-    /// Measure the model checker: states, states/s, and the symmetry reduction.
+    /// Measure the model checker (states/s, symmetry reduction) and the
+    /// simulator (virtual time per wall second, seeds/s, events/s).
     Bench(BenchArgs),
 }
 
@@ -118,6 +119,12 @@ pub struct BenchArgs {
     /// clients (without it, 4 clients take tens of GiB for some recipes).
     #[arg(long = "compare-up-to", default_value_t = 3)]
     pub compare_up_to: u8,
+    /// Skip the model-checker measurements.
+    #[arg(long = "skip-check")]
+    pub skip_check: bool,
+    /// Skip the simulator measurements.
+    #[arg(long = "skip-sim")]
+    pub skip_sim: bool,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
