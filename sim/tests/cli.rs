@@ -307,7 +307,8 @@ fn run_reports_the_split_brain_writes_the_trace_and_exits_one() {
     let out = stdout(&o);
     assert!(out.contains("VIOLATED mutual_exclusion at"), "{out}");
     assert!(out.contains("faults fired: pause"), "{out}");
-    assert!(out.contains("timeline before mutual_exclusion"), "{out}");
+    assert!(out.contains("timeline of mutual_exclusion"), "{out}");
+    assert!(out.contains("FAULT pause of client"), "{out}");
     assert!(out.contains("reproduce: lockstep run"), "{out}");
     let lines = std::fs::read_to_string(&trace).unwrap();
     assert!(lines

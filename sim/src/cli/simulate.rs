@@ -116,12 +116,16 @@ fn readable(line: &str) -> String {
         "release" => format!("client {} no longer holds", s("client")),
         "expire" => format!("store: session {} expires", s("session")),
         "violation" => format!("VIOLATION {} by clients {}", s("property"), v["clients"]),
+        "resume" => format!("client {} resumes", s("client")),
+        "heal" => format!("client {}'s link to the store heals", s("client")),
+        "restart" => format!("client {} restarts as a new process", s("client")),
+        "delay_end" => format!("client {}'s links are fast again", s("client")),
         other => format!("{other} {}", v),
     };
     format!("{:>16}  {what}", secs(t))
 }
 
-fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
+fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
     let fired = o.faults_fired();
     if fired.is_empty() {
         println!("faults fired: none");
@@ -188,16 +192,33 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         println!("trace hash: {h}");
     }
     if timeline {
-        let window = 2 * s.timing.session_timeout_us + 500_000;
+        // From the last fault before each violation (or one second before
+        // it), without heartbeats.
+        let parsed: Vec<(u64, &str, &String)> = o
+            .trace
+            .iter()
+            .map(|line| {
+                let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
+                let t = v["t"].as_u64().unwrap_or(0);
+                let quiet = line.contains("\"msg\":\"ping ") || line.contains("\"msg\":\"pong ");
+                (t, if quiet { "heartbeat" } else { "event" }, line)
+            })
+            .collect();
         for v in &o.violations {
+            let from = parsed
+                .iter()
+                .filter(|(t, _, line)| *t <= v.at_us && line.contains("\"event\":\"fault\""))
+                .map(|(t, _, _)| *t)
+                .next_back()
+                .unwrap_or(v.at_us.saturating_sub(1_000_000));
             println!();
-            println!("timeline before {} at {}:", v.property, secs(v.at_us));
-            for line in &o.trace {
-                let t = serde_json::from_str::<serde_json::Value>(line)
-                    .ok()
-                    .and_then(|x| x["t"].as_u64())
-                    .unwrap_or(0);
-                if t + window >= v.at_us && t <= v.at_us {
+            println!(
+                "timeline of {} at {} (from the last fault before it):",
+                v.property,
+                secs(v.at_us)
+            );
+            for (t, kind, line) in &parsed {
+                if *t >= from && *t <= v.at_us && *kind == "event" {
                     println!("{}", readable(line));
                 }
             }
@@ -242,7 +263,7 @@ fn finish(
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
     } else {
-        print_outcome(s, o, timeline, reproduce);
+        print_outcome(o, timeline, reproduce);
         if let Some(p) = trace {
             println!("trace written to {}", p.display());
         }
