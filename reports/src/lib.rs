@@ -1,4 +1,5 @@
 //! Rendering of lockstep's measurements: plain data in, text out.
 //! It knows nothing of the models or the simulator.
 
+pub mod chart;
 pub mod table;

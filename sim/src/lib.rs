@@ -7,6 +7,7 @@
 //! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking.
 
 pub mod engine;
+pub mod herd;
 pub mod hunt;
 pub mod rng;
 pub mod scenario;

@@ -1,9 +1,8 @@
 //! `lockstep check` and the no-argument summary.
 
-use super::{default_cfg, CheckArgs, UsageError};
+use super::{CheckArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
 use models::model::LockModelCfg;
-use models::recipes::Recipe;
 use models::trace::{steps, TraceStep};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -207,36 +206,4 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         }
     }
     Ok(exit_code(&r))
-}
-
-/// The no-argument run: every recipe at its default configuration, one table.
-pub fn summary() -> ExitCode {
-    println!("lockstep: every recipe with 3 clients, 1 round, 1 crash, fencing on, naive policy");
-    println!();
-    let mut rows = Vec::new();
-    let mut names: Vec<&'static str> = Vec::new();
-    for recipe in Recipe::ALL {
-        let cfg = default_cfg(recipe);
-        let r = check(&cfg.clone().into_model(), CheckOptions::default());
-        if names.is_empty() {
-            names = r.properties.iter().map(|p| p.name).collect();
-        }
-        let mut row = vec![
-            recipe.name().to_string(),
-            grouped(r.unique_states),
-            format!("{:.2}", r.seconds),
-        ];
-        row.extend(
-            r.properties
-                .iter()
-                .map(|p| status_word(p.status).to_string()),
-        );
-        rows.push(row);
-    }
-    let mut header = vec!["recipe", "unique states", "seconds"];
-    header.extend(names);
-    print!("{}", reports::table::render(&header, &rows));
-    println!();
-    println!("Details and counterexamples: lockstep check --recipe NAME --clients 3 --crashes 1 --fencing");
-    ExitCode::SUCCESS
 }

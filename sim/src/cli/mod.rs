@@ -3,7 +3,10 @@
 mod bench;
 mod check;
 mod explore;
+mod herd;
+mod report;
 mod simulate;
+mod tour;
 
 use clap::{Args, Parser, Subcommand};
 use models::client::Policy;
@@ -42,9 +45,59 @@ pub enum Command {
     Hunt(HuntArgs),
     /// Run a reproducer (or any scenario with its own seed).
     Replay(ReplayArgs),
+    /// Sweep client counts in the baseline herd scenario: notifications and
+    /// store requests per hand-off, latency; CSV, JSON and charts.
+    Herd(HerdArgs),
+    /// Write the report (HTML and Markdown): checks, herd charts, split-brain
+    /// timelines. `report timeline TRACE` draws one trace's holders timeline.
+    Report(ReportArgs),
     /// Measure the model checker (states/s, symmetry reduction) and the
     /// simulator (virtual time per wall second, seeds/s, events/s).
     Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct HerdArgs {
+    /// Recipes, comma-separated, or `all`.
+    #[arg(long, default_value = "all")]
+    pub recipes: String,
+    /// Client counts, comma-separated (default 2,5,10,…,10000).
+    #[arg(long)]
+    pub clients: Option<String>,
+    /// Also run this scenario at each recipe and client count.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where herd.csv, herd.json and the charts go.
+    #[arg(long, default_value = "lockstep-report")]
+    pub out: PathBuf,
+    /// Print JSON on stdout (and nothing else).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    pub what: Option<ReportWhat>,
+    /// Directory for the report.
+    #[arg(long, default_value = "lockstep-report")]
+    pub out: PathBuf,
+    /// Largest client count of the report's herd sweep.
+    #[arg(long = "max-clients", default_value_t = 1000)]
+    pub max_clients: u16,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReportWhat {
+    /// Draw the holders timeline of a `run --trace` file (SVG and PNG).
+    Timeline {
+        trace: PathBuf,
+        /// Output path without extension (default: next to the trace).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -241,11 +294,13 @@ pub fn default_cfg(recipe: Recipe) -> LockModelCfg {
 
 pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
     match cli.command {
-        None => Ok(check::summary()),
+        None => tour::run(std::path::Path::new("lockstep-report"), 1000),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Explore(args)) => explore::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Run(args)) => simulate::run(&args),
+        Some(Command::Herd(args)) => herd::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
         Some(Command::Hunt(args)) => simulate::hunt(&args),
         Some(Command::Replay(args)) => simulate::replay(&args),
     }

@@ -1,0 +1,217 @@
+//! `lockstep herd`: the herd-effect sweep, as a table, CSV, JSON and charts.
+
+use super::check::grouped;
+use super::{HerdArgs, UsageError};
+use indicatif::{ProgressBar, ProgressStyle};
+use models::recipes::Recipe;
+use serde::Serialize;
+use sim::herd::{baseline, row, HerdRow, DEFAULT_CLIENTS};
+use sim::scenario::{Scenario, MAX_SIM_CLIENTS};
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct HerdJson<'a> {
+    seed: u64,
+    rows: &'a [HerdRow],
+}
+
+fn parse_recipes(s: &str) -> Result<Vec<Recipe>, UsageError> {
+    if s == "all" {
+        return Ok(Recipe::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|r| r.trim().parse().map_err(UsageError))
+        .collect()
+}
+
+fn parse_clients(s: &str) -> Result<Vec<u16>, UsageError> {
+    s.split(',')
+        .map(|c| {
+            c.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (2..=MAX_SIM_CLIENTS).contains(n))
+                .map(|n| n as u16)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--clients: '{c}' is not a client count between 2 and {MAX_SIM_CLIENTS}"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The user's scenario with this row's recipe and client count.
+fn adapt(s: &Scenario, recipe: Recipe, clients: u16) -> Scenario {
+    let mut s = s.clone();
+    s.recipe = recipe;
+    s.clients = clients;
+    s.schedule.retain(|f| f.client < clients as u32);
+    s.name = format!("{}-{}-{clients}", s.name, recipe.name());
+    s
+}
+
+pub fn csv(rows: &[HerdRow]) -> String {
+    let mut out = String::from(
+        "recipe,scenario,clients,acquisitions,releases,notifications,notifications_per_release_max,\
+         writes_per_acquisition,reads_per_acquisition,watches_per_acquisition,handoff_p50_us,handoff_p99_us,events,wall_seconds\n",
+    );
+    for r in rows {
+        let req = |k: &str| r.store_requests.get(k).copied().unwrap_or(0.0);
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.4}\n",
+            r.recipe,
+            r.scenario,
+            r.clients,
+            r.acquisitions,
+            r.releases,
+            r.notifications,
+            r.notifications_per_release
+                .iter()
+                .max()
+                .copied()
+                .unwrap_or(0),
+            req("writes"),
+            req("reads"),
+            req("watches"),
+            r.handoff_us.p50,
+            r.handoff_us.p99,
+            r.events,
+            r.wall_seconds
+        ));
+    }
+    out
+}
+
+/// Runs the sweep; shared with the no-argument tour.
+pub fn sweep(
+    recipes: &[Recipe],
+    clients: &[u16],
+    extra: Option<&Scenario>,
+    seed: u64,
+    quiet: bool,
+) -> Vec<HerdRow> {
+    let mut jobs: Vec<(Recipe, Scenario)> = Vec::new();
+    for &n in clients {
+        for &r in recipes {
+            jobs.push((r, baseline(r, n, seed)));
+            if let Some(s) = extra {
+                jobs.push((r, adapt(s, r, n)));
+            }
+        }
+    }
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {msg}")
+                .expect("a valid template"),
+        );
+        bar
+    });
+    let mut rows = Vec::new();
+    for (r, s) in jobs {
+        if let Some(b) = &bar {
+            b.set_message(format!("{} × {}", r.name(), s.clients));
+        }
+        rows.push(row(r, &s, seed));
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    rows
+}
+
+pub fn write_files(dir: &Path, rows: &[HerdRow], seed: u64) -> Result<(), UsageError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
+    let write = |name: &str, body: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, body)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display())))
+    };
+    write("herd.csv", csv(rows))?;
+    write(
+        "herd.json",
+        serde_json::to_string_pretty(&HerdJson { seed, rows }).expect("serialisable"),
+    )?;
+    crate::cli::report::herd_charts(dir, rows)
+}
+
+pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
+    let recipes = parse_recipes(&args.recipes)?;
+    let clients = match &args.clients {
+        Some(c) => parse_clients(c)?,
+        None => DEFAULT_CLIENTS.to_vec(),
+    };
+    let extra = args
+        .scenario
+        .as_ref()
+        .map(|p| Scenario::load(p).map_err(|e| UsageError(e.to_string())))
+        .transpose()?;
+    let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json);
+    write_files(&args.out, &rows, args.seed)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&HerdJson {
+                seed: args.seed,
+                rows: &rows
+            })
+            .expect("serialisable")
+        );
+    } else {
+        let table: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                let req = |k: &str| r.store_requests.get(k).copied().unwrap_or(0.0);
+                vec![
+                    r.scenario.clone(),
+                    r.clients.to_string(),
+                    grouped(r.notifications),
+                    format!("{:.2}", r.notifications as f64 / r.releases.max(1) as f64),
+                    format!("{:.2}", req("writes")),
+                    format!("{:.2}", req("reads")),
+                    format!("{:.2}", req("watches")),
+                    format!("{}", r.handoff_us.p50),
+                    format!("{}", r.handoff_us.p99),
+                    grouped(r.events),
+                    format!("{:.3}", r.wall_seconds),
+                ]
+            })
+            .collect();
+        print!(
+            "{}",
+            reports::table::render(
+                &[
+                    "run",
+                    "clients",
+                    "notifications",
+                    "per release",
+                    "writes/acq",
+                    "reads/acq",
+                    "watches/acq",
+                    "hand-off p50 µs",
+                    "p99 µs",
+                    "events",
+                    "wall s"
+                ],
+                &table
+            )
+        );
+        println!(
+            "\nwritten: {}/herd.csv, herd.json and the charts",
+            args.out.display()
+        );
+    }
+    let violated = rows.iter().any(|r| r.violations > 0);
+    Ok(if violated {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

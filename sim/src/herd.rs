@@ -1,0 +1,114 @@
+//! The herd-effect sweep: for each recipe and client count, the baseline
+//! herd scenario — N clients request at once, each holds long enough for
+//! every waiter to be registered, one round, no faults — and what each
+//! release costs: notifications, store requests, hand-off latency.
+//!
+//! The baseline uses one fixed link latency so that the N requests of each
+//! step arrive together, as "at once" means; its counts then have a closed
+//! form (DESIGN.md, "Herd metrics"), which the tests check.
+
+use crate::engine::{simulate, Outcome, Summary};
+use crate::scenario::Scenario;
+use models::recipes::Recipe;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// The default client counts of a sweep.
+pub const DEFAULT_CLIENTS: [u16; 12] = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
+
+/// The baseline herd scenario for `recipe` with `clients` clients.
+pub fn baseline(recipe: Recipe, clients: u16, seed: u64) -> Scenario {
+    let guid = match recipe {
+        Recipe::FairPredecessor(o) => format!("guid = {}\n", o.guid),
+        _ => String::new(),
+    };
+    // Sessions outlive the whole queue with few heartbeats: the herd, not the
+    // pings, is what is measured.
+    let text = format!(
+        "recipe = \"{}\"\n{guid}clients = {clients}\nrounds = 1\nseed = {seed}\n\
+         [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [20, 20]\n\
+         latency_ms = [1.0, 1.0]\nretry_ms = 600000\n",
+        recipe.name()
+    );
+    Scenario::parse(
+        &text,
+        "baseline",
+        &format!("baseline-{}-{clients}", recipe.name()),
+    )
+    .expect("the baseline scenario is valid")
+}
+
+/// One row of the sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct HerdRow {
+    pub recipe: String,
+    pub scenario: String,
+    pub clients: u16,
+    pub acquisitions: u64,
+    pub releases: u64,
+    pub notifications: u64,
+    pub notifications_per_release: Vec<u32>,
+    /// Store requests per acquisition: `writes` (create, delete, txn,
+    /// delete), `reads` (exists, get_children, get_data, range without a
+    /// watch), `watches` (requests that register a watch), and each kind.
+    pub store_requests: BTreeMap<String, f64>,
+    pub handoff_us: Summary,
+    pub events: u64,
+    pub violations: usize,
+    pub wall_seconds: f64,
+}
+
+fn class(kind: &str) -> Option<&'static str> {
+    match kind {
+        "create" | "delete" | "txn" | "delete_key" => Some("writes"),
+        "exists" | "get_children" | "get_data" | "range" => Some("reads"),
+        "exists_watch" | "get_children_watch" | "watch" => Some("watches"),
+        _ => None, // session set-up and heartbeats
+    }
+}
+
+/// Measures one run.
+pub fn row(recipe: Recipe, scenario: &Scenario, seed: u64) -> HerdRow {
+    let started = Instant::now();
+    let o: Outcome = simulate(scenario, seed, false);
+    let wall = started.elapsed().as_secs_f64();
+    let m = &o.metrics;
+    let per = |n: u64| n as f64 / m.acquisitions.max(1) as f64;
+    let mut requests: BTreeMap<String, f64> = BTreeMap::new();
+    let mut classes: BTreeMap<&str, u64> = BTreeMap::new();
+    for (kind, n) in &m.store_requests {
+        if let Some(c) = class(kind) {
+            *classes.entry(c).or_insert(0) += n;
+            requests.insert(kind.to_string(), per(*n));
+        }
+    }
+    for c in ["writes", "reads", "watches"] {
+        requests.insert(c.to_string(), per(classes.get(c).copied().unwrap_or(0)));
+    }
+    HerdRow {
+        recipe: recipe.to_string(),
+        scenario: scenario.name.clone(),
+        clients: scenario.clients,
+        acquisitions: m.acquisitions,
+        releases: m.releases,
+        notifications: m.notifications,
+        notifications_per_release: m.notifications_per_release.clone(),
+        store_requests: requests,
+        handoff_us: m.handoff_us.clone(),
+        events: m.events,
+        violations: o.violations.len(),
+        wall_seconds: wall,
+    }
+}
+
+/// The closed-form notifications of the baseline: the k-th of N releases.
+pub fn closed_form(recipe: Recipe, n: u32) -> Vec<u32> {
+    (1..=n)
+        .map(|k| match recipe {
+            Recipe::UnfairCreate => n - k,
+            Recipe::ChildrenWatch => n - k + 1,
+            Recipe::FairPredecessor(_) | Recipe::EtcdRevision => u32::from(k < n),
+        })
+        .collect()
+}
