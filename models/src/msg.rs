@@ -118,7 +118,8 @@ pub enum Reply {
     Deleted,
     /// `exists` / `get_data`: the node's stat, or `None` if there is no node.
     Stat(Option<Stat>),
-    Children(Vec<Child>),
+    /// In sequence order (see `ZkTree::get_children`).
+    Children(std::sync::Arc<[Child]>),
     Error(ZkError),
     // --- etcd ---
     LeaseGranted,

@@ -131,8 +131,15 @@ impl Relabel for Reply {
             Reply::Created { path, .. } => path.relabel(p),
             Reply::Stat(Some(stat)) => stat.ephemeral_owner.relabel(p),
             Reply::Children(children) => {
-                children.relabel(p);
-                children.sort();
+                // Relabelling names keeps the sequence order.
+                *children = children
+                    .iter()
+                    .map(|c| {
+                        let mut c = *c;
+                        c.relabel(p);
+                        c
+                    })
+                    .collect();
             }
             Reply::TxnResult { responses, .. } => {
                 for r in responses {
@@ -235,10 +242,16 @@ impl Relabel for StoreState {
             node.ephemeral_owner.relabel(p);
         }
         zk.nodes.sort_by_key(|(path, _)| *path);
-        zk.data_watches.relabel(p);
-        zk.data_watches.sort();
-        zk.child_watches.relabel(p);
-        zk.child_watches.sort();
+        for table in [&mut zk.data_watches, &mut zk.child_watches] {
+            *table = std::mem::take(table)
+                .into_iter()
+                .map(|mut w| {
+                    w.relabel(p);
+                    w
+                })
+                .collect();
+        }
+        zk.children_cache.0 = None;
         let etcd = &mut self.etcd;
         etcd.kvs.relabel(p);
         etcd.kvs.sort_by_key(|kv| kv.key);

@@ -151,11 +151,12 @@ proptest! {
                     reference.data_watches.insert((path, sid(session)));
                 }
                 ZkOp::GetChildren { session } => {
-                    let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap();
-                    let want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
+                    let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap().to_vec();
+                    let mut want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
                         ZPath::Child(c) => Some(*c),
                         ZPath::Lock => None,
                     }).collect();
+                    want.sort_by_key(|c| c.seq);
                     prop_assert_eq!(got, want);
                     reference.child_watches.insert(sid(session));
                 }

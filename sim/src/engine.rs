@@ -99,6 +99,32 @@ struct ClientRt {
     lose_next_reply: Option<usize>,
     /// When the current acquisition started (for wait times).
     acquire_started_us: Option<u64>,
+    /// Crashed or done: nothing more is expected of it.
+    finished: bool,
+}
+
+impl ClientRt {
+    /// Moves the state out for an actor step (the engine needs no copy of
+    /// the old one, unlike the model checker).
+    fn take_state(&mut self) -> ClientState {
+        let session = self.state.session;
+        std::mem::replace(
+            &mut self.state,
+            ClientState {
+                session,
+                rounds_done: 0,
+                phase: Phase::Done,
+                recipe: models::recipes::RecipeState::Idle,
+                pending: None,
+                epoch: 0,
+                holds: 0,
+            },
+        )
+    }
+
+    fn is_finished(&self) -> bool {
+        self.status == Status::Crashed || self.state.phase == Phase::Done
+    }
 }
 
 /// One violation of a property, when and by whom.
@@ -239,6 +265,10 @@ pub struct Sim<'a> {
     violations: Vec<Violation>,
     resource_violation_seen: bool,
     metrics: Metrics,
+    /// Clients neither crashed nor done.
+    unfinished: usize,
+    /// Timer events in the queue that a cancel or a re-set made stale.
+    stale_timers: usize,
     record: bool,
     trace: Vec<String>,
     hash: u64,
@@ -326,6 +356,8 @@ impl<'a> Sim<'a> {
             violations: Vec::new(),
             resource_violation_seen: false,
             metrics: Metrics::default(),
+            unfinished: 0,
+            stale_timers: 0,
             record,
             trace: Vec::new(),
             hash: 0xcbf2_9ce4_8422_2325,
@@ -366,7 +398,9 @@ impl<'a> Sim<'a> {
                 extra_latency_us: 0,
                 lose_next_reply: None,
                 acquire_started_us: None,
+                finished: false,
             });
+            sim.unfinished += 1;
             sim.start_client(c);
         }
         sim
@@ -421,7 +455,7 @@ impl<'a> Sim<'a> {
         let at = self.now + between(&mut self.timers_rng, lo, hi);
         self.generation += 1;
         let generation = self.generation;
-        match client_of(actor) {
+        let replaced = match client_of(actor) {
             Some(c) => self.clients[c as usize].timers.insert(timer, generation),
             None => self.store_timers.insert(timer, generation),
         };
@@ -433,13 +467,46 @@ impl<'a> Sim<'a> {
                 generation,
             },
         );
+        if replaced.is_some() {
+            self.timer_went_stale();
+        }
     }
 
     fn cancel_timer(&mut self, actor: Id, timer: Timer) {
-        match client_of(actor) {
+        let removed = match client_of(actor) {
             Some(c) => self.clients[c as usize].timers.remove(&timer),
             None => self.store_timers.remove(&timer),
         };
+        if removed.is_some() {
+            self.timer_went_stale();
+        }
+    }
+
+    /// A cancelled or re-set timer leaves its event in the queue; once most
+    /// of the queue is such events, drop them, so memory follows the live
+    /// events rather than every timer ever set.
+    fn timer_went_stale(&mut self) {
+        self.stale_timers += 1;
+        if self.stale_timers < 4096 || self.stale_timers * 2 < self.queue.len() {
+            return;
+        }
+        let clients = &self.clients;
+        let store_timers = &self.store_timers;
+        self.queue.retain(|Reverse(q)| match &q.event {
+            Event::Timer {
+                actor,
+                timer,
+                generation,
+            } => {
+                let live = match client_of(*actor) {
+                    Some(c) => clients[c as usize].timers.get(timer),
+                    None => store_timers.get(timer),
+                };
+                live == Some(generation)
+            }
+            _ => true,
+        });
+        self.stale_timers = 0;
     }
 
     fn apply_client_out(&mut self, c: ClientIdx, out: Out<Client>) {
@@ -495,7 +562,22 @@ impl<'a> Sim<'a> {
 
     /// Bookkeeping after a client acted: acquisitions, releases, the
     /// mutual-exclusion check.
+    /// Keeps the count of unfinished clients right after client `c` changed.
+    fn refresh_finished(&mut self, c: ClientIdx) {
+        let rt = &mut self.clients[c as usize];
+        let finished = rt.is_finished();
+        if finished != rt.finished {
+            rt.finished = finished;
+            if finished {
+                self.unfinished -= 1;
+            } else {
+                self.unfinished += 1;
+            }
+        }
+    }
+
     fn after_client_step(&mut self, c: ClientIdx) {
+        self.refresh_finished(c);
         let now = self.now;
         let rt = &mut self.clients[c as usize];
         let holds_now = rt.status != Status::Crashed && rt.state.holds_lock();
@@ -589,11 +671,9 @@ impl<'a> Sim<'a> {
             );
             let before = self.store_state.header();
             let mut out = Out::new();
-            let mut cow = Cow::Borrowed(&self.store_state);
+            let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
             self.store.on_msg(store_id(), &mut cow, from, msg, &mut out);
-            if let Cow::Owned(s) = cow {
-                self.store_state = s;
-            }
+            self.store_state = cow.into_owned();
             let n = self.apply_store_out(out);
             // A release: a delete (or a close) that deleted something.
             if hand_off && self.store_state.header() != before {
@@ -640,11 +720,9 @@ impl<'a> Sim<'a> {
             }
         } else if let Some(c) = client_of(to) {
             let mut out = Out::new();
-            let mut cow = Cow::Borrowed(&self.clients[c as usize].state);
+            let mut cow = Cow::Owned(self.clients[c as usize].take_state());
             self.client.on_msg(to, &mut cow, from, msg, &mut out);
-            if let Cow::Owned(s) = cow {
-                self.clients[c as usize].state = s;
-            }
+            self.clients[c as usize].state = cow.into_owned();
             self.apply_client_out(c, out);
             self.after_client_step(c);
         }
@@ -669,6 +747,7 @@ impl<'a> Sim<'a> {
                 }
                 // A crashed process believes nothing any more.
                 self.holders.retain(|&h| h != c);
+                self.refresh_finished(c);
                 true
             }
             FaultKind::Pause if status == Status::Running && !done => {
@@ -773,9 +852,7 @@ impl<'a> Sim<'a> {
     }
 
     fn all_live_done(&self) -> bool {
-        self.clients
-            .iter()
-            .all(|c| c.status == Status::Crashed || c.state.phase == Phase::Done)
+        self.unfinished == 0
     }
 
     /// Runs to the end: every live client finished (and no fault is still
@@ -853,11 +930,9 @@ impl<'a> Sim<'a> {
                         }
                         rt.timers.remove(&timer);
                         let mut out = Out::new();
-                        let mut cow = Cow::Borrowed(&rt.state);
+                        let mut cow = Cow::Owned(rt.take_state());
                         self.client.on_timeout(actor, &mut cow, &timer, &mut out);
-                        if let Cow::Owned(s) = cow {
-                            self.clients[c as usize].state = s;
-                        }
+                        self.clients[c as usize].state = cow.into_owned();
                         if self.record && timer != Timer::Ping {
                             trace!(
                                 self,

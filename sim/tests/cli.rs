@@ -115,8 +115,12 @@ fn a_violation_exits_one_with_a_numbered_counterexample() {
 }
 
 #[test]
-fn no_arguments_checks_every_recipe_in_one_table() {
-    let o = lockstep(&[]);
+fn no_arguments_runs_the_tour_and_writes_the_report() {
+    let dir = temp_dir("tour");
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     for r in [
@@ -128,6 +132,28 @@ fn no_arguments_checks_every_recipe_in_one_table() {
         assert!(out.lines().any(|l| l.starts_with(r)), "{r} missing:\n{out}");
     }
     assert!(out.contains("herd_bound"));
+    assert!(out.contains("gc-pause-split-brain"), "{out}");
+    assert!(out.contains("report: lockstep-report/index.html"), "{out}");
+    let report = dir.join("lockstep-report");
+    for f in [
+        "index.html",
+        "report.md",
+        "herd.csv",
+        "herd.json",
+        "herd-notifications.png",
+        "herd-notifications.svg",
+        "timeline-gc-pause-split-brain.png",
+    ] {
+        assert!(report.join(f).exists(), "{f} missing");
+    }
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("Watch notifications per lock hand-off"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("herd.json")).unwrap()).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert!(rows
+        .iter()
+        .any(|r| r["clients"] == 1000 && r["recipe"] == "unfair-create"));
 }
 
 fn assert_usage_error(args: &[&str], needle: &str) {

@@ -64,10 +64,12 @@ pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
             Step::Send(list())
         }
         (State::Listing(mine), Reply::Children(children)) => {
-            if !children.iter().any(|c| c.seq == mine.node.seq) {
-                return Step::SessionLost;
+            // The children come in sequence order.
+            let at = children.partition_point(|c| c.seq < mine.node.seq);
+            if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
+                return Step::SessionLost; // our node is gone
             }
-            if children.iter().all(|c| c.seq >= mine.node.seq) {
+            if at == 0 {
                 *st = State::Holding(mine);
                 Step::Acquired { token: mine.czxid }
             } else {

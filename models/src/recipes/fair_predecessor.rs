@@ -137,15 +137,13 @@ pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply
     }
 }
 
-/// Steps 3 and 4 on a fresh child list.
+/// Steps 3 and 4 on a fresh child list, which comes in sequence order.
 fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
-    if !children.iter().any(|c| c.seq == mine.node.seq) {
-        return Step::SessionLost;
+    let at = children.partition_point(|c| c.seq < mine.node.seq);
+    if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
+        return Step::SessionLost; // our node is gone
     }
-    let predecessor = children
-        .iter()
-        .filter(|c| c.seq < mine.node.seq)
-        .max_by_key(|c| c.seq);
+    let predecessor = at.checked_sub(1).map(|i| &children[i]);
     match (predecessor, mine.czxid) {
         (None, Some(token)) => {
             *st = State::Holding(mine);

@@ -28,7 +28,7 @@ pub struct Store {
     pub lock_dir: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StoreState {
     /// Every session (lease) ever opened, sorted, with whether it is alive.
     pub sessions: Vec<(SessionId, bool)>,
