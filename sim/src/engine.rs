@@ -482,6 +482,23 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A timer event whose timer was cancelled or set again since.
+    fn is_stale(&self, event: &Event) -> bool {
+        let Event::Timer {
+            actor,
+            timer,
+            generation,
+        } = event
+        else {
+            return false;
+        };
+        let live = match client_of(*actor) {
+            Some(c) => self.clients[c as usize].timers.get(timer),
+            None => self.store_timers.get(timer),
+        };
+        live != Some(generation)
+    }
+
     /// A cancelled or re-set timer leaves its event in the queue; once most
     /// of the queue is such events, drop them, so memory follows the live
     /// events rather than every timer ever set.
@@ -490,22 +507,8 @@ impl<'a> Sim<'a> {
         if self.stale_timers < 4096 || self.stale_timers * 2 < self.queue.len() {
             return;
         }
-        let clients = &self.clients;
-        let store_timers = &self.store_timers;
-        self.queue.retain(|Reverse(q)| match &q.event {
-            Event::Timer {
-                actor,
-                timer,
-                generation,
-            } => {
-                let live = match client_of(*actor) {
-                    Some(c) => clients[c as usize].timers.get(timer),
-                    None => store_timers.get(timer),
-                };
-                live == Some(generation)
-            }
-            _ => true,
-        });
+        let queue = std::mem::take(&mut self.queue);
+        self.queue = queue.into_iter().filter(|Reverse(q)| !self.is_stale(&q.event)).collect();
         self.stale_timers = 0;
     }
 
@@ -875,6 +878,9 @@ impl<'a> Sim<'a> {
                 break;
             }
             self.now = q.at;
+            if self.is_stale(&q.event) {
+                continue;
+            }
             self.metrics.events += 1;
             match q.event {
                 Event::Deliver { from, to, msg } => {
