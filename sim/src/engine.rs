@@ -508,7 +508,10 @@ impl<'a> Sim<'a> {
             return;
         }
         let queue = std::mem::take(&mut self.queue);
-        self.queue = queue.into_iter().filter(|Reverse(q)| !self.is_stale(&q.event)).collect();
+        self.queue = queue
+            .into_iter()
+            .filter(|Reverse(q)| !self.is_stale(&q.event))
+            .collect();
         self.stale_timers = 0;
     }
 

@@ -59,6 +59,25 @@ pub struct HerdRow {
     pub wall_seconds: f64,
 }
 
+impl HerdRow {
+    /// Mean notifications per release.
+    pub fn notifications_per_release_mean(&self) -> f64 {
+        self.notifications as f64 / self.releases.max(1) as f64
+    }
+
+    /// Store requests per acquisition of one class (`writes`, `reads`,
+    /// `watches`) or kind, or of all three classes with `"all"`.
+    pub fn requests_per_acquisition(&self, what: &str) -> f64 {
+        match what {
+            "all" => ["writes", "reads", "watches"]
+                .iter()
+                .map(|k| self.requests_per_acquisition(k))
+                .sum(),
+            k => self.store_requests.get(k).copied().unwrap_or(0.0),
+        }
+    }
+}
+
 fn class(kind: &str) -> Option<&'static str> {
     match kind {
         "create" | "delete" | "txn" | "delete_key" => Some("writes"),

@@ -462,3 +462,88 @@ fn bad_simulator_input_is_a_clear_error_with_status_two() {
         "not a hunt result",
     );
 }
+
+#[test]
+fn herd_writes_json_csv_and_charts_that_match_the_closed_form() {
+    let dir = temp_dir("herd");
+    let o = lockstep(&[
+        "herd",
+        "--recipes",
+        "unfair-create,fair-predecessor",
+        "--clients",
+        "2,7",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("only JSON on stdout");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        let n = r["clients"].as_u64().unwrap();
+        let per: Vec<u64> = r["notifications_per_release"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = if r["recipe"] == "unfair-create" {
+            (1..=n).map(|k| n - k).collect()
+        } else {
+            (1..=n).map(|k| u64::from(k < n)).collect()
+        };
+        assert_eq!(per, want, "{r}");
+        for k in ["writes", "reads", "watches"] {
+            assert!(r["store_requests"][k].as_f64().is_some(), "{r}");
+        }
+        assert!(
+            r["handoff_us"]["p50"].as_u64().is_some() && r["handoff_us"]["p99"].as_u64().is_some()
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join("herd.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5);
+    for f in [
+        "herd.json",
+        "herd-notifications.svg",
+        "herd-notifications.png",
+        "herd-requests.png",
+        "herd-handoff.png",
+    ] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    assert_usage_error(
+        &["herd", "--clients", "1", "--out", dir.to_str().unwrap()],
+        "--clients: '1'",
+    );
+    assert_usage_error(
+        &["herd", "--recipes", "mutex", "--out", dir.to_str().unwrap()],
+        "unknown recipe 'mutex'",
+    );
+}
+
+#[test]
+fn report_timeline_draws_a_run_trace() {
+    let dir = temp_dir("timeline");
+    let trace = dir.join("t.jsonl");
+    lockstep(&[
+        "run",
+        &scenario("partition-past-session"),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let o = lockstep(&["report", "timeline", trace.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(dir.join("t-timeline.svg")).unwrap();
+    assert!(
+        svg.contains("client 2") && svg.contains("partition"),
+        "lanes and the fault are labelled"
+    );
+    assert!(dir.join("t-timeline.png").exists());
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, "not json\n").unwrap();
+    assert_usage_error(
+        &["report", "timeline", junk.to_str().unwrap()],
+        "line 1: not a trace event",
+    );
+}

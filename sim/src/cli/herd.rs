@@ -59,7 +59,7 @@ pub fn csv(rows: &[HerdRow]) -> String {
          writes_per_acquisition,reads_per_acquisition,watches_per_acquisition,handoff_p50_us,handoff_p99_us,events,wall_seconds\n",
     );
     for r in rows {
-        let req = |k: &str| r.store_requests.get(k).copied().unwrap_or(0.0);
+        let req = |k: &str| r.requests_per_acquisition(k);
         out.push_str(&format!(
             "{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.4}\n",
             r.recipe,
@@ -168,12 +168,12 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         let table: Vec<Vec<String>> = rows
             .iter()
             .map(|r| {
-                let req = |k: &str| r.store_requests.get(k).copied().unwrap_or(0.0);
+                let req = |k: &str| r.requests_per_acquisition(k);
                 vec![
                     r.scenario.clone(),
                     r.clients.to_string(),
                     grouped(r.notifications),
-                    format!("{:.2}", r.notifications as f64 / r.releases.max(1) as f64),
+                    format!("{:.2}", r.notifications_per_release_mean()),
                     format!("{:.2}", req("writes")),
                     format!("{:.2}", req("reads")),
                     format!("{:.2}", req("watches")),

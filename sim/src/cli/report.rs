@@ -41,7 +41,7 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
         y_label: "notifications per release (mean)".into(),
         log_x: true,
         log_y: true,
-        series: per_recipe(rows, |r| r.notifications as f64 / r.releases.max(1) as f64),
+        series: per_recipe(rows, HerdRow::notifications_per_release_mean),
     };
     line_chart(&notif, &dir.join("herd-notifications")).map_err(chart_err)?;
     let requests = LineChart {
@@ -50,12 +50,7 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
         y_label: "requests per acquisition (writes + reads + watches)".into(),
         log_x: true,
         log_y: true,
-        series: per_recipe(rows, |r| {
-            ["writes", "reads", "watches"]
-                .iter()
-                .map(|k| r.store_requests.get(*k).copied().unwrap_or(0.0))
-                .sum()
-        }),
+        series: per_recipe(rows, |r| r.requests_per_acquisition("all")),
     };
     line_chart(&requests, &dir.join("herd-requests")).map_err(chart_err)?;
     let latency = LineChart {
@@ -167,9 +162,13 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
     let title = format!("Who believes it holds the lock — {}", trace.display());
     let t = timeline_from_trace(&title, &lines)
         .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
-    let base = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| trace.with_extension("timeline"));
+    let base = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        let stem = trace
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        trace.with_file_name(format!("{stem}-timeline"))
+    });
     timeline(&t, &base).map_err(chart_err)?;
     println!(
         "written: {} and {}",

@@ -278,15 +278,10 @@ fn finish(
 pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
     let s = load(&args.scenario)?;
     let seed = args.seed.unwrap_or(s.seed);
-    if !args.json {
-        describe_settings(&s, seed);
-        println!();
-    }
-    let o = simulate(&s, seed, true);
     let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
-    finish(
+    simulate_and_report(
         &s,
-        &o,
+        seed,
         args.json,
         args.timeline,
         args.trace.as_ref(),
@@ -296,20 +291,31 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
     let s = load(&args.file)?;
-    if !args.json {
-        describe_settings(&s, s.seed);
-        println!();
-    }
-    let o = simulate(&s, s.seed, true);
     let reproduce = format!("lockstep replay {}", args.file.display());
-    finish(
+    simulate_and_report(
         &s,
-        &o,
+        s.seed,
         args.json,
         args.timeline,
         args.trace.as_ref(),
         &reproduce,
     )
+}
+
+fn simulate_and_report(
+    s: &Scenario,
+    seed: u64,
+    json: bool,
+    timeline: bool,
+    trace: Option<&PathBuf>,
+    reproduce: &str,
+) -> Result<ExitCode, UsageError> {
+    if !json {
+        describe_settings(s, seed);
+        println!();
+    }
+    let o = simulate(s, seed, true);
+    finish(s, &o, json, timeline, trace, reproduce)
 }
 
 fn read_result(path: &Path) -> Result<HuntResult, UsageError> {

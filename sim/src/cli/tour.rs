@@ -207,20 +207,14 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             vec![
                 r.recipe.clone(),
                 r.clients.to_string(),
-                format!("{:.2}", r.notifications as f64 / r.releases.max(1) as f64),
+                format!("{:.2}", r.notifications_per_release_mean()),
                 r.notifications_per_release
                     .iter()
                     .max()
                     .copied()
                     .unwrap_or(0)
                     .to_string(),
-                format!(
-                    "{:.2}",
-                    ["writes", "reads", "watches"]
-                        .iter()
-                        .map(|k| r.store_requests.get(*k).copied().unwrap_or(0.0))
-                        .sum::<f64>()
-                ),
+                format!("{:.2}", r.requests_per_acquisition("all")),
                 format!("{:.1}", r.handoff_us.p50 as f64 / 1000.0),
             ]
         })
