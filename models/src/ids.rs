@@ -63,12 +63,26 @@ impl SessionId {
             ..self
         }
     }
+
+    /// As an etcd lease id (etcd lets the client choose it): `0x694d` then
+    /// the client and the incarnation, 16 bits each.
+    pub fn lease_id(self) -> i64 {
+        (0x694d << 32) | ((self.client as i64) << 16) | self.incarnation as i64
+    }
+
+    /// The inverse of [`SessionId::lease_id`].
+    pub fn from_lease_id(id: i64) -> Option<SessionId> {
+        (id >> 32 == 0x694d).then(|| SessionId {
+            client: (id >> 16) as u16,
+            incarnation: id as u16,
+        })
+    }
 }
 
 impl fmt::Display for SessionId {
     /// Rendered like a ZooKeeper session id or etcd lease id (hex).
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "0x694d{:02x}{:02x}", self.client, self.incarnation)
+        write!(f, "0x{:x}", self.lease_id())
     }
 }
 
@@ -115,7 +129,7 @@ impl fmt::Display for Child {
         match self.guid {
             Some(g) => write!(
                 f,
-                "_c_{:02x}{:02x}-lock-{:010}",
+                "_c_{:04x}{:04x}-lock-{:010}",
                 g.client, g.incarnation, self.seq
             ),
             None => write!(f, "lock-{:010}", self.seq),
@@ -130,10 +144,82 @@ pub struct Key(pub SessionId);
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "/lock/{:x}",
-            0x694d_0000u32 | (self.0.client as u32) << 8 | self.0.incarnation as u32
-        )
+        write!(f, "/lock/{:x}", self.0.lease_id())
+    }
+}
+
+impl ZPath {
+    /// The inverse of `Display`: a path the store's namespace can hold.
+    pub fn parse(path: &str) -> Option<ZPath> {
+        if path == "/lock" {
+            return Some(ZPath::Lock);
+        }
+        let name = path.strip_prefix("/lock/")?;
+        Child::parse(name).map(ZPath::Child)
+    }
+}
+
+impl Child {
+    /// The inverse of `Display`: `_c_<client><incarnation>-lock-<seq>` (hex,
+    /// four digits each; decimal, ten digits) or `lock-<seq>`.
+    pub fn parse(name: &str) -> Option<Child> {
+        let (guid, seq) = match name.strip_prefix("_c_") {
+            Some(rest) => {
+                let (hex, seq) = rest.split_once("-lock-")?;
+                if hex.len() != 8 {
+                    return None;
+                }
+                let client = u16::from_str_radix(&hex[..4], 16).ok()?;
+                let incarnation = u16::from_str_radix(&hex[4..], 16).ok()?;
+                (
+                    Some(SessionId {
+                        client,
+                        incarnation,
+                    }),
+                    seq,
+                )
+            }
+            None => (None, name.strip_prefix("lock-")?),
+        };
+        Some(Child {
+            guid,
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+impl Key {
+    /// The inverse of `Display`.
+    pub fn parse(key: &str) -> Option<Key> {
+        let hex = key.strip_prefix("/lock/")?;
+        let id = i64::from_str_radix(hex, 16).ok()?;
+        SessionId::from_lease_id(id).map(Key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        let s = SessionId {
+            client: 300,
+            incarnation: 2,
+        };
+        for p in [
+            ZPath::Lock,
+            ZPath::Child(Child {
+                guid: Some(s),
+                seq: 17,
+            }),
+            ZPath::Child(Child { guid: None, seq: 3 }),
+        ] {
+            assert_eq!(ZPath::parse(&p.to_string()), Some(p));
+        }
+        assert_eq!(Key::parse(&Key(s).to_string()), Some(Key(s)));
+        assert_eq!(SessionId::from_lease_id(s.lease_id()), Some(s));
+        assert_eq!(ZPath::parse("/other"), None);
+        assert_eq!(Key::parse("/lock/zz"), None);
     }
 }

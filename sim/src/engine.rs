@@ -209,7 +209,7 @@ impl Outcome {
 }
 
 /// Request kinds, as the metrics count them.
-fn request_kind(req: &Request) -> &'static str {
+pub fn request_kind(req: &Request) -> &'static str {
     match req {
         Request::Connect => "connect",
         Request::Create { .. } => "create",

@@ -11,3 +11,4 @@ pub mod herd;
 pub mod hunt;
 pub mod rng;
 pub mod scenario;
+pub mod timeline;

@@ -102,13 +102,30 @@ impl EtcdKv {
 
     /// `range`: matching keys, sorted and limited as asked.
     pub fn range(&self, r: &Range) -> Vec<Kv> {
-        let mut kvs: Vec<Kv> = self
+        let matching = self
             .kvs
             .iter()
             .filter(|kv| r.key.is_none_or(|k| k == kv.key))
             .filter(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision)
-            .copied()
-            .collect();
+            .copied();
+        // The recipes ask for the first or last created key: find it without
+        // sorting (or keeping) the rest.
+        match (r.sort, r.limit) {
+            (SortByCreate::Ascend, 1) => {
+                return matching
+                    .min_by_key(|kv| kv.create_revision)
+                    .into_iter()
+                    .collect()
+            }
+            (SortByCreate::Descend, 1) => {
+                return matching
+                    .max_by_key(|kv| kv.create_revision)
+                    .into_iter()
+                    .collect()
+            }
+            _ => {}
+        }
+        let mut kvs: Vec<Kv> = matching.collect();
         match r.sort {
             SortByCreate::None => {}
             SortByCreate::Ascend => kvs.sort_by_key(|kv| kv.create_revision),
@@ -116,6 +133,7 @@ impl EtcdKv {
         }
         if r.limit > 0 {
             kvs.truncate(r.limit as usize);
+            kvs.shrink_to_fit();
         }
         kvs
     }

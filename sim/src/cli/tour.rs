@@ -4,13 +4,14 @@
 
 use super::check::grouped;
 use super::herd::{sweep, write_files};
-use super::report::{herd_charts, timeline_from_trace};
+use super::report::herd_charts;
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
 use models::recipes::Recipe;
 use sim::engine::simulate;
 use sim::herd::{HerdRow, DEFAULT_CLIENTS};
 use sim::scenario::Scenario;
+use sim::timeline::timeline_from_trace;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;

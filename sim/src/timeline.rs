@@ -1,0 +1,95 @@
+//! Holders timelines from traces: who believed it held the lock, when, and
+//! which faults fired. Shared by `lockstep report` and the validator.
+
+use reports::chart::{Lane, Timeline};
+use std::collections::BTreeMap;
+
+/// Builds a holders timeline from a `run --trace` file's lines.
+pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, String> {
+    let mut lanes: BTreeMap<u64, Lane> = BTreeMap::new();
+    let mut open: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut end = 0u64;
+    let mut clients = 0u64;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| format!("line {}: not a trace event: {e}", i + 1))?;
+        let t = v["t"]
+            .as_u64()
+            .ok_or_else(|| format!("line {}: no time", i + 1))?;
+        end = end.max(t);
+        let c = v["client"].as_u64();
+        let lane = |lanes: &mut BTreeMap<u64, Lane>, c: u64| {
+            lanes.entry(c).or_insert_with(|| Lane {
+                name: format!("client {c}"),
+                holds: Vec::new(),
+                faults: Vec::new(),
+            });
+        };
+        match (v["event"].as_str(), c) {
+            (Some("start"), _) => clients = v["clients"].as_u64().unwrap_or(0),
+            (Some("hold"), Some(c)) => {
+                lane(&mut lanes, c);
+                open.insert(c, t);
+            }
+            (Some("release"), Some(c)) => {
+                lane(&mut lanes, c);
+                if let Some(a) = open.remove(&c) {
+                    lanes
+                        .get_mut(&c)
+                        .expect("lane exists")
+                        .holds
+                        .push((a, t, false));
+                }
+            }
+            (Some("fault"), Some(c)) => {
+                lane(&mut lanes, c);
+                let what = v["fault"].as_str().unwrap_or("fault").to_string();
+                if what == "crash" {
+                    if let Some(a) = open.remove(&c) {
+                        lanes
+                            .get_mut(&c)
+                            .expect("lane exists")
+                            .holds
+                            .push((a, t, false));
+                    }
+                }
+                lanes
+                    .get_mut(&c)
+                    .expect("lane exists")
+                    .faults
+                    .push((t, what));
+            }
+            _ => {}
+        }
+    }
+    for (c, a) in open {
+        if let Some(l) = lanes.get_mut(&c) {
+            l.holds.push((a, end, false));
+        }
+    }
+    for c in 0..clients.min(64) {
+        lanes.entry(c).or_insert_with(|| Lane {
+            name: format!("client {c}"),
+            holds: Vec::new(),
+            faults: Vec::new(),
+        });
+    }
+    // Overlaps: a hold that shares time with another client's hold.
+    let all: Vec<(u64, u64, u64)> = lanes
+        .iter()
+        .flat_map(|(c, l)| l.holds.iter().map(move |h| (*c, h.0, h.1)))
+        .collect();
+    for (c, lane) in lanes.iter_mut() {
+        for h in &mut lane.holds {
+            h.2 = all.iter().any(|&(d, a, b)| d != *c && a < h.1 && h.0 < b);
+        }
+    }
+    Ok(Timeline {
+        title: title.to_string(),
+        end_us: end,
+        lanes: lanes.into_values().collect(),
+    })
+}

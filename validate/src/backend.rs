@@ -1,0 +1,338 @@
+//! The store's requests carried out against a real server: each `Request`
+//! the recipes send becomes the matching ZooKeeper or etcd call, and the
+//! answer comes back as the model's `Reply`. Watches become tasks that
+//! forward each event as the model's `WatchEvent`.
+
+use etcd_client as etcd;
+use models::ids::{Child, Key, SessionId, ZPath};
+use models::msg::{EtcdEvent, Kv, OpResult, Range, Reply, Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError, ZkEvent};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+use zookeeper_client as zk;
+
+/// A watch to keep alive after the reply: it yields each event it sees and
+/// ends when the watch does.
+pub type Watch = Pin<Box<dyn Future<Output = Vec<WatchEvent>> + Send>>;
+
+pub enum Backend {
+    ZooKeeper {
+        endpoint: String,
+        session_timeout: Duration,
+        sessions: HashMap<SessionId, zk::Client>,
+    },
+    Etcd {
+        client: etcd::Client,
+        ttl_seconds: i64,
+    },
+}
+
+fn zk_error(e: zk::Error) -> Reply {
+    match e {
+        zk::Error::NodeExists => Reply::Error(ZkError::NodeExists),
+        zk::Error::NoNode => Reply::Error(ZkError::NoNode),
+        zk::Error::NotEmpty => Reply::Error(ZkError::NotEmpty),
+        zk::Error::SessionExpired => Reply::Error(ZkError::SessionExpired),
+        other => panic!("ZooKeeper: unexpected error {other:?}"),
+    }
+}
+
+fn stat(s: &zk::Stat, owner: Option<SessionId>) -> Stat {
+    Stat {
+        czxid: s.czxid as u64,
+        mzxid: s.mzxid as u64,
+        ephemeral_owner: owner,
+    }
+}
+
+fn zk_watch(w: zk::OneshotWatcher) -> Watch {
+    Box::pin(async move {
+        let e = w.changed().await;
+        let kind = match e.event_type {
+            zk::EventType::NodeCreated => ZkEvent::NodeCreated,
+            zk::EventType::NodeDeleted => ZkEvent::NodeDeleted,
+            zk::EventType::NodeChildrenChanged => ZkEvent::NodeChildrenChanged,
+            _ => return Vec::new(), // session events are not notifications
+        };
+        match ZPath::parse(&e.path) {
+            Some(path) => vec![WatchEvent::Zk { kind, path }],
+            None => Vec::new(),
+        }
+    })
+}
+
+fn kv(k: &etcd::KeyValue) -> Option<Kv> {
+    Some(Kv {
+        key: Key::parse(k.key_str().ok()?)?,
+        create_revision: k.create_revision() as u64,
+        mod_revision: k.mod_revision() as u64,
+        version: k.version() as u64,
+        lease: SessionId::from_lease_id(k.lease())?,
+    })
+}
+
+fn get_options(r: &Range) -> (String, etcd::GetOptions) {
+    let mut o = etcd::GetOptions::new();
+    let key = match r.key {
+        Some(k) => k.to_string(),
+        None => {
+            o = o.with_prefix();
+            "/lock/".to_string()
+        }
+    };
+    match r.sort {
+        SortByCreate::None => {}
+        SortByCreate::Ascend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Ascend),
+        SortByCreate::Descend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Descend),
+    }
+    if r.limit > 0 {
+        o = o.with_limit(r.limit as i64);
+    }
+    if r.max_create_revision > 0 {
+        o = o.with_max_create_revision(r.max_create_revision as i64);
+    }
+    (key, o)
+}
+
+fn lease_not_found(e: &etcd::Error) -> bool {
+    e.to_string().contains("lease not found")
+}
+
+impl Backend {
+    /// Carries out one request of `session`; returns the reply, the store's
+    /// header for it (zxid or revision, 0 where the client API hides it), and
+    /// the watch it left, if any.
+    pub async fn call(&mut self, session: SessionId, req: &Request) -> (Reply, u64, Option<Watch>) {
+        match self {
+            Backend::ZooKeeper {
+                endpoint,
+                session_timeout,
+                sessions,
+            } => {
+                if let Request::Connect = req {
+                    let client = zk::Client::connector()
+                        .session_timeout(*session_timeout)
+                        .connect(endpoint)
+                        .await
+                        .expect("ZooKeeper accepts a session");
+                    sessions.insert(session, client);
+                    return (Reply::Connected, 0, None);
+                }
+                let Some(c) = sessions.get(&session) else {
+                    return (Reply::Error(ZkError::SessionExpired), 0, None);
+                };
+                let acl = zk::Acls::anyone_all();
+                match req {
+                    Request::Create {
+                        path,
+                        ephemeral,
+                        sequential,
+                    } => {
+                        let mode = match (ephemeral, sequential) {
+                            (true, true) => zk::CreateMode::EphemeralSequential,
+                            (true, false) => zk::CreateMode::Ephemeral,
+                            (false, true) => zk::CreateMode::PersistentSequential,
+                            (false, false) => zk::CreateMode::Persistent,
+                        };
+                        let name = match (sequential, path) {
+                            (true, ZPath::Child(c)) => {
+                                let full = ZPath::Child(*c).to_string();
+                                full.trim_end_matches(|ch: char| ch.is_ascii_digit()).to_string()
+                            }
+                            _ => path.to_string(),
+                        };
+                        match c.create(&name, b"", &mode.with_acls(acl)).await {
+                            Ok((st, seq)) => {
+                                let full = if *sequential { format!("{name}{seq}") } else { name };
+                                let created = ZPath::parse(&full).expect("a name the store gave back parses");
+                                (
+                                    Reply::Created {
+                                        path: created,
+                                        czxid: st.czxid as u64,
+                                    },
+                                    st.czxid as u64,
+                                    None,
+                                )
+                            }
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
+                    Request::Delete { path } => match c.delete(&path.to_string(), None).await {
+                        Ok(()) => (Reply::Deleted, 0, None),
+                        Err(e) => (zk_error(e), 0, None),
+                    },
+                    Request::Exists { path, watch: true } => match c.check_and_watch_stat(&path.to_string()).await {
+                        Ok((st, w)) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, Some(zk_watch(w))),
+                        Err(e) => (zk_error(e), 0, None),
+                    },
+                    Request::Exists { path, watch: false } => match c.check_stat(&path.to_string()).await {
+                        Ok(st) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, None),
+                        Err(e) => (zk_error(e), 0, None),
+                    },
+                    Request::GetData { path, .. } => match c.get_data(&path.to_string()).await {
+                        Ok((_, st)) => (Reply::Stat(Some(stat(&st, None))), 0, None),
+                        Err(e) => (zk_error(e), 0, None),
+                    },
+                    Request::GetChildren { path, watch } => {
+                        let p = path.to_string();
+                        let (names, w) = if *watch {
+                            match c.get_and_watch_children(&p).await {
+                                Ok((names, _, w)) => (names, Some(zk_watch(w))),
+                                Err(e) => return (zk_error(e), 0, None),
+                            }
+                        } else {
+                            match c.list_children(&p).await {
+                                Ok(names) => (names, None),
+                                Err(e) => return (zk_error(e), 0, None),
+                            }
+                        };
+                        // The store's contract: children in sequence order.
+                        let mut children: Vec<Child> = names.iter().filter_map(|n| Child::parse(n)).collect();
+                        children.sort_by_key(|c| c.seq);
+                        (Reply::Children(children.into()), 0, w)
+                    }
+                    other => panic!("not a ZooKeeper request: {other}"),
+                }
+            }
+            Backend::Etcd { client, ttl_seconds } => match req {
+                Request::LeaseGrant => {
+                    let opts = etcd::LeaseGrantOptions::new().with_id(session.lease_id());
+                    client.lease_grant(*ttl_seconds, Some(opts)).await.expect("etcd grants the lease");
+                    (Reply::LeaseGranted, 0, None)
+                }
+                Request::Txn(t) => {
+                    let (key, rev) = t.compare_create_revision;
+                    let ops = |ops: &[TxnOp]| -> Vec<etcd::TxnOp> {
+                        ops.iter()
+                            .map(|op| match op {
+                                TxnOp::Put { key, lease } => etcd::TxnOp::put(
+                                    key.to_string(),
+                                    "",
+                                    Some(etcd::PutOptions::new().with_lease(lease.lease_id())),
+                                ),
+                                TxnOp::Range(r) => {
+                                    let (k, o) = get_options(r);
+                                    etcd::TxnOp::get(k, Some(o))
+                                }
+                            })
+                            .collect()
+                    };
+                    let txn = etcd::Txn::new()
+                        .when([etcd::Compare::create_revision(key.to_string(), etcd::CompareOp::Equal, rev as i64)])
+                        .and_then(ops(&t.success))
+                        .or_else(ops(&t.failure));
+                    match client.txn(txn).await {
+                        Ok(resp) => {
+                            let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                            let responses = resp
+                                .op_responses()
+                                .iter()
+                                .map(|r| match r {
+                                    etcd::TxnOpResponse::Put(_) => OpResult::Put { revision },
+                                    etcd::TxnOpResponse::Get(g) => OpResult::Range {
+                                        kvs: g.kvs().iter().filter_map(kv).collect(),
+                                    },
+                                    _ => OpResult::Range { kvs: Vec::new() },
+                                })
+                                .collect();
+                            (
+                                Reply::TxnResult {
+                                    succeeded: resp.succeeded(),
+                                    revision,
+                                    responses,
+                                },
+                                revision,
+                                None,
+                            )
+                        }
+                        Err(e) if lease_not_found(&e) => (Reply::LeaseNotFound, 0, None),
+                        Err(e) => panic!("etcd txn: {e}"),
+                    }
+                }
+                Request::Range(r) => {
+                    let (k, o) = get_options(r);
+                    let resp = client.get(k, Some(o)).await.expect("etcd range");
+                    let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                    (
+                        Reply::RangeResult {
+                            revision,
+                            kvs: resp.kvs().iter().filter_map(kv).collect(),
+                        },
+                        revision,
+                        None,
+                    )
+                }
+                Request::Watch { key, start_revision } => {
+                    let opts = etcd::WatchOptions::new().with_start_revision(*start_revision as i64);
+                    let (mut watcher, mut stream) = client.watch(key.to_string(), Some(opts)).await.expect("etcd watch");
+                    let watched = *key;
+                    let watch: Watch = Box::pin(async move {
+                        // The stream until the delete waitDelete waits for.
+                        let mut seen = Vec::new();
+                        while let Ok(Some(resp)) = stream.message().await {
+                            for ev in resp.events() {
+                                let kind = match ev.event_type() {
+                                    etcd::EventType::Put => EtcdEvent::Put,
+                                    etcd::EventType::Delete => EtcdEvent::Delete,
+                                };
+                                let revision = ev.kv().map_or(0, |k| k.mod_revision()) as u64;
+                                seen.push(WatchEvent::Etcd {
+                                    kind,
+                                    key: watched,
+                                    revision,
+                                });
+                                if kind == EtcdEvent::Delete {
+                                    let _ = watcher.cancel().await;
+                                    return seen;
+                                }
+                            }
+                        }
+                        seen
+                    });
+                    (Reply::WatchCreated { revision: *start_revision }, 0, Some(watch))
+                }
+                Request::DeleteKey { key } => {
+                    let resp = client.delete(key.to_string(), None).await.expect("etcd delete");
+                    let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                    (
+                        Reply::DeleteResult {
+                            revision,
+                            deleted: resp.deleted() as u32,
+                        },
+                        revision,
+                        None,
+                    )
+                }
+                other => panic!("not an etcd request: {other}"),
+            },
+        }
+    }
+
+    /// A heartbeat: ZooKeeper's client library pings by itself; an etcd
+    /// lease needs a keepalive. False if the session is gone.
+    pub async fn ping(&mut self, session: SessionId) -> bool {
+        match self {
+            Backend::ZooKeeper { sessions, .. } => sessions.contains_key(&session),
+            Backend::Etcd { client, .. } => match client.lease_keep_alive(session.lease_id()).await {
+                Ok((mut keeper, mut stream)) => {
+                    let _ = keeper.keep_alive().await;
+                    matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)
+                }
+                Err(_) => false,
+            },
+        }
+    }
+
+    /// Closes a session (ZooKeeper close, etcd lease revoke).
+    pub async fn close(&mut self, session: SessionId) {
+        match self {
+            Backend::ZooKeeper { sessions, .. } => {
+                sessions.remove(&session);
+            }
+            Backend::Etcd { client, .. } => {
+                let _ = client.lease_revoke(session.lease_id()).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The client actors in real time against a real store: the same
+//! `models::client::Client` the checker and the simulator drive, with its
+//! store requests carried out by a [`Backend`], its timers on tokio's clock,
+//! and the guarded resource in process.
+//!
+//! Each client is one task that handles one input at a time, in order: its
+//! request's reply first, then the events of the watch it set (a watch
+//! forwarder is started only after the reply is queued), as the server's
+//! FIFO connection delivers them.
+
+use crate::backend::{Backend, Watch};
+use models::client::{Client, ClientState, Phase};
+use models::ids::{client_id, resource_id, store_id, ClientIdx};
+use models::msg::{Msg, Request, Timer};
+use models::resource::{Resource, ResourceState};
+use stateright::actor::{Actor, Command, Id, Out};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// What a client task can be told.
+#[derive(Debug)]
+pub enum Input {
+    Msg { from: Id, msg: Msg },
+    Timer { timer: Timer, generation: u64 },
+    /// Freeze the process (timers and inbox) for this long: a GC pause.
+    Freeze(Duration),
+}
+
+/// What happened, in wall-clock microseconds since the start, as the
+/// simulator's trace lines, so one timeline drawer serves both.
+#[derive(Default)]
+pub struct Log {
+    pub lines: Vec<(u64, String)>,
+    /// (time, kind) of every store request the recipes sent.
+    pub requests: Vec<(u64, ClientIdx, &'static str)>,
+    /// Time of every watch notification received.
+    pub notifications: Vec<(u64, ClientIdx)>,
+    /// Time each release (the delete of a held lock) was sent.
+    pub releases: Vec<(u64, ClientIdx)>,
+    /// (time, client, token) of every acquisition.
+    pub acquisitions: Vec<(u64, ClientIdx, u64)>,
+    pub rejected_writes: Vec<(u64, ClientIdx, u64)>,
+}
+
+pub struct Shared {
+    pub start: Instant,
+    pub log: Mutex<Log>,
+    pub resource: Resource,
+    pub resource_state: Mutex<ResourceState>,
+}
+
+impl Shared {
+    pub fn now_us(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    fn line(&self, text: String) {
+        let t = self.now_us();
+        self.log.lock().unwrap().lines.push((t, text.replace("{T}", &t.to_string())));
+    }
+}
+
+/// Runs one client to the end of its rounds. `control` lets the harness
+/// freeze it.
+pub async fn run_client(
+    c: ClientIdx,
+    client: Client,
+    mut backend: Backend,
+    shared: Arc<Shared>,
+    tx: mpsc::UnboundedSender<Input>,
+    mut rx: mpsc::UnboundedReceiver<Input>,
+) -> ClientState {
+    let me = client_id(c);
+    let mut generations: BTreeMap<Timer, u64> = BTreeMap::new();
+    let mut next_generation = 0u64;
+    let mut local: VecDeque<Input> = VecDeque::new();
+    let mut out = Out::new();
+    let mut state = client.on_start(me, &None, &mut out);
+    let mut was_holding = false;
+    let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> = out.into_iter().collect();
+    loop {
+        // Carry out what the actor asked for.
+        while let Some(cmd) = commands.pop_front() {
+            match cmd {
+                Command::Send(to, msg) if to == store_id() => match msg {
+                    Msg::Request { session, epoch, req } => {
+                        let kind = sim::engine::request_kind(&req);
+                        shared.log.lock().unwrap().requests.push((shared.now_us(), c, kind));
+                        if matches!(req, Request::Delete { .. } | Request::DeleteKey { .. }) && was_holding {
+                            shared.log.lock().unwrap().releases.push((shared.now_us(), c));
+                        }
+                        let (reply, header, watch) = backend.call(session, &req).await;
+                        local.push_back(Input::Msg {
+                            from: store_id(),
+                            msg: Msg::Reply { epoch, header, reply },
+                        });
+                        if let Some(w) = watch {
+                            forward_watch(c, w, tx.clone(), shared.clone());
+                        }
+                    }
+                    Msg::Ping { session } => {
+                        if !backend.ping(session).await {
+                            local.push_back(Input::Msg {
+                                from: store_id(),
+                                msg: Msg::Expired { session },
+                            });
+                        }
+                    }
+                    Msg::Close { session } => backend.close(session).await,
+                    _ => {}
+                },
+                Command::Send(to, msg) if to == resource_id() => {
+                    let mut o = Out::new();
+                    {
+                        let mut rs = shared.resource_state.lock().unwrap();
+                        let mut cow = Cow::Borrowed(&*rs);
+                        shared.resource.on_msg(resource_id(), &mut cow, me, msg.clone(), &mut o);
+                        if let Cow::Owned(s) = cow {
+                            *rs = s;
+                        }
+                    }
+                    for cmd in o {
+                        if let Command::Send(_, ack) = cmd {
+                            if let (Msg::WriteAck { accepted: false, .. }, Msg::Write { token, .. }) = (&ack, &msg) {
+                                shared.log.lock().unwrap().rejected_writes.push((shared.now_us(), c, *token));
+                                shared.line(format!(
+                                    r#"{{"t":{{T}},"event":"deliver","from":"resource","to":"client {c}","msg":"write rejected (fenced), token {token}"}}"#
+                                ));
+                            }
+                            local.push_back(Input::Msg { from: resource_id(), msg: ack });
+                        }
+                    }
+                }
+                Command::SetTimer(timer, range) => {
+                    next_generation += 1;
+                    let generation = next_generation;
+                    generations.insert(timer, generation);
+                    let tx = tx.clone();
+                    let wait = range.start;
+                    tokio::spawn(async move {
+                        tokio::time::sleep(wait).await;
+                        let _ = tx.send(Input::Timer { timer, generation });
+                    });
+                }
+                Command::CancelTimer(timer) => {
+                    generations.remove(&timer);
+                }
+                _ => {}
+            }
+        }
+        let holding = state.holds_lock();
+        if holding != was_holding {
+            let t = shared.now_us();
+            if holding {
+                let token = state.token().unwrap_or(0);
+                shared.log.lock().unwrap().acquisitions.push((t, c, token));
+                shared.line(format!(r#"{{"t":{{T}},"event":"hold","client":{c},"token":{token}}}"#));
+            } else {
+                shared.line(format!(r#"{{"t":{{T}},"event":"release","client":{c}}}"#));
+            }
+            was_holding = holding;
+        }
+        if state.phase == Phase::Done {
+            return state;
+        }
+        // The next input.
+        let input = match local.pop_front() {
+            Some(i) => i,
+            None => match rx.recv().await {
+                Some(i) => i,
+                None => return state,
+            },
+        };
+        let mut out = Out::new();
+        let mut cow = Cow::Owned(state);
+        match input {
+            Input::Msg { from, msg } => client.on_msg(me, &mut cow, from, msg, &mut out),
+            Input::Timer { timer, generation } => {
+                if generations.get(&timer) != Some(&generation) {
+                    state = cow.into_owned();
+                    continue;
+                }
+                generations.remove(&timer);
+                client.on_timeout(me, &mut cow, &timer, &mut out);
+            }
+            Input::Freeze(d) => {
+                shared.line(format!(
+                    r#"{{"t":{{T}},"event":"fault","fault":"pause","client":{c},"duration_us":{}}}"#,
+                    d.as_micros()
+                ));
+                tokio::time::sleep(d).await;
+                shared.line(format!(r#"{{"t":{{T}},"event":"resume","client":{c}}}"#));
+            }
+        }
+        state = cow.into_owned();
+        commands = out.into_iter().collect();
+    }
+}
+
+fn forward_watch(c: ClientIdx, w: Watch, tx: mpsc::UnboundedSender<Input>, shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        for event in w.await {
+            shared.log.lock().unwrap().notifications.push((shared.now_us(), c));
+            let _ = tx.send(Input::Msg {
+                from: store_id(),
+                msg: Msg::Notify { header: 0, event },
+            });
+        }
+    });
+}
