@@ -72,7 +72,7 @@ impl SessionId {
 
     /// The inverse of [`SessionId::lease_id`].
     pub fn from_lease_id(id: i64) -> Option<SessionId> {
-        (id >> 32 == 0x694d).then(|| SessionId {
+        (id >> 32 == 0x694d).then_some(SessionId {
             client: (id >> 16) as u16,
             incarnation: id as u16,
         })
