@@ -213,6 +213,8 @@ pub struct Lane {
 #[derive(Clone, Debug)]
 pub struct Timeline {
     pub title: String,
+    /// What the time axis measures ("virtual time (s)", "wall time (s)").
+    pub x_label: String,
     pub end_us: u64,
     pub lanes: Vec<Lane>,
 }
@@ -236,7 +238,7 @@ where
         .build_cartesian_2d(0.0..end, -0.5..n + 0.4)?;
     let names: Vec<String> = t.lanes.iter().map(|l| l.name.clone()).collect();
     ctx.configure_mesh()
-        .x_desc("virtual time (s)")
+        .x_desc(&t.x_label)
         .y_labels(names.len() + 2)
         .y_label_formatter(&|y| {
             let i = y.round();

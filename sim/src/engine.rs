@@ -179,6 +179,8 @@ pub struct Metrics {
     pub wait_us: Summary,
     pub events: u64,
     pub end_us: u64,
+    /// Writes the fenced resource rejected.
+    pub rejected_writes: u64,
 }
 
 /// What a run found.
@@ -688,14 +690,21 @@ impl<'a> Sim<'a> {
         } else if to == resource_id() {
             let accepted_before = self.resource_state.log.len();
             let mut out = Out::new();
-            let mut cow = Cow::Borrowed(&self.resource_state);
+            let mut cow = Cow::Owned(std::mem::take(&mut self.resource_state));
             self.resource
                 .on_msg(resource_id(), &mut cow, from, msg, &mut out);
-            if let Cow::Owned(s) = cow {
-                self.resource_state = s;
-            }
+            self.resource_state = cow.into_owned();
             for cmd in out {
                 if let Command::Send(to, msg) = cmd {
+                    if matches!(
+                        msg,
+                        Msg::WriteAck {
+                            accepted: false,
+                            ..
+                        }
+                    ) {
+                        self.metrics.rejected_writes += 1;
+                    }
                     if client_of(to)
                         .is_some_and(|c| self.clients[c as usize].status != Status::Crashed)
                     {
@@ -969,12 +978,10 @@ impl<'a> Sim<'a> {
                         }
                         let before = self.store_state.header();
                         let mut out = Out::new();
-                        let mut cow = Cow::Borrowed(&self.store_state);
+                        let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
                         self.store
                             .on_timeout(store_id(), &mut cow, &timer, &mut out);
-                        if let Cow::Owned(s) = cow {
-                            self.store_state = s;
-                        }
+                        self.store_state = cow.into_owned();
                         let n = self.apply_store_out(out);
                         // An expiry that deleted a node or key releases it.
                         if self.store_state.header() != before {

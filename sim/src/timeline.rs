@@ -89,6 +89,7 @@ pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, St
     }
     Ok(Timeline {
         title: title.to_string(),
+        x_label: "virtual time (s)".to_string(),
         end_us: end,
         lanes: lanes.into_values().collect(),
     })

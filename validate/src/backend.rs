@@ -5,7 +5,10 @@
 
 use etcd_client as etcd;
 use models::ids::{Child, Key, SessionId, ZPath};
-use models::msg::{EtcdEvent, Kv, OpResult, Range, Reply, Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError, ZkEvent};
+use models::msg::{
+    EtcdEvent, Kv, OpResult, Range, Reply, Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError,
+    ZkEvent,
+};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -23,7 +26,7 @@ pub enum Backend {
         sessions: HashMap<SessionId, zk::Client>,
     },
     Etcd {
-        client: etcd::Client,
+        client: Box<etcd::Client>,
         ttl_seconds: i64,
     },
 }
@@ -84,7 +87,9 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
     match r.sort {
         SortByCreate::None => {}
         SortByCreate::Ascend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Ascend),
-        SortByCreate::Descend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Descend),
+        SortByCreate::Descend => {
+            o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Descend)
+        }
     }
     if r.limit > 0 {
         o = o.with_limit(r.limit as i64);
@@ -138,14 +143,20 @@ impl Backend {
                         let name = match (sequential, path) {
                             (true, ZPath::Child(c)) => {
                                 let full = ZPath::Child(*c).to_string();
-                                full.trim_end_matches(|ch: char| ch.is_ascii_digit()).to_string()
+                                full.trim_end_matches(|ch: char| ch.is_ascii_digit())
+                                    .to_string()
                             }
                             _ => path.to_string(),
                         };
                         match c.create(&name, b"", &mode.with_acls(acl)).await {
                             Ok((st, seq)) => {
-                                let full = if *sequential { format!("{name}{seq}") } else { name };
-                                let created = ZPath::parse(&full).expect("a name the store gave back parses");
+                                let full = if *sequential {
+                                    format!("{name}{seq}")
+                                } else {
+                                    name
+                                };
+                                let created =
+                                    ZPath::parse(&full).expect("a name the store gave back parses");
                                 (
                                     Reply::Created {
                                         path: created,
@@ -162,14 +173,22 @@ impl Backend {
                         Ok(()) => (Reply::Deleted, 0, None),
                         Err(e) => (zk_error(e), 0, None),
                     },
-                    Request::Exists { path, watch: true } => match c.check_and_watch_stat(&path.to_string()).await {
-                        Ok((st, w)) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, Some(zk_watch(w))),
-                        Err(e) => (zk_error(e), 0, None),
-                    },
-                    Request::Exists { path, watch: false } => match c.check_stat(&path.to_string()).await {
-                        Ok(st) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, None),
-                        Err(e) => (zk_error(e), 0, None),
-                    },
+                    Request::Exists { path, watch: true } => {
+                        match c.check_and_watch_stat(&path.to_string()).await {
+                            Ok((st, w)) => (
+                                Reply::Stat(st.map(|s| stat(&s, None))),
+                                0,
+                                Some(zk_watch(w)),
+                            ),
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
+                    Request::Exists { path, watch: false } => {
+                        match c.check_stat(&path.to_string()).await {
+                            Ok(st) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, None),
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
                     Request::GetData { path, .. } => match c.get_data(&path.to_string()).await {
                         Ok((_, st)) => (Reply::Stat(Some(stat(&st, None))), 0, None),
                         Err(e) => (zk_error(e), 0, None),
@@ -188,17 +207,24 @@ impl Backend {
                             }
                         };
                         // The store's contract: children in sequence order.
-                        let mut children: Vec<Child> = names.iter().filter_map(|n| Child::parse(n)).collect();
+                        let mut children: Vec<Child> =
+                            names.iter().filter_map(|n| Child::parse(n)).collect();
                         children.sort_by_key(|c| c.seq);
                         (Reply::Children(children.into()), 0, w)
                     }
                     other => panic!("not a ZooKeeper request: {other}"),
                 }
             }
-            Backend::Etcd { client, ttl_seconds } => match req {
+            Backend::Etcd {
+                client,
+                ttl_seconds,
+            } => match req {
                 Request::LeaseGrant => {
                     let opts = etcd::LeaseGrantOptions::new().with_id(session.lease_id());
-                    client.lease_grant(*ttl_seconds, Some(opts)).await.expect("etcd grants the lease");
+                    client
+                        .lease_grant(*ttl_seconds, Some(opts))
+                        .await
+                        .expect("etcd grants the lease");
                     (Reply::LeaseGranted, 0, None)
                 }
                 Request::Txn(t) => {
@@ -219,7 +245,11 @@ impl Backend {
                             .collect()
                     };
                     let txn = etcd::Txn::new()
-                        .when([etcd::Compare::create_revision(key.to_string(), etcd::CompareOp::Equal, rev as i64)])
+                        .when([etcd::Compare::create_revision(
+                            key.to_string(),
+                            etcd::CompareOp::Equal,
+                            rev as i64,
+                        )])
                         .and_then(ops(&t.success))
                         .or_else(ops(&t.failure));
                     match client.txn(txn).await {
@@ -263,9 +293,16 @@ impl Backend {
                         None,
                     )
                 }
-                Request::Watch { key, start_revision } => {
-                    let opts = etcd::WatchOptions::new().with_start_revision(*start_revision as i64);
-                    let (mut watcher, mut stream) = client.watch(key.to_string(), Some(opts)).await.expect("etcd watch");
+                Request::Watch {
+                    key,
+                    start_revision,
+                } => {
+                    let opts =
+                        etcd::WatchOptions::new().with_start_revision(*start_revision as i64);
+                    let (mut watcher, mut stream) = client
+                        .watch(key.to_string(), Some(opts))
+                        .await
+                        .expect("etcd watch");
                     let watched = *key;
                     let watch: Watch = Box::pin(async move {
                         // The stream until the delete waitDelete waits for.
@@ -290,10 +327,19 @@ impl Backend {
                         }
                         seen
                     });
-                    (Reply::WatchCreated { revision: *start_revision }, 0, Some(watch))
+                    (
+                        Reply::WatchCreated {
+                            revision: *start_revision,
+                        },
+                        0,
+                        Some(watch),
+                    )
                 }
                 Request::DeleteKey { key } => {
-                    let resp = client.delete(key.to_string(), None).await.expect("etcd delete");
+                    let resp = client
+                        .delete(key.to_string(), None)
+                        .await
+                        .expect("etcd delete");
                     let revision = resp.header().map_or(0, |h| h.revision()) as u64;
                     (
                         Reply::DeleteResult {
@@ -314,7 +360,8 @@ impl Backend {
     pub async fn ping(&mut self, session: SessionId) -> bool {
         match self {
             Backend::ZooKeeper { sessions, .. } => sessions.contains_key(&session),
-            Backend::Etcd { client, .. } => match client.lease_keep_alive(session.lease_id()).await {
+            Backend::Etcd { client, .. } => match client.lease_keep_alive(session.lease_id()).await
+            {
                 Ok((mut keeper, mut stream)) => {
                     let _ = keeper.keep_alive().await;
                     matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)

@@ -23,8 +23,14 @@ use tokio::sync::mpsc;
 /// What a client task can be told.
 #[derive(Debug)]
 pub enum Input {
-    Msg { from: Id, msg: Msg },
-    Timer { timer: Timer, generation: u64 },
+    Msg {
+        from: Id,
+        msg: Msg,
+    },
+    Timer {
+        timer: Timer,
+        generation: u64,
+    },
     /// Freeze the process (timers and inbox) for this long: a GC pause.
     Freeze(Duration),
 }
@@ -59,12 +65,17 @@ impl Shared {
 
     fn line(&self, text: String) {
         let t = self.now_us();
-        self.log.lock().unwrap().lines.push((t, text.replace("{T}", &t.to_string())));
+        self.log
+            .lock()
+            .unwrap()
+            .lines
+            .push((t, text.replace("{T}", &t.to_string())));
     }
 }
 
-/// Runs one client to the end of its rounds. `control` lets the harness
-/// freeze it.
+/// Runs one client to the end of its rounds, and hands back its connection
+/// to the store: a finished client stays connected (as in the model), so the
+/// notifications already on their way to it still arrive.
 pub async fn run_client(
     c: ClientIdx,
     client: Client,
@@ -72,7 +83,7 @@ pub async fn run_client(
     shared: Arc<Shared>,
     tx: mpsc::UnboundedSender<Input>,
     mut rx: mpsc::UnboundedReceiver<Input>,
-) -> ClientState {
+) -> (ClientState, Backend) {
     let me = client_id(c);
     let mut generations: BTreeMap<Timer, u64> = BTreeMap::new();
     let mut next_generation = 0u64;
@@ -80,34 +91,53 @@ pub async fn run_client(
     let mut out = Out::new();
     let mut state = client.on_start(me, &None, &mut out);
     let mut was_holding = false;
-    let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> = out.into_iter().collect();
+    let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> =
+        out.into_iter().collect();
     loop {
         // Carry out what the actor asked for.
         while let Some(cmd) = commands.pop_front() {
             match cmd {
                 Command::Send(to, msg) if to == store_id() => match msg {
-                    Msg::Request { session, epoch, req } => {
+                    Msg::Request {
+                        session,
+                        epoch,
+                        req,
+                    } => {
                         let kind = sim::engine::request_kind(&req);
-                        shared.log.lock().unwrap().requests.push((shared.now_us(), c, kind));
-                        if matches!(req, Request::Delete { .. } | Request::DeleteKey { .. }) && was_holding {
-                            shared.log.lock().unwrap().releases.push((shared.now_us(), c));
+                        shared
+                            .log
+                            .lock()
+                            .unwrap()
+                            .requests
+                            .push((shared.now_us(), c, kind));
+                        if matches!(req, Request::Delete { .. } | Request::DeleteKey { .. })
+                            && was_holding
+                        {
+                            shared
+                                .log
+                                .lock()
+                                .unwrap()
+                                .releases
+                                .push((shared.now_us(), c));
                         }
                         let (reply, header, watch) = backend.call(session, &req).await;
                         local.push_back(Input::Msg {
                             from: store_id(),
-                            msg: Msg::Reply { epoch, header, reply },
+                            msg: Msg::Reply {
+                                epoch,
+                                header,
+                                reply,
+                            },
                         });
                         if let Some(w) = watch {
                             forward_watch(c, w, tx.clone(), shared.clone());
                         }
                     }
-                    Msg::Ping { session } => {
-                        if !backend.ping(session).await {
-                            local.push_back(Input::Msg {
-                                from: store_id(),
-                                msg: Msg::Expired { session },
-                            });
-                        }
+                    Msg::Ping { session } if !backend.ping(session).await => {
+                        local.push_back(Input::Msg {
+                            from: store_id(),
+                            msg: Msg::Expired { session },
+                        });
                     }
                     Msg::Close { session } => backend.close(session).await,
                     _ => {}
@@ -117,20 +147,35 @@ pub async fn run_client(
                     {
                         let mut rs = shared.resource_state.lock().unwrap();
                         let mut cow = Cow::Borrowed(&*rs);
-                        shared.resource.on_msg(resource_id(), &mut cow, me, msg.clone(), &mut o);
+                        shared
+                            .resource
+                            .on_msg(resource_id(), &mut cow, me, msg.clone(), &mut o);
                         if let Cow::Owned(s) = cow {
                             *rs = s;
                         }
                     }
                     for cmd in o {
                         if let Command::Send(_, ack) = cmd {
-                            if let (Msg::WriteAck { accepted: false, .. }, Msg::Write { token, .. }) = (&ack, &msg) {
-                                shared.log.lock().unwrap().rejected_writes.push((shared.now_us(), c, *token));
+                            if let (
+                                Msg::WriteAck {
+                                    accepted: false, ..
+                                },
+                                Msg::Write { token, .. },
+                            ) = (&ack, &msg)
+                            {
+                                shared.log.lock().unwrap().rejected_writes.push((
+                                    shared.now_us(),
+                                    c,
+                                    *token,
+                                ));
                                 shared.line(format!(
                                     r#"{{"t":{{T}},"event":"deliver","from":"resource","to":"client {c}","msg":"write rejected (fenced), token {token}"}}"#
                                 ));
                             }
-                            local.push_back(Input::Msg { from: resource_id(), msg: ack });
+                            local.push_back(Input::Msg {
+                                from: resource_id(),
+                                msg: ack,
+                            });
                         }
                     }
                 }
@@ -157,21 +202,23 @@ pub async fn run_client(
             if holding {
                 let token = state.token().unwrap_or(0);
                 shared.log.lock().unwrap().acquisitions.push((t, c, token));
-                shared.line(format!(r#"{{"t":{{T}},"event":"hold","client":{c},"token":{token}}}"#));
+                shared.line(format!(
+                    r#"{{"t":{{T}},"event":"hold","client":{c},"token":{token}}}"#
+                ));
             } else {
                 shared.line(format!(r#"{{"t":{{T}},"event":"release","client":{c}}}"#));
             }
             was_holding = holding;
         }
         if state.phase == Phase::Done {
-            return state;
+            return (state, backend);
         }
         // The next input.
         let input = match local.pop_front() {
             Some(i) => i,
             None => match rx.recv().await {
                 Some(i) => i,
-                None => return state,
+                None => return (state, backend),
             },
         };
         let mut out = Out::new();
@@ -203,7 +250,12 @@ pub async fn run_client(
 fn forward_watch(c: ClientIdx, w: Watch, tx: mpsc::UnboundedSender<Input>, shared: Arc<Shared>) {
     tokio::spawn(async move {
         for event in w.await {
-            shared.log.lock().unwrap().notifications.push((shared.now_us(), c));
+            shared
+                .log
+                .lock()
+                .unwrap()
+                .notifications
+                .push((shared.now_us(), c));
             let _ = tx.send(Input::Msg {
                 from: store_id(),
                 msg: Msg::Notify { header: 0, event },

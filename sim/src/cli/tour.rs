@@ -253,7 +253,19 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         ],
     ));
 
-    // 4. The page and its twin.
+    // 4. Cross-validation, when `validate/run.sh` has written it here.
+    let validation = out.join("validation").join("validation.md");
+    if validation.exists() {
+        sections.push((
+            "Model vs real servers".into(),
+            vec![Section {
+                markdown: "See [validation/validation.md](validation/validation.md) (written by `validate/run.sh`).\n".into(),
+                html: "<p>See <a href=\"validation/validation.md\">validation/validation.md</a> (written by <code>validate/run.sh</code>).</p>\n".into(),
+            }],
+        ));
+    }
+
+    // 5. The page and its twin.
     let mut md = String::from("# lockstep report\n\n");
     let mut html = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>lockstep report</title><style>\
