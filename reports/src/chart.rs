@@ -25,6 +25,21 @@ fn font() {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Palette index; by default the series' position.
+    pub colour: Option<usize>,
+    /// Draw only hollow markers, no line: measurements laid over a model's line.
+    pub markers_only: bool,
+}
+
+impl Series {
+    pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            colour: None,
+            markers_only: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -109,10 +124,19 @@ where
                 .draw()?;
             let n = chart.series.len();
             for (i, s) in chart.series.iter().enumerate() {
-                let colour = COLOURS[i % COLOURS.len()];
+                let colour = COLOURS[s.colour.unwrap_or(i) % COLOURS.len()];
+                if s.markers_only {
+                    let pts: Vec<(f64, f64)> = s.points.clone();
+                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 11, colour.stroke_width(3))))?
+                        .label(s.name.clone())
+                        .legend(move |(x, y)| Circle::new((x + 5, y), 6, colour.stroke_width(2)));
+                    continue;
+                }
                 // Earlier lines are wider and each has its own marker, so a
                 // line that coincides with another still shows.
-                let width = 3 + (n - 1 - i) as u32;
+                // Series with a colour of their own are told apart by it.
+                let automatic = s.colour.is_none();
+                let width = if automatic { 3 + (n - 1 - i) as u32 } else { 3 };
                 let pts: Vec<(f64, f64)> = s
                     .points
                     .iter()
@@ -121,7 +145,7 @@ where
                     .collect();
                 // The second half of the lines is dashed: drawn over an
                 // earlier line they coincide with, both stay visible.
-                let dashed = i >= n.div_ceil(2);
+                let dashed = automatic && i >= n.div_ceil(2);
                 let anno = if dashed {
                     ctx.draw_series(DashedLineSeries::new(
                         pts.clone(),

@@ -245,6 +245,19 @@ fn measure_model(recipe: Recipe, n: u16) -> Measured {
     }
 }
 
+/// The real counts differ from the model's only in notifications that moved
+/// from the first release to before it.
+fn start_skew_only(real: &Measured, model: &Measured) -> bool {
+    let (r, m) = (
+        &real.notifications_per_release,
+        &model.notifications_per_release,
+    );
+    r.len() == m.len()
+        && !r.is_empty()
+        && r[1..] == m[1..]
+        && r[0] + real.notifications_before_first_release == m[0]
+}
+
 fn close(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> bool {
     let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     keys.into_iter()
@@ -274,9 +287,24 @@ async fn main() -> ExitCode {
             let real_run = run_real(recipe, n, &args, client, false, 60, None).await;
             let real = measure_real(&real_run, n);
             let model = measure_model(recipe, n);
-            let notifications_match =
+            let mut notifications_match =
                 real.notifications_per_release == model.notifications_per_release;
             let mut explained = Vec::new();
+            if !notifications_match
+                && recipe == Recipe::ChildrenWatch
+                && start_skew_only(&real, &model)
+            {
+                // Every child create fires the child watches already set; the
+                // baseline's closed form assumes every create lands before the
+                // first listing. Real clients start a little apart, so a
+                // notification or two moves from the first release to the
+                // creates; the totals and every later release still agree.
+                notifications_match = true;
+                explained.push(format!(
+                    "children-watch, {n} clients: {} notification(s) fired by creates that landed after another client's first listing (the clients' starts were a little apart), not by the first release; the total and every later release agree",
+                    real.notifications_before_first_release
+                ));
+            }
             if recipe == Recipe::EtcdRevision {
                 // waitDelete's deferred cancel goes out on the watch stream;
                 // the model ends the key watch at its delete instead.
@@ -374,8 +402,8 @@ async fn main() -> ExitCode {
 
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
-    for recipe in Recipe::ALL {
-        for (label, pick) in [("model", true), ("real", false)] {
+    for (colour, recipe) in Recipe::ALL.into_iter().enumerate() {
+        for (label, pick) in [("model", true), ("real server", false)] {
             let points: Vec<(f64, f64)> = rows
                 .iter()
                 .filter(|r| r.recipe == recipe.name())
@@ -391,6 +419,8 @@ async fn main() -> ExitCode {
             series.push(Series {
                 name: format!("{} ({label})", recipe.name()),
                 points,
+                colour: Some(colour),
+                markers_only: !pick,
             });
         }
     }
@@ -408,7 +438,7 @@ async fn main() -> ExitCode {
     .expect("draw");
 
     // The report.
-    let mut md = String::from("# Model vs real servers\n\nBaseline herd scenario (N clients request at once, one round, no faults), the same client and recipe actors against ZooKeeper 3.8 and etcd 3.4 on loopback, compared with lockstep's simulation.\n\n![notifications](validation-notifications.png)\n\n| recipe | clients | notifications per release (real) | (model) | requests per acquisition (real) | (model) | match | acquisition order |\n|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("# Model vs real servers\n\nBaseline herd scenario (N clients request at once, one round, no faults), the same client and recipe actors against ZooKeeper 3.8 and etcd 3.4 on loopback, compared with lockstep's simulation.\n\n![notifications](validation-notifications.png)\n\n| recipe | clients | notifications per release (real) | (model) | before the first release (real) | requests per acquisition (real) | (model) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|\n");
     let fmt_req = |m: &BTreeMap<String, f64>| {
         m.iter()
             .map(|(k, v)| format!("{k} {v:.2}"))
@@ -417,11 +447,12 @@ async fn main() -> ExitCode {
     };
     for r in &rows {
         md.push_str(&format!(
-            "| {} | {} | {:?} | {:?} | {} | {} | {} | {} |\n",
+            "| {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
             r.recipe,
             r.clients,
             r.real.notifications_per_release,
             r.model.notifications_per_release,
+            r.real.notifications_before_first_release,
             fmt_req(&r.real.requests_per_acquisition),
             fmt_req(&r.model.requests_per_acquisition),
             if r.notifications_match && r.requests_match {
@@ -436,11 +467,13 @@ async fn main() -> ExitCode {
             },
         ));
     }
-    for r in rows.iter().filter(|r| !r.explained.is_empty()).take(1) {
-        md.push_str(&format!(
-            "\nDifferences explained: {}.\n",
-            r.explained.join("; ")
-        ));
+    let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
+    explained.dedup();
+    if !explained.is_empty() {
+        md.push_str("\nDifferences, explained:\n");
+        for e in explained {
+            md.push_str(&format!("- {e}\n"));
+        }
     }
     md.push_str(&format!(
         "\n## A real split brain, and its simulated twin\n\nReal etcd: both clients believed they held at once: {both_held}; the resource (fencing on, token = create revision) rejected {} stale write(s) {:?}. Wall time {:.2} s.\n\nSimulated twin (`lockstep run scenarios/etcd-lease-pause.toml`): mutual_exclusion violated: {twin_mutual}; resource_exclusion violated: {twin_resource}; stale writes rejected: {twin_rejected}; {:.2} virtual seconds simulated in {:.4} wall seconds.\n\nTime compression: the real run took {:.0}x the wall time of its simulation.\n\n![real](split-brain-real.png)\n![simulated](split-brain-sim.png)\n",

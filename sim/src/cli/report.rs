@@ -24,10 +24,7 @@ fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> {
             .position(|x| x.to_string() == r.recipe)
             .unwrap_or(99);
         by.entry(order)
-            .or_insert_with(|| Series {
-                name: r.recipe.clone(),
-                points: Vec::new(),
-            })
+            .or_insert_with(|| Series::line(r.recipe.clone(), Vec::new()))
             .points
             .push((r.clients as f64, y(r)));
     }
