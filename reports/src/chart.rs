@@ -126,10 +126,16 @@ where
             for (i, s) in chart.series.iter().enumerate() {
                 let colour = COLOURS[s.colour.unwrap_or(i) % COLOURS.len()];
                 if s.markers_only {
+                    // Concentric rings, one size per colour: measurements that
+                    // coincide stay visible.
                     let pts: Vec<(f64, f64)> = s.points.clone();
-                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 11, colour.stroke_width(3))))?
-                        .label(s.name.clone())
-                        .legend(move |(x, y)| Circle::new((x + 5, y), 6, colour.stroke_width(2)));
+                    let size = 8 + 4 * s.colour.unwrap_or(i) as i32;
+                    ctx.draw_series(
+                        pts.iter()
+                            .map(|&p| Circle::new(p, size, colour.stroke_width(3))),
+                    )?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| Circle::new((x + 5, y), 6, colour.stroke_width(2)));
                     continue;
                 }
                 // Earlier lines are wider and each has its own marker, so a
@@ -162,6 +168,10 @@ where
                         colour.stroke_width(width.min(5)),
                     )
                 });
+                if !automatic {
+                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+                    continue;
+                }
                 let size = 5 + (n - 1 - i) as i32 * 2;
                 match i % 4 {
                     0 => {
@@ -357,13 +367,11 @@ mod tests {
             log_x: true,
             log_y: true,
             series: vec![
+                Series::line("a", vec![(2.0, 1.0), (10.0, 9.0), (100.0, 99.0)]),
                 Series {
-                    name: "a".into(),
-                    points: vec![(2.0, 1.0), (10.0, 9.0), (100.0, 99.0)],
-                },
-                Series {
-                    name: "b".into(),
-                    points: vec![(2.0, 0.5), (10.0, 0.9), (100.0, 0.99)],
+                    colour: Some(3),
+                    markers_only: true,
+                    ..Series::line("b", vec![(2.0, 0.5), (10.0, 0.9), (100.0, 0.99)])
                 },
             ],
         };
