@@ -299,6 +299,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
     let claimed = Claimed::default();
     claimed.insert(fingerprint(&init));
     seen.insert(fingerprint(&init), 0);
+    // The root has no parent; this entry is never followed (`path_to` stops at 0).
     graph.parent.push((0, Action::Resume(0)));
     let mut frontier = vec![init];
     let mut index = 0u32;

@@ -9,7 +9,7 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, SessionId, ZPath};
+use crate::ids::{client_id, client_of, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
@@ -225,18 +225,6 @@ fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEv
 fn send_notifications(o: &mut Out<Store>, header: u64, fired: Vec<(SessionId, WatchEvent)>) {
     for (s, event) in fired {
         o.send(client_id(s.client), Msg::Notify { header, event });
-    }
-}
-
-/// The path a request names, for traces.
-pub fn request_path(req: &Request) -> Option<ZPath> {
-    match req {
-        Request::Create { path, .. }
-        | Request::Delete { path }
-        | Request::Exists { path, .. }
-        | Request::GetData { path, .. }
-        | Request::GetChildren { path, .. } => Some(*path),
-        _ => None,
     }
 }
 
