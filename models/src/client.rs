@@ -357,8 +357,16 @@ impl Actor for Client {
 
     fn on_msg(&self, _id: Id, state: &mut Cow<ClientState>, src: Id, msg: Msg, o: &mut Out<Self>) {
         let in_session = !matches!(state.phase, Phase::Connecting | Phase::Done);
-        if src == store_id() && self.policy == Policy::LeaseAware && in_session {
-            // Word from the store: the session was alive a moment ago.
+        // Evidence that the session was renewed a moment ago: an answered
+        // heartbeat; on ZooKeeper any reply or event too, since every request
+        // renews a ZooKeeper session. An etcd lease is renewed by keepalives
+        // alone, so other replies prove nothing about its expiry.
+        let renewed = match msg {
+            Msg::Pong { .. } => true,
+            Msg::Reply { .. } | Msg::Notify { .. } => self.recipe.face() == Face::ZooKeeper,
+            _ => false,
+        };
+        if src == store_id() && self.policy == Policy::LeaseAware && in_session && renewed {
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
         }
         match msg {

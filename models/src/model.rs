@@ -284,9 +284,13 @@ impl ResourceOrder {
 pub fn resource_order_violation(log: &[Accepted], acquisitions: &[Acquisition]) -> Option<usize> {
     let mut order = ResourceOrder::default();
     for (i, w) in log.iter().enumerate() {
-        let at = acquisitions
+        // A write from no acquisition at all breaks exclusion outright.
+        let Some(at) = acquisitions
             .iter()
-            .position(|a| a.client == w.client && a.hold == w.hold)?;
+            .position(|a| a.client == w.client && a.hold == w.hold)
+        else {
+            return Some(i);
+        };
         if !order.observe(acquisitions[at].granted, at) {
             return Some(i);
         }

@@ -261,6 +261,26 @@ fn a_lost_create_reply_wedges_fair_predecessor_without_its_guid() {
 }
 
 #[test]
+fn a_lost_create_reply_also_wedges_the_recipes_without_a_guid() {
+    // unfair-create's resent create finds its own node and waits for it to
+    // go; children-watch's orphan sits below its new node. Both are the
+    // recipes as written, and the checker says so.
+    let lost = FaultBudget {
+        lost_replies: 1,
+        ..Default::default()
+    };
+    for name in ["unfair-create", "children-watch"] {
+        let r = run(&cfg(name, 2, lost));
+        assert_eq!(status(&r, "progress"), Status::Violated, "{name}");
+        let path = r.property("progress").path.clone().unwrap();
+        assert!(
+            path.iter().any(|a| matches!(a, Action::LoseReply(_))),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
     let broken = Recipe::FairPredecessor(fair_predecessor::Options {
         guid: true,

@@ -299,6 +299,16 @@ impl Scenario {
                 format!("must be below the session timeout ({session_timeout} ms): the client must give up first"),
             ));
         }
+        let latency_hi_ms = lat_hi.ceil() as u64;
+        if deadline + latency_hi_ms >= session_timeout {
+            return Err(err(
+                "timing.deadline_ms",
+                format!(
+                    "deadline ({deadline} ms) plus the longest one-way latency ({latency_hi_ms} ms) must be below the \
+                     session timeout ({session_timeout} ms): a lease-aware client must give up before the store expires it"
+                ),
+            ));
+        }
         let retry = t.retry_ms.unwrap_or(1000);
         if retry == 0 {
             return Err(err("timing.retry_ms", "must be positive".into()));

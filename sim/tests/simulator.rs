@@ -319,3 +319,41 @@ fn bad_scenarios_name_the_file_the_key_and_the_reason() {
     assert!(err("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nsession_timeout_ms = 1000\nping_interval_ms = 2000\n")
         .contains("`timing.ping_interval_ms`"));
 }
+
+#[test]
+fn a_lease_aware_etcd_holder_gives_up_before_its_lease_runs_out() {
+    // Only keepalives renew an etcd lease: a reply to another request must
+    // not push the client's deadline past the store's expiry.
+    let s = inline(
+        r#"
+recipe = "etcd-revision"
+clients = 3
+rounds = 3
+policy = "lease-aware"
+[timing]
+session_timeout_ms = 6000
+ping_interval_ms = 2000
+deadline_ms = 5000
+think_ms = [0, 2000]
+hold_ms = [3000, 6000]
+[faults]
+until_ms = 30000
+partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
+"#,
+    );
+    let seeds: Vec<u64> = (0..500).collect();
+    let r = summarise(&s, (0, 500), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    assert!(!r.by_property.contains_key("mutual_exclusion"), "{r:?}");
+    let mut naive = s.clone();
+    naive.policy = models::client::Policy::Naive;
+    let r = summarise(
+        &naive,
+        (0, 500),
+        None,
+        &run_seeds(&naive, &seeds, 2, &|_| {}),
+    );
+    assert!(
+        r.by_property.contains_key("mutual_exclusion"),
+        "the partitions do bite a naive holder"
+    );
+}

@@ -103,7 +103,12 @@ impl StoreState {
                 }
             }
             Request::LeaseGrant => {
-                self.open_session(s);
+                // An id whose lease expired or was revoked is free again.
+                if !self.open_session(s) {
+                    if let Ok(i) = self.sessions.binary_search_by(|(id, _)| id.cmp(&s)) {
+                        self.sessions[i].1 = true;
+                    }
+                }
                 Reply::LeaseGranted
             }
             _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
