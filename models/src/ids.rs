@@ -149,6 +149,18 @@ impl fmt::Display for Key {
 }
 
 impl ZPath {
+    /// The path a create sends: for a sequential create, the name without
+    /// the sequence suffix the store will append (`/lock/_c_…-lock-`).
+    pub fn create_path(self, sequential: bool) -> String {
+        let full = self.to_string();
+        match (sequential, self) {
+            (true, ZPath::Child(_)) => full
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_string(),
+            _ => full,
+        }
+    }
+
     /// The inverse of `Display`: a path the store's namespace can hold.
     pub fn parse(path: &str) -> Option<ZPath> {
         if path == "/lock" {

@@ -265,14 +265,7 @@ impl fmt::Display for Request {
                     (false, true) => "sequential",
                     (false, false) => "persistent",
                 };
-                match (sequential, path) {
-                    (true, ZPath::Child(c)) => {
-                        let prefix = c.to_string();
-                        let prefix = prefix.trim_end_matches(char::is_numeric);
-                        write!(f, "create(/lock/{prefix}, {mode})")
-                    }
-                    _ => write!(f, "create({path}, {mode})"),
-                }
+                write!(f, "create({}, {mode})", path.create_path(*sequential))
             }
             Request::Delete { path } => write!(f, "delete({path})"),
             Request::Exists { path, watch } => write!(f, "exists({path}, watch={watch})"),

@@ -36,25 +36,13 @@ pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, St
             }
             (Some("release"), Some(c)) => {
                 lane(&mut lanes, c);
-                if let Some(a) = open.remove(&c) {
-                    lanes
-                        .get_mut(&c)
-                        .expect("lane exists")
-                        .holds
-                        .push((a, t, false));
-                }
+                close_hold(&mut lanes, &mut open, c, t);
             }
             (Some("fault"), Some(c)) => {
                 lane(&mut lanes, c);
                 let what = v["fault"].as_str().unwrap_or("fault").to_string();
                 if what == "crash" {
-                    if let Some(a) = open.remove(&c) {
-                        lanes
-                            .get_mut(&c)
-                            .expect("lane exists")
-                            .holds
-                            .push((a, t, false));
-                    }
+                    close_hold(&mut lanes, &mut open, c, t);
                 }
                 lanes
                     .get_mut(&c)
@@ -93,4 +81,11 @@ pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, St
         end_us: end,
         lanes: lanes.into_values().collect(),
     })
+}
+
+/// Ends client `c`'s open hold, if any, at `t`.
+fn close_hold(lanes: &mut BTreeMap<u64, Lane>, open: &mut BTreeMap<u64, u64>, c: u64, t: u64) {
+    if let (Some(a), Some(lane)) = (open.remove(&c), lanes.get_mut(&c)) {
+        lane.holds.push((a, t, false));
+    }
 }

@@ -140,14 +140,7 @@ impl Backend {
                             (false, true) => zk::CreateMode::PersistentSequential,
                             (false, false) => zk::CreateMode::Persistent,
                         };
-                        let name = match (sequential, path) {
-                            (true, ZPath::Child(c)) => {
-                                let full = ZPath::Child(*c).to_string();
-                                full.trim_end_matches(|ch: char| ch.is_ascii_digit())
-                                    .to_string()
-                            }
-                            _ => path.to_string(),
-                        };
+                        let name = path.create_path(*sequential);
                         match c.create(&name, b"", &mode.with_acls(acl)).await {
                             Ok((st, seq)) => {
                                 let full = if *sequential {
