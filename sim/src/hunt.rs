@@ -4,8 +4,6 @@
 use crate::engine::{simulate, Outcome};
 use crate::scenario::{Scenario, ScheduledFault};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// What a hunt found: the JSON `hunt --json` prints and `hunt --merge` reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,23 +75,14 @@ pub fn run_seeds(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Outcome> {
-    let next = AtomicUsize::new(0);
-    let done = AtomicU64::new(0);
-    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(seeds.len()));
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&seed) = seeds.get(i) else { break };
-                let o = simulate(scenario, seed, false);
-                results.lock().expect("no worker panics").push((i, o));
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("no worker panics");
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, o)| o).collect()
+    let order: Vec<usize> = (0..seeds.len()).collect();
+    crate::parallel::map(
+        seeds,
+        &order,
+        jobs,
+        &|&seed| simulate(scenario, seed, false),
+        &|n| progress(n as u64),
+    )
 }
 
 /// Summarises outcomes into a hunt result.

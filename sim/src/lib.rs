@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod herd;
 pub mod hunt;
+pub mod parallel;
 pub mod rng;
 pub mod scenario;
 pub mod timeline;

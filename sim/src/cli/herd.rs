@@ -105,21 +105,19 @@ pub fn sweep(
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(jobs.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {msg}")
+            ProgressStyle::with_template("{bar:40} {pos}/{len} runs  eta {eta}")
                 .expect("a valid template"),
         );
         bar
     });
-    let mut rows = Vec::new();
-    for (r, s) in jobs {
-        if let Some(b) = &bar {
-            b.set_message(format!("{} × {}", r.name(), s.clients));
-        }
-        rows.push(row(r, &s, seed));
+    // Biggest first, on every core: the last rows dominate a sweep.
+    let order: Vec<usize> = (0..jobs.len()).rev().collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rows = sim::parallel::map(&jobs, &order, threads, &|(r, s)| row(*r, s, seed), &|_| {
         if let Some(b) = &bar {
             b.inc(1);
         }
-    }
+    });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
