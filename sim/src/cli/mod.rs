@@ -107,6 +107,13 @@ pub struct RunArgs {
     /// Seed (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub output: RunOutput,
+}
+
+/// What `run` and `replay` print and write.
+#[derive(Args, Debug)]
+pub struct RunOutput {
     /// Write the full trace as JSON Lines to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
@@ -149,15 +156,8 @@ pub struct HuntArgs {
 pub struct ReplayArgs {
     /// A reproducer, or any scenario file (run with its own seed).
     pub file: PathBuf,
-    /// Write the full trace as JSON Lines to this file.
-    #[arg(long)]
-    pub trace: Option<PathBuf>,
-    /// Print a readable timeline before each violation.
-    #[arg(long)]
-    pub timeline: bool,
-    /// Print JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: RunOutput,
 }
 
 #[derive(Args, Debug)]

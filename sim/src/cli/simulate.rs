@@ -1,6 +1,6 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
-use super::{HuntArgs, ReplayArgs, RunArgs, UsageError};
+use super::{HuntArgs, ReplayArgs, RunArgs, RunOutput, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use sim::engine::{simulate, Metrics, Outcome, Violation};
@@ -237,14 +237,19 @@ fn write_trace(path: &Path, o: &Outcome) -> Result<(), UsageError> {
         .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
 }
 
-fn finish(
+/// Runs `s` with `seed` and reports it as `out` asks.
+fn simulate_and_report(
     s: &Scenario,
-    o: &Outcome,
-    json: bool,
-    timeline: bool,
-    trace: Option<&PathBuf>,
+    seed: u64,
+    out: &RunOutput,
     reproduce: &str,
 ) -> Result<ExitCode, UsageError> {
+    let (json, timeline, trace) = (out.json, out.timeline, out.trace.as_ref());
+    if !json {
+        describe_settings(s, seed);
+        println!();
+    }
+    let o = &simulate(s, seed, true);
     if let Some(p) = trace {
         write_trace(p, o)?;
     }
@@ -279,43 +284,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
     let s = load(&args.scenario)?;
     let seed = args.seed.unwrap_or(s.seed);
     let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
-    simulate_and_report(
-        &s,
-        seed,
-        args.json,
-        args.timeline,
-        args.trace.as_ref(),
-        &reproduce,
-    )
+    simulate_and_report(&s, seed, &args.output, &reproduce)
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
     let s = load(&args.file)?;
     let reproduce = format!("lockstep replay {}", args.file.display());
-    simulate_and_report(
-        &s,
-        s.seed,
-        args.json,
-        args.timeline,
-        args.trace.as_ref(),
-        &reproduce,
-    )
-}
-
-fn simulate_and_report(
-    s: &Scenario,
-    seed: u64,
-    json: bool,
-    timeline: bool,
-    trace: Option<&PathBuf>,
-    reproduce: &str,
-) -> Result<ExitCode, UsageError> {
-    if !json {
-        describe_settings(s, seed);
-        println!();
-    }
-    let o = simulate(s, seed, true);
-    finish(s, &o, json, timeline, trace, reproduce)
+    simulate_and_report(&s, s.seed, &args.output, &reproduce)
 }
 
 fn read_result(path: &Path) -> Result<HuntResult, UsageError> {
