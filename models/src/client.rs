@@ -8,7 +8,7 @@
 
 use crate::ids::{client_of, resource_id, store_id, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
-use crate::recipes::{Face, Recipe, RecipeState, Step};
+use crate::recipe::{AnyState, Face, RecipeRef, Step};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -79,9 +79,9 @@ impl Default for ClientTiming {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct Client {
-    pub recipe: Recipe,
+    pub recipe: RecipeRef,
     pub rounds: u8,
     pub policy: Policy,
     pub timing: ClientTiming,
@@ -91,7 +91,7 @@ pub struct Client {
 /// shows in the resource's log.
 pub const WRITES_PER_HOLD: u8 = 2;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Opening the session (ZooKeeper connect, etcd lease grant).
     Connecting,
@@ -112,19 +112,21 @@ pub enum Phase {
 /// What survives a crash (the simulator restarts crashed clients; the model
 /// checker's crashes are for good): a restarted client opens a new session,
 /// goes on with the rounds it has left, and keeps numbering its acquisitions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClientStorage {
     pub incarnation: u16,
     pub rounds_done: u8,
     pub holds: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientState {
     pub session: SessionId,
     pub rounds_done: u8,
     pub phase: Phase,
-    pub recipe: RecipeState,
+    /// The recipe's state during an acquisition and the hold that follows;
+    /// `None` between rounds.
+    pub recipe: Option<AnyState>,
     /// The outstanding store request, kept to resend it.
     pub pending: Option<Request>,
     /// Bumped on each resend and new session; replies carry it back.
@@ -134,6 +136,19 @@ pub struct ClientState {
 }
 
 impl ClientState {
+    /// A client that has not started: about to open its first session.
+    pub fn new(session: SessionId) -> Self {
+        ClientState {
+            session,
+            rounds_done: 0,
+            phase: Phase::Connecting,
+            recipe: None,
+            pending: None,
+            epoch: 0,
+            holds: 0,
+        }
+    }
+
     pub fn holds_lock(&self) -> bool {
         matches!(self.phase, Phase::Holding { .. })
     }
@@ -202,7 +217,11 @@ impl Client {
     fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
         st.phase = Phase::Releasing;
-        match self.recipe.release(st.session, &st.recipe) {
+        let release = st
+            .recipe
+            .as_ref()
+            .and_then(|r| self.recipe.release(st.session, r));
+        match release {
             Some(req) => self.send_request(st, req, o),
             None => self.finish_round(st, o),
         }
@@ -210,7 +229,7 @@ impl Client {
 
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
         st.rounds_done += 1;
-        st.recipe = RecipeState::Idle;
+        st.recipe = None;
         self.persist(st, o);
         self.think(st, o);
     }
@@ -230,7 +249,7 @@ impl Client {
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }
-        st.recipe = RecipeState::Idle;
+        st.recipe = None;
         st.pending = None;
         // Let go of the old session: if it is still alive (the lease-aware
         // policy gave up on it), its lock node must not outlive our interest.
@@ -290,7 +309,10 @@ impl Client {
             }
             Phase::Acquiring if expired => self.session_lost(st, o),
             Phase::Acquiring => {
-                let step = self.recipe.on_reply(st.session, &mut st.recipe, &reply);
+                let Some(recipe) = st.recipe.as_mut() else {
+                    return;
+                };
+                let step = self.recipe.on_reply(st.session, recipe, &reply);
                 self.apply(st, step, header, o);
             }
             Phase::Releasing => {
@@ -322,26 +344,14 @@ impl Actor for Client {
     fn on_start(&self, id: Id, storage: &Option<ClientStorage>, o: &mut Out<Self>) -> ClientState {
         let me = client_of(id).expect("client actors have client ids");
         let mut st = match storage {
-            None => ClientState {
-                session: SessionId::first(me),
-                rounds_done: 0,
-                phase: Phase::Connecting,
-                recipe: RecipeState::Idle,
-                pending: None,
-                epoch: 0,
-                holds: 0,
-            },
+            None => ClientState::new(SessionId::first(me)),
             Some(saved) => ClientState {
-                session: SessionId {
+                rounds_done: saved.rounds_done,
+                holds: saved.holds,
+                ..ClientState::new(SessionId {
                     client: me,
                     incarnation: saved.incarnation.wrapping_add(1),
-                },
-                rounds_done: saved.rounds_done,
-                phase: Phase::Connecting,
-                recipe: RecipeState::Idle,
-                pending: None,
-                epoch: 0,
-                holds: saved.holds,
+                })
             },
         };
         // Saved at once, so a restarted process never reuses this session.
@@ -386,7 +396,10 @@ impl Actor for Client {
             Msg::Notify { header, event } => {
                 if state.phase == Phase::Acquiring && state.pending.is_none() {
                     let st = state.to_mut();
-                    let step = self.recipe.on_event(&mut st.recipe, &event);
+                    let Some(recipe) = st.recipe.as_mut() else {
+                        return;
+                    };
+                    let step = self.recipe.on_event(recipe, &event);
                     self.apply(st, step, header, o);
                 }
             }
@@ -435,7 +448,7 @@ impl Actor for Client {
             Timer::Think if state.phase == Phase::Thinking => {
                 let st = state.to_mut();
                 let (recipe_state, req) = self.recipe.acquire(st.session);
-                st.recipe = recipe_state;
+                st.recipe = Some(recipe_state);
                 st.phase = Phase::Acquiring;
                 self.send_request(st, req, o);
             }
@@ -444,8 +457,10 @@ impl Actor for Client {
                 if let Some(lost) = state.pending.clone() {
                     let st = state.to_mut();
                     st.epoch = st.epoch.wrapping_add(1);
-                    let req = match st.phase {
-                        Phase::Acquiring => self.recipe.resend(&mut st.recipe, &lost),
+                    let req = match (st.phase, st.recipe.as_mut()) {
+                        (Phase::Acquiring, Some(recipe)) => {
+                            self.recipe.on_lost_reply(recipe, &lost)
+                        }
                         _ => lost,
                     };
                     self.send_request(st, req, o);

@@ -20,7 +20,7 @@
 use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Request, Timer};
-use crate::recipes::Recipe;
+use crate::recipe::RecipeRef;
 use crate::resource::{Accepted, Resource, ResourceState};
 use crate::store::{Store, StoreState};
 use serde::{Deserialize, Serialize};
@@ -47,7 +47,7 @@ pub struct FaultBudget {
 /// A model-checking configuration; `into_model()` builds the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockModelCfg {
-    pub recipe: Recipe,
+    pub recipe: RecipeRef,
     pub clients: u8,
     pub rounds: u8,
     pub faults: FaultBudget,
@@ -56,7 +56,7 @@ pub struct LockModelCfg {
 }
 
 impl LockModelCfg {
-    pub fn new(recipe: Recipe, clients: u8) -> Self {
+    pub fn new(recipe: RecipeRef, clients: u8) -> Self {
         LockModelCfg {
             recipe,
             clients,
@@ -105,13 +105,13 @@ impl LockModelCfg {
         LockModel {
             store: Store {
                 session_timeout: Duration::from_secs(6),
-                lock_dir: self.recipe.needs_lock_dir(),
+                lock_dir: self.recipe.setup().lock_dir,
             },
             resource: Resource {
                 fencing: self.fencing,
             },
             client: Client {
-                recipe: self.recipe,
+                recipe: self.recipe.clone(),
                 rounds: self.rounds,
                 policy: self.policy,
                 timing,
@@ -129,7 +129,7 @@ pub struct LockModel {
 }
 
 /// Whether a client process runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
     Running,
     Paused,
@@ -137,7 +137,7 @@ pub enum Status {
 }
 
 /// A client, what the model knows about its process, and its links.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientSlot {
     pub state: ClientState,
     pub status: Status,
@@ -162,7 +162,7 @@ impl ClientSlot {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LockState {
     // Shared between a state and its successors until a step changes them:
     // most steps touch one client, so most of a successor is not copied.

@@ -420,3 +420,132 @@ impl fmt::Display for Reply {
         }
     }
 }
+
+/// What kind of store request a [`Request`] is, as the metrics count them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    Connect,
+    Create,
+    Delete,
+    Exists,
+    ExistsWatch,
+    GetData,
+    GetDataWatch,
+    GetChildren,
+    GetChildrenWatch,
+    LeaseGrant,
+    Txn,
+    Range,
+    Watch,
+    DeleteKey,
+}
+
+/// The classes of requests the herd metrics add up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestClass {
+    /// Change the store: create, delete, txn.
+    Writes,
+    /// Read without registering a watch.
+    Reads,
+    /// Register a watch.
+    Watches,
+    /// Open a session or lease.
+    Session,
+}
+
+impl Request {
+    pub fn kind(&self) -> RequestKind {
+        match self {
+            Request::Connect => RequestKind::Connect,
+            Request::Create { .. } => RequestKind::Create,
+            Request::Delete { .. } => RequestKind::Delete,
+            Request::Exists { watch: true, .. } => RequestKind::ExistsWatch,
+            Request::Exists { watch: false, .. } => RequestKind::Exists,
+            Request::GetData { watch: true, .. } => RequestKind::GetDataWatch,
+            Request::GetData { watch: false, .. } => RequestKind::GetData,
+            Request::GetChildren { watch: true, .. } => RequestKind::GetChildrenWatch,
+            Request::GetChildren { watch: false, .. } => RequestKind::GetChildren,
+            Request::LeaseGrant => RequestKind::LeaseGrant,
+            Request::Txn(_) => RequestKind::Txn,
+            Request::Range(_) => RequestKind::Range,
+            Request::Watch { .. } => RequestKind::Watch,
+            Request::DeleteKey { .. } => RequestKind::DeleteKey,
+        }
+    }
+}
+
+impl RequestKind {
+    pub const ALL: [RequestKind; 14] = [
+        RequestKind::Connect,
+        RequestKind::Create,
+        RequestKind::Delete,
+        RequestKind::Exists,
+        RequestKind::ExistsWatch,
+        RequestKind::GetData,
+        RequestKind::GetDataWatch,
+        RequestKind::GetChildren,
+        RequestKind::GetChildrenWatch,
+        RequestKind::LeaseGrant,
+        RequestKind::Txn,
+        RequestKind::Range,
+        RequestKind::Watch,
+        RequestKind::DeleteKey,
+    ];
+
+    /// The name metrics and traces use (`exists_watch`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::Connect => "connect",
+            RequestKind::Create => "create",
+            RequestKind::Delete => "delete",
+            RequestKind::Exists => "exists",
+            RequestKind::ExistsWatch => "exists_watch",
+            RequestKind::GetData => "get_data",
+            RequestKind::GetDataWatch => "get_data_watch",
+            RequestKind::GetChildren => "get_children",
+            RequestKind::GetChildrenWatch => "get_children_watch",
+            RequestKind::LeaseGrant => "lease_grant",
+            RequestKind::Txn => "txn",
+            RequestKind::Range => "range",
+            RequestKind::Watch => "watch",
+            RequestKind::DeleteKey => "delete_key",
+        }
+    }
+
+    pub fn class(self) -> RequestClass {
+        match self {
+            RequestKind::Create
+            | RequestKind::Delete
+            | RequestKind::Txn
+            | RequestKind::DeleteKey => RequestClass::Writes,
+            RequestKind::Exists
+            | RequestKind::GetData
+            | RequestKind::GetChildren
+            | RequestKind::Range => RequestClass::Reads,
+            RequestKind::ExistsWatch
+            | RequestKind::GetDataWatch
+            | RequestKind::GetChildrenWatch
+            | RequestKind::Watch => RequestClass::Watches,
+            RequestKind::Connect | RequestKind::LeaseGrant => RequestClass::Session,
+        }
+    }
+}
+
+impl RequestClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestClass::Writes => "writes",
+            RequestClass::Reads => "reads",
+            RequestClass::Watches => "watches",
+            RequestClass::Session => "session",
+        }
+    }
+}
+
+impl fmt::Display for RequestKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

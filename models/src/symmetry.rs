@@ -10,206 +10,12 @@
 //! representatives of one orbit (less reduction, never unsound).
 
 use crate::client::{ClientState, Phase};
-use crate::ids::{Child, ClientIdx, Key, SessionId, ZPath};
+use crate::ids::ClientIdx;
 use crate::model::{Action, ClientSlot, LockState};
-use crate::msg::{Kv, Msg, OpResult, Range, Reply, Request, Timer, TxnOp, WatchEvent};
-use crate::recipes::{etcd_revision, fair_predecessor, RecipeState};
+pub use crate::relabel::{Perm, Relabel};
 use crate::store::StoreState;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
-
-/// `perm[old] = new`.
-pub type Perm = [ClientIdx];
-
-/// Rewrites every client index in a value.
-pub trait Relabel {
-    fn relabel(&mut self, p: &Perm);
-}
-
-impl Relabel for ClientIdx {
-    fn relabel(&mut self, p: &Perm) {
-        *self = p[*self as usize];
-    }
-}
-
-impl Relabel for SessionId {
-    fn relabel(&mut self, p: &Perm) {
-        self.client.relabel(p);
-    }
-}
-
-impl<T: Relabel> Relabel for Option<T> {
-    fn relabel(&mut self, p: &Perm) {
-        if let Some(x) = self {
-            x.relabel(p);
-        }
-    }
-}
-
-impl<T: Relabel> Relabel for Vec<T> {
-    fn relabel(&mut self, p: &Perm) {
-        for x in self {
-            x.relabel(p);
-        }
-    }
-}
-
-impl<A: Relabel, B: Relabel> Relabel for (A, B) {
-    fn relabel(&mut self, p: &Perm) {
-        self.0.relabel(p);
-        self.1.relabel(p);
-    }
-}
-
-impl Relabel for u64 {
-    fn relabel(&mut self, _: &Perm) {}
-}
-
-impl Relabel for Child {
-    fn relabel(&mut self, p: &Perm) {
-        self.guid.relabel(p);
-    }
-}
-
-impl Relabel for ZPath {
-    fn relabel(&mut self, p: &Perm) {
-        if let ZPath::Child(c) = self {
-            c.relabel(p);
-        }
-    }
-}
-
-impl Relabel for Key {
-    fn relabel(&mut self, p: &Perm) {
-        self.0.relabel(p);
-    }
-}
-
-impl Relabel for Kv {
-    fn relabel(&mut self, p: &Perm) {
-        self.key.relabel(p);
-        self.lease.relabel(p);
-    }
-}
-
-impl Relabel for Range {
-    fn relabel(&mut self, p: &Perm) {
-        self.key.relabel(p);
-    }
-}
-
-impl Relabel for Request {
-    fn relabel(&mut self, p: &Perm) {
-        match self {
-            Request::Create { path, .. }
-            | Request::Delete { path }
-            | Request::Exists { path, .. }
-            | Request::GetData { path, .. }
-            | Request::GetChildren { path, .. } => path.relabel(p),
-            Request::Txn(t) => {
-                t.compare_create_revision.0.relabel(p);
-                for op in t.success.iter_mut().chain(t.failure.iter_mut()) {
-                    match op {
-                        TxnOp::Put { key, lease } => {
-                            key.relabel(p);
-                            lease.relabel(p);
-                        }
-                        TxnOp::Range(r) => r.relabel(p),
-                    }
-                }
-            }
-            Request::Range(r) => r.relabel(p),
-            Request::Watch { key, .. } | Request::DeleteKey { key } => key.relabel(p),
-            Request::Connect | Request::LeaseGrant => {}
-        }
-    }
-}
-
-impl Relabel for Reply {
-    fn relabel(&mut self, p: &Perm) {
-        match self {
-            Reply::Created { path, .. } => path.relabel(p),
-            Reply::Stat(Some(stat)) => stat.ephemeral_owner.relabel(p),
-            Reply::Children(children) => {
-                // Relabelling names keeps the sequence order.
-                *children = children
-                    .iter()
-                    .map(|c| {
-                        let mut c = *c;
-                        c.relabel(p);
-                        c
-                    })
-                    .collect();
-            }
-            Reply::TxnResult { responses, .. } => {
-                for r in responses {
-                    if let OpResult::Range { kvs } = r {
-                        kvs.relabel(p);
-                    }
-                }
-            }
-            Reply::RangeResult { kvs, .. } => kvs.relabel(p),
-            _ => {}
-        }
-    }
-}
-
-impl Relabel for WatchEvent {
-    fn relabel(&mut self, p: &Perm) {
-        match self {
-            WatchEvent::Zk { path, .. } => path.relabel(p),
-            WatchEvent::Etcd { key, .. } => key.relabel(p),
-        }
-    }
-}
-
-impl Relabel for Msg {
-    fn relabel(&mut self, p: &Perm) {
-        match self {
-            Msg::Request { session, req, .. } => {
-                session.relabel(p);
-                req.relabel(p);
-            }
-            Msg::Reply { reply, .. } => reply.relabel(p),
-            Msg::Ping { session }
-            | Msg::Pong { session }
-            | Msg::Expired { session }
-            | Msg::Close { session } => session.relabel(p),
-            Msg::Notify { event, .. } => event.relabel(p),
-            Msg::Write { .. } | Msg::WriteAck { .. } => {}
-        }
-    }
-}
-
-impl Relabel for Timer {
-    fn relabel(&mut self, p: &Perm) {
-        if let Timer::Expiry(s) = self {
-            s.relabel(p);
-        }
-    }
-}
-
-impl Relabel for RecipeState {
-    fn relabel(&mut self, p: &Perm) {
-        use fair_predecessor::State as F;
-        match self {
-            RecipeState::Fair(s) => match s {
-                F::Listing(m) | F::FetchingToken(m) | F::Holding(m) => m.node.relabel(p),
-                F::Watching(m, pred) | F::Waiting(m, pred) => {
-                    m.node.relabel(p);
-                    pred.relabel(p);
-                }
-                F::Creating | F::Finding => {}
-            },
-            RecipeState::Etcd(
-                etcd_revision::State::Watching { key, .. }
-                | etcd_revision::State::Waiting { key, .. },
-            ) => key.relabel(p),
-            // children-watch names nodes without a guid; unfair-create names none.
-            _ => {}
-        }
-    }
-}
 
 impl Relabel for ClientState {
     fn relabel(&mut self, p: &Perm) {
@@ -306,6 +112,10 @@ impl Relabel for Action {
     }
 }
 
+/// Sends every client to client 0: relabelling with it erases names.
+static ERASE: [ClientIdx; crate::model::MAX_CLIENTS as usize] =
+    [0; crate::model::MAX_CLIENTS as usize];
+
 /// A hash of what a client slot looks like with every client name erased:
 /// equal for two clients that are in the same situation.
 fn label_free_key(slot: &ClientSlot) -> u64 {
@@ -322,22 +132,15 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
             sent,
             acked,
         } => (5u8, token, granted, sent, acked).hash(&mut h),
-        other => std::mem::discriminant(&other).hash(&mut h),
-    }
-    std::mem::discriminant(&st.recipe).hash(&mut h);
-    match st.recipe {
-        RecipeState::Fair(f) => std::mem::discriminant(&f).hash(&mut h),
-        RecipeState::Etcd(e) => {
-            // Hash the revision, not the watched key (which names a client).
-            std::mem::discriminant(&e).hash(&mut h);
-            etcd_my_rev(e).hash(&mut h);
+        Phase::Connecting | Phase::Thinking | Phase::Acquiring | Phase::Releasing | Phase::Done => {
+            std::mem::discriminant(&st.phase).hash(&mut h)
         }
-        RecipeState::Unfair(u) => u.hash(&mut h),
-        RecipeState::Children(c) => c.hash(&mut h),
-        RecipeState::Idle => {}
     }
-    if let Some(own) = own_sequence(st) {
-        own.hash(&mut h);
+    // The recipe's state with every client name erased: its node's
+    // sequence, its revision, what it waits for, but not whose it is.
+    match &st.recipe {
+        Some(r) => r.hash_unlabelled(&ERASE, &mut h),
+        None => 0u8.hash(&mut h),
     }
     (
         slot.timers.len(),
@@ -349,37 +152,6 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     slot.to_resource.hash(&mut h);
     slot.from_resource.hash(&mut h);
     h.finish()
-}
-
-fn etcd_my_rev(st: etcd_revision::State) -> Option<u64> {
-    use etcd_revision::State as E;
-    match st {
-        E::Trying => None,
-        E::Ranging { my_rev }
-        | E::Watching { my_rev, .. }
-        | E::Waiting { my_rev, .. }
-        | E::Verifying { my_rev }
-        | E::Holding { my_rev } => Some(my_rev),
-    }
-}
-
-fn own_sequence(st: &ClientState) -> Option<u32> {
-    use fair_predecessor::State as F;
-    match st.recipe {
-        RecipeState::Fair(
-            F::Listing(m)
-            | F::Watching(m, _)
-            | F::Waiting(m, _)
-            | F::FetchingToken(m)
-            | F::Holding(m),
-        ) => Some(m.node.seq),
-        RecipeState::Children(
-            crate::recipes::children_watch::State::Listing(m)
-            | crate::recipes::children_watch::State::Waiting(m)
-            | crate::recipes::children_watch::State::Holding(m),
-        ) => Some(m.node.seq),
-        _ => None,
-    }
 }
 
 /// The representative of `state`'s orbit, and the permutation that maps

@@ -24,7 +24,7 @@ use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use models::model::{Acquisition, ResourceOrder};
-use models::msg::{Msg, Request, Timer};
+use models::msg::{Msg, Request, RequestKind, Timer};
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
@@ -108,18 +108,7 @@ impl ClientRt {
     /// the old one, unlike the model checker).
     fn take_state(&mut self) -> ClientState {
         let session = self.state.session;
-        std::mem::replace(
-            &mut self.state,
-            ClientState {
-                session,
-                rounds_done: 0,
-                phase: Phase::Done,
-                recipe: models::recipes::RecipeState::Idle,
-                pending: None,
-                epoch: 0,
-                holds: 0,
-            },
-        )
+        std::mem::replace(&mut self.state, ClientState::new(session))
     }
 
     fn is_finished(&self) -> bool {
@@ -174,7 +163,7 @@ pub struct Metrics {
     pub notifications: u64,
     /// Notifications delivered per release or expiry, in order.
     pub notifications_per_release: Vec<u32>,
-    pub store_requests: BTreeMap<&'static str, u64>,
+    pub store_requests: BTreeMap<RequestKind, u64>,
     pub handoff_us: Summary,
     pub wait_us: Summary,
     pub events: u64,
@@ -207,25 +196,6 @@ impl Outcome {
 
     pub fn first_violation(&self, property: &str) -> Option<&Violation> {
         self.violations.iter().find(|v| v.property == property)
-    }
-}
-
-/// Request kinds, as the metrics count them.
-pub fn request_kind(req: &Request) -> &'static str {
-    match req {
-        Request::Connect => "connect",
-        Request::Create { .. } => "create",
-        Request::Delete { .. } => "delete",
-        Request::Exists { watch: true, .. } => "exists_watch",
-        Request::Exists { .. } => "exists",
-        Request::GetData { .. } => "get_data",
-        Request::GetChildren { watch: true, .. } => "get_children_watch",
-        Request::GetChildren { .. } => "get_children",
-        Request::LeaseGrant => "lease_grant",
-        Request::Txn(_) => "txn",
-        Request::Range(_) => "range",
-        Request::Watch { .. } => "watch",
-        Request::DeleteKey { .. } => "delete_key",
     }
 }
 
@@ -323,16 +293,16 @@ impl<'a> Sim<'a> {
             queue: BinaryHeap::new(),
             store: Store {
                 session_timeout: us(scenario.timing.session_timeout_us),
-                lock_dir: scenario.recipe.needs_lock_dir(),
+                lock_dir: scenario.recipe.setup().lock_dir,
             },
-            store_state: StoreState::new(scenario.recipe.needs_lock_dir()),
+            store_state: StoreState::new(scenario.recipe.setup().lock_dir),
             store_timers: BTreeMap::new(),
             resource: Resource {
                 fencing: scenario.fencing,
             },
             resource_state: ResourceState::default(),
             client: Client {
-                recipe: scenario.recipe,
+                recipe: scenario.recipe.clone(),
                 rounds: scenario.rounds,
                 policy: scenario.policy,
                 timing: scenario.client_timing(),
@@ -382,15 +352,7 @@ impl<'a> Sim<'a> {
         }
         for c in 0..scenario.clients {
             sim.clients.push(ClientRt {
-                state: ClientState {
-                    session: models::ids::SessionId::first(c),
-                    rounds_done: 0,
-                    phase: Phase::Connecting,
-                    recipe: models::recipes::RecipeState::Idle,
-                    pending: None,
-                    epoch: 0,
-                    holds: 0,
-                },
+                state: ClientState::new(models::ids::SessionId::first(c)),
                 status: Status::Running,
                 storage: None,
                 timers: BTreeMap::new(),
@@ -663,11 +625,7 @@ impl<'a> Sim<'a> {
         }
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
-                *self
-                    .metrics
-                    .store_requests
-                    .entry(request_kind(req))
-                    .or_insert(0) += 1;
+                *self.metrics.store_requests.entry(req.kind()).or_insert(0) += 1;
             }
             let hand_off = matches!(
                 msg,

@@ -9,7 +9,8 @@
 
 use crate::engine::{simulate, Outcome, Summary};
 use crate::scenario::Scenario;
-use models::recipes::Recipe;
+use models::msg::RequestClass;
+use models::recipe::RecipeRef;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -18,15 +19,15 @@ use std::time::Instant;
 pub const DEFAULT_CLIENTS: [u16; 12] = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
 
 /// The baseline herd scenario for `recipe` with `clients` clients.
-pub fn baseline(recipe: Recipe, clients: u16, seed: u64) -> Scenario {
-    let guid = match recipe {
-        Recipe::FairPredecessor(o) => format!("guid = {}\n", o.guid),
-        _ => String::new(),
+pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
+    let variant = match recipe.variant() {
+        Some(v) => format!("variant = \"{v}\"\n"),
+        None => String::new(),
     };
     // Sessions outlive the whole queue with few heartbeats: the herd, not the
     // pings, is what is measured.
     let text = format!(
-        "recipe = \"{}\"\n{guid}clients = {clients}\nrounds = 1\nseed = {seed}\n\
+        "recipe = \"{}\"\n{variant}clients = {clients}\nrounds = 1\nseed = {seed}\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [20, 20]\n\
          latency_ms = [1.0, 1.0]\nretry_ms = 600000\n",
         recipe.name()
@@ -78,35 +79,34 @@ impl HerdRow {
     }
 }
 
-fn class(kind: &str) -> Option<&'static str> {
-    match kind {
-        "create" | "delete" | "txn" | "delete_key" => Some("writes"),
-        "exists" | "get_children" | "get_data" | "range" => Some("reads"),
-        "exists_watch" | "get_children_watch" | "watch" => Some("watches"),
-        _ => None, // session set-up and heartbeats
-    }
-}
-
 /// Measures one run.
-pub fn row(recipe: Recipe, scenario: &Scenario, seed: u64) -> HerdRow {
+pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
     let started = Instant::now();
     let o: Outcome = simulate(scenario, seed, false);
     let wall = started.elapsed().as_secs_f64();
     let m = &o.metrics;
     let per = |n: u64| n as f64 / m.acquisitions.max(1) as f64;
     let mut requests: BTreeMap<String, f64> = BTreeMap::new();
-    let mut classes: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut classes: BTreeMap<RequestClass, u64> = BTreeMap::new();
     for (kind, n) in &m.store_requests {
-        if let Some(c) = class(kind) {
-            *classes.entry(c).or_insert(0) += n;
-            requests.insert(kind.to_string(), per(*n));
+        // Session set-up is not what a hand-off costs.
+        if kind.class() != RequestClass::Session {
+            *classes.entry(kind.class()).or_insert(0) += n;
+            requests.insert(kind.name().to_string(), per(*n));
         }
     }
-    for c in ["writes", "reads", "watches"] {
-        requests.insert(c.to_string(), per(classes.get(c).copied().unwrap_or(0)));
+    for c in [
+        RequestClass::Writes,
+        RequestClass::Reads,
+        RequestClass::Watches,
+    ] {
+        requests.insert(
+            c.name().to_string(),
+            per(classes.get(&c).copied().unwrap_or(0)),
+        );
     }
     HerdRow {
-        recipe: recipe.to_string(),
+        recipe: scenario.recipe.to_string(),
         scenario: scenario.name.clone(),
         clients: scenario.clients,
         acquisitions: m.acquisitions,
@@ -122,12 +122,7 @@ pub fn row(recipe: Recipe, scenario: &Scenario, seed: u64) -> HerdRow {
 }
 
 /// The closed-form notifications of the baseline: the k-th of N releases.
-pub fn closed_form(recipe: Recipe, n: u32) -> Vec<u32> {
-    (1..=n)
-        .map(|k| match recipe {
-            Recipe::UnfairCreate => n - k,
-            Recipe::ChildrenWatch => n - k + 1,
-            Recipe::FairPredecessor(_) | Recipe::EtcdRevision => u32::from(k < n),
-        })
-        .collect()
+/// `None` if the recipe declares no closed form.
+pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {
+    (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect()
 }

@@ -2,13 +2,14 @@
 //! impossible value is an error naming the file, the key and the reason.
 //!
 //! ```toml
-//! recipe = "fair-predecessor"   # or unfair-create, etcd-revision, children-watch
+//! recipe = "fair-predecessor"   # any registered recipe (`lockstep recipes` lists them)
+//! variant = "no-guid"           # optional: one of the recipe's variants
 //! clients = 5
 //! rounds = 3
 //! seed = 42
 //! fencing = false
 //! policy = "naive"              # or "lease-aware"
-//! guid = true                   # fair-predecessor only
+//! guid = true                   # fair-predecessor only: false is variant "no-guid"
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
 //! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL
@@ -35,7 +36,8 @@
 //! ```
 
 use models::client::{ClientTiming, Policy};
-use models::recipes::{fair_predecessor, Recipe};
+use models::recipe::RecipeRef;
+use models::recipes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -64,6 +66,7 @@ impl fmt::Display for ScenarioError {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     pub recipe: String,
+    pub variant: Option<String>,
     pub clients: u32,
     pub rounds: Option<u32>,
     pub seed: Option<u64>,
@@ -177,7 +180,7 @@ pub struct Rate {
 #[derive(Clone, Debug, Serialize)]
 pub struct Scenario {
     pub name: String,
-    pub recipe: Recipe,
+    pub recipe: RecipeRef,
     pub clients: u16,
     pub rounds: u8,
     pub seed: u64,
@@ -231,18 +234,27 @@ impl Scenario {
             key: key.to_string(),
             reason,
         };
-        let mut recipe: Recipe = raw.recipe.parse().map_err(|e| err("recipe", e))?;
-        if let Some(guid) = raw.guid {
-            match &mut recipe {
-                Recipe::FairPredecessor(o) => o.guid = guid,
-                other => {
+        let registered = recipes::find(&raw.recipe).map_err(|e| err("recipe", e))?;
+        // `guid = false` is the older spelling of fair-predecessor's variant.
+        let fair = registered.name == "fair-predecessor";
+        let variant =
+            match (raw.variant.as_deref(), raw.guid) {
+                (v, None) => v,
+                (v, Some(true)) if fair => v,
+                (None, Some(false)) if fair => Some("no-guid"),
+                (Some(_), Some(false)) if fair => return Err(err(
+                    "guid",
+                    "give the variant once: `variant = \"no-guid\"` or `guid = false`, not both"
+                        .into(),
+                )),
+                (_, Some(_)) => {
                     return Err(err(
                         "guid",
-                        format!("applies only to fair-predecessor, not {}", other.name()),
+                        format!("applies only to fair-predecessor, not {}", registered.name),
                     ))
                 }
-            }
-        }
+            };
+        let recipe = recipes::lookup(registered.name, variant).map_err(|e| err("variant", e))?;
         if !(1..=MAX_SIM_CLIENTS).contains(&raw.clients) {
             return Err(err(
                 "clients",
@@ -477,12 +489,5 @@ impl Scenario {
         out.push('\n');
         out.push_str(&body);
         out
-    }
-
-    pub fn is_fair_without_guid(&self) -> bool {
-        matches!(
-            self.recipe,
-            Recipe::FairPredecessor(fair_predecessor::Options { guid: false, .. })
-        )
     }
 }

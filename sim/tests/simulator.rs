@@ -273,11 +273,7 @@ crash = { rate_per_s = 2.0 }
     let seeds: Vec<u64> = (0..200).collect();
     let sound = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
     assert!(!sound.by_property.contains_key("mutual_exclusion"));
-    s.recipe =
-        models::recipes::Recipe::FairPredecessor(models::recipes::fair_predecessor::Options {
-            guid: true,
-            relist_after_wake: false,
-        });
+    s.recipe = models::recipes::parse("fair-predecessor:no-relist").unwrap();
     let broken = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
     assert!(
         broken.by_property.contains_key("mutual_exclusion"),

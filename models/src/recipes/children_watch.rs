@@ -10,19 +10,31 @@
 //! own child watch (set by the listing that told it it was lowest) fires at
 //! its own delete.
 
-use super::Step;
-use crate::ids::{Child, ZPath};
+use super::Registered;
+use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
-use serde::{Deserialize, Serialize};
+use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::relabel::{Perm, Relabel};
+
+pub const REGISTERED: Registered = Registered {
+    name: "children-watch",
+    aliases: &[],
+    summary: "the anti-pattern: every waiter watches all of /lock's children",
+    variants: &[],
+    build: |_| RecipeRef::new(ChildrenWatch),
+};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ChildrenWatch;
 
 /// Our node and its czxid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mine {
     pub node: Child,
     pub czxid: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     Creating,
     /// `get_children(watch)` in flight.
@@ -32,6 +44,52 @@ pub enum State {
     Holding(Mine),
 }
 
+impl Relabel for State {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            State::Listing(m) | State::Waiting(m) | State::Holding(m) => m.node.relabel(p),
+            State::Creating => {}
+        }
+    }
+}
+
+impl Recipe for ChildrenWatch {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: true }
+    }
+
+    fn acquire(&self, _: SessionId) -> (State, Request) {
+        acquire()
+    }
+
+    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+        on_reply(st, reply)
+    }
+
+    fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
+        on_event(st, event)
+    }
+
+    fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+        release(st)
+    }
+
+    /// Every waiter, and the holder's own child watch: `n - k + 1`.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(n - k + 1)
+    }
+}
+
 fn list() -> Request {
     Request::GetChildren {
         path: ZPath::Lock,
@@ -39,7 +97,7 @@ fn list() -> Request {
     }
 }
 
-pub fn acquire() -> (State, Request) {
+fn acquire() -> (State, Request) {
     let create = Request::Create {
         path: ZPath::Child(Child { guid: None, seq: 0 }),
         ephemeral: true,
@@ -48,7 +106,7 @@ pub fn acquire() -> (State, Request) {
     (State::Creating, create)
 }
 
-pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
+fn on_reply(st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
         (
             State::Creating,
@@ -81,7 +139,7 @@ pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
     }
 }
 
-pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
+fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     match (*st, ev) {
         (
             State::Waiting(mine),
@@ -97,11 +155,11 @@ pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     }
 }
 
-pub fn release(st: &State) -> Option<Request> {
+fn release(st: &State) -> Option<Request> {
     match st {
         State::Holding(mine) => Some(Request::Delete {
             path: ZPath::Child(mine.node),
         }),
-        _ => None,
+        State::Creating | State::Listing(_) | State::Waiting(_) => None,
     }
 }

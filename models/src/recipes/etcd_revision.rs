@@ -12,14 +12,47 @@
 //! 3. get(key): gone means the session expired (`ErrSessionExpired`), not a hold.
 //! 4. Release: delete(key). The token is `myRev`.
 
-use super::Step;
+use super::{Registered, Variant};
 use crate::ids::{Key, SessionId};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
-use serde::{Deserialize, Serialize};
+use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::relabel::{Perm, Relabel};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub const REGISTERED: Registered = Registered {
+    name: "etcd-revision",
+    aliases: &[],
+    summary: "etcd clientv3 concurrency.Mutex (3.5): lease-bound keys ordered by create revision, \
+              waitDeletes on the last key created before one's own, then get(myKey)",
+    variants: &[Variant {
+        name: "no-get-after-wait",
+        summary: "without the get(myKey) after waitDeletes (the check that fixed etcd #11456)",
+        test_only: true,
+    }],
+    build: |variant| {
+        RecipeRef::new(EtcdRevision {
+            verify_after_wait: variant != Some("no-get-after-wait"),
+        })
+    },
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EtcdRevision {
+    /// Step 3: `get(myKey)` after waitDeletes, so a waiter whose lease
+    /// expired while it waited does not take the lock.
+    pub verify_after_wait: bool,
+}
+
+impl Default for EtcdRevision {
+    fn default() -> Self {
+        EtcdRevision {
+            verify_after_wait: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// The tryAcquire txn is in flight.
     Trying,
@@ -44,6 +77,66 @@ pub enum State {
     Holding {
         my_rev: u64,
     },
+}
+
+impl Relabel for State {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            State::Watching { key, .. } | State::Waiting { key, .. } => key.relabel(p),
+            State::Trying
+            | State::Ranging { .. }
+            | State::Verifying { .. }
+            | State::Holding { .. } => {}
+        }
+    }
+}
+
+impl Recipe for EtcdRevision {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        (!self.verify_after_wait).then_some("no-get-after-wait")
+    }
+
+    fn face(&self) -> Face {
+        Face::Etcd
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: false }
+    }
+
+    fn acquire(&self, session: SessionId) -> (State, Request) {
+        acquire(session)
+    }
+
+    fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+        on_reply(*self, session, st, reply)
+    }
+
+    fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
+        on_event(st, event)
+    }
+
+    fn release(&self, session: SessionId, st: &State) -> Option<Request> {
+        match st {
+            State::Holding { .. } => Some(release(session)),
+            State::Trying
+            | State::Ranging { .. }
+            | State::Watching { .. }
+            | State::Waiting { .. }
+            | State::Verifying { .. } => None,
+        }
+    }
+
+    /// Each waiter watches the key created just before its own.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(u32::from(k < n))
+    }
 }
 
 fn first_created() -> Range {
@@ -73,7 +166,7 @@ fn last_created_below(my_rev: u64) -> Request {
     })
 }
 
-pub fn acquire(session: SessionId) -> (State, Request) {
+fn acquire(session: SessionId) -> (State, Request) {
     let key = Key(session);
     let txn = Txn {
         compare_create_revision: (key, 0),
@@ -96,7 +189,7 @@ fn range_kvs(op: Option<&OpResult>) -> &[crate::msg::Kv] {
     }
 }
 
-pub fn on_reply(session: SessionId, st: &mut State, reply: &Reply) -> Step {
+fn on_reply(recipe: EtcdRevision, session: SessionId, st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
         (
             State::Trying,
@@ -124,9 +217,13 @@ pub fn on_reply(session: SessionId, st: &mut State, reply: &Reply) -> Step {
             }
         }
         (State::Ranging { my_rev }, Reply::RangeResult { revision, kvs }) => match kvs.first() {
-            None => {
+            None if recipe.verify_after_wait => {
                 *st = State::Verifying { my_rev };
                 Step::Send(Request::Range(get(Key(session))))
+            }
+            None => {
+                *st = State::Holding { my_rev };
+                Step::Acquired { token: my_rev }
             }
             Some(last) => {
                 *st = State::Watching {
@@ -155,7 +252,7 @@ pub fn on_reply(session: SessionId, st: &mut State, reply: &Reply) -> Step {
     }
 }
 
-pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
+fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     match (*st, ev) {
         (
             State::Waiting { my_rev, key },
@@ -172,6 +269,6 @@ pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     }
 }
 
-pub fn release(session: SessionId) -> Request {
+fn release(session: SessionId) -> Request {
     Request::DeleteKey { key: Key(session) }
 }

@@ -13,13 +13,50 @@
 //! path name" — without it, a create whose reply was lost leaves an orphan
 //! node that the retry then waits behind forever (ZOOKEEPER-1262).
 
-use super::Step;
+use super::{Registered, Variant};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
-use serde::{Deserialize, Serialize};
+use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::relabel::{Perm, Relabel};
+
+pub const REGISTERED: Registered = Registered {
+    name: "fair-predecessor",
+    aliases: &["fair-predecessor-watch"],
+    summary: "ZooKeeper's lock recipe: ephemeral-sequential nodes, each waiter \
+              watches its predecessor with exists(); the guid finds one's node after a lost create reply",
+    variants: &[
+        Variant {
+            name: "no-guid",
+            summary: "without the guid: a lost create reply leaves an orphan node (ZOOKEEPER-1262)",
+            test_only: false,
+        },
+        Variant {
+            name: "no-relist",
+            summary: "broken on purpose: takes the lock on the predecessor's delete event without re-listing",
+            test_only: true,
+        },
+    ],
+    build: |variant| {
+        RecipeRef::new(FairPredecessor(match variant {
+            Some("no-guid") => Options {
+                guid: false,
+                ..Options::default()
+            },
+            Some("no-relist") => Options {
+                relist_after_wake: false,
+                ..Options::default()
+            },
+            _ => Options::default(),
+        }))
+    },
+};
+
+/// The recipe at its options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FairPredecessor(pub Options);
 
 /// Variants of the recipe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Prefix node names with the guid and look for it after a lost create reply.
     pub guid: bool,
@@ -39,13 +76,13 @@ impl Default for Options {
 }
 
 /// Our node and its czxid (unknown when we found it by guid).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mine {
     pub node: Child,
     pub czxid: Option<u64>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// The create is in flight.
     Creating,
@@ -60,6 +97,75 @@ pub enum State {
     /// Lowest, but found by guid: `exists(our node)` to learn its czxid.
     FetchingToken(Mine),
     Holding(Mine),
+}
+
+impl Relabel for Mine {
+    fn relabel(&mut self, p: &Perm) {
+        self.node.relabel(p);
+    }
+}
+
+impl Relabel for State {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            State::Listing(m) | State::FetchingToken(m) | State::Holding(m) => m.relabel(p),
+            State::Watching(m, pred) | State::Waiting(m, pred) => {
+                m.relabel(p);
+                pred.relabel(p);
+            }
+            State::Creating | State::Finding => {}
+        }
+    }
+}
+
+impl Recipe for FairPredecessor {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        match (self.0.guid, self.0.relist_after_wake) {
+            (true, true) => None,
+            (false, true) => Some("no-guid"),
+            (true, false) => Some("no-relist"),
+            (false, false) => Some("no-guid+no-relist"),
+        }
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: true }
+    }
+
+    fn acquire(&self, session: SessionId) -> (State, Request) {
+        acquire(self.0, session)
+    }
+
+    fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+        on_reply(self.0, session, st, reply)
+    }
+
+    fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
+        on_event(self.0, st, event)
+    }
+
+    fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
+        resend(self.0, st, lost)
+    }
+
+    fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+        release(st)
+    }
+
+    /// One waiter watches each node: every release but the last wakes one.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(u32::from(k < n))
+    }
 }
 
 fn create(opts: Options, session: SessionId) -> Request {
@@ -80,11 +186,11 @@ fn list() -> Request {
     }
 }
 
-pub fn acquire(opts: Options, session: SessionId) -> (State, Request) {
+fn acquire(opts: Options, session: SessionId) -> (State, Request) {
     (State::Creating, create(opts, session))
 }
 
-pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
         (
             State::Creating,
@@ -166,7 +272,7 @@ fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
     }
 }
 
-pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
+fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
     match (*st, ev) {
         (
             State::Waiting(mine, pred),
@@ -190,7 +296,7 @@ pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
 }
 
 /// What to send instead of a request whose reply never came.
-pub fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
+fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
     match (*st, lost) {
         (State::Creating, Request::Create { .. }) if opts.guid => {
             *st = State::Finding;
@@ -200,11 +306,16 @@ pub fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
     }
 }
 
-pub fn release(st: &State) -> Option<Request> {
+fn release(st: &State) -> Option<Request> {
     match st {
         State::Holding(mine) => Some(Request::Delete {
             path: ZPath::Child(mine.node),
         }),
-        _ => None,
+        State::Creating
+        | State::Finding
+        | State::Listing(_)
+        | State::Watching(..)
+        | State::Waiting(..)
+        | State::FetchingToken(_) => None,
     }
 }

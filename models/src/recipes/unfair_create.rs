@@ -9,12 +9,25 @@
 //! Every waiter watches the same node, so every release wakes every waiter:
 //! the herd.
 
-use super::Step;
-use crate::ids::ZPath;
+use super::Registered;
+use crate::ids::{SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use serde::{Deserialize, Serialize};
+use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::relabel::{Perm, Relabel};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub const REGISTERED: Registered = Registered {
+    name: "unfair-create",
+    aliases: &[],
+    summary:
+        "everyone creates one ephemeral /lock; losers exists()-watch it (the seed articles' lock)",
+    variants: &[],
+    build: |_| RecipeRef::new(UnfairCreate),
+};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UnfairCreate;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// `create(/lock)` in flight.
     Creating,
@@ -25,6 +38,55 @@ pub enum State {
     Holding,
 }
 
+impl Relabel for State {
+    fn relabel(&mut self, _: &Perm) {
+        match self {
+            State::Creating | State::Checking | State::Waiting | State::Holding => {}
+        }
+    }
+}
+
+impl Recipe for UnfairCreate {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: false }
+    }
+
+    fn acquire(&self, _: SessionId) -> (State, Request) {
+        acquire()
+    }
+
+    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+        on_reply(st, reply)
+    }
+
+    fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
+        on_event(st, event)
+    }
+
+    fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+        match st {
+            State::Holding => Some(release()),
+            State::Creating | State::Checking | State::Waiting => None,
+        }
+    }
+
+    /// Every waiter watches `/lock`: the `k`-th release wakes the `n - k`
+    /// clients still waiting.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(n - k)
+    }
+}
+
 fn create() -> Request {
     Request::Create {
         path: ZPath::Lock,
@@ -33,11 +95,11 @@ fn create() -> Request {
     }
 }
 
-pub fn acquire() -> (State, Request) {
+fn acquire() -> (State, Request) {
     (State::Creating, create())
 }
 
-pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
+fn on_reply(st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
         (State::Creating, Reply::Created { czxid, .. }) => {
             *st = State::Holding;
@@ -63,7 +125,7 @@ pub fn on_reply(st: &mut State, reply: &Reply) -> Step {
     }
 }
 
-pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
+fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     match (*st, ev) {
         (
             State::Waiting,
@@ -81,6 +143,6 @@ pub fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
     }
 }
 
-pub fn release() -> Request {
+fn release() -> Request {
     Request::Delete { path: ZPath::Lock }
 }

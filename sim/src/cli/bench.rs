@@ -5,7 +5,6 @@ use super::check::grouped;
 use super::{BenchArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult};
 use models::model::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
-use models::recipes::Recipe;
 use serde::Serialize;
 use sim::engine::simulate;
 use sim::hunt::run_seeds;
@@ -140,13 +139,13 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
         .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
     for &n in &clients {
-        for recipe in Recipe::ALL {
+        for recipe in models::recipes::defaults() {
             let cfg = LockModelCfg {
                 faults: FaultBudget {
                     crashes: args.crashes,
                     ..FaultBudget::default()
                 },
-                ..LockModelCfg::new(recipe, n)
+                ..LockModelCfg::new(recipe.clone(), n)
             };
             cfg.validate().map_err(UsageError)?;
             let model = cfg.into_model();

@@ -3,7 +3,7 @@
 use super::check::grouped;
 use super::{HerdArgs, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
-use models::recipes::Recipe;
+use models::recipe::RecipeRef;
 use serde::Serialize;
 use sim::herd::{baseline, row, HerdRow, DEFAULT_CLIENTS};
 use sim::scenario::{Scenario, MAX_SIM_CLIENTS};
@@ -17,12 +17,12 @@ struct HerdJson<'a> {
     rows: &'a [HerdRow],
 }
 
-fn parse_recipes(s: &str) -> Result<Vec<Recipe>, UsageError> {
+fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
     if s == "all" {
-        return Ok(Recipe::ALL.to_vec());
+        return Ok(models::recipes::defaults());
     }
     s.split(',')
-        .map(|r| r.trim().parse().map_err(UsageError))
+        .map(|r| models::recipes::parse(r.trim()).map_err(UsageError))
         .collect()
 }
 
@@ -44,9 +44,9 @@ fn parse_clients(s: &str) -> Result<Vec<u16>, UsageError> {
 }
 
 /// The user's scenario with this row's recipe and client count.
-fn adapt(s: &Scenario, recipe: Recipe, clients: u16) -> Scenario {
+fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
     let mut s = s.clone();
-    s.recipe = recipe;
+    s.recipe = recipe.clone();
     s.clients = clients;
     s.schedule.retain(|f| f.client < clients as u32);
     s.name = format!("{}-{}-{clients}", s.name, recipe.name());
@@ -87,18 +87,18 @@ pub fn csv(rows: &[HerdRow]) -> String {
 
 /// Runs the sweep; shared with the no-argument tour.
 pub fn sweep(
-    recipes: &[Recipe],
+    recipes: &[RecipeRef],
     clients: &[u16],
     extra: Option<&Scenario>,
     seed: u64,
     quiet: bool,
 ) -> Vec<HerdRow> {
-    let mut jobs: Vec<(Recipe, Scenario)> = Vec::new();
+    let mut jobs: Vec<Scenario> = Vec::new();
     for &n in clients {
-        for &r in recipes {
-            jobs.push((r, baseline(r, n, seed)));
+        for r in recipes {
+            jobs.push(baseline(r, n, seed));
             if let Some(s) = extra {
-                jobs.push((r, adapt(s, r, n)));
+                jobs.push(adapt(s, r, n));
             }
         }
     }
@@ -113,7 +113,7 @@ pub fn sweep(
     // Biggest first, on every core: the last rows dominate a sweep.
     let order: Vec<usize> = (0..jobs.len()).rev().collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let rows = sim::parallel::map(&jobs, &order, threads, &|(r, s)| row(*r, s, seed), &|_| {
+    let rows = sim::parallel::map(&jobs, &order, threads, &|s| row(s, seed), &|_| {
         if let Some(b) = &bar {
             b.inc(1);
         }

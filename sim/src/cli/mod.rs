@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod explore;
 mod herd;
+mod recipes;
 mod report;
 mod simulate;
 mod tour;
@@ -11,7 +12,7 @@ mod tour;
 use clap::{Args, Parser, Subcommand};
 use models::client::Policy;
 use models::model::{FaultBudget, LockModelCfg};
-use models::recipes::Recipe;
+use models::recipe::RecipeRef;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,6 +55,12 @@ pub enum Command {
     /// Measure the model checker (states/s, symmetry reduction) and the
     /// simulator (virtual time per wall second, seeds/s, events/s).
     Bench(BenchArgs),
+    /// List the registered recipes and their variants.
+    Recipes {
+        /// Print JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -186,9 +193,12 @@ pub struct BenchArgs {
 /// The model configuration shared by `check` and `explore`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Recipe: unfair-create, fair-predecessor, etcd-revision, children-watch.
+    /// Recipe (`lockstep recipes` lists them), optionally `name:variant`.
     #[arg(long)]
     pub recipe: String,
+    /// One of the recipe's variants (`lockstep recipes` lists them).
+    #[arg(long)]
+    pub variant: Option<String>,
     /// Number of clients (2–4).
     #[arg(long)]
     pub clients: u8,
@@ -213,7 +223,8 @@ pub struct ModelArgs {
     /// What a holder does when it stops hearing from the store: naive or lease-aware.
     #[arg(long, default_value = "naive")]
     pub policy: String,
-    /// fair-predecessor only: no guid in node names, so a lost create reply leaves an orphan.
+    /// fair-predecessor only: no guid in node names, so a lost create reply
+    /// leaves an orphan (the same as `--variant no-guid`).
     #[arg(long = "no-guid")]
     pub no_guid: bool,
 }
@@ -249,18 +260,7 @@ impl ModelArgs {
     /// Resolves the flags into a configuration, rejecting unknown names and
     /// contradictory or out-of-range settings.
     pub fn to_cfg(&self) -> Result<LockModelCfg, UsageError> {
-        let mut recipe: Recipe = self.recipe.parse().map_err(UsageError)?;
-        if self.no_guid {
-            match &mut recipe {
-                Recipe::FairPredecessor(opts) => opts.guid = false,
-                other => {
-                    return Err(UsageError(format!(
-                        "--no-guid applies only to fair-predecessor, not {}",
-                        other.name()
-                    )))
-                }
-            }
-        }
+        let recipe = recipe_arg(&self.recipe, self.variant.as_deref(), self.no_guid)?;
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
         let cfg = LockModelCfg {
             recipe,
@@ -280,8 +280,41 @@ impl ModelArgs {
     }
 }
 
+/// The recipe that `--recipe NAME[:VARIANT] [--variant V] [--no-guid]` names.
+pub fn recipe_arg(
+    spec: &str,
+    variant: Option<&str>,
+    no_guid: bool,
+) -> Result<RecipeRef, UsageError> {
+    let (name, inline) = match spec.split_once(':') {
+        Some((n, v)) => (n, Some(v)),
+        None => (spec, None),
+    };
+    let registered = models::recipes::find(name).map_err(UsageError)?;
+    let no_guid = no_guid.then_some("no-guid");
+    if no_guid.is_some() && registered.name != "fair-predecessor" {
+        return Err(UsageError(format!(
+            "--no-guid applies only to fair-predecessor, not {}",
+            registered.name
+        )));
+    }
+    let given: Vec<&str> = [inline, variant, no_guid].into_iter().flatten().collect();
+    match given.as_slice() {
+        [] => models::recipes::lookup(registered.name, None),
+        [v] => models::recipes::lookup(registered.name, Some(v)),
+        [a, rest @ ..] if rest.iter().all(|b| b == a) => {
+            models::recipes::lookup(registered.name, Some(a))
+        }
+        _ => Err(format!(
+            "more than one variant given ({}); a run checks one",
+            given.join(", ")
+        )),
+    }
+    .map_err(UsageError)
+}
+
 /// The configuration the no-argument tour checks each recipe at.
-pub fn default_cfg(recipe: Recipe) -> LockModelCfg {
+pub fn default_cfg(recipe: RecipeRef) -> LockModelCfg {
     LockModelCfg {
         faults: FaultBudget {
             crashes: 1,
@@ -303,5 +336,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Hunt(args)) => simulate::hunt(&args),
         Some(Command::Replay(args)) => simulate::replay(&args),
+        Some(Command::Recipes { json }) => recipes::run(json),
     }
 }

@@ -4,7 +4,6 @@
 //! their own and `report timeline TRACE`.
 
 use super::{ReportArgs, ReportWhat, UsageError};
-use models::recipes::Recipe;
 use reports::chart::{line_chart, timeline, LineChart, Series};
 use sim::herd::HerdRow;
 use sim::timeline::timeline_from_trace;
@@ -17,13 +16,14 @@ fn chart_err(e: reports::chart::ChartError) -> UsageError {
 
 /// One line per recipe over the baseline rows.
 fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> {
-    let mut by: BTreeMap<usize, Series> = BTreeMap::new();
+    let mut by: BTreeMap<(usize, String), Series> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.scenario.starts_with("baseline-")) {
-        let order = Recipe::ALL
+        // Registry order, so a recipe keeps its line style whatever the selection.
+        let order = models::recipes::REGISTRY
             .iter()
-            .position(|x| x.to_string() == r.recipe)
-            .unwrap_or(99);
-        by.entry(order)
+            .position(|x| r.recipe.split(' ').next() == Some(x.name))
+            .unwrap_or(usize::MAX);
+        by.entry((order, r.recipe.clone()))
             .or_insert_with(|| Series::line(r.recipe.clone(), Vec::new()))
             .points
             .push((r.clients as f64, y(r)));

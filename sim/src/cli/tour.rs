@@ -7,7 +7,6 @@ use super::herd::{sweep, write_files};
 use super::report::herd_charts;
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
-use models::recipes::Recipe;
 use sim::engine::simulate;
 use sim::herd::{HerdRow, DEFAULT_CLIENTS};
 use sim::scenario::Scenario;
@@ -99,8 +98,8 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     eprintln!("lockstep: model-checking every recipe …");
     let mut rows = Vec::new();
     let mut names = Vec::new();
-    for recipe in Recipe::ALL {
-        let cfg = default_cfg(recipe);
+    for recipe in models::recipes::defaults() {
+        let cfg = default_cfg(recipe.clone());
         let r = check(&cfg.clone().into_model(), CheckOptions::default());
         names = r.properties.iter().map(|p| p.name).collect();
         let mut row = vec![
@@ -199,7 +198,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .filter(|&n| n <= max_clients)
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
-    let herd: Vec<HerdRow> = sweep(&Recipe::ALL, &clients, None, 1, false);
+    let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false);
     write_files(out, &herd, 1)?;
     herd_charts(out, &herd)?;
     let rows: Vec<Vec<String>> = herd

@@ -1,0 +1,384 @@
+//! The recipe trait: what a coordination recipe says, and nothing else.
+//!
+//! A recipe is the library code between an application and the store: the
+//! lock of the ZooKeeper recipes page, Curator's `InterProcessMutex`, etcd's
+//! `concurrency.Mutex`. It is a small state machine that the client
+//! application drives: the application asks it to acquire, hands it every
+//! reply and watch event, tells it when a reply was lost, and asks it for
+//! the request that releases. The recipe answers with the next [`Step`]. At
+//! most one request is outstanding at a time, as in the sequential code it
+//! models.
+//!
+//! The application (the lock client of [`crate::client`]) owns the session,
+//! resends, the writes to the guarded resource and the policy for a holder
+//! that stops hearing from the store; the engines (the model checker and the
+//! simulator) own time, links and faults; the monitors of
+//! [`crate::properties`] judge. A recipe knows none of them, which is why one
+//! recipe runs unchanged in every engine.
+//!
+//! # Writing a recipe
+//!
+//! ```
+//! use models::ids::{SessionId, ZPath};
+//! use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
+//! use models::recipe::{Face, Recipe, Setup, Step};
+//! use models::relabel::{Perm, Relabel};
+//!
+//! /// Spin on `create(/lock)`: no watch, retry on NodeExists.
+//! #[derive(Debug)]
+//! struct SpinCreate;
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+//! enum State { Creating, Holding }
+//!
+//! impl Relabel for State {
+//!     fn relabel(&mut self, _: &Perm) {
+//!         match self { State::Creating | State::Holding => {} } // names no client
+//!     }
+//! }
+//!
+//! fn create() -> Request {
+//!     Request::Create { path: ZPath::Lock, ephemeral: true, sequential: false }
+//! }
+//!
+//! impl Recipe for SpinCreate {
+//!     type State = State;
+//!     fn name(&self) -> &'static str { "spin-create" }
+//!     fn face(&self) -> Face { Face::ZooKeeper }
+//!     fn setup(&self) -> Setup { Setup { lock_dir: false } }
+//!     fn acquire(&self, _: SessionId) -> (State, Request) { (State::Creating, create()) }
+//!     fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+//!         match (*st, reply) {
+//!             (State::Creating, Reply::Created { czxid, .. }) => {
+//!                 *st = State::Holding;
+//!                 Step::Acquired { token: *czxid }
+//!             }
+//!             (State::Creating, Reply::Error(ZkError::NodeExists)) => Step::Send(create()),
+//!             _ => Step::Unexpected,
+//!         }
+//!     }
+//!     fn on_event(&self, _: &mut State, _: &WatchEvent) -> Step { Step::Wait }
+//!     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+//!         (*st == State::Holding).then_some(Request::Delete { path: ZPath::Lock })
+//!     }
+//! }
+//!
+//! let model = models::model::LockModelCfg::new(models::recipe::RecipeRef::new(SpinCreate), 2)
+//!     .into_model();
+//! let result = models::checker::check(&model, Default::default());
+//! assert_eq!(result.property("mutual_exclusion").status, models::checker::Status::Holds);
+//! ```
+
+use crate::ids::SessionId;
+use crate::msg::{Reply, Request, WatchEvent};
+use crate::relabel::{Perm, Relabel};
+use std::any::Any;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// What the recipe does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Send this request and wait for its reply.
+    Send(Request),
+    /// Wait for a watch event.
+    Wait,
+    /// The lock is ours; `token` is the fencing token (the lock node's czxid,
+    /// the key's create revision).
+    Acquired { token: u64 },
+    /// Our session (lease) is gone: the acquisition failed.
+    SessionLost,
+    /// A reply the recipe has no step for. The client stops there, so a
+    /// recipe bug shows up as a progress violation rather than being hidden.
+    Unexpected,
+}
+
+/// Which store API a recipe speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Face {
+    ZooKeeper,
+    Etcd,
+}
+
+/// What a recipe needs in the store before any client starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Setup {
+    /// A persistent `/lock` node to create children under (ZooKeeper face).
+    pub lock_dir: bool,
+}
+
+/// A coordination recipe. See the [module documentation](self) for an example.
+///
+/// `State` is the recipe's state during one acquisition and the hold that
+/// follows. The model checker hashes and compares it, so it must hold
+/// everything the recipe's next steps depend on and nothing else; symmetry
+/// reduction relabels it, so every client name in it (a session, a node's
+/// guid, an etcd key) must be reached by its [`Relabel`] impl. A recipe whose
+/// steps depend on which client is which (beyond the names it relabels) is
+/// detected by the checker, which then asks for `--no-symmetry`.
+pub trait Recipe: fmt::Debug + Send + Sync + 'static {
+    type State: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static;
+
+    /// The recipe's name, as users type it (`fair-predecessor`).
+    fn name(&self) -> &'static str;
+
+    /// This instance's variant; `None` for the recipe as its source has it.
+    fn variant(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Which store API it speaks.
+    fn face(&self) -> Face;
+
+    /// What it needs in the store at the start.
+    fn setup(&self) -> Setup;
+
+    /// Starts an acquisition in `session`: the state and the first request.
+    fn acquire(&self, session: SessionId) -> (Self::State, Request);
+
+    /// The reply to the outstanding request has come.
+    fn on_reply(&self, session: SessionId, st: &mut Self::State, reply: &Reply) -> Step;
+
+    /// A watch event has come while no request is outstanding.
+    fn on_event(&self, st: &mut Self::State, event: &WatchEvent) -> Step;
+
+    /// The reply to `lost` never came: the request to send in its place.
+    /// By default the same request again, as a client library's retry does.
+    fn on_lost_reply(&self, _st: &mut Self::State, lost: &Request) -> Request {
+        lost.clone()
+    }
+
+    /// The release step: the request that gives the lock held in `st` up,
+    /// or `None` if there is nothing to give up. Sending it is a hand-off:
+    /// the herd metrics count the notifications it causes.
+    fn release(&self, session: SessionId, st: &Self::State) -> Option<Request>;
+
+    /// The herd's closed form, where the recipe's source makes one known:
+    /// notifications delivered by the `k`-th of `n` releases (1-based) in the
+    /// baseline herd scenario (every client requests at once, one round, no
+    /// faults). The herd sweep checks its measurements against it.
+    fn herd_closed_form(&self, _n: u32, _k: u32) -> Option<u32> {
+        None
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Type erasure: the engines hold any recipe behind one pointer type.
+
+/// A recipe state of some recipe, hashable, comparable and relabelable
+/// without knowing its type. Cloning shares it; a step that changes it
+/// replaces it.
+#[derive(Clone)]
+pub struct AnyState(Arc<dyn ErasedState>);
+
+trait ErasedState: Any + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn eq_dyn(&self, other: &dyn ErasedState) -> bool;
+    fn hash_dyn(&self, h: &mut dyn Hasher);
+    fn relabelled(&self, p: &Perm) -> Arc<dyn ErasedState>;
+    fn hash_relabelled(&self, p: &Perm, h: &mut dyn Hasher);
+    fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result;
+}
+
+impl<S> ErasedState for S
+where
+    S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static,
+{
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn eq_dyn(&self, other: &dyn ErasedState) -> bool {
+        other.as_any().downcast_ref::<S>() == Some(self)
+    }
+    fn hash_dyn(&self, mut h: &mut dyn Hasher) {
+        self.hash(&mut h);
+    }
+    fn relabelled(&self, p: &Perm) -> Arc<dyn ErasedState> {
+        let mut s = self.clone();
+        s.relabel(p);
+        Arc::new(s)
+    }
+    fn hash_relabelled(&self, p: &Perm, mut h: &mut dyn Hasher) {
+        let mut s = self.clone();
+        s.relabel(p);
+        s.hash(&mut h);
+    }
+    fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl AnyState {
+    fn new<S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static>(s: S) -> Self {
+        AnyState(Arc::new(s))
+    }
+
+    /// The state as its recipe's type. Only the recipe that made a state is
+    /// ever handed it, so a mismatch is a lockstep bug.
+    fn get<S: 'static>(&self) -> &S {
+        self.0
+            .as_any()
+            .downcast_ref::<S>()
+            .expect("a recipe is handed only the states it made")
+    }
+
+    /// Hashes the state with every client name erased (sent to client 0):
+    /// equal for two clients in the same situation under different names.
+    pub fn hash_unlabelled<H: Hasher>(&self, erase: &Perm, h: &mut H) {
+        self.0.hash_relabelled(erase, h);
+    }
+}
+
+impl PartialEq for AnyState {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.eq_dyn(&*other.0)
+    }
+}
+impl Eq for AnyState {}
+
+impl Hash for AnyState {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.hash_dyn(h);
+    }
+}
+
+impl Relabel for AnyState {
+    fn relabel(&mut self, p: &Perm) {
+        self.0 = self.0.relabelled(p);
+    }
+}
+
+impl fmt::Debug for AnyState {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt_dyn(f)
+    }
+}
+
+/// [`Recipe`] with its state type erased; implemented for every recipe.
+pub trait DynRecipe: fmt::Debug + Send + Sync {
+    fn name(&self) -> &'static str;
+    fn variant(&self) -> Option<&'static str>;
+    fn face(&self) -> Face;
+    fn setup(&self) -> Setup;
+    fn acquire(&self, session: SessionId) -> (AnyState, Request);
+    fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step;
+    fn on_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step;
+    fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request;
+    fn release(&self, session: SessionId, st: &AnyState) -> Option<Request>;
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32>;
+}
+
+/// Runs `f` on a copy of the typed state and stores the copy back only if
+/// it changed, so unchanged states stay shared.
+fn step_on<S, T>(st: &mut AnyState, f: impl FnOnce(&mut S) -> T) -> T
+where
+    S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static,
+{
+    let mut typed: S = st.get::<S>().clone();
+    let out = f(&mut typed);
+    if typed != *st.get::<S>() {
+        *st = AnyState::new(typed);
+    }
+    out
+}
+
+impl<R: Recipe> DynRecipe for R {
+    fn name(&self) -> &'static str {
+        Recipe::name(self)
+    }
+    fn variant(&self) -> Option<&'static str> {
+        Recipe::variant(self)
+    }
+    fn face(&self) -> Face {
+        Recipe::face(self)
+    }
+    fn setup(&self) -> Setup {
+        Recipe::setup(self)
+    }
+    fn acquire(&self, session: SessionId) -> (AnyState, Request) {
+        let (s, req) = Recipe::acquire(self, session);
+        (AnyState::new(s), req)
+    }
+    fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step {
+        step_on(st, |s: &mut R::State| {
+            Recipe::on_reply(self, session, s, reply)
+        })
+    }
+    fn on_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step {
+        step_on(st, |s: &mut R::State| Recipe::on_event(self, s, event))
+    }
+    fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request {
+        step_on(st, |s: &mut R::State| Recipe::on_lost_reply(self, s, lost))
+    }
+    fn release(&self, session: SessionId, st: &AnyState) -> Option<Request> {
+        Recipe::release(self, session, st.get::<R::State>())
+    }
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Recipe::herd_closed_form(self, n, k)
+    }
+}
+
+/// A recipe, shared by every client and engine that runs it. Two are equal
+/// when they are the same recipe and variant.
+#[derive(Clone)]
+pub struct RecipeRef(Arc<dyn DynRecipe>);
+
+impl RecipeRef {
+    pub fn new<R: Recipe>(recipe: R) -> Self {
+        RecipeRef(Arc::new(recipe))
+    }
+
+    /// `name` or `name:variant`: how the CLI and scenario files name it.
+    pub fn id(&self) -> String {
+        match self.variant() {
+            Some(v) => format!("{}:{v}", self.name()),
+            None => self.name().to_string(),
+        }
+    }
+}
+
+impl std::ops::Deref for RecipeRef {
+    type Target = dyn DynRecipe;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl PartialEq for RecipeRef {
+    fn eq(&self, other: &Self) -> bool {
+        (self.name(), self.variant()) == (other.name(), other.variant())
+    }
+}
+impl Eq for RecipeRef {}
+
+impl Hash for RecipeRef {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (self.name(), self.variant()).hash(h);
+    }
+}
+
+impl fmt::Debug for RecipeRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.id())
+    }
+}
+
+/// The name, and the variant in parentheses when it is not the default:
+/// `fair-predecessor (no-guid)`.
+impl fmt::Display for RecipeRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())?;
+        if let Some(v) = self.variant() {
+            write!(f, " ({v})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Serialised as its id: `name` or `name:variant`.
+impl serde::Serialize for RecipeRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.id())
+    }
+}

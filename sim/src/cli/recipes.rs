@@ -1,0 +1,38 @@
+//! `lockstep recipes`: what the registry holds.
+
+use super::UsageError;
+use models::recipes::REGISTRY;
+use std::process::ExitCode;
+
+pub fn run(json: bool) -> Result<ExitCode, UsageError> {
+    if json {
+        let list: Vec<_> = REGISTRY
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "aliases": r.aliases,
+                    "summary": r.summary,
+                    "variants": r.variants.iter().map(|v| serde_json::json!({
+                        "name": v.name,
+                        "summary": v.summary,
+                        "test_only": v.test_only,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).expect("serialisable")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in REGISTRY {
+        println!("{}\n    {}", r.name, r.summary);
+        for v in r.variants {
+            let note = if v.test_only { " [test only]" } else { "" };
+            println!("  :{}{note}\n      {}", v.name, v.summary);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
