@@ -14,10 +14,12 @@
 //!   `Model::next_state` in the clients' real names, and re-checked, before
 //!   it is returned.
 
+use crate::ids::ClientIdx;
 use crate::model::{Action, LockModel, LockState};
 use crate::symmetry::{inverse, representative, Relabel};
 use stateright::{Expectation, Model, Property};
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
@@ -40,6 +42,37 @@ impl Default for CheckOptions {
         }
     }
 }
+
+/// Why a check could not give a verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckError {
+    /// Symmetry reduction assumes clients are interchangeable; this recipe
+    /// (or store, or client) behaves differently when clients swap names.
+    IdentityDependent {
+        /// What the checker saw, in words.
+        found: String,
+    },
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            CheckError::IdentityDependent { found } => write!(
+                f,
+                "the model's behaviour depends on which client is which, so symmetry \
+                 reduction would give wrong answers: {found}. Check it with --no-symmetry \
+                 (or make the recipe treat clients alike: relabel every client name in its state)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+/// Every state up to this many is audited for symmetry; beyond, one in
+/// [`AUDIT_EVERY`], chosen by fingerprint (deterministic, any thread count).
+const AUDIT_ALL_UP_TO: usize = 20_000;
+const AUDIT_EVERY: u64 = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -173,8 +206,60 @@ impl Graph {
     }
 }
 
+/// Checks that the model treats clients alike at `state`: swapping two
+/// clients' names and then stepping gives the same states as stepping and
+/// then swapping. `None` if so; otherwise what differs.
+fn audit_symmetry(
+    model: &LockModel,
+    state: &LockState,
+    actions: &[Action],
+    fp: u64,
+) -> Option<String> {
+    let n = state.clients.len();
+    if n < 2 {
+        return None;
+    }
+    let i = (fp % n as u64) as usize;
+    let j = (i + 1 + ((fp / n as u64) % (n as u64 - 1)) as usize) % n;
+    let mut swap: Vec<ClientIdx> = (0..n as ClientIdx).collect();
+    swap.swap(i, j);
+    let mut swapped = state.clone();
+    swapped.relabel(&swap);
+    let mut swapped_actions = Vec::new();
+    model.actions(&swapped, &mut swapped_actions);
+    if swapped_actions.len() != actions.len() {
+        return Some(format!(
+            "with clients {i} and {j} swapped, {} steps are enabled instead of {}",
+            swapped_actions.len(),
+            actions.len()
+        ));
+    }
+    for &a in actions {
+        let mut sa = a;
+        sa.relabel(&swap);
+        if !swapped_actions.contains(&sa) {
+            return Some(format!(
+                "with clients {i} and {j} swapped, step {sa:?} (the image of {a:?}) is not enabled"
+            ));
+        }
+        let mut expected = model.next_state(state, a);
+        if let Some(e) = expected.as_mut() {
+            e.relabel(&swap);
+        }
+        if model.next_state(&swapped, sa) != expected {
+            let what = crate::trace::describe(state, a).3;
+            return Some(format!(
+                "step {a:?} ({what}) leads elsewhere once clients {i} and {j} swap names"
+            ));
+        }
+    }
+    None
+}
+
 /// What expanding one state found.
 struct Expanded {
+    /// The symmetry audit's finding, if this state was audited and failed.
+    asymmetry: Option<String>,
     /// Bit k: property k's condition "hit" (violated for always, seen for sometimes).
     hits: u64,
     finished: bool,
@@ -191,6 +276,7 @@ fn expand(
     model: &LockModel,
     props: &[Property<LockModel>],
     symmetry: bool,
+    audit_all: bool,
     claimed: &Claimed,
     state: &LockState,
 ) -> Expanded {
@@ -207,6 +293,14 @@ fn expand(
     }
     let mut actions = Vec::new();
     model.actions(state, &mut actions);
+    let asymmetry = if symmetry {
+        let fp = fingerprint(state);
+        (audit_all || fp.is_multiple_of(AUDIT_EVERY))
+            .then(|| audit_symmetry(model, state, &actions, fp))
+            .flatten()
+    } else {
+        None
+    };
     let successors = actions
         .into_iter()
         .filter_map(|a| {
@@ -221,6 +315,7 @@ fn expand(
         })
         .collect();
     Expanded {
+        asymmetry,
         hits,
         finished: state.all_live_done(),
         successors,
@@ -233,6 +328,7 @@ fn expand_level(
     model: &LockModel,
     props: &[Property<LockModel>],
     symmetry: bool,
+    audit_all: bool,
     threads: usize,
     claimed: &Claimed,
     frontier: Vec<LockState>,
@@ -240,7 +336,7 @@ fn expand_level(
     if threads <= 1 || frontier.len() < 64 {
         return frontier
             .iter()
-            .map(|s| expand(model, props, symmetry, claimed, s))
+            .map(|s| expand(model, props, symmetry, audit_all, claimed, s))
             .collect();
     }
     let chunk = frontier.len().div_ceil(threads);
@@ -257,7 +353,7 @@ fn expand_level(
                 scope.spawn(move || {
                     // Each worker also frees its part of the frontier.
                     part.iter()
-                        .map(|s| expand(model, props, symmetry, claimed, s))
+                        .map(|s| expand(model, props, symmetry, audit_all, claimed, s))
                         .collect::<Vec<_>>()
                 })
             })
@@ -270,7 +366,12 @@ fn expand_level(
 }
 
 /// Model-checks every property of `model`, and progress.
-pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
+///
+/// With symmetry reduction on, the checker audits that the model treats
+/// clients alike (every state at first, then a deterministic sample) and
+/// returns [`CheckError::IdentityDependent`] rather than a verdict it
+/// cannot stand behind.
+pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, CheckError> {
     let started = Instant::now();
     let props = model.properties();
     assert!(props.len() <= 64, "property hits are kept in a u64");
@@ -304,7 +405,19 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
     let mut frontier = vec![init];
     let mut index = 0u32;
     while !frontier.is_empty() {
-        let expanded = expand_level(model, &props, opts.symmetry, threads, &claimed, frontier);
+        let audit_all = seen.len() < AUDIT_ALL_UP_TO;
+        let expanded = expand_level(
+            model,
+            &props,
+            opts.symmetry,
+            audit_all,
+            threads,
+            &claimed,
+            frontier,
+        );
+        if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
+            return Err(CheckError::IdentityDependent { found });
+        }
         // New states of this level, by index; each is filled in by the
         // expansion that claimed it, which may come later in the level.
         let level_start = seen.len();
@@ -386,10 +499,18 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
         path,
     });
 
-    // Replay every path in real client names and re-check it.
+    // Replay every path in real client names and re-check it. Under
+    // symmetry, a path that does not replay means the audit's sample missed
+    // a state where clients are not alike.
+    let not_alike = |what: String| CheckError::IdentityDependent { found: what };
     for p in &mut properties {
         if let Some(path) = p.path.take() {
-            let real = real_names(model, &path, opts.symmetry);
+            let real = real_names(model, &path, opts.symmetry).ok_or_else(|| {
+                not_alike(format!(
+                    "the {} path found among representatives does not replay in the clients' real names",
+                    p.name
+                ))
+            })?;
             let confirmed = match p.kind {
                 Kind::Progress => confirm_stuck(model, &real),
                 _ => {
@@ -397,10 +518,17 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
                         .iter()
                         .find(|q| q.name == p.name)
                         .expect("known property");
-                    let end = replay(model, &real).expect("a discovered path replays");
-                    (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
+                    replay(model, &real).is_some_and(|end| {
+                        (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
+                    })
                 }
             };
+            if !confirmed && opts.symmetry {
+                return Err(not_alike(format!(
+                    "the {} path found among representatives does not re-check in the clients' real names",
+                    p.name
+                )));
+            }
             assert!(
                 confirmed,
                 "the {} counterexample did not re-check on replay; this is a lockstep bug",
@@ -410,7 +538,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
         }
     }
 
-    CheckResult {
+    Ok(CheckResult {
         states: generated,
         unique_states: seen.len() as u64,
         max_depth: depth,
@@ -418,14 +546,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> CheckResult {
         complete,
         symmetry: opts.symmetry,
         properties,
-    }
+    })
 }
 
 /// Translates a path found among representatives into the clients' real
 /// names, following the relabelling the search applied after each step.
-fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Vec<Action> {
+fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Option<Vec<Action>> {
     if !symmetry {
-        return path.to_vec();
+        return Some(path.to_vec());
     }
     let (mut rep, perm) = representative(&model.init_states().remove(0));
     let mut to_real = inverse(&perm);
@@ -434,15 +562,13 @@ fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Vec<Action>
         let mut ra = a;
         ra.relabel(&to_real);
         real.push(ra);
-        let next = model
-            .next_state(&rep, a)
-            .expect("a discovered path replays");
+        let next = model.next_state(&rep, a)?;
         let (next_rep, perm) = representative(&next);
         let back = inverse(&perm);
         to_real = back.iter().map(|&x| to_real[x as usize]).collect();
         rep = next_rep;
     }
-    real
+    Some(real)
 }
 
 /// Replays `path` from the initial state; `None` if a step is not enabled.

@@ -65,7 +65,7 @@
 //!
 //! let model = models::model::LockModelCfg::new(models::recipe::RecipeRef::new(SpinCreate), 2)
 //!     .into_model();
-//! let result = models::checker::check(&model, Default::default());
+//! let result = models::checker::check(&model, Default::default()).unwrap();
 //! assert_eq!(result.property("mutual_exclusion").status, models::checker::Status::Holds);
 //! ```
 

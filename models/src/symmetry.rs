@@ -156,12 +156,41 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
 
 /// The representative of `state`'s orbit, and the permutation that maps
 /// `state` to it.
+///
+/// Clients are sorted by their label-free key. Clients whose keys tie are in
+/// the same situation up to names, and any order of them is a candidate; the
+/// candidate with the smallest hash is chosen, so the representative does
+/// not depend on how the state was labelled: every state of an orbit maps to
+/// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
     let n = state.clients.len();
     let keys: Vec<u64> = state.clients.iter().map(|s| label_free_key(s)).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
-    let mut perm = vec![0 as ClientIdx; n];
+    let groups = tied_groups(&order, &keys);
+    if groups.is_empty() {
+        return relabelled(state, &order);
+    }
+    let hasher = ahash::RandomState::with_seeds(5, 6, 7, 8);
+    let mut best: Option<(u64, LockState, Vec<ClientIdx>)> = None;
+    let mut candidate = order;
+    loop {
+        let (rep, perm) = relabelled(state, &candidate);
+        let h = hasher.hash_one(&rep);
+        if best.as_ref().is_none_or(|(bh, _, _)| h < *bh) {
+            best = Some((h, rep, perm));
+        }
+        if !next_arrangement(&mut candidate, &groups) {
+            break;
+        }
+    }
+    let (_, rep, perm) = best.expect("at least one candidate");
+    (rep, perm)
+}
+
+/// `state` with client `order[k]` renamed `k`, and that permutation.
+fn relabelled(state: &LockState, order: &[usize]) -> (LockState, Vec<ClientIdx>) {
+    let mut perm = vec![0 as ClientIdx; order.len()];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as ClientIdx;
     }
@@ -171,6 +200,50 @@ pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
     let mut rep = state.clone();
     rep.relabel(&perm);
     (rep, perm)
+}
+
+/// Ranges of `order` (sorted by key) whose keys are equal, two or more long.
+fn tied_groups(order: &[usize], keys: &[u64]) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for end in 1..=order.len() {
+        if end == order.len() || keys[order[end]] != keys[order[start]] {
+            if end - start > 1 {
+                groups.push(start..end);
+            }
+            start = end;
+        }
+    }
+    groups
+}
+
+/// Steps to the next arrangement of the tied groups (each group's members
+/// through every permutation, groups like the digits of a counter); false
+/// once every arrangement has been seen.
+fn next_arrangement(order: &mut [usize], groups: &[std::ops::Range<usize>]) -> bool {
+    for g in groups {
+        if next_permutation(&mut order[g.clone()]) {
+            return true;
+        }
+        // This group wrapped round to its first (sorted) arrangement; carry.
+    }
+    false
+}
+
+/// Lexicographic next permutation; on the last one, wraps to the first
+/// (sorted) and returns false.
+fn next_permutation(xs: &mut [usize]) -> bool {
+    let Some(i) = (1..xs.len()).rev().find(|&i| xs[i - 1] < xs[i]) else {
+        xs.reverse();
+        return false;
+    };
+    let j = (i..xs.len())
+        .rev()
+        .find(|&j| xs[j] > xs[i - 1])
+        .expect("a larger element");
+    xs.swap(i - 1, j);
+    xs[i..].reverse();
+    true
 }
 
 /// The inverse of a permutation.

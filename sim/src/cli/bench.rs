@@ -149,16 +149,21 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
             };
             cfg.validate().map_err(UsageError)?;
             let model = cfg.into_model();
-            let with = check(&model, CheckOptions::default());
-            let without = (n <= args.compare_up_to).then(|| {
-                check(
-                    &model,
-                    CheckOptions {
-                        symmetry: false,
-                        ..CheckOptions::default()
-                    },
-                )
-            });
+            let not_alike = |e: models::checker::CheckError| UsageError(e.to_string());
+            let with = check(&model, CheckOptions::default()).map_err(not_alike)?;
+            let without = match n <= args.compare_up_to {
+                true => Some(
+                    check(
+                        &model,
+                        CheckOptions {
+                            symmetry: false,
+                            ..CheckOptions::default()
+                        },
+                    )
+                    .map_err(not_alike)?,
+                ),
+                false => None,
+            };
             if !args.json {
                 eprintln!("measured {} with {n} clients", recipe.name());
             }

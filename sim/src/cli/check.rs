@@ -107,7 +107,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         return Err(UsageError("--threads must be at least 1".into()));
     }
     let model = cfg.clone().into_model();
-    let r = check(&model, opts);
+    let r = check(&model, opts).map_err(|e| UsageError(e.to_string()))?;
     if args.json {
         let out = CheckJson {
             recipe: cfg.recipe.to_string(),

@@ -100,7 +100,8 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     let mut names = Vec::new();
     for recipe in models::recipes::defaults() {
         let cfg = default_cfg(recipe.clone());
-        let r = check(&cfg.clone().into_model(), CheckOptions::default());
+        let r = check(&cfg.clone().into_model(), CheckOptions::default())
+            .map_err(|e| UsageError(format!("{recipe}: {e}")))?;
         names = r.properties.iter().map(|p| p.name).collect();
         let mut row = vec![
             recipe.name().to_string(),
