@@ -98,10 +98,13 @@ pub enum Phase {
     Thinking,
     Acquiring,
     /// Believes it holds the lock. `granted` is the header of the store
-    /// message that decided it: where the acquisition falls in the store's order.
+    /// message that decided it: where the acquisition falls in the store's
+    /// order; `owned` is that message's ghost mark: whether the client owned
+    /// the lock entry first in line when the store sent it.
     Holding {
         token: u64,
         granted: u64,
+        owned: bool,
         sent: u8,
         acked: u8,
     },
@@ -160,6 +163,15 @@ impl ClientState {
         }
     }
 
+    /// Whether the message the current hold was decided on showed this
+    /// client owning the lock entry first in line (false when not holding).
+    pub fn owned(&self) -> bool {
+        match self.phase {
+            Phase::Holding { owned, .. } => owned,
+            _ => false,
+        }
+    }
+
     /// The store header at which the current hold was decided.
     pub fn granted(&self) -> Option<u64> {
         match self.phase {
@@ -183,6 +195,7 @@ impl Client {
             Msg::Request {
                 session: st.session,
                 epoch: st.epoch,
+                release: st.phase == Phase::Releasing,
                 req: req.clone(),
             },
         );
@@ -273,8 +286,15 @@ impl Client {
         self.send_request(st, req, o);
     }
 
-    /// Carries out the recipe's step, taken on a store message with `header`.
-    fn apply(&self, st: &mut ClientState, step: Step, header: u64, o: &mut Out<Self>) {
+    /// Carries out the recipe's step, taken on a store message with
+    /// `header` and ghost mark `owns_first`.
+    fn apply(
+        &self,
+        st: &mut ClientState,
+        step: Step,
+        (header, owns_first): (u64, bool),
+        o: &mut Out<Self>,
+    ) {
         match step {
             Step::Send(req) => self.send_request(st, req, o),
             Step::Wait | Step::Unexpected => {}
@@ -284,6 +304,7 @@ impl Client {
                 st.phase = Phase::Holding {
                     token,
                     granted: header,
+                    owned: owns_first,
                     sent: 0,
                     acked: 0,
                 };
@@ -293,7 +314,13 @@ impl Client {
         }
     }
 
-    fn on_reply(&self, st: &mut ClientState, header: u64, reply: Reply, o: &mut Out<Self>) {
+    fn on_reply(
+        &self,
+        st: &mut ClientState,
+        evidence: (u64, bool),
+        reply: Reply,
+        o: &mut Out<Self>,
+    ) {
         let expired = matches!(
             reply,
             Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound
@@ -313,7 +340,7 @@ impl Client {
                     return;
                 };
                 let step = self.recipe.on_reply(st.session, recipe, &reply);
-                self.apply(st, step, header, o);
+                self.apply(st, step, evidence, o);
             }
             Phase::Releasing => {
                 // Whatever the answer (deleted, already gone, session expired),
@@ -383,6 +410,7 @@ impl Actor for Client {
             Msg::Reply {
                 epoch,
                 header,
+                owns_first,
                 reply,
             } => {
                 if epoch != state.epoch || state.pending.is_none() {
@@ -391,16 +419,20 @@ impl Actor for Client {
                 let st = state.to_mut();
                 st.pending = None;
                 o.cancel_timer(Timer::Retry);
-                self.on_reply(st, header, reply, o);
+                self.on_reply(st, (header, owns_first), reply, o);
             }
-            Msg::Notify { header, event } => {
+            Msg::Notify {
+                header,
+                owns_first,
+                event,
+            } => {
                 if state.phase == Phase::Acquiring && state.pending.is_none() {
                     let st = state.to_mut();
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
                     };
                     let step = self.recipe.on_event(recipe, &event);
-                    self.apply(st, step, header, o);
+                    self.apply(st, step, (header, owns_first), o);
                 }
             }
             Msg::Expired { session } => {

@@ -11,6 +11,7 @@ pub mod client;
 pub mod ids;
 pub mod model;
 pub mod msg;
+pub mod properties;
 pub mod recipe;
 pub mod recipes;
 pub mod relabel;

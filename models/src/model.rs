@@ -19,9 +19,12 @@
 
 use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
-use crate::msg::{Msg, Request, Timer};
+use crate::msg::{Msg, Timer};
+use crate::properties::{
+    is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
+};
 use crate::recipe::RecipeRef;
-use crate::resource::{Accepted, Resource, ResourceState};
+use crate::resource::{Resource, ResourceState};
 use crate::store::{Store, StoreState};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Command, Id, Out};
@@ -103,13 +106,12 @@ impl LockModelCfg {
     pub fn into_model(self) -> LockModel {
         let timing = ClientTiming::default();
         LockModel {
-            store: Store {
-                session_timeout: Duration::from_secs(6),
-                lock_dir: self.recipe.setup().lock_dir,
-            },
-            resource: Resource {
-                fencing: self.fencing,
-            },
+            store: Store::for_face(
+                self.recipe.face(),
+                Duration::from_secs(6),
+                self.recipe.setup().lock_dir,
+            ),
+            resource: Resource::new(self.fencing),
             client: Client {
                 recipe: self.recipe.clone(),
                 rounds: self.rounds,
@@ -172,21 +174,9 @@ pub struct LockState {
     pub clients: Vec<Arc<ClientSlot>>,
     /// Faults still to inject.
     pub budget: FaultBudget,
-    /// Ghost: every acquisition so far, in the order clients came to believe
-    /// they hold.
-    pub acquisitions: Vec<Acquisition>,
-    /// Ghost: the most notifications one release or expiry has delivered
-    /// (capped at 2).
-    pub widest_wakeup: u8,
-}
-
-/// One acquisition of the lock: who, which of its holds, and the store
-/// header at which it was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Acquisition {
-    pub client: ClientIdx,
-    pub hold: u32,
-    pub granted: u64,
+    /// Ghost: the property monitors, fed after every step (shared until a
+    /// step feeds them).
+    pub monitors: Arc<Monitors>,
 }
 
 /// A link, named by its ends.
@@ -246,56 +236,10 @@ impl LockState {
             .all(|s| !s.is_live() || s.state.phase == Phase::Done)
     }
 
-    /// `resource_exclusion` (see [`ResourceOrder`]): the first offending write.
-    pub fn resource_order_violation(&self) -> Option<usize> {
-        resource_order_violation(&self.resource.log, &self.acquisitions)
-    }
-
     /// Someone acquired the lock after someone else had it.
     pub fn handed_off(&self) -> bool {
-        self.acquisitions
-            .windows(2)
-            .any(|w| w[0].client != w[1].client)
+        self.monitors.holds(PropertyName::HandOff)
     }
-}
-
-/// `resource_exclusion`, one accepted write at a time: the writes come in
-/// one block per acquisition, blocks in the order the store decided the
-/// acquisitions (the header of the deciding message; ties: the order their
-/// holders came to believe). Tokens play no part, so a token that does not
-/// follow that order is caught. Shared by the model checker and the simulator.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ResourceOrder {
-    last: Option<(u64, usize)>,
-}
-
-impl ResourceOrder {
-    /// The next accepted write belongs to the acquisition at position `at` of
-    /// the acquisitions so far, decided at `granted`. False if it breaks the order.
-    pub fn observe(&mut self, granted: u64, at: usize) -> bool {
-        let key = (granted, at);
-        let in_order = self.last.is_none_or(|last| key >= last);
-        self.last = Some(key);
-        in_order
-    }
-}
-
-/// `resource_exclusion` over a whole resource log: the first offending write.
-pub fn resource_order_violation(log: &[Accepted], acquisitions: &[Acquisition]) -> Option<usize> {
-    let mut order = ResourceOrder::default();
-    for (i, w) in log.iter().enumerate() {
-        // A write from no acquisition at all breaks exclusion outright.
-        let Some(at) = acquisitions
-            .iter()
-            .position(|a| a.client == w.client && a.hold == w.hold)
-        else {
-            return Some(i);
-        };
-        if !order.observe(acquisitions[at].granted, at) {
-            return Some(i);
-        }
-    }
-    None
 }
 
 fn insert_timer(timers: &mut Vec<Timer>, t: Timer) {
@@ -308,6 +252,11 @@ fn remove_timer(timers: &mut Vec<Timer>, t: &Timer) {
     if let Ok(at) = timers.binary_search(t) {
         timers.remove(at);
     }
+}
+
+/// Feeds the monitors (copied first if shared).
+fn observe(state: &mut LockState, obs: Observation) {
+    Arc::make_mut(&mut state.monitors).observe(obs);
 }
 
 impl LockModel {
@@ -399,14 +348,15 @@ impl LockModel {
         }
     }
 
-    /// A store step. `hand_off` says whether it may release the lock (a
-    /// delete, a session close or expiry): the steps the herd bound is about.
+    /// A store step. `release` says whether it is a release step (the
+    /// release request, a session close or expiry) if it changes the store.
     fn store_step(
         &self,
         state: &mut LockState,
-        hand_off: bool,
+        release: bool,
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
+        let before = state.store.header();
         let mut out = Out::new();
         let mut cow = Cow::Borrowed(&*state.store);
         f(&mut cow, &mut out);
@@ -414,8 +364,13 @@ impl LockModel {
             state.store = Arc::new(s);
         }
         let n = self.apply_out(state, store_id(), out);
-        if hand_off {
-            state.widest_wakeup = state.widest_wakeup.max(n.min(2));
+        if release && state.store.header() != before {
+            observe(
+                state,
+                Observation::ReleaseStep {
+                    notifications: n as u32,
+                },
+            );
         }
     }
 
@@ -427,20 +382,15 @@ impl LockModel {
     ) {
         let mut out = Out::new();
         let slot = &state.clients[c as usize];
-        let holds_before = slot.state.holds;
+        let was_holding = slot.state.holds_lock();
         let mut cow = Cow::Borrowed(&slot.state);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
             state.slot_mut(c).state = s;
         }
         self.apply_out(state, client_id(c), out);
-        let after = &state.clients[c as usize].state;
-        if after.holds != holds_before {
-            state.acquisitions.push(Acquisition {
-                client: c,
-                hold: after.holds,
-                granted: after.granted().unwrap_or(0),
-            });
+        if let Some(obs) = observe_client(c, was_holding, &state.clients[c as usize].state) {
+            observe(state, obs);
         }
     }
 }
@@ -456,8 +406,7 @@ impl Model for LockModel {
             resource: ResourceState::default(),
             clients: Vec::new(),
             budget: self.cfg.faults,
-            acquisitions: Vec::new(),
-            widest_wakeup: 0,
+            monitors: Arc::new(Monitors::default()),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
@@ -564,15 +513,8 @@ impl Model for LockModel {
                         });
                     }
                     Link::ClientToStore => {
-                        let hand_off = matches!(
-                            msg,
-                            Msg::Close { .. }
-                                | Msg::Request {
-                                    req: Request::Delete { .. } | Request::DeleteKey { .. },
-                                    ..
-                                }
-                        );
-                        self.store_step(&mut state, hand_off, |s, o| {
+                        let release = is_release(&msg);
+                        self.store_step(&mut state, release, |s, o| {
                             self.store.on_msg(store_id(), s, src, msg, o)
                         });
                     }
@@ -580,11 +522,18 @@ impl Model for LockModel {
                         let mut out = Out::new();
                         let mut cow = Cow::Borrowed(&state.resource);
                         self.resource
-                            .on_msg(resource_id(), &mut cow, src, msg, &mut out);
+                            .on_msg(resource_id(), &mut cow, src, msg.clone(), &mut out);
                         if let Cow::Owned(r) = cow {
                             state.resource = r;
                         }
+                        let answer = out.iter().find_map(|cmd| match cmd {
+                            Command::Send(_, ack) => observe_resource(c, &msg, ack),
+                            _ => None,
+                        });
                         self.apply_out(&mut state, resource_id(), out);
+                        if let Some(obs) = answer {
+                            observe(&mut state, obs);
+                        }
                     }
                 }
             }
@@ -602,6 +551,10 @@ impl Model for LockModel {
             }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
+                if state.clients[c as usize].state.holds_lock() {
+                    // A crashed process believes nothing any more.
+                    observe(&mut state, Observation::Released { client: c });
+                }
                 let slot = state.slot_mut(c);
                 slot.status = Status::Crashed;
                 slot.partitioned = false;
@@ -648,16 +601,27 @@ impl Model for LockModel {
         Some(format!("{arrow}\n\n{next:#?}"))
     }
 
+    /// Every property of [`PropertyName`] but progress (which the checker
+    /// decides on the graph), read off the monitors.
     fn properties(&self) -> Vec<Property<Self>> {
+        use PropertyName as P;
+        // stateright takes plain functions: one per property, each reading
+        // the monitors.
+        macro_rules! read {
+            ($p:expr) => {
+                |_: &LockModel, s: &LockState| s.monitors.holds($p)
+            };
+        }
         vec![
-            Property::always("mutual_exclusion", |_, s: &LockState| {
-                s.holders().count() <= 1
-            }),
-            Property::always("resource_exclusion", |_, s: &LockState| {
-                s.resource_order_violation().is_none()
-            }),
-            Property::always("herd_bound", |_, s: &LockState| s.widest_wakeup <= 1),
-            Property::sometimes("hand_off", |_, s: &LockState| s.handed_off()),
+            Property::always(P::MutualExclusion.name(), read!(P::MutualExclusion)),
+            Property::always(P::ResourceExclusion.name(), read!(P::ResourceExclusion)),
+            Property::always(P::HerdBound.name(), read!(P::HerdBound)),
+            Property::always(P::HolderOwnsKey.name(), read!(P::HolderOwnsKey)),
+            Property::always(
+                P::HolderWritesAccepted.name(),
+                read!(P::HolderWritesAccepted),
+            ),
+            Property::sometimes(P::HandOff.name(), read!(P::HandOff)),
         ]
     }
 }

@@ -14,6 +14,9 @@ pub enum Msg {
     Request {
         session: SessionId,
         epoch: u8,
+        /// The recipe's release step sent it: the herd metrics count the
+        /// notifications it causes as one hand-off.
+        release: bool,
         req: Request,
     },
     /// `header` is the store's last transaction id when it answered: the
@@ -22,6 +25,11 @@ pub enum Msg {
     Reply {
         epoch: u8,
         header: u64,
+        /// Ghost, invisible to recipes: whether, when the store sent this,
+        /// the request's session was alive and owned the lock entry first
+        /// in line. `holder_owns_key` reads it off the reply a client
+        /// decides to hold on.
+        owns_first: bool,
         reply: Reply,
     },
     /// The client is done with this session: ZooKeeper `close()`, etcd lease
@@ -40,6 +48,8 @@ pub enum Msg {
     /// One watch notification: the unit the herd metrics count.
     Notify {
         header: u64,
+        /// Ghost, as on [`Msg::Reply`], for the recipient client.
+        owns_first: bool,
         event: WatchEvent,
     },
     /// The store tells the owner its session (lease) expired. It arrives when

@@ -11,6 +11,27 @@ use std::borrow::Cow;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Resource {
     pub fencing: bool,
+    /// A deliberately broken fence for tests: it also rejects a token equal
+    /// to the highest accepted, so a holder's second write is refused.
+    pub reject_equal_tokens: bool,
+}
+
+impl Resource {
+    pub fn new(fencing: bool) -> Self {
+        Resource {
+            fencing,
+            reject_equal_tokens: false,
+        }
+    }
+
+    fn accepts(&self, state: &ResourceState, token: u64) -> bool {
+        match state.highest_token() {
+            _ if !self.fencing => true,
+            None => true,
+            Some(h) if self.reject_equal_tokens => token > h,
+            Some(h) => token >= h,
+        }
+    }
 }
 
 /// One accepted write: who wrote it, in which of its acquisitions, with which token.
@@ -55,7 +76,7 @@ impl Actor for Resource {
         let (Some(client), Msg::Write { token, hold }) = (client_of(src), msg) else {
             return;
         };
-        let accepted = !self.fencing || state.highest_token().is_none_or(|h| token >= h);
+        let accepted = self.accepts(state, token);
         if accepted {
             state.to_mut().log.push(Accepted {
                 client,

@@ -69,6 +69,7 @@ impl Relabel for StoreState {
             w.key.relabel(p);
         }
         etcd.watchers.sort();
+        self.first_in_line.relabel(p);
     }
 }
 
@@ -80,9 +81,7 @@ impl Relabel for LockState {
         for w in &mut self.resource.log {
             w.client.relabel(p);
         }
-        for a in &mut self.acquisitions {
-            a.client.relabel(p);
-        }
+        Arc::make_mut(&mut self.monitors).relabel(p);
         for slot in &mut self.clients {
             Arc::make_mut(slot).relabel(p);
         }
@@ -129,9 +128,10 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
         Phase::Holding {
             token,
             granted,
+            owned,
             sent,
             acked,
-        } => (5u8, token, granted, sent, acked).hash(&mut h),
+        } => (5u8, token, granted, owned, sent, acked).hash(&mut h),
         Phase::Connecting | Phase::Thinking | Phase::Acquiring | Phase::Releasing | Phase::Done => {
             std::mem::discriminant(&st.phase).hash(&mut h)
         }

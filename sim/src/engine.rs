@@ -23,8 +23,10 @@ use crate::rng::{between, exponential, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
-use models::model::{Acquisition, ResourceOrder};
-use models::msg::{Msg, Request, RequestKind, Timer};
+use models::msg::{Msg, RequestKind, Timer};
+use models::properties::{
+    is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
+};
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
@@ -119,7 +121,7 @@ impl ClientRt {
 /// One violation of a property, when and by whom.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    pub property: &'static str,
+    pub property: PropertyName,
     pub at_us: u64,
     pub clients: Vec<ClientIdx>,
 }
@@ -195,7 +197,9 @@ impl Outcome {
     }
 
     pub fn first_violation(&self, property: &str) -> Option<&Violation> {
-        self.violations.iter().find(|v| v.property == property)
+        self.violations
+            .iter()
+            .find(|v| v.property.name() == property)
     }
 }
 
@@ -226,16 +230,14 @@ pub struct Sim<'a> {
     latency: ChaCha8Rng,
     timers_rng: ChaCha8Rng,
     faults: Vec<FaultRecord>,
-    acquisitions: Vec<Acquisition>,
-    /// Position of each (client, hold) in `acquisitions`.
-    acquisition_at: BTreeMap<(ClientIdx, u32), usize>,
-    resource_order: ResourceOrder,
+    /// The property monitors, fed as things happen.
+    monitors: Monitors,
+    /// Clients that believe they hold (for hand-off timing and the trace).
     holders: Vec<ClientIdx>,
     last_release_us: Option<u64>,
     handoffs: Vec<u64>,
     waits: Vec<u64>,
     violations: Vec<Violation>,
-    resource_violation_seen: bool,
     metrics: Metrics,
     /// Clients neither crashed nor done.
     unfinished: usize,
@@ -291,15 +293,14 @@ impl<'a> Sim<'a> {
             now: 0,
             seq: 0,
             queue: BinaryHeap::new(),
-            store: Store {
-                session_timeout: us(scenario.timing.session_timeout_us),
-                lock_dir: scenario.recipe.setup().lock_dir,
-            },
+            store: Store::for_face(
+                scenario.recipe.face(),
+                us(scenario.timing.session_timeout_us),
+                scenario.recipe.setup().lock_dir,
+            ),
             store_state: StoreState::new(scenario.recipe.setup().lock_dir),
             store_timers: BTreeMap::new(),
-            resource: Resource {
-                fencing: scenario.fencing,
-            },
+            resource: Resource::new(scenario.fencing),
             resource_state: ResourceState::default(),
             client: Client {
                 recipe: scenario.recipe.clone(),
@@ -318,15 +319,12 @@ impl<'a> Sim<'a> {
                     fired: false,
                 })
                 .collect(),
-            acquisitions: Vec::new(),
-            acquisition_at: BTreeMap::new(),
-            resource_order: ResourceOrder::default(),
+            monitors: Monitors::default(),
             holders: Vec::new(),
             last_release_us: None,
             handoffs: Vec::new(),
             waits: Vec::new(),
             violations: Vec::new(),
-            resource_violation_seen: false,
             metrics: Metrics::default(),
             unfinished: 0,
             stale_timers: 0,
@@ -550,50 +548,65 @@ impl<'a> Sim<'a> {
         self.refresh_finished(c);
         let now = self.now;
         let rt = &mut self.clients[c as usize];
-        let holds_now = rt.status != Status::Crashed && rt.state.holds_lock();
         if rt.state.phase == Phase::Acquiring && rt.acquire_started_us.is_none() {
             rt.acquire_started_us = Some(now);
         }
-        let was = self.holders.contains(&c);
-        if holds_now && !was {
-            let st = &rt.state;
-            let acq = Acquisition {
-                client: c,
-                hold: st.holds,
-                granted: st.granted().unwrap_or(0),
-            };
-            let token = st.token().unwrap_or(0);
-            if let Some(started) = rt.acquire_started_us.take() {
-                self.waits.push(now - started);
+        let was_holding = self.holders.contains(&c);
+        let rt = &self.clients[c as usize];
+        let Some(obs) = observe_client(c, was_holding, &rt.state) else {
+            return;
+        };
+        match obs {
+            Observation::Acquired(a) => {
+                let rt = &mut self.clients[c as usize];
+                if let Some(started) = rt.acquire_started_us.take() {
+                    self.waits.push(now - started);
+                }
+                self.metrics.acquisitions += 1;
+                if let Some(r) = self.last_release_us.take() {
+                    self.handoffs.push(now - r);
+                }
+                self.holders.push(c);
+                trace!(
+                    self,
+                    r#"{{"t":{now},"event":"hold","client":{c},"token":{}}}"#,
+                    a.token
+                );
             }
-            self.acquisition_at
-                .insert((c, acq.hold), self.acquisitions.len());
-            self.acquisitions.push(acq);
-            self.metrics.acquisitions += 1;
-            if let Some(r) = self.last_release_us.take() {
-                self.handoffs.push(now - r);
-            }
-            self.holders.push(c);
-            trace!(
-                self,
-                r#"{{"t":{now},"event":"hold","client":{c},"token":{token}}}"#
-            );
-            if self.holders.len() == 2 {
-                let mut clients = self.holders.clone();
-                clients.sort_unstable();
-                self.violation("mutual_exclusion", clients);
-            }
-        } else if !holds_now && was {
-            self.holders.retain(|&h| h != c);
-            self.last_release_us = Some(now);
-            if rt.state.phase != Phase::Acquiring {
-                rt.acquire_started_us = None;
-            }
-            trace!(self, r#"{{"t":{now},"event":"release","client":{c}}}"#);
+            Observation::Released { .. } => self.released(c),
+            Observation::WriteAccepted { .. }
+            | Observation::WriteRejected { .. }
+            | Observation::ReleaseStep { .. } => {}
+        }
+        self.observe(obs);
+    }
+
+    /// Client `c` no longer believes it holds.
+    fn released(&mut self, c: ClientIdx) {
+        let now = self.now;
+        self.holders.retain(|&h| h != c);
+        self.last_release_us = Some(now);
+        let rt = &mut self.clients[c as usize];
+        if rt.state.phase != Phase::Acquiring {
+            rt.acquire_started_us = None;
+        }
+        trace!(self, r#"{{"t":{now},"event":"release","client":{c}}}"#);
+    }
+
+    /// A release step sent `n` notifications.
+    fn release_step(&mut self, n: u32) {
+        self.metrics.notifications_per_release.push(n);
+        self.observe(Observation::ReleaseStep { notifications: n });
+    }
+
+    /// Feeds the monitors and reports what they find, as it happens.
+    fn observe(&mut self, obs: Observation) {
+        for breach in self.monitors.observe(obs) {
+            self.violation(breach.property, breach.clients);
         }
     }
 
-    fn violation(&mut self, property: &'static str, clients: Vec<ClientIdx>) {
+    fn violation(&mut self, property: PropertyName, clients: Vec<ClientIdx>) {
         let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
         trace!(
             self,
@@ -627,33 +640,30 @@ impl<'a> Sim<'a> {
             if let Msg::Request { req, .. } = &msg {
                 *self.metrics.store_requests.entry(req.kind()).or_insert(0) += 1;
             }
-            let hand_off = matches!(
-                msg,
-                Msg::Close { .. }
-                    | Msg::Request {
-                        req: Request::Delete { .. } | Request::DeleteKey { .. },
-                        ..
-                    }
-            );
+            let release = is_release(&msg);
             let before = self.store_state.header();
             let mut out = Out::new();
             let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
             self.store.on_msg(store_id(), &mut cow, from, msg, &mut out);
             self.store_state = cow.into_owned();
             let n = self.apply_store_out(out);
-            // A release: a delete (or a close) that deleted something.
-            if hand_off && self.store_state.header() != before {
-                self.metrics.notifications_per_release.push(n);
+            // A release step that changed the store.
+            if release && self.store_state.header() != before {
+                self.release_step(n);
             }
         } else if to == resource_id() {
-            let accepted_before = self.resource_state.log.len();
             let mut out = Out::new();
             let mut cow = Cow::Owned(std::mem::take(&mut self.resource_state));
+            let write = msg.clone();
             self.resource
                 .on_msg(resource_id(), &mut cow, from, msg, &mut out);
             self.resource_state = cow.into_owned();
             for cmd in out {
                 if let Command::Send(to, msg) = cmd {
+                    let writer = client_of(from).expect("writes come from clients");
+                    if let Some(obs) = observe_resource(writer, &write, &msg) {
+                        self.observe(obs);
+                    }
                     if matches!(
                         msg,
                         Msg::WriteAck {
@@ -668,27 +678,6 @@ impl<'a> Sim<'a> {
                     {
                         self.send(resource_id(), to, msg);
                     }
-                }
-            }
-            let log = &self.resource_state.log;
-            if log.len() > accepted_before && !self.resource_violation_seen {
-                let w = log[log.len() - 1];
-                let at = self.acquisition_at[&(w.client, w.hold)];
-                if !self
-                    .resource_order
-                    .observe(self.acquisitions[at].granted, at)
-                {
-                    self.resource_violation_seen = true;
-                    let mut clients = vec![w.client];
-                    if let Some(prev) = log[..log.len() - 1]
-                        .iter()
-                        .rev()
-                        .find(|p| p.client != w.client)
-                    {
-                        clients.push(prev.client);
-                    }
-                    clients.sort_unstable();
-                    self.violation("resource_exclusion", clients);
                 }
             }
         } else if let Some(c) = client_of(to) {
@@ -719,7 +708,10 @@ impl<'a> Sim<'a> {
                     self.push(self.now + d, Event::FaultEnd(i));
                 }
                 // A crashed process believes nothing any more.
-                self.holders.retain(|&h| h != c);
+                if self.holders.contains(&c) {
+                    self.released(c);
+                    self.observe(Observation::Released { client: c });
+                }
                 self.refresh_finished(c);
                 true
             }
@@ -943,7 +935,7 @@ impl<'a> Sim<'a> {
                         let n = self.apply_store_out(out);
                         // An expiry that deleted a node or key releases it.
                         if self.store_state.header() != before {
-                            self.metrics.notifications_per_release.push(n);
+                            self.release_step(n);
                         }
                     }
                 },
@@ -963,7 +955,7 @@ impl<'a> Sim<'a> {
                 .filter(|(_, c)| c.status != Status::Crashed && c.state.phase != Phase::Done)
                 .map(|(i, _)| i as ClientIdx)
                 .collect();
-            self.violation("progress", stuck);
+            self.violation(PropertyName::Progress, stuck);
         }
         self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
         self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));

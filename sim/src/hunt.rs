@@ -103,7 +103,7 @@ pub fn summarise(
         if !o.violations.is_empty() {
             r.violating_seeds.push(o.seed);
         }
-        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property).collect();
+        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
         props.sort_unstable();
         props.dedup();
         for p in props {
@@ -175,7 +175,7 @@ fn with(s: &Scenario, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
 /// then drop each fault whose removal keeps the violation, then the rounds.
 pub fn shrink(scenario: &Scenario, seed: u64) -> Option<Shrunk> {
     let original = simulate(scenario, seed, false);
-    let property = original.violations.first()?.property;
+    let property = original.violations.first()?.property.name();
     let mut schedule: Vec<ScheduledFault> = original
         .faults
         .iter()

@@ -9,7 +9,7 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, SessionId};
+use crate::ids::{client_id, client_of, SessionId, ZPath};
 use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,26 @@ pub struct Store {
     pub session_timeout: Duration,
     /// Start with a persistent `/lock` directory (recipes that create children).
     pub lock_dir: bool,
+    /// Tell the owner at once when its session expires. ZooKeeper does: the
+    /// server closes the connection and the client's reconnect is answered
+    /// SESSION_EXPIRED before anything else. etcd does not: a client learns
+    /// that its lease expired only from the response to its next keepalive,
+    /// on a stream of its own, while its watch stream goes on delivering.
+    pub tell_expiry: bool,
+}
+
+impl Store {
+    /// The store a recipe of `face` talks to.
+    pub fn for_face(face: crate::recipe::Face, session_timeout: Duration, lock_dir: bool) -> Self {
+        Store {
+            session_timeout,
+            lock_dir,
+            tell_expiry: match face {
+                crate::recipe::Face::ZooKeeper => true,
+                crate::recipe::Face::Etcd => false,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,6 +54,43 @@ pub struct StoreState {
     pub sessions: Vec<(SessionId, bool)>,
     pub zk: ZkTree,
     pub etcd: EtcdKv,
+    /// Ghost, for `holder_owns_key`: the node or key first in line for the
+    /// lock — the lowest-sequence child of `/lock`, else an ephemeral
+    /// `/lock` itself; the first-created key under `/lock/` — as (its path or
+    /// key's place, its owner). Kept up to date on every change; it only
+    /// summarises the tree, so it tells no two states apart.
+    pub first_in_line: Option<FirstInLine>,
+}
+
+/// The lock entry first in line and the session (lease) that owns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FirstInLine {
+    Node(ZPath, Option<SessionId>),
+    Key(crate::ids::Key, SessionId),
+}
+
+impl crate::relabel::Relabel for FirstInLine {
+    fn relabel(&mut self, p: &crate::relabel::Perm) {
+        match self {
+            FirstInLine::Node(path, owner) => {
+                path.relabel(p);
+                owner.relabel(p);
+            }
+            FirstInLine::Key(key, lease) => {
+                key.relabel(p);
+                lease.relabel(p);
+            }
+        }
+    }
+}
+
+impl FirstInLine {
+    pub fn owner(self) -> Option<SessionId> {
+        match self {
+            FirstInLine::Node(_, owner) => owner,
+            FirstInLine::Key(_, lease) => Some(lease),
+        }
+    }
 }
 
 impl StoreState {
@@ -42,7 +99,57 @@ impl StoreState {
             sessions: Vec::new(),
             zk: ZkTree::new(lock_dir),
             etcd: EtcdKv::default(),
+            first_in_line: None,
         }
+    }
+
+    /// Whether `session`, alive, owns the lock entry first in line: the mark
+    /// the store puts on what it sends (see [`Msg::Reply`]).
+    pub fn owns_first(&self, session: SessionId) -> bool {
+        self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
+    }
+
+    /// Whether some live session of `client` owns the entry first in line
+    /// (watch events name the client's connection, not a session).
+    pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
+        self.first_in_line
+            .and_then(FirstInLine::owner)
+            .is_some_and(|s| s.client == client && self.is_alive(s))
+    }
+
+    /// Re-finds the entry first in line after a change. A new node or key
+    /// never goes before the current first (sequences and revisions only
+    /// grow), so only a missing first calls for a scan.
+    fn refresh_first_in_line(&mut self) {
+        let still_there = match self.first_in_line {
+            Some(FirstInLine::Node(path, _)) => self.zk.node(path).is_some(),
+            Some(FirstInLine::Key(key, _)) => self.etcd.get(key).is_some(),
+            None => false,
+        };
+        if still_there {
+            return;
+        }
+        let lowest_child = self.zk.children().min_by_key(|c| c.seq);
+        self.first_in_line = match lowest_child {
+            Some(c) => {
+                let path = ZPath::Child(c);
+                Some(FirstInLine::Node(
+                    path,
+                    self.zk.node(path).and_then(|n| n.ephemeral_owner),
+                ))
+            }
+            None => match self.zk.node(ZPath::Lock) {
+                Some(n) if n.ephemeral_owner.is_some() => {
+                    Some(FirstInLine::Node(ZPath::Lock, n.ephemeral_owner))
+                }
+                _ => self
+                    .etcd
+                    .kvs
+                    .iter()
+                    .min_by_key(|kv| kv.create_revision)
+                    .map(|kv| FirstInLine::Key(kv.key, kv.lease)),
+            },
+        };
     }
 
     /// The last transaction id, as reply headers carry it. Each store serves
@@ -87,6 +194,7 @@ impl StoreState {
         let mut etcd_fired = Vec::new();
         self.etcd.expire(s, &mut etcd_fired);
         etcd_notifications(etcd_fired, &mut out);
+        self.refresh_first_in_line();
         out
     }
 
@@ -189,6 +297,9 @@ impl StoreState {
                 Reply::DeleteResult { revision, deleted }
             }
         };
+        if matches!(req.kind().class(), crate::msg::RequestClass::Writes) {
+            self.refresh_first_in_line();
+        }
         (reply, out)
     }
 }
@@ -227,9 +338,18 @@ fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEv
     }));
 }
 
-fn send_notifications(o: &mut Out<Store>, header: u64, fired: Vec<(SessionId, WatchEvent)>) {
+fn send_notifications(o: &mut Out<Store>, state: &StoreState, fired: Vec<(SessionId, WatchEvent)>) {
+    let header = state.header();
     for (s, event) in fired {
-        o.send(client_id(s.client), Msg::Notify { header, event });
+        let owns_first = state.client_owns_first(s.client);
+        o.send(
+            client_id(s.client),
+            Msg::Notify {
+                header,
+                owns_first,
+                event,
+            },
+        );
     }
 }
 
@@ -253,6 +373,7 @@ impl Actor for Store {
                 session,
                 epoch,
                 req,
+                ..
             } => {
                 if session.client != client {
                     return; // a client speaks only in its own sessions
@@ -267,15 +388,17 @@ impl Actor for Store {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
                 }
                 let header = state.header();
+                let owns_first = state.owns_first(session);
                 o.send(
                     src,
                     Msg::Reply {
                         epoch,
                         header,
+                        owns_first,
                         reply,
                     },
                 );
-                send_notifications(o, header, fired);
+                send_notifications(o, state, fired);
             }
             Msg::Close { session } if session.client == client => {
                 let st = state.to_mut();
@@ -283,7 +406,7 @@ impl Actor for Store {
                 if st.is_alive(session) {
                     let fired = st.expire(session);
                     o.cancel_timer(Timer::Expiry(session));
-                    send_notifications(o, state.header(), fired);
+                    send_notifications(o, state, fired);
                 }
             }
             Msg::Ping { session } if session.client == client => {
@@ -302,8 +425,10 @@ impl Actor for Store {
         if let Timer::Expiry(session) = *timer {
             if state.is_alive(session) {
                 let fired = state.to_mut().expire(session);
-                send_notifications(o, state.header(), fired);
-                o.send(client_id(session.client), Msg::Expired { session });
+                send_notifications(o, state, fired);
+                if self.tell_expiry {
+                    o.send(client_id(session.client), Msg::Expired { session });
+                }
             }
         }
     }

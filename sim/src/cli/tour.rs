@@ -135,7 +135,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         let s = Scenario::parse(text, &format!("scenarios/{name}.toml"), name)
             .map_err(|e| UsageError(e.to_string()))?;
         let o = simulate(&s, s.seed, true);
-        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property).collect();
+        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
         props.sort_unstable();
         props.dedup();
         let fired: Vec<String> = o

@@ -1,0 +1,329 @@
+//! The properties, each defined once, as monitors over one stream of typed
+//! observations that every engine feeds: the model checker after each step
+//! (the monitors' state is part of its state), the simulator as its events
+//! happen (violations then carry a time).
+//!
+//! Observations come from [`observe_client`] (a client came to believe it
+//! holds, or stopped), the guarded resource (a write accepted or rejected),
+//! and the store (a release step and the notifications it caused). An engine
+//! decides only *when* to feed them; what they mean is decided here.
+
+use crate::client::ClientState;
+use crate::ids::ClientIdx;
+use crate::msg::Msg;
+use crate::relabel::{Perm, Relabel};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The properties lockstep checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PropertyName {
+    /// Always: never two live clients that both believe they hold.
+    MutualExclusion,
+    /// Always: the resource's accepted writes come in one block per
+    /// acquisition, blocks in the order the store decided the acquisitions.
+    ResourceExclusion,
+    /// Always: a release (a delete, a session close or expiry) delivers at
+    /// most one notification.
+    HerdBound,
+    /// Always: the store reply a client decides to hold on was sent while
+    /// that client's live session owned the lock entry first in line.
+    HolderOwnsKey,
+    /// Always: when exactly one client believes it holds and its token is
+    /// the newest, the resource accepts its writes.
+    HolderWritesAccepted,
+    /// Sometimes: the lock passes from one client to another.
+    HandOff,
+    /// From every reachable state, a state where every live client finished
+    /// is reachable (checker); every live client finishes (simulator).
+    Progress,
+}
+
+/// How a property is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Always,
+    Sometimes,
+    /// Every reachable state can reach one where all live clients finished.
+    Progress,
+}
+
+impl PropertyName {
+    /// In the order lockstep reports them.
+    pub const ALL: [PropertyName; 7] = [
+        PropertyName::MutualExclusion,
+        PropertyName::ResourceExclusion,
+        PropertyName::HerdBound,
+        PropertyName::HolderOwnsKey,
+        PropertyName::HolderWritesAccepted,
+        PropertyName::HandOff,
+        PropertyName::Progress,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PropertyName::MutualExclusion => "mutual_exclusion",
+            PropertyName::ResourceExclusion => "resource_exclusion",
+            PropertyName::HerdBound => "herd_bound",
+            PropertyName::HolderOwnsKey => "holder_owns_key",
+            PropertyName::HolderWritesAccepted => "holder_writes_accepted",
+            PropertyName::HandOff => "hand_off",
+            PropertyName::Progress => "progress",
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            PropertyName::MutualExclusion
+            | PropertyName::ResourceExclusion
+            | PropertyName::HerdBound
+            | PropertyName::HolderOwnsKey
+            | PropertyName::HolderWritesAccepted => Kind::Always,
+            PropertyName::HandOff => Kind::Sometimes,
+            PropertyName::Progress => Kind::Progress,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PropertyName> {
+        PropertyName::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+impl fmt::Display for PropertyName {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One acquisition of the lock: who, which of its holds, the store header
+/// at which it was decided, its token, and whether the deciding message
+/// showed the client owning the entry first in line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Acquisition {
+    pub client: ClientIdx,
+    pub hold: u32,
+    pub granted: u64,
+    pub token: u64,
+    pub owned: bool,
+}
+
+/// What the monitors are told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observation {
+    /// A client came to believe it holds.
+    Acquired(Acquisition),
+    /// A client stopped believing it holds (it released, lost its session,
+    /// was fenced off, or crashed).
+    Released { client: ClientIdx },
+    /// The resource accepted a write of `client`'s hold `hold`.
+    WriteAccepted { client: ClientIdx, hold: u32 },
+    /// The resource rejected (fenced off) a write with `token`.
+    WriteRejected { client: ClientIdx, token: u64 },
+    /// A release step — a delete, a session close or an expiry that removed
+    /// something — and the notifications it sent to live clients.
+    ReleaseStep { notifications: u32 },
+}
+
+/// The monitors' state. In the model checker it is part of the state: it
+/// holds the acquisition history (which the resource order needs anyway)
+/// and sticky marks that change only on a violating path, so it tells
+/// apart no two states that differ in nothing else but a violation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Monitors {
+    /// Every acquisition so far, in the order clients came to believe.
+    pub acquisitions: Vec<Acquisition>,
+    /// Clients that believe they hold now, with their tokens.
+    believers: Vec<(ClientIdx, u64)>,
+    /// `resource_exclusion`: the last accepted write's place in the order.
+    resource_last: Option<(u64, usize)>,
+    resource_broken: bool,
+    /// `herd_bound`: the most notifications one release delivered, capped at 2.
+    widest_wakeup: u8,
+    /// `holder_writes_accepted`: a sole, newest holder was fenced off.
+    holder_fenced: bool,
+}
+
+/// A property newly violated, and the clients involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Breach {
+    pub property: PropertyName,
+    pub clients: Vec<ClientIdx>,
+}
+
+impl Monitors {
+    /// Feeds one observation; returns the violations it makes (for engines
+    /// that report them as they happen).
+    pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
+        let mut breaches = Vec::new();
+        match obs {
+            Observation::Acquired(a) => {
+                if !a.owned {
+                    breaches.push(Breach {
+                        property: PropertyName::HolderOwnsKey,
+                        clients: vec![a.client],
+                    });
+                }
+                self.acquisitions.push(a);
+                self.believers.retain(|(c, _)| *c != a.client);
+                self.believers.push((a.client, a.token));
+                if self.believers.len() == 2 {
+                    let mut clients: Vec<ClientIdx> =
+                        self.believers.iter().map(|(c, _)| *c).collect();
+                    clients.sort_unstable();
+                    breaches.push(Breach {
+                        property: PropertyName::MutualExclusion,
+                        clients,
+                    });
+                }
+            }
+            Observation::Released { client } => self.believers.retain(|(c, _)| *c != client),
+            Observation::WriteAccepted { client, hold } => {
+                let at = self
+                    .acquisitions
+                    .iter()
+                    .rposition(|a| a.client == client && a.hold == hold);
+                // A write of no acquisition at all breaks exclusion outright.
+                let in_order = at.is_some_and(|at| {
+                    let key = (self.acquisitions[at].granted, at);
+                    let ok = self.resource_last.is_none_or(|last| key >= last);
+                    self.resource_last = Some(key);
+                    ok
+                });
+                if !in_order && !self.resource_broken {
+                    self.resource_broken = true;
+                    let mut clients = vec![client];
+                    if let Some(other) = self.acquisitions.iter().rev().find(|a| a.client != client)
+                    {
+                        clients.push(other.client);
+                    }
+                    clients.sort_unstable();
+                    breaches.push(Breach {
+                        property: PropertyName::ResourceExclusion,
+                        clients,
+                    });
+                }
+            }
+            Observation::WriteRejected { client, token } => {
+                let sole = self.believers.len() == 1 && self.believers[0].0 == client;
+                let newest = self.acquisitions.iter().all(|a| a.token <= token);
+                if sole && newest && !self.holder_fenced {
+                    self.holder_fenced = true;
+                    breaches.push(Breach {
+                        property: PropertyName::HolderWritesAccepted,
+                        clients: vec![client],
+                    });
+                }
+            }
+            Observation::ReleaseStep { notifications } => {
+                if notifications > 1 && self.widest_wakeup <= 1 {
+                    breaches.push(Breach {
+                        property: PropertyName::HerdBound,
+                        clients: Vec::new(),
+                    });
+                }
+                self.widest_wakeup = self.widest_wakeup.max(notifications.min(2) as u8);
+            }
+        }
+        breaches
+    }
+
+    /// Whether an `always` property holds so far, or a `sometimes` one has
+    /// been witnessed. Progress is judged by the engines.
+    pub fn holds(&self, p: PropertyName) -> bool {
+        match p {
+            PropertyName::MutualExclusion => self.believers.len() <= 1,
+            PropertyName::ResourceExclusion => !self.resource_broken,
+            PropertyName::HerdBound => self.widest_wakeup <= 1,
+            PropertyName::HolderOwnsKey => self.acquisitions.iter().all(|a| a.owned),
+            PropertyName::HolderWritesAccepted => !self.holder_fenced,
+            PropertyName::HandOff => self
+                .acquisitions
+                .windows(2)
+                .any(|w| w[0].client != w[1].client),
+            PropertyName::Progress => true,
+        }
+    }
+
+    /// Clients that believe they hold now.
+    pub fn believers(&self) -> impl Iterator<Item = ClientIdx> + '_ {
+        self.believers.iter().map(|(c, _)| *c)
+    }
+}
+
+impl Relabel for Acquisition {
+    fn relabel(&mut self, p: &Perm) {
+        self.client.relabel(p);
+    }
+}
+
+impl Relabel for Monitors {
+    fn relabel(&mut self, p: &Perm) {
+        self.acquisitions.relabel(p);
+        for (c, _) in &mut self.believers {
+            c.relabel(p);
+        }
+        // Believers are kept in the order they came to believe, which names
+        // no client; nothing to re-sort.
+    }
+}
+
+/// What a client's step means to the monitors: `was_holding` is whether it
+/// believed it held before the step, `after` its state after.
+pub fn observe_client(
+    client: ClientIdx,
+    was_holding: bool,
+    after: &ClientState,
+) -> Option<Observation> {
+    match (was_holding, after.holds_lock()) {
+        (false, true) => Some(Observation::Acquired(Acquisition {
+            client,
+            hold: after.holds,
+            granted: after.granted().unwrap_or(0),
+            token: after.token().unwrap_or(0),
+            owned: after.owned(),
+        })),
+        (true, false) => Some(Observation::Released { client }),
+        (true, true) | (false, false) => None,
+    }
+}
+
+/// What the resource's answer to `write` from `client` means to the monitors.
+pub fn observe_resource(client: ClientIdx, write: &Msg, ack: &Msg) -> Option<Observation> {
+    match (write, ack) {
+        (Msg::Write { hold, .. }, Msg::WriteAck { accepted: true, .. }) => {
+            Some(Observation::WriteAccepted {
+                client,
+                hold: *hold,
+            })
+        }
+        (
+            Msg::Write { token, .. },
+            Msg::WriteAck {
+                accepted: false, ..
+            },
+        ) => Some(Observation::WriteRejected {
+            client,
+            token: *token,
+        }),
+        _ => None,
+    }
+}
+
+/// Whether delivering `msg` to the store is a release step (when it changes
+/// the store): the request a recipe's release step sent, or a session
+/// close. (A session expiry is the third kind; the engines see it as a timer.)
+pub fn is_release(msg: &Msg) -> bool {
+    match msg {
+        Msg::Request { release, .. } => *release,
+        Msg::Close { .. } => true,
+        Msg::Reply { .. }
+        | Msg::Ping { .. }
+        | Msg::Pong { .. }
+        | Msg::Notify { .. }
+        | Msg::Expired { .. }
+        | Msg::Write { .. }
+        | Msg::WriteAck { .. } => false,
+    }
+}
