@@ -247,7 +247,7 @@ fn audit_symmetry(
             e.relabel(&swap);
         }
         if model.next_state(&swapped, sa) != expected {
-            let what = crate::trace::describe(state, a).3;
+            let what = crate::model::describe::describe(state, a).3;
             return Some(format!(
                 "step {a:?} ({what}) leads elsewhere once clients {i} and {j} swap names"
             ));

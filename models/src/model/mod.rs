@@ -1,15 +1,13 @@
-//! The model-checking configuration: the store, the guarded resource and N
-//! interchangeable clients, their FIFO links, and a fault budget.
+//! The model: the store, the guarded resource and N interchangeable
+//! clients, their FIFO links, and a fault budget, as a stateright `Model`
+//! that lockstep's explorer (and stateright's) checks.
 //!
-//! Time is abstracted. A timer may fire only when, in real time, it could:
-//! - think and hold timers at any moment (they are arbitrary delays);
-//! - a client's resend timer only when its request or the reply was lost;
-//! - heartbeats never: a healthy connected client keeps its session, so
-//!   session (lease) expiry is a store step enabled only while the owner is
-//!   silent — crashed, paused, cut off, or gone on to a new session;
-//! - the lease-aware deadline only after the client missed contact (paused or
-//!   cut off); and a cut-off lease-aware holder's clock runs, so its deadline
-//!   passes before the store expires its session.
+//! - [`config`]: what to check, and `into_model()`;
+//! - [`state`]: the state and the actions;
+//! - [`time`]: when a timer may fire (time is abstracted);
+//! - [`describe`]: each action in words, for traces and the Explorer;
+//! - this module: how an action steps the actors, and the properties (read
+//!   off [`crate::properties`]'s monitors).
 //!
 //! Faults are budgeted, which keeps the state space finite: `crashes` (for
 //! good), `pauses` (process frozen with its timers and inbox, then resumes),
@@ -17,111 +15,27 @@
 //! was sent arrives afterwards, as TCP would deliver it), `lost_replies` (the
 //! store applied a request but the reply never arrives).
 
-use crate::client::{Client, ClientState, ClientTiming, Phase, Policy};
-use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
+mod config;
+pub mod describe;
+mod state;
+mod time;
+
+pub use config::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
+pub use state::{Action, ClientSlot, Link, LockState, Status};
+
+use crate::client::{Client, ClientState, Phase, Policy};
+use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer};
 use crate::properties::{
     is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
 };
-use crate::recipe::RecipeRef;
 use crate::resource::{Resource, ResourceState};
 use crate::store::{Store, StoreState};
-use serde::{Deserialize, Serialize};
+use state::{insert_timer, remove_timer};
 use stateright::actor::{Actor, Command, Id, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// The smallest and largest client counts the model checker supports.
-pub const MIN_CLIENTS: u8 = 2;
-pub const MAX_CLIENTS: u8 = 4;
-
-/// How many faults of each kind a run may inject.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct FaultBudget {
-    pub crashes: u8,
-    pub pauses: u8,
-    pub partitions: u8,
-    pub lost_replies: u8,
-}
-
-/// A model-checking configuration; `into_model()` builds the model.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockModelCfg {
-    pub recipe: RecipeRef,
-    pub clients: u8,
-    pub rounds: u8,
-    pub faults: FaultBudget,
-    pub fencing: bool,
-    pub policy: Policy,
-}
-
-impl LockModelCfg {
-    pub fn new(recipe: RecipeRef, clients: u8) -> Self {
-        LockModelCfg {
-            recipe,
-            clients,
-            rounds: 1,
-            faults: FaultBudget::default(),
-            fencing: false,
-            policy: Policy::Naive,
-        }
-    }
-
-    /// Checks the configuration; the error names the offending setting.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(MIN_CLIENTS..=MAX_CLIENTS).contains(&self.clients) {
-            return Err(format!(
-                "clients must be between {MIN_CLIENTS} and {MAX_CLIENTS} for model checking (got {}); \
-                 use the simulator for more",
-                self.clients
-            ));
-        }
-        if !(1..=3).contains(&self.rounds) {
-            return Err(format!(
-                "rounds must be between 1 and 3 (got {})",
-                self.rounds
-            ));
-        }
-        let total = self.faults.crashes as u32
-            + self.faults.pauses as u32
-            + self.faults.partitions as u32
-            + self.faults.lost_replies as u32;
-        if total > 3 {
-            return Err(format!(
-                "at most 3 faults in all can be model-checked (got {total}); use the simulator for more"
-            ));
-        }
-        if self.faults.crashes >= self.clients {
-            return Err(format!(
-                "crashes ({}) must be fewer than clients ({}), or nobody is left to take the lock",
-                self.faults.crashes, self.clients
-            ));
-        }
-        Ok(())
-    }
-
-    pub fn into_model(self) -> LockModel {
-        let timing = ClientTiming::default();
-        LockModel {
-            store: Store::for_face(
-                self.recipe.face(),
-                Duration::from_secs(6),
-                self.recipe.setup().lock_dir,
-            ),
-            resource: Resource::new(self.fencing),
-            client: Client {
-                recipe: self.recipe.clone(),
-                rounds: self.rounds,
-                policy: self.policy,
-                timing,
-            },
-            cfg: self,
-        }
-    }
-}
 
 pub struct LockModel {
     pub cfg: LockModelCfg,
@@ -130,175 +44,12 @@ pub struct LockModel {
     pub client: Client,
 }
 
-/// Whether a client process runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Status {
-    Running,
-    Paused,
-    Crashed,
-}
-
-/// A client, what the model knows about its process, and its links.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ClientSlot {
-    pub state: ClientState,
-    pub status: Status,
-    /// The client–store link is cut.
-    pub partitioned: bool,
-    /// Lease-aware clients: it was paused or cut off and has not heard from
-    /// the store since.
-    pub missed_contact: bool,
-    /// Armed timers, sorted.
-    pub timers: Vec<Timer>,
-    /// FIFO links: store → client, client → store, client → resource,
-    /// resource → client.
-    pub from_store: Vec<Msg>,
-    pub to_store: Vec<Msg>,
-    pub to_resource: Vec<Msg>,
-    pub from_resource: Vec<Msg>,
-}
-
-impl ClientSlot {
-    pub fn is_live(&self) -> bool {
-        self.status != Status::Crashed
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct LockState {
-    // Shared between a state and its successors until a step changes them:
-    // most steps touch one client, so most of a successor is not copied.
-    pub store: Arc<StoreState>,
-    pub store_timers: Vec<Timer>,
-    pub resource: ResourceState,
-    pub clients: Vec<Arc<ClientSlot>>,
-    /// Faults still to inject.
-    pub budget: FaultBudget,
-    /// Ghost: the property monitors, fed after every step (shared until a
-    /// step feeds them).
-    pub monitors: Arc<Monitors>,
-}
-
-/// A link, named by its ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Link {
-    StoreToClient,
-    ClientToStore,
-    ClientToResource,
-    ResourceToClient,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Action {
-    /// Deliver the message at the head of a client's link.
-    Deliver(ClientIdx, Link),
-    /// A client's timer fires.
-    Timeout(ClientIdx, Timer),
-    /// The store's expiry timer for a silent session fires.
-    Expire(SessionId),
-    Crash(ClientIdx),
-    Pause(ClientIdx),
-    Resume(ClientIdx),
-    Partition(ClientIdx),
-    Heal(ClientIdx),
-    /// The reply at the head of the store → client link is lost.
-    LoseReply(ClientIdx),
-}
-
-impl Action {
-    pub fn is_fault(&self) -> bool {
-        matches!(
-            self,
-            Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_)
-        )
-    }
-}
-
-impl LockState {
-    /// Client `c`'s slot, to change it (copied first if shared).
-    pub fn slot_mut(&mut self, c: ClientIdx) -> &mut ClientSlot {
-        Arc::make_mut(&mut self.clients[c as usize])
-    }
-
-    /// Live clients that believe they hold the lock.
-    pub fn holders(&self) -> impl Iterator<Item = ClientIdx> + '_ {
-        self.clients
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.is_live() && s.state.holds_lock())
-            .map(|(c, _)| c as ClientIdx)
-    }
-
-    /// Every live client has finished its rounds.
-    pub fn all_live_done(&self) -> bool {
-        self.clients
-            .iter()
-            .all(|s| !s.is_live() || s.state.phase == Phase::Done)
-    }
-
-    /// Someone acquired the lock after someone else had it.
-    pub fn handed_off(&self) -> bool {
-        self.monitors.holds(PropertyName::HandOff)
-    }
-}
-
-fn insert_timer(timers: &mut Vec<Timer>, t: Timer) {
-    if let Err(at) = timers.binary_search(&t) {
-        timers.insert(at, t);
-    }
-}
-
-fn remove_timer(timers: &mut Vec<Timer>, t: &Timer) {
-    if let Ok(at) = timers.binary_search(t) {
-        timers.remove(at);
-    }
-}
-
 /// Feeds the monitors (copied first if shared).
 fn observe(state: &mut LockState, obs: Observation) {
     Arc::make_mut(&mut state.monitors).observe(obs);
 }
 
 impl LockModel {
-    fn silent(&self, state: &LockState, s: SessionId) -> bool {
-        let Some(slot) = state.clients.get(s.client as usize) else {
-            return true;
-        };
-        if slot.state.session != s {
-            return true; // the owner has moved on to a new session
-        }
-        if slot.state.phase == Phase::Done {
-            return false; // a finished client stays connected
-        }
-        match slot.status {
-            Status::Crashed | Status::Paused => true,
-            Status::Running => {
-                // A cut-off lease-aware holder's own clock runs out first.
-                slot.partitioned
-                    && !(self.client.policy == Policy::LeaseAware
-                        && slot.timers.binary_search(&Timer::Deadline).is_ok())
-            }
-        }
-    }
-
-    fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
-        match t {
-            Timer::Think | Timer::Hold => true,
-            Timer::Retry => {
-                slot.state.pending.is_some()
-                    && !slot
-                        .to_store
-                        .iter()
-                        .any(|m| matches!(m, Msg::Request { .. }))
-                    && !slot.from_store.iter().any(
-                        |m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch),
-                    )
-            }
-            Timer::Ping | Timer::Expiry(_) => false,
-            Timer::Deadline => slot.missed_contact,
-        }
-    }
-
     /// Applies an actor's output commands: sends go onto links, timers into
     /// the sender's timer set. Returns the notifications sent.
     fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> u8
@@ -591,7 +342,7 @@ impl Model for LockModel {
 
     /// The Explorer shows each step as a trace line, then the state it leads to.
     fn format_step(&self, last: &LockState, action: Action) -> Option<String> {
-        let (_, from, to, what) = crate::trace::describe(last, action);
+        let (_, from, to, what) = crate::model::describe::describe(last, action);
         let next = self.next_state(last, action)?;
         let arrow = if to.is_empty() || to == from {
             format!("{from}: {what}")
@@ -623,36 +374,5 @@ impl Model for LockModel {
             ),
             Property::sometimes(P::HandOff.name(), read!(P::HandOff)),
         ]
-    }
-}
-
-impl fmt::Display for LockModelCfg {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(
-            f,
-            "{} with {} clients, {} round{}, {} policy, fencing {}",
-            self.recipe,
-            self.clients,
-            self.rounds,
-            if self.rounds == 1 { "" } else { "s" },
-            self.policy,
-            if self.fencing { "on" } else { "off" }
-        )?;
-        let b = self.faults;
-        let faults: Vec<String> = [
-            (b.crashes, "crash"),
-            (b.pauses, "pause"),
-            (b.partitions, "partition"),
-            (b.lost_replies, "lost reply"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
-        if faults.is_empty() {
-            write!(f, ", no faults")
-        } else {
-            write!(f, ", faults: {}", faults.join(", "))
-        }
     }
 }

@@ -1,0 +1,131 @@
+//! What to check: the recipe, how many clients and rounds, the fault
+//! budget, fencing and the client policy; `into_model()` builds the model.
+
+use super::LockModel;
+use crate::client::{Client, ClientTiming, Policy};
+use crate::recipe::RecipeRef;
+use crate::resource::Resource;
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::time::Duration;
+
+/// The smallest and largest client counts the model checker supports.
+pub const MIN_CLIENTS: u8 = 2;
+pub const MAX_CLIENTS: u8 = 4;
+
+/// How many faults of each kind a run may inject.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FaultBudget {
+    pub crashes: u8,
+    pub pauses: u8,
+    pub partitions: u8,
+    pub lost_replies: u8,
+}
+
+/// A model-checking configuration; `into_model()` builds the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockModelCfg {
+    pub recipe: RecipeRef,
+    pub clients: u8,
+    pub rounds: u8,
+    pub faults: FaultBudget,
+    pub fencing: bool,
+    pub policy: Policy,
+}
+
+impl LockModelCfg {
+    pub fn new(recipe: RecipeRef, clients: u8) -> Self {
+        LockModelCfg {
+            recipe,
+            clients,
+            rounds: 1,
+            faults: FaultBudget::default(),
+            fencing: false,
+            policy: Policy::Naive,
+        }
+    }
+
+    /// Checks the configuration; the error names the offending setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(MIN_CLIENTS..=MAX_CLIENTS).contains(&self.clients) {
+            return Err(format!(
+                "clients must be between {MIN_CLIENTS} and {MAX_CLIENTS} for model checking (got {}); \
+                 use the simulator for more",
+                self.clients
+            ));
+        }
+        if !(1..=3).contains(&self.rounds) {
+            return Err(format!(
+                "rounds must be between 1 and 3 (got {})",
+                self.rounds
+            ));
+        }
+        let total = self.faults.crashes as u32
+            + self.faults.pauses as u32
+            + self.faults.partitions as u32
+            + self.faults.lost_replies as u32;
+        if total > 3 {
+            return Err(format!(
+                "at most 3 faults in all can be model-checked (got {total}); use the simulator for more"
+            ));
+        }
+        if self.faults.crashes >= self.clients {
+            return Err(format!(
+                "crashes ({}) must be fewer than clients ({}), or nobody is left to take the lock",
+                self.faults.crashes, self.clients
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn into_model(self) -> LockModel {
+        let timing = ClientTiming::default();
+        LockModel {
+            store: Store::for_face(
+                self.recipe.face(),
+                Duration::from_secs(6),
+                self.recipe.setup().lock_dir,
+            ),
+            resource: Resource::new(self.fencing),
+            client: Client {
+                recipe: self.recipe.clone(),
+                rounds: self.rounds,
+                policy: self.policy,
+                timing,
+            },
+            cfg: self,
+        }
+    }
+}
+
+impl fmt::Display for LockModelCfg {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "{} with {} clients, {} round{}, {} policy, fencing {}",
+            self.recipe,
+            self.clients,
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.policy,
+            if self.fencing { "on" } else { "off" }
+        )?;
+        let b = self.faults;
+        let faults: Vec<String> = [
+            (b.crashes, "crash"),
+            (b.pauses, "pause"),
+            (b.partitions, "partition"),
+            (b.lost_replies, "lost reply"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if faults.is_empty() {
+            write!(f, ", no faults")
+        } else {
+            write!(f, ", faults: {}", faults.join(", "))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Each action in words: who sent what to whom, which timer fired, which
+//! fault struck. Counterexample traces, the Explorer and the checker's
+//! symmetry audit all read it.
+
+use super::{Action, Link, LockState};
+use crate::msg::Timer;
+
+fn client(c: crate::ids::ClientIdx) -> String {
+    format!("client {c}")
+}
+
+/// (kind, from, to, what) of `action` taken in `state`.
+pub fn describe(state: &LockState, action: Action) -> (&'static str, String, String, String) {
+    match action {
+        Action::Deliver(c, link) => {
+            let slot = &state.clients[c as usize];
+            let (from, to, queue) = match link {
+                Link::StoreToClient => ("store".to_string(), client(c), &slot.from_store),
+                Link::ClientToStore => (client(c), "store".to_string(), &slot.to_store),
+                Link::ClientToResource => (client(c), "resource".to_string(), &slot.to_resource),
+                Link::ResourceToClient => ("resource".to_string(), client(c), &slot.from_resource),
+            };
+            let what = queue.first().map(|m| m.to_string()).unwrap_or_default();
+            ("deliver", from, to, what)
+        }
+        Action::Timeout(c, t) => {
+            let what = match t {
+                Timer::Think => "think time over: start acquiring".to_string(),
+                Timer::Hold => "hold time over: next write".to_string(),
+                Timer::Retry => "no reply: resend".to_string(),
+                Timer::Ping => "heartbeat".to_string(),
+                Timer::Deadline => {
+                    "session deadline passed by its own clock: give the lock up".to_string()
+                }
+                Timer::Expiry(s) => format!("expiry of {s}"),
+            };
+            ("timer", client(c), client(c), what)
+        }
+        Action::Expire(s) => (
+            "expire",
+            "store".into(),
+            client(s.client),
+            format!("session {s} expires (its owner is silent)"),
+        ),
+        Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
+        Action::Pause(c) => (
+            "fault",
+            client(c),
+            String::new(),
+            "pauses (process frozen)".into(),
+        ),
+        Action::Resume(c) => ("recover", client(c), String::new(), "resumes".into()),
+        Action::Partition(c) => (
+            "fault",
+            client(c),
+            "store".into(),
+            "link to the store is cut".into(),
+        ),
+        Action::Heal(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "link to the store heals".into(),
+        ),
+        Action::LoseReply(c) => {
+            let what = state.clients[c as usize]
+                .from_store
+                .first()
+                .map(|m| format!("{m} is lost"))
+                .unwrap_or_default();
+            ("fault", "store".into(), client(c), what)
+        }
+    }
+}

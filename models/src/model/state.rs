@@ -1,0 +1,137 @@
+//! The model's state: every client with its process status and links, the
+//! store, the resource, the fault budget left and the property monitors;
+//! and the actions that step it.
+
+use super::FaultBudget;
+use crate::client::{ClientState, Phase};
+use crate::ids::{ClientIdx, SessionId};
+use crate::msg::{Msg, Timer};
+use crate::properties::{Monitors, PropertyName};
+use crate::resource::ResourceState;
+use crate::store::StoreState;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Whether a client process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Running,
+    Paused,
+    Crashed,
+}
+
+/// A client, what the model knows about its process, and its links.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientSlot {
+    pub state: ClientState,
+    pub status: Status,
+    /// The client–store link is cut.
+    pub partitioned: bool,
+    /// Lease-aware clients: it was paused or cut off and has not heard from
+    /// the store since.
+    pub missed_contact: bool,
+    /// Armed timers, sorted.
+    pub timers: Vec<Timer>,
+    /// FIFO links: store → client, client → store, client → resource,
+    /// resource → client.
+    pub from_store: Vec<Msg>,
+    pub to_store: Vec<Msg>,
+    pub to_resource: Vec<Msg>,
+    pub from_resource: Vec<Msg>,
+}
+
+impl ClientSlot {
+    pub fn is_live(&self) -> bool {
+        self.status != Status::Crashed
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LockState {
+    // Shared between a state and its successors until a step changes them:
+    // most steps touch one client, so most of a successor is not copied.
+    pub store: Arc<StoreState>,
+    pub store_timers: Vec<Timer>,
+    pub resource: ResourceState,
+    pub clients: Vec<Arc<ClientSlot>>,
+    /// Faults still to inject.
+    pub budget: FaultBudget,
+    /// Ghost: the property monitors, fed after every step (shared until a
+    /// step feeds them).
+    pub monitors: Arc<Monitors>,
+}
+
+/// A link, named by its ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Link {
+    StoreToClient,
+    ClientToStore,
+    ClientToResource,
+    ResourceToClient,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// Deliver the message at the head of a client's link.
+    Deliver(ClientIdx, Link),
+    /// A client's timer fires.
+    Timeout(ClientIdx, Timer),
+    /// The store's expiry timer for a silent session fires.
+    Expire(SessionId),
+    Crash(ClientIdx),
+    Pause(ClientIdx),
+    Resume(ClientIdx),
+    Partition(ClientIdx),
+    Heal(ClientIdx),
+    /// The reply at the head of the store → client link is lost.
+    LoseReply(ClientIdx),
+}
+
+impl Action {
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_)
+        )
+    }
+}
+
+impl LockState {
+    /// Client `c`'s slot, to change it (copied first if shared).
+    pub fn slot_mut(&mut self, c: ClientIdx) -> &mut ClientSlot {
+        Arc::make_mut(&mut self.clients[c as usize])
+    }
+
+    /// Live clients that believe they hold the lock.
+    pub fn holders(&self) -> impl Iterator<Item = ClientIdx> + '_ {
+        self.clients
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_live() && s.state.holds_lock())
+            .map(|(c, _)| c as ClientIdx)
+    }
+
+    /// Every live client has finished its rounds.
+    pub fn all_live_done(&self) -> bool {
+        self.clients
+            .iter()
+            .all(|s| !s.is_live() || s.state.phase == Phase::Done)
+    }
+
+    /// Someone acquired the lock after someone else had it.
+    pub fn handed_off(&self) -> bool {
+        self.monitors.holds(PropertyName::HandOff)
+    }
+}
+
+pub(super) fn insert_timer(timers: &mut Vec<Timer>, t: Timer) {
+    if let Err(at) = timers.binary_search(&t) {
+        timers.insert(at, t);
+    }
+}
+
+pub(super) fn remove_timer(timers: &mut Vec<Timer>, t: &Timer) {
+    if let Ok(at) = timers.binary_search(t) {
+        timers.remove(at);
+    }
+}

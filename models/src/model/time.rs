@@ -1,0 +1,58 @@
+//! The time abstraction. The checker's timers carry no time, so the model
+//! decides when each may fire — only when, in real time, it could:
+//! - think and hold timers at any moment (they are arbitrary delays);
+//! - a client's resend timer only when its request or the reply was lost;
+//! - heartbeats never: a healthy connected client keeps its session, so
+//!   session (lease) expiry is a store step enabled only while the owner is
+//!   silent — crashed, paused, cut off, or gone on to a new session;
+//! - the lease-aware deadline only after the client missed contact (paused or
+//!   cut off); and a cut-off lease-aware holder's clock runs, so its deadline
+//!   passes before the store expires its session.
+
+use super::{ClientSlot, LockModel, LockState, Status};
+use crate::client::{Phase, Policy};
+use crate::ids::SessionId;
+use crate::msg::{Msg, Timer};
+
+impl LockModel {
+    /// Whether session `s`'s owner is silent, so the store may expire it.
+    pub(super) fn silent(&self, state: &LockState, s: SessionId) -> bool {
+        let Some(slot) = state.clients.get(s.client as usize) else {
+            return true;
+        };
+        if slot.state.session != s {
+            return true; // the owner has moved on to a new session
+        }
+        if slot.state.phase == Phase::Done {
+            return false; // a finished client stays connected
+        }
+        match slot.status {
+            Status::Crashed | Status::Paused => true,
+            Status::Running => {
+                // A cut-off lease-aware holder's own clock runs out first.
+                slot.partitioned
+                    && !(self.client.policy == Policy::LeaseAware
+                        && slot.timers.binary_search(&Timer::Deadline).is_ok())
+            }
+        }
+    }
+
+    /// Whether client timer `t` may fire now.
+    pub(super) fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
+        match t {
+            Timer::Think | Timer::Hold => true,
+            Timer::Retry => {
+                slot.state.pending.is_some()
+                    && !slot
+                        .to_store
+                        .iter()
+                        .any(|m| matches!(m, Msg::Request { .. }))
+                    && !slot.from_store.iter().any(
+                        |m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch),
+                    )
+            }
+            Timer::Ping | Timer::Expiry(_) => false,
+            Timer::Deadline => slot.missed_contact,
+        }
+    }
+}
