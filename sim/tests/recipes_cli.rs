@@ -1,0 +1,201 @@
+//! Recipes as the CLI finds them: the registry, variants, bad names, and the
+//! recipe added to prove the architecture open (`lowest-watch`).
+
+use std::process::{Command, Output};
+
+fn lockstep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .output()
+        .expect("lockstep runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+fn usage_error(args: &[&str], needles: &[&str]) {
+    let o = lockstep(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: expected '{n}' in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+#[test]
+fn recipes_lists_the_registry_with_variants() {
+    let o = lockstep(&["recipes", "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = json(&o);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "unfair-create",
+            "fair-predecessor",
+            "etcd-revision",
+            "children-watch",
+            "lowest-watch"
+        ]
+    );
+    let fair = &v[1]["variants"];
+    assert_eq!(fair[0]["name"], "no-guid");
+    assert_eq!(fair[1]["test_only"], true);
+}
+
+#[test]
+fn unknown_recipes_and_variants_name_the_known_ones() {
+    usage_error(
+        &["check", "--recipe", "bakery", "--clients", "2"],
+        &[
+            "unknown recipe 'bakery'",
+            "lowest-watch",
+            "fair-predecessor",
+        ],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "fair-predecessor",
+            "--variant",
+            "x",
+            "--clients",
+            "2",
+        ],
+        &["unknown variant 'x'", "no-guid", "no-relist"],
+    );
+    usage_error(
+        &["check", "--recipe", "lowest-watch:fast", "--clients", "2"],
+        &["unknown variant 'fast'", "no variants"],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "fair-predecessor:no-guid",
+            "--variant",
+            "no-relist",
+            "--clients",
+            "2",
+        ],
+        &["more than one variant"],
+    );
+    usage_error(
+        &["herd", "--recipes", "lowest-watch:x", "--clients", "2"],
+        &["unknown variant 'x'"],
+    );
+}
+
+#[test]
+fn a_variant_given_by_flag_or_by_name_is_the_same_check() {
+    let a = json(&lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--variant",
+        "no-guid",
+        "--clients",
+        "2",
+        "--lost-replies",
+        "1",
+        "--json",
+    ]));
+    let b = json(&lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor:no-guid",
+        "--clients",
+        "2",
+        "--lost-replies",
+        "1",
+        "--json",
+    ]));
+    let c = json(&lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--no-guid",
+        "--clients",
+        "2",
+        "--lost-replies",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(a["unique_states"], b["unique_states"]);
+    assert_eq!(a["unique_states"], c["unique_states"]);
+    let progress = |v: &serde_json::Value| {
+        v["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "progress")
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(progress(&a), "violated");
+}
+
+#[test]
+fn lowest_watch_keeps_exclusion_but_herds_and_matches_its_closed_form() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "lowest-watch",
+        "--clients",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "herd_bound is violated");
+    let v = json(&o);
+    let status = |name: &str| {
+        v["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} reported"))["status"]
+            .clone()
+    };
+    assert_eq!(status("herd_bound"), "violated");
+    assert_eq!(status("mutual_exclusion"), "holds");
+    assert_eq!(status("progress"), "holds");
+    assert_eq!(status("holder_owns_key"), "holds");
+
+    let dir = std::env::temp_dir().join(format!("lockstep-lowest-{}", std::process::id()));
+    let o = lockstep(&[
+        "herd",
+        "--recipes",
+        "lowest-watch",
+        "--clients",
+        "2,5,13,40",
+        "--json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    for r in v["rows"].as_array().unwrap() {
+        let n = r["clients"].as_u64().unwrap();
+        let per: Vec<u64> = r["notifications_per_release"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        let closed: Vec<u64> = (1..=n).map(|k| n - k).collect();
+        assert_eq!(per, closed, "lowest-watch with {n} clients");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
