@@ -21,22 +21,18 @@ pub const DEFAULT_CLIENTS: [u16; 12] = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2
 
 /// The baseline herd scenario for `recipe` with `clients` clients.
 pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
-    let variant = match recipe.variant() {
-        Some(v) => format!("variant = \"{v}\"\n"),
-        None => String::new(),
-    };
     // Sessions outlive the whole queue with few heartbeats: the herd, not the
     // pings, is what is measured.
     let text = format!(
-        "recipe = \"{}\"\n{variant}clients = {clients}\nrounds = 1\nseed = {seed}\n\
+        "clients = {clients}\nrounds = 1\nseed = {seed}\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [20, 20]\n\
-         latency_ms = [1.0, 1.0]\nretry_ms = 600000\n",
-        recipe.name()
+         latency_ms = [1.0, 1.0]\nretry_ms = 600000\n"
     );
-    Scenario::parse(
+    Scenario::parse_with_recipe(
         &text,
         "baseline",
         &format!("baseline-{}-{clients}", recipe.name()),
+        recipe.clone(),
     )
     .expect("the baseline scenario is valid")
 }

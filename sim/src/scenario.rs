@@ -65,6 +65,7 @@ impl fmt::Display for ScenarioError {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub recipe: String,
     pub variant: Option<String>,
     pub clients: u32,
@@ -228,33 +229,58 @@ impl Scenario {
         Scenario::resolve(raw, file, name)
     }
 
+    /// A scenario for `recipe`, which need not be registered (a user's own
+    /// recipe): `text` is a scenario file without `recipe`, `variant` or `guid`.
+    pub fn parse_with_recipe(
+        text: &str,
+        file: &str,
+        name: &str,
+        recipe: RecipeRef,
+    ) -> Result<Scenario, ScenarioError> {
+        let raw: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError {
+            file: file.to_string(),
+            key: String::new(),
+            reason: e.to_string().trim().replace('\n', " "),
+        })?;
+        Scenario::resolve_with(raw, file, name, Some(recipe))
+    }
+
     pub fn resolve(raw: ScenarioFile, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::resolve_with(raw, file, name, None)
+    }
+
+    fn resolve_with(
+        mut raw: ScenarioFile,
+        file: &str,
+        name: &str,
+        given: Option<RecipeRef>,
+    ) -> Result<Scenario, ScenarioError> {
         let err = |key: &str, reason: String| ScenarioError {
             file: file.to_string(),
             key: key.to_string(),
             reason,
         };
-        let registered = recipes::find(&raw.recipe).map_err(|e| err("recipe", e))?;
-        // `guid = false` is the older spelling of fair-predecessor's variant.
-        let fair = registered.name == "fair-predecessor";
-        let variant =
-            match (raw.variant.as_deref(), raw.guid) {
-                (v, None) => v,
-                (v, Some(true)) if fair => v,
-                (None, Some(false)) if fair => Some("no-guid"),
-                (Some(_), Some(false)) if fair => return Err(err(
-                    "guid",
-                    "give the variant once: `variant = \"no-guid\"` or `guid = false`, not both"
-                        .into(),
-                )),
-                (_, Some(_)) => {
+        let recipe = match given {
+            Some(recipe) => {
+                if !raw.recipe.is_empty() || raw.variant.is_some() || raw.guid.is_some() {
                     return Err(err(
-                        "guid",
-                        format!("applies only to fair-predecessor, not {}", registered.name),
-                    ))
+                        "recipe",
+                        format!("the recipe is given by the caller ({recipe}); leave `recipe`, `variant` and `guid` out"),
+                    ));
                 }
-            };
-        let recipe = recipes::lookup(registered.name, variant).map_err(|e| err("variant", e))?;
+                recipe
+            }
+            None => registered_recipe(&raw, &err)?,
+        };
+        // Reproducers name the recipe when the registry can find it again;
+        // a user's own recipe stays unnamed, so replaying one is an error
+        // ("missing recipe") rather than a run of some other recipe.
+        if raw.recipe.is_empty()
+            && recipes::lookup(recipe.name(), recipe.variant()).is_ok_and(|r| r == recipe)
+        {
+            raw.recipe = recipe.name().to_string();
+            raw.variant = recipe.variant().map(str::to_string);
+        }
         if !(1..=MAX_SIM_CLIENTS).contains(&raw.clients) {
             return Err(err(
                 "clients",
@@ -490,4 +516,39 @@ impl Scenario {
         out.push_str(&body);
         out
     }
+}
+
+/// The registered recipe a scenario file names (`recipe`, `variant`, or the
+/// older `guid = false`).
+fn registered_recipe(
+    raw: &ScenarioFile,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<RecipeRef, ScenarioError> {
+    if raw.recipe.is_empty() {
+        return Err(err(
+            "recipe",
+            "missing: name a recipe (`lockstep recipes` lists them)".into(),
+        ));
+    }
+    let registered = recipes::find(&raw.recipe).map_err(|e| err("recipe", e))?;
+    // `guid = false` is the older spelling of fair-predecessor's variant.
+    let fair = registered.name == "fair-predecessor";
+    let variant = match (raw.variant.as_deref(), raw.guid) {
+        (v, None) => v,
+        (v, Some(true)) if fair => v,
+        (None, Some(false)) if fair => Some("no-guid"),
+        (Some(_), Some(false)) if fair => {
+            return Err(err(
+                "guid",
+                "give the variant once: `variant = \"no-guid\"` or `guid = false`, not both".into(),
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(err(
+                "guid",
+                format!("applies only to fair-predecessor, not {}", registered.name),
+            ))
+        }
+    };
+    recipes::lookup(registered.name, variant).map_err(|e| err("variant", e))
 }
