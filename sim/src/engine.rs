@@ -181,6 +181,9 @@ pub struct Outcome {
     pub violations: Vec<Violation>,
     pub faults: Vec<FaultRecord>,
     pub metrics: Metrics,
+    /// The `sometimes` property `hand_off`: the lock passed from one client
+    /// to another in this run.
+    pub hand_off: bool,
     /// FNV-1a of the trace's JSON lines (present when the trace was recorded).
     pub trace_hash: Option<String>,
     #[serde(skip)]
@@ -972,6 +975,7 @@ impl<'a> Sim<'a> {
             violations: self.violations,
             faults: self.faults,
             metrics: self.metrics,
+            hand_off: self.monitors.holds(PropertyName::HandOff),
             trace_hash: self.record.then(|| format!("{:016x}", self.hash)),
             trace: self.trace,
         }

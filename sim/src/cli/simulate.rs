@@ -23,6 +23,7 @@ struct RunJson<'a> {
     seed: u64,
     trace_hash: Option<&'a str>,
     violations: &'a [Violation],
+    hand_off: bool,
     faults_fired: BTreeMap<&'static str, u64>,
     faults_not_fired: Vec<String>,
     metrics: &'a Metrics,
@@ -176,6 +177,14 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
         .collect();
     println!("requests by kind: {}", kinds.join(", "));
     println!();
+    println!(
+        "hand_off (sometimes): {}",
+        if o.hand_off {
+            "witnessed"
+        } else {
+            "not witnessed"
+        }
+    );
     if o.violations.is_empty() {
         println!("no violations");
     }
@@ -259,6 +268,7 @@ fn simulate_and_report(
             seed: o.seed,
             trace_hash: o.trace_hash.as_deref(),
             violations: &o.violations,
+            hand_off: o.hand_off,
             faults_fired: o.faults_fired(),
             faults_not_fired: not_fired(o),
             metrics: &o.metrics,
