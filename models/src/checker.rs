@@ -16,7 +16,9 @@
 
 use crate::ids::ClientIdx;
 use crate::model::{Action, LockModel, LockState};
-use crate::symmetry::{inverse, representative, Relabel};
+use crate::symmetry::{
+    fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
+};
 use stateright::{Expectation, Model, Property};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -71,16 +73,10 @@ impl std::error::Error for CheckError {}
 
 /// Every state up to this many is audited for symmetry; beyond, one in
 /// [`AUDIT_EVERY`], chosen by fingerprint (deterministic, any thread count).
-const AUDIT_ALL_UP_TO: usize = 20_000;
-const AUDIT_EVERY: u64 = 32;
+const AUDIT_ALL_UP_TO: usize = 2_000;
+const AUDIT_EVERY: u64 = 1024;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Always,
-    Sometimes,
-    /// Every reachable state can reach one where all live clients finished.
-    Progress,
-}
+pub use crate::properties::Kind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
@@ -142,11 +138,7 @@ impl Hasher for Identity {
     }
 }
 
-fn fingerprint(state: &LockState) -> u64 {
-    ahash::RandomState::with_seeds(0x6c6f, 0x636b, 0x7374, 0x6570).hash_one(state)
-}
-
-pub const PROGRESS: &str = "progress";
+pub const PROGRESS: &str = crate::properties::PropertyName::Progress.name();
 
 struct Graph {
     /// For each state, its BFS parent and the action (in the parent's labels).
@@ -305,12 +297,13 @@ fn expand(
         .into_iter()
         .filter_map(|a| {
             let next = model.next_state(state, a)?;
-            let next = if symmetry {
-                representative(&next).0
+            let (next, known) = if symmetry {
+                let (rep, _, fp) = representative_and_fingerprint(&next);
+                (rep, fp)
             } else {
-                next
+                (next, None)
             };
-            let fp = fingerprint(&next);
+            let fp = known.unwrap_or_else(|| fingerprint(&next));
             Some((a, fp, claimed.insert(fp).then_some(next)))
         })
         .collect();

@@ -62,7 +62,7 @@ impl PropertyName {
         PropertyName::Progress,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             PropertyName::MutualExclusion => "mutual_exclusion",
             PropertyName::ResourceExclusion => "resource_exclusion",
@@ -130,7 +130,7 @@ pub enum Observation {
 /// holds the acquisition history (which the resource order needs anyway)
 /// and sticky marks that change only on a violating path, so it tells
 /// apart no two states that differ in nothing else but a violation.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Monitors {
     /// Every acquisition so far, in the order clients came to believe.
     pub acquisitions: Vec<Acquisition>,
@@ -143,6 +143,17 @@ pub struct Monitors {
     widest_wakeup: u8,
     /// `holder_writes_accepted`: a sole, newest holder was fenced off.
     holder_fenced: bool,
+}
+
+/// Hashes the history only: who believes now follows from the clients'
+/// states, and the resource order's place from the resource's log and the
+/// acquisitions, so hashing them again would only cost the checker time.
+impl std::hash::Hash for Monitors {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.acquisitions.hash(h);
+        self.widest_wakeup.hash(h);
+        self.holder_fenced.hash(h);
+    }
 }
 
 /// A property newly violated, and the clients involved.

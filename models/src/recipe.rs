@@ -168,16 +168,44 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
 
 /// A recipe state of some recipe, hashable, comparable and relabelable
 /// without knowing its type. Cloning shares it; a step that changes it
-/// replaces it.
-#[derive(Clone)]
-pub struct AnyState(Arc<dyn ErasedState>);
+/// replaces it. Its hashes — as it is, and with client names erased — are
+/// taken once, when it is made: the checker hashes every state it meets and
+/// orders clients by their erased situation, and a recipe state changes far
+/// less often than it is hashed.
+///
+/// Each copy owns its state (a small allocation) rather than sharing one
+/// behind a reference count: the checker copies states on every core, and
+/// one count touched from two cores costs more than a copy.
+pub struct AnyState {
+    state: Box<dyn ErasedState>,
+    hash: u64,
+    unlabelled: u64,
+}
+
+impl Clone for AnyState {
+    fn clone(&self) -> Self {
+        AnyState {
+            state: self.state.clone_box(),
+            hash: self.hash,
+            unlabelled: self.unlabelled,
+        }
+    }
+}
+
+/// Sends every client to client 0: relabelling with it erases names. Long
+/// enough for any client index a state can name (sessions use 16 bits).
+static ERASE: [crate::ids::ClientIdx; 1 << 16] = [0; 1 << 16];
+
+fn fixed_hasher() -> ahash::AHasher {
+    use std::hash::BuildHasher;
+    ahash::RandomState::with_seeds(0x7265, 0x6369, 0x7065, 0x7374).build_hasher()
+}
 
 trait ErasedState: Any + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool;
-    fn hash_dyn(&self, h: &mut dyn Hasher);
-    fn relabelled(&self, p: &Perm) -> Arc<dyn ErasedState>;
-    fn hash_relabelled(&self, p: &Perm, h: &mut dyn Hasher);
+    fn relabelled(&self, p: &Perm) -> AnyState;
+    fn clone_box(&self) -> Box<dyn ErasedState>;
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result;
 }
 
@@ -191,18 +219,13 @@ where
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool {
         other.as_any().downcast_ref::<S>() == Some(self)
     }
-    fn hash_dyn(&self, mut h: &mut dyn Hasher) {
-        self.hash(&mut h);
-    }
-    fn relabelled(&self, p: &Perm) -> Arc<dyn ErasedState> {
+    fn relabelled(&self, p: &Perm) -> AnyState {
         let mut s = self.clone();
         s.relabel(p);
-        Arc::new(s)
+        AnyState::new(s)
     }
-    fn hash_relabelled(&self, p: &Perm, mut h: &mut dyn Hasher) {
-        let mut s = self.clone();
-        s.relabel(p);
-        s.hash(&mut h);
+    fn clone_box(&self) -> Box<dyn ErasedState> {
+        Box::new(self.clone())
     }
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result {
         fmt::Debug::fmt(self, f)
@@ -211,47 +234,58 @@ where
 
 impl AnyState {
     fn new<S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static>(s: S) -> Self {
-        AnyState(Arc::new(s))
+        let mut h = fixed_hasher();
+        s.hash(&mut h);
+        let hash = h.finish();
+        let mut erased = s.clone();
+        erased.relabel(&ERASE);
+        let mut h = fixed_hasher();
+        erased.hash(&mut h);
+        AnyState {
+            state: Box::new(s),
+            hash,
+            unlabelled: h.finish(),
+        }
     }
 
     /// The state as its recipe's type. Only the recipe that made a state is
     /// ever handed it, so a mismatch is a lockstep bug.
     fn get<S: 'static>(&self) -> &S {
-        self.0
+        self.state
             .as_any()
             .downcast_ref::<S>()
             .expect("a recipe is handed only the states it made")
     }
 
-    /// Hashes the state with every client name erased (sent to client 0):
-    /// equal for two clients in the same situation under different names.
-    pub fn hash_unlabelled<H: Hasher>(&self, erase: &Perm, h: &mut H) {
-        self.0.hash_relabelled(erase, h);
+    /// A hash of the state with every client name erased: equal for two
+    /// clients in the same situation under different names.
+    pub fn unlabelled_hash(&self) -> u64 {
+        self.unlabelled
     }
 }
 
 impl PartialEq for AnyState {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.eq_dyn(&*other.0)
+        self.hash == other.hash && self.state.eq_dyn(&*other.state)
     }
 }
 impl Eq for AnyState {}
 
 impl Hash for AnyState {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.0.hash_dyn(h);
+        h.write_u64(self.hash);
     }
 }
 
 impl Relabel for AnyState {
     fn relabel(&mut self, p: &Perm) {
-        self.0 = self.0.relabelled(p);
+        *self = self.state.relabelled(p);
     }
 }
 
 impl fmt::Debug for AnyState {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        self.0.fmt_dyn(f)
+        self.state.fmt_dyn(f)
     }
 }
 

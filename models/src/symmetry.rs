@@ -12,6 +12,7 @@
 use crate::client::{ClientState, Phase};
 use crate::ids::ClientIdx;
 use crate::model::{Action, ClientSlot, LockState};
+use crate::msg::Msg;
 pub use crate::relabel::{Perm, Relabel};
 use crate::store::StoreState;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -111,10 +112,6 @@ impl Relabel for Action {
     }
 }
 
-/// Sends every client to client 0: relabelling with it erases names.
-static ERASE: [ClientIdx; crate::model::MAX_CLIENTS as usize] =
-    [0; crate::model::MAX_CLIENTS as usize];
-
 /// A hash of what a client slot looks like with every client name erased:
 /// equal for two clients that are in the same situation.
 fn label_free_key(slot: &ClientSlot) -> u64 {
@@ -138,20 +135,53 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     }
     // The recipe's state with every client name erased: its node's
     // sequence, its revision, what it waits for, but not whose it is.
-    match &st.recipe {
-        Some(r) => r.hash_unlabelled(&ERASE, &mut h),
-        None => 0u8.hash(&mut h),
+    st.recipe.as_ref().map(|r| r.unlabelled_hash()).hash(&mut h);
+    // Timers and messages by their shape (what kind, which epoch, which
+    // header), without the names in them: few ties are left for
+    // `representative` to try every order of.
+    for t in &slot.timers {
+        std::mem::discriminant(t).hash(&mut h);
     }
-    (
-        slot.timers.len(),
-        slot.from_store.len(),
-        slot.to_store.len(),
-    )
-        .hash(&mut h);
+    for link in [&slot.from_store, &slot.to_store] {
+        link.len().hash(&mut h);
+        for m in link {
+            hash_shape(m, &mut h);
+        }
+    }
     // Writes and acks name no client.
     slot.to_resource.hash(&mut h);
     slot.from_resource.hash(&mut h);
     h.finish()
+}
+
+/// What a message is, without the client names in it.
+fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
+    std::mem::discriminant(m).hash(h);
+    match m {
+        Msg::Request {
+            epoch,
+            release,
+            req,
+            ..
+        } => (epoch, release, req.kind()).hash(h),
+        Msg::Reply {
+            epoch,
+            header,
+            owns_first,
+            reply,
+        } => (epoch, header, owns_first, std::mem::discriminant(reply)).hash(h),
+        Msg::Notify {
+            header,
+            owns_first,
+            event,
+        } => (header, owns_first, std::mem::discriminant(event)).hash(h),
+        Msg::Close { .. }
+        | Msg::Ping { .. }
+        | Msg::Pong { .. }
+        | Msg::Expired { .. }
+        | Msg::Write { .. }
+        | Msg::WriteAck { .. } => {}
+    }
 }
 
 /// The representative of `state`'s orbit, and the permutation that maps
@@ -163,20 +193,34 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
+    let (rep, perm, _) = representative_and_fingerprint(state);
+    (rep, perm)
+}
+
+/// The checker's fingerprint of a state: a 64-bit hash with fixed seeds.
+pub fn fingerprint(state: &LockState) -> u64 {
+    ahash::RandomState::with_seeds(0x6c6f, 0x636b, 0x7374, 0x6570).hash_one(state)
+}
+
+/// [`representative`], and the representative's fingerprint when choosing
+/// it took one (clients tied), so the checker need not hash it again.
+pub fn representative_and_fingerprint(
+    state: &LockState,
+) -> (LockState, Vec<ClientIdx>, Option<u64>) {
     let n = state.clients.len();
     let keys: Vec<u64> = state.clients.iter().map(|s| label_free_key(s)).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
     let groups = tied_groups(&order, &keys);
     if groups.is_empty() {
-        return relabelled(state, &order);
+        let (rep, perm) = relabelled(state, &order);
+        return (rep, perm, None);
     }
-    let hasher = ahash::RandomState::with_seeds(5, 6, 7, 8);
     let mut best: Option<(u64, LockState, Vec<ClientIdx>)> = None;
     let mut candidate = order;
     loop {
         let (rep, perm) = relabelled(state, &candidate);
-        let h = hasher.hash_one(&rep);
+        let h = fingerprint(&rep);
         if best.as_ref().is_none_or(|(bh, _, _)| h < *bh) {
             best = Some((h, rep, perm));
         }
@@ -184,8 +228,8 @@ pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
             break;
         }
     }
-    let (_, rep, perm) = best.expect("at least one candidate");
-    (rep, perm)
+    let (h, rep, perm) = best.expect("at least one candidate");
+    (rep, perm, Some(h))
 }
 
 /// `state` with client `order[k]` renamed `k`, and that permutation.
