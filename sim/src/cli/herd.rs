@@ -137,7 +137,7 @@ pub fn write_files(dir: &Path, rows: &[HerdRow], seed: u64) -> Result<(), UsageE
         "herd.json",
         serde_json::to_string_pretty(&HerdJson { seed, rows }).expect("serialisable"),
     )?;
-    crate::cli::report::herd_charts(dir, rows)
+    super::charts::herd_charts(dir, rows)
 }
 
 pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {

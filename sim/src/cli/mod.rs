@@ -1,6 +1,7 @@
 //! Command-line interface: argument definitions and dispatch.
 
 mod bench;
+mod charts;
 mod check;
 mod explore;
 mod herd;

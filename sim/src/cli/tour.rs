@@ -4,7 +4,6 @@
 
 use super::check::grouped;
 use super::herd::{sweep, write_files};
-use super::report::herd_charts;
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
 use sim::engine::simulate;
@@ -200,8 +199,8 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
     let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false);
+    // herd.csv, herd.json and the three charts, drawn once.
     write_files(out, &herd, 1)?;
-    herd_charts(out, &herd)?;
     let rows: Vec<Vec<String>> = herd
         .iter()
         .map(|r| {
