@@ -21,6 +21,7 @@
 
 use crate::rng::{between, exponential, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
+use crate::trace::{MsgKind, Party, TraceEvent, TraceLine};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use models::msg::{Msg, RequestKind, Timer};
@@ -35,7 +36,6 @@ use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::fmt::Write as _;
 use std::time::Duration;
 
 /// What happens at a point in virtual time.
@@ -187,7 +187,7 @@ pub struct Outcome {
     /// FNV-1a of the trace's JSON lines (present when the trace was recorded).
     pub trace_hash: Option<String>,
     #[serde(skip)]
-    pub trace: Vec<String>,
+    pub trace: Vec<TraceLine>,
 }
 
 impl Outcome {
@@ -206,11 +206,15 @@ impl Outcome {
     }
 }
 
-/// Appends a trace line, formatted only when the trace is recorded.
+/// Appends a trace event at the current time, built only when the trace is
+/// recorded.
 macro_rules! trace {
-    ($sim:expr, $($fmt:tt)*) => {
+    ($sim:expr, $event:expr) => {
         if $sim.record {
-            let line = format!($($fmt)*);
+            let line = TraceLine {
+                t: $sim.now,
+                event: $event,
+            };
             $sim.push_line(line);
         }
     };
@@ -247,7 +251,7 @@ pub struct Sim<'a> {
     /// Timer events in the queue that a cancel or a re-set made stale.
     stale_timers: usize,
     record: bool,
-    trace: Vec<String>,
+    trace: Vec<TraceLine>,
     hash: u64,
     generation: u64,
 }
@@ -338,14 +342,15 @@ impl<'a> Sim<'a> {
         };
         trace!(
             sim,
-            r#"{{"t":0,"event":"start","scenario":"{}","seed":{},"recipe":"{}","clients":{},"rounds":{},"fencing":{},"policy":"{}"}}"#,
-            escape(&scenario.name),
-            seed,
-            scenario.recipe,
-            scenario.clients,
-            scenario.rounds,
-            scenario.fencing,
-            scenario.policy
+            TraceEvent::Start {
+                scenario: scenario.name.clone(),
+                seed,
+                recipe: scenario.recipe.to_string(),
+                clients: scenario.clients,
+                rounds: scenario.rounds,
+                fencing: scenario.fencing,
+                policy: scenario.policy.to_string(),
+            }
         );
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].fault.at_ms * 1000;
@@ -371,12 +376,12 @@ impl<'a> Sim<'a> {
         sim
     }
 
-    fn push_line(&mut self, s: String) {
-        for b in s.bytes().chain([b'\n']) {
+    fn push_line(&mut self, line: TraceLine) {
+        for b in line.to_json().bytes().chain([b'\n']) {
             self.hash ^= b as u64;
             self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
         }
-        self.trace.push(s);
+        self.trace.push(line);
     }
 
     fn push(&mut self, at: u64, event: Event) {
@@ -509,10 +514,12 @@ impl<'a> Sim<'a> {
                             self.faults[i].fired = true;
                             trace!(
                                 self,
-                                r#"{{"t":{},"event":"fault","fault":"lost_reply","client":{},"what":"{}"}}"#,
-                                self.now,
-                                c,
-                                escape(&msg.to_string())
+                                TraceEvent::Fault {
+                                    fault: FaultKind::LostReply,
+                                    client: c,
+                                    duration_us: None,
+                                    what: Some(msg.to_string()),
+                                }
                             );
                             continue;
                         }
@@ -572,8 +579,10 @@ impl<'a> Sim<'a> {
                 self.holders.push(c);
                 trace!(
                     self,
-                    r#"{{"t":{now},"event":"hold","client":{c},"token":{}}}"#,
-                    a.token
+                    TraceEvent::Hold {
+                        client: c,
+                        token: a.token,
+                    }
                 );
             }
             Observation::Released { .. } => self.released(c),
@@ -593,7 +602,7 @@ impl<'a> Sim<'a> {
         if rt.state.phase != Phase::Acquiring {
             rt.acquire_started_us = None;
         }
-        trace!(self, r#"{{"t":{now},"event":"release","client":{c}}}"#);
+        trace!(self, TraceEvent::Release { client: c });
     }
 
     /// A release step sent `n` notifications.
@@ -610,13 +619,12 @@ impl<'a> Sim<'a> {
     }
 
     fn violation(&mut self, property: PropertyName, clients: Vec<ClientIdx>) {
-        let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
         trace!(
             self,
-            r#"{{"t":{},"event":"violation","property":"{}","clients":[{}]}}"#,
-            self.now,
-            property,
-            list.join(",")
+            TraceEvent::Violation {
+                property,
+                clients: clients.clone(),
+            }
         );
         self.violations.push(Violation {
             property,
@@ -626,19 +634,20 @@ impl<'a> Sim<'a> {
     }
 
     fn deliver(&mut self, from: Id, to: Id, msg: Msg) {
-        if self.record {
-            let who = |id: Id| match client_of(id) {
-                Some(c) => format!("client {c}"),
-                None if id == store_id() => "store".to_string(),
-                None => "resource".to_string(),
-            };
-            let (f, t, m) = (who(from), who(to), escape(&msg.to_string()));
-            trace!(
-                self,
-                r#"{{"t":{},"event":"deliver","from":"{f}","to":"{t}","msg":"{m}"}}"#,
-                self.now
-            );
-        }
+        let party = |id: Id| match client_of(id) {
+            Some(c) => Party::Client(c),
+            None if id == store_id() => Party::Store,
+            None => Party::Resource,
+        };
+        trace!(
+            self,
+            TraceEvent::Deliver {
+                from: party(from),
+                to: party(to),
+                kind: MsgKind::of(&msg),
+                msg: msg.to_string(),
+            }
+        );
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
                 *self.metrics.store_requests.entry(req.kind()).or_insert(0) += 1;
@@ -746,11 +755,12 @@ impl<'a> Sim<'a> {
             self.faults[i].fired = true;
             trace!(
                 self,
-                r#"{{"t":{},"event":"fault","fault":"{}","client":{},"duration_us":{}}}"#,
-                self.now,
-                f.kind.name(),
-                c,
-                duration.unwrap_or(0)
+                TraceEvent::Fault {
+                    fault: f.kind,
+                    client: c,
+                    duration_us: duration,
+                    what: None,
+                }
             );
         }
     }
@@ -761,7 +771,7 @@ impl<'a> Sim<'a> {
         let what = match f.kind {
             FaultKind::Crash => {
                 self.start_client(c);
-                "restart"
+                TraceEvent::Restart { client: c }
             }
             FaultKind::Pause => {
                 let rt = &mut self.clients[c as usize];
@@ -773,7 +783,7 @@ impl<'a> Sim<'a> {
                 for q in frozen {
                     self.push(self.now, q.event);
                 }
-                "resume"
+                TraceEvent::Resume { client: c }
             }
             FaultKind::Partition => {
                 let rt = &mut self.clients[c as usize];
@@ -784,19 +794,15 @@ impl<'a> Sim<'a> {
                         self.send(from, to, msg);
                     }
                 }
-                "heal"
+                TraceEvent::Heal { client: c }
             }
             FaultKind::Delay => {
                 self.clients[c as usize].extra_latency_us = 0;
-                "delay_end"
+                TraceEvent::DelayEnd { client: c }
             }
             FaultKind::LostReply => return,
         };
-        trace!(
-            self,
-            r#"{{"t":{},"event":"{what}","client":{c}}}"#,
-            self.now
-        );
+        trace!(self, what);
     }
 
     /// When the last fault is over: crash restarts, resumes, heals.
@@ -905,11 +911,7 @@ impl<'a> Sim<'a> {
                         self.client.on_timeout(actor, &mut cow, &timer, &mut out);
                         self.clients[c as usize].state = cow.into_owned();
                         if self.record && timer != Timer::Ping {
-                            trace!(
-                                self,
-                                r#"{{"t":{},"event":"timer","client":{c},"timer":"{timer:?}"}}"#,
-                                self.now
-                            );
+                            trace!(self, TraceEvent::Timer { client: c, timer });
                         }
                         self.apply_client_out(c, out);
                         self.after_client_step(c);
@@ -923,9 +925,10 @@ impl<'a> Sim<'a> {
                             if self.store_state.is_alive(s) {
                                 trace!(
                                     self,
-                                    r#"{{"t":{},"event":"expire","session":"{s}","client":{}}}"#,
-                                    self.now,
-                                    s.client
+                                    TraceEvent::Expire {
+                                        session: s,
+                                        client: s.client,
+                                    }
                                 );
                             }
                         }
@@ -965,10 +968,10 @@ impl<'a> Sim<'a> {
         self.metrics.wait_us = Summary::of(std::mem::take(&mut self.waits));
         trace!(
             self,
-            r#"{{"t":{},"event":"end","acquisitions":{},"violations":{}}}"#,
-            self.now,
-            self.metrics.acquisitions,
-            self.violations.len()
+            TraceEvent::End {
+                acquisitions: self.metrics.acquisitions,
+                violations: self.violations.len(),
+            }
         );
         Outcome {
             seed: 0,
@@ -980,23 +983,6 @@ impl<'a> Sim<'a> {
             trace: self.trace,
         }
     }
-}
-
-/// Escapes a string for a JSON string literal.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Runs `scenario` with `seed`.

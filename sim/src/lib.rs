@@ -13,3 +13,4 @@ pub mod parallel;
 pub mod rng;
 pub mod scenario;
 pub mod timeline;
+pub mod trace;

@@ -1,56 +1,60 @@
 //! Holders timelines from traces: who believed it held the lock, when, and
 //! which faults fired. Shared by `lockstep report` and the validator.
 
+use crate::scenario::FaultKind;
+use crate::trace::{TraceEvent, TraceLine};
 use reports::chart::{Lane, Timeline};
 use std::collections::BTreeMap;
 
-/// Builds a holders timeline from a `run --trace` file's lines.
-pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, String> {
+/// Builds a holders timeline from a trace.
+pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
     let mut lanes: BTreeMap<u64, Lane> = BTreeMap::new();
     let mut open: BTreeMap<u64, u64> = BTreeMap::new();
     let mut end = 0u64;
     let mut clients = 0u64;
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| format!("line {}: not a trace event: {e}", i + 1))?;
-        let t = v["t"]
-            .as_u64()
-            .ok_or_else(|| format!("line {}: no time", i + 1))?;
+    let lane = |lanes: &mut BTreeMap<u64, Lane>, c: u64| {
+        lanes.entry(c).or_insert_with(|| Lane {
+            name: format!("client {c}"),
+            holds: Vec::new(),
+            faults: Vec::new(),
+        });
+    };
+    for line in lines {
+        let t = line.t;
         end = end.max(t);
-        let c = v["client"].as_u64();
-        let lane = |lanes: &mut BTreeMap<u64, Lane>, c: u64| {
-            lanes.entry(c).or_insert_with(|| Lane {
-                name: format!("client {c}"),
-                holds: Vec::new(),
-                faults: Vec::new(),
-            });
-        };
-        match (v["event"].as_str(), c) {
-            (Some("start"), _) => clients = v["clients"].as_u64().unwrap_or(0),
-            (Some("hold"), Some(c)) => {
+        match &line.event {
+            TraceEvent::Start { clients: n, .. } => clients = *n as u64,
+            TraceEvent::Hold { client, .. } => {
+                let c = *client as u64;
                 lane(&mut lanes, c);
                 open.insert(c, t);
             }
-            (Some("release"), Some(c)) => {
+            TraceEvent::Release { client } => {
+                let c = *client as u64;
                 lane(&mut lanes, c);
                 close_hold(&mut lanes, &mut open, c, t);
             }
-            (Some("fault"), Some(c)) => {
+            TraceEvent::Fault { fault, client, .. } => {
+                let c = *client as u64;
                 lane(&mut lanes, c);
-                let what = v["fault"].as_str().unwrap_or("fault").to_string();
-                if what == "crash" {
+                if *fault == FaultKind::Crash {
                     close_hold(&mut lanes, &mut open, c, t);
                 }
                 lanes
                     .get_mut(&c)
                     .expect("lane exists")
                     .faults
-                    .push((t, what));
+                    .push((t, fault.name().to_string()));
             }
-            _ => {}
+            TraceEvent::Deliver { .. }
+            | TraceEvent::Timer { .. }
+            | TraceEvent::Restart { .. }
+            | TraceEvent::Resume { .. }
+            | TraceEvent::Heal { .. }
+            | TraceEvent::DelayEnd { .. }
+            | TraceEvent::Expire { .. }
+            | TraceEvent::Violation { .. }
+            | TraceEvent::End { .. } => {}
         }
     }
     for (c, a) in open {
@@ -75,12 +79,12 @@ pub fn timeline_from_trace(title: &str, lines: &[String]) -> Result<Timeline, St
             h.2 = all.iter().any(|&(d, a, b)| d != *c && a < h.1 && h.0 < b);
         }
     }
-    Ok(Timeline {
+    Timeline {
         title: title.to_string(),
         x_label: "virtual time (s)".to_string(),
         end_us: end,
         lanes: lanes.into_values().collect(),
-    })
+    }
 }
 
 /// Ends client `c`'s open hold, if any, at `t`.

@@ -59,4 +59,3 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     line_chart(&latency, &dir.join("herd-handoff")).map_err(chart_err)?;
     Ok(())
 }
-

@@ -13,10 +13,10 @@ use std::path::Path;
 pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageError> {
     let text = std::fs::read_to_string(trace)
         .map_err(|e| UsageError(format!("{}: cannot read: {e}", trace.display())))?;
-    let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let title = format!("Who believes it holds the lock — {}", trace.display());
-    let t = timeline_from_trace(&title, &lines)
+    let lines = sim::trace::parse_lines(&text)
         .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
+    let title = format!("Who believes it holds the lock — {}", trace.display());
+    let t = timeline_from_trace(&title, &lines);
     let base = out.map(Path::to_path_buf).unwrap_or_else(|| {
         let stem = trace
             .file_stem()

@@ -8,6 +8,7 @@ use sim::hunt::{
     merge, parse_range, parse_shard, run_seeds, shard_seeds, shrink, summarise, HuntResult,
 };
 use sim::scenario::Scenario;
+use sim::trace::{secs, TraceEvent, TraceLine};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -27,10 +28,6 @@ struct RunJson<'a> {
     faults_fired: BTreeMap<&'static str, u64>,
     faults_not_fired: Vec<String>,
     metrics: &'a Metrics,
-}
-
-fn secs(us: u64) -> String {
-    format!("{}.{:06} s", us / 1_000_000, us % 1_000_000)
 }
 
 fn describe_settings(s: &Scenario, seed: u64) {
@@ -96,34 +93,6 @@ fn not_fired(o: &Outcome) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// A readable trace line: time, then what happened.
-fn readable(line: &str) -> String {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-        return line.to_string();
-    };
-    let t = v["t"].as_u64().unwrap_or(0);
-    let s = |k: &str| {
-        v[k].as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| v[k].to_string())
-    };
-    let what = match v["event"].as_str().unwrap_or("") {
-        "deliver" => format!("{} → {}: {}", s("from"), s("to"), s("msg")),
-        "timer" => format!("client {}: timer {}", s("client"), s("timer")),
-        "fault" => format!("FAULT {} of client {}", s("fault"), s("client")),
-        "hold" => format!("client {} now holds (token {})", s("client"), s("token")),
-        "release" => format!("client {} no longer holds", s("client")),
-        "expire" => format!("store: session {} expires", s("session")),
-        "violation" => format!("VIOLATION {} by clients {}", s("property"), v["clients"]),
-        "resume" => format!("client {} resumes", s("client")),
-        "heal" => format!("client {}'s link to the store heals", s("client")),
-        "restart" => format!("client {} restarts as a new process", s("client")),
-        "delay_end" => format!("client {}'s links are fast again", s("client")),
-        other => format!("{other} {}", v),
-    };
-    format!("{:>16}  {what}", secs(t))
 }
 
 fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
@@ -203,21 +172,12 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
     if timeline {
         // From the last fault before each violation (or one second before
         // it), without heartbeats.
-        let parsed: Vec<(u64, &str, &String)> = o
-            .trace
-            .iter()
-            .map(|line| {
-                let v = serde_json::from_str::<serde_json::Value>(line).unwrap_or_default();
-                let t = v["t"].as_u64().unwrap_or(0);
-                let quiet = line.contains("\"msg\":\"ping ") || line.contains("\"msg\":\"pong ");
-                (t, if quiet { "heartbeat" } else { "event" }, line)
-            })
-            .collect();
         for v in &o.violations {
-            let from = parsed
+            let from = o
+                .trace
                 .iter()
-                .filter(|(t, _, line)| *t <= v.at_us && line.contains("\"event\":\"fault\""))
-                .map(|(t, _, _)| *t)
+                .filter(|l| l.t <= v.at_us && matches!(l.event, TraceEvent::Fault { .. }))
+                .map(|l| l.t)
                 .next_back()
                 .unwrap_or(v.at_us.saturating_sub(1_000_000));
             println!();
@@ -226,9 +186,9 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
                 v.property,
                 secs(v.at_us)
             );
-            for (t, kind, line) in &parsed {
-                if *t >= from && *t <= v.at_us && *kind == "event" {
-                    println!("{}", readable(line));
+            for line in &o.trace {
+                if line.t >= from && line.t <= v.at_us && !line.is_heartbeat() {
+                    println!("{line}");
                 }
             }
         }
@@ -240,7 +200,12 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
 }
 
 fn write_trace(path: &Path, o: &Outcome) -> Result<(), UsageError> {
-    let mut body = o.trace.join("\n");
+    let mut body: String = o
+        .trace
+        .iter()
+        .map(TraceLine::to_json)
+        .collect::<Vec<_>>()
+        .join("\n");
     body.push('\n');
     std::fs::write(path, body)
         .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))

@@ -165,8 +165,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             let t = timeline_from_trace(
                 &format!("{name} (seed {}): who believes it holds the lock", s.seed),
                 &o.trace,
-            )
-            .map_err(UsageError)?;
+            );
             let base = format!("timeline-{name}");
             reports::chart::timeline(&t, &out.join(&base))
                 .map_err(|e| UsageError(format!("cannot draw a timeline: {e}")))?;

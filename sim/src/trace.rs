@@ -1,0 +1,222 @@
+//! The trace: one typed event per line, written as JSON Lines by the
+//! simulator (and the validator) and read back by timelines and the
+//! readable `--timeline` — with serde, never by hand or by substring.
+//!
+//! A line is `{"t": <virtual µs>, "event": "<kind>", ...fields}`.
+
+use crate::scenario::FaultKind;
+use models::ids::{ClientIdx, SessionId};
+use models::msg::{Msg, Timer};
+use models::properties::PropertyName;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One trace line: when, and what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceLine {
+    /// Virtual time in microseconds.
+    pub t: u64,
+    #[serde(flatten)]
+    pub event: TraceEvent,
+}
+
+/// Who sent or received a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Party {
+    Store,
+    Resource,
+    Client(ClientIdx),
+}
+
+/// What kind of message was delivered (the text says the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MsgKind {
+    Request,
+    Reply,
+    Close,
+    Ping,
+    Pong,
+    Notify,
+    Expired,
+    Write,
+    WriteAck,
+}
+
+impl MsgKind {
+    pub fn of(m: &Msg) -> MsgKind {
+        match m {
+            Msg::Request { .. } => MsgKind::Request,
+            Msg::Reply { .. } => MsgKind::Reply,
+            Msg::Close { .. } => MsgKind::Close,
+            Msg::Ping { .. } => MsgKind::Ping,
+            Msg::Pong { .. } => MsgKind::Pong,
+            Msg::Notify { .. } => MsgKind::Notify,
+            Msg::Expired { .. } => MsgKind::Expired,
+            Msg::Write { .. } => MsgKind::Write,
+            Msg::WriteAck { .. } => MsgKind::WriteAck,
+        }
+    }
+
+    /// Heartbeats, which readable timelines leave out.
+    pub fn is_heartbeat(self) -> bool {
+        matches!(self, MsgKind::Ping | MsgKind::Pong)
+    }
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TraceEvent {
+    /// The run's settings.
+    Start {
+        scenario: String,
+        seed: u64,
+        recipe: String,
+        clients: u16,
+        rounds: u8,
+        fencing: bool,
+        policy: String,
+    },
+    /// A message arrived.
+    Deliver {
+        from: Party,
+        to: Party,
+        kind: MsgKind,
+        msg: String,
+    },
+    /// A client's timer fired (heartbeat timers are not traced).
+    Timer { client: ClientIdx, timer: Timer },
+    /// A fault fired: for a lost reply, `what` is the reply that was lost.
+    Fault {
+        fault: FaultKind,
+        client: ClientIdx,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_us: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        what: Option<String>,
+    },
+    /// A crashed client restarted as a new process.
+    Restart { client: ClientIdx },
+    /// A paused client resumed.
+    Resume { client: ClientIdx },
+    /// A cut link healed.
+    Heal { client: ClientIdx },
+    /// A delay spike ended.
+    DelayEnd { client: ClientIdx },
+    /// A client came to believe it holds.
+    Hold { client: ClientIdx, token: u64 },
+    /// A client stopped believing it holds.
+    Release { client: ClientIdx },
+    /// The store expired a session.
+    Expire {
+        session: SessionId,
+        client: ClientIdx,
+    },
+    /// A property was violated.
+    Violation {
+        property: PropertyName,
+        clients: Vec<ClientIdx>,
+    },
+    /// The run ended.
+    End {
+        acquisitions: u64,
+        violations: usize,
+    },
+}
+
+impl TraceLine {
+    /// The line as JSON (one line, no newline).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("trace lines serialise")
+    }
+
+    /// Parses one line of a trace file.
+    pub fn parse(line: &str) -> Result<TraceLine, String> {
+        serde_json::from_str(line).map_err(|e| format!("not a trace event: {e}"))
+    }
+
+    /// Whether this line is a heartbeat delivery.
+    pub fn is_heartbeat(&self) -> bool {
+        matches!(self.event, TraceEvent::Deliver { kind, .. } if kind.is_heartbeat())
+    }
+}
+
+/// Parses a whole trace file's text; an error names the line.
+pub fn parse_lines(text: &str) -> Result<Vec<TraceLine>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| TraceLine::parse(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+impl fmt::Display for Party {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Party::Store => f.write_str("store"),
+            Party::Resource => f.write_str("resource"),
+            Party::Client(c) => write!(f, "client {c}"),
+        }
+    }
+}
+
+/// Seconds with microseconds: `5.336045 s`.
+pub fn secs(us: u64) -> String {
+    format!("{}.{:06} s", us / 1_000_000, us % 1_000_000)
+}
+
+/// The readable form: time, then what happened.
+impl fmt::Display for TraceLine {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{:>16}  ", secs(self.t))?;
+        match &self.event {
+            TraceEvent::Start {
+                scenario,
+                seed,
+                recipe,
+                clients,
+                ..
+            } => write!(
+                f,
+                "start {scenario} (seed {seed}): {recipe} with {clients} clients"
+            ),
+            TraceEvent::Deliver { from, to, msg, .. } => write!(f, "{from} → {to}: {msg}"),
+            TraceEvent::Timer { client, timer } => write!(f, "client {client}: timer {timer:?}"),
+            TraceEvent::Fault {
+                fault,
+                client,
+                what,
+                ..
+            } => {
+                write!(f, "FAULT {} of client {client}", fault.name())?;
+                match what {
+                    Some(w) => write!(f, ": {w} is lost"),
+                    None => Ok(()),
+                }
+            }
+            TraceEvent::Restart { client } => {
+                write!(f, "client {client} restarts as a new process")
+            }
+            TraceEvent::Resume { client } => write!(f, "client {client} resumes"),
+            TraceEvent::Heal { client } => write!(f, "client {client}'s link to the store heals"),
+            TraceEvent::DelayEnd { client } => write!(f, "client {client}'s links are fast again"),
+            TraceEvent::Hold { client, token } => {
+                write!(f, "client {client} now holds (token {token})")
+            }
+            TraceEvent::Release { client } => write!(f, "client {client} no longer holds"),
+            TraceEvent::Expire { session, .. } => write!(f, "store: session {session} expires"),
+            TraceEvent::Violation { property, clients } => {
+                write!(f, "VIOLATION {property} by clients {clients:?}")
+            }
+            TraceEvent::End {
+                acquisitions,
+                violations,
+            } => write!(
+                f,
+                "end: {acquisitions} acquisitions, {violations} violations"
+            ),
+        }
+    }
+}
