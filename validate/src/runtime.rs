@@ -11,8 +11,13 @@
 use crate::backend::{Backend, Watch};
 use models::client::{Client, ClientState, Phase};
 use models::ids::{client_id, resource_id, store_id, ClientIdx};
-use models::msg::{Msg, Request, Timer};
+use models::msg::{Msg, Timer};
+use models::properties::{
+    observe_client, observe_resource, Breach, Monitors, Observation, PropertyName,
+};
 use models::resource::{Resource, ResourceState};
+use sim::scenario::FaultKind;
+use sim::trace::{MsgKind, Party, TraceEvent, TraceLine};
 use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
@@ -36,10 +41,10 @@ pub enum Input {
 }
 
 /// What happened, in wall-clock microseconds since the start, as the
-/// simulator's trace lines, so one timeline drawer serves both.
+/// simulator's typed trace lines, so one timeline drawer serves both.
 #[derive(Default)]
 pub struct Log {
-    pub lines: Vec<(u64, String)>,
+    pub lines: Vec<TraceLine>,
     /// (time, kind) of every store request the recipes sent.
     pub requests: Vec<(u64, ClientIdx, &'static str)>,
     /// Time of every watch notification received.
@@ -49,6 +54,8 @@ pub struct Log {
     /// (time, client, token) of every acquisition.
     pub acquisitions: Vec<(u64, ClientIdx, u64)>,
     pub rejected_writes: Vec<(u64, ClientIdx, u64)>,
+    /// What the property monitors found, when.
+    pub violations: Vec<(u64, Breach)>,
 }
 
 pub struct Shared {
@@ -56,6 +63,8 @@ pub struct Shared {
     pub log: Mutex<Log>,
     pub resource: Resource,
     pub resource_state: Mutex<ResourceState>,
+    /// The same property monitors the checker and the simulator feed.
+    pub monitors: Mutex<Monitors>,
 }
 
 impl Shared {
@@ -63,13 +72,27 @@ impl Shared {
         self.start.elapsed().as_micros() as u64
     }
 
-    fn line(&self, text: String) {
+    fn line(&self, event: TraceEvent) {
         let t = self.now_us();
-        self.log
-            .lock()
-            .unwrap()
-            .lines
-            .push((t, text.replace("{T}", &t.to_string())));
+        self.log.lock().unwrap().lines.push(TraceLine { t, event });
+    }
+
+    /// Feeds the monitors; what they find goes into the log and the trace.
+    /// A real server puts no ghost mark on its replies, so
+    /// `holder_owns_key` cannot be judged here and is left out.
+    fn observe(&self, obs: Observation) {
+        let breaches = self.monitors.lock().unwrap().observe(obs);
+        for b in breaches {
+            if b.property == PropertyName::HolderOwnsKey {
+                continue;
+            }
+            self.line(TraceEvent::Violation {
+                property: b.property,
+                clients: b.clients.clone(),
+            });
+            let t = self.now_us();
+            self.log.lock().unwrap().violations.push((t, b));
+        }
     }
 }
 
@@ -102,17 +125,17 @@ pub async fn run_client(
                         session,
                         epoch,
                         req,
+                        release,
                     } => {
-                        let kind = sim::engine::request_kind(&req);
+                        let kind = req.kind().name();
                         shared
                             .log
                             .lock()
                             .unwrap()
                             .requests
                             .push((shared.now_us(), c, kind));
-                        if matches!(req, Request::Delete { .. } | Request::DeleteKey { .. })
-                            && was_holding
-                        {
+                        // The recipe's release step, as the client marked it.
+                        if release {
                             shared
                                 .log
                                 .lock()
@@ -126,6 +149,8 @@ pub async fn run_client(
                             msg: Msg::Reply {
                                 epoch,
                                 header,
+                                // No ghost mark from a real server (see `observe`).
+                                owns_first: false,
                                 reply,
                             },
                         });
@@ -168,9 +193,15 @@ pub async fn run_client(
                                     c,
                                     *token,
                                 ));
-                                shared.line(format!(
-                                    r#"{{"t":{{T}},"event":"deliver","from":"resource","to":"client {c}","msg":"write rejected (fenced), token {token}"}}"#
-                                ));
+                                shared.line(TraceEvent::Deliver {
+                                    from: Party::Resource,
+                                    to: Party::Client(c),
+                                    kind: MsgKind::WriteAck,
+                                    msg: format!("write rejected (fenced), token {token}"),
+                                });
+                            }
+                            if let Some(obs) = observe_resource(c, &msg, &ack) {
+                                shared.observe(obs);
                             }
                             local.push_back(Input::Msg {
                                 from: resource_id(),
@@ -196,19 +227,28 @@ pub async fn run_client(
                 _ => {}
             }
         }
-        let holding = state.holds_lock();
-        if holding != was_holding {
+        if let Some(obs) = observe_client(c, was_holding, &state) {
             let t = shared.now_us();
-            if holding {
-                let token = state.token().unwrap_or(0);
-                shared.log.lock().unwrap().acquisitions.push((t, c, token));
-                shared.line(format!(
-                    r#"{{"t":{{T}},"event":"hold","client":{c},"token":{token}}}"#
-                ));
-            } else {
-                shared.line(format!(r#"{{"t":{{T}},"event":"release","client":{c}}}"#));
+            match obs {
+                Observation::Acquired(a) => {
+                    shared
+                        .log
+                        .lock()
+                        .unwrap()
+                        .acquisitions
+                        .push((t, c, a.token));
+                    shared.line(TraceEvent::Hold {
+                        client: c,
+                        token: a.token,
+                    });
+                }
+                Observation::Released { .. } => shared.line(TraceEvent::Release { client: c }),
+                Observation::WriteAccepted { .. }
+                | Observation::WriteRejected { .. }
+                | Observation::ReleaseStep { .. } => {}
             }
-            was_holding = holding;
+            shared.observe(obs);
+            was_holding = state.holds_lock();
         }
         if state.phase == Phase::Done {
             return (state, backend);
@@ -234,12 +274,14 @@ pub async fn run_client(
                 client.on_timeout(me, &mut cow, &timer, &mut out);
             }
             Input::Freeze(d) => {
-                shared.line(format!(
-                    r#"{{"t":{{T}},"event":"fault","fault":"pause","client":{c},"duration_us":{}}}"#,
-                    d.as_micros()
-                ));
+                shared.line(TraceEvent::Fault {
+                    fault: FaultKind::Pause,
+                    client: c,
+                    duration_us: Some(d.as_micros() as u64),
+                    what: None,
+                });
                 tokio::time::sleep(d).await;
-                shared.line(format!(r#"{{"t":{{T}},"event":"resume","client":{c}}}"#));
+                shared.line(TraceEvent::Resume { client: c });
             }
         }
         state = cow.into_owned();
@@ -258,7 +300,11 @@ fn forward_watch(c: ClientIdx, w: Watch, tx: mpsc::UnboundedSender<Input>, share
                 .push((shared.now_us(), c));
             let _ = tx.send(Input::Msg {
                 from: store_id(),
-                msg: Msg::Notify { header: 0, event },
+                msg: Msg::Notify {
+                    header: 0,
+                    owns_first: false,
+                    event,
+                },
             });
         }
     });
