@@ -21,7 +21,7 @@
 
 use crate::rng::{between, exponential, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
-use crate::trace::{MsgKind, Party, TraceEvent, TraceLine};
+use crate::trace::{self, MsgKind, Party, TraceEvent, TraceLine};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use models::msg::{Msg, RequestKind, Timer};
@@ -337,7 +337,7 @@ impl<'a> Sim<'a> {
             stale_timers: 0,
             record,
             trace: Vec::new(),
-            hash: 0xcbf2_9ce4_8422_2325,
+            hash: trace::FNV_OFFSET,
             generation: 0,
         };
         trace!(
@@ -376,11 +376,11 @@ impl<'a> Sim<'a> {
         sim
     }
 
+    /// Records a trace line and folds its JSON and a newline into the hash
+    /// (the same value as `trace::hash` of the whole trace).
     fn push_line(&mut self, line: TraceLine) {
-        for b in line.to_json().bytes().chain([b'\n']) {
-            self.hash ^= b as u64;
-            self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
-        }
+        self.hash = trace::fnv1a(self.hash, line.to_json().as_bytes());
+        self.hash = trace::fnv1a(self.hash, b"\n");
         self.trace.push(line);
     }
 

@@ -132,9 +132,17 @@ impl TraceLine {
         serde_json::to_string(self).expect("trace lines serialise")
     }
 
-    /// Parses one line of a trace file.
+    /// Parses one line of a trace file; an error says what is wrong and at
+    /// which column.
     pub fn parse(line: &str) -> Result<TraceLine, String> {
-        serde_json::from_str(line).map_err(|e| format!("not a trace event: {e}"))
+        serde_json::from_str(line).map_err(|e| {
+            // serde_json ends its message with "at line 1 column N"; in a
+            // file of one event per line only the column says anything.
+            let text = e.to_string();
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            let what = text.strip_suffix(&position).unwrap_or(&text);
+            format!("not a trace event: {what} (column {})", e.column())
+        })
     }
 
     /// Whether this line is a heartbeat delivery.
@@ -143,13 +151,44 @@ impl TraceLine {
     }
 }
 
-/// Parses a whole trace file's text; an error names the line.
+/// Parses a whole trace file's text (blank lines are skipped); an error
+/// names the line. A trace has at least its `start` line, so a text without
+/// any event is an error too.
 pub fn parse_lines(text: &str) -> Result<Vec<TraceLine>, String> {
-    text.lines()
+    let lines = text
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| TraceLine::parse(l).map_err(|e| format!("line {}: {e}", i + 1)))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    if lines.is_empty() {
+        return Err("no trace events (the file is empty)".to_string());
+    }
+    Ok(lines)
+}
+
+/// The trace hash: FNV-1a over each line's JSON and a newline — that is,
+/// over the bytes of the JSON Lines file `run --trace` writes. The engine
+/// computes the same value as it records.
+pub fn hash(lines: &[TraceLine]) -> String {
+    let mut h = FNV_OFFSET;
+    for line in lines {
+        h = fnv1a(h, line.to_json().as_bytes());
+        h = fnv1a(h, b"\n");
+    }
+    format!("{h:016x}")
+}
+
+/// FNV-1a's offset basis (64-bit).
+pub(crate) const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Folds `bytes` into the FNV-1a hash `h`.
+pub(crate) fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 impl fmt::Display for Party {
@@ -208,7 +247,8 @@ impl fmt::Display for TraceLine {
             TraceEvent::Release { client } => write!(f, "client {client} no longer holds"),
             TraceEvent::Expire { session, .. } => write!(f, "store: session {session} expires"),
             TraceEvent::Violation { property, clients } => {
-                write!(f, "VIOLATION {property} by clients {clients:?}")
+                let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
+                write!(f, "VIOLATION {property} by clients [{}]", list.join(","))
             }
             TraceEvent::End {
                 acquisitions,

@@ -4,7 +4,7 @@
 
 use sim::engine::simulate;
 use sim::scenario::Scenario;
-use sim::trace::{parse_lines, TraceEvent, TraceLine};
+use sim::trace::{hash, parse_lines, TraceEvent, TraceLine};
 
 fn shipped(name: &str) -> Scenario {
     let path = format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
@@ -72,5 +72,95 @@ fn a_malformed_line_is_an_error_that_names_it() {
     .to_json();
     let text = format!("{good}\n{{\"t\":7,\"event\":\"hold\"}}\n");
     let err = parse_lines(&text).unwrap_err();
-    assert!(err.starts_with("line 2:"), "{err}");
+    assert!(err.starts_with("line 2: not a trace event"), "{err}");
+    assert!(err.contains("missing field `client`"), "{err}");
+    // serde_json's own "at line 1" would contradict the line named.
+    assert!(!err.contains("at line"), "{err}");
+
+    let text = format!("{good}\n\n{{\"t\":8,\"event\":\"teleport\",\"client\":0}}\n");
+    let err = parse_lines(&text).unwrap_err();
+    assert!(err.starts_with("line 3:"), "{err}");
+    assert!(err.contains("unknown variant `teleport`"), "{err}");
+
+    let err = parse_lines("{\"t\":-1,\"event\":\"release\",\"client\":0}").unwrap_err();
+    assert!(err.starts_with("line 1:"), "{err}");
+
+    assert!(parse_lines("").is_err());
+    assert!(parse_lines("\n  \n").is_err());
+}
+
+#[test]
+fn the_trace_hash_is_fnv1a_over_the_json_lines_file() {
+    for name in ["gc-pause-split-brain", "partition-past-session"] {
+        let s = shipped(name);
+        let o = simulate(&s, s.seed, true);
+        let text: String = o.trace.iter().map(|l| l.to_json() + "\n").collect();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        assert_eq!(o.trace_hash, Some(format!("{h:016x}")), "{name}");
+        assert_eq!(o.trace_hash, Some(hash(&o.trace)), "{name}");
+        // Same scenario and seed: the same bytes, not only equal events.
+        let again: String = simulate(&s, s.seed, true)
+            .trace
+            .iter()
+            .map(|l| l.to_json() + "\n")
+            .collect();
+        assert_eq!(text, again, "{name}");
+        // Not recording builds no trace and no hash.
+        let quiet = simulate(&s, s.seed, false);
+        assert!(
+            quiet.trace.is_empty() && quiet.trace_hash.is_none(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn lines_keep_their_json_field_names() {
+    let line = |event| TraceLine { t: 42, event }.to_json();
+    assert_eq!(
+        line(TraceEvent::Hold {
+            client: 1,
+            token: 6
+        }),
+        r#"{"t":42,"event":"hold","client":1,"token":6}"#
+    );
+    assert_eq!(
+        line(TraceEvent::Violation {
+            property: models::properties::PropertyName::MutualExclusion,
+            clients: vec![0, 2],
+        }),
+        r#"{"t":42,"event":"violation","property":"mutual_exclusion","clients":[0,2]}"#
+    );
+    assert_eq!(
+        line(TraceEvent::Fault {
+            fault: sim::scenario::FaultKind::LostReply,
+            client: 0,
+            duration_us: None,
+            what: Some("connected".into()),
+        }),
+        r#"{"t":42,"event":"fault","fault":"lost_reply","client":0,"what":"connected"}"#
+    );
+    assert_eq!(
+        line(TraceEvent::DelayEnd { client: 3 }),
+        r#"{"t":42,"event":"delay_end","client":3}"#
+    );
+}
+
+#[test]
+fn the_readable_form_is_the_timeline_line() {
+    let v = TraceLine {
+        t: 5_336_045,
+        event: TraceEvent::Violation {
+            property: models::properties::PropertyName::MutualExclusion,
+            clients: vec![0, 2],
+        },
+    };
+    assert_eq!(
+        v.to_string(),
+        "      5.336045 s  VIOLATION mutual_exclusion by clients [0,2]"
+    );
 }
