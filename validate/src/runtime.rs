@@ -117,6 +117,31 @@ pub async fn run_client(
     let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> =
         out.into_iter().collect();
     loop {
+        // What the step meant, before what it asked for is carried out: a
+        // new holder's writes reach the resource after it came to hold.
+        if let Some(obs) = observe_client(c, was_holding, &state) {
+            let t = shared.now_us();
+            match obs {
+                Observation::Acquired(a) => {
+                    shared
+                        .log
+                        .lock()
+                        .unwrap()
+                        .acquisitions
+                        .push((t, c, a.token));
+                    shared.line(TraceEvent::Hold {
+                        client: c,
+                        token: a.token,
+                    });
+                }
+                Observation::Released { .. } => shared.line(TraceEvent::Release { client: c }),
+                Observation::WriteAccepted { .. }
+                | Observation::WriteRejected { .. }
+                | Observation::ReleaseStep { .. } => {}
+            }
+            shared.observe(obs);
+            was_holding = state.holds_lock();
+        }
         // Carry out what the actor asked for.
         while let Some(cmd) = commands.pop_front() {
             match cmd {
@@ -226,29 +251,6 @@ pub async fn run_client(
                 }
                 _ => {}
             }
-        }
-        if let Some(obs) = observe_client(c, was_holding, &state) {
-            let t = shared.now_us();
-            match obs {
-                Observation::Acquired(a) => {
-                    shared
-                        .log
-                        .lock()
-                        .unwrap()
-                        .acquisitions
-                        .push((t, c, a.token));
-                    shared.line(TraceEvent::Hold {
-                        client: c,
-                        token: a.token,
-                    });
-                }
-                Observation::Released { .. } => shared.line(TraceEvent::Release { client: c }),
-                Observation::WriteAccepted { .. }
-                | Observation::WriteRejected { .. }
-                | Observation::ReleaseStep { .. } => {}
-            }
-            shared.observe(obs);
-            was_holding = state.holds_lock();
         }
         if state.phase == Phase::Done {
             return (state, backend);
