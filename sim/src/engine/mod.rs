@@ -18,66 +18,39 @@
 //! - lost reply: the store's next reply to that client is applied but never
 //!   arrives, so the client resends;
 //! - delay: extra latency on the client's links for a while.
+//!
+//! Modules, one job each: `queue` (events in virtual time), `faults`
+//! (drawing a run's faults), `recorder` (the typed trace and its hash),
+//! `outcome` (what a run reports); the property monitors are the models'
+//! (`models::properties`). This module runs the actors, the links and the
+//! faults, and feeds the monitors.
 
-use crate::rng::{between, exponential, stream};
+mod faults;
+mod outcome;
+mod queue;
+mod recorder;
+
+pub use faults::draw_faults;
+pub use outcome::{FaultRecord, Metrics, Outcome, Summary, Violation};
+use queue::{Event, EventQueue, Queued};
+use recorder::Recorder;
+
+use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
-use crate::trace::{self, MsgKind, Party, TraceEvent, TraceLine};
+use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
-use models::msg::{Msg, RequestKind, Timer};
+use models::msg::{Msg, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
 };
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// What happens at a point in virtual time.
-#[derive(Clone, Debug)]
-enum Event {
-    Deliver {
-        from: Id,
-        to: Id,
-        msg: Msg,
-    },
-    Timer {
-        actor: Id,
-        timer: Timer,
-        generation: u64,
-    },
-    FaultStart(usize),
-    FaultEnd(usize),
-}
-
-/// An event with its place in the order.
-struct Queued {
-    at: u64,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Queued {}
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Queued {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
@@ -118,104 +91,13 @@ impl ClientRt {
     }
 }
 
-/// One violation of a property, when and by whom.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Violation {
-    pub property: PropertyName,
-    pub at_us: u64,
-    pub clients: Vec<ClientIdx>,
-}
-
-/// A fault that was to be injected, and whether it fired.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FaultRecord {
-    pub fault: ScheduledFault,
-    pub fired: bool,
-}
-
-/// Percentiles of a sample, in microseconds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Summary {
-    pub count: usize,
-    pub p50: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-impl Summary {
-    pub fn of(mut xs: Vec<u64>) -> Summary {
-        if xs.is_empty() {
-            return Summary::default();
-        }
-        xs.sort_unstable();
-        let at = |q: f64| xs[((xs.len() - 1) as f64 * q).round() as usize];
-        Summary {
-            count: xs.len(),
-            p50: at(0.5),
-            p99: at(0.99),
-            max: *xs.last().unwrap(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Metrics {
-    pub acquisitions: u64,
-    pub releases: u64,
-    pub notifications: u64,
-    /// Notifications delivered per release or expiry, in order.
-    pub notifications_per_release: Vec<u32>,
-    pub store_requests: BTreeMap<RequestKind, u64>,
-    pub handoff_us: Summary,
-    pub wait_us: Summary,
-    pub events: u64,
-    pub end_us: u64,
-    /// Writes the fenced resource rejected.
-    pub rejected_writes: u64,
-}
-
-/// What a run found.
-#[derive(Clone, Debug, Serialize)]
-pub struct Outcome {
-    pub seed: u64,
-    pub violations: Vec<Violation>,
-    pub faults: Vec<FaultRecord>,
-    pub metrics: Metrics,
-    /// The `sometimes` property `hand_off`: the lock passed from one client
-    /// to another in this run.
-    pub hand_off: bool,
-    /// FNV-1a of the trace's JSON lines (present when the trace was recorded).
-    pub trace_hash: Option<String>,
-    #[serde(skip)]
-    pub trace: Vec<TraceLine>,
-}
-
-impl Outcome {
-    pub fn faults_fired(&self) -> BTreeMap<&'static str, u64> {
-        let mut m = BTreeMap::new();
-        for f in self.faults.iter().filter(|f| f.fired) {
-            *m.entry(f.fault.kind.name()).or_insert(0) += 1;
-        }
-        m
-    }
-
-    pub fn first_violation(&self, property: &str) -> Option<&Violation> {
-        self.violations
-            .iter()
-            .find(|v| v.property.name() == property)
-    }
-}
-
 /// Appends a trace event at the current time, built only when the trace is
 /// recorded.
 macro_rules! trace {
     ($sim:expr, $event:expr) => {
-        if $sim.record {
-            let line = TraceLine {
-                t: $sim.now,
-                event: $event,
-            };
-            $sim.push_line(line);
+        if $sim.recorder.is_on() {
+            let t = $sim.now;
+            $sim.recorder.record(t, $event);
         }
     };
 }
@@ -223,8 +105,7 @@ macro_rules! trace {
 pub struct Sim<'a> {
     scenario: &'a Scenario,
     now: u64,
-    seq: u64,
-    queue: BinaryHeap<Reverse<Queued>>,
+    queue: EventQueue,
     store: Store,
     store_state: StoreState,
     store_timers: BTreeMap<Timer, u64>,
@@ -248,44 +129,10 @@ pub struct Sim<'a> {
     metrics: Metrics,
     /// Clients neither crashed nor done.
     unfinished: usize,
-    /// Timer events in the queue that a cancel or a re-set made stale.
-    stale_timers: usize,
-    record: bool,
-    trace: Vec<TraceLine>,
-    hash: u64,
+    recorder: Recorder,
+    /// Numbers timer settings, so a fired timer's event can tell it is the
+    /// latest setting.
     generation: u64,
-}
-
-/// Draws the randomized faults of the scenario's profile, in time order.
-pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
-    let mut out = Vec::new();
-    for (kind, rate) in &s.profile {
-        let mut rng = stream(seed, &format!("faults/{}", kind.name()));
-        let mean_gap = 1e6 / rate.per_second;
-        let mut t = 0u64;
-        loop {
-            t += exponential(&mut rng, mean_gap).max(1);
-            if t >= s.faults_until_us {
-                break;
-            }
-            let client = between(&mut rng, 0, s.clients as u64 - 1) as u32;
-            let duration = between(&mut rng, rate.duration_us.0, rate.duration_us.1);
-            let extra = between(&mut rng, rate.extra_us.0, rate.extra_us.1);
-            out.push(ScheduledFault {
-                at_ms: t / 1000,
-                kind: *kind,
-                client,
-                duration_ms: (duration > 0
-                    || *kind == FaultKind::Pause
-                    || *kind == FaultKind::Partition)
-                    .then_some(duration / 1000)
-                    .filter(|_| *kind != FaultKind::LostReply),
-                extra_ms: (*kind == FaultKind::Delay).then_some(extra / 1000),
-            });
-        }
-    }
-    out.sort();
-    out
 }
 
 impl<'a> Sim<'a> {
@@ -298,8 +145,7 @@ impl<'a> Sim<'a> {
         let mut sim = Sim {
             scenario,
             now: 0,
-            seq: 0,
-            queue: BinaryHeap::new(),
+            queue: EventQueue::default(),
             store: Store::for_face(
                 scenario.recipe.face(),
                 us(scenario.timing.session_timeout_us),
@@ -334,10 +180,7 @@ impl<'a> Sim<'a> {
             violations: Vec::new(),
             metrics: Metrics::default(),
             unfinished: 0,
-            stale_timers: 0,
-            record,
-            trace: Vec::new(),
-            hash: trace::FNV_OFFSET,
+            recorder: Recorder::new(record),
             generation: 0,
         };
         trace!(
@@ -376,21 +219,8 @@ impl<'a> Sim<'a> {
         sim
     }
 
-    /// Records a trace line and folds its JSON and a newline into the hash
-    /// (the same value as `trace::hash` of the whole trace).
-    fn push_line(&mut self, line: TraceLine) {
-        self.hash = trace::fnv1a(self.hash, line.to_json().as_bytes());
-        self.hash = trace::fnv1a(self.hash, b"\n");
-        self.trace.push(line);
-    }
-
     fn push(&mut self, at: u64, event: Event) {
-        self.seq += 1;
-        self.queue.push(Reverse(Queued {
-            at,
-            seq: self.seq,
-            event,
-        }));
+        self.queue.push(at, event);
     }
 
     fn start_client(&mut self, c: ClientIdx) {
@@ -454,35 +284,14 @@ impl<'a> Sim<'a> {
 
     /// A timer event whose timer was cancelled or set again since.
     fn is_stale(&self, event: &Event) -> bool {
-        let Event::Timer {
-            actor,
-            timer,
-            generation,
-        } = event
-        else {
-            return false;
-        };
-        let live = match client_of(*actor) {
-            Some(c) => self.clients[c as usize].timers.get(timer),
-            None => self.store_timers.get(timer),
-        };
-        live != Some(generation)
+        is_stale(&self.clients, &self.store_timers, event)
     }
 
-    /// A cancelled or re-set timer leaves its event in the queue; once most
-    /// of the queue is such events, drop them, so memory follows the live
-    /// events rather than every timer ever set.
+    /// A cancelled or re-set timer leaves its event in the queue.
     fn timer_went_stale(&mut self) {
-        self.stale_timers += 1;
-        if self.stale_timers < 4096 || self.stale_timers * 2 < self.queue.len() {
-            return;
-        }
-        let queue = std::mem::take(&mut self.queue);
-        self.queue = queue
-            .into_iter()
-            .filter(|Reverse(q)| !self.is_stale(&q.event))
-            .collect();
-        self.stale_timers = 0;
+        let (clients, store_timers) = (&self.clients, &self.store_timers);
+        self.queue
+            .went_stale(|e| is_stale(clients, store_timers, e));
     }
 
     fn apply_client_out(&mut self, c: ClientIdx, out: Out<Client>) {
@@ -843,7 +652,7 @@ impl<'a> Sim<'a> {
                 f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired
             })
         };
-        while let Some(Reverse(q)) = self.queue.pop() {
+        while let Some(q) = self.queue.pop() {
             if q.at > limit {
                 self.now = limit;
                 break;
@@ -910,7 +719,7 @@ impl<'a> Sim<'a> {
                         let mut cow = Cow::Owned(rt.take_state());
                         self.client.on_timeout(actor, &mut cow, &timer, &mut out);
                         self.clients[c as usize].state = cow.into_owned();
-                        if self.record && timer != Timer::Ping {
+                        if timer != Timer::Ping {
                             trace!(self, TraceEvent::Timer { client: c, timer });
                         }
                         self.apply_client_out(c, out);
@@ -973,16 +782,34 @@ impl<'a> Sim<'a> {
                 violations: self.violations.len(),
             }
         );
+        let (trace, trace_hash) = self.recorder.finish();
         Outcome {
             seed: 0,
             violations: self.violations,
             faults: self.faults,
             metrics: self.metrics,
             hand_off: self.monitors.holds(PropertyName::HandOff),
-            trace_hash: self.record.then(|| format!("{:016x}", self.hash)),
-            trace: self.trace,
+            trace_hash,
+            trace,
         }
     }
+}
+
+/// Whether a timer event's timer was cancelled or set again since.
+fn is_stale(clients: &[ClientRt], store_timers: &BTreeMap<Timer, u64>, event: &Event) -> bool {
+    let Event::Timer {
+        actor,
+        timer,
+        generation,
+    } = event
+    else {
+        return false;
+    };
+    let live = match client_of(*actor) {
+        Some(c) => clients[c as usize].timers.get(timer),
+        None => store_timers.get(timer),
+    };
+    live != Some(generation)
 }
 
 /// Runs `scenario` with `seed`.
