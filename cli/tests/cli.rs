@@ -1,25 +1,13 @@
 //! The `lockstep` command as a user runs it: exit statuses, JSON shape,
 //! readable counterexamples, and clear errors for bad input.
 
+mod common;
+
+use common::{lockstep, stderr, stdout};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn lockstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockstep"))
-        .args(args)
-        .output()
-        .expect("lockstep runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 #[test]
 fn check_json_reports_every_property_and_exits_zero_when_all_hold() {

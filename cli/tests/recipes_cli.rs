@@ -1,18 +1,10 @@
 //! Recipes as the CLI finds them: the registry, variants, bad names, and the
 //! recipe added to prove the architecture open (`lowest-watch`).
 
-use std::process::{Command, Output};
+mod common;
 
-fn lockstep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lockstep"))
-        .args(args)
-        .output()
-        .expect("lockstep runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{lockstep, stderr};
+use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")

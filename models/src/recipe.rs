@@ -172,24 +172,11 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
 /// taken once, when it is made: the checker hashes every state it meets and
 /// orders clients by their erased situation, and a recipe state changes far
 /// less often than it is hashed.
-///
-/// Each copy owns its state (a small allocation) rather than sharing one
-/// behind a reference count: the checker copies states on every core, and
-/// one count touched from two cores costs more than a copy.
+#[derive(Clone)]
 pub struct AnyState {
-    state: Box<dyn ErasedState>,
+    state: Arc<dyn ErasedState>,
     hash: u64,
     unlabelled: u64,
-}
-
-impl Clone for AnyState {
-    fn clone(&self) -> Self {
-        AnyState {
-            state: self.state.clone_box(),
-            hash: self.hash,
-            unlabelled: self.unlabelled,
-        }
-    }
 }
 
 /// Sends every client to client 0: relabelling with it erases names. Long
@@ -205,7 +192,6 @@ trait ErasedState: Any + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool;
     fn relabelled(&self, p: &Perm) -> AnyState;
-    fn clone_box(&self) -> Box<dyn ErasedState>;
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result;
 }
 
@@ -224,9 +210,6 @@ where
         s.relabel(p);
         AnyState::new(s)
     }
-    fn clone_box(&self) -> Box<dyn ErasedState> {
-        Box::new(self.clone())
-    }
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result {
         fmt::Debug::fmt(self, f)
     }
@@ -242,7 +225,7 @@ impl AnyState {
         let mut h = fixed_hasher();
         erased.hash(&mut h);
         AnyState {
-            state: Box::new(s),
+            state: Arc::new(s),
             hash,
             unlabelled: h.finish(),
         }
@@ -266,7 +249,8 @@ impl AnyState {
 
 impl PartialEq for AnyState {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.state.eq_dyn(&*other.state)
+        self.hash == other.hash
+            && (Arc::ptr_eq(&self.state, &other.state) || self.state.eq_dyn(&*other.state))
     }
 }
 impl Eq for AnyState {}
