@@ -96,14 +96,16 @@ async fn backend(recipe: &RecipeRef, args: &Args, ttl_seconds: i64) -> Backend {
     }
 }
 
-/// The recipes validated against the real servers (lowest-watch is not yet:
-/// its start skew with many clients is not accounted for).
+/// The recipes validated against the real servers. lowest-watch's waiters
+/// exists()-watch the lowest node, so a late create fires no watch: it needs
+/// no start-skew allowance (unlike children-watch).
 fn validated_recipes() -> Vec<RecipeRef> {
     [
         "unfair-create",
         "fair-predecessor",
         "etcd-revision",
         "children-watch",
+        "lowest-watch",
     ]
     .iter()
     .map(|name| models::recipes::lookup(name, None).expect("registered"))
@@ -554,7 +556,12 @@ async fn main() -> ExitCode {
         .all(|r| r.notifications_match && r.requests_match);
     let fair_ordered = rows
         .iter()
-        .filter(|r| r.recipe == "fair-predecessor" || r.recipe == "etcd-revision")
+        .filter(|r| {
+            matches!(
+                r.recipe.as_str(),
+                "fair-predecessor" | "etcd-revision" | "lowest-watch"
+            )
+        })
         .all(|r| r.order_follows_tokens);
     let split_ok = both_held
         && !rejected.is_empty()
