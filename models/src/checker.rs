@@ -54,6 +54,13 @@ pub enum CheckError {
         /// What the checker saw, in words.
         found: String,
     },
+    /// The worker threads asked for could not be started.
+    Threads {
+        /// How many were asked for.
+        asked: usize,
+        /// Why the system refused.
+        reason: String,
+    },
 }
 
 impl fmt::Display for CheckError {
@@ -64,6 +71,10 @@ impl fmt::Display for CheckError {
                 "the model's behaviour depends on which client is which, so symmetry \
                  reduction would give wrong answers: {found}. Check it with --no-symmetry \
                  (or make the recipe treat clients alike: relabel every client name in its state)"
+            ),
+            CheckError::Threads { asked, reason } => write!(
+                f,
+                "could not start {asked} checker threads ({reason}); ask for fewer"
             ),
         }
     }
@@ -271,6 +282,7 @@ fn expand(
     audit_all: bool,
     claimed: &Claimed,
     state: &LockState,
+    fp: u64,
 ) -> Expanded {
     let mut hits = 0u64;
     for (k, p) in props.iter().enumerate() {
@@ -286,7 +298,6 @@ fn expand(
     let mut actions = Vec::new();
     model.actions(state, &mut actions);
     let asymmetry = if symmetry {
-        let fp = fingerprint(state);
         (audit_all || fp.is_multiple_of(AUDIT_EVERY))
             .then(|| audit_symmetry(model, state, &actions, fp))
             .flatten()
@@ -315,45 +326,34 @@ fn expand(
     }
 }
 
-/// Expands a BFS level on `threads` threads; results come back in frontier
-/// order, so the search is the same whatever the thread count.
+/// Expands a BFS level on the pool's threads; results come back in
+/// frontier order, so the search is the same whatever the thread count.
+///
+/// The pool lives for the whole check: workers that outlive a level keep
+/// their allocator's free pages, which the next level reuses, where threads
+/// started per level would hand their heaps back and fault in fresh ones.
 fn expand_level(
     model: &LockModel,
     props: &[Property<LockModel>],
     symmetry: bool,
     audit_all: bool,
-    threads: usize,
+    pool: &rayon::ThreadPool,
     claimed: &Claimed,
-    frontier: Vec<LockState>,
+    frontier: Vec<(LockState, u64)>,
 ) -> Vec<Expanded> {
-    if threads <= 1 || frontier.len() < 64 {
+    use rayon::prelude::*;
+    if pool.current_num_threads() <= 1 || frontier.len() < 64 {
         return frontier
             .iter()
-            .map(|s| expand(model, props, symmetry, audit_all, claimed, s))
+            .map(|(s, fp)| expand(model, props, symmetry, audit_all, claimed, s, *fp))
             .collect();
     }
-    let chunk = frontier.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let mut parts = Vec::new();
-        let mut rest = frontier;
-        while !rest.is_empty() {
-            let tail = rest.split_off(chunk.min(rest.len()));
-            parts.push(std::mem::replace(&mut rest, tail));
-        }
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| {
-                scope.spawn(move || {
-                    // Each worker also frees its part of the frontier.
-                    part.iter()
-                        .map(|s| expand(model, props, symmetry, audit_all, claimed, s))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("expansion threads do not panic"))
+    pool.install(|| {
+        // Each worker also frees the states it expanded.
+        frontier
+            .into_par_iter()
+            .with_min_len(16)
+            .map(|(s, fp)| expand(model, props, symmetry, audit_all, claimed, &s, fp))
             .collect()
     })
 }
@@ -371,6 +371,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|k| format!("check-{k}"))
+        .build()
+        .map_err(|e| CheckError::Threads {
+            asked: threads,
+            reason: e.to_string(),
+        })?;
 
     let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
     let mut graph = Graph {
@@ -390,12 +398,13 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     } else {
         init
     };
+    let init_fp = fingerprint(&init);
     let claimed = Claimed::default();
-    claimed.insert(fingerprint(&init));
-    seen.insert(fingerprint(&init), 0);
+    claimed.insert(init_fp);
+    seen.insert(init_fp, 0);
     // The root has no parent; this entry is never followed (`path_to` stops at 0).
     graph.parent.push((0, Action::Resume(0)));
-    let mut frontier = vec![init];
+    let mut frontier = vec![(init, init_fp)];
     let mut index = 0u32;
     while !frontier.is_empty() {
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
@@ -404,7 +413,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             &props,
             opts.symmetry,
             audit_all,
-            threads,
+            &pool,
             &claimed,
             frontier,
         );
@@ -414,7 +423,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         // New states of this level, by index; each is filled in by the
         // expansion that claimed it, which may come later in the level.
         let level_start = seen.len();
-        let mut next_frontier: Vec<Option<LockState>> = Vec::new();
+        let mut next_frontier: Vec<Option<(LockState, u64)>> = Vec::new();
         for e in expanded {
             for (k, hit) in first_hit.iter_mut().enumerate() {
                 if hit.is_none() && e.hits & (1 << k) != 0 {
@@ -440,7 +449,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 };
                 if let Some(state) = next {
                     if let Some(slot) = next_frontier.get_mut(j as usize - level_start) {
-                        *slot = Some(state);
+                        *slot = Some((state, fp));
                     }
                 }
                 graph.succ.push(j);

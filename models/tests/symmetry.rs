@@ -103,7 +103,9 @@ impl Recipe for LowestName {
 fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
     let model = LockModelCfg::new(RecipeRef::new(LowestName), 2).into_model();
     let err = check(&model, CheckOptions::default()).unwrap_err();
-    let CheckError::IdentityDependent { found } = &err;
+    let CheckError::IdentityDependent { found } = &err else {
+        panic!("expected the identity-dependence error, got: {err}");
+    };
     assert!(!found.is_empty());
     let message = err.to_string();
     assert!(message.contains("--no-symmetry"), "{message}");
