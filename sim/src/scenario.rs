@@ -1,12 +1,19 @@
 //! Scenario files: what to simulate. TOML; an unknown key, a wrong type or an
 //! impossible value is an error naming the file, the key and the reason.
 //!
+//! Validation also refuses timing under which a run without faults would
+//! misbehave — sessions that expire between heartbeats, requests resent
+//! before their reply can arrive, a lease-aware client that gives up a
+//! healthy session — so a fault-free run that validates reports only what
+//! the recipe really does. Every time is at most [`MAX_TIME_MS`], so sums of
+//! times cannot wrap; a run has at most [`MAX_FAULTS`] faults.
+//!
 //! ```toml
 //! recipe = "fair-predecessor"   # any registered recipe (`lockstep recipes` lists them)
 //! variant = "no-guid"           # optional: one of the recipe's variants
 //! clients = 5
 //! rounds = 3
-//! seed = 42
+//! seed = 42                     # above 2^63 - 1, write it as a string: "18446744073709551615"
 //! fencing = false
 //! policy = "naive"              # or "lease-aware"
 //! guid = true                   # fair-predecessor only: false is variant "no-guid"
@@ -17,15 +24,15 @@
 //! think_ms = [5, 50]
 //! hold_ms = [10, 40]
 //! latency_ms = [0.2, 2.0]       # one way, per message
-//! retry_ms = 1000
-//! deadline_ms = 2600            # lease-aware: default two thirds of the timeout
+//! retry_ms = 1000               # longer than a round trip (2 x latency high)
+//! deadline_ms = 2600            # lease-aware only: default two thirds of the timeout
 //!
 //! [faults]                      # randomized: each kind a rate and a duration
 //! until_ms = 20000              # no new faults after this
 //! pause = { rate_per_s = 0.2, duration_ms = [3000, 6000] }
 //! crash = { rate_per_s = 0.1, duration_ms = [500, 2000] }   # down time; then it restarts
 //! partition = { rate_per_s = 0.1, duration_ms = [1000, 8000] }
-//! lost_reply = { rate_per_s = 0.5 }
+//! lost_reply = { rate_per_s = 0.5 }                        # no duration
 //! delay = { rate_per_s = 0.2, duration_ms = [100, 1000], extra_ms = [50, 500] }
 //!
 //! [[schedule]]                  # or explicit faults
@@ -70,7 +77,7 @@ pub struct ScenarioFile {
     pub variant: Option<String>,
     pub clients: u32,
     pub rounds: Option<u32>,
-    pub seed: Option<u64>,
+    pub seed: Option<Seed>,
     pub fencing: Option<bool>,
     pub policy: Option<String>,
     pub guid: Option<bool>,
@@ -79,6 +86,46 @@ pub struct ScenarioFile {
     pub timing: Option<TimingFile>,
     pub faults: Option<FaultProfileFile>,
     pub schedule: Option<Vec<ScheduledFault>>,
+}
+
+/// A seed as a scenario file writes it: an integer, or a string of digits
+/// for a seed above 2^63 − 1, which a TOML integer cannot hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seed(pub u64);
+
+impl Serialize for Seed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match i64::try_from(self.0) {
+            Ok(small) => s.serialize_i64(small),
+            Err(_) => s.serialize_str(&self.0.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Seed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Seed;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a seed: an integer from 0 to 18446744073709551615 (above 9223372036854775807, as a string)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Seed, E> {
+                u64::try_from(v)
+                    .map(Seed)
+                    .map_err(|_| E::custom(format!("a seed cannot be negative (got {v})")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Seed, E> {
+                Ok(Seed(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Seed, E> {
+                v.parse().map(Seed).map_err(|_| {
+                    E::custom(format!("'{v}' is not a seed (0 to 18446744073709551615)"))
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -192,7 +239,17 @@ pub struct Scenario {
     pub profile: Vec<(FaultKind, Rate)>,
     pub faults_until_us: u64,
     pub schedule: Vec<ScheduledFault>,
+    /// The time limit the file gives (`duration_ms`): a run cut short by it
+    /// reports "time limit reached", not a `progress` violation.
     pub duration_us: Option<u64>,
+    /// How long after the last fault every live client must have finished
+    /// (the `progress` bound): a session timeout, resends, and every
+    /// client's rounds one after another.
+    pub liveness_bound_us: u64,
+    /// A run stops (reported as cut off, no verdict) after this many events:
+    /// [`crate::engine::MAX_EVENTS`] unless a caller lowers it.
+    #[serde(skip)]
+    pub max_events: u64,
     /// The file as written, to write reproducers from.
     #[serde(skip)]
     pub source: ScenarioFile,
@@ -201,9 +258,13 @@ pub struct Scenario {
 /// The largest client count the simulator accepts.
 pub const MAX_SIM_CLIENTS: u32 = 10_000;
 
-fn ms(x: u64) -> u64 {
-    x * 1000
-}
+/// The longest time any setting may name (about 11.6 days of virtual time):
+/// every sum the simulator forms from settings then fits in 64-bit
+/// microseconds.
+pub const MAX_TIME_MS: u64 = 1_000_000_000;
+
+/// At most this many faults in a run, drawn (expected) or scheduled.
+pub const MAX_FAULTS: u64 = 100_000;
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
@@ -301,179 +362,43 @@ impl Scenario {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
         };
-        let t = raw.timing.clone().unwrap_or_default();
-        let session_timeout = t.session_timeout_ms.unwrap_or(4000);
-        if session_timeout == 0 {
-            return Err(err("timing.session_timeout_ms", "must be positive".into()));
-        }
-        let range = |key: &str,
-                     r: Option<[u64; 2]>,
-                     default: [u64; 2]|
-         -> Result<(u64, u64), ScenarioError> {
-            let [lo, hi] = r.unwrap_or(default);
-            if lo > hi {
-                return Err(err(key, format!("low {lo} is above high {hi}")));
-            }
-            Ok((ms(lo), ms(hi)))
-        };
-        let ping = t.ping_interval_ms.unwrap_or(session_timeout / 3).max(1);
-        if ping >= session_timeout {
-            return Err(err(
-                "timing.ping_interval_ms",
-                format!("must be below the session timeout ({session_timeout} ms), or every session expires"),
-            ));
-        }
-        let [lat_lo, lat_hi] = t.latency_ms.unwrap_or([0.2, 2.0]);
-        if !(lat_lo >= 0.0 && lat_hi >= lat_lo && lat_hi.is_finite()) {
-            return Err(err(
-                "timing.latency_ms",
-                format!("needs 0 <= low <= high (got [{lat_lo}, {lat_hi}])"),
-            ));
-        }
-        let deadline = t.deadline_ms.unwrap_or(session_timeout * 2 / 3);
-        if deadline >= session_timeout {
-            return Err(err(
-                "timing.deadline_ms",
-                format!("must be below the session timeout ({session_timeout} ms): the client must give up first"),
-            ));
-        }
-        let latency_hi_ms = lat_hi.ceil() as u64;
-        if deadline + latency_hi_ms >= session_timeout {
-            return Err(err(
-                "timing.deadline_ms",
-                format!(
-                    "deadline ({deadline} ms) plus the longest one-way latency ({latency_hi_ms} ms) must be below the \
-                     session timeout ({session_timeout} ms): a lease-aware client must give up before the store expires it"
-                ),
-            ));
-        }
-        let retry = t.retry_ms.unwrap_or(1000);
-        if retry == 0 {
-            return Err(err("timing.retry_ms", "must be positive".into()));
-        }
-        let timing = Timing {
-            session_timeout_us: ms(session_timeout),
-            ping_interval_us: ms(ping),
-            think_us: range("timing.think_ms", t.think_ms, [5, 50])?,
-            hold_us: range("timing.hold_ms", t.hold_ms, [10, 40])?,
-            latency_us: ((lat_lo * 1000.0) as u64, (lat_hi * 1000.0) as u64),
-            retry_us: ms(retry),
-            deadline_us: ms(deadline),
-        };
-
-        let mut profile = Vec::new();
+        let timing = resolve_timing(&raw.timing.clone().unwrap_or_default(), policy, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
-        for (kind, rate) in [
-            (FaultKind::Crash, &f.crash),
-            (FaultKind::Pause, &f.pause),
-            (FaultKind::Partition, &f.partition),
-            (FaultKind::LostReply, &f.lost_reply),
-            (FaultKind::Delay, &f.delay),
-        ] {
-            let Some(rate) = rate else { continue };
-            let key = format!("faults.{}", kind.name());
-            if !(rate.rate_per_s >= 0.0 && rate.rate_per_s.is_finite()) {
-                return Err(err(
-                    &format!("{key}.rate_per_s"),
-                    "must be a non-negative number".into(),
-                ));
-            }
-            let needs_duration = !matches!(kind, FaultKind::LostReply | FaultKind::Crash);
-            if needs_duration && rate.duration_ms.is_none() && rate.rate_per_s > 0.0 {
-                return Err(err(
-                    &format!("{key}.duration_ms"),
-                    "is required: [low, high]".into(),
-                ));
-            }
-            if kind != FaultKind::Delay && rate.extra_ms.is_some() {
-                return Err(err(
-                    &format!("{key}.extra_ms"),
-                    "applies only to delay".into(),
-                ));
-            }
-            let duration_us = match rate.duration_ms {
-                Some(d) => range(&format!("{key}.duration_ms"), Some(d), d)?,
-                None => (0, 0),
-            };
-            let extra_us = match rate.extra_ms {
-                Some(d) => range(&format!("{key}.extra_ms"), Some(d), d)?,
-                None if kind == FaultKind::Delay && rate.rate_per_s > 0.0 => {
-                    return Err(err(
-                        &format!("{key}.extra_ms"),
-                        "is required: [low, high]".into(),
-                    ))
-                }
-                None => (0, 0),
-            };
-            if rate.rate_per_s > 0.0 {
-                profile.push((
-                    kind,
-                    Rate {
-                        per_second: rate.rate_per_s,
-                        duration_us,
-                        extra_us,
-                    },
-                ));
-            }
-        }
+        let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
+        let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
-        for (i, s) in schedule.iter().enumerate() {
-            let key = format!("schedule[{i}]");
-            if s.client >= raw.clients {
-                return Err(err(
-                    &format!("{key}.client"),
-                    format!("no client {} (clients are 0..{})", s.client, raw.clients),
-                ));
-            }
-            match s.kind {
-                FaultKind::Pause | FaultKind::Partition | FaultKind::Delay
-                    if s.duration_ms.is_none() =>
-                {
-                    return Err(err(
-                        &format!("{key}.duration_ms"),
-                        format!("a {} needs a duration", s.kind.name()),
-                    ))
-                }
-                FaultKind::Delay if s.extra_ms.is_none() => {
-                    return Err(err(
-                        &format!("{key}.extra_ms"),
-                        "a delay needs extra_ms".into(),
-                    ))
-                }
-                FaultKind::LostReply if s.duration_ms.is_some() => {
-                    return Err(err(
-                        &format!("{key}.duration_ms"),
-                        "a lost reply has no duration".into(),
-                    ))
-                }
-                _ => {}
-            }
-            if s.kind != FaultKind::Delay && s.extra_ms.is_some() {
-                return Err(err(
-                    &format!("{key}.extra_ms"),
-                    "applies only to delay".into(),
-                ));
-            }
-        }
-        let faults_until_us = ms(f.until_ms.unwrap_or(20_000));
-        if let Some(d) = raw.duration_ms {
-            if d == 0 {
-                return Err(err("duration_ms", "must be positive".into()));
-            }
-        }
+        check_schedule(&schedule, raw.clients, &err)?;
+        let duration_us = match raw.duration_ms {
+            Some(0) => return Err(err("duration_ms", "must be positive".into())),
+            Some(d) => Some(time_us("duration_ms", d, &err)?),
+            None => None,
+        };
+        let liveness_bound_us = liveness_bound_us(&timing, raw.clients as u64, rounds as u64)
+            .ok_or_else(|| {
+                err(
+                    "timing",
+                    format!(
+                        "with these times, {} clients and {rounds} rounds the run's time limit \
+                         does not fit in 64-bit microseconds: use shorter times",
+                        raw.clients
+                    ),
+                )
+            })?;
         Ok(Scenario {
             name: name.to_string(),
             recipe,
             clients: raw.clients as u16,
             rounds: rounds as u8,
-            seed: raw.seed.unwrap_or(0),
+            seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
             timing,
             profile,
             faults_until_us,
             schedule,
-            duration_us: raw.duration_ms.map(ms),
+            duration_us,
+            liveness_bound_us,
+            max_events: crate::engine::MAX_EVENTS,
             source: raw,
         })
     }
@@ -501,7 +426,7 @@ impl Scenario {
         note: &str,
     ) -> String {
         let mut file = self.source.clone();
-        file.seed = Some(seed);
+        file.seed = Some(Seed(seed));
         file.rounds = Some(rounds as u32);
         file.faults = None;
         file.schedule = Some(schedule);
@@ -551,4 +476,352 @@ fn registered_recipe(
         }
     };
     recipes::lookup(registered.name, variant).map_err(|e| err("variant", e))
+}
+
+/// A setting in milliseconds, as microseconds, if it is at most
+/// [`MAX_TIME_MS`]: every sum the simulator forms from settings then fits.
+fn time_us(
+    key: &str,
+    ms: u64,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<u64, ScenarioError> {
+    if ms > MAX_TIME_MS {
+        return Err(err(
+            key,
+            format!("{ms} ms is more than the longest time lockstep simulates ({MAX_TIME_MS} ms, about 11 days)"),
+        ));
+    }
+    Ok(ms * 1000)
+}
+
+/// A `[low, high]` range in milliseconds, as microseconds.
+fn range_us(
+    key: &str,
+    [lo, hi]: [u64; 2],
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(u64, u64), ScenarioError> {
+    if lo > hi {
+        return Err(err(key, format!("low {lo} is above high {hi}")));
+    }
+    Ok((time_us(key, lo, err)?, time_us(key, hi, err)?))
+}
+
+/// The `[timing]` table, resolved and checked so that a run without faults
+/// never sees a session expire, a client give up or a request resent.
+fn resolve_timing(
+    t: &TimingFile,
+    policy: Policy,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<Timing, ScenarioError> {
+    let session_timeout_ms = t.session_timeout_ms.unwrap_or(4000);
+    let session_timeout_us = time_us("timing.session_timeout_ms", session_timeout_ms, err)?;
+    // Pings default to a third of the timeout, the deadline to two thirds:
+    // below 3 ms one of them would round to nothing.
+    if session_timeout_ms < 3 {
+        return Err(err(
+            "timing.session_timeout_ms",
+            format!(
+                "must be at least 3 ms (got {session_timeout_ms}): heartbeats go every third of it"
+            ),
+        ));
+    }
+    let ping_ms = t.ping_interval_ms.unwrap_or(session_timeout_ms / 3);
+    if ping_ms == 0 {
+        return Err(err("timing.ping_interval_ms", "must be positive".into()));
+    }
+    let ping_interval_us = time_us("timing.ping_interval_ms", ping_ms, err)?;
+    let latency_us = latency_us(t.latency_ms.unwrap_or([0.2, 2.0]), err)?;
+    let one_way_ms = ms_text(latency_us.1);
+    // The store hears a heartbeat at most a ping interval plus a one-way
+    // latency after the one before.
+    if ping_interval_us + latency_us.1 >= session_timeout_us {
+        let blame = if t.ping_interval_ms.is_some() {
+            "timing.ping_interval_ms"
+        } else {
+            "timing.session_timeout_ms"
+        };
+        return Err(err(
+            blame,
+            format!(
+                "the ping interval ({ping_ms} ms) plus the longest one-way latency ({one_way_ms} ms) must be \
+                 below the session timeout ({session_timeout_ms} ms), or sessions expire without any fault"
+            ),
+        ));
+    }
+    let retry_ms = t.retry_ms.unwrap_or(1000);
+    let retry_us = time_us("timing.retry_ms", retry_ms, err)?;
+    // A request is resent when no reply came within retry_ms: shorter than
+    // a round trip, every request would be resent without any fault.
+    if retry_us <= 2 * latency_us.1 {
+        return Err(err(
+            "timing.retry_ms",
+            format!(
+                "must be longer than the longest round trip (twice the one-way latency of {one_way_ms} ms), \
+                 or clients resend requests whose replies are on their way (got {retry_ms} ms)"
+            ),
+        ));
+    }
+    let deadline_us = resolve_deadline(
+        t,
+        policy,
+        session_timeout_us,
+        ping_interval_us,
+        latency_us.1,
+        err,
+    )?;
+    Ok(Timing {
+        session_timeout_us,
+        ping_interval_us,
+        think_us: range_us("timing.think_ms", t.think_ms.unwrap_or([5, 50]), err)?,
+        hold_us: range_us("timing.hold_ms", t.hold_ms.unwrap_or([10, 40]), err)?,
+        latency_us,
+        retry_us,
+        deadline_us,
+    })
+}
+
+/// One-way latency, `[low, high]` in (fractional) milliseconds.
+fn latency_us(
+    [lo, hi]: [f64; 2],
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(u64, u64), ScenarioError> {
+    let key = "timing.latency_ms";
+    if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
+        return Err(err(
+            key,
+            format!("needs 0 <= low <= high (got [{lo}, {hi}])"),
+        ));
+    }
+    if hi > MAX_TIME_MS as f64 {
+        return Err(err(
+            key,
+            format!("{hi} ms is more than the longest time lockstep simulates ({MAX_TIME_MS} ms)"),
+        ));
+    }
+    Ok(((lo * 1000.0).round() as u64, (hi * 1000.0).round() as u64))
+}
+
+/// The lease-aware client's deadline; naive clients have none.
+fn resolve_deadline(
+    t: &TimingFile,
+    policy: Policy,
+    session_timeout_us: u64,
+    ping_interval_us: u64,
+    one_way_us: u64,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<u64, ScenarioError> {
+    let key = "timing.deadline_ms";
+    let deadline_us = match (policy, t.deadline_ms) {
+        (Policy::Naive, Some(_)) => {
+            return Err(err(
+                key,
+                "applies only to `policy = \"lease-aware\"` (a naive client never gives up by its own clock)".into(),
+            ))
+        }
+        // Unused; kept as the lease-aware default for the record.
+        (Policy::Naive, None) => return Ok(session_timeout_us / 3 * 2),
+        (Policy::LeaseAware, Some(d)) => time_us(key, d, err)?,
+        (Policy::LeaseAware, None) => session_timeout_us / 3 * 2,
+    };
+    let ms = ms_text;
+    // A heartbeat's answer comes at most a ping interval plus a round trip
+    // after the one before: a shorter deadline gives up healthy sessions.
+    if deadline_us <= ping_interval_us + 2 * one_way_us {
+        return Err(err(
+            key,
+            format!(
+                "deadline ({} ms) must be longer than the ping interval ({} ms) plus the longest round trip \
+                 ({} ms), or a lease-aware client gives up a healthy session",
+                ms(deadline_us),
+                ms(ping_interval_us),
+                ms(2 * one_way_us)
+            ),
+        ));
+    }
+    if deadline_us + one_way_us >= session_timeout_us {
+        return Err(err(
+            key,
+            format!(
+                "deadline ({} ms) plus the longest one-way latency ({} ms) must be below the \
+                 session timeout ({} ms): a lease-aware client must give up before the store expires it",
+                ms(deadline_us),
+                ms(one_way_us),
+                ms(session_timeout_us)
+            ),
+        ));
+    }
+    Ok(deadline_us)
+}
+
+/// Microseconds as milliseconds for a message (`1.5`, `2`).
+fn ms_text(us: u64) -> String {
+    if us.is_multiple_of(1000) {
+        (us / 1000).to_string()
+    } else {
+        format!("{}", us as f64 / 1000.0)
+    }
+}
+
+/// The `[faults]` table's randomized kinds.
+fn resolve_profile(
+    f: &FaultProfileFile,
+    until_us: u64,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<Vec<(FaultKind, Rate)>, ScenarioError> {
+    let mut profile = Vec::new();
+    let mut expected = 0.0;
+    for (kind, rate) in [
+        (FaultKind::Crash, &f.crash),
+        (FaultKind::Pause, &f.pause),
+        (FaultKind::Partition, &f.partition),
+        (FaultKind::LostReply, &f.lost_reply),
+        (FaultKind::Delay, &f.delay),
+    ] {
+        let Some(rate) = rate else { continue };
+        let key = format!("faults.{}", kind.name());
+        if !(rate.rate_per_s >= 0.0 && rate.rate_per_s.is_finite()) {
+            return Err(err(
+                &format!("{key}.rate_per_s"),
+                "must be a non-negative number".into(),
+            ));
+        }
+        let duration_us = match (kind, rate.duration_ms) {
+            (FaultKind::LostReply, Some(_)) => {
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    "a lost reply has no duration".into(),
+                ))
+            }
+            (_, Some(d)) => range_us(&format!("{key}.duration_ms"), d, err)?,
+            (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, None) => {
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    "is required: [low, high]".into(),
+                ))
+            }
+            // A crash without a duration stays down.
+            (FaultKind::Crash | FaultKind::LostReply, None) => (0, 0),
+        };
+        let extra_us = match (kind, rate.extra_ms) {
+            (FaultKind::Delay, Some(d)) => range_us(&format!("{key}.extra_ms"), d, err)?,
+            (FaultKind::Delay, None) => {
+                return Err(err(
+                    &format!("{key}.extra_ms"),
+                    "is required: [low, high]".into(),
+                ))
+            }
+            (_, Some(_)) => {
+                return Err(err(
+                    &format!("{key}.extra_ms"),
+                    "applies only to delay".into(),
+                ))
+            }
+            (_, None) => (0, 0),
+        };
+        if rate.rate_per_s == 0.0 {
+            continue; // switched off
+        }
+        if until_us == 0 {
+            return Err(err(
+                "faults.until_ms",
+                format!(
+                    "is 0, so no {} could ever be drawn: give a positive time or remove the rate",
+                    kind.name()
+                ),
+            ));
+        }
+        expected += rate.rate_per_s * until_us as f64 / 1e6;
+        if expected > MAX_FAULTS as f64 {
+            return Err(err(
+                &format!("{key}.rate_per_s"),
+                format!(
+                    "the rates draw about {expected:.0} faults before until_ms; at most {MAX_FAULTS} are allowed in a run"
+                ),
+            ));
+        }
+        profile.push((
+            kind,
+            Rate {
+                per_second: rate.rate_per_s,
+                duration_us,
+                extra_us,
+            },
+        ));
+    }
+    Ok(profile)
+}
+
+/// The `[[schedule]]` entries: each names a client that exists, a time in
+/// range, and exactly the fields its kind takes.
+fn check_schedule(
+    schedule: &[ScheduledFault],
+    clients: u32,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if schedule.len() as u64 > MAX_FAULTS {
+        return Err(err(
+            "schedule",
+            format!(
+                "{} faults; at most {MAX_FAULTS} are allowed in a run",
+                schedule.len()
+            ),
+        ));
+    }
+    for (i, s) in schedule.iter().enumerate() {
+        let key = format!("schedule[{i}]");
+        if s.client >= clients {
+            return Err(err(
+                &format!("{key}.client"),
+                format!("no client {} (clients are 0..{clients})", s.client),
+            ));
+        }
+        time_us(&format!("{key}.at_ms"), s.at_ms, err)?;
+        if let Some(d) = s.duration_ms {
+            time_us(&format!("{key}.duration_ms"), d, err)?;
+        }
+        if let Some(x) = s.extra_ms {
+            time_us(&format!("{key}.extra_ms"), x, err)?;
+        }
+        let missing = |field: &str, what: &str| err(&format!("{key}.{field}"), what.to_string());
+        match (s.kind, s.duration_ms, s.extra_ms) {
+            (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, None, _) => {
+                return Err(missing(
+                    "duration_ms",
+                    &format!("a {} needs a duration", s.kind.name()),
+                ))
+            }
+            (FaultKind::Delay, Some(_), None) => {
+                return Err(missing("extra_ms", "a delay needs extra_ms"))
+            }
+            (FaultKind::LostReply, Some(_), _) => {
+                return Err(missing("duration_ms", "a lost reply has no duration"))
+            }
+            (
+                FaultKind::Crash | FaultKind::Pause | FaultKind::Partition | FaultKind::LostReply,
+                _,
+                Some(_),
+            ) => return Err(missing("extra_ms", "applies only to delay")),
+            (FaultKind::Crash, _, None)
+            | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
+            | (FaultKind::LostReply, None, None)
+            | (FaultKind::Delay, Some(_), Some(_)) => {}
+        }
+    }
+    Ok(())
+}
+
+/// How long after the last fault every live client must have finished: a
+/// session timeout (for a silent holder's session to expire), resends, and
+/// every client's remaining rounds one after another. `None` if it does not
+/// fit in 64 bits.
+fn liveness_bound_us(t: &Timing, clients: u64, rounds: u64) -> Option<u64> {
+    let round = t
+        .think_us
+        .1
+        .checked_add(t.hold_us.1.checked_mul(3)?)?
+        .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
+        .checked_add(t.retry_us)?;
+    (2 * t.session_timeout_us)
+        .checked_add(2 * t.retry_us)?
+        .checked_add(clients.checked_mul(rounds)?.checked_mul(round)?)
 }

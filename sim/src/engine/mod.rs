@@ -31,9 +31,10 @@ mod queue;
 mod recorder;
 
 pub use faults::draw_faults;
-pub use outcome::{FaultRecord, Metrics, Outcome, Summary, Violation};
+pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
 use recorder::Recorder;
+pub use recorder::TraceOptions;
 
 use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
@@ -129,15 +130,16 @@ pub struct Sim<'a> {
     metrics: Metrics,
     /// Clients neither crashed nor done.
     unfinished: usize,
-    recorder: Recorder,
+    recorder: Recorder<'a>,
     /// Numbers timer settings, so a fired timer's event can tell it is the
     /// latest setting.
     generation: u64,
 }
 
 impl<'a> Sim<'a> {
-    /// A simulation of `scenario` with `seed`; `record` keeps the trace lines.
-    pub fn new(scenario: &'a Scenario, seed: u64, record: bool) -> Self {
+    /// A simulation of `scenario` with `seed`, its trace recorded as `trace`
+    /// asks.
+    pub fn new(scenario: &'a Scenario, seed: u64, trace: TraceOptions<'a>) -> Self {
         let mut faults: Vec<ScheduledFault> = scenario.schedule.clone();
         faults.extend(draw_faults(scenario, seed));
         faults.sort();
@@ -180,7 +182,7 @@ impl<'a> Sim<'a> {
             violations: Vec::new(),
             metrics: Metrics::default(),
             unfinished: 0,
-            recorder: Recorder::new(record),
+            recorder: Recorder::new(trace),
             generation: 0,
         };
         trace!(
@@ -615,6 +617,7 @@ impl<'a> Sim<'a> {
     }
 
     /// When the last fault is over: crash restarts, resumes, heals.
+    /// (Scenario validation bounds every time, so the sums fit.)
     fn quiet_from_us(&self) -> u64 {
         self.faults
             .iter()
@@ -623,38 +626,53 @@ impl<'a> Sim<'a> {
             .unwrap_or(0)
     }
 
-    /// How long after the last fault every live client must have finished:
-    /// a session timeout (for a silent holder's session to expire), resends,
-    /// and every client's remaining rounds one after another.
-    pub fn liveness_bound_us(&self) -> u64 {
-        let t = &self.scenario.timing;
-        let round = t.think_us.1 + 3 * t.hold_us.1 + 40 * (t.latency_us.1 + 1) + t.retry_us;
-        2 * t.session_timeout_us
-            + 2 * t.retry_us
-            + self.scenario.clients as u64 * self.scenario.rounds as u64 * round
-    }
-
     fn all_live_done(&self) -> bool {
         self.unfinished == 0
     }
 
     /// Runs to the end: every live client finished (and no fault is still
-    /// to come), or the time limit.
-    pub fn run(mut self) -> Outcome {
+    /// to come), nothing left to happen, the time limit, or a safety cap.
+    ///
+    /// The time limit is the file's `duration_ms` if it gives one, else the
+    /// liveness bound after the last fault. Clients unfinished when the
+    /// liveness bound has passed (or when nothing is left to happen) violate
+    /// `progress`; a `duration_ms` that ends the run sooner only reports
+    /// "time limit reached".
+    pub fn run(mut self) -> std::io::Result<Outcome> {
         let quiet = self.quiet_from_us();
-        let limit = self
-            .scenario
-            .duration_us
-            .unwrap_or(quiet + self.liveness_bound_us())
-            .max(quiet);
+        let progress_due = quiet.saturating_add(self.scenario.liveness_bound_us);
+        let limit = self.scenario.duration_us.unwrap_or(progress_due);
+        let at_one_instant_cap = MAX_EVENTS_AT_ONE_INSTANT
+            + EVENTS_AT_ONE_INSTANT_PER_CLIENT * self.scenario.clients as u64;
+        let mut at_one_instant = 0u64;
         let pending_crash_restart = |s: &Self| {
             s.faults.iter().any(|f| {
                 f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired
             })
         };
+        let mut end = RunEnd::Finished;
         while let Some(q) = self.queue.pop() {
             if q.at > limit {
                 self.now = limit;
+                end = RunEnd::TimeLimit { at_us: limit };
+                break;
+            }
+            if q.at == self.now {
+                at_one_instant += 1;
+                if at_one_instant > at_one_instant_cap {
+                    end = RunEnd::Stuck {
+                        at_us: self.now,
+                        events: at_one_instant,
+                    };
+                    break;
+                }
+            } else {
+                at_one_instant = 0;
+            }
+            if self.metrics.events >= self.scenario.max_events {
+                end = RunEnd::EventLimit {
+                    events: self.metrics.events,
+                };
                 break;
             }
             self.now = q.at;
@@ -762,7 +780,14 @@ impl<'a> Sim<'a> {
             }
         }
         self.metrics.end_us = self.now;
-        if !self.all_live_done() {
+        // Unfinished clients violate progress when they had their time, or
+        // when nothing is left that could finish them.
+        let had_their_time = match end {
+            RunEnd::Finished => true,
+            RunEnd::TimeLimit { at_us } => at_us >= progress_due,
+            RunEnd::Stuck { .. } | RunEnd::EventLimit { .. } => false,
+        };
+        if !self.all_live_done() && had_their_time {
             let stuck: Vec<ClientIdx> = self
                 .clients
                 .iter()
@@ -782,16 +807,17 @@ impl<'a> Sim<'a> {
                 violations: self.violations.len(),
             }
         );
-        let (trace, trace_hash) = self.recorder.finish();
-        Outcome {
+        let (trace, trace_hash) = self.recorder.finish()?;
+        Ok(Outcome {
             seed: 0,
+            end,
             violations: self.violations,
             faults: self.faults,
             metrics: self.metrics,
             hand_off: self.monitors.holds(PropertyName::HandOff),
             trace_hash,
             trace,
-        }
+        })
     }
 }
 
@@ -812,9 +838,33 @@ fn is_stale(clients: &[ClientRt], store_timers: &BTreeMap<Timer, u64>, event: &E
     live != Some(generation)
 }
 
-/// Runs `scenario` with `seed`.
+/// Events at one virtual instant before a run is called stuck (time not
+/// advancing), plus this many per client: a herd of 10,000 clients with a
+/// fixed latency wakes, asks and is answered at one instant, legitimately.
+pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
+pub const EVENTS_AT_ONE_INSTANT_PER_CLIENT: u64 = 1_000;
+
+/// Events in one run before it is stopped (minutes of work).
+pub const MAX_EVENTS: u64 = 2_000_000_000;
+
+/// Runs `scenario` with `seed`; `record` keeps the trace lines and their hash.
 pub fn simulate(scenario: &Scenario, seed: u64, record: bool) -> Outcome {
-    let mut o = Sim::new(scenario, seed, record).run();
+    let trace = if record {
+        TraceOptions::kept()
+    } else {
+        TraceOptions::default()
+    };
+    simulate_traced(scenario, seed, trace).expect("a trace kept in memory cannot fail to write")
+}
+
+/// Runs `scenario` with `seed`, its trace recorded as `trace` asks; fails
+/// only when writing the trace does.
+pub fn simulate_traced<'a>(
+    scenario: &'a Scenario,
+    seed: u64,
+    trace: TraceOptions<'a>,
+) -> std::io::Result<Outcome> {
+    let mut o = Sim::new(scenario, seed, trace).run()?;
     o.seed = seed;
-    o
+    Ok(o)
 }

@@ -64,10 +64,58 @@ pub struct Metrics {
     pub rejected_writes: u64,
 }
 
+/// Why a run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum RunEnd {
+    /// Every live client finished, or nothing was left to happen.
+    Finished,
+    /// The time limit: `progress` was judged only if the liveness bound
+    /// had passed by then.
+    TimeLimit { at_us: u64 },
+    /// Virtual time stopped advancing: this many events at one instant.
+    /// No verdict on `progress`; the configuration cannot make progress.
+    Stuck { at_us: u64, events: u64 },
+    /// The run reached the cap on events.
+    EventLimit { events: u64 },
+}
+
+impl RunEnd {
+    /// A run the simulator had to cut off: its outcome is no verdict.
+    pub fn is_cut_off(self) -> bool {
+        match self {
+            RunEnd::Finished | RunEnd::TimeLimit { .. } => false,
+            RunEnd::Stuck { .. } | RunEnd::EventLimit { .. } => true,
+        }
+    }
+}
+
+impl std::fmt::Display for RunEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match *self {
+            RunEnd::Finished => write!(f, "finished"),
+            RunEnd::TimeLimit { at_us } => {
+                write!(f, "time limit reached at {:.3} s", at_us as f64 / 1e6)
+            }
+            RunEnd::Stuck { at_us, events } => write!(
+                f,
+                "stuck: {events} events at virtual time {:.6} s without time advancing \
+                 (zero latencies and timers that re-arm at once?)",
+                at_us as f64 / 1e6
+            ),
+            RunEnd::EventLimit { events } => {
+                write!(f, "stopped after {events} events (the cap on one run)")
+            }
+        }
+    }
+}
+
 /// What a run found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Outcome {
     pub seed: u64,
+    /// Why it stopped.
+    pub end: RunEnd,
     pub violations: Vec<Violation>,
     pub faults: Vec<FaultRecord>,
     pub metrics: Metrics,
