@@ -7,7 +7,7 @@
 //! step arrive together, as "at once" means; its counts then have a closed
 //! form (DESIGN.md, "Herd metrics"), which the tests check.
 
-use crate::engine::{simulate, Outcome, Summary};
+use crate::engine::{simulate, Outcome, RunEnd, Summary};
 use crate::scenario::Scenario;
 use models::msg::RequestClass;
 use models::properties::PropertyName;
@@ -24,7 +24,7 @@ pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
     // Sessions outlive the whole queue with few heartbeats: the herd, not the
     // pings, is what is measured.
     let text = format!(
-        "clients = {clients}\nrounds = 1\nseed = {seed}\n\
+        "clients = {clients}\nrounds = 1\nseed = \"{seed}\"\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [20, 20]\n\
          latency_ms = [1.0, 1.0]\nretry_ms = 600000\n"
     );
@@ -55,6 +55,9 @@ pub struct HerdRow {
     pub events: u64,
     /// Violations of any property but `herd_bound` (which the sweep measures).
     pub violations: usize,
+    /// Why the run stopped: a row whose run was cut off (stuck, or at the
+    /// event cap) measured only part of the queue.
+    pub end: RunEnd,
     pub wall_seconds: f64,
 }
 
@@ -120,6 +123,7 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
             .iter()
             .filter(|v| v.property != PropertyName::HerdBound)
             .count(),
+        end: o.end,
         wall_seconds: wall,
     }
 }

@@ -274,10 +274,19 @@ impl Scenario {
             key: String::new(),
             reason: format!("cannot read: {e}"),
         })?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| file.clone());
+        // The name goes into traces and results; a name that is not UTF-8
+        // would be changed on the way, so it is refused instead.
+        let name = match path.file_stem().map(|s| s.to_str()) {
+            Some(Some(stem)) => stem.to_string(),
+            Some(None) => {
+                return Err(ScenarioError {
+                    file,
+                    key: String::new(),
+                    reason: "the file name is not valid UTF-8; rename the file".into(),
+                })
+            }
+            None => file.clone(),
+        };
         Scenario::parse(&text, &file, &name)
     }
 

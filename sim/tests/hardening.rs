@@ -109,7 +109,9 @@ fn a_retry_shorter_than_a_round_trip_is_refused() {
     assert_eq!(o.metrics.acquisitions, 6);
     // One connect per client: nothing was resent.
     assert_eq!(
-        o.metrics.store_requests.get(&models::msg::RequestKind::Connect),
+        o.metrics
+            .store_requests
+            .get(&models::msg::RequestKind::Connect),
         Some(&3)
     );
 }
@@ -467,4 +469,17 @@ proptest! {
             }
         }
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_refused_not_mangled() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::env::temp_dir().join(format!("lockstep-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(std::ffi::OsStr::from_bytes(b"bad-\xff.toml"));
+    std::fs::write(&path, HEALTHY).unwrap();
+    let e = Scenario::load(&path).unwrap_err();
+    assert!(e.reason.contains("not valid UTF-8"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
