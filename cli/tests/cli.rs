@@ -445,7 +445,7 @@ fn bad_simulator_input_is_a_clear_error_with_status_two() {
             "--jobs",
             "0",
         ],
-        "--jobs must be at least 1",
+        "--jobs must be between 1 and 1024",
     );
     assert_usage_error(
         &["hunt", "--merge", bad.to_str().unwrap()],

@@ -1,23 +1,130 @@
 //! Many seeds of one scenario: in parallel, sharded across machines, merged,
 //! and the first failure shrunk to a reproducer.
+//!
+//! A hunt never lists its seeds: a [`SeedSet`] computes the i-th seed of a
+//! range or shard, so a range of 2^64 − 1 seeds starts at once, and only
+//! the seeds that violated something (or were cut off) are kept. Results
+//! carry the scenario's content hash and their shard, so a merge can refuse
+//! what does not belong together and say what is missing.
 
 use crate::engine::{simulate, Outcome};
+use crate::parallel::{filter_map_indices, ThreadError};
 use crate::scenario::{Scenario, ScheduledFault};
+use crate::trace;
+use models::properties::{Kind, PropertyName};
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One shard of a seed range: every `n`-th seed, starting with the `k`-th
+/// (1 ≤ k ≤ n).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Shard {
+    pub k: u64,
+    pub n: u64,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// The seeds a hunt runs: `start..end`, or one shard of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedSet {
+    pub start: u64,
+    pub end: u64,
+    pub shard: Option<Shard>,
+}
+
+impl SeedSet {
+    pub fn range(start: u64, end: u64) -> SeedSet {
+        SeedSet {
+            start,
+            end,
+            shard: None,
+        }
+    }
+
+    /// The offset of the first seed from `start`, and the step.
+    fn first_and_step(&self) -> (u64, u64) {
+        match self.shard {
+            None => (0, 1),
+            Some(Shard { k, n }) => (k - 1, n),
+        }
+    }
+
+    /// How many seeds.
+    pub fn len(&self) -> u64 {
+        let (first, step) = self.first_and_step();
+        let span = self.end.saturating_sub(self.start);
+        if span <= first {
+            0
+        } else {
+            (span - first - 1) / step + 1
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th seed (`i < len()`, so it cannot overflow).
+    pub fn nth(&self, i: u64) -> u64 {
+        let (first, step) = self.first_and_step();
+        self.start + first + i * step
+    }
+
+    pub fn contains(&self, seed: u64) -> bool {
+        let (first, step) = self.first_and_step();
+        (self.start..self.end).contains(&seed) && (seed - self.start) % step == first
+    }
+}
 
 /// What a hunt found: the JSON `hunt --json` prints and `hunt --merge` reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HuntResult {
     pub scenario: String,
+    /// FNV-1a of the resolved scenario (every setting): results of two
+    /// different files never merge, whatever their names.
+    pub scenario_hash: String,
     /// The seed range, `A..B` (B excluded).
     pub seeds: String,
     /// `K/N` when this was one shard of the range.
     pub shard: Option<String>,
+    /// The shards a merge did not have (`K/N`, the first 1,000 of them);
+    /// empty when complete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_shards: Vec<String>,
+    /// How many shards the merge did not have.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shards_missing: u64,
     pub seeds_run: u64,
     pub violating_seeds: Vec<u64>,
     /// Seeds per violated property.
-    pub by_property: std::collections::BTreeMap<String, Vec<u64>>,
+    pub by_property: BTreeMap<String, Vec<u64>>,
+    /// Seeds whose run was cut off (stuck, or at the event cap): no verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_off_seeds: Vec<u64>,
     pub reproducer: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl HuntResult {
+    /// Every seed of its range was run (a merge that lacks shards was not).
+    pub fn is_complete(&self) -> bool {
+        self.shards_missing == 0
+    }
+}
+
+/// The content hash of a resolved scenario.
+pub fn scenario_hash(s: &Scenario) -> String {
+    let json = serde_json::to_string(s).expect("scenarios serialise");
+    format!("{:016x}", trace::fnv1a(trace::FNV_OFFSET, json.as_bytes()))
 }
 
 /// Parses `A..B` (B excluded).
@@ -25,14 +132,12 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
         .split_once("..")
         .ok_or_else(|| format!("--seeds takes A..B, got '{s}'"))?;
-    let a: u64 = a
-        .trim()
-        .parse()
-        .map_err(|_| format!("--seeds: '{a}' is not a seed"))?;
-    let b: u64 = b
-        .trim()
-        .parse()
-        .map_err(|_| format!("--seeds: '{b}' is not a seed"))?;
+    let seed = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("--seeds: '{x}' is not a seed (0 to {})", u64::MAX))
+    };
+    let (a, b) = (seed(a)?, seed(b)?);
     if b <= a {
         return Err(format!("--seeds {a}..{b} is empty"));
     }
@@ -40,98 +145,218 @@ pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
 }
 
 /// Parses `K/N` (1 ≤ K ≤ N).
-pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+pub fn parse_shard(s: &str) -> Result<Shard, String> {
     let (k, n) = s
         .split_once('/')
         .ok_or_else(|| format!("--shard takes K/N, got '{s}'"))?;
-    let k: u64 = k
-        .trim()
-        .parse()
-        .map_err(|_| format!("--shard: '{k}' is not a number"))?;
-    let n: u64 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("--shard: '{n}' is not a number"))?;
+    let number = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("--shard: '{x}' is not a number"))
+    };
+    let (k, n) = (number(k)?, number(n)?);
     if n == 0 || k == 0 || k > n {
         return Err(format!("--shard {k}/{n}: need 1 <= K <= N"));
     }
-    Ok((k, n))
+    Ok(Shard { k, n })
 }
 
-/// The seeds of `range` that shard `k` of `n` runs: every n-th, so shards
-/// are balanced whatever the range.
-pub fn shard_seeds((a, b): (u64, u64), shard: Option<(u64, u64)>) -> Vec<u64> {
-    match shard {
-        None => (a..b).collect(),
-        Some((k, n)) => (a..b).filter(|s| (s - a) % n == k - 1).collect(),
-    }
-}
-
-/// Runs every seed on `jobs` threads; `progress` is called after each seed
-/// with the number done. Results are in seed order whatever the thread count.
-pub fn run_seeds(
+/// Runs every seed of `seeds` on `jobs` threads and keeps what `keep`
+/// returns for each, in seed order (nothing for `None`: memory follows
+/// what is kept). `progress` is told the number of seeds done.
+pub fn run_seeds_with<R: Send>(
     scenario: &Scenario,
-    seeds: &[u64],
+    seeds: SeedSet,
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<Outcome> {
-    let order: Vec<usize> = (0..seeds.len()).collect();
-    crate::parallel::map(
-        seeds,
-        &order,
+    keep: &(dyn Fn(Outcome) -> Option<R> + Sync),
+) -> Result<Vec<R>, ThreadError> {
+    let kept = filter_map_indices(
+        seeds.len(),
         jobs,
-        &|&seed| simulate(scenario, seed, false),
-        &|n| progress(n as u64),
-    )
+        &|i| keep(simulate(scenario, seeds.nth(i), false)),
+        progress,
+    )?;
+    Ok(kept.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Summarises outcomes into a hunt result.
-pub fn summarise(
+/// What a hunt keeps of one seed's run.
+struct SeedNote {
+    seed: u64,
+    violated: BTreeSet<PropertyName>,
+    cut_off: bool,
+}
+
+/// Runs every seed of `seeds` and summarises them; a passing seed leaves
+/// nothing behind.
+pub fn hunt(
     scenario: &Scenario,
-    range: (u64, u64),
-    shard: Option<(u64, u64)>,
-    outcomes: &[Outcome],
-) -> HuntResult {
+    seeds: SeedSet,
+    jobs: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<HuntResult, ThreadError> {
+    let notes = run_seeds_with(scenario, seeds, jobs, progress, &|o| {
+        let note = SeedNote {
+            seed: o.seed,
+            violated: o.violations.iter().map(|v| v.property).collect(),
+            cut_off: o.end.is_cut_off(),
+        };
+        (note.cut_off || !note.violated.is_empty()).then_some(note)
+    })?;
     let mut r = HuntResult {
         scenario: scenario.name.clone(),
-        seeds: format!("{}..{}", range.0, range.1),
-        shard: shard.map(|(k, n)| format!("{k}/{n}")),
-        seeds_run: outcomes.len() as u64,
+        scenario_hash: scenario_hash(scenario),
+        seeds: format!("{}..{}", seeds.start, seeds.end),
+        shard: seeds.shard.map(|s| s.to_string()),
+        seeds_run: seeds.len(),
         ..Default::default()
     };
-    for o in outcomes {
-        if !o.violations.is_empty() {
-            r.violating_seeds.push(o.seed);
+    for n in notes {
+        if n.cut_off {
+            r.cut_off_seeds.push(n.seed);
         }
-        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
-        props.sort_unstable();
-        props.dedup();
-        for p in props {
-            r.by_property.entry(p.to_string()).or_default().push(o.seed);
+        if !n.violated.is_empty() {
+            r.violating_seeds.push(n.seed);
+        }
+        for p in n.violated {
+            r.by_property.entry(p.to_string()).or_default().push(n.seed);
         }
     }
-    r
+    Ok(r)
 }
 
-/// Combines shard results of one scenario and seed range.
-pub fn merge(parts: Vec<HuntResult>) -> Result<HuntResult, String> {
-    let Some(first) = parts.first() else {
+/// Checks a result read from a file (`what` names it): its seeds lie in
+/// its range and shard, its counts agree, its properties exist.
+pub fn check_result(r: &HuntResult, what: &str) -> Result<SeedSet, String> {
+    let bad = |why: String| format!("{what}: {why}");
+    let (start, end) = parse_range(&r.seeds).map_err(bad)?;
+    let shard = match &r.shard {
+        Some(s) => Some(parse_shard(s).map_err(bad)?),
+        None => None,
+    };
+    let set = SeedSet { start, end, shard };
+    if !r.missing_shards.is_empty() || r.shards_missing > 0 {
+        return Err(bad(format!(
+            "a merge that lacks shards ({}) cannot be merged again: merge the shard files",
+            r.missing_shards.join(", ")
+        )));
+    }
+    if r.seeds_run != set.len() {
+        return Err(bad(format!(
+            "seeds_run is {} but {}{} has {} seeds",
+            r.seeds_run,
+            r.seeds,
+            shard.map(|s| format!(" shard {s}")).unwrap_or_default(),
+            set.len()
+        )));
+    }
+    let seeds_ok = |name: &str, seeds: &[u64]| -> Result<(), String> {
+        if let Some(w) = seeds.windows(2).find(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "{what}: {name} is not sorted without repeats ({} then {})",
+                w[0], w[1]
+            ));
+        }
+        match seeds.iter().find(|&&s| !set.contains(s)) {
+            Some(s) => Err(format!(
+                "{what}: {name} has seed {s}, which is not among the seeds run"
+            )),
+            None => Ok(()),
+        }
+    };
+    seeds_ok("violating_seeds", &r.violating_seeds)?;
+    seeds_ok("cut_off_seeds", &r.cut_off_seeds)?;
+    let mut union = BTreeSet::new();
+    for (name, seeds) in &r.by_property {
+        match PropertyName::parse(name) {
+            Some(p) if p.kind() != Kind::Sometimes => {}
+            Some(_) | None => {
+                return Err(bad(format!(
+                "by_property names '{name}', which is no property the simulator reports violated"
+            )))
+            }
+        }
+        seeds_ok(&format!("by_property.{name}"), seeds)?;
+        union.extend(seeds.iter().copied());
+    }
+    if !union.iter().copied().eq(r.violating_seeds.iter().copied()) {
+        return Err(bad(
+            "violating_seeds is not exactly the seeds listed by_property".into(),
+        ));
+    }
+    Ok(set)
+}
+
+/// Combines the results of one scenario's seed range: either one full
+/// result, or shards of one `N`, each at most once. `parts` pairs each
+/// result with the name of its file. A merge without every shard says
+/// which are missing (`missing_shards`).
+pub fn merge(parts: Vec<(String, HuntResult)>) -> Result<HuntResult, String> {
+    let Some((first_file, first)) = parts.first() else {
         return Err("nothing to merge".into());
     };
+    let mut sets = Vec::new();
+    for (file, p) in &parts {
+        let set = check_result(p, file)?;
+        if (p.scenario.as_str(), p.scenario_hash.as_str())
+            != (first.scenario.as_str(), first.scenario_hash.as_str())
+        {
+            return Err(format!(
+                "{file} is a result of scenario {} ({}), {first_file} of {} ({}): not the same scenario file",
+                p.scenario, p.scenario_hash, first.scenario, first.scenario_hash
+            ));
+        }
+        if p.seeds != first.seeds {
+            return Err(format!(
+                "{file} ran seeds {}, {first_file} seeds {}: merge results of one range",
+                p.seeds, first.seeds
+            ));
+        }
+        sets.push((file, set));
+    }
+    let mut seen: BTreeMap<u64, &str> = BTreeMap::new();
+    let mut n_of_all = None;
+    for (file, set) in &sets {
+        let Some(Shard { k, n }) = set.shard else {
+            if parts.len() > 1 {
+                return Err(format!(
+                    "{file} is a whole run of {}, not a shard: it cannot be merged with other results",
+                    first.seeds
+                ));
+            }
+            continue;
+        };
+        if *n_of_all.get_or_insert(n) != n {
+            return Err(format!(
+                "{file} is shard {k}/{n} but the others are shards of {}: they overlap",
+                n_of_all.unwrap_or(n)
+            ));
+        }
+        if let Some(other) = seen.insert(k, file) {
+            return Err(format!("shard {k}/{n} is given twice ({other} and {file})"));
+        }
+    }
     let mut out = HuntResult {
         scenario: first.scenario.clone(),
+        scenario_hash: first.scenario_hash.clone(),
         seeds: first.seeds.clone(),
         ..Default::default()
     };
-    for p in &parts {
-        if p.scenario != out.scenario || p.seeds != out.seeds {
-            return Err(format!(
-                "cannot merge results of {} {} with {} {}",
-                out.scenario, out.seeds, p.scenario, p.seeds
-            ));
-        }
-        out.seeds_run += p.seeds_run;
+    if let Some(n) = n_of_all {
+        out.shards_missing = n - seen.len() as u64;
+        out.missing_shards = (1..=n)
+            .filter(|k| !seen.contains_key(k))
+            .take(1000)
+            .map(|k| format!("{k}/{n}"))
+            .collect();
+    }
+    for (_, p) in &parts {
+        out.seeds_run = out
+            .seeds_run
+            .checked_add(p.seeds_run)
+            .ok_or("the merged seed count does not fit in 64 bits")?;
         out.violating_seeds.extend(&p.violating_seeds);
+        out.cut_off_seeds.extend(&p.cut_off_seeds);
         for (k, v) in &p.by_property {
             out.by_property.entry(k.clone()).or_default().extend(v);
         }
@@ -139,11 +364,11 @@ pub fn merge(parts: Vec<HuntResult>) -> Result<HuntResult, String> {
             out.reproducer = p.reproducer.clone();
         }
     }
+    // Shards are disjoint, so sorting is all the merge needs.
     out.violating_seeds.sort_unstable();
-    out.violating_seeds.dedup();
+    out.cut_off_seeds.sort_unstable();
     for v in out.by_property.values_mut() {
         v.sort_unstable();
-        v.dedup();
     }
     Ok(out)
 }
@@ -151,7 +376,7 @@ pub fn merge(parts: Vec<HuntResult>) -> Result<HuntResult, String> {
 /// A failing run cut down: the faults it needs and the rounds it needs.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
-    pub property: &'static str,
+    pub property: PropertyName,
     pub seed: u64,
     pub rounds: u8,
     pub schedule: Vec<ScheduledFault>,
@@ -159,8 +384,11 @@ pub struct Shrunk {
     pub faults_before: usize,
 }
 
-fn violates(s: &Scenario, seed: u64, property: &str) -> bool {
-    simulate(s, seed, false).first_violation(property).is_some()
+fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
+    simulate(s, seed, false)
+        .violations
+        .iter()
+        .any(|v| v.property == property)
 }
 
 fn with(s: &Scenario, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
@@ -175,7 +403,7 @@ fn with(s: &Scenario, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
 /// then drop each fault whose removal keeps the violation, then the rounds.
 pub fn shrink(scenario: &Scenario, seed: u64) -> Option<Shrunk> {
     let original = simulate(scenario, seed, false);
-    let property = original.violations.first()?.property.name();
+    let property = original.violations.first()?.property;
     let mut schedule: Vec<ScheduledFault> = original
         .faults
         .iter()

@@ -43,6 +43,7 @@
 //! ```
 
 use models::client::{ClientTiming, Policy};
+use models::properties::{Kind, PropertyName};
 use models::recipe::RecipeRef;
 use models::recipes;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,11 @@ pub struct ScenarioFile {
     pub fencing: Option<bool>,
     pub policy: Option<String>,
     pub guid: Option<bool>,
+    /// The properties this file is expected to violate (reproducers record
+    /// what they reproduce; `run` and `replay` say "did not reproduce"
+    /// otherwise). `[]` expects no violation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Vec<String>>,
     /// Virtual time limit; by default long enough for every round.
     pub duration_ms: Option<u64>,
     pub timing: Option<TimingFile>,
@@ -250,6 +256,8 @@ pub struct Scenario {
     /// [`crate::engine::MAX_EVENTS`] unless a caller lowers it.
     #[serde(skip)]
     pub max_events: u64,
+    /// What the file expects to be violated, if it says.
+    pub expect: Option<Vec<PropertyName>>,
     /// The file as written, to write reproducers from.
     #[serde(skip)]
     pub source: ScenarioFile,
@@ -382,6 +390,29 @@ impl Scenario {
             Some(d) => Some(time_us("duration_ms", d, &err)?),
             None => None,
         };
+        let expect = match &raw.expect {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|n| match PropertyName::parse(n) {
+                        Some(p) if p.kind() != Kind::Sometimes => Ok(p),
+                        Some(_) | None => Err(err(
+                            "expect",
+                            format!(
+                                "'{n}' is no property a run can violate (known: {})",
+                                PropertyName::ALL
+                                    .iter()
+                                    .filter(|p| p.kind() != Kind::Sometimes)
+                                    .map(|p| p.name())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
         let liveness_bound_us = liveness_bound_us(&timing, raw.clients as u64, rounds as u64)
             .ok_or_else(|| {
                 err(
@@ -408,6 +439,7 @@ impl Scenario {
             duration_us,
             liveness_bound_us,
             max_events: crate::engine::MAX_EVENTS,
+            expect,
             source: raw,
         })
     }
@@ -426,15 +458,18 @@ impl Scenario {
     }
 
     /// This scenario as a file with an explicit schedule, no randomized
-    /// faults, and the given seed and rounds: a reproducer.
+    /// faults, the given seed and rounds, and what it is expected to
+    /// violate: a reproducer.
     pub fn reproducer(
         &self,
         seed: u64,
         rounds: u8,
         schedule: Vec<ScheduledFault>,
+        expect: &[PropertyName],
         note: &str,
     ) -> String {
         let mut file = self.source.clone();
+        file.expect = Some(expect.iter().map(|p| p.name().to_string()).collect());
         file.seed = Some(Seed(seed));
         file.rounds = Some(rounds as u32);
         file.faults = None;

@@ -2,7 +2,7 @@
 //! expected outcome, agreement with the model checker, no false alarms.
 
 use sim::engine::{simulate, Outcome};
-use sim::hunt::{merge, run_seeds, shard_seeds, shrink, summarise};
+use sim::hunt::{hunt, merge, run_seeds_with, shrink, SeedSet, Shard};
 use sim::scenario::{FaultKind, Scenario};
 use std::path::PathBuf;
 
@@ -101,34 +101,29 @@ fn each_shipped_scenario_shows_its_expected_outcome_at_its_seed() {
 #[test]
 fn crash_storm_stays_live_over_many_seeds() {
     let s = shipped("crash-storm");
-    let outcomes = run_seeds(&s, &(0..300).collect::<Vec<_>>(), 2, &|_| {});
-    let r = summarise(&s, (0, 300), None, &outcomes);
+    let r = hunt(&s, SeedSet::range(0, 300), 2, &|_| {}).unwrap();
     assert_eq!(r.violating_seeds, Vec::<u64>::new());
-    assert!(
-        outcomes
-            .iter()
-            .map(|o| o.faults_fired().get("crash").copied().unwrap_or(0))
-            .sum::<u64>()
-            > 300
-    );
+    let crashes = run_seeds_with(&s, SeedSet::range(0, 300), 2, &|_| {}, &|o| {
+        o.faults_fired().get("crash").copied()
+    })
+    .unwrap();
+    assert!(crashes.iter().sum::<u64>() > 300);
 }
 
 #[test]
 fn hunt_is_the_same_with_one_job_or_two_and_across_shards() {
     let s = shipped("gc-pause-split-brain");
-    let seeds: Vec<u64> = (0..200).collect();
-    let one = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 1, &|_| {}));
-    let two = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let one = hunt(&s, SeedSet::range(0, 200), 1, &|_| {}).unwrap();
+    let two = hunt(&s, SeedSet::range(0, 200), 2, &|_| {}).unwrap();
     assert_eq!(one, two);
     let shards: Vec<_> = (1..=3)
         .map(|k| {
-            let part = shard_seeds((0, 200), Some((k, 3)));
-            summarise(
-                &s,
-                (0, 200),
-                Some((k, 3)),
-                &run_seeds(&s, &part, 2, &|_| {}),
-            )
+            let part = SeedSet {
+                start: 0,
+                end: 200,
+                shard: Some(Shard { k, n: 3 }),
+            };
+            (format!("shard-{k}"), hunt(&s, part, 2, &|_| {}).unwrap())
         })
         .collect();
     let merged = merge(shards).unwrap();
@@ -140,8 +135,7 @@ fn hunt_is_the_same_with_one_job_or_two_and_across_shards() {
 #[test]
 fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer() {
     let s = shipped("gc-pause-split-brain");
-    let seeds: Vec<u64> = (0..100).collect();
-    let r = summarise(&s, (0, 100), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let r = hunt(&s, SeedSet::range(0, 100), 2, &|_| {}).unwrap();
     let first = *r
         .violating_seeds
         .first()
@@ -149,22 +143,26 @@ fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer
     let small = shrink(&s, first).unwrap();
     assert!(small.schedule.len() <= 3, "{:?}", small.schedule);
     assert!(small.schedule.iter().all(|f| f.kind == FaultKind::Pause));
-    let text = s.reproducer(first, small.rounds, small.schedule.clone(), "test");
+    let text = s.reproducer(
+        first,
+        small.rounds,
+        small.schedule.clone(),
+        &[small.property],
+        "test",
+    );
     let reproducer = Scenario::parse(&text, "repro.toml", "repro").unwrap();
     assert!(reproducer.profile.is_empty());
     let a = simulate(&reproducer, reproducer.seed, true);
     let b = simulate(&reproducer, reproducer.seed, true);
-    assert!(a.first_violation(small.property).is_some());
+    assert!(a.first_violation(small.property.name()).is_some());
     assert_eq!(a.trace, b.trace);
 }
 
 #[test]
 fn no_false_alarms_over_ten_thousand_seeds() {
-    let seeds: Vec<u64> = (0..10_000).collect();
     for name in ["healthy", "gc-pause-split-brain-fenced"] {
         let s = shipped(name);
-        let outcomes = run_seeds(&s, &seeds, 2, &|_| {});
-        let r = summarise(&s, (0, 10_000), None, &outcomes);
+        let r = hunt(&s, SeedSet::range(0, 10_000), 2, &|_| {}).unwrap();
         assert_eq!(r.seeds_run, 10_000);
         assert_eq!(r.by_property.get("resource_exclusion"), None, "{name}");
         if name == "healthy" {
@@ -199,17 +197,11 @@ crash = { rate_per_s = 2.0 }
 delay = { rate_per_s = 5.0, duration_ms = [200, 600], extra_ms = [300, 800] }
 "#,
     );
-    let seeds: Vec<u64> = (0..300).collect();
-    let r = summarise(&s, (0, 300), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let r = hunt(&s, SeedSet::range(0, 300), 2, &|_| {}).unwrap();
     assert!(r.by_property.contains_key("resource_exclusion"), "{r:?}");
     let mut fenced = s.clone();
     fenced.fencing = true;
-    let r = summarise(
-        &fenced,
-        (0, 300),
-        None,
-        &run_seeds(&fenced, &seeds, 2, &|_| {}),
-    );
+    let r = hunt(&fenced, SeedSet::range(0, 300), 2, &|_| {}).unwrap();
     assert!(!r.by_property.contains_key("resource_exclusion"), "{r:?}");
 }
 
@@ -266,8 +258,7 @@ until_ms = 3000
 lost_reply = { rate_per_s = 20.0 }
 "#,
     );
-    let seeds: Vec<u64> = (0..200).collect();
-    let r = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let r = hunt(&s, SeedSet::range(0, 200), 2, &|_| {}).unwrap();
     assert!(r.by_property.contains_key("mutual_exclusion"), "{r:?}");
 }
 
@@ -287,11 +278,10 @@ until_ms = 3000
 crash = { rate_per_s = 2.0 }
 "#,
     );
-    let seeds: Vec<u64> = (0..200).collect();
-    let sound = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let sound = hunt(&s, SeedSet::range(0, 200), 2, &|_| {}).unwrap();
     assert!(!sound.by_property.contains_key("mutual_exclusion"));
     s.recipe = models::recipes::parse("fair-predecessor:no-relist").unwrap();
-    let broken = summarise(&s, (0, 200), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let broken = hunt(&s, SeedSet::range(0, 200), 2, &|_| {}).unwrap();
     assert!(
         broken.by_property.contains_key("mutual_exclusion"),
         "{broken:?}"
@@ -354,17 +344,11 @@ until_ms = 30000
 partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 "#,
     );
-    let seeds: Vec<u64> = (0..500).collect();
-    let r = summarise(&s, (0, 500), None, &run_seeds(&s, &seeds, 2, &|_| {}));
+    let r = hunt(&s, SeedSet::range(0, 500), 2, &|_| {}).unwrap();
     assert!(!r.by_property.contains_key("mutual_exclusion"), "{r:?}");
     let mut naive = s.clone();
     naive.policy = models::client::Policy::Naive;
-    let r = summarise(
-        &naive,
-        (0, 500),
-        None,
-        &run_seeds(&naive, &seeds, 2, &|_| {}),
-    );
+    let r = hunt(&naive, SeedSet::range(0, 500), 2, &|_| {}).unwrap();
     assert!(
         r.by_property.contains_key("mutual_exclusion"),
         "the partitions do bite a naive holder"

@@ -7,7 +7,7 @@ use models::checker::{check, CheckOptions, CheckResult};
 use models::model::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 use serde::Serialize;
 use sim::engine::simulate;
-use sim::hunt::run_seeds;
+use sim::hunt::{run_seeds_with, SeedSet};
 use sim::scenario::Scenario;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -56,35 +56,38 @@ fn scenario(clients: u16, rounds: u8) -> Scenario {
     Scenario::parse(&text, "bench", "bench").expect("a valid bench scenario")
 }
 
-fn sim_bench() -> SimBench {
+fn sim_bench() -> Result<SimBench, UsageError> {
     let long = scenario(10, 200);
     let started = Instant::now();
     let o = simulate(&long, 1, false);
     let wall = started.elapsed().as_secs_f64();
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(sim::parallel::MAX_THREADS);
     let hunt = scenario(5, 20);
-    let seeds: Vec<u64> = (0..2000).collect();
+    let seeds = SeedSet::range(0, 2000);
     let started = Instant::now();
-    let outcomes = run_seeds(&hunt, &seeds, jobs, &|_| {});
+    let events = run_seeds_with(&hunt, seeds, jobs, &|_| {}, &|o| Some(o.metrics.events))
+        .map_err(|e| UsageError(e.to_string()))?;
     let hunt_wall = started.elapsed().as_secs_f64();
-    let hunt_events: u64 = outcomes.iter().map(|o| o.metrics.events).sum();
+    let hunt_events: u64 = events.iter().sum();
     let virtual_seconds = o.metrics.end_us as f64 / 1e6;
-    SimBench {
+    Ok(SimBench {
         virtual_seconds,
         wall_seconds: wall,
         virtual_per_wall: virtual_seconds / wall.max(1e-9),
         events: o.metrics.events,
         events_per_second: o.metrics.events as f64 / wall.max(1e-9),
-        hunt_seeds: seeds.len() as u64,
+        hunt_seeds: seeds.len(),
         hunt_wall_seconds: hunt_wall,
         seeds_per_second: seeds.len() as f64 / hunt_wall.max(1e-9),
         hunt_events_per_second: hunt_events as f64 / hunt_wall.max(1e-9),
         jobs,
-    }
+    })
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
-    let sim = (!args.skip_sim).then(sim_bench);
+    let sim = (!args.skip_sim).then(sim_bench).transpose()?;
     if let Some(b) = &sim {
         if !args.json {
             println!("simulator");

@@ -92,7 +92,7 @@ pub fn sweep(
     extra: Option<&Scenario>,
     seed: u64,
     quiet: bool,
-) -> Vec<HerdRow> {
+) -> Result<Vec<HerdRow>, UsageError> {
     let mut jobs: Vec<Scenario> = Vec::new();
     for &n in clients {
         for r in recipes {
@@ -112,7 +112,9 @@ pub fn sweep(
     });
     // Biggest first, on every core: the last rows dominate a sweep.
     let order: Vec<usize> = (0..jobs.len()).rev().collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(sim::parallel::MAX_THREADS);
     let rows = sim::parallel::map(&jobs, &order, threads, &|s| row(s, seed), &|_| {
         if let Some(b) = &bar {
             b.inc(1);
@@ -121,7 +123,7 @@ pub fn sweep(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    rows
+    rows.map_err(|e| UsageError(e.to_string()))
 }
 
 pub fn write_files(dir: &Path, rows: &[HerdRow], seed: u64) -> Result<(), UsageError> {
@@ -151,7 +153,7 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         .as_ref()
         .map(|p| Scenario::load(p).map_err(|e| UsageError(e.to_string())))
         .transpose()?;
-    let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json);
+    let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json)?;
     write_files(&args.out, &rows, args.seed)?;
     if args.json {
         println!(

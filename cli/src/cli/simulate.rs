@@ -2,13 +2,13 @@
 
 use super::{HuntArgs, ReplayArgs, RunArgs, RunOutput, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
+use models::properties::PropertyName;
 use serde::Serialize;
-use sim::engine::{simulate, Metrics, Outcome, Violation};
-use sim::hunt::{
-    merge, parse_range, parse_shard, run_seeds, shard_seeds, shrink, summarise, HuntResult,
-};
+use sim::engine::{simulate_traced, Metrics, Outcome, RunEnd, TraceOptions, Violation};
+use sim::hunt::{hunt as hunt_seeds, merge, parse_range, parse_shard, shrink, HuntResult, SeedSet};
+use sim::parallel::MAX_THREADS;
 use sim::scenario::Scenario;
-use sim::trace::{secs, TraceEvent, TraceLine};
+use sim::trace::{secs, TraceEvent};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -22,6 +22,9 @@ fn load(path: &Path) -> Result<Scenario, UsageError> {
 struct RunJson<'a> {
     scenario: &'a str,
     seed: u64,
+    end: RunEnd,
+    /// Whether the file's `expect` happened (absent when it expects nothing).
+    reproduced: Option<bool>,
     trace_hash: Option<&'a str>,
     violations: &'a [Violation],
     hand_off: bool,
@@ -169,6 +172,7 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
     if let Some(h) = &o.trace_hash {
         println!("trace hash: {h}");
     }
+    println!("run ended: {}", o.end);
     if timeline {
         // From the last fault before each violation (or one second before
         // it), without heartbeats.
@@ -199,16 +203,41 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
     }
 }
 
-fn write_trace(path: &Path, o: &Outcome) -> Result<(), UsageError> {
-    let mut body: String = o
-        .trace
-        .iter()
-        .map(TraceLine::to_json)
-        .collect::<Vec<_>>()
-        .join("\n");
-    body.push('\n');
-    std::fs::write(path, body)
+/// Opens the trace file before the run, so a bad path fails at once.
+fn trace_file(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, UsageError> {
+    std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
         .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
+}
+
+/// Whether the run did what the file expects (`None`: it expects nothing),
+/// and if not, what happened instead.
+fn reproduced(s: &Scenario, o: &Outcome) -> Option<Result<(), String>> {
+    let expect = s.expect.as_ref()?;
+    let mut violated: Vec<PropertyName> = o.violations.iter().map(|v| v.property).collect();
+    violated.sort();
+    violated.dedup();
+    let names = |ps: &[PropertyName]| {
+        if ps.is_empty() {
+            "nothing".to_string()
+        } else {
+            ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let ok = if expect.is_empty() {
+        violated.is_empty()
+    } else {
+        expect.iter().all(|p| violated.contains(p))
+    };
+    Some(if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "did not reproduce: expected {} violated, this run violated {}",
+            names(expect),
+            names(&violated)
+        ))
+    })
 }
 
 /// Runs `s` with `seed` and reports it as `out` asks.
@@ -219,18 +248,29 @@ fn simulate_and_report(
     reproduce: &str,
 ) -> Result<ExitCode, UsageError> {
     let (json, timeline, trace) = (out.json, out.timeline, out.trace.as_ref());
+    let writer = trace.map(|p| trace_file(p)).transpose()?;
     if !json {
         describe_settings(s, seed);
         println!();
     }
-    let o = &simulate(s, seed, true);
-    if let Some(p) = trace {
-        write_trace(p, o)?;
-    }
+    // The trace goes to its file as it happens; it is kept in memory only
+    // for a timeline.
+    let options = TraceOptions {
+        keep: timeline,
+        hash: true,
+        write: writer.map(|w| Box::new(w) as Box<dyn std::io::Write>),
+    };
+    let o = &simulate_traced(s, seed, options).map_err(|e| {
+        let path = trace.map(|p| p.display().to_string()).unwrap_or_default();
+        UsageError(format!("cannot write the trace to {path}: {e}"))
+    })?;
+    let expectation = reproduced(s, o);
     if json {
         let out = RunJson {
             scenario: &s.name,
             seed: o.seed,
+            end: o.end,
+            reproduced: expectation.as_ref().map(|r| r.is_ok()),
             trace_hash: o.trace_hash.as_deref(),
             violations: &o.violations,
             hand_off: o.hand_off,
@@ -247,6 +287,18 @@ fn simulate_and_report(
         if let Some(p) = trace {
             println!("trace written to {}", p.display());
         }
+    }
+    if o.end.is_cut_off() {
+        return Err(UsageError(format!(
+            "{} seed {seed}: {}; no verdict",
+            s.name, o.end
+        )));
+    }
+    if let Some(Err(why)) = &expectation {
+        if !json {
+            println!("{why}");
+        }
+        return Ok(ExitCode::from(1));
     }
     Ok(if o.violations.is_empty() {
         ExitCode::SUCCESS
@@ -268,11 +320,13 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
     simulate_and_report(&s, s.seed, &args.output, &reproduce)
 }
 
-fn read_result(path: &Path) -> Result<HuntResult, UsageError> {
+fn read_result(path: &Path) -> Result<(String, HuntResult), UsageError> {
+    let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("{}: not a hunt result: {e}", path.display())))
+        .map_err(|e| UsageError(format!("{name}: cannot read: {e}")))?;
+    let r = serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("{name}: not a hunt result: {e}")))?;
+    Ok((name, r))
 }
 
 fn print_hunt(r: &HuntResult, json: bool) {
@@ -291,23 +345,84 @@ fn print_hunt(r: &HuntResult, json: bool) {
             .unwrap_or_default(),
         r.violating_seeds.len()
     );
-    for (p, seeds) in &r.by_property {
+    let show = |seeds: &[u64]| {
         let shown: Vec<String> = seeds.iter().take(20).map(|s| s.to_string()).collect();
         let more = if seeds.len() > 20 {
             format!(" … ({} in all)", seeds.len())
         } else {
             String::new()
         };
-        println!("  {p}: seeds {}{more}", shown.join(", "));
+        format!("{}{more}", shown.join(", "))
+    };
+    for (p, seeds) in &r.by_property {
+        println!("  {p}: seeds {}", show(seeds));
+    }
+    if !r.cut_off_seeds.is_empty() {
+        println!(
+            "cut off (stuck or at the event cap; no verdict): seeds {}",
+            show(&r.cut_off_seeds)
+        );
+    }
+    if !r.is_complete() {
+        println!(
+            "incomplete: {} shard{} missing: {}{}",
+            r.shards_missing,
+            if r.shards_missing == 1 { "" } else { "s" },
+            r.missing_shards.join(", "),
+            if r.shards_missing > r.missing_shards.len() as u64 {
+                " …"
+            } else {
+                ""
+            }
+        );
     }
     if let Some(p) = &r.reproducer {
         println!("reproducer written to {p}; run it with: lockstep replay {p}");
     }
 }
 
+/// 1 when a seed violated something; else 3 when some seeds gave no
+/// verdict (cut off) or a merge lacks shards; else 0.
+fn hunt_status(r: &HuntResult) -> ExitCode {
+    if !r.violating_seeds.is_empty() {
+        ExitCode::from(1)
+    } else if !r.cut_off_seeds.is_empty() || !r.is_complete() {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Checks, before a hunt, that the reproducer's directory can be written:
+/// a hunt's results are not lost to a typo found at the end.
+fn writable_dir(dir: &Path) -> Result<(), UsageError> {
+    let fail =
+        |e: std::io::Error| UsageError(format!("--out {}: cannot write there: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(format!(".lockstep-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(fail)?;
+    std::fs::remove_file(&probe).map_err(fail)
+}
+
+fn jobs(asked: Option<usize>) -> Result<usize, UsageError> {
+    match asked {
+        Some(j) if j == 0 || j > MAX_THREADS => Err(UsageError(format!(
+            "--jobs must be between 1 and {MAX_THREADS} (got {j})"
+        ))),
+        Some(j) => Ok(j),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
 pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
     if !args.merge.is_empty() {
-        if args.scenario.is_some() || args.seeds.is_some() || args.shard.is_some() || args.shrink {
+        if args.scenario.is_some()
+            || args.seeds.is_some()
+            || args.shard.is_some()
+            || args.shrink
+            || args.out.is_some()
+            || args.jobs.is_some()
+        {
             return Err(UsageError(
                 "--merge takes only result files (and --json)".into(),
             ));
@@ -319,17 +434,13 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
             .collect::<Result<Vec<_>, _>>()?;
         let r = merge(parts).map_err(UsageError)?;
         print_hunt(&r, args.json);
-        return Ok(if r.violating_seeds.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        });
+        return Ok(hunt_status(&r));
     }
     let path = args
         .scenario
         .as_ref()
         .ok_or_else(|| UsageError("hunt needs a SCENARIO (or --merge FILES)".into()))?;
-    let range = parse_range(
+    let (start, end) = parse_range(
         args.seeds
             .as_deref()
             .ok_or_else(|| UsageError("hunt needs --seeds A..B".into()))?,
@@ -341,16 +452,24 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
         .map(parse_shard)
         .transpose()
         .map_err(UsageError)?;
-    if args.jobs == Some(0) {
-        return Err(UsageError("--jobs must be at least 1".into()));
-    }
+    let jobs = jobs(args.jobs)?;
+    let out_dir =
+        match (&args.out, args.shrink) {
+            (Some(_), false) => return Err(UsageError(
+                "--out is where --shrink writes its reproducer; without --shrink it does nothing"
+                    .into(),
+            )),
+            (Some(dir), true) => Some(dir.clone()),
+            (None, true) => Some(PathBuf::from(".")),
+            (None, false) => None,
+        };
     let s = load(path)?;
-    let seeds = shard_seeds(range, shard);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if let Some(dir) = &out_dir {
+        writable_dir(dir)?;
+    }
+    let seeds = SeedSet { start, end, shard };
     let bar = if !args.json && std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(seeds.len() as u64);
+        let bar = ProgressBar::new(seeds.len());
         bar.set_style(
             ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {per_sec}  eta {eta}")
                 .expect("a valid template"),
@@ -364,39 +483,30 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
             b.set_position(n);
         }
     };
-    let outcomes = run_seeds(&s, &seeds, jobs, &progress);
+    let result = hunt_seeds(&s, seeds, jobs, &progress);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let mut r = summarise(&s, range, shard, &outcomes);
-    if args.shrink {
-        if let Some(&seed) = r.violating_seeds.first() {
-            if let Some(small) = shrink(&s, seed) {
-                let note = format!(
-                    "Reproducer: {} shrunk from seed {seed} of {}: {} of {} faults kept, {} round{}.\nExpected: {} is violated.\nRun: lockstep replay <this file>",
-                    small.property,
-                    s.name,
-                    small.schedule.len(),
-                    small.faults_before,
-                    small.rounds,
-                    if small.rounds == 1 { "" } else { "s" },
-                    small.property
-                );
-                let text = s.reproducer(seed, small.rounds, small.schedule, &note);
-                let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
-                let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
-                std::fs::write(&file, text)
-                    .map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
-                r.reproducer = Some(file.display().to_string());
-            }
+    let mut r = result.map_err(|e| UsageError(e.to_string()))?;
+    if let (Some(dir), Some(&seed)) = (&out_dir, r.violating_seeds.first()) {
+        if let Some(small) = shrink(&s, seed) {
+            let note = format!(
+                "Reproducer: {} shrunk from seed {seed} of {}: {} of {} faults kept, {} round{}.\nExpected: {} is violated.\nRun: lockstep replay <this file>",
+                small.property,
+                s.name,
+                small.schedule.len(),
+                small.faults_before,
+                small.rounds,
+                if small.rounds == 1 { "" } else { "s" },
+                small.property
+            );
+            let text = s.reproducer(seed, small.rounds, small.schedule, &[small.property], &note);
+            let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
+            std::fs::write(&file, text)
+                .map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
+            r.reproducer = Some(file.display().to_string());
         }
     }
     print_hunt(&r, args.json);
-    Ok(if r.violating_seeds.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(hunt_status(&r))
 }

@@ -197,7 +197,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .filter(|&n| n <= max_clients)
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
-    let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false);
+    let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false)?;
     // herd.csv, herd.json and the three charts, drawn once.
     write_files(out, &herd, 1)?;
     let rows: Vec<Vec<String>> = herd
