@@ -1,7 +1,10 @@
 //! The `lockstep` command.
 //!
-//! Exit status: 0 when nothing was violated, 1 when a property was violated,
-//! 2 on bad usage or bad input (with a message naming the problem).
+//! Exit status: 0 when nothing was violated; 1 when a property was violated
+//! (or a reproducer did not reproduce); 2 on bad usage or bad input (with a
+//! message naming the problem), or a simulated run cut off with no verdict;
+//! 3 when a result is incomplete — a check stopped at its state limit, a
+//! hunt with seeds cut off, a merge that lacks shards.
 
 mod cli;
 

@@ -231,7 +231,7 @@ fn bad_input_is_a_clear_error_with_status_two() {
             "--threads",
             "0",
         ],
-        "--threads must be at least 1",
+        "--threads must be between 1 and 1024",
     );
     assert_usage_error(&["check", "--recipe", "etcd-revision"], "--clients");
     assert_usage_error(

@@ -228,10 +228,18 @@ fn tick(v: f64) -> String {
 pub fn line_chart(chart: &LineChart, base: &Path) -> Result<(), ChartError> {
     font();
     let svg = base.with_extension("svg");
-    draw_lines(chart, SVGBackend::new(&svg, SIZE).into_drawing_area())?;
+    draw_lines(chart, SVGBackend::new(&svg, SIZE).into_drawing_area())
+        .map_err(|e| naming(&svg, e))?;
     let png = base.with_extension("png");
-    draw_lines(chart, BitMapBackend::new(&png, SIZE).into_drawing_area())?;
+    draw_lines(chart, BitMapBackend::new(&png, SIZE).into_drawing_area())
+        .map_err(|e| naming(&png, e))?;
     Ok(())
+}
+
+/// A drawing error with the file it was writing, which plotters' own
+/// message leaves out.
+fn naming(path: &Path, e: ChartError) -> ChartError {
+    format!("{}: {e}", path.display()).into()
 }
 
 /// One client's lane in a holders timeline.
@@ -341,14 +349,14 @@ where
 pub fn timeline(t: &Timeline, base: &Path) -> Result<(), ChartError> {
     font();
     let height = (160 + 70 * t.lanes.len() as u32).clamp(360, 2000);
+    let (svg, png) = (base.with_extension("svg"), base.with_extension("png"));
+    draw_timeline(t, SVGBackend::new(&svg, (1400, height)).into_drawing_area())
+        .map_err(|e| naming(&svg, e))?;
     draw_timeline(
         t,
-        SVGBackend::new(&base.with_extension("svg"), (1400, height)).into_drawing_area(),
-    )?;
-    draw_timeline(
-        t,
-        BitMapBackend::new(&base.with_extension("png"), (1400, height)).into_drawing_area(),
-    )?;
+        BitMapBackend::new(&png, (1400, height)).into_drawing_area(),
+    )
+    .map_err(|e| naming(&png, e))?;
     Ok(())
 }
 

@@ -167,6 +167,24 @@ pub fn parse_lines(text: &str) -> Result<Vec<TraceLine>, String> {
     Ok(lines)
 }
 
+/// Parses a whole trace as a run writes it: [`parse_lines`], and it must
+/// open with its `start` line and close with its `end` line, so a file cut
+/// short at a line boundary is an error too, not a shorter story.
+pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
+    let lines = parse_lines(text)?;
+    match lines.first().map(|l| &l.event) {
+        Some(TraceEvent::Start { .. }) => {}
+        _ => return Err("the trace does not open with its `start` line".to_string()),
+    }
+    match lines.last().map(|l| &l.event) {
+        Some(TraceEvent::End { .. }) => Ok(lines),
+        _ => Err(format!(
+            "the trace stops after {} lines without its `end` line: it was cut short",
+            lines.len()
+        )),
+    }
+}
+
 /// The trace hash: FNV-1a over each line's JSON and a newline — that is,
 /// over the bytes of the JSON Lines file `run --trace` writes. The engine
 /// computes the same value as it records.

@@ -1,6 +1,6 @@
 //! `lockstep check` and the no-argument summary.
 
-use super::{CheckArgs, UsageError};
+use super::{limits, CheckArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
 use models::model::LockModelCfg;
 use models::trace::{steps, TraceStep};
@@ -29,6 +29,9 @@ struct CheckJson {
     policy: String,
     symmetry: bool,
     complete: bool,
+    /// The state limit, and where it came from.
+    max_states: usize,
+    max_states_from: String,
     states: u64,
     unique_states: u64,
     max_depth: u32,
@@ -85,27 +88,47 @@ fn counterexample(cfg: &LockModelCfg, r: &CheckResult, name: &str) -> Option<Vec
     p.path.as_ref().map(|path| steps(&model, path))
 }
 
+/// 1 when a property is violated (a counterexample found before a limit
+/// is still one); else 3 when the search stopped at its state limit; else 0.
 fn exit_code(r: &CheckResult) -> ExitCode {
     if r.properties.iter().any(|p| p.status == Status::Violated) {
         ExitCode::from(1)
+    } else if !r.complete {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     }
 }
 
+/// The state limit: the flag's, or the machine's default; and its source.
+fn state_limit(asked: Option<usize>) -> Result<(usize, String), UsageError> {
+    match asked {
+        None => Ok(limits::default_max_states()),
+        Some(n) if n == 0 || n as u64 > limits::max_states_cap() => Err(UsageError(format!(
+            "--max-states must be between 1 and {} (got {n})",
+            limits::max_states_cap()
+        ))),
+        Some(n) => Ok((n, "--max-states".to_string())),
+    }
+}
+
 pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     let cfg = args.model.to_cfg()?;
-    if args.max_states == 0 {
-        return Err(UsageError("--max-states must be at least 1".into()));
+    let (max_states, max_states_from) = state_limit(args.max_states)?;
+    match args.threads {
+        Some(t) if t == 0 || t > sim::parallel::MAX_THREADS => {
+            return Err(UsageError(format!(
+                "--threads must be between 1 and {} (got {t})",
+                sim::parallel::MAX_THREADS
+            )))
+        }
+        Some(_) | None => {}
     }
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
-        max_states: args.max_states,
+        max_states,
         threads: args.threads,
     };
-    if args.threads == Some(0) {
-        return Err(UsageError("--threads must be at least 1".into()));
-    }
     let model = cfg.clone().into_model();
     let r = check(&model, opts).map_err(|e| UsageError(e.to_string()))?;
     if args.json {
@@ -121,6 +144,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             policy: cfg.policy.to_string(),
             symmetry: r.symmetry,
             complete: r.complete,
+            max_states,
+            max_states_from,
             states: r.states,
             unique_states: r.unique_states,
             max_depth: r.max_depth,
@@ -155,8 +180,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     );
     if !r.complete {
         println!(
-            "INCOMPLETE: stopped at {} unique states (--max-states); undecided properties say unknown",
-            grouped(r.unique_states)
+            "INCOMPLETE: stopped at the limit of {} unique states ({max_states_from}); \
+             undecided properties say unknown. Raise --max-states to search further.",
+            grouped(max_states as u64)
         );
     }
     println!();

@@ -153,6 +153,7 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         .as_ref()
         .map(|p| Scenario::load(p).map_err(|e| UsageError(e.to_string())))
         .transpose()?;
+    super::writable_dir(&args.out, "--out")?;
     let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json)?;
     write_files(&args.out, &rows, args.seed)?;
     if args.json {

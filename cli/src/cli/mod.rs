@@ -5,6 +5,7 @@ mod charts;
 mod check;
 mod explore;
 mod herd;
+mod limits;
 mod recipes;
 mod report;
 mod simulate;
@@ -21,13 +22,28 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// Checks, before long work starts, that `dir` (given with `flag`) can be
+/// created and written: results are not lost to a bad path found at the end.
+pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError> {
+    let fail = |e: std::io::Error| {
+        UsageError(format!("{flag} {}: cannot write there: {e}", dir.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let probe = dir.join(format!(".lockstep-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(fail)?;
+    std::fs::remove_file(&probe).map_err(fail)
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "lockstep",
     version,
     about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.",
     long_about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.\n\n\
-                  Without a command, checks every recipe at its default configuration and prints a summary table."
+                  Without a command, checks every recipe at its default configuration and prints a summary table.",
+    after_help = "Exit status: 0 nothing violated; 1 a property violated (or a reproducer that did not \
+                  reproduce); 2 bad usage or input, or a run cut off with no verdict; 3 incomplete: a check \
+                  stopped at its state limit, a hunt with seeds cut off, or a merge that lacks shards."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -240,9 +256,10 @@ pub struct CheckArgs {
     /// Explore every state rather than one per orbit of interchangeable clients.
     #[arg(long = "no-symmetry")]
     pub no_symmetry: bool,
-    /// Give up (and report the check incomplete) beyond this many unique states.
-    #[arg(long = "max-states", default_value_t = 50_000_000)]
-    pub max_states: usize,
+    /// Give up (and report the check incomplete, exit 3) beyond this many
+    /// unique states [default: as many as half the available memory holds].
+    #[arg(long = "max-states")]
+    pub max_states: Option<usize>,
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,

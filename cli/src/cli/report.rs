@@ -13,16 +13,15 @@ use std::path::Path;
 pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageError> {
     let text = std::fs::read_to_string(trace)
         .map_err(|e| UsageError(format!("{}: cannot read: {e}", trace.display())))?;
-    let lines = sim::trace::parse_lines(&text)
+    let lines = sim::trace::parse_trace(&text)
         .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
     let title = format!("Who believes it holds the lock — {}", trace.display());
     let t = timeline_from_trace(&title, &lines);
     let base = out.map(Path::to_path_buf).unwrap_or_else(|| {
-        let stem = trace
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        trace.with_file_name(format!("{stem}-timeline"))
+        // The chart goes beside the trace, named after it byte for byte.
+        let mut name = trace.file_stem().unwrap_or_default().to_os_string();
+        name.push("-timeline");
+        trace.with_file_name(name)
     });
     timeline(&t, &base).map_err(chart_err)?;
     println!(
@@ -39,6 +38,16 @@ pub fn run(args: &ReportArgs) -> Result<std::process::ExitCode, UsageError> {
             timeline_command(trace, out.as_deref())?;
             Ok(std::process::ExitCode::SUCCESS)
         }
-        None => super::tour::run(&args.out, args.max_clients),
+        None => {
+            // The sweep's smallest client count is 2.
+            if !(2..=sim::scenario::MAX_SIM_CLIENTS).contains(&(args.max_clients as u32)) {
+                return Err(UsageError(format!(
+                    "--max-clients must be between 2 and {} (got {})",
+                    sim::scenario::MAX_SIM_CLIENTS,
+                    args.max_clients
+                )));
+            }
+            super::tour::run(&args.out, args.max_clients)
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
-use super::{HuntArgs, ReplayArgs, RunArgs, RunOutput, UsageError};
+use super::{writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::properties::PropertyName;
 use serde::Serialize;
@@ -393,17 +393,6 @@ fn hunt_status(r: &HuntResult) -> ExitCode {
     }
 }
 
-/// Checks, before a hunt, that the reproducer's directory can be written:
-/// a hunt's results are not lost to a typo found at the end.
-fn writable_dir(dir: &Path) -> Result<(), UsageError> {
-    let fail =
-        |e: std::io::Error| UsageError(format!("--out {}: cannot write there: {e}", dir.display()));
-    std::fs::create_dir_all(dir).map_err(fail)?;
-    let probe = dir.join(format!(".lockstep-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(fail)?;
-    std::fs::remove_file(&probe).map_err(fail)
-}
-
 fn jobs(asked: Option<usize>) -> Result<usize, UsageError> {
     match asked {
         Some(j) if j == 0 || j > MAX_THREADS => Err(UsageError(format!(
@@ -465,7 +454,7 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
         };
     let s = load(path)?;
     if let Some(dir) = &out_dir {
-        writable_dir(dir)?;
+        writable_dir(dir, "--out")?;
     }
     let seeds = SeedSet { start, end, shard };
     let bar = if !args.json && std::io::stderr().is_terminal() {

@@ -89,8 +89,7 @@ fn figure(dir: &Path, base: &str, caption: &str) -> Result<Section, UsageError> 
 
 pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     let started = Instant::now();
-    std::fs::create_dir_all(out)
-        .map_err(|e| UsageError(format!("cannot create {}: {e}", out.display())))?;
+    super::writable_dir(out, "--out")?;
     let mut sections: Vec<(String, Vec<Section>)> = Vec::new();
 
     // 1. Model checking.
@@ -283,8 +282,9 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     }
     html.push_str("</body></html>\n");
     let write = |name: &str, body: &str| {
-        std::fs::write(out.join(name), body)
-            .map_err(|e| UsageError(format!("cannot write {name}: {e}")))
+        let path = out.join(name);
+        std::fs::write(&path, body)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))
     };
     write("report.md", &md)?;
     write("index.html", &html)?;

@@ -1,0 +1,258 @@
+//! `check`, `report`, `herd` and `explore` under adversarial input: an
+//! incomplete search is not a pass, limits come from the machine and say
+//! so, nonsense flags are errors, tampered traces are refused, write errors
+//! name the path.
+
+mod common;
+
+use common::{lockstep, stderr, stdout};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lockstep-hard-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn usage_error(args: &[&str], says: &str) {
+    let o = lockstep(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains(says),
+        "{args:?}: expected '{says}' in {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_incomplete_check_exits_three_not_zero() {
+    let args = [
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "3",
+        "--max-states",
+        "10",
+    ];
+    let o = lockstep(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("INCOMPLETE: stopped at the limit of 10 unique states (--max-states)")
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let o = lockstep(&json);
+    assert_eq!(o.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["max_states"], 10);
+    // A violation found before the limit is still a violation: exit 1.
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "unfair-create",
+        "--clients",
+        "3",
+        "--pauses",
+        "1",
+        "--max-states",
+        "3000",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("INCOMPLETE"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_default_state_limit_follows_the_machine_and_says_so() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "unfair-create",
+        "--clients",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let from = v["max_states_from"].as_str().unwrap();
+    assert!(from.contains("default"), "{from}");
+    assert!(v["max_states"].as_u64().unwrap() > 0);
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "unfair-create",
+            "--clients",
+            "2",
+            "--max-states",
+            "0",
+        ],
+        "--max-states must be between 1",
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "unfair-create",
+            "--clients",
+            "2",
+            "--threads",
+            "100000",
+        ],
+        "--threads must be between 1 and 1024",
+    );
+}
+
+#[test]
+fn nonsense_report_flags_are_errors() {
+    for n in ["0", "1"] {
+        usage_error(
+            &["report", "--max-clients", n],
+            "--max-clients must be between 2",
+        );
+    }
+}
+
+#[test]
+fn a_tampered_trace_is_refused_naming_file_and_line() {
+    let dir = scratch("trace");
+    let trace = dir.join("t.jsonl");
+    let o = lockstep(&[
+        "run",
+        &format!("{}/../scenarios/healthy.toml", env!("CARGO_MANIFEST_DIR")),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let cases = [
+        ("empty.jsonl", String::new(), "no trace events"),
+        ("blank.jsonl", "\n\n".to_string(), "no trace events"),
+        (
+            "torn.jsonl",
+            text[..text.len() - 10].to_string(),
+            "not a trace event",
+        ),
+        (
+            "short.jsonl",
+            text.lines().take(5).map(|l| format!("{l}\n")).collect(),
+            "without its `end` line",
+        ),
+        (
+            "headless.jsonl",
+            text.lines().skip(1).map(|l| format!("{l}\n")).collect(),
+            "`start` line",
+        ),
+    ];
+    for (name, body, says) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        let o = lockstep(&["report", "timeline", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(path.to_str().unwrap()),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+    }
+    // The whole trace draws; a chart that cannot be written names its path.
+    let o = lockstep(&["report", "timeline", trace.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bad = dir.join("missing").join("chart");
+    usage_error(
+        &[
+            "report",
+            "timeline",
+            trace.to_str().unwrap(),
+            "--out",
+            bad.to_str().unwrap(),
+        ],
+        bad.to_str().unwrap(),
+    );
+}
+
+#[test]
+fn an_unwritable_out_fails_before_the_work() {
+    let dir = scratch("out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let bad = file.join("sub");
+    // The full sweep takes minutes; the error comes at once.
+    usage_error(
+        &["herd", "--out", bad.to_str().unwrap()],
+        bad.to_str().unwrap(),
+    );
+    usage_error(
+        &["report", "--out", bad.to_str().unwrap()],
+        bad.to_str().unwrap(),
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_scenario_path_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("utf8");
+    let path = dir.join(std::ffi::OsStr::from_bytes(b"x-\xfe.toml"));
+    std::fs::copy(
+        format!("{}/../scenarios/healthy.toml", env!("CARGO_MANIFEST_DIR")),
+        &path,
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("run")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not valid UTF-8"), "{}", stderr(&o));
+}
+
+#[test]
+fn explore_on_port_zero_serves_where_it_says() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args([
+            "explore",
+            "--recipe",
+            "unfair-create",
+            "--clients",
+            "2",
+            "--port",
+            "0",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let serving = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.starts_with("serving"))
+        .expect("a serving line");
+    let port: u16 = serving
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the serving line");
+    assert_ne!(port, 0, "{serving}");
+    // The server may take a moment to bind.
+    let mut answer = String::new();
+    for _ in 0..100 {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+            s.read_to_string(&mut answer).unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(answer.starts_with("HTTP/1."), "{answer}");
+}
