@@ -248,10 +248,6 @@ pub struct Scenario {
     /// The time limit the file gives (`duration_ms`): a run cut short by it
     /// reports "time limit reached", not a `progress` violation.
     pub duration_us: Option<u64>,
-    /// How long after the last fault every live client must have finished
-    /// (the `progress` bound): a session timeout, resends, and every
-    /// client's rounds one after another.
-    pub liveness_bound_us: u64,
     /// A run stops (reported as cut off, no verdict) after this many events:
     /// [`crate::engine::MAX_EVENTS`] unless a caller lowers it.
     #[serde(skip)]
@@ -413,17 +409,16 @@ impl Scenario {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
-        let liveness_bound_us = liveness_bound_us(&timing, raw.clients as u64, rounds as u64)
-            .ok_or_else(|| {
-                err(
-                    "timing",
-                    format!(
-                        "with these times, {} clients and {rounds} rounds the run's time limit \
+        liveness_bound_us(&timing, raw.clients as u64, rounds as u64).ok_or_else(|| {
+            err(
+                "timing",
+                format!(
+                    "with these times, {} clients and {rounds} rounds the run's time limit \
                          does not fit in 64-bit microseconds: use shorter times",
-                        raw.clients
-                    ),
-                )
-            })?;
+                    raw.clients
+                ),
+            )
+        })?;
         Ok(Scenario {
             name: name.to_string(),
             recipe,
@@ -437,11 +432,19 @@ impl Scenario {
             faults_until_us,
             schedule,
             duration_us,
-            liveness_bound_us,
             max_events: crate::engine::MAX_EVENTS,
             expect,
             source: raw,
         })
+    }
+
+    /// How long after the last fault every live client must have finished
+    /// (the `progress` bound): a session timeout, resends, and every
+    /// client's rounds one after another. Computed from the settings as
+    /// they are now (a herd sweep changes `clients`); validation made sure
+    /// it fits for the file's own settings.
+    pub fn liveness_bound_us(&self) -> u64 {
+        liveness_bound_us(&self.timing, self.clients as u64, self.rounds as u64).unwrap_or(u64::MAX)
     }
 
     /// The client actors' timing.

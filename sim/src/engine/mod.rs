@@ -640,7 +640,7 @@ impl<'a> Sim<'a> {
     /// "time limit reached".
     pub fn run(mut self) -> std::io::Result<Outcome> {
         let quiet = self.quiet_from_us();
-        let progress_due = quiet.saturating_add(self.scenario.liveness_bound_us);
+        let progress_due = quiet.saturating_add(self.scenario.liveness_bound_us());
         let limit = self.scenario.duration_us.unwrap_or(progress_due);
         let at_one_instant_cap = MAX_EVENTS_AT_ONE_INSTANT
             + EVENTS_AT_ONE_INSTANT_PER_CLIENT * self.scenario.clients as u64;
