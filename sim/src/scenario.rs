@@ -633,16 +633,27 @@ fn latency_us(
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(u64, u64), ScenarioError> {
     let key = "timing.latency_ms";
+    // Short, whatever the magnitude (1e300 is not printed digit by digit).
+    let show = |x: f64| {
+        if x.abs() < 1e9 {
+            format!("{x}")
+        } else {
+            format!("{x:e}")
+        }
+    };
     if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
         return Err(err(
             key,
-            format!("needs 0 <= low <= high (got [{lo}, {hi}])"),
+            format!("needs 0 <= low <= high (got [{}, {}])", show(lo), show(hi)),
         ));
     }
     if hi > MAX_TIME_MS as f64 {
         return Err(err(
             key,
-            format!("{hi} ms is more than the longest time lockstep simulates ({MAX_TIME_MS} ms)"),
+            format!(
+                "{} ms is more than the longest time lockstep simulates ({MAX_TIME_MS} ms)",
+                show(hi)
+            ),
         ));
     }
     Ok(((lo * 1000.0).round() as u64, (hi * 1000.0).round() as u64))
