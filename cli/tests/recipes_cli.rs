@@ -38,9 +38,23 @@ fn recipes_lists_the_registry_with_variants() {
             "fair-predecessor",
             "etcd-revision",
             "children-watch",
-            "lowest-watch"
+            "lowest-watch",
+            "zk-unfair-election",
+            "zk-fair-election",
+            "etcd-election"
         ]
     );
+    let apps: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["app"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps[..5], ["lock"; 5]);
+    assert_eq!(apps[5..], ["election"; 3]);
+    let etcd = &v[7]["variants"];
+    assert_eq!(etcd[0]["name"], "v3.5");
+    assert_eq!(etcd[1]["name"], "checked");
     let fair = &v[1]["variants"];
     assert_eq!(fair[0]["name"], "no-guid");
     assert_eq!(fair[1]["test_only"], true);

@@ -15,7 +15,7 @@
 //!   it is returned.
 
 use crate::ids::ClientIdx;
-use crate::model::{Action, LockModel, LockState};
+use crate::model::{Action, Goal, LockModel, LockState};
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
 };
@@ -149,15 +149,14 @@ impl Hasher for Identity {
     }
 }
 
-pub const PROGRESS: &str = crate::properties::PropertyName::Progress.name();
-
 struct Graph {
     /// For each state, its BFS parent and the action (in the parent's labels).
     parent: Vec<(u32, Action)>,
     /// Successor lists, compressed: `succ[succ_start[i]..succ_start[i+1]]`.
     succ_start: Vec<u32>,
     succ: Vec<u32>,
-    finished: Vec<bool>,
+    /// For each state, bit `g`: progress goal `g` holds there.
+    reached: Vec<u8>,
 }
 
 impl Graph {
@@ -172,9 +171,9 @@ impl Graph {
         path
     }
 
-    /// States from which a finished state is reachable.
-    fn can_finish(&self) -> Vec<bool> {
-        let n = self.finished.len();
+    /// States from which a state where goal `g` holds is reachable.
+    fn can_reach(&self, g: usize) -> Vec<bool> {
+        let n = self.reached.len();
         let mut pred_count = vec![0u32; n + 1];
         for &j in &self.succ {
             pred_count[j as usize + 1] += 1;
@@ -191,7 +190,7 @@ impl Graph {
                 fill[j as usize] += 1;
             }
         }
-        let mut ok = self.finished.clone();
+        let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
         let mut queue: VecDeque<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
         while let Some(j) = queue.pop_front() {
             let (a, b) = (
@@ -265,7 +264,8 @@ struct Expanded {
     asymmetry: Option<String>,
     /// Bit k: property k's condition "hit" (violated for always, seen for sometimes).
     hits: u64,
-    finished: bool,
+    /// Bit g: progress goal g holds here.
+    reached: u8,
     /// Successors: action, fingerprint, and the state itself if this
     /// expansion was the first to claim the fingerprint.
     successors: Vec<(Action, u64, Option<LockState>)>,
@@ -275,15 +275,27 @@ struct Expanded {
 /// hands its state on, the others drop theirs on their own thread.
 type Claimed = dashmap::DashSet<u64, BuildHasherDefault<Identity>>;
 
-fn expand(
-    model: &LockModel,
-    props: &[Property<LockModel>],
+/// What every expansion judges a state by.
+struct Judges<'a> {
+    model: &'a LockModel,
+    props: &'a [Property<LockModel>],
+    goals: &'a [Goal],
     symmetry: bool,
+}
+
+fn expand(
+    judges: &Judges,
     audit_all: bool,
     claimed: &Claimed,
     state: &LockState,
     fp: u64,
 ) -> Expanded {
+    let Judges {
+        model,
+        props,
+        goals,
+        symmetry,
+    } = *judges;
     let mut hits = 0u64;
     for (k, p) in props.iter().enumerate() {
         let holds = (p.condition)(model, state);
@@ -321,7 +333,11 @@ fn expand(
     Expanded {
         asymmetry,
         hits,
-        finished: state.all_live_done(),
+        reached: goals
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, goal))| goal(model, state))
+            .fold(0, |bits, (g, _)| bits | 1 << g),
         successors,
     }
 }
@@ -333,9 +349,7 @@ fn expand(
 /// their allocator's free pages, which the next level reuses, where threads
 /// started per level would hand their heaps back and fault in fresh ones.
 fn expand_level(
-    model: &LockModel,
-    props: &[Property<LockModel>],
-    symmetry: bool,
+    judges: &Judges,
     audit_all: bool,
     pool: &rayon::ThreadPool,
     claimed: &Claimed,
@@ -345,7 +359,7 @@ fn expand_level(
     if pool.current_num_threads() <= 1 || frontier.len() < 64 {
         return frontier
             .iter()
-            .map(|(s, fp)| expand(model, props, symmetry, audit_all, claimed, s, *fp))
+            .map(|(s, fp)| expand(judges, audit_all, claimed, s, *fp))
             .collect();
     }
     pool.install(|| {
@@ -353,7 +367,7 @@ fn expand_level(
         frontier
             .into_par_iter()
             .with_min_len(16)
-            .map(|(s, fp)| expand(model, props, symmetry, audit_all, claimed, &s, fp))
+            .map(|(s, fp)| expand(judges, audit_all, claimed, &s, fp))
             .collect()
     })
 }
@@ -368,6 +382,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     let started = Instant::now();
     let props = model.properties();
     assert!(props.len() <= 64, "property hits are kept in a u64");
+    let goals = model.progress_goals();
+    assert!(goals.len() <= 8, "goals reached are kept in a u8");
+    let judges = Judges {
+        model,
+        props: &props,
+        goals: &goals,
+        symmetry: opts.symmetry,
+    };
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -385,7 +407,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         parent: Vec::new(),
         succ_start: vec![0],
         succ: Vec::new(),
-        finished: Vec::new(),
+        reached: Vec::new(),
     };
     let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
     let mut generated = 0u64;
@@ -408,15 +430,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     let mut index = 0u32;
     while !frontier.is_empty() {
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
-        let expanded = expand_level(
-            model,
-            &props,
-            opts.symmetry,
-            audit_all,
-            &pool,
-            &claimed,
-            frontier,
-        );
+        let expanded = expand_level(&judges, audit_all, &pool, &claimed, frontier);
         if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
             return Err(CheckError::IdentityDependent { found });
         }
@@ -430,7 +444,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                     *hit = Some(index);
                 }
             }
-            graph.finished.push(e.finished);
+            graph.reached.push(e.reached);
             for (action, fp, next) in e.successors {
                 generated += 1;
                 let j = match seen.get(&fp) {
@@ -486,20 +500,22 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             path,
         });
     }
-    let (status, path) = if complete {
-        match graph.can_finish().iter().position(|ok| !ok) {
-            Some(i) => (Status::Violated, Some(graph.path_to(i as u32))),
-            None => (Status::Holds, None),
-        }
-    } else {
-        (Status::Unknown, None)
-    };
-    properties.push(PropertyResult {
-        name: PROGRESS,
-        kind: Kind::Progress,
-        status,
-        path,
-    });
+    for (g, (name, _)) in goals.iter().enumerate() {
+        let (status, path) = if complete {
+            match graph.can_reach(g).iter().position(|ok| !ok) {
+                Some(i) => (Status::Violated, Some(graph.path_to(i as u32))),
+                None => (Status::Holds, None),
+            }
+        } else {
+            (Status::Unknown, None)
+        };
+        properties.push(PropertyResult {
+            name: name.name(),
+            kind: Kind::Progress,
+            status,
+            path,
+        });
+    }
 
     // Replay every path in real client names and re-check it. Under
     // symmetry, a path that does not replay means the audit's sample missed
@@ -514,7 +530,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 ))
             })?;
             let confirmed = match p.kind {
-                Kind::Progress => confirm_stuck(model, &real),
+                Kind::Progress => {
+                    let goal = goals
+                        .iter()
+                        .find(|(name, _)| name.name() == p.name)
+                        .expect("known goal")
+                        .1;
+                    confirm_stuck(model, &real, goal)
+                }
                 _ => {
                     let prop = props
                         .iter()
@@ -589,8 +612,12 @@ pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
 }
 
 /// Re-checks a progress counterexample: from the end of `path`, no state in
-/// which every live client finished is reachable.
-fn confirm_stuck(model: &LockModel, path: &[Action]) -> bool {
+/// which `goal` holds is reachable.
+fn confirm_stuck(
+    model: &LockModel,
+    path: &[Action],
+    goal: fn(&LockModel, &LockState) -> bool,
+) -> bool {
     let Some(end) = replay(model, path) else {
         return false;
     };
@@ -598,7 +625,7 @@ fn confirm_stuck(model: &LockModel, path: &[Action]) -> bool {
     let mut queue = VecDeque::from([end]);
     let mut actions = Vec::new();
     while let Some(s) = queue.pop_front() {
-        if s.all_live_done() {
+        if goal(model, &s) {
             return false;
         }
         if !seen.insert(fingerprint(&s)) {

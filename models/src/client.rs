@@ -8,7 +8,7 @@
 
 use crate::ids::{client_of, resource_id, store_id, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
-use crate::recipe::{AnyState, Face, RecipeRef, Step};
+use crate::recipe::{AnyState, Face, RecipeRef, Resume, Step};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -136,6 +136,10 @@ pub struct ClientState {
     pub epoch: u8,
     /// Ghost: acquisitions so far. Names the acquisition a write belongs to.
     pub holds: u32,
+    /// A recipe that goes on in its next session (see
+    /// [`crate::recipe::Recipe::resume`]): its state and the request it
+    /// sends once the session is open.
+    pub resume: Option<(AnyState, Request)>,
 }
 
 impl ClientState {
@@ -149,6 +153,7 @@ impl ClientState {
             pending: None,
             epoch: 0,
             holds: 0,
+            resume: None,
         }
     }
 
@@ -262,23 +267,32 @@ impl Client {
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }
-        st.recipe = None;
+        let next = st.session.next();
+        if let Some(mut recipe) = st.recipe.take() {
+            if let Resume::Continue(req) = self.recipe.resume(next, &mut recipe) {
+                st.resume = Some((recipe, req));
+            }
+        }
         st.pending = None;
         // Let go of the old session: if it is still alive (the lease-aware
-        // policy gave up on it), its lock node must not outlive our interest.
-        o.send(
-            store_id(),
-            Msg::Close {
-                session: st.session,
-            },
-        );
+        // policy gave up on it), its lock node must not outlive our interest
+        // — unless the library replaces its handle without closing it.
+        if self.recipe.closes_abandoned_session() {
+            o.send(
+                store_id(),
+                Msg::Close {
+                    session: st.session,
+                },
+            );
+        }
         if st.rounds_done >= self.rounds {
+            st.resume = None;
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
             return;
         }
         // The new session's deadline starts when it is granted.
-        st.session = st.session.next();
+        st.session = next;
         st.epoch = st.epoch.wrapping_add(1);
         st.phase = Phase::Connecting;
         self.persist(st, o);
@@ -332,7 +346,14 @@ impl Client {
                 if self.policy == Policy::LeaseAware {
                     o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
                 }
-                self.think(st, o);
+                match st.resume.take() {
+                    Some((recipe, req)) => {
+                        st.recipe = Some(recipe);
+                        st.phase = Phase::Acquiring;
+                        self.send_request(st, req, o);
+                    }
+                    None => self.think(st, o),
+                }
             }
             Phase::Acquiring if expired => self.session_lost(st, o),
             Phase::Acquiring => {
@@ -436,7 +457,14 @@ impl Actor for Client {
                 }
             }
             Msg::Expired { session } => {
-                if session == state.session && state.phase != Phase::Done {
+                if session == state.session && state.phase == Phase::Acquiring {
+                    let st = state.to_mut();
+                    let Some(recipe) = st.recipe.as_mut() else {
+                        return;
+                    };
+                    let step = self.recipe.on_expired(recipe);
+                    self.apply(st, step, (0, false), o);
+                } else if session == state.session && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {
                         st.rounds_done += 1;

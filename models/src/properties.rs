@@ -11,6 +11,7 @@
 use crate::client::ClientState;
 use crate::ids::ClientIdx;
 use crate::msg::Msg;
+use crate::recipe::App;
 use crate::relabel::{Perm, Relabel};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,6 +39,23 @@ pub enum PropertyName {
     /// From every reachable state, a state where every live client finished
     /// is reachable (checker); every live client finishes (simulator).
     Progress,
+    /// Election, always: at most one live client believes it leads
+    /// (`mutual_exclusion`'s rule for leaders).
+    SingleLeader,
+    /// Election, always: the store reply a client decides to lead on was
+    /// sent while its live session owned the election entry first in line
+    /// (`holder_owns_key`'s rule).
+    ElectedWithKey,
+    /// Election, always: the resource never accepts a deposed leader's write
+    /// after the next leader's (`resource_exclusion`'s rule).
+    LeaderExclusion,
+    /// Election, progress: from every reachable state, a state is reachable
+    /// where every live follower's observed leader is the current leader.
+    FollowersAgree,
+    /// Election, progress: from every reachable state, a state with a
+    /// leader, or with every live client finished, is reachable (checker);
+    /// every live client finishes (simulator).
+    LeaderElected,
 }
 
 /// How a property is judged.
@@ -51,8 +69,8 @@ pub enum Kind {
 }
 
 impl PropertyName {
-    /// In the order lockstep reports them.
-    pub const ALL: [PropertyName; 7] = [
+    /// Every property lockstep knows, lock properties first.
+    pub const ALL: [PropertyName; 12] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -60,7 +78,37 @@ impl PropertyName {
         PropertyName::HolderWritesAccepted,
         PropertyName::HandOff,
         PropertyName::Progress,
+        PropertyName::SingleLeader,
+        PropertyName::ElectedWithKey,
+        PropertyName::LeaderExclusion,
+        PropertyName::FollowersAgree,
+        PropertyName::LeaderElected,
     ];
+
+    /// The properties that judge `app`, in the order lockstep reports them.
+    pub fn of(app: App) -> &'static [PropertyName] {
+        use PropertyName as P;
+        match app {
+            App::Lock => &[
+                P::MutualExclusion,
+                P::ResourceExclusion,
+                P::HerdBound,
+                P::HolderOwnsKey,
+                P::HolderWritesAccepted,
+                P::HandOff,
+                P::Progress,
+            ],
+            App::Election => &[
+                P::SingleLeader,
+                P::ElectedWithKey,
+                P::LeaderExclusion,
+                P::HerdBound,
+                P::HandOff,
+                P::LeaderElected,
+                P::FollowersAgree,
+            ],
+        }
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -71,6 +119,11 @@ impl PropertyName {
             PropertyName::HolderWritesAccepted => "holder_writes_accepted",
             PropertyName::HandOff => "hand_off",
             PropertyName::Progress => "progress",
+            PropertyName::SingleLeader => "single_leader",
+            PropertyName::ElectedWithKey => "elected_with_key",
+            PropertyName::LeaderExclusion => "leader_exclusion",
+            PropertyName::FollowersAgree => "followers_agree",
+            PropertyName::LeaderElected => "leader_elected",
         }
     }
 
@@ -80,9 +133,32 @@ impl PropertyName {
             | PropertyName::ResourceExclusion
             | PropertyName::HerdBound
             | PropertyName::HolderOwnsKey
-            | PropertyName::HolderWritesAccepted => Kind::Always,
+            | PropertyName::HolderWritesAccepted
+            | PropertyName::SingleLeader
+            | PropertyName::ElectedWithKey
+            | PropertyName::LeaderExclusion => Kind::Always,
             PropertyName::HandOff => Kind::Sometimes,
-            PropertyName::Progress => Kind::Progress,
+            PropertyName::Progress | PropertyName::FollowersAgree | PropertyName::LeaderElected => {
+                Kind::Progress
+            }
+        }
+    }
+
+    /// The application this property judges (`herd_bound` and `hand_off`
+    /// judge both; they answer `None`).
+    pub fn app(self) -> Option<App> {
+        match self {
+            PropertyName::MutualExclusion
+            | PropertyName::ResourceExclusion
+            | PropertyName::HolderOwnsKey
+            | PropertyName::HolderWritesAccepted
+            | PropertyName::Progress => Some(App::Lock),
+            PropertyName::SingleLeader
+            | PropertyName::ElectedWithKey
+            | PropertyName::LeaderExclusion
+            | PropertyName::FollowersAgree
+            | PropertyName::LeaderElected => Some(App::Election),
+            PropertyName::HerdBound | PropertyName::HandOff => None,
         }
     }
 
@@ -132,6 +208,9 @@ pub enum Observation {
 /// apart no two states that differ in nothing else but a violation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Monitors {
+    /// Names the rules: the same rule is `mutual_exclusion` for a lock and
+    /// `single_leader` for an election. Fixed for a run.
+    app: App,
     /// Every acquisition so far, in the order clients came to believe.
     pub acquisitions: Vec<Acquisition>,
     /// Clients that believe they hold now, with their tokens.
@@ -163,7 +242,52 @@ pub struct Breach {
     pub clients: Vec<ClientIdx>,
 }
 
+/// The rules the lock and the election share, and their names in each.
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    /// At most one live believer.
+    Exclusion,
+    /// Believing on a reply that showed one's own entry first in line.
+    OwnsKey,
+    /// The resource's accepted writes in acquisition order.
+    Resource,
+}
+
+impl Rule {
+    fn named(self, app: App) -> PropertyName {
+        use PropertyName as P;
+        match (self, app) {
+            (Rule::Exclusion, App::Lock) => P::MutualExclusion,
+            (Rule::Exclusion, App::Election) => P::SingleLeader,
+            (Rule::OwnsKey, App::Lock) => P::HolderOwnsKey,
+            (Rule::OwnsKey, App::Election) => P::ElectedWithKey,
+            (Rule::Resource, App::Lock) => P::ResourceExclusion,
+            (Rule::Resource, App::Election) => P::LeaderExclusion,
+        }
+    }
+}
+
 impl Monitors {
+    /// An acquisition's place in the order the resource must follow: for a
+    /// lock, where the store decided it (its header); for an election, its
+    /// epoch (the election key's create revision, the node's czxid), since a
+    /// leader elected on no key (etcd's phantom) was decided on nothing, and
+    /// the leaders' order is the order of their keys.
+    fn place(&self, a: &Acquisition) -> u64 {
+        match self.app {
+            App::Lock => a.granted,
+            App::Election => a.token,
+        }
+    }
+
+    /// Monitors for a run of `app`.
+    pub fn new(app: App) -> Self {
+        Monitors {
+            app,
+            ..Monitors::default()
+        }
+    }
+
     /// Feeds one observation; returns the violations it makes (for engines
     /// that report them as they happen).
     pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
@@ -172,7 +296,7 @@ impl Monitors {
             Observation::Acquired(a) => {
                 if !a.owned {
                     breaches.push(Breach {
-                        property: PropertyName::HolderOwnsKey,
+                        property: Rule::OwnsKey.named(self.app),
                         clients: vec![a.client],
                     });
                 }
@@ -184,7 +308,7 @@ impl Monitors {
                         self.believers.iter().map(|(c, _)| *c).collect();
                     clients.sort_unstable();
                     breaches.push(Breach {
-                        property: PropertyName::MutualExclusion,
+                        property: Rule::Exclusion.named(self.app),
                         clients,
                     });
                 }
@@ -197,7 +321,7 @@ impl Monitors {
                     .rposition(|a| a.client == client && a.hold == hold);
                 // A write of no acquisition at all breaks exclusion outright.
                 let in_order = at.is_some_and(|at| {
-                    let key = (self.acquisitions[at].granted, at);
+                    let key = (self.place(&self.acquisitions[at]), at);
                     let ok = self.resource_last.is_none_or(|last| key >= last);
                     self.resource_last = Some(key);
                     ok
@@ -211,7 +335,7 @@ impl Monitors {
                     }
                     clients.sort_unstable();
                     breaches.push(Breach {
-                        property: PropertyName::ResourceExclusion,
+                        property: Rule::Resource.named(self.app),
                         clients,
                     });
                 }
@@ -244,16 +368,22 @@ impl Monitors {
     /// been witnessed. Progress is judged by the engines.
     pub fn holds(&self, p: PropertyName) -> bool {
         match p {
-            PropertyName::MutualExclusion => self.believers.len() <= 1,
-            PropertyName::ResourceExclusion => !self.resource_broken,
+            PropertyName::MutualExclusion | PropertyName::SingleLeader => self.believers.len() <= 1,
+            PropertyName::ResourceExclusion | PropertyName::LeaderExclusion => {
+                !self.resource_broken
+            }
             PropertyName::HerdBound => self.widest_wakeup <= 1,
-            PropertyName::HolderOwnsKey => self.acquisitions.iter().all(|a| a.owned),
+            PropertyName::HolderOwnsKey | PropertyName::ElectedWithKey => {
+                self.acquisitions.iter().all(|a| a.owned)
+            }
             PropertyName::HolderWritesAccepted => !self.holder_fenced,
             PropertyName::HandOff => self
                 .acquisitions
                 .windows(2)
                 .any(|w| w[0].client != w[1].client),
-            PropertyName::Progress => true,
+            PropertyName::Progress | PropertyName::FollowersAgree | PropertyName::LeaderElected => {
+                true
+            }
         }
     }
 

@@ -101,6 +101,45 @@ pub enum Face {
     Etcd,
 }
 
+/// Which application a recipe serves: what the client does with what the
+/// recipe grants, and which properties judge it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum App {
+    /// Acquire, hold (writes to the guarded resource), release.
+    #[default]
+    Lock,
+    /// Campaign, lead (writes with the epoch as token), resign; candidates
+    /// still campaigning are followers and observe who leads.
+    Election,
+}
+
+impl App {
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Lock => "lock",
+            App::Election => "election",
+        }
+    }
+}
+
+impl fmt::Display for App {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a recipe does with its state when the client opens a new session
+/// after losing the old one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// Forget the old state; the next round starts afresh (the default).
+    StartOver,
+    /// Carry the old state into the new session and send this request
+    /// (Curator's `LeaderLatch` re-lists on RECONNECTED with its old path).
+    Continue(Request),
+}
+
 /// What a recipe needs in the store before any client starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Setup {
@@ -160,6 +199,40 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// faults). The herd sweep checks its measurements against it.
     fn herd_closed_form(&self, _n: u32, _k: u32) -> Option<u32> {
         None
+    }
+
+    /// The application it serves; a lock unless it says otherwise.
+    fn app(&self) -> App {
+        App::Lock
+    }
+
+    /// Election recipes: the leader as the store's answers so far have
+    /// shown it to this candidate (the `ephemeralOwner` of `/leader`, the
+    /// owner of the lowest child); `None` when they have not named one.
+    fn leader_seen(&self, _st: &Self::State) -> Option<SessionId> {
+        None
+    }
+
+    /// The client heard that its session (lease) expired while this
+    /// acquisition was under way. By default the acquisition is lost; a
+    /// recipe whose source does not watch the session (etcd's `Campaign`)
+    /// answers [`Step::Wait`] and carries on.
+    fn on_expired(&self, _st: &mut Self::State) -> Step {
+        Step::SessionLost
+    }
+
+    /// The client lost its session during this acquisition or hold and has
+    /// opened `session`: start over (the default), or go on from `st`.
+    fn resume(&self, _session: SessionId, _st: &mut Self::State) -> Resume {
+        Resume::StartOver
+    }
+
+    /// Whether the client closes a session it gives up on by its own clock.
+    /// A ZooKeeper handle replaced while disconnected sends no closeSession
+    /// (Curator's own session expiry), so its nodes live on until the
+    /// server expires them.
+    fn closes_abandoned_session(&self) -> bool {
+        true
     }
 }
 
@@ -285,6 +358,11 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request;
     fn release(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32>;
+    fn app(&self) -> App;
+    fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
+    fn on_expired(&self, st: &mut AnyState) -> Step;
+    fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
+    fn closes_abandoned_session(&self) -> bool;
 }
 
 /// Runs `f` on a copy of the typed state and stores the copy back only if
@@ -334,6 +412,21 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
         Recipe::herd_closed_form(self, n, k)
+    }
+    fn app(&self) -> App {
+        Recipe::app(self)
+    }
+    fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
+        Recipe::leader_seen(self, st.get::<R::State>())
+    }
+    fn on_expired(&self, st: &mut AnyState) -> Step {
+        step_on(st, |s: &mut R::State| Recipe::on_expired(self, s))
+    }
+    fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume {
+        step_on(st, |s: &mut R::State| Recipe::resume(self, session, s))
+    }
+    fn closes_abandoned_session(&self) -> bool {
+        Recipe::closes_abandoned_session(self)
     }
 }
 

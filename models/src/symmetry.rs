@@ -23,6 +23,10 @@ impl Relabel for ClientState {
         self.session.relabel(p);
         self.recipe.relabel(p);
         self.pending.relabel(p);
+        if let Some((recipe, req)) = &mut self.resume {
+            recipe.relabel(p);
+            req.relabel(p);
+        }
     }
 }
 
@@ -136,6 +140,10 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     // The recipe's state with every client name erased: its node's
     // sequence, its revision, what it waits for, but not whose it is.
     st.recipe.as_ref().map(|r| r.unlabelled_hash()).hash(&mut h);
+    st.resume
+        .as_ref()
+        .map(|(r, req)| (r.unlabelled_hash(), std::mem::discriminant(req)))
+        .hash(&mut h);
     // Timers and messages by their shape (what kind, which epoch, which
     // header), without the names in them: few ties are left for
     // `representative` to try every order of.

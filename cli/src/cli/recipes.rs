@@ -11,6 +11,7 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
             .map(|r| {
                 serde_json::json!({
                     "name": r.name,
+                    "app": (r.build)(None).app(),
                     "aliases": r.aliases,
                     "summary": r.summary,
                     "variants": r.variants.iter().map(|v| serde_json::json!({
@@ -28,7 +29,7 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
         return Ok(ExitCode::SUCCESS);
     }
     for r in REGISTRY {
-        println!("{}\n    {}", r.name, r.summary);
+        println!("{} ({})\n    {}", r.name, (r.build)(None).app(), r.summary);
         for v in r.variants {
             let note = if v.test_only { " [test only]" } else { "" };
             println!("  :{}{note}\n      {}", v.name, v.summary);

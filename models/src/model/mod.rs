@@ -157,7 +157,7 @@ impl Model for LockModel {
             resource: ResourceState::default(),
             clients: Vec::new(),
             budget: self.cfg.faults,
-            monitors: Arc::new(Monitors::default()),
+            monitors: Arc::new(Monitors::new(self.cfg.recipe.app())),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
@@ -352,8 +352,9 @@ impl Model for LockModel {
         Some(format!("{arrow}\n\n{next:#?}"))
     }
 
-    /// Every property of [`PropertyName`] but progress (which the checker
-    /// decides on the graph), read off the monitors.
+    /// Every `always` and `sometimes` property of the recipe's application,
+    /// read off the monitors. Progress properties are decided on the graph
+    /// (see [`LockModel::progress_goals`]).
     fn properties(&self) -> Vec<Property<Self>> {
         use PropertyName as P;
         // stateright takes plain functions: one per property, each reading
@@ -363,16 +364,72 @@ impl Model for LockModel {
                 |_: &LockModel, s: &LockState| s.monitors.holds($p)
             };
         }
-        vec![
-            Property::always(P::MutualExclusion.name(), read!(P::MutualExclusion)),
-            Property::always(P::ResourceExclusion.name(), read!(P::ResourceExclusion)),
-            Property::always(P::HerdBound.name(), read!(P::HerdBound)),
-            Property::always(P::HolderOwnsKey.name(), read!(P::HolderOwnsKey)),
-            Property::always(
-                P::HolderWritesAccepted.name(),
-                read!(P::HolderWritesAccepted),
-            ),
-            Property::sometimes(P::HandOff.name(), read!(P::HandOff)),
-        ]
+        PropertyName::of(self.cfg.recipe.app())
+            .iter()
+            .filter_map(|&p| match p {
+                P::MutualExclusion => Some(Property::always(p.name(), read!(P::MutualExclusion))),
+                P::ResourceExclusion => {
+                    Some(Property::always(p.name(), read!(P::ResourceExclusion)))
+                }
+                P::HerdBound => Some(Property::always(p.name(), read!(P::HerdBound))),
+                P::HolderOwnsKey => Some(Property::always(p.name(), read!(P::HolderOwnsKey))),
+                P::HolderWritesAccepted => {
+                    Some(Property::always(p.name(), read!(P::HolderWritesAccepted)))
+                }
+                P::SingleLeader => Some(Property::always(p.name(), read!(P::SingleLeader))),
+                P::ElectedWithKey => Some(Property::always(p.name(), read!(P::ElectedWithKey))),
+                P::LeaderExclusion => Some(Property::always(p.name(), read!(P::LeaderExclusion))),
+                P::HandOff => Some(Property::sometimes(p.name(), read!(P::HandOff))),
+                P::Progress | P::FollowersAgree | P::LeaderElected => None,
+            })
+            .collect()
+    }
+}
+
+/// A progress property: its name and the states it asks to stay reachable.
+pub type Goal = (PropertyName, fn(&LockModel, &LockState) -> bool);
+
+impl LockModel {
+    /// The progress properties of the recipe's application, each with its
+    /// goal: from every reachable state, a goal state must be reachable.
+    pub fn progress_goals(&self) -> Vec<Goal> {
+        PropertyName::of(self.cfg.recipe.app())
+            .iter()
+            .filter_map(|&p| -> Option<Goal> {
+                match p {
+                    PropertyName::Progress => Some((p, |_, s| s.all_live_done())),
+                    PropertyName::LeaderElected => {
+                        Some((p, |_, s| s.all_live_done() || s.holders().next().is_some()))
+                    }
+                    PropertyName::FollowersAgree => Some((p, LockModel::followers_agree)),
+                    PropertyName::MutualExclusion
+                    | PropertyName::ResourceExclusion
+                    | PropertyName::HerdBound
+                    | PropertyName::HolderOwnsKey
+                    | PropertyName::HolderWritesAccepted
+                    | PropertyName::HandOff
+                    | PropertyName::SingleLeader
+                    | PropertyName::ElectedWithKey
+                    | PropertyName::LeaderExclusion => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Every live follower (a client still campaigning) has seen the current
+    /// leader, and there is exactly one; or nobody follows.
+    pub fn followers_agree(&self, state: &LockState) -> bool {
+        let mut leaders = state.holders();
+        let leader = match (leaders.next(), leaders.next()) {
+            (Some(l), None) => Some(state.clients[l as usize].state.session),
+            _ => None,
+        };
+        state.clients.iter().filter(|s| s.is_live()).all(|s| {
+            let c = &s.state;
+            c.phase != Phase::Acquiring
+                || c.recipe.as_ref().is_some_and(|r| {
+                    leader.is_some() && self.client.recipe.leader_seen(r) == leader
+                })
+        })
     }
 }

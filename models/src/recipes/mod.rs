@@ -6,10 +6,13 @@
 //! one line in [`REGISTRY`].
 
 pub mod children_watch;
+pub mod etcd_election;
 pub mod etcd_revision;
 pub mod fair_predecessor;
 pub mod lowest_watch;
 pub mod unfair_create;
+pub mod zk_fair_election;
+pub mod zk_unfair_election;
 
 use crate::recipe::RecipeRef;
 
@@ -43,6 +46,9 @@ pub const REGISTRY: &[Registered] = &[
     etcd_revision::REGISTERED,
     children_watch::REGISTERED,
     lowest_watch::REGISTERED,
+    zk_unfair_election::REGISTERED,
+    zk_fair_election::REGISTERED,
+    etcd_election::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

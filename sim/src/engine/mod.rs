@@ -174,7 +174,7 @@ impl<'a> Sim<'a> {
                     fired: false,
                 })
                 .collect(),
-            monitors: Monitors::default(),
+            monitors: Monitors::new(scenario.recipe.app()),
             holders: Vec::new(),
             last_release_us: None,
             handoffs: Vec::new(),
@@ -795,7 +795,7 @@ impl<'a> Sim<'a> {
                 .filter(|(_, c)| c.status != Status::Crashed && c.state.phase != Phase::Done)
                 .map(|(i, _)| i as ClientIdx)
                 .collect();
-            self.violation(PropertyName::Progress, stuck);
+            self.violation(progress_of(self.client.recipe.app()), stuck);
         }
         self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
         self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
@@ -867,4 +867,14 @@ pub fn simulate_traced<'a>(
     let mut o = Sim::new(scenario, seed, trace).run()?;
     o.seed = seed;
     Ok(o)
+}
+
+/// The property a run with unfinished clients violates: the simulator's
+/// reading of `progress` (lock) and `leader_elected` (election).
+/// `followers_agree` is decided on the checker's graph only.
+fn progress_of(app: models::recipe::App) -> PropertyName {
+    match app {
+        models::recipe::App::Lock => PropertyName::Progress,
+        models::recipe::App::Election => PropertyName::LeaderElected,
+    }
 }

@@ -1,0 +1,402 @@
+//! zk-fair-election: the ZooKeeper recipes page's leader election, and
+//! Curator's `LeaderLatch` on reconnect.
+//!
+//! Default (`zk-docs`, the recipe text):
+//! 1. Create `ELECTION/<guid>-n_` with SEQUENCE and EPHEMERAL.
+//! 2. Let C be the children of ELECTION (`getChildren`).
+//! 3. If ours is the smallest, lead; the epoch is its czxid.
+//! 4. Otherwise `exists(watch)` the node with the largest sequence below ours;
+//!    on its deletion, go to 2.
+//! 5. Resign: delete our node.
+//!
+//! The guid finds our node after a lost create reply, as the recipe says.
+//!
+//! Variants `curator-696` and `curator`: `LeaderLatch` watches the next-lower
+//! node with `getData` (NoNode: re-list) and, after its session is lost and
+//! a new one opened (Curator's own session expiry replaces the ZooKeeper
+//! handle without closing the old session), handles RECONNECTED by listing
+//! again with its old node path (`getChildren` → `checkLeadership`):
+//! - `curator-696`: if the old path is lowest, it leads (CURATOR-696: the
+//!   old node is its expired session's, and goes when the server expires it);
+//! - `curator` (the fix): lowest only leads after `getData(ourPath)` shows
+//!   `ephemeralOwner` is the current session; otherwise `reset()` deletes the
+//!   old node and creates a new one.
+//!
+//! Each candidate watches one node: a resignation wakes one follower.
+
+use super::{Registered, Variant};
+use crate::ids::{Child, SessionId, ZPath};
+use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
+use crate::recipe::{App, Face, Recipe, RecipeRef, Resume, Setup, Step};
+use crate::relabel::{Perm, Relabel};
+
+pub const REGISTERED: Registered = Registered {
+    name: "zk-fair-election",
+    aliases: &[],
+    summary: "ZooKeeper's election recipe: ephemeral-sequential nodes, each candidate \
+              watches the next-lower one, the lowest leads",
+    variants: &[
+        Variant {
+            name: "curator-696",
+            summary: "Curator LeaderLatch before CURATOR-696: after a new session it trusts its old node path",
+            test_only: false,
+        },
+        Variant {
+            name: "curator",
+            summary: "Curator LeaderLatch with the CURATOR-696 fix: checks the node's ephemeralOwner before leading",
+            test_only: false,
+        },
+    ],
+    build: |variant| {
+        RecipeRef::new(ZkFairElection(match variant {
+            Some("curator-696") => Latch::Curator696,
+            Some("curator") => Latch::Curator,
+            _ => Latch::ZkDocs,
+        }))
+    },
+};
+
+/// Which code the recipe follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Latch {
+    /// The recipe text.
+    ZkDocs,
+    /// `LeaderLatch` before the CURATOR-696 fix.
+    Curator696,
+    /// `LeaderLatch` with the fix.
+    Curator,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ZkFairElection(pub Latch);
+
+/// Our node and its czxid (unknown when we found it by guid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Mine {
+    pub node: Child,
+    pub czxid: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    Creating,
+    /// After a lost create reply: listing to find our node by its guid.
+    Finding,
+    /// `getChildren` in flight.
+    Listing(Mine),
+    /// The watch on the next-lower node is being set; `leader` is the owner
+    /// of the lowest node the listing showed.
+    Watching {
+        mine: Mine,
+        next_lower: Child,
+        leader: Option<SessionId>,
+    },
+    Following {
+        mine: Mine,
+        next_lower: Child,
+        leader: Option<SessionId>,
+    },
+    /// `curator`: `getData(ourPath)` to check its `ephemeralOwner`.
+    CheckingOwner(Mine),
+    /// `curator`'s `reset()`: deleting a node that is not this session's.
+    Resetting,
+    Leading(Mine),
+}
+
+impl Relabel for Mine {
+    fn relabel(&mut self, p: &Perm) {
+        self.node.relabel(p);
+    }
+}
+
+impl Relabel for State {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            State::Listing(m) | State::CheckingOwner(m) | State::Leading(m) => m.relabel(p),
+            State::Watching {
+                mine,
+                next_lower,
+                leader,
+            }
+            | State::Following {
+                mine,
+                next_lower,
+                leader,
+            } => {
+                mine.relabel(p);
+                next_lower.relabel(p);
+                leader.relabel(p);
+            }
+            State::Creating | State::Finding | State::Resetting => {}
+        }
+    }
+}
+
+impl Recipe for ZkFairElection {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        match self.0 {
+            Latch::ZkDocs => None,
+            Latch::Curator696 => Some("curator-696"),
+            Latch::Curator => Some("curator"),
+        }
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: true }
+    }
+
+    fn app(&self) -> App {
+        App::Election
+    }
+
+    fn acquire(&self, session: SessionId) -> (State, Request) {
+        (State::Creating, create(session))
+    }
+
+    fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+        match (*st, reply) {
+            (
+                State::Creating,
+                Reply::Created {
+                    path: ZPath::Child(node),
+                    czxid,
+                },
+            ) => list(
+                st,
+                Mine {
+                    node: *node,
+                    czxid: Some(*czxid),
+                },
+            ),
+            (State::Finding, Reply::Children(children)) => {
+                match children.iter().find(|c| c.guid == Some(session)) {
+                    Some(node) => self.check_leadership(
+                        session,
+                        st,
+                        Mine {
+                            node: *node,
+                            czxid: None,
+                        },
+                        children,
+                    ),
+                    None => reset(session, st),
+                }
+            }
+            (State::Listing(mine), Reply::Children(children)) => {
+                self.check_leadership(session, st, mine, children)
+            }
+            (
+                State::Watching {
+                    mine,
+                    next_lower,
+                    leader,
+                },
+                Reply::Stat(Some(_)),
+            ) => {
+                *st = State::Following {
+                    mine,
+                    next_lower,
+                    leader,
+                };
+                Step::Wait
+            }
+            // The next-lower node went before our watch was set: list again.
+            (State::Watching { mine, .. }, Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
+                list(st, mine)
+            }
+            (State::CheckingOwner(mine), Reply::Stat(Some(stat)))
+                if stat.ephemeral_owner == Some(session) =>
+            {
+                *st = State::Leading(Mine {
+                    czxid: Some(stat.czxid),
+                    ..mine
+                });
+                Step::Acquired { token: stat.czxid }
+            }
+            (State::CheckingOwner(mine), Reply::Stat(Some(_))) => {
+                *st = State::Resetting;
+                Step::Send(Request::Delete {
+                    path: ZPath::Child(mine.node),
+                })
+            }
+            (State::CheckingOwner(_), Reply::Error(ZkError::NoNode)) => reset(session, st),
+            (State::Resetting, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                reset(session, st)
+            }
+            _ => Step::Unexpected,
+        }
+    }
+
+    fn on_event(&self, st: &mut State, ev: &WatchEvent) -> Step {
+        match (*st, ev) {
+            (
+                State::Following {
+                    mine, next_lower, ..
+                },
+                WatchEvent::Zk {
+                    kind: ZkEvent::NodeDeleted,
+                    path,
+                },
+            ) if *path == ZPath::Child(next_lower) => list(st, mine),
+            _ => Step::Wait,
+        }
+    }
+
+    fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
+        match (*st, lost) {
+            (State::Creating, Request::Create { .. }) => {
+                *st = State::Finding;
+                children()
+            }
+            _ => lost.clone(),
+        }
+    }
+
+    fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+        match st {
+            State::Leading(mine) => Some(Request::Delete {
+                path: ZPath::Child(mine.node),
+            }),
+            State::Creating
+            | State::Finding
+            | State::Listing(_)
+            | State::Watching { .. }
+            | State::Following { .. }
+            | State::CheckingOwner(_)
+            | State::Resetting => None,
+        }
+    }
+
+    fn leader_seen(&self, st: &State) -> Option<SessionId> {
+        match st {
+            State::Watching { leader, .. } | State::Following { leader, .. } => *leader,
+            State::Creating
+            | State::Finding
+            | State::Listing(_)
+            | State::CheckingOwner(_)
+            | State::Resetting
+            | State::Leading(_) => None,
+        }
+    }
+
+    /// `LeaderLatch` on RECONNECTED after a new session: `getChildren` with
+    /// the old node path. The recipe text starts over.
+    fn resume(&self, _: SessionId, st: &mut State) -> Resume {
+        let mine = match *st {
+            State::Listing(mine)
+            | State::CheckingOwner(mine)
+            | State::Leading(mine)
+            | State::Watching { mine, .. }
+            | State::Following { mine, .. } => mine,
+            State::Creating | State::Finding | State::Resetting => return Resume::StartOver,
+        };
+        match self.0 {
+            Latch::ZkDocs => Resume::StartOver,
+            Latch::Curator696 | Latch::Curator => {
+                *st = State::Listing(mine);
+                Resume::Continue(children())
+            }
+        }
+    }
+
+    /// Curator replaces a disconnected ZooKeeper handle without closing the
+    /// old session.
+    fn closes_abandoned_session(&self) -> bool {
+        self.0 == Latch::ZkDocs
+    }
+
+    /// One follower watches each node: every resignation but the last wakes one.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(u32::from(k < n))
+    }
+}
+
+impl ZkFairElection {
+    /// Steps 3 and 4 (`checkLeadership`) on a fresh child list, in sequence order.
+    fn check_leadership(
+        &self,
+        session: SessionId,
+        st: &mut State,
+        mine: Mine,
+        children: &[Child],
+    ) -> Step {
+        let at = children.partition_point(|c| c.seq < mine.node.seq);
+        if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
+            return match self.0 {
+                // Our node is gone: only a session expiry deletes it.
+                Latch::ZkDocs => Step::SessionLost,
+                // "Can't find our node. Resetting."
+                Latch::Curator696 | Latch::Curator => reset(session, st),
+            };
+        }
+        let Some(next_lower) = at.checked_sub(1).map(|i| children[i]) else {
+            return self.lead(st, mine);
+        };
+        *st = State::Watching {
+            mine,
+            next_lower,
+            leader: children[0].guid,
+        };
+        let path = ZPath::Child(next_lower);
+        Step::Send(match self.0 {
+            Latch::ZkDocs => Request::Exists { path, watch: true },
+            Latch::Curator696 | Latch::Curator => Request::GetData { path, watch: true },
+        })
+    }
+
+    /// Ours is the lowest node.
+    fn lead(&self, st: &mut State, mine: Mine) -> Step {
+        match (self.0, mine.czxid) {
+            (Latch::Curator, _) | (Latch::ZkDocs | Latch::Curator696, None) => {
+                *st = State::CheckingOwner(mine);
+                Step::Send(Request::GetData {
+                    path: ZPath::Child(mine.node),
+                    watch: false,
+                })
+            }
+            (Latch::ZkDocs | Latch::Curator696, Some(token)) => {
+                *st = State::Leading(mine);
+                Step::Acquired { token }
+            }
+        }
+    }
+}
+
+fn create(session: SessionId) -> Request {
+    Request::Create {
+        path: ZPath::Child(Child {
+            guid: Some(session),
+            seq: 0,
+        }),
+        ephemeral: true,
+        sequential: true,
+    }
+}
+
+fn children() -> Request {
+    Request::GetChildren {
+        path: ZPath::Lock,
+        watch: false,
+    }
+}
+
+fn list(st: &mut State, mine: Mine) -> Step {
+    *st = State::Listing(mine);
+    Step::Send(children())
+}
+
+/// `reset()`: a new node in the current session.
+fn reset(session: SessionId, st: &mut State) -> Step {
+    *st = State::Creating;
+    Step::Send(create(session))
+}
