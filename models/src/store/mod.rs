@@ -165,6 +165,17 @@ impl StoreState {
             .is_ok_and(|i| self.sessions[i].1)
     }
 
+    /// Whether the client that opened `s` has opened a newer session since.
+    pub fn superseded(&self, s: SessionId) -> bool {
+        let next = match self.sessions.binary_search_by(|(id, _)| id.cmp(&s)) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        };
+        self.sessions
+            .get(next)
+            .is_some_and(|(later, _)| later.client == s.client)
+    }
+
     /// Opens a session; false if the id was used before (a reconnect to an
     /// existing or expired session is not a new session).
     pub fn open_session(&mut self, s: SessionId) -> bool {
@@ -341,6 +352,14 @@ fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEv
 fn send_notifications(o: &mut Out<Store>, state: &StoreState, fired: Vec<(SessionId, WatchEvent)>) {
     let header = state.header();
     for (s, event) in fired {
+        // A ZooKeeper watch belongs to its session's connection; once the
+        // client has opened a newer session, the old connection is gone and
+        // its watch events reach no one (an abandoned but unexpired session,
+        // as Curator leaves behind). etcd watches live on the client's one
+        // connection, whatever the lease.
+        if matches!(event, WatchEvent::Zk { .. }) && state.superseded(s) {
+            continue;
+        }
         let owns_first = state.client_owns_first(s.client);
         o.send(
             client_id(s.client),
