@@ -144,6 +144,16 @@ impl PropertyName {
         }
     }
 
+    /// The properties a simulated run of `app` can report violated: every
+    /// `always` and progress property but `followers_agree`, which only the
+    /// checker's state graph decides.
+    pub fn simulated(app: App) -> impl Iterator<Item = PropertyName> {
+        PropertyName::of(app)
+            .iter()
+            .copied()
+            .filter(|p| p.kind() != Kind::Sometimes && *p != PropertyName::FollowersAgree)
+    }
+
     /// The application this property judges (`herd_bound` and `hand_off`
     /// judge both; they answer `None`).
     pub fn app(self) -> Option<App> {

@@ -53,14 +53,17 @@ pub struct LineChart {
 }
 
 /// Colours that stay apart in print and for the common colour blindnesses
-/// (Okabe–Ito).
-const COLOURS: [RGBColor; 6] = [
+/// (Okabe–Ito, with black and a violet in place of its yellow, which white
+/// paper swallows).
+const COLOURS: [RGBColor; 8] = [
     RGBColor(213, 94, 0),
     RGBColor(0, 114, 178),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(117, 112, 179),
 ];
 
 pub type ChartError = Box<dyn std::error::Error + Send + Sync>;

@@ -43,8 +43,8 @@
 //! ```
 
 use models::client::{ClientTiming, Policy};
-use models::properties::{Kind, PropertyName};
-use models::recipe::RecipeRef;
+use models::properties::PropertyName;
+use models::recipe::{App, RecipeRef};
 use models::recipes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -391,21 +391,7 @@ impl Scenario {
             Some(names) => Some(
                 names
                     .iter()
-                    .map(|n| match PropertyName::parse(n) {
-                        Some(p) if p.kind() != Kind::Sometimes => Ok(p),
-                        Some(_) | None => Err(err(
-                            "expect",
-                            format!(
-                                "'{n}' is no property a run can violate (known: {})",
-                                PropertyName::ALL
-                                    .iter()
-                                    .filter(|p| p.kind() != Kind::Sometimes)
-                                    .map(|p| p.name())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        )),
-                    })
+                    .map(|n| expected_property(n, &recipe, &err))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
@@ -811,6 +797,40 @@ fn resolve_profile(
 
 /// The `[[schedule]]` entries: each names a client that exists, a time in
 /// range, and exactly the fields its kind takes.
+/// A name in `expect`: a property a run of `recipe` can violate.
+fn expected_property(
+    name: &str,
+    recipe: &RecipeRef,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<PropertyName, ScenarioError> {
+    let app = recipe.app();
+    let known = || {
+        PropertyName::simulated(app)
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match PropertyName::parse(name) {
+        Some(p) if PropertyName::simulated(app).any(|q| q == p) => Ok(p),
+        Some(p) if p.app().is_some_and(|a| a != app) => Err(err(
+            "expect",
+            format!(
+                "'{name}' judges the {} application, but {recipe} is {} recipe (a run of it can violate: {})",
+                p.app().map_or("", |a| a.name()),
+                match app {
+                    App::Lock => "a lock",
+                    App::Election => "an election",
+                },
+                known()
+            ),
+        )),
+        Some(_) | None => Err(err(
+            "expect",
+            format!("'{name}' is no property a run can violate (known: {})", known()),
+        )),
+    }
+}
+
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,

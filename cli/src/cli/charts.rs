@@ -31,8 +31,8 @@ fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> {
 /// The three herd charts, each as SVG and PNG, in `dir`.
 pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     let notif = LineChart {
-        title: "Watch notifications per lock hand-off".into(),
-        x_label: "clients waiting for the lock".into(),
+        title: "Watch notifications per hand-off (release or resignation)".into(),
+        x_label: "clients waiting (for the lock, or to lead)".into(),
         y_label: "notifications per release (mean)".into(),
         log_x: true,
         log_y: true,
@@ -41,7 +41,7 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     line_chart(&notif, &dir.join("herd-notifications")).map_err(chart_err)?;
     let requests = LineChart {
         title: "Store requests per acquisition".into(),
-        x_label: "clients waiting for the lock".into(),
+        x_label: "clients waiting (for the lock, or to lead)".into(),
         y_label: "requests per acquisition (writes + reads + watches)".into(),
         log_x: true,
         log_y: true,
@@ -49,8 +49,8 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     };
     line_chart(&requests, &dir.join("herd-requests")).map_err(chart_err)?;
     let latency = LineChart {
-        title: "Hand-off latency (release to next hold), median".into(),
-        x_label: "clients waiting for the lock".into(),
+        title: "Hand-off latency (release to next hold or leader), median".into(),
+        x_label: "clients waiting (for the lock, or to lead)".into(),
         y_label: "virtual milliseconds".into(),
         log_x: true,
         log_y: true,

@@ -6,6 +6,7 @@ use super::check::grouped;
 use super::herd::{sweep, write_files};
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
+use models::recipe::App;
 use sim::engine::simulate;
 use sim::herd::{HerdRow, DEFAULT_CLIENTS};
 use sim::scenario::Scenario;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 6] = [
+pub const SHIPPED: [(&str, &str); 13] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -37,6 +38,34 @@ pub const SHIPPED: [(&str, &str); 6] = [
     (
         "crash-storm",
         include_str!("../../../scenarios/crash-storm.toml"),
+    ),
+    (
+        "etcd-lease-pause",
+        include_str!("../../../scenarios/etcd-lease-pause.toml"),
+    ),
+    (
+        "election-gc-pause",
+        include_str!("../../../scenarios/election-gc-pause.toml"),
+    ),
+    (
+        "election-gc-pause-fenced",
+        include_str!("../../../scenarios/election-gc-pause-fenced.toml"),
+    ),
+    (
+        "etcd-campaign-phantom-leader",
+        include_str!("../../../scenarios/etcd-campaign-phantom-leader.toml"),
+    ),
+    (
+        "etcd-campaign-phantom-leader-checked",
+        include_str!("../../../scenarios/etcd-campaign-phantom-leader-checked.toml"),
+    ),
+    (
+        "curator-reconnect-double-leader",
+        include_str!("../../../scenarios/curator-reconnect-double-leader.toml"),
+    ),
+    (
+        "curator-reconnect-double-leader-fixed",
+        include_str!("../../../scenarios/curator-reconnect-double-leader-fixed.toml"),
     ),
 ];
 
@@ -92,38 +121,44 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     super::writable_dir(out, "--out")?;
     let mut sections: Vec<(String, Vec<Section>)> = Vec::new();
 
-    // 1. Model checking.
+    // 1. Model checking, one table per application (their properties differ).
     eprintln!("lockstep: model-checking every recipe …");
-    let mut rows = Vec::new();
-    let mut names = Vec::new();
-    for recipe in models::recipes::defaults() {
-        let cfg = default_cfg(recipe.clone());
-        let r = check(&cfg.clone().into_model(), CheckOptions::default())
-            .map_err(|e| UsageError(format!("{recipe}: {e}")))?;
-        names = r.properties.iter().map(|p| p.name).collect();
-        let mut row = vec![
-            recipe.name().to_string(),
-            grouped(r.unique_states),
-            format!("{:.2}", r.seconds),
-        ];
-        row.extend(r.properties.iter().map(|p| {
-            match p.status {
-                Status::Holds => "holds",
-                Status::Violated => "VIOLATED",
-                Status::Unknown => "unknown",
+    for app in [App::Lock, App::Election] {
+        let mut rows = Vec::new();
+        let mut names = Vec::new();
+        for recipe in models::recipes::defaults() {
+            if recipe.app() != app {
+                continue;
             }
-            .to_string()
-        }));
-        rows.push(row);
+            let cfg = default_cfg(recipe.clone());
+            let r = check(&cfg.clone().into_model(), CheckOptions::default())
+                .map_err(|e| UsageError(format!("{recipe}: {e}")))?;
+            names = r.properties.iter().map(|p| p.name).collect();
+            let mut row = vec![
+                recipe.name().to_string(),
+                grouped(r.unique_states),
+                format!("{:.2}", r.seconds),
+            ];
+            row.extend(r.properties.iter().map(|p| {
+                match p.status {
+                    Status::Holds => "holds",
+                    Status::Violated => "VIOLATED",
+                    Status::Unknown => "unknown",
+                }
+                .to_string()
+            }));
+            rows.push(row);
+        }
+        let mut header = vec!["recipe", "unique states", "seconds"];
+        header.extend(names.iter().copied());
+        let title = format!(
+            "Model checking, {app} recipes (3 clients, 1 round, 1 crash, fencing on, naive policy)"
+        );
+        println!("{title}\n");
+        print!("{}", reports::table::render(&header, &rows));
+        println!();
+        sections.push((title, vec![table(&header, &rows)]));
     }
-    let mut header = vec!["recipe", "unique states", "seconds"];
-    header.extend(names.iter().copied());
-    println!("Model checking: 3 clients, 1 round, 1 crash, fencing on, naive policy\n");
-    print!("{}", reports::table::render(&header, &rows));
-    sections.push((
-        "Model checking (3 clients, 1 round, 1 crash, fencing on)".into(),
-        vec![table(&header, &rows)],
-    ));
 
     // 2. The shipped scenarios.
     eprintln!("lockstep: running the shipped scenarios …");
@@ -159,19 +194,27 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         ]);
         if matches!(
             name,
-            "gc-pause-split-brain" | "gc-pause-split-brain-fenced" | "partition-past-session"
+            "gc-pause-split-brain"
+                | "gc-pause-split-brain-fenced"
+                | "partition-past-session"
+                | "election-gc-pause"
+                | "etcd-campaign-phantom-leader"
+                | "curator-reconnect-double-leader"
         ) {
-            let t = timeline_from_trace(
-                &format!("{name} (seed {}): who believes it holds the lock", s.seed),
-                &o.trace,
-            );
+            let who = match s.recipe.app() {
+                App::Lock => "who believes it holds the lock",
+                App::Election => "who believes it leads",
+            };
+            let t = timeline_from_trace(&format!("{name} (seed {}): {who}", s.seed), &o.trace);
             let base = format!("timeline-{name}");
             reports::chart::timeline(&t, &out.join(&base))
                 .map_err(|e| UsageError(format!("cannot draw a timeline: {e}")))?;
             figures.push(figure(
                 out,
                 &base,
-                &format!("{name}: hold intervals per client; red where two overlap; ▲ faults"),
+                &format!(
+                    "{name}: hold (or leadership) intervals per client; red where two overlap; ▲ faults"
+                ),
             )?);
         }
     }
