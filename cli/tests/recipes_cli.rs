@@ -205,3 +205,115 @@ fn lowest_watch_keeps_exclusion_but_herds_and_matches_its_closed_form() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Election recipes refuse lock-only settings and lock recipes election
+/// ones: exit 2, naming the problem.
+#[test]
+fn lock_and_election_settings_do_not_mix() {
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "zk-fair-election",
+            "--no-guid",
+            "--clients",
+            "2",
+        ],
+        &["--no-guid applies only to fair-predecessor"],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "etcd-election",
+            "--variant",
+            "v3.4",
+            "--clients",
+            "2",
+        ],
+        &["unknown variant 'v3.4'", "v3.5, checked"],
+    );
+    let dir = std::env::temp_dir().join(format!("lockstep-mix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let election = write(
+        "election.toml",
+        "recipe = \"etcd-election\"\nclients = 2\nexpect = [\"mutual_exclusion\"]\n",
+    );
+    usage_error(
+        &["run", &election],
+        &[
+            "`expect`",
+            "'mutual_exclusion' judges the lock application",
+            "single_leader",
+        ],
+    );
+    let lock = write(
+        "lock.toml",
+        "recipe = \"fair-predecessor\"\nclients = 2\nexpect = [\"single_leader\"]\n",
+    );
+    usage_error(
+        &["run", &lock],
+        &[
+            "'single_leader' judges the election application",
+            "mutual_exclusion",
+        ],
+    );
+    let graph_only = write(
+        "graph.toml",
+        "recipe = \"zk-fair-election\"\nclients = 2\nexpect = [\"followers_agree\"]\n",
+    );
+    usage_error(
+        &["run", &graph_only],
+        &["'followers_agree' is no property a run can violate"],
+    );
+    let guid = write(
+        "guid.toml",
+        "recipe = \"zk-unfair-election\"\nguid = false\nclients = 2\n",
+    );
+    usage_error(
+        &["run", &guid],
+        &["`guid`: applies only to fair-predecessor"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `check` on an election recipe reports the election properties.
+#[test]
+fn check_reports_election_properties() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "etcd-election",
+        "--clients",
+        "2",
+        "--pauses",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    let status = |name: &str| {
+        v["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(status("elected_with_key"), "violated");
+    assert_eq!(status("single_leader"), "violated");
+    assert_eq!(status("leader_elected"), "holds");
+    assert!(v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["name"] != "mutual_exclusion"));
+}
