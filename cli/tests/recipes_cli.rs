@@ -10,6 +10,19 @@ fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
+/// The status `check --json` gave property `name`.
+fn property_status(v: &serde_json::Value, name: &str) -> String {
+    v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("{name} reported"))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn usage_error(args: &[&str], needles: &[&str]) {
     let o = lockstep(args);
     let err = stderr(&o);
@@ -165,15 +178,7 @@ fn lowest_watch_keeps_exclusion_but_herds_and_matches_its_closed_form() {
     ]);
     assert_eq!(o.status.code(), Some(1), "herd_bound is violated");
     let v = json(&o);
-    let status = |name: &str| {
-        v["properties"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("{name} reported"))["status"]
-            .clone()
-    };
+    let status = |name: &str| property_status(&v, name);
     assert_eq!(status("herd_bound"), "violated");
     assert_eq!(status("mutual_exclusion"), "holds");
     assert_eq!(status("progress"), "holds");
@@ -297,17 +302,7 @@ fn check_reports_election_properties() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v = json(&o);
-    let status = |name: &str| {
-        v["properties"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("no {name}"))["status"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let status = |name: &str| property_status(&v, name);
     assert_eq!(status("elected_with_key"), "violated");
     assert_eq!(status("single_leader"), "violated");
     assert_eq!(status("leader_elected"), "holds");

@@ -25,13 +25,20 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 6] = [
+const SHIPPED: [&str; 13] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
     "partition-past-session",
     "orphan-create",
     "crash-storm",
+    "etcd-lease-pause",
+    "election-gc-pause",
+    "election-gc-pause-fenced",
+    "etcd-campaign-phantom-leader",
+    "etcd-campaign-phantom-leader-checked",
+    "curator-reconnect-double-leader",
+    "curator-reconnect-double-leader-fixed",
 ];
 
 #[test]

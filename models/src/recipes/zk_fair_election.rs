@@ -24,6 +24,9 @@
 //!
 //! Each candidate watches one node: a resignation wakes one follower.
 
+/// Our node and its czxid (unknown when we found it by guid), as the lock
+/// recipe keeps it.
+pub use super::fair_predecessor::Mine;
 use super::{Registered, Variant};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
@@ -70,13 +73,6 @@ pub enum Latch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ZkFairElection(pub Latch);
 
-/// Our node and its czxid (unknown when we found it by guid).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Mine {
-    pub node: Child,
-    pub czxid: Option<u64>,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     Creating,
@@ -101,12 +97,6 @@ pub enum State {
     /// `curator`'s `reset()`: deleting a node that is not this session's.
     Resetting,
     Leading(Mine),
-}
-
-impl Relabel for Mine {
-    fn relabel(&mut self, p: &Perm) {
-        self.node.relabel(p);
-    }
 }
 
 impl Relabel for State {
