@@ -41,7 +41,14 @@ fn zk_error(e: zk::Error) -> Reply {
     }
 }
 
-fn stat(s: &zk::Stat, owner: Option<SessionId>) -> Stat {
+/// A real stat in the model's terms. The owner is named when it is one of
+/// this client's own sessions (what the recipes compare with); another
+/// client's session id means nothing here and is left out.
+fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>) -> Stat {
+    let owner = sessions
+        .iter()
+        .find(|(_, c)| s.ephemeral_owner != 0 && c.session_id().0 == s.ephemeral_owner)
+        .map(|(id, _)| *id);
     Stat {
         czxid: s.czxid as u64,
         mzxid: s.mzxid as u64,
@@ -169,7 +176,7 @@ impl Backend {
                     Request::Exists { path, watch: true } => {
                         match c.check_and_watch_stat(&path.to_string()).await {
                             Ok((st, w)) => (
-                                Reply::Stat(st.map(|s| stat(&s, None))),
+                                Reply::Stat(st.map(|s| stat(&s, sessions))),
                                 0,
                                 Some(zk_watch(w)),
                             ),
@@ -178,14 +185,24 @@ impl Backend {
                     }
                     Request::Exists { path, watch: false } => {
                         match c.check_stat(&path.to_string()).await {
-                            Ok(st) => (Reply::Stat(st.map(|s| stat(&s, None))), 0, None),
+                            Ok(st) => (Reply::Stat(st.map(|s| stat(&s, sessions))), 0, None),
                             Err(e) => (zk_error(e), 0, None),
                         }
                     }
-                    Request::GetData { path, .. } => match c.get_data(&path.to_string()).await {
-                        Ok((_, st)) => (Reply::Stat(Some(stat(&st, None))), 0, None),
-                        Err(e) => (zk_error(e), 0, None),
-                    },
+                    Request::GetData { path, watch: true } => {
+                        match c.get_and_watch_data(&path.to_string()).await {
+                            Ok((_, st, w)) => {
+                                (Reply::Stat(Some(stat(&st, sessions))), 0, Some(zk_watch(w)))
+                            }
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
+                    Request::GetData { path, watch: false } => {
+                        match c.get_data(&path.to_string()).await {
+                            Ok((_, st)) => (Reply::Stat(Some(stat(&st, sessions))), 0, None),
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
                     Request::GetChildren { path, watch } => {
                         let p = path.to_string();
                         let (names, w) = if *watch {

@@ -8,6 +8,7 @@
 //! simulated twin. `validate/run.sh` installs and starts the servers.
 
 mod backend;
+mod elect;
 mod runtime;
 
 use backend::Backend;
@@ -98,7 +99,9 @@ async fn backend(recipe: &RecipeRef, args: &Args, ttl_seconds: i64) -> Backend {
 
 /// The recipes validated against the real servers. lowest-watch's waiters
 /// exists()-watch the lowest node, so a late create fires no watch: it needs
-/// no start-skew allowance (unlike children-watch).
+/// no start-skew allowance (unlike children-watch). The election recipes run
+/// as the election application; `curator-696` differs from `curator` only
+/// after a reconnect, which the baseline has none of.
 fn validated_recipes() -> Vec<RecipeRef> {
     [
         "unfair-create",
@@ -106,10 +109,29 @@ fn validated_recipes() -> Vec<RecipeRef> {
         "etcd-revision",
         "children-watch",
         "lowest-watch",
+        "zk-unfair-election",
+        "zk-unfair-election:getdata",
+        "zk-fair-election",
+        "zk-fair-election:curator",
+        "etcd-election",
     ]
     .iter()
-    .map(|name| models::recipes::lookup(name, None).expect("registered"))
+    .map(|id| models::recipes::parse(id).expect("registered"))
     .collect()
+}
+
+/// Recipes whose acquisitions must follow token order: one waiter per
+/// predecessor, so the queue is fair.
+fn fair(recipe: &str) -> bool {
+    matches!(
+        recipe,
+        "fair-predecessor"
+            | "etcd-revision"
+            | "lowest-watch"
+            | "zk-fair-election"
+            | "zk-fair-election:curator"
+            | "etcd-election"
+    )
 }
 
 /// Leaves the store with nothing under `/lock` (and a `/lock` directory
@@ -172,7 +194,7 @@ async fn run_real(
         start: Instant::now(),
         log: Mutex::new(Default::default()),
         resource: Resource::new(fencing),
-        monitors: Mutex::new(Default::default()),
+        monitors: Mutex::new(models::properties::Monitors::new(recipe.app())),
         resource_state: Mutex::new(ResourceState::default()),
     });
     let mut handles = Vec::new();
@@ -282,6 +304,25 @@ fn start_skew(real: &Measured, model: &Measured) -> Option<u32> {
         .then_some(early - holder)
 }
 
+/// `findLeader` when real wake-ups were apart: a follower whose getData
+/// found the new leader's node saved a create and the getData after its
+/// NodeExists. Returns the saving per acquisition if it accounts for every
+/// difference: creates and get_data_watch short by the same amount, the rest
+/// equal.
+fn found_leader_early(real: &BTreeMap<String, f64>, model: &BTreeMap<String, f64>) -> Option<f64> {
+    let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
+    let saved = get(model, "create") - get(real, "create");
+    let also = get(model, "get_data_watch") - get(real, "get_data_watch");
+    let rest_equal = |m: &BTreeMap<String, f64>| -> BTreeMap<String, f64> {
+        m.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "create" | "get_data_watch"))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect()
+    };
+    (saved > 0.0 && (saved - also).abs() < 1e-9 && close(&rest_equal(real), &rest_equal(model)))
+        .then_some(saved)
+}
+
 fn close(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> bool {
     let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     keys.into_iter()
@@ -329,7 +370,7 @@ async fn main() -> ExitCode {
                     real.notifications_before_first_release
                 ));
             }
-            if recipe.name() == "etcd-revision" {
+            if recipe.face() == Face::Etcd {
                 // waitDelete's deferred cancel goes out on the watch stream;
                 // the model ends the key watch at its delete instead.
                 explained.push("etcd: after the delete it waited for, the client cancels its watch on the shared watch stream; the model ends the key watch at the delete, so that cancel is not counted on either side".into());
@@ -340,11 +381,21 @@ async fn main() -> ExitCode {
                     *v -= extra_listings as f64 / n as f64;
                 }
             }
-            let requests_match = close(&real_requests, &model.requests_per_acquisition);
+            let mut requests_match = close(&real_requests, &model.requests_per_acquisition);
+            if !requests_match && recipe.id() == "zk-unfair-election:getdata" {
+                if let Some(saved) =
+                    found_leader_early(&real_requests, &model.requests_per_acquisition)
+                {
+                    requests_match = true;
+                    explained.push(format!(
+                        "zk-unfair-election:getdata, {n} clients: {saved:.2} create(s) and as many getData(s) per acquisition fewer than the model: a woken follower whose getData landed after the new leader's create found it and followed, where the model's simultaneous arrivals have every woken follower find nothing, create, get NodeExists and look again; notifications agree exactly"
+                    ));
+                }
+            }
             let order_follows_tokens = real.acquisition_tokens.windows(2).all(|w| w[0] < w[1]);
             eprintln!(
-                "{:<18} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
-                recipe.name(),
+                "{:<28} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
+                recipe.id(),
                 n,
                 if notifications_match {
                     "match"
@@ -360,7 +411,7 @@ async fn main() -> ExitCode {
                 real.wall_seconds
             );
             rows.push(Row {
-                recipe: recipe.name().to_string(),
+                recipe: recipe.id(),
                 clients: n,
                 real,
                 model,
@@ -444,13 +495,24 @@ async fn main() -> ExitCode {
         .collect();
     let monitors_agree = real_violated == twin_violated;
 
+    // etcd's own Campaign (etcdctl elect): the phantom leader, for real?
+    let phantom = elect::phantom_leader(&args.etcd).await;
+    eprintln!(
+        "etcdctl elect: phantom leader {}",
+        match (&phantom.error, phantom.phantom_leader) {
+            (Some(e), _) => format!("not tried: {e}"),
+            (None, true) => "shown".into(),
+            (None, false) => "not shown".into(),
+        }
+    );
+
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
     for (colour, recipe) in validated_recipes().into_iter().enumerate() {
         for (label, pick) in [("model", true), ("real server", false)] {
             let points: Vec<(f64, f64)> = rows
                 .iter()
-                .filter(|r| r.recipe == recipe.name())
+                .filter(|r| r.recipe == recipe.id())
                 .map(|r| {
                     let m = if pick { &r.model } else { &r.real };
                     let total: u32 = m.notifications_per_release.iter().sum();
@@ -461,7 +523,7 @@ async fn main() -> ExitCode {
                 })
                 .collect();
             series.push(Series {
-                name: format!("{} ({label})", recipe.name()),
+                name: format!("{} ({label})", recipe.id()),
                 points,
                 colour: Some(colour),
                 markers_only: !pick,
@@ -528,6 +590,18 @@ async fn main() -> ExitCode {
         sim_wall,
         split.wall_seconds / sim_wall.max(1e-9),
     ));
+    md.push_str(&format!(
+        "\n## etcd's own Campaign: the phantom leader\n\n`etcdctl elect` (etcd 3.4's `concurrency.Election`): candidate A leads, B waits in `Campaign` behind A's key; B's process is stopped and its lease revoked (its key goes, as on expiry), A resigns, B resumes. {}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\nThe model (`lockstep check --recipe etcd-election --clients 2 --pauses 1`) finds the same: `elected_with_key` violated for variant `v3.5`, holding for `checked`.\n",
+        match (&phantom.error, phantom.phantom_leader) {
+            (Some(e), _) => format!("The experiment did not run: {e}."),
+            (None, true) => format!("**Campaign returned leadership with no key** {:.2} s after B resumed: etcdctl printed its get(key) response with no `kvs` and went on as leader until its session's next keepalive (up to 20 s later, TTL/3) found the lease gone. The real client shows the phantom leader.", phantom.returned_after_seconds.unwrap_or(0.0)),
+            (None, false) => "Campaign did not return leadership: the real client did not show the phantom leader here.".to_string(),
+        },
+        phantom.exit_code,
+        phantom.stdout.trim(),
+        phantom.stderr.trim(),
+        phantom.key_gone_before_return,
+    ));
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -544,7 +618,8 @@ async fn main() -> ExitCode {
                 "sim_rejected_writes": twin_rejected,
                 "sim_virtual_seconds": twin.metrics.end_us as f64 / 1e6,
                 "sim_wall_seconds": sim_wall,
-            }
+            },
+            "etcdctl_elect_phantom_leader": phantom,
         }))
         .unwrap(),
     )
@@ -556,12 +631,7 @@ async fn main() -> ExitCode {
         .all(|r| r.notifications_match && r.requests_match);
     let fair_ordered = rows
         .iter()
-        .filter(|r| {
-            matches!(
-                r.recipe.as_str(),
-                "fair-predecessor" | "etcd-revision" | "lowest-watch"
-            )
-        })
+        .filter(|r| fair(&r.recipe))
         .all(|r| r.order_follows_tokens);
     let split_ok = both_held
         && !rejected.is_empty()
@@ -569,7 +639,8 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    if all_match && fair_ordered && split_ok {
+    let elect_ran = phantom.error.is_none() && phantom.key_gone_before_return;
+    if all_match && fair_ordered && split_ok && elect_ran {
         ExitCode::SUCCESS
     } else {
         eprintln!(
