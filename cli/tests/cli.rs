@@ -118,10 +118,15 @@ fn no_arguments_runs_the_tour_and_writes_the_report() {
         "fair-predecessor",
         "etcd-revision",
         "children-watch",
+        "zk-unfair-election",
+        "zk-fair-election",
+        "etcd-election",
     ] {
         assert!(out.lines().any(|l| l.starts_with(r)), "{r} missing:\n{out}");
     }
     assert!(out.contains("herd_bound"));
+    assert!(out.contains("single_leader") && out.contains("followers_agree"));
+    assert!(out.contains("etcd-campaign-phantom-leader"), "{out}");
     assert!(out.contains("gc-pause-split-brain"), "{out}");
     assert!(out.contains("report: lockstep-report/index.html"), "{out}");
     let report = dir.join("lockstep-report");
@@ -133,17 +138,21 @@ fn no_arguments_runs_the_tour_and_writes_the_report() {
         "herd-notifications.png",
         "herd-notifications.svg",
         "timeline-gc-pause-split-brain.png",
+        "timeline-etcd-campaign-phantom-leader.png",
     ] {
         assert!(report.join(f).exists(), "{f} missing");
     }
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("Watch notifications per lock hand-off"));
+    assert!(html.contains("<svg") && html.contains("Watch notifications per hand-off"));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("herd.json")).unwrap()).unwrap();
     let rows = json["rows"].as_array().unwrap();
     assert!(rows
         .iter()
         .any(|r| r["clients"] == 1000 && r["recipe"] == "unfair-create"));
+    assert!(rows
+        .iter()
+        .any(|r| r["clients"] == 1000 && r["recipe"] == "etcd-election"));
 }
 
 fn assert_usage_error(args: &[&str], needle: &str) {

@@ -52,8 +52,10 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Exhaustively check a recipe's invariants (mutual exclusion, resource
-    /// exclusion, progress, herd bound) for a few clients and faults.
+    /// Exhaustively check a recipe's invariants for a few clients and faults
+    /// (a lock: mutual exclusion, resource exclusion, progress, herd bound;
+    /// an election: single leader, elected with key, leader exclusion,
+    /// leader elected, followers agree, herd bound).
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),
@@ -219,7 +221,7 @@ pub struct ModelArgs {
     /// Number of clients (2–4).
     #[arg(long)]
     pub clients: u8,
-    /// Rounds of acquire / write / release per client (1–3).
+    /// Rounds of acquire / write / release (campaign / lead / resign) per client (1–3).
     #[arg(long, default_value_t = 1)]
     pub rounds: u8,
     /// Client crashes the checker may inject (for good).
