@@ -268,7 +268,10 @@ impl Client {
             o.cancel_timer(t);
         }
         let next = st.session.next();
-        if let Some(mut recipe) = st.recipe.take() {
+        // Only an acquisition or a hold goes on in the next session: a
+        // round that was releasing is over (a closed latch re-lists nothing).
+        let resumable = matches!(st.phase, Phase::Acquiring | Phase::Holding { .. });
+        if let Some(mut recipe) = st.recipe.take().filter(|_| resumable) {
             if let Resume::Continue(req) = self.recipe.resume(next, &mut recipe) {
                 st.resume = Some((recipe, req));
             }

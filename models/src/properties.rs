@@ -353,7 +353,8 @@ impl Monitors {
             Observation::WriteRejected { client, token } => {
                 let sole = self.believers.len() == 1 && self.believers[0].0 == client;
                 let newest = self.acquisitions.iter().all(|a| a.token <= token);
-                if sole && newest && !self.holder_fenced {
+                // A lock property; elections report no breach of it.
+                if sole && newest && !self.holder_fenced && self.app == App::Lock {
                     self.holder_fenced = true;
                     breaches.push(Breach {
                         property: PropertyName::HolderWritesAccepted,

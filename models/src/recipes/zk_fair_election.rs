@@ -219,7 +219,11 @@ impl Recipe for ZkFairElection {
                     path: ZPath::Child(mine.node),
                 })
             }
-            (State::CheckingOwner(_), Reply::Error(ZkError::NoNode)) => reset(session, st),
+            // Our node is gone: the recipe text's session loss; Curator resets.
+            (State::CheckingOwner(_), Reply::Error(ZkError::NoNode)) => match self.0 {
+                Latch::ZkDocs => Step::SessionLost,
+                Latch::Curator696 | Latch::Curator => reset(session, st),
+            },
             (State::Resetting, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 reset(session, st)
             }
