@@ -469,10 +469,10 @@ fn holder_owns_key_holds_for_every_recipe_even_where_pauses_break_exclusion() {
 fn a_waiter_that_skips_the_check_of_its_own_key_is_caught_by_holder_owns_key() {
     // etcd <= 3.4 (issue #11456): after waitDeletes, no get(myKey); a
     // waiter whose lease expired while it waited takes the lock anyway.
-    let r = run(&cfg("etcd-revision:no-get-after-wait", 2, pause()));
+    let r = run(&cfg("etcd-revision:v3.4", 2, pause()));
     assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
     let path = r.property("holder_owns_key").path.clone().unwrap();
-    let model = cfg("etcd-revision:no-get-after-wait", 2, pause()).into_model();
+    let model = cfg("etcd-revision:v3.4", 2, pause()).into_model();
     let end = replay(&model, &path).unwrap();
     let last = end.monitors.acquisitions.last().unwrap();
     assert!(!last.owned, "{last:?}");

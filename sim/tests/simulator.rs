@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 13] = [
+const SHIPPED: [&str; 15] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -39,6 +39,8 @@ const SHIPPED: [&str; 13] = [
     "etcd-campaign-phantom-leader-checked",
     "curator-reconnect-double-leader",
     "curator-reconnect-double-leader-fixed",
+    "etcd-mutex-11456",
+    "etcd-mutex-11456-fixed",
 ];
 
 #[test]

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 13] = [
+pub const SHIPPED: [(&str, &str); 15] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -66,6 +66,14 @@ pub const SHIPPED: [(&str, &str); 13] = [
     (
         "curator-reconnect-double-leader-fixed",
         include_str!("../../../scenarios/curator-reconnect-double-leader-fixed.toml"),
+    ),
+    (
+        "etcd-mutex-11456",
+        include_str!("../../../scenarios/etcd-mutex-11456.toml"),
+    ),
+    (
+        "etcd-mutex-11456-fixed",
+        include_str!("../../../scenarios/etcd-mutex-11456-fixed.toml"),
     ),
 ];
 

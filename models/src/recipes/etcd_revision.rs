@@ -1,4 +1,5 @@
-//! etcd-revision: etcd clientv3 `concurrency.Mutex` (mutex.go, key.go).
+//! etcd-revision: etcd clientv3 `concurrency.Mutex` (mutex.go, key.go), as
+//! etcd 3.5 ships it (variant `v3.5`, the default) and as 3.4 did (`v3.4`).
 //!
 //! The session is a lease kept alive every TTL/3; the key is
 //! `pfx/<lease id hex>`.
@@ -10,6 +11,8 @@
 //!    max_create_revision = myRev-1); none: done; else watch that key from the
 //!    range's revision until its delete }.
 //! 3. get(key): gone means the session expired (`ErrSessionExpired`), not a hold.
+//!    3.5 added this step (etcd #11456); no 3.4.x release has it, so a 3.4
+//!    waiter whose lease expired while it waited takes the lock with no key.
 //! 4. Release: delete(key). The token is `myRev`.
 
 use super::{Registered, Variant};
@@ -23,16 +26,23 @@ use crate::relabel::{Perm, Relabel};
 pub const REGISTERED: Registered = Registered {
     name: "etcd-revision",
     aliases: &[],
-    summary: "etcd clientv3 concurrency.Mutex (3.5): lease-bound keys ordered by create revision, \
-              waitDeletes on the last key created before one's own, then get(myKey)",
-    variants: &[Variant {
-        name: "no-get-after-wait",
-        summary: "without the get(myKey) after waitDeletes (the check that fixed etcd #11456)",
-        test_only: true,
-    }],
+    summary: "etcd clientv3 concurrency.Mutex: lease-bound keys ordered by create revision, \
+              waitDeletes on the last key created before one's own, then (3.5) get(myKey)",
+    variants: &[
+        Variant {
+            name: "v3.5",
+            summary: "as etcd 3.5 ships it (the default): get(myKey) after waitDeletes, the fix of etcd #11456",
+            test_only: false,
+        },
+        Variant {
+            name: "v3.4",
+            summary: "as every etcd 3.4.x ships it (etcdctl lock): no get(myKey) after waitDeletes, so etcd #11456",
+            test_only: false,
+        },
+    ],
     build: |variant| {
         RecipeRef::new(EtcdRevision {
-            verify_after_wait: variant != Some("no-get-after-wait"),
+            verify_after_wait: variant != Some("v3.4"),
         })
     },
 };
@@ -99,7 +109,7 @@ impl Recipe for EtcdRevision {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        (!self.verify_after_wait).then_some("no-get-after-wait")
+        (!self.verify_after_wait).then_some("v3.4")
     }
 
     fn face(&self) -> Face {
@@ -120,6 +130,13 @@ impl Recipe for EtcdRevision {
 
     fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
         on_event(st, event)
+    }
+
+    /// `Lock` does not watch the session: its waitDeletes runs on the
+    /// caller's context, so a lease that expires while it waits goes unseen
+    /// until it returns (3.5's get(myKey) then sees the key gone).
+    fn on_expired(&self, _: &mut State) -> Step {
+        Step::Wait
     }
 
     fn release(&self, session: SessionId, st: &State) -> Option<Request> {

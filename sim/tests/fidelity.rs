@@ -1,0 +1,45 @@
+//! Variants named after the client code they model, over 1,000 seeds:
+//! etcd #11456 in 3.4's Mutex and not in 3.5's.
+
+use sim::hunt::{hunt, HuntResult, SeedSet};
+use sim::scenario::Scenario;
+use std::path::PathBuf;
+
+fn hunt_1000(name: &str) -> HuntResult {
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+        .join(format!("{name}.toml"));
+    hunt(
+        &Scenario::load(&path).unwrap(),
+        SeedSet::range(0, 1000),
+        2,
+        &|_| {},
+    )
+    .unwrap()
+}
+
+fn seeds<'a>(r: &'a HuntResult, property: &str) -> &'a [u64] {
+    r.by_property.get(property).map_or(&[], Vec::as_slice)
+}
+
+#[test]
+fn etcd_11456_in_the_3_4_mutex_and_not_in_3_5() {
+    let v34 = hunt_1000("etcd-mutex-11456");
+    let v35 = hunt_1000("etcd-mutex-11456-fixed");
+    assert!(
+        seeds(&v34, "holder_owns_key").len() > 300,
+        "{:?}",
+        v34.by_property
+    );
+    assert!(seeds(&v35, "holder_owns_key").is_empty());
+    // 3.5 breaks mutual exclusion only where the stalled client held the
+    // lock (a GC pause); 3.4 also where it was waiting.
+    let gc_pause = seeds(&v35, "mutual_exclusion");
+    assert!(gc_pause
+        .iter()
+        .all(|s| seeds(&v34, "mutual_exclusion").contains(s)));
+    assert!(seeds(&v34, "mutual_exclusion").len() > gc_pause.len() + 100);
+    // A seed where 3.4 takes the lock without a key beside a real holder.
+    let at_3 = |r: &HuntResult, p: &str| seeds(r, p).contains(&3);
+    assert!(at_3(&v34, "holder_owns_key") && at_3(&v34, "mutual_exclusion"));
+    assert!(!at_3(&v35, "holder_owns_key") && !at_3(&v35, "mutual_exclusion"));
+}
