@@ -8,7 +8,7 @@
 //! simulated twin. `validate/run.sh` installs and starts the servers.
 
 mod backend;
-mod elect;
+mod etcdctl;
 mod runtime;
 
 use backend::Backend;
@@ -496,15 +496,21 @@ async fn main() -> ExitCode {
     let monitors_agree = real_violated == twin_violated;
 
     // etcd's own Campaign (etcdctl elect): the phantom leader, for real?
-    let phantom = elect::phantom_leader(&args.etcd).await;
-    eprintln!(
-        "etcdctl elect: phantom leader {}",
-        match (&phantom.error, phantom.phantom_leader) {
-            (Some(e), _) => format!("not tried: {e}"),
-            (None, true) => "shown".into(),
-            (None, false) => "not shown".into(),
-        }
-    );
+    let phantom = etcdctl::phantom_leader(&args.etcd).await;
+    let mutex_11456 = etcdctl::mutex_11456(&args.etcd).await;
+    for (what, o) in [
+        ("etcdctl elect: phantom leader", &phantom),
+        ("etcdctl lock: etcd #11456", &mutex_11456),
+    ] {
+        eprintln!(
+            "{what} {}",
+            match (&o.error, o.phantom) {
+                (Some(e), _) => format!("not tried: {e}"),
+                (None, true) => "shown".into(),
+                (None, false) => "not shown".into(),
+            }
+        );
+    }
 
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
@@ -592,7 +598,7 @@ async fn main() -> ExitCode {
     ));
     md.push_str(&format!(
         "\n## etcd's own Campaign: the phantom leader\n\n`etcdctl elect` (etcd 3.4's `concurrency.Election`): candidate A leads, B waits in `Campaign` behind A's key; B's process is stopped and its lease revoked (its key goes, as on expiry), A resigns, B resumes. {}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\nThe model (`lockstep check --recipe etcd-election --clients 2 --pauses 1`) finds the same: `elected_with_key` violated for variant `v3.5`, holding for `checked`.\n",
-        match (&phantom.error, phantom.phantom_leader) {
+        match (&phantom.error, phantom.phantom) {
             (Some(e), _) => format!("The experiment did not run: {e}."),
             (None, true) => format!("**Campaign returned leadership with no key** {:.2} s after B resumed: etcdctl printed its get(key) response with no `kvs` and went on as leader until its session's next keepalive (up to 20 s later, TTL/3) found the lease gone. The real client shows the phantom leader.", phantom.returned_after_seconds.unwrap_or(0.0)),
             (None, false) => "Campaign did not return leadership: the real client did not show the phantom leader here.".to_string(),
@@ -601,6 +607,18 @@ async fn main() -> ExitCode {
         phantom.stdout.trim(),
         phantom.stderr.trim(),
         phantom.key_gone_before_return,
+    ));
+    md.push_str(&format!(
+        "\n## etcd's own Mutex (3.4): etcd #11456\n\n`etcdctl lock` (etcd 3.4's `concurrency.Mutex`): A holds; B (`--ttl 2`, command `echo HOLDING`) waits in `Lock` behind A's key; B's process is stopped until its lease expires (its key goes), A unlocks, B resumes. {}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\nThe model: `lockstep check --recipe etcd-revision:v3.4 --clients 2 --pauses 1` violates `holder_owns_key`; `v3.5` holds; `lockstep hunt scenarios/etcd-mutex-11456.toml` shows it in the simulator.\n",
+        match (&mutex_11456.error, mutex_11456.phantom) {
+            (Some(e), _) => format!("The experiment did not run: {e}."),
+            (None, true) => format!("**Lock returned with no key** {:.2} s after B resumed: etcdctl ran B's command as the holder. The real 3.4 client reproduces #11456.", mutex_11456.returned_after_seconds.unwrap_or(0.0)),
+            (None, false) => "Lock did not return: the real client did not reproduce #11456 here.".to_string(),
+        },
+        mutex_11456.exit_code,
+        mutex_11456.stdout.trim(),
+        mutex_11456.stderr.trim(),
+        mutex_11456.key_gone_before_return,
     ));
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
@@ -620,6 +638,7 @@ async fn main() -> ExitCode {
                 "sim_wall_seconds": sim_wall,
             },
             "etcdctl_elect_phantom_leader": phantom,
+            "etcdctl_lock_11456": mutex_11456,
         }))
         .unwrap(),
     )
@@ -639,7 +658,9 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    let elect_ran = phantom.error.is_none() && phantom.key_gone_before_return;
+    let elect_ran = [&phantom, &mutex_11456]
+        .iter()
+        .all(|o| o.error.is_none() && o.key_gone_before_return);
     if all_match && fair_ordered && split_ok && elect_ran {
         ExitCode::SUCCESS
     } else {
