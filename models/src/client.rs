@@ -20,9 +20,14 @@ use std::time::Duration;
 /// What a holder does when it stops hearing from the store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Policy {
-    /// Keeps believing it holds until told otherwise.
+    /// Keeps believing it holds until told otherwise: drops the belief when
+    /// told its session expired.
     #[default]
     Naive,
+    /// Never drops the belief until it releases, even when told its session
+    /// expired: kazoo's `Lock.is_acquired` after a lost session, a command
+    /// run by `etcdctl lock NAME -- cmd` that outlives its lease.
+    Oblivious,
     /// Treats its session, and any lock it holds or is acquiring, as lost once
     /// the session may have expired by its own clock (no word from the store
     /// for the deadline), and starts over with a new session. Its clock runs
@@ -36,8 +41,11 @@ impl FromStr for Policy {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "naive" => Ok(Policy::Naive),
+            "oblivious" => Ok(Policy::Oblivious),
             "lease-aware" => Ok(Policy::LeaseAware),
-            _ => Err(format!("unknown policy '{s}' (known: naive, lease-aware)")),
+            _ => Err(format!(
+                "unknown policy '{s}' (known: naive, oblivious, lease-aware)"
+            )),
         }
     }
 }
@@ -46,6 +54,7 @@ impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(match self {
             Policy::Naive => "naive",
+            Policy::Oblivious => "oblivious",
             Policy::LeaseAware => "lease-aware",
         })
     }
@@ -467,6 +476,9 @@ impl Actor for Client {
                     };
                     let step = self.recipe.on_expired(recipe);
                     self.apply(st, step, (0, false), o);
+                } else if self.policy == Policy::Oblivious && state.holds_lock() {
+                    // It goes on as the holder; its release will find the
+                    // session gone.
                 } else if session == state.session && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {

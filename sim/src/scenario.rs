@@ -15,7 +15,7 @@
 //! rounds = 3
 //! seed = 42                     # above 2^63 - 1, write it as a string: "18446744073709551615"
 //! fencing = false
-//! policy = "naive"              # or "lease-aware"
+//! policy = "naive"              # or "oblivious", "lease-aware"
 //! guid = true                   # fair-predecessor only: false is variant "no-guid"
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
@@ -656,14 +656,14 @@ fn resolve_deadline(
 ) -> Result<u64, ScenarioError> {
     let key = "timing.deadline_ms";
     let deadline_us = match (policy, t.deadline_ms) {
-        (Policy::Naive, Some(_)) => {
+        (Policy::Naive | Policy::Oblivious, Some(_)) => {
             return Err(err(
                 key,
-                "applies only to `policy = \"lease-aware\"` (a naive client never gives up by its own clock)".into(),
+                format!("applies only to `policy = \"lease-aware\"` (a {policy} client never gives up by its own clock)"),
             ))
         }
         // Unused; kept as the lease-aware default for the record.
-        (Policy::Naive, None) => return Ok(session_timeout_us / 3 * 2),
+        (Policy::Naive | Policy::Oblivious, None) => return Ok(session_timeout_us / 3 * 2),
         (Policy::LeaseAware, Some(d)) => time_us(key, d, err)?,
         (Policy::LeaseAware, None) => session_timeout_us / 3 * 2,
     };

@@ -239,7 +239,9 @@ pub struct ModelArgs {
     /// The guarded resource rejects tokens lower than the highest it accepted.
     #[arg(long)]
     pub fencing: bool,
-    /// What a holder does when it stops hearing from the store: naive or lease-aware.
+    /// What a holder does about its session: naive (drops its belief when told
+    /// the session expired), oblivious (never drops it until it releases) or
+    /// lease-aware (gives up by its own clock).
     #[arg(long, default_value = "naive")]
     pub policy: String,
     /// fair-predecessor only: no guid in node names, so a lost create reply

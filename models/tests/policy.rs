@@ -1,0 +1,58 @@
+//! What the application does with what the library knows: a `naive` holder
+//! drops its belief when told its session expired; an `oblivious` one (kazoo's
+//! `is_acquired`, `etcdctl lock`'s command) goes on until it releases.
+
+use models::checker::{check, replay, CheckOptions, Status};
+use models::client::Policy;
+use models::model::{Action, FaultBudget, Link, LockModelCfg};
+use models::msg::Msg;
+use models::recipes;
+use stateright::Model;
+
+/// After Kleppmann's pause, the stale holder is told its session expired.
+fn told_of_expiry(policy: Policy) -> (bool, bool) {
+    let cfg = LockModelCfg {
+        faults: FaultBudget {
+            pauses: 1,
+            ..Default::default()
+        },
+        policy,
+        ..LockModelCfg::new(recipes::parse("unfair-create").unwrap(), 2)
+    };
+    let model = cfg.into_model();
+    let r = check(&model, CheckOptions::default()).unwrap();
+    assert_eq!(r.property("mutual_exclusion").status, Status::Violated);
+    let path = r.property("mutual_exclusion").path.clone().unwrap();
+    let mut state = replay(&model, &path).unwrap();
+    // The paused holder resumes; its link delivers until the expiry notice.
+    let stale = (0..2u16)
+        .find(|&c| {
+            state.clients[c as usize]
+                .from_store
+                .iter()
+                .any(|m| matches!(m, Msg::Expired { .. }))
+        })
+        .expect("the store told the stale holder");
+    if state.clients[stale as usize].status != models::model::Status::Running {
+        state = model.next_state(&state, Action::Resume(stale)).unwrap();
+    }
+    let holds_before = state.clients[stale as usize].state.holds_lock();
+    while let Some(m) = state.clients[stale as usize].from_store.first().cloned() {
+        state = model
+            .next_state(&state, Action::Deliver(stale, Link::StoreToClient))
+            .unwrap();
+        if matches!(m, Msg::Expired { .. }) {
+            break;
+        }
+    }
+    (
+        holds_before,
+        state.clients[stale as usize].state.holds_lock(),
+    )
+}
+
+#[test]
+fn naive_drops_its_belief_when_told_and_oblivious_does_not() {
+    assert_eq!(told_of_expiry(Policy::Naive), (true, false));
+    assert_eq!(told_of_expiry(Policy::Oblivious), (true, true));
+}
