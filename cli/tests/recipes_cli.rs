@@ -68,9 +68,31 @@ fn recipes_lists_the_registry_with_variants() {
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");
-    let fair = &v[1]["variants"];
-    assert_eq!(fair[0]["name"], "no-guid");
-    assert_eq!(fair[1]["test_only"], true);
+    let fair: Vec<(&str, bool)> = v[1]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap(),
+                x["test_only"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fair,
+        [
+            ("zk-docs", false),
+            ("curator", false),
+            ("kazoo", false),
+            ("no-guid", false),
+            ("no-relist", true)
+        ]
+    );
+    let mutex = &v[2]["variants"];
+    assert_eq!(mutex[0]["name"], "v3.5");
+    assert_eq!(mutex[1]["name"], "v3.4");
+    assert_eq!(mutex[1]["test_only"], false);
 }
 
 #[test]
@@ -311,4 +333,24 @@ fn check_reports_election_properties() {
         .unwrap()
         .iter()
         .all(|p| p["name"] != "mutual_exclusion"));
+}
+
+/// `check --list` shows the recipes and their variants, as `recipes` does.
+#[test]
+fn check_list_shows_recipes_and_variants() {
+    let o = lockstep(&["check", "--list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    for needle in [
+        "fair-predecessor (lock)",
+        ":curator",
+        ":kazoo",
+        ":zk-docs",
+        "etcd-revision (lock)",
+        ":v3.4",
+        "etcd-election (election)",
+    ] {
+        assert!(out.contains(needle), "{needle} missing:\n{out}");
+    }
+    usage_error(&["check", "--recipe", "etcd-election"], &["--clients"]);
 }

@@ -56,3 +56,43 @@ fn naive_drops_its_belief_when_told_and_oblivious_does_not() {
     assert_eq!(told_of_expiry(Policy::Naive), (true, false));
     assert_eq!(told_of_expiry(Policy::Oblivious), (true, true));
 }
+
+/// The library variants of the fair lock keep the recipe's verdicts: a
+/// crash breaks only unfenced resource exclusion, and a lost create reply
+/// is survived by the guid.
+#[test]
+fn fair_lock_library_variants_keep_the_verdicts() {
+    use models::checker::CheckResult;
+    let run = |name: &str, faults: FaultBudget| -> CheckResult {
+        let cfg = LockModelCfg {
+            faults,
+            ..LockModelCfg::new(recipes::parse(name).unwrap(), 3)
+        };
+        check(&cfg.into_model(), CheckOptions::default()).unwrap()
+    };
+    for name in ["fair-predecessor:curator", "fair-predecessor:kazoo"] {
+        let crash = run(
+            name,
+            FaultBudget {
+                crashes: 1,
+                ..Default::default()
+            },
+        );
+        for p in &crash.properties {
+            let expected = if p.name == "resource_exclusion" {
+                Status::Violated
+            } else {
+                Status::Holds
+            };
+            assert_eq!(p.status, expected, "{name}: {}", p.name);
+        }
+        let lost = run(
+            name,
+            FaultBudget {
+                lost_replies: 1,
+                ..Default::default()
+            },
+        );
+        assert!(lost.all_hold(), "{name}: {:?}", lost.properties);
+    }
+}

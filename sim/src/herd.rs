@@ -31,7 +31,7 @@ pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
     Scenario::parse_with_recipe(
         &text,
         "baseline",
-        &format!("baseline-{}-{clients}", recipe.name()),
+        &format!("baseline-{}-{clients}", recipe.id().replace(':', "-")),
         recipe.clone(),
     )
     .expect("the baseline scenario is valid")

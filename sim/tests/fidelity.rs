@@ -43,3 +43,26 @@ fn etcd_11456_in_the_3_4_mutex_and_not_in_3_5() {
     assert!(at_3(&v34, "holder_owns_key") && at_3(&v34, "mutual_exclusion"));
     assert!(!at_3(&v35, "holder_owns_key") && !at_3(&v35, "mutual_exclusion"));
 }
+
+/// Curator and kazoo watch the predecessor with getData, the recipe text
+/// with exists; everything else about the queue is the same.
+#[test]
+fn curator_and_kazoo_watch_the_predecessor_with_get_data() {
+    for (variant, watch) in [
+        ("fair-predecessor", "exists_watch"),
+        ("fair-predecessor:zk-docs", "exists_watch"),
+        ("fair-predecessor:curator", "get_data_watch"),
+        ("fair-predecessor:kazoo", "get_data_watch"),
+    ] {
+        let recipe = models::recipes::parse(variant).unwrap();
+        let row = sim::herd::row(&sim::herd::baseline(&recipe, 5, 1), 1);
+        assert_eq!(row.store_requests.get(watch), Some(&0.8), "{variant}");
+        let other = if watch == "exists_watch" {
+            "get_data_watch"
+        } else {
+            "exists_watch"
+        };
+        assert_eq!(row.store_requests.get(other), None, "{variant}");
+        assert_eq!(row.notifications_per_release, [1, 1, 1, 1, 0], "{variant}");
+    }
+}

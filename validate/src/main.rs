@@ -101,12 +101,15 @@ async fn backend(recipe: &RecipeRef, args: &Args, ttl_seconds: i64) -> Backend {
 /// exists()-watch the lowest node, so a late create fires no watch: it needs
 /// no start-skew allowance (unlike children-watch). The election recipes run
 /// as the election application; `curator-696` differs from `curator` only
-/// after a reconnect, which the baseline has none of.
+/// after a reconnect, which the baseline has none of. `fair-predecessor:kazoo`
+/// is the same model as `:curator` (a getData watch) and is not run twice.
 fn validated_recipes() -> Vec<RecipeRef> {
     [
         "unfair-create",
         "fair-predecessor",
+        "fair-predecessor:curator",
         "etcd-revision",
+        "etcd-revision:v3.4",
         "children-watch",
         "lowest-watch",
         "zk-unfair-election",
@@ -126,7 +129,9 @@ fn fair(recipe: &str) -> bool {
     matches!(
         recipe,
         "fair-predecessor"
+            | "fair-predecessor:curator"
             | "etcd-revision"
+            | "etcd-revision:v3.4"
             | "lowest-watch"
             | "zk-fair-election"
             | "zk-fair-election:curator"

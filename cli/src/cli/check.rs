@@ -113,6 +113,9 @@ fn state_limit(asked: Option<usize>) -> Result<(usize, String), UsageError> {
 }
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
+    if args.model.list {
+        return super::recipes::run(args.json);
+    }
     let cfg = args.model.to_cfg()?;
     let (max_states, max_states_from) = state_limit(args.max_states)?;
     match args.threads {

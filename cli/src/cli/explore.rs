@@ -6,6 +6,9 @@ use std::net::TcpListener;
 use std::process::ExitCode;
 
 pub fn run(args: &ExploreArgs) -> Result<ExitCode, UsageError> {
+    if args.model.list {
+        return super::recipes::run(false);
+    }
     let cfg = args.model.to_cfg()?;
     // stateright's server panics on a port in use; find out first. Port 0
     // asks the system for a free port: the one it gives is the one served

@@ -212,15 +212,18 @@ pub struct BenchArgs {
 /// The model configuration shared by `check` and `explore`.
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// Recipe (`lockstep recipes` lists them), optionally `name:variant`.
+    /// List the recipes and their variants, and exit (as `lockstep recipes`).
     #[arg(long)]
-    pub recipe: String,
+    pub list: bool,
+    /// Recipe (`--list` shows them), optionally `name:variant`.
+    #[arg(long, required_unless_present = "list")]
+    pub recipe: Option<String>,
     /// One of the recipe's variants (`lockstep recipes` lists them).
     #[arg(long)]
     pub variant: Option<String>,
     /// Number of clients (2–4).
-    #[arg(long)]
-    pub clients: u8,
+    #[arg(long, required_unless_present = "list")]
+    pub clients: Option<u8>,
     /// Rounds of acquire / write / release (campaign / lead / resign) per client (1–3).
     #[arg(long, default_value_t = 1)]
     pub rounds: u8,
@@ -282,11 +285,14 @@ impl ModelArgs {
     /// Resolves the flags into a configuration, rejecting unknown names and
     /// contradictory or out-of-range settings.
     pub fn to_cfg(&self) -> Result<LockModelCfg, UsageError> {
-        let recipe = recipe_arg(&self.recipe, self.variant.as_deref(), self.no_guid)?;
+        let (Some(name), Some(clients)) = (&self.recipe, self.clients) else {
+            return Err(UsageError("--recipe and --clients are required".into()));
+        };
+        let recipe = recipe_arg(name, self.variant.as_deref(), self.no_guid)?;
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
         let cfg = LockModelCfg {
             recipe,
-            clients: self.clients,
+            clients,
             rounds: self.rounds,
             faults: FaultBudget {
                 crashes: self.crashes,

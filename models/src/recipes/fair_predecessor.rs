@@ -6,6 +6,13 @@
 //! 3. If our node has the lowest sequence, hold; the token is its czxid.
 //! 4. Else `exists(predecessor, watch)` on the largest sequence below ours.
 //!    If it is already gone, go to 2; else wait for its event, then go to 2.
+//!    Curator (`LockInternals.internalLockLoop`) and kazoo (`Lock._inner_acquire`)
+//!    use `getData(predecessor, watch)` instead (Curator's source says why:
+//!    an `exists` on a node already gone leaves a watch behind); NoNode means
+//!    it is gone: go to 2. Both find their node by its guid (Curator's
+//!    protection, kazoo's prefix) after a lost create reply, and both start
+//!    over when their node is missing from the listing — which, in a model
+//!    where only an expiry deletes it, is the session loss.
 //! 5. Release: `delete(our node)`.
 //!
 //! The guid: "if a recoverable error occurs calling create() the client should
@@ -15,7 +22,7 @@
 
 use super::{Registered, Variant};
 use crate::ids::{Child, SessionId, ZPath};
-use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
+use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
@@ -25,6 +32,21 @@ pub const REGISTERED: Registered = Registered {
     summary: "ZooKeeper's lock recipe: ephemeral-sequential nodes, each waiter \
               watches its predecessor with exists(); the guid finds one's node after a lost create reply",
     variants: &[
+        Variant {
+            name: "zk-docs",
+            summary: "the recipe text (the default): exists() watch on the predecessor",
+            test_only: false,
+        },
+        Variant {
+            name: "curator",
+            summary: "Curator 5 InterProcessMutex: getData() watch on the predecessor, protection guid",
+            test_only: false,
+        },
+        Variant {
+            name: "kazoo",
+            summary: "kazoo 2 Lock: getData() watch on the predecessor, uuid prefix",
+            test_only: false,
+        },
         Variant {
             name: "no-guid",
             summary: "without the guid: a lost create reply leaves an orphan node (ZOOKEEPER-1262)",
@@ -46,6 +68,14 @@ pub const REGISTERED: Registered = Registered {
                 relist_after_wake: false,
                 ..Options::default()
             },
+            Some("curator") => Options {
+                library: Library::Curator,
+                ..Options::default()
+            },
+            Some("kazoo") => Options {
+                library: Library::Kazoo,
+                ..Options::default()
+            },
             _ => Options::default(),
         }))
     },
@@ -55,9 +85,21 @@ pub const REGISTERED: Registered = Registered {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FairPredecessor(pub Options);
 
+/// Whose code the recipe follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Library {
+    /// The ZooKeeper recipes page.
+    ZkDocs,
+    /// Curator's `InterProcessMutex`.
+    Curator,
+    /// kazoo's `Lock`.
+    Kazoo,
+}
+
 /// Variants of the recipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
+    pub library: Library,
     /// Prefix node names with the guid and look for it after a lost create reply.
     pub guid: bool,
     /// Re-list the children when the predecessor's watch fires (step 4 → 2).
@@ -69,6 +111,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            library: Library::ZkDocs,
             guid: true,
             relist_after_wake: true,
         }
@@ -126,11 +169,13 @@ impl Recipe for FairPredecessor {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        match (self.0.guid, self.0.relist_after_wake) {
-            (true, true) => None,
-            (false, true) => Some("no-guid"),
-            (true, false) => Some("no-relist"),
-            (false, false) => Some("no-guid+no-relist"),
+        match (self.0.library, self.0.guid, self.0.relist_after_wake) {
+            (Library::ZkDocs, true, true) => None,
+            (Library::ZkDocs, false, true) => Some("no-guid"),
+            (Library::ZkDocs, true, false) => Some("no-relist"),
+            (Library::ZkDocs, false, false) => Some("no-guid+no-relist"),
+            (Library::Curator, ..) => Some("curator"),
+            (Library::Kazoo, ..) => Some("kazoo"),
         }
     }
 
@@ -213,7 +258,7 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
                         node: *node,
                         czxid: None,
                     };
-                    decide(st, mine, children)
+                    decide(opts, st, mine, children)
                 }
                 None => {
                     *st = State::Creating;
@@ -221,12 +266,12 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
                 }
             }
         }
-        (State::Listing(mine), Reply::Children(children)) => decide(st, mine, children),
+        (State::Listing(mine), Reply::Children(children)) => decide(opts, st, mine, children),
         (State::Watching(mine, pred), Reply::Stat(Some(_))) => {
             *st = State::Waiting(mine, pred);
             Step::Wait
         }
-        (State::Watching(mine, _), Reply::Stat(None)) => {
+        (State::Watching(mine, _), Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
             *st = State::Listing(mine);
             Step::Send(list())
         }
@@ -244,7 +289,7 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
 }
 
 /// Steps 3 and 4 on a fresh child list, which comes in sequence order.
-fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
+fn decide(opts: Options, st: &mut State, mine: Mine, children: &[Child]) -> Step {
     let at = children.partition_point(|c| c.seq < mine.node.seq);
     if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
         return Step::SessionLost; // our node is gone
@@ -264,9 +309,10 @@ fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
         }
         (Some(pred), _) => {
             *st = State::Watching(mine, *pred);
-            Step::Send(Request::Exists {
-                path: ZPath::Child(*pred),
-                watch: true,
+            let path = ZPath::Child(*pred);
+            Step::Send(match opts.library {
+                Library::ZkDocs => Request::Exists { path, watch: true },
+                Library::Curator | Library::Kazoo => Request::GetData { path, watch: true },
             })
         }
     }
