@@ -23,6 +23,12 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}"
 fi
 
+# kazoo, the Python client whose own Lock the validator measures.
+if ! python3 -c 'import kazoo' 2>/dev/null; then
+  echo "validate: installing kazoo from PyPI"
+  python3 -m pip install --quiet 'kazoo==2.11.0'
+fi
+
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -136,6 +136,7 @@ fn fair(recipe: &str) -> bool {
             | "zk-fair-election"
             | "zk-fair-election:curator"
             | "etcd-election"
+            | "kazoo Lock (real library) vs fair-predecessor:kazoo"
     )
 }
 
@@ -269,6 +270,54 @@ fn measure_real(run: &RealRun, n: u16) -> Measured {
         acquisition_tokens: log.acquisitions.iter().map(|a| a.2).collect(),
         wall_seconds: run.wall_seconds,
     }
+}
+
+/// Runs kazoo's own Lock (`kazoo_lock.py`) with `n` clients against
+/// ZooKeeper at `zk`.
+fn kazoo_lock(zk: &str, n: u16, hold_ms: u64) -> Result<Measured, String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_lock.py");
+    let out = std::process::Command::new("python3")
+        .args([script, zk, &n.to_string(), &hold_ms.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "kazoo_lock.py failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("kazoo_lock.py printed no JSON: {e}"))?;
+    let acquisitions = v["acquisition_sequence"]
+        .as_array()
+        .map_or(0, Vec::len)
+        .max(1) as f64;
+    let requests = v["requests"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| (k.clone(), c.as_f64().unwrap_or(0.0) / acquisitions))
+                .collect()
+        })
+        .unwrap_or_default();
+    let numbers = |key: &str| -> Vec<u64> {
+        v[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect())
+            .unwrap_or_default()
+    };
+    Ok(Measured {
+        notifications_per_release: numbers("notifications_per_release")
+            .into_iter()
+            .map(|x| x as u32)
+            .collect(),
+        notifications_before_first_release: v["notifications_before_first_release"]
+            .as_u64()
+            .unwrap_or(0) as u32,
+        requests_per_acquisition: requests,
+        acquisition_tokens: numbers("acquisition_sequence"),
+        wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
+    })
 }
 
 fn measure_model(recipe: &RecipeRef, n: u16) -> Measured {
@@ -426,6 +475,55 @@ async fn main() -> ExitCode {
                 explained,
             });
         }
+    }
+
+    // kazoo's own Lock against the model of it (fair-predecessor:kazoo).
+    let kazoo_model = models::recipes::parse("fair-predecessor:kazoo").expect("registered");
+    for &n in &counts {
+        clean(&kazoo_model, &args).await;
+        let real = match kazoo_lock(&args.zk, n, args.hold_ms) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("lockstep-validate: kazoo Lock, {n} clients: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let model = measure_model(&kazoo_model, n);
+        // kazoo's Lock makes sure its parent exists once per lock object:
+        // one exists() per acquisition that the recipe text does not have.
+        let mut real_requests = real.requests_per_acquisition.clone();
+        let ensure_path = real_requests.remove("exists").unwrap_or(0.0);
+        let notifications_match = real.notifications_per_release == model.notifications_per_release;
+        let requests_match = (ensure_path - 1.0).abs() < 1e-9
+            && close(&real_requests, &model.requests_per_acquisition);
+        let order_follows_tokens = real.acquisition_tokens.windows(2).all(|w| w[0] < w[1]);
+        eprintln!(
+            "{:<28} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
+            "kazoo Lock (real)",
+            n,
+            if notifications_match {
+                "match"
+            } else {
+                "DIFFER"
+            },
+            if requests_match { "match" } else { "DIFFER" },
+            if order_follows_tokens {
+                "by token"
+            } else {
+                "NOT by token"
+            },
+            real.wall_seconds
+        );
+        rows.push(Row {
+            recipe: "kazoo Lock (real library) vs fair-predecessor:kazoo".into(),
+            clients: n,
+            real,
+            model,
+            notifications_match,
+            requests_match,
+            order_follows_tokens,
+            explained: vec!["kazoo Lock: one exists() per acquisition, its `_ensure_path` of the lock's parent (once per Lock object); the recipe text has no such step. Every other request kind and every notification is compared exactly".into()],
+        });
     }
 
     // A real split brain on etcd: the first holder freezes past its lease TTL.
