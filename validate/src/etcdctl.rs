@@ -268,3 +268,93 @@ async fn run(endpoint: &str, tool: Tool) -> Result<Outcome, String> {
         error: None,
     })
 }
+
+/// `etcdctl lock` (3.4's `Mutex`) in the baseline herd scenario, measured
+/// by the server: gRPC calls by method and watch events sent, from etcd's
+/// `/metrics` before and after.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockHerd {
+    /// Per acquisition, in lockstep's request kinds: `txn`, `range`,
+    /// `delete_key`, `watch` (a waiting process's watch).
+    pub requests_per_acquisition: std::collections::BTreeMap<String, f64>,
+    /// Watch events etcd sent, in all.
+    pub notifications: u64,
+    pub wall_seconds: f64,
+}
+
+/// The counters of etcd's `/metrics` this measurement reads.
+fn metrics(endpoint: &str) -> Result<std::collections::BTreeMap<String, u64>, String> {
+    use std::io::Write;
+    let mut conn = std::net::TcpStream::connect(endpoint).map_err(|e| format!("metrics: {e}"))?;
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: etcd\r\n\r\n")
+        .map_err(|e| format!("metrics: {e}"))?;
+    let mut body = String::new();
+    conn.read_to_string(&mut body)
+        .map_err(|e| format!("metrics: {e}"))?;
+    let mut out = std::collections::BTreeMap::new();
+    for line in body.lines() {
+        let (name, value) = match line.rsplit_once(' ') {
+            Some(x) => x,
+            None => continue,
+        };
+        let key = if name == "etcd_debugging_mvcc_events_total" {
+            "events"
+        } else if let Some(rest) = name.strip_prefix("grpc_server_started_total{grpc_method=\"") {
+            match rest.split('"').next() {
+                Some("Txn") => "txn",
+                Some("Range") => "range",
+                Some("DeleteRange") => "delete_key",
+                Some("Watch") => "watch",
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        *out.entry(key.to_string()).or_insert(0) += value.parse::<f64>().unwrap_or(0.0) as u64;
+    }
+    Ok(out)
+}
+
+pub async fn lock_herd(endpoint: &str, n: u16, hold_ms: u64) -> Result<LockHerd, String> {
+    let mut client = etcd_client::Client::connect([endpoint], None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let name = "/lockstep-herd";
+    client
+        .delete(name, Some(etcd_client::DeleteOptions::new().with_prefix()))
+        .await
+        .map_err(|e| e.to_string())?;
+    let before = metrics(endpoint)?;
+    let started = Instant::now();
+    let hold = format!("{:.3}", hold_ms as f64 / 1000.0);
+    let children: Vec<Child> = (0..n)
+        .map(|_| {
+            etcdctl(endpoint, &["lock", name, "sleep", &hold])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("cannot run etcdctl: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    for mut c in children {
+        let status = c.wait().map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("etcdctl lock exited with {status}"));
+        }
+    }
+    let wall_seconds = started.elapsed().as_secs_f64();
+    // Let the last watch events be counted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = metrics(endpoint)?;
+    let delta = |k: &str| after.get(k).copied().unwrap_or(0) - before.get(k).copied().unwrap_or(0);
+    let requests_per_acquisition = ["txn", "range", "delete_key", "watch"]
+        .iter()
+        .map(|k| (k.to_string(), delta(k) as f64 / n as f64))
+        .filter(|(_, v)| *v > 0.0)
+        .collect();
+    Ok(LockHerd {
+        requests_per_acquisition,
+        notifications: delta("events"),
+        wall_seconds,
+    })
+}

@@ -526,6 +526,34 @@ async fn main() -> ExitCode {
         });
     }
 
+    // etcdctl lock (etcd 3.4's own Mutex) against etcd-revision:v3.4, by
+    // the server's counters.
+    let v34 = models::recipes::parse("etcd-revision:v3.4").expect("registered");
+    let mut etcdctl_rows = Vec::new();
+    for &n in &counts {
+        let real = match etcdctl::lock_herd(&args.etcd, n, args.hold_ms).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("lockstep-validate: etcdctl lock, {n} clients: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let model = measure_model(&v34, n);
+        let model_notifications: u32 = model.notifications_per_release.iter().sum();
+        let agree = close(
+            &real.requests_per_acquisition,
+            &model.requests_per_acquisition,
+        ) && real.notifications == model_notifications as u64;
+        eprintln!(
+            "{:<28} {:>3} clients: requests and notifications {} ({:.1} s)",
+            "etcdctl lock (real)",
+            n,
+            if agree { "match" } else { "DIFFER" },
+            real.wall_seconds
+        );
+        etcdctl_rows.push((n, real, model, model_notifications, agree));
+    }
+
     // A real split brain on etcd: the first holder freezes past its lease TTL.
     let recipe = models::recipes::lookup("etcd-revision", None).expect("registered");
     let client = Client {
@@ -682,6 +710,16 @@ async fn main() -> ExitCode {
             },
         ));
     }
+    md.push_str("\n`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`:\n\n| clients | requests per acquisition (real) | (model) | watch events (real) | notifications (model) | match |\n|---|---|---|---|---|---|\n");
+    for (n, real, model, model_notifications, agree) in &etcdctl_rows {
+        md.push_str(&format!(
+            "| {n} | {} | {} | {} | {model_notifications} | {} |\n",
+            fmt_req(&real.requests_per_acquisition),
+            fmt_req(&model.requests_per_acquisition),
+            real.notifications,
+            if *agree { "yes" } else { "NO" },
+        ));
+    }
     let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
     explained.dedup();
     if !explained.is_empty() {
@@ -742,6 +780,9 @@ async fn main() -> ExitCode {
             },
             "etcdctl_elect_phantom_leader": phantom,
             "etcdctl_lock_11456": mutex_11456,
+            "etcdctl_lock_herd": etcdctl_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
+                "clients": n, "real": real, "model_notifications": model_notifications, "match": agree,
+            })).collect::<Vec<_>>(),
         }))
         .unwrap(),
     )
@@ -761,9 +802,11 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    let elect_ran = [&phantom, &mutex_11456]
-        .iter()
-        .all(|o| o.error.is_none() && o.key_gone_before_return);
+    let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.4);
+    let elect_ran = etcdctl_agrees
+        && [&phantom, &mutex_11456]
+            .iter()
+            .all(|o| o.error.is_none() && o.key_gone_before_return);
     if all_match && fair_ordered && split_ok && elect_ran {
         ExitCode::SUCCESS
     } else {
