@@ -12,7 +12,8 @@ need=()
 command -v etcd >/dev/null || need+=(etcd-server)
 command -v etcdctl >/dev/null || need+=(etcd-client)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
-command -v java >/dev/null || need+=(default-jre-headless)
+command -v javac >/dev/null || need+=(default-jdk-headless)
+[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
 command -v protoc >/dev/null || need+=(protobuf-compiler)
 [ -d /usr/include/google/protobuf ] || need+=(libprotobuf-dev)
 if [ ${#need[@]} -gt 0 ]; then
@@ -61,6 +62,7 @@ dataDir=$work/zk
 clientPort=$zk_port
 clientPortAddress=127.0.0.1
 admin.enableServer=false
+4lw.commands.whitelist=mntr
 CFG
 java -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar \
   org.apache.zookeeper.server.ZooKeeperServerMain "$work/zoo.cfg" > "$work/zookeeper.log" 2>&1 &

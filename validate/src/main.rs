@@ -272,6 +272,87 @@ fn measure_real(run: &RealRun, n: u16) -> Measured {
     }
 }
 
+/// Watchers ZooKeeper has triggered so far, from `mntr`.
+fn zk_watchers_triggered(zk: &str) -> Result<u64, String> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(zk).map_err(|e| format!("mntr: {e}"))?;
+    conn.write_all(b"mntr").map_err(|e| format!("mntr: {e}"))?;
+    let mut out = String::new();
+    conn.read_to_string(&mut out)
+        .map_err(|e| format!("mntr: {e}"))?;
+    let sums: Vec<u64> = out
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(k, _)| k.starts_with("zk_sum_node_") && k.ends_with("_watch_count"))
+        .filter_map(|(_, v)| v.trim().parse().ok())
+        .collect();
+    if sums.is_empty() {
+        return Err("mntr gave no watch counts (is `4lw.commands.whitelist=mntr` set?)".into());
+    }
+    Ok(sums.iter().sum())
+}
+
+/// Runs Curator's own InterProcessMutex (`CuratorMutex.java`) with `n`
+/// clients: requests per acquisition by kind, notifications in all (by the
+/// server), wall seconds.
+fn curator_mutex(
+    zk: &str,
+    n: u16,
+    hold_ms: u64,
+) -> Result<(BTreeMap<String, f64>, u64, f64), String> {
+    let jars = [
+        "curator-framework",
+        "curator-client",
+        "curator-recipes",
+        "zookeeper",
+        "zookeeper-jute",
+        "guava",
+        "slf4j-api",
+        "slf4j-nop",
+    ];
+    let classpath = jars
+        .iter()
+        .map(|j| format!("/usr/share/java/{j}.jar"))
+        .collect::<Vec<_>>()
+        .join(":");
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/CuratorMutex.java");
+    let before = zk_watchers_triggered(zk)?;
+    let out = std::process::Command::new("java")
+        .args([
+            "-cp",
+            &classpath,
+            source,
+            zk,
+            &n.to_string(),
+            &hold_ms.to_string(),
+        ])
+        .output()
+        .map_err(|e| format!("cannot run java: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "CuratorMutex.java failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let after = zk_watchers_triggered(zk)?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("CuratorMutex.java printed no JSON: {e}"))?;
+    let acquisitions = v["acquisitions"].as_f64().unwrap_or(1.0).max(1.0);
+    let requests = v["requests"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| (k.clone(), c.as_f64().unwrap_or(0.0) / acquisitions))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((
+        requests,
+        after - before,
+        v["wall_seconds"].as_f64().unwrap_or(0.0),
+    ))
+}
+
 /// Runs kazoo's own Lock (`kazoo_lock.py`) with `n` clients against
 /// ZooKeeper at `zk`.
 fn kazoo_lock(zk: &str, n: u16, hold_ms: u64) -> Result<Measured, String> {
@@ -526,6 +607,32 @@ async fn main() -> ExitCode {
         });
     }
 
+    // Curator's own InterProcessMutex against fair-predecessor:curator.
+    let curator_model = models::recipes::parse("fair-predecessor:curator").expect("registered");
+    let mut curator_rows = Vec::new();
+    for &n in &counts {
+        clean(&curator_model, &args).await;
+        let real = match curator_mutex(&args.zk, n, args.hold_ms) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("lockstep-validate: Curator InterProcessMutex, {n} clients: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        let model = measure_model(&curator_model, n);
+        let model_notifications: u32 = model.notifications_per_release.iter().sum();
+        let agree =
+            close(&real.0, &model.requests_per_acquisition) && real.1 == model_notifications as u64;
+        eprintln!(
+            "{:<28} {:>3} clients: requests and notifications {} ({:.1} s)",
+            "Curator mutex (real)",
+            n,
+            if agree { "match" } else { "DIFFER" },
+            real.2
+        );
+        curator_rows.push((n, real, model, model_notifications, agree));
+    }
+
     // etcdctl lock (etcd 3.4's own Mutex) against etcd-revision:v3.4, by
     // the server's counters.
     let v34 = models::recipes::parse("etcd-revision:v3.4").expect("registered");
@@ -720,6 +827,16 @@ async fn main() -> ExitCode {
             if *agree { "yes" } else { "NO" },
         ));
     }
+    md.push_str("\nCurator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`), N clients with a session each, all at once: requests counted by Curator's `AdvancedTracerDriver` (one trace per ZooKeeper operation, paths under `/lock`), watch notifications by the server (`mntr`: watchers triggered), against `fair-predecessor:curator`:\n\n| clients | requests per acquisition (real) | (model) | notifications (real) | (model) | match |\n|---|---|---|---|---|---|\n");
+    for (n, real, model, model_notifications, agree) in &curator_rows {
+        md.push_str(&format!(
+            "| {n} | {} | {} | {} | {model_notifications} | {} |\n",
+            fmt_req(&real.0),
+            fmt_req(&model.requests_per_acquisition),
+            real.1,
+            if *agree { "yes" } else { "NO" },
+        ));
+    }
     let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
     explained.dedup();
     if !explained.is_empty() {
@@ -780,6 +897,9 @@ async fn main() -> ExitCode {
             },
             "etcdctl_elect_phantom_leader": phantom,
             "etcdctl_lock_11456": mutex_11456,
+            "curator_mutex_herd": curator_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
+                "clients": n, "requests_per_acquisition": real.0, "notifications": real.1, "model_notifications": model_notifications, "match": agree,
+            })).collect::<Vec<_>>(),
             "etcdctl_lock_herd": etcdctl_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
                 "clients": n, "real": real, "model_notifications": model_notifications, "match": agree,
             })).collect::<Vec<_>>(),
@@ -802,7 +922,7 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.4);
+    let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.4) && curator_rows.iter().all(|r| r.4);
     let elect_ran = etcdctl_agrees
         && [&phantom, &mutex_11456]
             .iter()
