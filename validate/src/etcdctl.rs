@@ -88,7 +88,7 @@ fn etcdctl(endpoint: &str, args: &[&str]) -> Command {
     c
 }
 
-fn signal(child: &Child, sig: &str) -> Result<(), String> {
+pub(crate) fn signal(child: &Child, sig: &str) -> Result<(), String> {
     let status = Command::new("kill")
         .args([sig, &child.id().to_string()])
         .status()
@@ -142,7 +142,7 @@ fn spawn(endpoint: &str, tool: Tool, proposal: &str) -> Result<Child, String> {
 }
 
 /// Collects what `child` prints on stdout as it prints it.
-fn collect_stdout(child: &mut Child) -> Arc<Mutex<String>> {
+pub(crate) fn collect_stdout(child: &mut Child) -> Arc<Mutex<String>> {
     let out = Arc::new(Mutex::new(String::new()));
     if let Some(mut pipe) = child.stdout.take() {
         let out = out.clone();
@@ -163,7 +163,11 @@ fn collect_stdout(child: &mut Child) -> Arc<Mutex<String>> {
 
 /// Waits until `done` says so or `child` exits, at most `limit`; then stops
 /// the child. Returns its exit status (None if it was killed) and stderr.
-fn finish(mut child: Child, limit: Duration, done: impl Fn() -> bool) -> (Option<i32>, String) {
+pub(crate) fn finish(
+    mut child: Child,
+    limit: Duration,
+    done: impl Fn() -> bool,
+) -> (Option<i32>, String) {
     let started = Instant::now();
     let code = loop {
         match child.try_wait() {

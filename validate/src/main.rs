@@ -9,6 +9,7 @@
 
 mod backend;
 mod etcdctl;
+mod kazoo;
 mod runtime;
 
 use backend::Backend;
@@ -607,6 +608,17 @@ async fn main() -> ExitCode {
         });
     }
 
+    // kazoo's own Lock after a pause past its session: oblivious?
+    let kazoo_pause = kazoo::oblivious_after_pause(&args.zk);
+    eprintln!(
+        "kazoo Lock after a pause: {}",
+        match (&kazoo_pause.error, kazoo_pause.oblivious) {
+            (Some(e), _) => format!("not tried: {e}"),
+            (None, true) => "still believes it holds (oblivious)".into(),
+            (None, false) => format!("says {:?}", kazoo_pause.last_report),
+        }
+    );
+
     // Curator's own InterProcessMutex against fair-predecessor:curator.
     let curator_model = models::recipes::parse("fair-predecessor:curator").expect("registered");
     let mut curator_rows = Vec::new();
@@ -878,6 +890,15 @@ async fn main() -> ExitCode {
         mutex_11456.stderr.trim(),
         mutex_11456.key_gone_before_return,
     ));
+    md.push_str(&format!(
+        "\n## kazoo's Lock after a pause\n\nkazoo 2.11's own `Lock` (`validate/kazoo_pause.py`, session timeout 4 s): A takes the lock; A's process is stopped until its session expires; B takes the lock (taken while A was stopped: {}); A resumes, kazoo reconnects, hears LOST and opens a new session. {}\n\nThe model's twin is the `oblivious` policy (`lockstep check --recipe fair-predecessor:kazoo --clients 2 --pauses 1 --policy oblivious`: `mutual_exclusion` violated, and the stale holder keeps its belief when told its session expired; `naive` drops it).\n",
+        kazoo_pause.taken_while_stopped,
+        match (&kazoo_pause.error, kazoo_pause.oblivious) {
+            (Some(e), _) => format!("The experiment did not run: {e}."),
+            (None, true) => "**A's lock object still says `is_acquired = True`** after LOST, B having taken the lock meanwhile: kazoo's belief is oblivious.".to_string(),
+            (None, false) => format!("A's last report: `{}`.", kazoo_pause.last_report),
+        },
+    ));
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -897,6 +918,7 @@ async fn main() -> ExitCode {
             },
             "etcdctl_elect_phantom_leader": phantom,
             "etcdctl_lock_11456": mutex_11456,
+            "kazoo_lock_after_pause": kazoo_pause,
             "curator_mutex_herd": curator_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
                 "clients": n, "requests_per_acquisition": real.0, "notifications": real.1, "model_notifications": model_notifications, "match": agree,
             })).collect::<Vec<_>>(),
@@ -924,6 +946,8 @@ async fn main() -> ExitCode {
         && monitors_agree;
     let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.4) && curator_rows.iter().all(|r| r.4);
     let elect_ran = etcdctl_agrees
+        && kazoo_pause.error.is_none()
+        && kazoo_pause.taken_while_stopped
         && [&phantom, &mutex_11456]
             .iter()
             .all(|o| o.error.is_none() && o.key_gone_before_return);
