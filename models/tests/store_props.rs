@@ -42,7 +42,9 @@ fn sid(c: u16) -> SessionId {
 #[derive(Default)]
 struct RefZk {
     nodes: BTreeMap<ZPath, Option<SessionId>>,
-    cversion: u32,
+    /// Sequential creates so far: the next suffix (deletes do not count, as
+    /// on ZooKeeper 3.8).
+    creates: u32,
     data_watches: BTreeSet<(ZPath, SessionId)>,
     child_watches: BTreeSet<SessionId>,
 }
@@ -70,9 +72,9 @@ impl RefZk {
     fn create(&mut self, owner: Option<SessionId>, guid: SessionId, out: &mut Vec<Event>) -> ZPath {
         let path = ZPath::Child(Child {
             guid: Some(guid),
-            seq: self.cversion,
+            seq: self.creates,
         });
-        self.cversion += 1;
+        self.creates += 1;
         self.nodes.insert(path, owner);
         self.fire_data(path, ZkEvent::NodeCreated, out);
         self.fire_children(out);
@@ -82,7 +84,6 @@ impl RefZk {
         if self.nodes.remove(&path).is_none() {
             return false;
         }
-        self.cversion += 1;
         self.fire_data(path, ZkEvent::NodeDeleted, out);
         self.fire_children(out);
         true

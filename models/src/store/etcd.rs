@@ -62,12 +62,20 @@ impl EtcdKv {
         } else {
             &txn.failure
         };
+        // A txn is one revision however many puts it makes (etcd: every
+        // write of a txn shares the txn's revision).
+        let writes = ops.iter().any(|op| matches!(op, TxnOp::Put { .. }));
+        if writes {
+            self.revision += 1;
+        }
+        let revision = self.revision;
         let results = ops
             .iter()
             .map(|op| match op {
-                TxnOp::Put { key, lease } => OpResult::Put {
-                    revision: self.put(*key, *lease, fired),
-                },
+                TxnOp::Put { key, lease } => {
+                    self.put_at(*key, *lease, revision, fired);
+                    OpResult::Put { revision }
+                }
                 TxnOp::Range(r) => OpResult::Range { kvs: self.range(r) },
             })
             .collect();
@@ -78,6 +86,12 @@ impl EtcdKv {
     pub fn put(&mut self, key: Key, lease: SessionId, fired: &mut Vec<Fired>) -> u64 {
         self.revision += 1;
         let revision = self.revision;
+        self.put_at(key, lease, revision, fired);
+        revision
+    }
+
+    /// Writes `key` at `revision` (the current one, already taken).
+    fn put_at(&mut self, key: Key, lease: SessionId, revision: u64, fired: &mut Vec<Fired>) {
         match self.kvs.binary_search_by(|kv| kv.key.cmp(&key)) {
             Ok(i) => {
                 let kv = &mut self.kvs[i];
@@ -97,7 +111,6 @@ impl EtcdKv {
             ),
         }
         self.notify(key, EtcdEvent::Put, revision, fired);
-        revision
     }
 
     /// `range`: matching keys, sorted and limited as asked.
@@ -222,5 +235,73 @@ impl EtcdKv {
             fired.push((w.client, kind, key, revision));
             kind != EtcdEvent::Delete
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_txn_with_two_puts_is_one_revision() {
+        let a = SessionId::first(0);
+        let b = SessionId::first(1);
+        let mut kv = EtcdKv::default();
+        let before = kv.revision;
+        let txn = Txn {
+            compare_create_revision: (Key(a), 0),
+            success: vec![
+                TxnOp::Put {
+                    key: Key(a),
+                    lease: a,
+                },
+                TxnOp::Put {
+                    key: Key(b),
+                    lease: b,
+                },
+            ],
+            failure: vec![],
+        };
+        let (ok, results) = kv.txn(&txn, &mut Vec::new());
+        assert!(ok);
+        assert_eq!(kv.revision, before + 1);
+        assert_eq!(
+            results,
+            vec![
+                OpResult::Put {
+                    revision: before + 1
+                },
+                OpResult::Put {
+                    revision: before + 1
+                }
+            ]
+        );
+        assert_eq!(kv.get(Key(a)).unwrap().create_revision, before + 1);
+        assert_eq!(kv.get(Key(b)).unwrap().create_revision, before + 1);
+        // A put outside a txn takes a revision of its own.
+        assert_eq!(kv.put(Key(a), a, &mut Vec::new()), before + 2);
+    }
+
+    /// A watch from a past revision: etcd replays every event of the key
+    /// since then; lockstep replays the deletes and the key's current put,
+    /// and ends the watch at the first delete — the one event `waitDelete`
+    /// consumes. What the watcher sees up to that delete is the same.
+    #[test]
+    fn a_past_watch_delivers_the_first_delete_as_etcd_does() {
+        let a = SessionId::first(0);
+        let mut kv = EtcdKv::default();
+        let mut sink = Vec::new();
+        kv.put(Key(a), a, &mut sink);
+        let start = kv.revision + 1;
+        kv.delete(Key(a), &mut sink);
+        let first_delete = kv.revision;
+        kv.put(Key(a), a, &mut sink);
+        kv.delete(Key(a), &mut sink);
+        let mut fired = Vec::new();
+        kv.watch(7, Key(a), start, &mut fired);
+        // etcd would send: Delete(first), Put, Delete; waitDelete returns on
+        // the first of them.
+        assert_eq!(fired, vec![(7, EtcdEvent::Delete, Key(a), first_delete)]);
+        assert!(kv.watchers.is_empty(), "the watch ended at the delete");
     }
 }

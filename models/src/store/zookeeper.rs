@@ -30,7 +30,10 @@ pub struct ZkTree {
     pub zxid: u64,
     /// Nodes, sorted by path.
     pub nodes: Vec<(ZPath, Znode)>,
-    /// `/lock`'s child version: the next sequential suffix.
+    /// The next sequential suffix under `/lock`: ZooKeeper 3.8 numbers
+    /// children by the creates under the parent; deletes do not count
+    /// (measured on the real server: create, create, delete, create gives
+    /// 0, 1, 2 while the parent's cversion reaches 4).
     pub lock_cversion: u32,
     /// Exists and get_data watches, one per (path, session).
     pub data_watches: BTreeSet<(ZPath, SessionId)>,
@@ -167,7 +170,6 @@ impl ZkTree {
         self.nodes.remove(at);
         self.zxid += 1;
         if path.parent().is_some() {
-            self.lock_cversion += 1;
             self.children_cache.0 = None;
         }
         take_watches(&mut self.data_watches, path, ZkEvent::NodeDeleted, fired);
