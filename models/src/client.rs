@@ -28,6 +28,11 @@ pub enum Policy {
     /// expired: kazoo's `Lock.is_acquired` after a lost session, a command
     /// run by `etcdctl lock NAME -- cmd` that outlives its lease.
     Oblivious,
+    /// Gives up the lock it holds — stops writing and releases it — once it
+    /// has not heard from the store for the deadline (Curator's SUSPENDED,
+    /// about 2/3 of the session timeout: Curator's advice for a lock holder),
+    /// but keeps its session and goes on when the store answers again.
+    SuspendAware,
     /// Treats its session, and any lock it holds or is acquiring, as lost once
     /// the session may have expired by its own clock (no word from the store
     /// for the deadline), and starts over with a new session. Its clock runs
@@ -42,9 +47,10 @@ impl FromStr for Policy {
         match s {
             "naive" => Ok(Policy::Naive),
             "oblivious" => Ok(Policy::Oblivious),
+            "suspend-aware" => Ok(Policy::SuspendAware),
             "lease-aware" => Ok(Policy::LeaseAware),
             _ => Err(format!(
-                "unknown policy '{s}' (known: naive, oblivious, lease-aware)"
+                "unknown policy '{s}' (known: naive, oblivious, suspend-aware, lease-aware)"
             )),
         }
     }
@@ -55,8 +61,20 @@ impl fmt::Display for Policy {
         f.write_str(match self {
             Policy::Naive => "naive",
             Policy::Oblivious => "oblivious",
+            Policy::SuspendAware => "suspend-aware",
             Policy::LeaseAware => "lease-aware",
         })
+    }
+}
+
+impl Policy {
+    /// Whether the client keeps a clock of its own on the store's silence
+    /// (the deadline timer).
+    pub fn keeps_a_deadline(self) -> bool {
+        match self {
+            Policy::Naive | Policy::Oblivious => false,
+            Policy::SuspendAware | Policy::LeaseAware => true,
+        }
     }
 }
 
@@ -312,6 +330,21 @@ impl Client {
         self.send_request(st, req, o);
     }
 
+    /// The outstanding request's reply is not coming: send what the recipe
+    /// says instead (by default the same request), under a new epoch so a
+    /// late reply to the old one is ignored.
+    fn resend(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        let Some(lost) = st.pending.clone() else {
+            return;
+        };
+        st.epoch = st.epoch.wrapping_add(1);
+        let req = match (st.phase, st.recipe.as_mut()) {
+            (Phase::Acquiring, Some(recipe)) => self.recipe.on_lost_reply(recipe, &lost),
+            _ => lost,
+        };
+        self.send_request(st, req, o);
+    }
+
     /// Carries out the recipe's step, taken on a store message with
     /// `header` and ghost mark `owns_first`.
     fn apply(
@@ -355,7 +388,7 @@ impl Client {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
-                if self.policy == Policy::LeaseAware {
+                if self.policy.keeps_a_deadline() {
                     o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
                 }
                 match st.resume.take() {
@@ -436,7 +469,7 @@ impl Actor for Client {
             Msg::Reply { .. } | Msg::Notify { .. } => self.recipe.face() == Face::ZooKeeper,
             _ => false,
         };
-        if src == store_id() && self.policy == Policy::LeaseAware && in_session && renewed {
+        if src == store_id() && self.policy.keeps_a_deadline() && in_session && renewed {
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
         }
         match msg {
@@ -528,19 +561,7 @@ impl Actor for Client {
                 self.send_request(st, req, o);
             }
             Timer::Hold if state.holds_lock() => self.write(state.to_mut(), o),
-            Timer::Retry => {
-                if let Some(lost) = state.pending.clone() {
-                    let st = state.to_mut();
-                    st.epoch = st.epoch.wrapping_add(1);
-                    let req = match (st.phase, st.recipe.as_mut()) {
-                        (Phase::Acquiring, Some(recipe)) => {
-                            self.recipe.on_lost_reply(recipe, &lost)
-                        }
-                        _ => lost,
-                    };
-                    self.send_request(st, req, o);
-                }
-            }
+            Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
             Timer::Ping if state.phase != Phase::Done => {
                 o.send(
                     store_id(),
@@ -551,11 +572,27 @@ impl Actor for Client {
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
             }
             Timer::Deadline if !matches!(state.phase, Phase::Connecting | Phase::Done) => {
-                let st = state.to_mut();
-                if st.phase == Phase::Releasing {
-                    st.rounds_done += 1;
+                match self.policy {
+                    // SUSPENDED: a holder gives the lock up and keeps the
+                    // session; anyone else waits for the store to answer.
+                    // The connection is gone with whatever reply was on its
+                    // way (ConnectionLoss): the request goes again once the
+                    // store answers.
+                    Policy::SuspendAware => {
+                        if state.holds_lock() {
+                            self.release(state.to_mut(), o);
+                        } else if state.pending.is_some() {
+                            self.resend(state.to_mut(), o);
+                        }
+                    }
+                    Policy::LeaseAware | Policy::Naive | Policy::Oblivious => {
+                        let st = state.to_mut();
+                        if st.phase == Phase::Releasing {
+                            st.rounds_done += 1;
+                        }
+                        self.session_lost(st, o);
+                    }
                 }
-                self.session_lost(st, o);
             }
             _ => {}
         }

@@ -96,3 +96,40 @@ fn fair_lock_library_variants_keep_the_verdicts() {
         assert!(lost.all_hold(), "{name}: {:?}", lost.properties);
     }
 }
+
+/// Curator's advice (`suspend-aware`): a holder cut off for 2/3 of its
+/// session gives the lock up and keeps the session; a request in flight is
+/// lost with the connection and goes again. Under a partition it keeps
+/// mutual exclusion as `lease-aware` does, where `naive` loses it; under a
+/// pause its clock stops, and it loses it like everyone.
+#[test]
+fn suspend_aware_gives_the_lock_up_on_suspended() {
+    let run = |policy: Policy, faults: FaultBudget| {
+        let cfg = LockModelCfg {
+            faults,
+            policy,
+            ..LockModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
+        };
+        check(&cfg.into_model(), CheckOptions::default()).unwrap()
+    };
+    let partition = FaultBudget {
+        partitions: 1,
+        ..Default::default()
+    };
+    let pause = FaultBudget {
+        pauses: 1,
+        ..Default::default()
+    };
+    let status = |r: &models::checker::CheckResult, p: &str| r.property(p).status;
+    let suspend = run(Policy::SuspendAware, partition);
+    assert_eq!(status(&suspend, "mutual_exclusion"), Status::Holds);
+    assert_eq!(status(&suspend, "progress"), Status::Holds);
+    assert_eq!(
+        status(&run(Policy::Naive, partition), "mutual_exclusion"),
+        Status::Violated
+    );
+    assert_eq!(
+        status(&run(Policy::SuspendAware, pause), "mutual_exclusion"),
+        Status::Violated
+    );
+}

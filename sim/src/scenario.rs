@@ -15,7 +15,7 @@
 //! rounds = 3
 //! seed = 42                     # above 2^63 - 1, write it as a string: "18446744073709551615"
 //! fencing = false
-//! policy = "naive"              # or "oblivious", "lease-aware"
+//! policy = "naive"              # or "oblivious", "suspend-aware", "lease-aware"
 //! guid = true                   # fair-predecessor only: false is variant "no-guid"
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
@@ -25,7 +25,7 @@
 //! hold_ms = [10, 40]
 //! latency_ms = [0.2, 2.0]       # one way, per message
 //! retry_ms = 1000               # longer than a round trip (2 x latency high)
-//! deadline_ms = 2600            # lease-aware only: default two thirds of the timeout
+//! deadline_ms = 2600            # lease-aware and suspend-aware only: default two thirds of the timeout
 //!
 //! [faults]                      # randomized: each kind a rate and a duration
 //! until_ms = 20000              # no new faults after this
@@ -664,8 +664,8 @@ fn resolve_deadline(
         }
         // Unused; kept as the lease-aware default for the record.
         (Policy::Naive | Policy::Oblivious, None) => return Ok(session_timeout_us / 3 * 2),
-        (Policy::LeaseAware, Some(d)) => time_us(key, d, err)?,
-        (Policy::LeaseAware, None) => session_timeout_us / 3 * 2,
+        (Policy::LeaseAware | Policy::SuspendAware, Some(d)) => time_us(key, d, err)?,
+        (Policy::LeaseAware | Policy::SuspendAware, None) => session_timeout_us / 3 * 2,
     };
     let ms = ms_text;
     // A heartbeat's answer comes at most a ping interval plus a round trip

@@ -347,7 +347,7 @@ fn scenario_file() -> impl Strategy<Value = String> {
         ],
         prop_oneof![30 => (1u32..5).prop_map(|c| c.to_string()), 1 => Just("0".into()), 1 => Just("10001".into())],
         prop_oneof![30 => (1u32..3).prop_map(|c| c.to_string()), 1 => Just("0".into()), 1 => Just("201".into())],
-        prop_oneof![10 => Just("naive"), 5 => Just("oblivious"), 10 => Just("lease-aware"), 1 => Just("sloppy")],
+        prop_oneof![10 => Just("naive"), 5 => Just("oblivious"), 5 => Just("suspend-aware"), 10 => Just("lease-aware"), 1 => Just("sloppy")],
         any::<bool>(),
         optional("seed", prop_oneof![Just("3".to_string()), Just("\"18446744073709551615\"".to_string()), Just("-1".to_string())]),
         optional("duration_ms", ms_value()),

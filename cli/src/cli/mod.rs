@@ -243,8 +243,9 @@ pub struct ModelArgs {
     #[arg(long)]
     pub fencing: bool,
     /// What a holder does about its session: naive (drops its belief when told
-    /// the session expired), oblivious (never drops it until it releases) or
-    /// lease-aware (gives up by its own clock).
+    /// the session expired), oblivious (never drops it until it releases),
+    /// suspend-aware (releases on SUSPENDED, keeps the session) or lease-aware
+    /// (gives the session up by its own clock).
     #[arg(long, default_value = "naive")]
     pub policy: String,
     /// fair-predecessor only: no guid in node names, so a lost create reply

@@ -23,7 +23,7 @@ mod time;
 pub use config::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
-use crate::client::{Client, ClientState, Phase, Policy};
+use crate::client::{Client, ClientState, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer};
 use crate::properties::{
@@ -318,14 +318,14 @@ impl Model for LockModel {
                 state.budget.pauses -= 1;
                 let slot = state.slot_mut(c);
                 slot.status = Status::Paused;
-                slot.missed_contact = self.client.policy == Policy::LeaseAware;
+                slot.missed_contact = self.client.policy.keeps_a_deadline();
             }
             Action::Resume(c) => state.slot_mut(c).status = Status::Running,
             Action::Partition(c) => {
                 state.budget.partitions -= 1;
                 let slot = state.slot_mut(c);
                 slot.partitioned = true;
-                slot.missed_contact = self.client.policy == Policy::LeaseAware;
+                slot.missed_contact = self.client.policy.keeps_a_deadline();
             }
             Action::Heal(c) => state.slot_mut(c).partitioned = false,
             Action::LoseReply(c) => {

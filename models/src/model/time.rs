@@ -10,7 +10,7 @@
 //!   passes before the store expires its session.
 
 use super::{ClientSlot, LockModel, LockState, Status};
-use crate::client::{Phase, Policy};
+use crate::client::Phase;
 use crate::ids::SessionId;
 use crate::msg::{Msg, Timer};
 
@@ -31,7 +31,7 @@ impl LockModel {
             Status::Running => {
                 // A cut-off lease-aware holder's own clock runs out first.
                 slot.partitioned
-                    && !(self.client.policy == Policy::LeaseAware
+                    && !(self.client.policy.keeps_a_deadline()
                         && slot.timers.binary_search(&Timer::Deadline).is_ok())
             }
         }
