@@ -659,7 +659,7 @@ fn resolve_deadline(
         (Policy::Naive | Policy::Oblivious, Some(_)) => {
             return Err(err(
                 key,
-                format!("applies only to `policy = \"lease-aware\"` (a {policy} client never gives up by its own clock)"),
+                format!("applies only to `policy = \"lease-aware\"` or `\"suspend-aware\"` (a {policy} client keeps no clock of its own)"),
             ))
         }
         // Unused; kept as the lease-aware default for the record.
