@@ -66,3 +66,40 @@ fn curator_and_kazoo_watch_the_predecessor_with_get_data() {
         assert_eq!(row.notifications_per_release, [1, 1, 1, 1, 0], "{variant}");
     }
 }
+
+/// kazoo's Lock after a pause past its session: an `oblivious` holder
+/// believes until its hold ends, a `naive` one drops its belief when told.
+#[test]
+fn an_oblivious_holder_outlasts_the_naive_one() {
+    use sim::engine::simulate;
+    use sim::trace::TraceEvent;
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+        .join("kazoo-oblivious-pause.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let stale_release = |policy: &str| {
+        let s = Scenario::parse(
+            &text.replace("policy = \"oblivious\"", &format!("policy = \"{policy}\"")),
+            "kazoo-oblivious-pause.toml",
+            "kazoo-oblivious-pause",
+        )
+        .unwrap();
+        let o = simulate(&s, s.seed, true);
+        let released = o
+            .trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Release { client: 0 }))
+            .map(|l| l.t)
+            .unwrap();
+        let mut violated: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
+        violated.dedup();
+        (released, violated)
+    };
+    let (oblivious_until, oblivious) = stale_release("oblivious");
+    let (naive_until, naive) = stale_release("naive");
+    // The pause ends at 6.15 s: naive drops its belief there, oblivious
+    // holds on to the end of its hold (10.1 s).
+    assert_eq!(naive_until, 6_150_000);
+    assert!(oblivious_until > 10_000_000, "{oblivious_until}");
+    assert_eq!(naive, ["mutual_exclusion"]);
+    assert_eq!(oblivious, ["mutual_exclusion", "resource_exclusion"]);
+}

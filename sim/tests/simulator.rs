@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 15] = [
+const SHIPPED: [&str; 16] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -41,6 +41,7 @@ const SHIPPED: [&str; 15] = [
     "curator-reconnect-double-leader-fixed",
     "etcd-mutex-11456",
     "etcd-mutex-11456-fixed",
+    "kazoo-oblivious-pause",
 ];
 
 #[test]

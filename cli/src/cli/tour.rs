@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 15] = [
+pub const SHIPPED: [(&str, &str); 16] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -74,6 +74,10 @@ pub const SHIPPED: [(&str, &str); 15] = [
     (
         "etcd-mutex-11456-fixed",
         include_str!("../../../scenarios/etcd-mutex-11456-fixed.toml"),
+    ),
+    (
+        "kazoo-oblivious-pause",
+        include_str!("../../../scenarios/kazoo-oblivious-pause.toml"),
     ),
 ];
 
