@@ -319,6 +319,9 @@ impl Client {
             st.resume = None;
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
+            // No session any more: the abandoned one is silent from now on,
+            // so the store expires it even if the close never arrives.
+            st.session = next;
             return;
         }
         // The new session's deadline starts when it is granted.
@@ -328,6 +331,17 @@ impl Client {
         self.persist(st, o);
         let req = self.open_session();
         self.send_request(st, req, o);
+    }
+
+    /// The connection to the store was re-established after a partition
+    /// long enough to drop it (past the client's read timeout): the reply to
+    /// the outstanding request, if any, went with the old connection
+    /// (ConnectionLoss), so the request goes again; watches were
+    /// re-registered and the session, if still alive, goes on.
+    pub fn on_reconnect(&self, state: &mut Cow<ClientState>, o: &mut Out<Self>) {
+        if state.pending.is_some() {
+            self.resend(state.to_mut(), o);
+        }
     }
 
     /// The outstanding request's reply is not coming: send what the recipe

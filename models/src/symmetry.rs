@@ -110,6 +110,7 @@ impl Relabel for Action {
             | Action::Resume(c)
             | Action::Partition(c)
             | Action::Heal(c)
+            | Action::Reconnect(c)
             | Action::LoseReply(c) => c.relabel(p),
             Action::Expire(s) => s.relabel(p),
         }

@@ -221,7 +221,20 @@ fn a_partition_breaks_a_naive_holder_but_not_a_lease_aware_one() {
             ..cfg(name, 2, partition)
         });
         assert_eq!(status(&aware, "mutual_exclusion"), Status::Holds, "{name}");
-        assert_eq!(status(&aware, "progress"), Status::Holds, "{name}");
+        // A partition past the read timeout reconnects and loses the reply
+        // to a create in flight (ConnectionLoss): a recipe that cannot find
+        // its node again (no guid; etcd's key is named by its lease) waits
+        // behind its own orphan, as after a lost reply (ZOOKEEPER-1262).
+        let finds_its_node = matches!(name, "fair-predecessor" | "etcd-revision");
+        assert_eq!(
+            status(&aware, "progress"),
+            if finds_its_node {
+                Status::Holds
+            } else {
+                Status::Violated
+            },
+            "{name}"
+        );
     }
 }
 

@@ -62,6 +62,12 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
             "store".into(),
             "link to the store heals".into(),
         ),
+        Action::Reconnect(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "reconnects to the store on a new connection (what was in flight is lost)".into(),
+        ),
         Action::LoseReply(c) => {
             let what = state.clients[c as usize]
                 .from_store

@@ -44,6 +44,24 @@ pub struct LockModel {
     pub client: Client,
 }
 
+/// What a reconnect keeps of a cut link: watch events (re-registered
+/// watches fire for what changed), the expiry notice (told on reconnect) and
+/// a session the client gave up (its close — and, on etcd, its watch's
+/// cancel, which is the client's own — goes out on the new connection; a
+/// library that does not close, Curator's, sent none). Replies, requests and
+/// heartbeats in flight went with the old connection.
+pub fn survives_reconnect(msg: &Msg) -> bool {
+    match msg {
+        Msg::Notify { .. } | Msg::Expired { .. } | Msg::Close { .. } => true,
+        Msg::Reply { .. }
+        | Msg::Request { .. }
+        | Msg::Ping { .. }
+        | Msg::Pong { .. }
+        | Msg::Write { .. }
+        | Msg::WriteAck { .. } => false,
+    }
+}
+
 /// Feeds the monitors (copied first if shared).
 fn observe(state: &mut LockState, obs: Observation) {
     Arc::make_mut(&mut state.monitors).observe(obs);
@@ -217,7 +235,12 @@ impl Model for LockModel {
                 actions.push(Action::Partition(c));
             }
             if slot.partitioned {
-                actions.push(Action::Heal(c));
+                // A partition that outlived the session outlived the read
+                // timeout too: its connection cannot have survived.
+                if state.store.is_alive(slot.state.session) {
+                    actions.push(Action::Heal(c));
+                }
+                actions.push(Action::Reconnect(c));
             }
             if state.budget.lost_replies > 0
                 && slot.is_live()
@@ -328,6 +351,14 @@ impl Model for LockModel {
                 slot.missed_contact = self.client.policy.keeps_a_deadline();
             }
             Action::Heal(c) => state.slot_mut(c).partitioned = false,
+            Action::Reconnect(c) => {
+                let slot = state.slot_mut(c);
+                slot.partitioned = false;
+                slot.from_store.retain(survives_reconnect);
+                slot.to_store.retain(survives_reconnect);
+                // A cut-off client is running: a pause never starts on a cut link.
+                self.client_step(&mut state, c, |s, o| self.client.on_reconnect(s, o));
+            }
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;
                 state.slot_mut(c).from_store.remove(0);

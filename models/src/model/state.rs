@@ -82,7 +82,14 @@ pub enum Action {
     Pause(ClientIdx),
     Resume(ClientIdx),
     Partition(ClientIdx),
+    /// The cut link heals with its TCP connection intact: what was sent
+    /// arrives (a partition shorter than the client's read timeout).
     Heal(ClientIdx),
+    /// The cut link heals on a new connection (a partition past the read
+    /// timeout): replies, requests and heartbeats in flight are lost with the
+    /// old one; watch events and the expiry notice are still delivered (the
+    /// client re-registers its watches); the client resends what it awaited.
+    Reconnect(ClientIdx),
     /// The reply at the head of the store → client link is lost.
     LoseReply(ClientIdx),
 }

@@ -69,6 +69,8 @@ struct ClientRt {
     /// Events that came due while paused.
     frozen: Vec<Queued>,
     partitioned: bool,
+    /// When the current partition began.
+    cut_since_us: u64,
     /// Messages held on the cut client–store link, both ways, in send order.
     cut_link: Vec<Queued>,
     extra_latency_us: u64,
@@ -209,6 +211,7 @@ impl<'a> Sim<'a> {
                 timers: BTreeMap::new(),
                 frozen: Vec::new(),
                 partitioned: false,
+                cut_since_us: 0,
                 cut_link: Vec::new(),
                 extra_latency_us: 0,
                 lose_next_reply: None,
@@ -547,6 +550,7 @@ impl<'a> Sim<'a> {
                 if status != Status::Crashed && !done && !self.clients[c as usize].partitioned =>
             {
                 self.clients[c as usize].partitioned = true;
+                self.clients[c as usize].cut_since_us = self.now;
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
             }
@@ -599,11 +603,26 @@ impl<'a> Sim<'a> {
             FaultKind::Partition => {
                 let rt = &mut self.clients[c as usize];
                 rt.partitioned = false;
+                // Past the client's read timeout (2/3 of the session
+                // timeout) the connection is given up and made anew: what
+                // was in flight on it is lost, and the client resends.
+                let reconnect =
+                    self.now - rt.cut_since_us >= self.scenario.timing.session_timeout_us / 3 * 2;
                 let held = std::mem::take(&mut rt.cut_link);
                 for q in held {
                     if let Event::Deliver { from, to, msg } = q.event {
-                        self.send(from, to, msg);
+                        if !reconnect || models::model::survives_reconnect(&msg) {
+                            self.send(from, to, msg);
+                        }
                     }
+                }
+                if reconnect && self.clients[c as usize].status == Status::Running {
+                    let mut out = Out::new();
+                    let mut cow = Cow::Owned(self.clients[c as usize].take_state());
+                    self.client.on_reconnect(&mut cow, &mut out);
+                    self.clients[c as usize].state = cow.into_owned();
+                    self.apply_client_out(c, out);
+                    self.after_client_step(c);
                 }
                 TraceEvent::Heal { client: c }
             }
