@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Cross-validation against real ZooKeeper 3.8 and etcd 3.4, in one command:
+# Cross-validation against real ZooKeeper 3.8 and etcd 3.4 (and the client
+# libraries kazoo, Curator and etcdctl), in one command:
 # installs the servers (and protoc) if they are missing, starts both on free
 # loopback ports with temporary data directories, runs the validator, and
 # stops the servers by their process ids, on failure too.

@@ -273,19 +273,6 @@ async fn run(endpoint: &str, tool: Tool) -> Result<Outcome, String> {
     })
 }
 
-/// `etcdctl lock` (3.4's `Mutex`) in the baseline herd scenario, measured
-/// by the server: gRPC calls by method and watch events sent, from etcd's
-/// `/metrics` before and after.
-#[derive(Clone, Debug, Serialize)]
-pub struct LockHerd {
-    /// Per acquisition, in lockstep's request kinds: `txn`, `range`,
-    /// `delete_key`, `watch` (a waiting process's watch).
-    pub requests_per_acquisition: std::collections::BTreeMap<String, f64>,
-    /// Watch events etcd sent, in all.
-    pub notifications: u64,
-    pub wall_seconds: f64,
-}
-
 /// The counters of etcd's `/metrics` this measurement reads.
 fn metrics(endpoint: &str) -> Result<std::collections::BTreeMap<String, u64>, String> {
     use std::io::Write;
@@ -319,7 +306,11 @@ fn metrics(endpoint: &str) -> Result<std::collections::BTreeMap<String, u64>, St
     Ok(out)
 }
 
-pub async fn lock_herd(endpoint: &str, n: u16, hold_ms: u64) -> Result<LockHerd, String> {
+/// `etcdctl lock` (3.4's `Mutex`) in the baseline herd scenario, measured
+/// by the server: gRPC calls by method (as lockstep's request kinds `txn`,
+/// `range`, `delete_key`, `watch`) and watch events sent, from etcd's
+/// `/metrics` before and after.
+pub async fn lock_herd(endpoint: &str, n: u16, hold_ms: u64) -> Result<crate::Totals, String> {
     let mut client = etcd_client::Client::connect([endpoint], None)
         .await
         .map_err(|e| e.to_string())?;
@@ -356,7 +347,7 @@ pub async fn lock_herd(endpoint: &str, n: u16, hold_ms: u64) -> Result<LockHerd,
         .map(|k| (k.to_string(), delta(k) as f64 / n as f64))
         .filter(|(_, v)| *v > 0.0)
         .collect();
-    Ok(LockHerd {
+    Ok(crate::Totals {
         requests_per_acquisition,
         notifications: delta("events"),
         wall_seconds,

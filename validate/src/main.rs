@@ -57,6 +57,68 @@ struct Measured {
     wall_seconds: f64,
 }
 
+/// A real library's run measured in totals: requests per acquisition by
+/// kind, notifications in all (where only the server counts them).
+#[derive(Clone, Debug, Serialize)]
+pub struct Totals {
+    pub requests_per_acquisition: BTreeMap<String, f64>,
+    pub notifications: u64,
+    pub wall_seconds: f64,
+}
+
+/// A real library's totals beside the model's.
+#[derive(Serialize)]
+struct TotalsRow {
+    clients: u16,
+    real: Totals,
+    model_requests_per_acquisition: BTreeMap<String, f64>,
+    model_notifications: u32,
+    agree: bool,
+}
+
+/// The report's table of a real library's totals beside the model's.
+fn totals_table(what: &str, rows: &[TotalsRow]) -> String {
+    let fmt_req = |m: &BTreeMap<String, f64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut md = format!("\n{what}:\n\n| clients | requests per acquisition (real) | (model) | notifications (real) | (model) | match |\n|---|---|---|---|---|---|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            r.clients,
+            fmt_req(&r.real.requests_per_acquisition),
+            fmt_req(&r.model_requests_per_acquisition),
+            r.real.notifications,
+            r.model_notifications,
+            if r.agree { "yes" } else { "NO" },
+        ));
+    }
+    md
+}
+
+fn compare_totals(label: &str, clients: u16, real: Totals, model: &Measured) -> TotalsRow {
+    let model_notifications: u32 = model.notifications_per_release.iter().sum();
+    let agree = close(
+        &real.requests_per_acquisition,
+        &model.requests_per_acquisition,
+    ) && real.notifications == model_notifications as u64;
+    eprintln!(
+        "{label:<28} {clients:>3} clients: requests and notifications {} ({:.1} s)",
+        if agree { "match" } else { "DIFFER" },
+        real.wall_seconds
+    );
+    TotalsRow {
+        clients,
+        real,
+        model_requests_per_acquisition: model.requests_per_acquisition.clone(),
+        model_notifications,
+        agree,
+    }
+}
+
 #[derive(Serialize)]
 struct Row {
     recipe: String,
@@ -296,11 +358,7 @@ fn zk_watchers_triggered(zk: &str) -> Result<u64, String> {
 /// Runs Curator's own InterProcessMutex (`CuratorMutex.java`) with `n`
 /// clients: requests per acquisition by kind, notifications in all (by the
 /// server), wall seconds.
-fn curator_mutex(
-    zk: &str,
-    n: u16,
-    hold_ms: u64,
-) -> Result<(BTreeMap<String, f64>, u64, f64), String> {
+fn curator_mutex(zk: &str, n: u16, hold_ms: u64) -> Result<Totals, String> {
     let jars = [
         "curator-framework",
         "curator-client",
@@ -347,11 +405,11 @@ fn curator_mutex(
                 .collect()
         })
         .unwrap_or_default();
-    Ok((
-        requests,
-        after - before,
-        v["wall_seconds"].as_f64().unwrap_or(0.0),
-    ))
+    Ok(Totals {
+        requests_per_acquisition: requests,
+        notifications: after - before,
+        wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
+    })
 }
 
 /// Runs kazoo's own Lock (`kazoo_lock.py`) with `n` clients against
@@ -438,6 +496,60 @@ fn start_skew(real: &Measured, model: &Measured) -> Option<u32> {
     let holder = m.first()?.checked_sub(*r.first()?)?;
     (r.len() == m.len() && r[1..] == m[1..] && holder <= 1 && holder <= early)
         .then_some(early - holder)
+}
+
+/// The report's section on one `etcdctl` experiment.
+fn experiment_section(
+    title: &str,
+    setup: &str,
+    shown: &str,
+    not_shown: &str,
+    model: &str,
+    o: &etcdctl::Outcome,
+) -> String {
+    let verdict = match (&o.error, o.phantom) {
+        (Some(e), _) => format!("The experiment did not run: {e}."),
+        (None, true) => shown.to_string(),
+        (None, false) => not_shown.to_string(),
+    };
+    format!(
+        "\n## {title}\n\n{setup} {verdict}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\n{model}\n",
+        o.exit_code,
+        o.stdout.trim(),
+        o.stderr.trim(),
+        o.key_gone_before_return,
+    )
+}
+
+/// One compared row: prints its line and keeps it for the report.
+fn row(
+    recipe: String,
+    clients: u16,
+    (real, model): (Measured, Measured),
+    (notifications_match, requests_match): (bool, bool),
+    explained: Vec<String>,
+) -> Row {
+    let order_follows_tokens = real.acquisition_tokens.windows(2).all(|w| w[0] < w[1]);
+    let word = |ok: bool, yes: &'static str, no: &'static str| if ok { yes } else { no };
+    eprintln!(
+        "{:<28} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
+        recipe,
+        clients,
+        word(notifications_match, "match", "DIFFER"),
+        word(requests_match, "match", "DIFFER"),
+        word(order_follows_tokens, "by token", "NOT by token"),
+        real.wall_seconds
+    );
+    Row {
+        recipe,
+        clients,
+        real,
+        model,
+        notifications_match,
+        requests_match,
+        order_follows_tokens,
+        explained,
+    }
 }
 
 /// `findLeader` when real wake-ups were apart: a follower whose getData
@@ -528,34 +640,13 @@ async fn main() -> ExitCode {
                     ));
                 }
             }
-            let order_follows_tokens = real.acquisition_tokens.windows(2).all(|w| w[0] < w[1]);
-            eprintln!(
-                "{:<28} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
+            rows.push(row(
                 recipe.id(),
                 n,
-                if notifications_match {
-                    "match"
-                } else {
-                    "DIFFER"
-                },
-                if requests_match { "match" } else { "DIFFER" },
-                if order_follows_tokens {
-                    "by token"
-                } else {
-                    "NOT by token"
-                },
-                real.wall_seconds
-            );
-            rows.push(Row {
-                recipe: recipe.id(),
-                clients: n,
-                real,
-                model,
-                notifications_match,
-                requests_match,
-                order_follows_tokens,
+                (real, model),
+                (notifications_match, requests_match),
                 explained,
-            });
+            ));
         }
     }
 
@@ -578,34 +669,13 @@ async fn main() -> ExitCode {
         let notifications_match = real.notifications_per_release == model.notifications_per_release;
         let requests_match = (ensure_path - 1.0).abs() < 1e-9
             && close(&real_requests, &model.requests_per_acquisition);
-        let order_follows_tokens = real.acquisition_tokens.windows(2).all(|w| w[0] < w[1]);
-        eprintln!(
-            "{:<28} {:>3} clients: notifications {} requests {} order {} ({:.1} s)",
-            "kazoo Lock (real)",
+        rows.push(row(
+            "kazoo Lock (real library) vs fair-predecessor:kazoo".into(),
             n,
-            if notifications_match {
-                "match"
-            } else {
-                "DIFFER"
-            },
-            if requests_match { "match" } else { "DIFFER" },
-            if order_follows_tokens {
-                "by token"
-            } else {
-                "NOT by token"
-            },
-            real.wall_seconds
-        );
-        rows.push(Row {
-            recipe: "kazoo Lock (real library) vs fair-predecessor:kazoo".into(),
-            clients: n,
-            real,
-            model,
-            notifications_match,
-            requests_match,
-            order_follows_tokens,
-            explained: vec!["kazoo Lock: one exists() per acquisition, its `_ensure_path` of the lock's parent (once per Lock object); the recipe text has no such step. Every other request kind and every notification is compared exactly".into()],
-        });
+            (real, model),
+            (notifications_match, requests_match),
+            vec!["kazoo Lock: one exists() per acquisition, its `_ensure_path` of the lock's parent (once per Lock object); the recipe text has no such step. Every other request kind and every notification is compared exactly".into()],
+        ));
     }
 
     // kazoo's own Lock after a pause past its session: oblivious?
@@ -648,17 +718,7 @@ async fn main() -> ExitCode {
             }
         };
         let model = measure_model(&curator_model, n);
-        let model_notifications: u32 = model.notifications_per_release.iter().sum();
-        let agree =
-            close(&real.0, &model.requests_per_acquisition) && real.1 == model_notifications as u64;
-        eprintln!(
-            "{:<28} {:>3} clients: requests and notifications {} ({:.1} s)",
-            "Curator mutex (real)",
-            n,
-            if agree { "match" } else { "DIFFER" },
-            real.2
-        );
-        curator_rows.push((n, real, model, model_notifications, agree));
+        curator_rows.push(compare_totals("Curator mutex (real)", n, real, &model));
     }
 
     // etcdctl lock (etcd 3.4's own Mutex) against etcd-revision:v3.4, by
@@ -674,19 +734,7 @@ async fn main() -> ExitCode {
             }
         };
         let model = measure_model(&v34, n);
-        let model_notifications: u32 = model.notifications_per_release.iter().sum();
-        let agree = close(
-            &real.requests_per_acquisition,
-            &model.requests_per_acquisition,
-        ) && real.notifications == model_notifications as u64;
-        eprintln!(
-            "{:<28} {:>3} clients: requests and notifications {} ({:.1} s)",
-            "etcdctl lock (real)",
-            n,
-            if agree { "match" } else { "DIFFER" },
-            real.wall_seconds
-        );
-        etcdctl_rows.push((n, real, model, model_notifications, agree));
+        etcdctl_rows.push(compare_totals("etcdctl lock (real)", n, real, &model));
     }
 
     // A real split brain on etcd: the first holder freezes past its lease TTL.
@@ -845,26 +893,14 @@ async fn main() -> ExitCode {
             },
         ));
     }
-    md.push_str("\n`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`:\n\n| clients | requests per acquisition (real) | (model) | watch events (real) | notifications (model) | match |\n|---|---|---|---|---|---|\n");
-    for (n, real, model, model_notifications, agree) in &etcdctl_rows {
-        md.push_str(&format!(
-            "| {n} | {} | {} | {} | {model_notifications} | {} |\n",
-            fmt_req(&real.requests_per_acquisition),
-            fmt_req(&model.requests_per_acquisition),
-            real.notifications,
-            if *agree { "yes" } else { "NO" },
-        ));
-    }
-    md.push_str("\nCurator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`), N clients with a session each, all at once: requests counted by Curator's `AdvancedTracerDriver` (one trace per ZooKeeper operation, paths under `/lock`), watch notifications by the server (`mntr`: watchers triggered), against `fair-predecessor:curator`:\n\n| clients | requests per acquisition (real) | (model) | notifications (real) | (model) | match |\n|---|---|---|---|---|---|\n");
-    for (n, real, model, model_notifications, agree) in &curator_rows {
-        md.push_str(&format!(
-            "| {n} | {} | {} | {} | {model_notifications} | {} |\n",
-            fmt_req(&real.0),
-            fmt_req(&model.requests_per_acquisition),
-            real.1,
-            if *agree { "yes" } else { "NO" },
-        ));
-    }
+    md.push_str(&totals_table(
+        "`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`",
+        &etcdctl_rows,
+    ));
+    md.push_str(&totals_table(
+        "Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`), N clients with a session each, all at once: requests counted by Curator's `AdvancedTracerDriver` (one trace per ZooKeeper operation, paths under `/lock`), watch notifications by the server (`mntr`: watchers triggered), against `fair-predecessor:curator`",
+        &curator_rows,
+    ));
     let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
     explained.dedup();
     if !explained.is_empty() {
@@ -882,29 +918,21 @@ async fn main() -> ExitCode {
         sim_wall,
         split.wall_seconds / sim_wall.max(1e-9),
     ));
-    md.push_str(&format!(
-        "\n## etcd's own Campaign: the phantom leader\n\n`etcdctl elect` (etcd 3.4's `concurrency.Election`): candidate A leads, B waits in `Campaign` behind A's key; B's process is stopped and its lease revoked (its key goes, as on expiry), A resigns, B resumes. {}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\nThe model (`lockstep check --recipe etcd-election --clients 2 --pauses 1`) finds the same: `elected_with_key` violated for variant `v3.5`, holding for `checked`.\n",
-        match (&phantom.error, phantom.phantom) {
-            (Some(e), _) => format!("The experiment did not run: {e}."),
-            (None, true) => format!("**Campaign returned leadership with no key** {:.2} s after B resumed: etcdctl printed its get(key) response with no `kvs` and went on as leader until its session's next keepalive (up to 20 s later, TTL/3) found the lease gone. The real client shows the phantom leader.", phantom.returned_after_seconds.unwrap_or(0.0)),
-            (None, false) => "Campaign did not return leadership: the real client did not show the phantom leader here.".to_string(),
-        },
-        phantom.exit_code,
-        phantom.stdout.trim(),
-        phantom.stderr.trim(),
-        phantom.key_gone_before_return,
+    md.push_str(&experiment_section(
+        "etcd's own Campaign: the phantom leader",
+        "`etcdctl elect` (etcd 3.4's `concurrency.Election`): candidate A leads, B waits in `Campaign` behind A's key; B's process is stopped and its lease revoked (its key goes, as on expiry), A resigns, B resumes.",
+        &format!("**Campaign returned leadership with no key** {:.2} s after B resumed: etcdctl printed its get(key) response with no `kvs` and went on as leader until its session's next keepalive (up to 20 s later, TTL/3) found the lease gone. The real client shows the phantom leader.", phantom.returned_after_seconds.unwrap_or(0.0)),
+        "Campaign did not return leadership: the real client did not show the phantom leader here.",
+        "The model (`lockstep check --recipe etcd-election --clients 2 --pauses 1`) finds the same: `elected_with_key` violated for variant `v3.5`, holding for `checked`.",
+        &phantom,
     ));
-    md.push_str(&format!(
-        "\n## etcd's own Mutex (3.4): etcd #11456\n\n`etcdctl lock` (etcd 3.4's `concurrency.Mutex`): A holds; B (`--ttl 2`, command `echo HOLDING`) waits in `Lock` behind A's key; B's process is stopped until its lease expires (its key goes), A unlocks, B resumes. {}\n\nB's exit status {:?}; stdout {:?}; stderr {:?}. B's key was gone before A's went: {}.\n\nThe model: `lockstep check --recipe etcd-revision:v3.4 --clients 2 --pauses 1` violates `holder_owns_key`; `v3.5` holds; `lockstep hunt scenarios/etcd-mutex-11456.toml` shows it in the simulator.\n",
-        match (&mutex_11456.error, mutex_11456.phantom) {
-            (Some(e), _) => format!("The experiment did not run: {e}."),
-            (None, true) => format!("**Lock returned with no key** {:.2} s after B resumed: etcdctl ran B's command as the holder. The real 3.4 client reproduces #11456.", mutex_11456.returned_after_seconds.unwrap_or(0.0)),
-            (None, false) => "Lock did not return: the real client did not reproduce #11456 here.".to_string(),
-        },
-        mutex_11456.exit_code,
-        mutex_11456.stdout.trim(),
-        mutex_11456.stderr.trim(),
-        mutex_11456.key_gone_before_return,
+    md.push_str(&experiment_section(
+        "etcd's own Mutex (3.4): etcd #11456",
+        "`etcdctl lock` (etcd 3.4's `concurrency.Mutex`): A holds; B (`--ttl 2`, command `echo HOLDING`) waits in `Lock` behind A's key; B's process is stopped until its lease expires (its key goes), A unlocks, B resumes.",
+        &format!("**Lock returned with no key** {:.2} s after B resumed: etcdctl ran B's command as the holder. The real 3.4 client reproduces #11456.", mutex_11456.returned_after_seconds.unwrap_or(0.0)),
+        "Lock did not return: the real client did not reproduce #11456 here.",
+        "The model: `lockstep check --recipe etcd-revision:v3.4 --clients 2 --pauses 1` violates `holder_owns_key`; `v3.5` holds; `lockstep hunt scenarios/etcd-mutex-11456.toml` shows it in the simulator.",
+        &mutex_11456,
     ));
     md.push_str(&format!(
         "\n## kazoo's Lock after a pause\n\nkazoo 2.11's own `Lock` (`validate/kazoo_pause.py`, session timeout 4 s): A takes the lock; A's process is stopped until its session expires; B takes the lock (taken while A was stopped: {}); A resumes, kazoo reconnects, hears LOST and opens a new session. {}\n\nWho believed it held, seconds after A took the lock: A {:?} (stopped at {:.2}, resumed at {:.2}), B {:?}.\n\nThe model's twin is the `oblivious` policy: `scenarios/kazoo-oblivious-pause.toml` (the stale holder believes until its hold ends; `mutual_exclusion` violated, and without fencing its late write breaks `resource_exclusion`; with `policy = \"naive\"` it drops its belief when told and the overlap ends at the resume), and `lockstep check --recipe fair-predecessor:kazoo --clients 2 --pauses 1 --policy oblivious`.\n\n![real kazoo](kazoo-pause-real.png)\n![simulated twin](kazoo-pause-sim.png)\n",
@@ -939,12 +967,8 @@ async fn main() -> ExitCode {
             "etcdctl_elect_phantom_leader": phantom,
             "etcdctl_lock_11456": mutex_11456,
             "kazoo_lock_after_pause": kazoo_pause,
-            "curator_mutex_herd": curator_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
-                "clients": n, "requests_per_acquisition": real.0, "notifications": real.1, "model_notifications": model_notifications, "match": agree,
-            })).collect::<Vec<_>>(),
-            "etcdctl_lock_herd": etcdctl_rows.iter().map(|(n, real, _, model_notifications, agree)| serde_json::json!({
-                "clients": n, "real": real, "model_notifications": model_notifications, "match": agree,
-            })).collect::<Vec<_>>(),
+            "curator_mutex_herd": curator_rows,
+            "etcdctl_lock_herd": etcdctl_rows,
         }))
         .unwrap(),
     )
@@ -964,7 +988,7 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.4) && curator_rows.iter().all(|r| r.4);
+    let etcdctl_agrees = etcdctl_rows.iter().chain(&curator_rows).all(|r| r.agree);
     let elect_ran = etcdctl_agrees
         && kazoo_pause.error.is_none()
         && kazoo_pause.taken_while_stopped
