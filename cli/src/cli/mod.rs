@@ -40,7 +40,9 @@ pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError>
     version,
     about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.",
     long_about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.\n\n\
-                  Without a command, checks every recipe at its default configuration and prints a summary table.",
+                  Without a command, runs the tour: checks every recipe at its default configuration, runs the \
+                  shipped scenarios, sweeps the herd to 1,000 clients, prints the tables and writes the report \
+                  to lockstep-report/ in the current directory (`lockstep report --out DIR` writes it elsewhere).",
     after_help = "Exit status: 0 nothing violated; 1 a property violated (or a reproducer that did not \
                   reproduce); 2 bad usage or input, or a run cut off with no verdict; 3 incomplete: a check \
                   stopped at its state limit, a hunt with seeds cut off, or a merge that lacks shards."
