@@ -478,9 +478,13 @@ impl Actor for Client {
         // heartbeat; on ZooKeeper any reply or event too, since every request
         // renews a ZooKeeper session. An etcd lease is renewed by keepalives
         // alone, so other replies prove nothing about its expiry.
+        // A suspend-aware client's clock is the connection's (SUSPENDED,
+        // RECONNECTED): any message from the store restarts it.
         let renewed = match msg {
             Msg::Pong { .. } => true,
-            Msg::Reply { .. } | Msg::Notify { .. } => self.recipe.face() == Face::ZooKeeper,
+            Msg::Reply { .. } | Msg::Notify { .. } => {
+                self.recipe.face() == Face::ZooKeeper || self.policy == Policy::SuspendAware
+            }
             _ => false,
         };
         if src == store_id() && self.policy.keeps_a_deadline() && in_session && renewed {

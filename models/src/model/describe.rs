@@ -30,7 +30,7 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
                 Timer::Retry => "no reply: resend".to_string(),
                 Timer::Ping => "heartbeat".to_string(),
                 Timer::Deadline => {
-                    "session deadline passed by its own clock: give the lock up".to_string()
+                    "no word from the store for its deadline (its own clock)".to_string()
                 }
                 Timer::Expiry(s) => format!("expiry of {s}"),
             };

@@ -25,7 +25,7 @@ pub use state::{Action, ClientSlot, Link, LockState, Status};
 
 use crate::client::{Client, ClientState, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
-use crate::msg::{Msg, Timer};
+use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
     is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
 };
@@ -50,8 +50,16 @@ pub struct LockModel {
 /// cancel, which is the client's own — goes out on the new connection; a
 /// library that does not close, Curator's, sent none). Replies, requests and
 /// heartbeats in flight went with the old connection.
-pub fn survives_reconnect(msg: &Msg) -> bool {
+///
+/// A ZooKeeper client whose session expired meanwhile is told so on
+/// reconnect and gets no watch events (`session_alive` false); etcd watch
+/// events belong to the client's connection, not to its lease.
+pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
     match msg {
+        Msg::Notify {
+            event: WatchEvent::Zk { .. },
+            ..
+        } => session_alive,
         Msg::Notify { .. } | Msg::Expired { .. } | Msg::Close { .. } => true,
         Msg::Reply { .. }
         | Msg::Request { .. }
@@ -352,10 +360,13 @@ impl Model for LockModel {
             }
             Action::Heal(c) => state.slot_mut(c).partitioned = false,
             Action::Reconnect(c) => {
+                let alive = state
+                    .store
+                    .is_alive(state.clients[c as usize].state.session);
                 let slot = state.slot_mut(c);
                 slot.partitioned = false;
-                slot.from_store.retain(survives_reconnect);
-                slot.to_store.retain(survives_reconnect);
+                slot.from_store.retain(|m| survives_reconnect(m, alive));
+                slot.to_store.retain(|m| survives_reconnect(m, alive));
                 // A cut-off client is running: a pause never starts on a cut link.
                 self.client_step(&mut state, c, |s, o| self.client.on_reconnect(s, o));
             }

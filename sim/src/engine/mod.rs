@@ -601,17 +601,25 @@ impl<'a> Sim<'a> {
                 TraceEvent::Resume { client: c }
             }
             FaultKind::Partition => {
+                let alive = self
+                    .store_state
+                    .is_alive(self.clients[c as usize].state.session);
                 let rt = &mut self.clients[c as usize];
+                if !rt.partitioned {
+                    return; // a crash ended the cut already
+                }
                 rt.partitioned = false;
                 // Past the client's read timeout (2/3 of the session
-                // timeout) the connection is given up and made anew: what
-                // was in flight on it is lost, and the client resends.
-                let reconnect =
-                    self.now - rt.cut_since_us >= self.scenario.timing.session_timeout_us / 3 * 2;
+                // timeout), or past the session itself, the connection is
+                // given up and made anew: what was in flight on it is lost,
+                // and the client resends.
+                let reconnect = !alive
+                    || self.now - rt.cut_since_us
+                        >= self.scenario.timing.session_timeout_us / 3 * 2;
                 let held = std::mem::take(&mut rt.cut_link);
                 for q in held {
                     if let Event::Deliver { from, to, msg } = q.event {
-                        if !reconnect || models::model::survives_reconnect(&msg) {
+                        if !reconnect || models::model::survives_reconnect(&msg, alive) {
                             self.send(from, to, msg);
                         }
                     }
