@@ -76,14 +76,16 @@ struct TotalsRow {
     agree: bool,
 }
 
+/// Requests per acquisition, as the report prints them: `create 1.00, …`.
+fn fmt_req(m: &BTreeMap<String, f64>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k} {v:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The report's table of a real library's totals beside the model's.
 fn totals_table(what: &str, rows: &[TotalsRow]) -> String {
-    let fmt_req = |m: &BTreeMap<String, f64>| {
-        m.iter()
-            .map(|(k, v)| format!("{k} {v:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let mut md = format!("\n{what}:\n\n| clients | requests per acquisition (real) | (model) | notifications (real) | (model) | match |\n|---|---|---|---|---|---|\n");
     for r in rows {
         md.push_str(&format!(
@@ -335,6 +337,35 @@ fn measure_real(run: &RealRun, n: u16) -> Measured {
     }
 }
 
+/// Runs a real library's harness (`what` names it in errors) and reads the
+/// one JSON object it prints.
+fn run_harness(program: &str, args: &[&str], what: &str) -> Result<serde_json::Value, String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("{what} printed no JSON: {e}"))
+}
+
+/// A harness's `requests` counts divided by its acquisitions (at least 1).
+fn per_acquisition(v: &serde_json::Value, acquisitions: f64) -> BTreeMap<String, f64> {
+    let acquisitions = acquisitions.max(1.0);
+    v["requests"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| (k.clone(), c.as_f64().unwrap_or(0.0) / acquisitions))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Watchers ZooKeeper has triggered so far, from `mntr`.
 fn zk_watchers_triggered(zk: &str) -> Result<u64, String> {
     use std::io::{Read, Write};
@@ -376,35 +407,20 @@ fn curator_mutex(zk: &str, n: u16, hold_ms: u64) -> Result<Totals, String> {
         .join(":");
     let source = concat!(env!("CARGO_MANIFEST_DIR"), "/CuratorMutex.java");
     let before = zk_watchers_triggered(zk)?;
-    let out = std::process::Command::new("java")
-        .args([
+    let v = run_harness(
+        "java",
+        &[
             "-cp",
             &classpath,
             source,
             zk,
             &n.to_string(),
             &hold_ms.to_string(),
-        ])
-        .output()
-        .map_err(|e| format!("cannot run java: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "CuratorMutex.java failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+        ],
+        "CuratorMutex.java",
+    )?;
     let after = zk_watchers_triggered(zk)?;
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("CuratorMutex.java printed no JSON: {e}"))?;
-    let acquisitions = v["acquisitions"].as_f64().unwrap_or(1.0).max(1.0);
-    let requests = v["requests"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, c)| (k.clone(), c.as_f64().unwrap_or(0.0) / acquisitions))
-                .collect()
-        })
-        .unwrap_or_default();
+    let requests = per_acquisition(&v, v["acquisitions"].as_f64().unwrap_or(1.0));
     Ok(Totals {
         requests_per_acquisition: requests,
         notifications: after - before,
@@ -416,30 +432,13 @@ fn curator_mutex(zk: &str, n: u16, hold_ms: u64) -> Result<Totals, String> {
 /// ZooKeeper at `zk`.
 fn kazoo_lock(zk: &str, n: u16, hold_ms: u64) -> Result<Measured, String> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_lock.py");
-    let out = std::process::Command::new("python3")
-        .args([script, zk, &n.to_string(), &hold_ms.to_string()])
-        .output()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "kazoo_lock.py failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("kazoo_lock.py printed no JSON: {e}"))?;
-    let acquisitions = v["acquisition_sequence"]
-        .as_array()
-        .map_or(0, Vec::len)
-        .max(1) as f64;
-    let requests = v["requests"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, c)| (k.clone(), c.as_f64().unwrap_or(0.0) / acquisitions))
-                .collect()
-        })
-        .unwrap_or_default();
+    let v = run_harness(
+        "python3",
+        &[script, zk, &n.to_string(), &hold_ms.to_string()],
+        "kazoo_lock.py",
+    )?;
+    let acquisitions = v["acquisition_sequence"].as_array().map_or(0, Vec::len) as f64;
+    let requests = per_acquisition(&v, acquisitions);
     let numbers = |key: &str| -> Vec<u64> {
         v[key]
             .as_array()
@@ -865,12 +864,6 @@ async fn main() -> ExitCode {
 
     // The report.
     let mut md = String::from("# Model vs real servers\n\nBaseline herd scenario (N clients request at once, one round, no faults), the same client and recipe actors against ZooKeeper 3.8 and etcd 3.4 on loopback, compared with lockstep's simulation.\n\n![notifications](validation-notifications.png)\n\n| recipe | clients | notifications per release (real) | (model) | before the first release (real) | requests per acquisition (real) | (model) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|\n");
-    let fmt_req = |m: &BTreeMap<String, f64>| {
-        m.iter()
-            .map(|(k, v)| format!("{k} {v:.2}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     for r in &rows {
         md.push_str(&format!(
             "| {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",

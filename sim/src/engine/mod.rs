@@ -900,8 +900,7 @@ pub fn simulate_traced<'a>(
 /// reading of `progress` (lock) and `leader_elected` (election).
 /// `followers_agree` is decided on the checker's graph only.
 fn progress_of(app: models::recipe::App) -> PropertyName {
-    match app {
-        models::recipe::App::Lock => PropertyName::Progress,
-        models::recipe::App::Election => PropertyName::LeaderElected,
-    }
+    PropertyName::simulated(app)
+        .find(|p| p.kind() == models::properties::Kind::Progress)
+        .expect("every application has a progress property the simulator judges")
 }
