@@ -139,6 +139,36 @@ pub enum Phase {
     Done,
 }
 
+/// The client library's view of its connection: ZooKeeper's connection
+/// states as Curator and kazoo report them (etcd's Go client has no such
+/// events; an etcd client passes through the same states, unreported).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Connection {
+    /// Hearing from the store.
+    #[default]
+    Connected,
+    /// SUSPENDED: nothing from the store for the read timeout (2/3 of the
+    /// session timeout), and the connection dropped; the library is trying
+    /// to reconnect. The session may still be alive. Left for `Connected`
+    /// (RECONNECTED: the same session, watches re-registered) when the store
+    /// answers again.
+    Suspended,
+    /// LOST: told the session expired (or given up on it); the library
+    /// opens a new session.
+    Lost,
+}
+
+impl fmt::Display for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Connection::Connected => "connected",
+            Connection::Suspended => "suspended",
+            Connection::Lost => "lost",
+        })
+    }
+}
+
 /// What survives a crash (the simulator restarts crashed clients; the model
 /// checker's crashes are for good): a restarted client opens a new session,
 /// goes on with the rounds it has left, and keeps numbering its acquisitions.
@@ -167,6 +197,8 @@ pub struct ClientState {
     /// [`crate::recipe::Recipe::resume`]): its state and the request it
     /// sends once the session is open.
     pub resume: Option<(AnyState, Request)>,
+    /// What the client library says of its connection.
+    pub connection: Connection,
 }
 
 impl ClientState {
@@ -181,6 +213,7 @@ impl ClientState {
             epoch: 0,
             holds: 0,
             resume: None,
+            connection: Connection::Connected,
         }
     }
 
@@ -291,6 +324,7 @@ impl Client {
     /// policy): whatever it held is lost. Open a new session and start the
     /// round again.
     fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        st.connection = Connection::Lost;
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }
@@ -333,12 +367,38 @@ impl Client {
         self.send_request(st, req, o);
     }
 
-    /// The connection to the store was re-established after a partition
-    /// long enough to drop it (past the client's read timeout): the reply to
-    /// the outstanding request, if any, went with the old connection
-    /// (ConnectionLoss), so the request goes again; watches were
-    /// re-registered and the session, if still alive, goes on.
-    pub fn on_reconnect(&self, state: &mut Cow<ClientState>, o: &mut Out<Self>) {
+    /// The connection dropped: nothing came from the store for the read
+    /// timeout (2/3 of the session timeout) — SUSPENDED. What the
+    /// application does then is its policy's: a suspend-aware holder gives
+    /// the lock up and keeps its session; anyone else waits for the store.
+    pub fn on_disconnect(&self, state: &mut Cow<ClientState>, o: &mut Out<Self>) {
+        if state.connection != Connection::Connected || state.phase == Phase::Done {
+            return;
+        }
+        let st = state.to_mut();
+        st.connection = Connection::Suspended;
+        if self.policy == Policy::SuspendAware && st.holds_lock() {
+            self.release(st, o);
+        }
+    }
+
+    /// The connection to the store was made anew after a partition long
+    /// enough to drop it (past the read timeout, so the client was
+    /// SUSPENDED by then if it had not noticed yet). The reply to the
+    /// outstanding request, if any, went with the old connection
+    /// (ConnectionLoss), so the request goes again. If the session lives
+    /// the client is RECONNECTED (same session, watches re-registered);
+    /// if not, the store's expiry notice comes next (LOST).
+    pub fn on_reconnect(
+        &self,
+        state: &mut Cow<ClientState>,
+        session_alive: bool,
+        o: &mut Out<Self>,
+    ) {
+        self.on_disconnect(state, o);
+        if session_alive && state.connection == Connection::Suspended {
+            state.to_mut().connection = Connection::Connected;
+        }
         if state.pending.is_some() {
             self.resend(state.to_mut(), o);
         }
@@ -401,6 +461,7 @@ impl Client {
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {
+                st.connection = Connection::Connected;
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
                 if self.policy.keeps_a_deadline() {
                     o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
@@ -490,6 +551,14 @@ impl Actor for Client {
         if src == store_id() && self.policy.keeps_a_deadline() && in_session && renewed {
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
         }
+        // The store answers a suspended client: RECONNECTED (its expiry
+        // notice instead makes it LOST, below).
+        if src == store_id()
+            && state.connection == Connection::Suspended
+            && !matches!(msg, Msg::Expired { .. })
+        {
+            state.to_mut().connection = Connection::Connected;
+        }
         match msg {
             Msg::Reply {
                 epoch,
@@ -528,8 +597,11 @@ impl Actor for Client {
                     let step = self.recipe.on_expired(recipe);
                     self.apply(st, step, (0, false), o);
                 } else if self.policy == Policy::Oblivious && state.holds_lock() {
-                    // It goes on as the holder; its release will find the
-                    // session gone.
+                    // The library knows (LOST); the application goes on as
+                    // the holder, and its release will find the session gone.
+                    if session == state.session {
+                        state.to_mut().connection = Connection::Lost;
+                    }
                 } else if session == state.session && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {
@@ -597,9 +669,9 @@ impl Actor for Client {
                     // way (ConnectionLoss): the request goes again once the
                     // store answers.
                     Policy::SuspendAware => {
-                        if state.holds_lock() {
-                            self.release(state.to_mut(), o);
-                        } else if state.pending.is_some() {
+                        let pending = state.pending.is_some() && !state.holds_lock();
+                        self.on_disconnect(state, o);
+                        if pending {
                             self.resend(state.to_mut(), o);
                         }
                     }

@@ -5,7 +5,7 @@
 use models::ids::{Child, Key, SessionId, ZPath};
 use models::msg::{EtcdEvent, Range, SortByCreate, ZkEvent};
 use models::store::etcd::EtcdKv;
-use models::store::zookeeper::ZkTree;
+use models::store::zookeeper::{SessionEnd, ZkTree};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +18,7 @@ enum ZkOp {
     Exists { nth: usize, session: u16 },
     ExistsMissing { seq: u32, session: u16 },
     GetChildren { session: u16 },
-    Expire { session: u16 },
+    End { session: u16, closed: bool },
 }
 
 fn zk_op() -> impl Strategy<Value = ZkOp> {
@@ -30,7 +30,7 @@ fn zk_op() -> impl Strategy<Value = ZkOp> {
         (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
         (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
         s.clone().prop_map(|session| ZkOp::GetChildren { session }),
-        s.prop_map(|session| ZkOp::Expire { session }),
+        (s, any::<bool>()).prop_map(|(session, closed)| ZkOp::End { session, closed }),
     ]
 }
 
@@ -88,9 +88,14 @@ impl RefZk {
         self.fire_children(out);
         true
     }
-    fn expire(&mut self, s: SessionId, out: &mut Vec<Event>) {
-        self.data_watches.retain(|(_, w)| *w != s);
-        self.child_watches.remove(&s);
+    /// On a close the session's own watches fire on the deletes of its
+    /// ephemerals (its connection closes after them), then go; on an
+    /// expiry they go first.
+    fn end(&mut self, s: SessionId, closed: bool, out: &mut Vec<Event>) {
+        if !closed {
+            self.data_watches.retain(|(_, w)| *w != s);
+            self.child_watches.remove(&s);
+        }
         let owned: Vec<ZPath> = self
             .nodes
             .iter()
@@ -100,6 +105,8 @@ impl RefZk {
         for p in owned {
             self.delete(p, out);
         }
+        self.data_watches.retain(|(_, w)| *w != s);
+        self.child_watches.remove(&s);
     }
 }
 
@@ -161,10 +168,11 @@ proptest! {
                     prop_assert_eq!(got, want);
                     reference.child_watches.insert(sid(session));
                 }
-                ZkOp::Expire { session } => {
+                ZkOp::End { session, closed } => {
                     let s = sid(session);
-                    tree.expire(s, &mut fired);
-                    reference.expire(s, &mut expected);
+                    let end = if closed { SessionEnd::Closed } else { SessionEnd::Expired };
+                    tree.end_session(s, end, &mut fired);
+                    reference.end(s, closed, &mut expected);
                     // Expiry deletes exactly the session's ephemerals.
                     prop_assert!(tree.nodes.iter().all(|(_, n)| n.ephemeral_owner != Some(s)));
                 }

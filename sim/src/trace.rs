@@ -5,6 +5,7 @@
 //! A line is `{"t": <virtual µs>, "event": "<kind>", ...fields}`.
 
 use crate::scenario::FaultKind;
+use models::client::Connection;
 use models::ids::{ClientIdx, SessionId};
 use models::msg::{Msg, Timer};
 use models::properties::PropertyName;
@@ -105,6 +106,12 @@ pub enum TraceEvent {
     Heal { client: ClientIdx },
     /// A delay spike ended.
     DelayEnd { client: ClientIdx },
+    /// A client library's connection state changed: SUSPENDED, RECONNECTED
+    /// (back to connected), LOST.
+    Connection {
+        client: ClientIdx,
+        state: Connection,
+    },
     /// A client came to believe it holds.
     Hold { client: ClientIdx, token: u64 },
     /// A client stopped believing it holds.
@@ -259,6 +266,14 @@ impl fmt::Display for TraceLine {
             TraceEvent::Resume { client } => write!(f, "client {client} resumes"),
             TraceEvent::Heal { client } => write!(f, "client {client}'s link to the store heals"),
             TraceEvent::DelayEnd { client } => write!(f, "client {client}'s links are fast again"),
+            TraceEvent::Connection { client, state } => {
+                let word = match state {
+                    Connection::Connected => "RECONNECTED",
+                    Connection::Suspended => "SUSPENDED",
+                    Connection::Lost => "LOST",
+                };
+                write!(f, "client {client}'s connection: {word}")
+            }
             TraceEvent::Hold { client, token } => {
                 write!(f, "client {client} now holds (token {token})")
             }

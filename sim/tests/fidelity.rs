@@ -103,3 +103,68 @@ fn an_oblivious_holder_outlasts_the_naive_one() {
     assert_eq!(naive, ["mutual_exclusion"]);
     assert_eq!(oblivious, ["mutual_exclusion", "resource_exclusion"]);
 }
+
+/// ZooKeeper's connection states with the real timing: a partition of the
+/// holder shorter than its read timeout (2/3 of the 4 s session timeout)
+/// goes unnoticed; one past the read timeout makes it SUSPENDED at 2.67 s
+/// and RECONNECTED (the same session) when it heals; one past the session
+/// timeout ends LOST, then a new session connects.
+#[test]
+fn a_partition_suspends_reconnects_or_loses_the_session_as_zookeeper_clients_do() {
+    use models::client::Connection;
+    use sim::engine::simulate;
+    use sim::trace::TraceEvent;
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+        .join("kazoo-oblivious-pause.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let states = |policy: &str, cut_ms: u64| {
+        let text = text
+            .replace("policy = \"oblivious\"", &format!("policy = \"{policy}\""))
+            .replace("kind = \"pause\"", "kind = \"partition\"")
+            .replace("duration_ms = 6000", &format!("duration_ms = {cut_ms}"));
+        let s = Scenario::parse(&text, "cut.toml", "cut").unwrap();
+        let o = simulate(&s, s.seed, true);
+        // The read timeout runs from the last word before the cut (150 ms).
+        let heard = o
+            .trace
+            .iter()
+            .filter(|l| l.t < 150_000)
+            .filter_map(|l| match l.event {
+                TraceEvent::Deliver {
+                    from: sim::trace::Party::Store,
+                    to: sim::trace::Party::Client(0),
+                    ..
+                } => Some(l.t),
+                _ => None,
+            })
+            .last()
+            .unwrap();
+        let seen: Vec<(u64, Connection)> = o
+            .trace
+            .iter()
+            .filter_map(|l| match l.event {
+                TraceEvent::Connection { client: 0, state } => Some((l.t, state)),
+                _ => None,
+            })
+            .collect();
+        (seen, heard + 2_666_666, o.violations.is_empty())
+    };
+    use Connection::{Connected, Lost, Suspended};
+    let (short, _, safe) = states("naive", 2000);
+    assert_eq!(short, [], "a 2 s cut is within the read timeout");
+    assert!(safe);
+    let (past_read, drops, safe) = states("naive", 3500);
+    assert!(drops > 2_700_000 && drops < 2_816_667, "{drops}");
+    assert_eq!(past_read, [(drops, Suspended), (3_650_000, Connected)]);
+    assert!(safe, "the session outlived the cut");
+    let (past_session, drops, _) = states("naive", 6000);
+    let kinds: Vec<Connection> = past_session.iter().map(|&(_, c)| c).collect();
+    assert_eq!(kinds, [Suspended, Lost, Connected]);
+    assert_eq!(past_session[0].0, drops);
+    assert!(past_session[1].0 >= 6_150_000, "told on reconnect");
+    // A suspend-aware holder gives the lock up at SUSPENDED: nobody else
+    // holds before it, so the expiry costs no exclusion.
+    let (aware, drops, safe) = states("suspend-aware", 6000);
+    assert_eq!(aware.first(), Some(&(drops, Suspended)));
+    assert!(safe);
+}

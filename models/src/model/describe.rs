@@ -30,7 +30,9 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
                 Timer::Retry => "no reply: resend".to_string(),
                 Timer::Ping => "heartbeat".to_string(),
                 Timer::Deadline => {
-                    "no word from the store for its deadline (its own clock)".to_string()
+                    "no word from the store for its deadline (its own clock; SUSPENDED for \
+                     a suspend-aware client)"
+                        .to_string()
                 }
                 Timer::Expiry(s) => format!("expiry of {s}"),
             };
@@ -66,7 +68,9 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
             "recover",
             client(c),
             "store".into(),
-            "reconnects to the store on a new connection (what was in flight is lost)".into(),
+            "SUSPENDED past the read timeout, reconnects on a new connection (what was in \
+             flight is lost): RECONNECTED if its session lives, else told LOST"
+                .into(),
         ),
         Action::LoseReply(c) => {
             let what = state.clients[c as usize]

@@ -368,7 +368,7 @@ impl Model for LockModel {
                 slot.from_store.retain(|m| survives_reconnect(m, alive));
                 slot.to_store.retain(|m| survives_reconnect(m, alive));
                 // A cut-off client is running: a pause never starts on a cut link.
-                self.client_step(&mut state, c, |s, o| self.client.on_reconnect(s, o));
+                self.client_step(&mut state, c, |s, o| self.client.on_reconnect(s, alive, o));
             }
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;

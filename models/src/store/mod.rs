@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
 use std::time::Duration;
+pub use zookeeper::SessionEnd;
 use zookeeper::ZkTree;
 
 /// The store actor's configuration.
@@ -188,9 +189,10 @@ impl StoreState {
         }
     }
 
-    /// Expires a live session: deletes its ephemerals and lease keys and
-    /// returns the notifications that fire, in order.
-    pub fn expire(&mut self, s: SessionId) -> Vec<(SessionId, WatchEvent)> {
+    /// Ends a live session (expired, or closed by its owner): deletes its
+    /// ephemerals and lease keys and returns the notifications that fire, in
+    /// order.
+    pub fn end_session(&mut self, s: SessionId, end: SessionEnd) -> Vec<(SessionId, WatchEvent)> {
         let Ok(i) = self.sessions.binary_search_by(|(id, _)| id.cmp(&s)) else {
             return Vec::new();
         };
@@ -200,7 +202,7 @@ impl StoreState {
         self.sessions[i].1 = false;
         let mut out = Vec::new();
         let mut zk_fired = Vec::new();
-        self.zk.expire(s, &mut zk_fired);
+        self.zk.end_session(s, end, &mut zk_fired);
         zk_notifications(zk_fired, &mut out);
         let mut etcd_fired = Vec::new();
         self.etcd.expire(s, &mut etcd_fired);
@@ -423,7 +425,7 @@ impl Actor for Store {
                 let st = state.to_mut();
                 st.etcd.watchers.retain(|w| w.client != client);
                 if st.is_alive(session) {
-                    let fired = st.expire(session);
+                    let fired = st.end_session(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));
                     send_notifications(o, state, fired);
                 }
@@ -443,7 +445,7 @@ impl Actor for Store {
     fn on_timeout(&self, _id: Id, state: &mut Cow<StoreState>, timer: &Timer, o: &mut Out<Self>) {
         if let Timer::Expiry(session) = *timer {
             if state.is_alive(session) {
-                let fired = state.to_mut().expire(session);
+                let fired = state.to_mut().end_session(session, SessionEnd::Expired);
                 send_notifications(o, state, fired);
                 if self.tell_expiry {
                     o.send(client_id(session.client), Msg::Expired { session });

@@ -227,11 +227,20 @@ impl ZkTree {
         Ok(self.children_cache.0.clone().expect("just filled"))
     }
 
-    /// Session expiry or close: delete the session's ephemerals (firing their
-    /// watches, in path order) and drop the session's own watches.
-    pub fn expire(&mut self, session: SessionId, fired: &mut Vec<Fired>) {
-        self.data_watches.retain(|(_, s)| *s != session);
-        self.child_watches.retain(|(_, s)| *s != session);
+    /// Session expiry or close: delete the session's ephemerals (firing
+    /// their watches, in path order) and drop the session's own watches.
+    ///
+    /// On a close the session's connection is open while its ephemerals go,
+    /// so its own watches on them fire first (measured on ZooKeeper 3.8: a
+    /// client that closes gets NodeDeleted for its own node and
+    /// NodeChildrenChanged for its parent). An expired session's owner has
+    /// been silent past its read timeout: its connection is gone, and it
+    /// hears only Disconnected, then Expired (measured with a SIGSTOPped
+    /// Java client) — so its watches are dropped first.
+    pub fn end_session(&mut self, session: SessionId, end: SessionEnd, fired: &mut Vec<Fired>) {
+        if end == SessionEnd::Expired {
+            self.drop_watches(session);
+        }
         let owned: Vec<ZPath> = self
             .nodes
             .iter()
@@ -242,7 +251,22 @@ impl ZkTree {
             // An ephemeral has no children, so the delete cannot fail.
             let _ = self.delete(path, fired);
         }
+        self.drop_watches(session);
     }
+
+    fn drop_watches(&mut self, session: SessionId) {
+        self.data_watches.retain(|(_, s)| *s != session);
+        self.child_watches.retain(|(_, s)| *s != session);
+    }
+}
+
+/// How a session ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The server expired it: its owner was silent.
+    Expired,
+    /// Its owner closed it.
+    Closed,
 }
 
 fn add_watch(table: &mut BTreeSet<(ZPath, SessionId)>, path: ZPath, session: SessionId) {

@@ -39,7 +39,7 @@ pub use recorder::TraceOptions;
 use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use crate::trace::{MsgKind, Party, TraceEvent};
-use models::client::{Client, ClientState, ClientStorage, Phase};
+use models::client::{Client, ClientState, ClientStorage, Connection, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use models::msg::{Msg, Timer};
 use models::properties::{
@@ -71,6 +71,9 @@ struct ClientRt {
     partitioned: bool,
     /// When the current partition began.
     cut_since_us: u64,
+    /// When the client last heard from the store: its read timeout runs
+    /// from there.
+    heard_us: u64,
     /// Messages held on the cut client–store link, both ways, in send order.
     cut_link: Vec<Queued>,
     extra_latency_us: u64,
@@ -79,6 +82,8 @@ struct ClientRt {
     acquire_started_us: Option<u64>,
     /// Crashed or done: nothing more is expected of it.
     finished: bool,
+    /// The connection state last traced.
+    connection: Connection,
 }
 
 impl ClientRt {
@@ -212,11 +217,13 @@ impl<'a> Sim<'a> {
                 frozen: Vec::new(),
                 partitioned: false,
                 cut_since_us: 0,
+                heard_us: 0,
                 cut_link: Vec::new(),
                 extra_latency_us: 0,
                 lose_next_reply: None,
                 acquire_started_us: None,
                 finished: false,
+                connection: Connection::Connected,
             });
             sim.unfinished += 1;
             sim.start_client(c);
@@ -233,6 +240,8 @@ impl<'a> Sim<'a> {
         let storage = self.clients[c as usize].storage;
         let state = self.client.on_start(client_id(c), &storage, &mut out);
         let rt = &mut self.clients[c as usize];
+        // A new process starts with a connection of its own.
+        rt.connection = state.connection;
         rt.state = state;
         rt.status = Status::Running;
         self.apply_client_out(c, out);
@@ -371,6 +380,17 @@ impl<'a> Sim<'a> {
     fn after_client_step(&mut self, c: ClientIdx) {
         self.refresh_finished(c);
         let now = self.now;
+        let connection = self.clients[c as usize].state.connection;
+        if connection != self.clients[c as usize].connection {
+            self.clients[c as usize].connection = connection;
+            trace!(
+                self,
+                TraceEvent::Connection {
+                    client: c,
+                    state: connection
+                }
+            );
+        }
         let rt = &mut self.clients[c as usize];
         if rt.state.phase == Phase::Acquiring && rt.acquire_started_us.is_none() {
             rt.acquire_started_us = Some(now);
@@ -551,7 +571,12 @@ impl<'a> Sim<'a> {
             {
                 self.clients[c as usize].partitioned = true;
                 self.clients[c as usize].cut_since_us = self.now;
-                self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
+                let end = self.now + duration.unwrap_or(0);
+                self.push(end, Event::FaultEnd(i));
+                let drops = self.drops_at_us(c);
+                if drops <= end {
+                    self.push(drops.max(self.now), Event::ReadTimeout(i));
+                }
                 true
             }
             FaultKind::LostReply if status != Status::Crashed && !done => {
@@ -604,6 +629,7 @@ impl<'a> Sim<'a> {
                 let alive = self
                     .store_state
                     .is_alive(self.clients[c as usize].state.session);
+                let drops = self.drops_at_us(c);
                 let rt = &mut self.clients[c as usize];
                 if !rt.partitioned {
                     return; // a crash ended the cut already
@@ -613,9 +639,7 @@ impl<'a> Sim<'a> {
                 // timeout), or past the session itself, the connection is
                 // given up and made anew: what was in flight on it is lost,
                 // and the client resends.
-                let reconnect = !alive
-                    || self.now - rt.cut_since_us
-                        >= self.scenario.timing.session_timeout_us / 3 * 2;
+                let reconnect = !alive || self.now >= drops;
                 let held = std::mem::take(&mut rt.cut_link);
                 for q in held {
                     if let Event::Deliver { from, to, msg } = q.event {
@@ -627,7 +651,7 @@ impl<'a> Sim<'a> {
                 if reconnect && self.clients[c as usize].status == Status::Running {
                     let mut out = Out::new();
                     let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-                    self.client.on_reconnect(&mut cow, &mut out);
+                    self.client.on_reconnect(&mut cow, alive, &mut out);
                     self.clients[c as usize].state = cow.into_owned();
                     self.apply_client_out(c, out);
                     self.after_client_step(c);
@@ -641,6 +665,36 @@ impl<'a> Sim<'a> {
             FaultKind::LostReply => return,
         };
         trace!(self, what);
+    }
+
+    /// A ZooKeeper client's read timeout, 2/3 of the session timeout (the
+    /// etcd client's gRPC keepalive is modelled with the same bound).
+    fn read_timeout_us(&self) -> u64 {
+        self.scenario.timing.session_timeout_us / 3 * 2
+    }
+
+    /// When a cut-off client's connection drops: a read timeout after it
+    /// last heard from the store.
+    fn drops_at_us(&self, c: ClientIdx) -> u64 {
+        self.clients[c as usize].heard_us + self.read_timeout_us()
+    }
+
+    /// A partition has lasted past the read timeout: a running client
+    /// notices the silence and its connection drops (SUSPENDED). A paused
+    /// one cannot notice; it reconnects when the cut heals.
+    fn read_timeout(&mut self, i: usize) {
+        let c = self.faults[i].fault.client as ClientIdx;
+        let rt = &self.clients[c as usize];
+        let same_cut = rt.partitioned && self.drops_at_us(c).max(rt.cut_since_us) == self.now;
+        if !same_cut || rt.status != Status::Running {
+            return;
+        }
+        let mut out = Out::new();
+        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
+        self.client.on_disconnect(&mut cow, &mut out);
+        self.clients[c as usize].state = cow.into_owned();
+        self.apply_client_out(c, out);
+        self.after_client_step(c);
     }
 
     /// When the last fault is over: crash restarts, resumes, heals.
@@ -733,6 +787,9 @@ impl<'a> Sim<'a> {
                         });
                         continue;
                     }
+                    if from == store_id() {
+                        rt.heard_us = self.now;
+                    }
                     self.deliver(from, to, msg);
                 }
                 Event::Timer {
@@ -801,6 +858,7 @@ impl<'a> Sim<'a> {
                 },
                 Event::FaultStart(i) => self.fault_start(i),
                 Event::FaultEnd(i) => self.fault_end(i),
+                Event::ReadTimeout(i) => self.read_timeout(i),
             }
             if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
                 break;

@@ -22,6 +22,9 @@ pub(super) enum Event {
     },
     FaultStart(usize),
     FaultEnd(usize),
+    /// A partition has lasted the client's read timeout: its connection
+    /// drops (the fault's index).
+    ReadTimeout(usize),
 }
 
 /// An event with its place in the order.
