@@ -382,8 +382,8 @@ impl Client {
         }
     }
 
-    /// The connection to the store was made anew after a partition long
-    /// enough to drop it (past the read timeout, so the client was
+    /// The connection to the store was made anew after a partition or a
+    /// pause long enough to drop it (past the read timeout, so the client was
     /// SUSPENDED by then if it had not noticed yet). The reply to the
     /// outstanding request, if any, went with the old connection
     /// (ConnectionLoss), so the request goes again. If the session lives
@@ -399,7 +399,14 @@ impl Client {
         if session_alive && state.connection == Connection::Suspended {
             state.to_mut().connection = Connection::Connected;
         }
-        if state.pending.is_some() {
+        // A ZooKeeper client whose session is gone is told so in the
+        // handshake and sends nothing more on it; an etcd client learns of
+        // its lease only from an answer, so it goes on asking. A client
+        // opening a new session asks again.
+        let told = !session_alive
+            && self.recipe.face() == Face::ZooKeeper
+            && state.phase != Phase::Connecting;
+        if state.pending.is_some() && !told {
             self.resend(state.to_mut(), o);
         }
     }

@@ -108,6 +108,7 @@ impl Relabel for Action {
             | Action::Crash(c)
             | Action::Pause(c)
             | Action::Resume(c)
+            | Action::ResumeReconnect(c)
             | Action::Partition(c)
             | Action::Heal(c)
             | Action::Reconnect(c)

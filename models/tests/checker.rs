@@ -180,7 +180,23 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
         let r = run(&c);
         assert_eq!(status(&r, "mutual_exclusion"), Status::Violated, "{name}");
         assert_eq!(status(&r, "resource_exclusion"), Status::Violated, "{name}");
-        assert_eq!(status(&r, "progress"), Status::Holds, "{name}");
+        // A ZooKeeper client paused past its read timeout drops its
+        // connection on resume before reading (measured with the Java
+        // client), so the reply to a create in flight is lost: a recipe that
+        // cannot find its node again waits behind its own, as under a long
+        // partition. etcd's gRPC connection survives a pause.
+        let finds_its_node = matches!(name, "fair-predecessor" | "etcd-revision");
+        let progress = status(&r, "progress");
+        if finds_its_node {
+            assert_eq!(progress, Status::Holds, "{name}");
+        } else {
+            assert_eq!(progress, Status::Violated, "{name}");
+            let stuck = r.property("progress").path.clone().unwrap();
+            assert!(
+                matches!(stuck.last(), Some(Action::ResumeReconnect(_))),
+                "{name}: {stuck:?}"
+            );
+        }
         // Kleppmann's trace: the paused holder's session expires while it
         // is frozen, and someone else acquires.
         let path = r.property("mutual_exclusion").path.clone().unwrap();

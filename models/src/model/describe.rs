@@ -52,6 +52,14 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
             "pauses (process frozen)".into(),
         ),
         Action::Resume(c) => ("recover", client(c), String::new(), "resumes".into()),
+        Action::ResumeReconnect(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "resumes past its read timeout: SUSPENDED, reconnects on a new connection (what \
+             was in flight is lost): RECONNECTED if its session lives, else told LOST"
+                .into(),
+        ),
         Action::Partition(c) => (
             "fault",
             client(c),

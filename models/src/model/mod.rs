@@ -23,12 +23,13 @@ mod time;
 pub use config::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
-use crate::client::{Client, ClientState, Phase};
+use crate::client::{Client, ClientState, Connection, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
     is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
 };
+use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
 use crate::store::{Store, StoreState};
 use state::{insert_timer, remove_timer};
@@ -54,6 +55,16 @@ pub struct LockModel {
 /// A ZooKeeper client whose session expired meanwhile is told so on
 /// reconnect and gets no watch events (`session_alive` false); etcd watch
 /// events belong to the client's connection, not to its lease.
+/// Whether a client's connection can carry its current session on: the
+/// session is alive, or is being opened on that connection for the first
+/// time. Not when it ended, nor when the client gave up on its last one
+/// (LOST) and is opening a new session: a new session is a new connection,
+/// and nothing its old one held survives.
+pub fn session_carries_on(store: &StoreState, client: &ClientState) -> bool {
+    store.is_alive(client.session)
+        || (!store.ended(client.session) && client.connection != Connection::Lost)
+}
+
 pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
     match msg {
         Msg::Notify {
@@ -76,6 +87,16 @@ fn observe(state: &mut LockState, obs: Observation) {
 }
 
 impl LockModel {
+    /// Client `c` (running) reconnects on a new connection: what was in
+    /// flight on the old one is lost, and the client resends what it awaited.
+    fn reconnect(&self, state: &mut LockState, c: ClientIdx) {
+        let alive = session_carries_on(&state.store, &state.clients[c as usize].state);
+        let slot = state.slot_mut(c);
+        slot.from_store.retain(|m| survives_reconnect(m, alive));
+        slot.to_store.retain(|m| survives_reconnect(m, alive));
+        self.client_step(state, c, |s, o| self.client.on_reconnect(s, alive, o));
+    }
+
     /// Applies an actor's output commands: sends go onto links, timers into
     /// the sender's timer set. Returns the notifications sent.
     fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> u8
@@ -237,7 +258,15 @@ impl Model for LockModel {
                 actions.push(Action::Pause(c));
             }
             if slot.status == Status::Paused {
-                actions.push(Action::Resume(c));
+                // A pause that outlived the session outlived the read
+                // timeout too; a ZooKeeper client drops its connection then.
+                let zookeeper = self.cfg.recipe.face() == Face::ZooKeeper;
+                if !zookeeper || session_carries_on(&state.store, &slot.state) {
+                    actions.push(Action::Resume(c));
+                }
+                if zookeeper {
+                    actions.push(Action::ResumeReconnect(c));
+                }
             }
             if state.budget.partitions > 0 && running && active && !slot.partitioned {
                 actions.push(Action::Partition(c));
@@ -245,7 +274,7 @@ impl Model for LockModel {
             if slot.partitioned {
                 // A partition that outlived the session outlived the read
                 // timeout too: its connection cannot have survived.
-                if state.store.is_alive(slot.state.session) {
+                if session_carries_on(&state.store, &slot.state) {
                     actions.push(Action::Heal(c));
                 }
                 actions.push(Action::Reconnect(c));
@@ -352,6 +381,10 @@ impl Model for LockModel {
                 slot.missed_contact = self.client.policy.keeps_a_deadline();
             }
             Action::Resume(c) => state.slot_mut(c).status = Status::Running,
+            Action::ResumeReconnect(c) => {
+                state.slot_mut(c).status = Status::Running;
+                self.reconnect(&mut state, c);
+            }
             Action::Partition(c) => {
                 state.budget.partitions -= 1;
                 let slot = state.slot_mut(c);
@@ -360,15 +393,9 @@ impl Model for LockModel {
             }
             Action::Heal(c) => state.slot_mut(c).partitioned = false,
             Action::Reconnect(c) => {
-                let alive = state
-                    .store
-                    .is_alive(state.clients[c as usize].state.session);
-                let slot = state.slot_mut(c);
-                slot.partitioned = false;
-                slot.from_store.retain(|m| survives_reconnect(m, alive));
-                slot.to_store.retain(|m| survives_reconnect(m, alive));
                 // A cut-off client is running: a pause never starts on a cut link.
-                self.client_step(&mut state, c, |s, o| self.client.on_reconnect(s, alive, o));
+                state.slot_mut(c).partitioned = false;
+                self.reconnect(&mut state, c);
             }
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;

@@ -80,7 +80,14 @@ pub enum Action {
     Expire(SessionId),
     Crash(ClientIdx),
     Pause(ClientIdx),
+    /// The paused process resumes within its read timeout: what the store
+    /// sent meanwhile is read.
     Resume(ClientIdx),
+    /// A ZooKeeper client resumes past its read timeout: its connection
+    /// drops before it reads (SUSPENDED) and it reconnects, as a
+    /// [`Action::Reconnect`] does (measured with the Java client: the watch
+    /// event sent during the pause comes again after the reconnect).
+    ResumeReconnect(ClientIdx),
     Partition(ClientIdx),
     /// The cut link heals with its TCP connection intact: what was sent
     /// arrives (a partition shorter than the client's read timeout).

@@ -160,6 +160,15 @@ impl StoreState {
         self.zk.zxid + self.etcd.revision
     }
 
+    /// Whether session `s` was opened and has ended (expired or closed).
+    /// A session not yet opened has not ended: its owner is still
+    /// connecting.
+    pub fn ended(&self, s: SessionId) -> bool {
+        self.sessions
+            .binary_search_by(|(id, _)| id.cmp(&s))
+            .is_ok_and(|i| !self.sessions[i].1)
+    }
+
     pub fn is_alive(&self, s: SessionId) -> bool {
         self.sessions
             .binary_search_by(|(id, _)| id.cmp(&s))

@@ -45,6 +45,7 @@ use models::msg::{Msg, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
 };
+use models::recipe::Face;
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
@@ -614,21 +615,40 @@ impl<'a> Sim<'a> {
                 TraceEvent::Restart { client: c }
             }
             FaultKind::Pause => {
-                let rt = &mut self.clients[c as usize];
-                if rt.status != Status::Paused {
+                if self.clients[c as usize].status != Status::Paused {
                     return;
                 }
+                let alive = models::model::session_carries_on(
+                    &self.store_state,
+                    &self.clients[c as usize].state,
+                );
+                // Past its read timeout a ZooKeeper client drops the
+                // connection before it reads what came meanwhile, and
+                // reconnects; etcd's gRPC connection survives a pause.
+                let reconnect = self.client.recipe.face() == Face::ZooKeeper
+                    && (!alive || self.now >= self.drops_at_us(c));
+                let rt = &mut self.clients[c as usize];
                 rt.status = Status::Running;
                 let frozen = std::mem::take(&mut rt.frozen);
-                for q in frozen {
-                    self.push(self.now, q.event);
+                trace!(self, TraceEvent::Resume { client: c });
+                if reconnect {
+                    self.reconnect(c, alive);
                 }
-                TraceEvent::Resume { client: c }
+                for q in frozen {
+                    let lost = matches!(&q.event, Event::Deliver { from, msg, .. }
+                        if reconnect && *from == store_id()
+                            && !models::model::survives_reconnect(msg, alive));
+                    if !lost {
+                        self.push(self.now, q.event);
+                    }
+                }
+                return;
             }
             FaultKind::Partition => {
-                let alive = self
-                    .store_state
-                    .is_alive(self.clients[c as usize].state.session);
+                let alive = models::model::session_carries_on(
+                    &self.store_state,
+                    &self.clients[c as usize].state,
+                );
                 let drops = self.drops_at_us(c);
                 let rt = &mut self.clients[c as usize];
                 if !rt.partitioned {
@@ -649,12 +669,7 @@ impl<'a> Sim<'a> {
                     }
                 }
                 if reconnect && self.clients[c as usize].status == Status::Running {
-                    let mut out = Out::new();
-                    let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-                    self.client.on_reconnect(&mut cow, alive, &mut out);
-                    self.clients[c as usize].state = cow.into_owned();
-                    self.apply_client_out(c, out);
-                    self.after_client_step(c);
+                    self.reconnect(c, alive);
                 }
                 TraceEvent::Heal { client: c }
             }
@@ -671,6 +686,17 @@ impl<'a> Sim<'a> {
     /// etcd client's gRPC keepalive is modelled with the same bound).
     fn read_timeout_us(&self) -> u64 {
         self.scenario.timing.session_timeout_us / 3 * 2
+    }
+
+    /// Client `c` makes a new connection to the store (what was in flight
+    /// on the old one is dealt with by the caller).
+    fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
+        let mut out = Out::new();
+        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
+        self.client.on_reconnect(&mut cow, session_alive, &mut out);
+        self.clients[c as usize].state = cow.into_owned();
+        self.apply_client_out(c, out);
+        self.after_client_step(c);
     }
 
     /// When a cut-off client's connection drops: a read timeout after it
