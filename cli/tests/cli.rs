@@ -321,19 +321,44 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
 fn run_reports_the_split_brain_writes_the_trace_and_exits_one() {
     let dir = temp_dir("run");
     let trace = dir.join("trace.jsonl");
+    let html = dir.join("timeline.html");
     let o = lockstep(&[
         "run",
         &scenario("gc-pause-split-brain"),
         "--trace",
         trace.to_str().unwrap(),
         "--timeline",
+        "--html",
+        html.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("VIOLATED mutual_exclusion at"), "{out}");
     assert!(out.contains("faults fired: pause"), "{out}");
-    assert!(out.contains("timeline of mutual_exclusion"), "{out}");
-    assert!(out.contains("FAULT pause of client"), "{out}");
+    // One window for the violations, which shows how each of the two
+    // holders came to hold.
+    let window = &out[out.find("timeline from").expect("a timeline")..];
+    assert_eq!(out.matches("timeline from").count(), 1, "{out}");
+    assert!(window.contains("mutual_exclusion at"), "{out}");
+    assert!(window.contains("FAULT pause of client"), "{out}");
+    for c in ["client 0 now holds", "client 1 now holds"] {
+        assert!(window.contains(c), "{c}: {window}");
+    }
+    assert!(
+        !window.contains("timer Think"),
+        "timers read as words: {window}"
+    );
+    // The interactive timeline: self-contained, titled with scenario and
+    // seed, with the overlap drawn.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("gc-pause-split-brain — seed 2"), "title");
+    assert!(page.contains("\"overlaps\":[{"), "an overlap to draw");
+    let outside: Vec<&str> = page
+        .match_indices("http")
+        .map(|(i, _)| &page[i..(i + 30).min(page.len())])
+        .filter(|u| !u.starts_with("http://www.w3.org/2000/svg"))
+        .collect();
+    assert!(outside.is_empty(), "no network: {outside:?}");
     assert!(out.contains("reproduce: lockstep run"), "{out}");
     let lines = std::fs::read_to_string(&trace).unwrap();
     assert!(lines

@@ -260,6 +260,24 @@ pub enum Timer {
     Expiry(SessionId),
 }
 
+/// What a timer's firing means, as traces and counterexamples say it.
+impl fmt::Display for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Timer::Think => write!(f, "think time over: start acquiring"),
+            Timer::Hold => write!(f, "hold time over: next write"),
+            Timer::Retry => write!(f, "no reply: resend"),
+            Timer::Ping => write!(f, "heartbeat"),
+            Timer::Deadline => write!(
+                f,
+                "no word from the store for its deadline (its own clock; SUSPENDED for a \
+                 suspend-aware client)"
+            ),
+            Timer::Expiry(s) => write!(f, "expiry of {s}"),
+        }
+    }
+}
+
 impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {

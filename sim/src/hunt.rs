@@ -107,7 +107,11 @@ pub struct HuntResult {
     /// Seeds whose run was cut off (stuck, or at the event cap): no verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_off_seeds: Vec<u64>,
+    /// The first reproducer written (`hunt --shrink`).
     pub reproducer: Option<String>,
+    /// One reproducer per violated property, by property.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reproducers: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -363,6 +367,11 @@ pub fn merge(parts: Vec<(String, HuntResult)>) -> Result<HuntResult, String> {
         if out.reproducer.is_none() {
             out.reproducer = p.reproducer.clone();
         }
+        for (k, v) in &p.reproducers {
+            out.reproducers
+                .entry(k.clone())
+                .or_insert_with(|| v.clone());
+        }
     }
     // Shards are disjoint, so sorting is all the merge needs.
     out.violating_seeds.sort_unstable();
@@ -373,15 +382,55 @@ pub fn merge(parts: Vec<(String, HuntResult)>) -> Result<HuntResult, String> {
     Ok(out)
 }
 
-/// A failing run cut down: the faults it needs and the rounds it needs.
+/// A violation cut down to what it needs: the faults that matter, as few
+/// clients and rounds as still show it, with the same seed.
 #[derive(Clone, Debug)]
 pub struct Shrunk {
     pub property: PropertyName,
     pub seed: u64,
+    pub clients: u16,
     pub rounds: u8,
     pub schedule: Vec<ScheduledFault>,
     /// Faults that fired in the original run.
     pub faults_before: usize,
+    pub clients_before: u16,
+    pub rounds_before: u8,
+}
+
+impl Shrunk {
+    /// What shrinking cut, in words: "clients 3 → 2, rounds 4 → 1,
+    /// faults 37 → 1 (kept: pause of client 0 at 797 ms for 2794 ms)".
+    pub fn what_was_cut(&self) -> String {
+        let kept: Vec<String> = self
+            .schedule
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} of client {} at {} ms{}",
+                    f.kind.name(),
+                    f.client,
+                    f.at_ms,
+                    f.duration_ms
+                        .map(|d| format!(" for {d} ms"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        format!(
+            "clients {} → {}, rounds {} → {}, faults {} → {}{}",
+            self.clients_before,
+            self.clients,
+            self.rounds_before,
+            self.rounds,
+            self.faults_before,
+            self.schedule.len(),
+            if kept.is_empty() {
+                String::new()
+            } else {
+                format!(" (kept: {})", kept.join("; "))
+            }
+        )
+    }
 }
 
 fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
@@ -391,19 +440,33 @@ fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
         .any(|v| v.property == property)
 }
 
-fn with(s: &Scenario, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
+fn with(s: &Scenario, clients: u16, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
     let mut s = s.clone();
+    s.clients = clients;
     s.rounds = rounds;
     s.profile.clear();
     s.schedule = schedule.to_vec();
     s
 }
 
-/// Shrinks the first violation of `seed`: keep only the faults that fired,
-/// then drop each fault whose removal keeps the violation, then the rounds.
-pub fn shrink(scenario: &Scenario, seed: u64) -> Option<Shrunk> {
+/// Shrinks the violation of `property` (by default the run's first) at
+/// `seed`: keep only the faults that fired, then drop each fault whose
+/// removal keeps the violation, then each client (with its faults) whose
+/// removal keeps it, then rounds. The seed stays; a run with fewer clients or rounds
+/// draws its timings differently, so each cut is kept only if the
+/// violation still shows.
+pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) -> Option<Shrunk> {
     let original = simulate(scenario, seed, false);
-    let property = original.violations.first()?.property;
+    let property = match property {
+        Some(p) => {
+            original
+                .violations
+                .iter()
+                .find(|v| v.property == p)?
+                .property
+        }
+        None => original.violations.first()?.property,
+    };
     let mut schedule: Vec<ScheduledFault> = original
         .faults
         .iter()
@@ -411,22 +474,44 @@ pub fn shrink(scenario: &Scenario, seed: u64) -> Option<Shrunk> {
         .map(|f| f.fault.clone())
         .collect();
     let faults_before = schedule.len();
-    let mut rounds = scenario.rounds;
-    if !violates(&with(scenario, rounds, &schedule), seed, property) {
+    let (mut clients, mut rounds) = (scenario.clients, scenario.rounds);
+    if !violates(&with(scenario, clients, rounds, &schedule), seed, property) {
         return None;
     }
     let mut i = 0;
     while i < schedule.len() {
         let mut fewer = schedule.clone();
         fewer.remove(i);
-        if violates(&with(scenario, rounds, &fewer), seed, property) {
+        if violates(&with(scenario, clients, rounds, &fewer), seed, property) {
             schedule = fewer;
         } else {
             i += 1;
         }
     }
+    // Each client in turn, from the highest: its faults go, and the
+    // clients above it move down one place.
+    let mut k = clients;
+    while k > 0 && clients > 1 {
+        k -= 1;
+        let fewer: Vec<ScheduledFault> = schedule
+            .iter()
+            .filter(|f| f.client != u32::from(k))
+            .map(|f| ScheduledFault {
+                client: if f.client > u32::from(k) {
+                    f.client - 1
+                } else {
+                    f.client
+                },
+                ..f.clone()
+            })
+            .collect();
+        if violates(&with(scenario, clients - 1, rounds, &fewer), seed, property) {
+            clients -= 1;
+            schedule = fewer;
+        }
+    }
     for r in 1..rounds {
-        if violates(&with(scenario, r, &schedule), seed, property) {
+        if violates(&with(scenario, clients, r, &schedule), seed, property) {
             rounds = r;
             break;
         }
@@ -434,8 +519,11 @@ pub fn shrink(scenario: &Scenario, seed: u64) -> Option<Shrunk> {
     Some(Shrunk {
         property,
         seed,
+        clients,
         rounds,
         schedule,
         faults_before,
+        clients_before: scenario.clients,
+        rounds_before: scenario.rounds,
     })
 }

@@ -4,10 +4,12 @@
 //! - [`scenario`]: scenario files (TOML), validated;
 //! - [`rng`]: one seed split into named, portable streams;
 //! - [`engine`]: the discrete-event engine, its online checks and metrics;
-//! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking.
+//! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking;
+//! - [`html`]: the per-run interactive HTML timeline.
 
 pub mod engine;
 pub mod herd;
+pub mod html;
 pub mod hunt;
 pub mod parallel;
 pub mod rng;

@@ -452,7 +452,7 @@ impl Scenario {
     pub fn reproducer(
         &self,
         seed: u64,
-        rounds: u8,
+        (clients, rounds): (u16, u8),
         schedule: Vec<ScheduledFault>,
         expect: &[PropertyName],
         note: &str,
@@ -460,6 +460,7 @@ impl Scenario {
         let mut file = self.source.clone();
         file.expect = Some(expect.iter().map(|p| p.name().to_string()).collect());
         file.seed = Some(Seed(seed));
+        file.clients = u32::from(clients);
         file.rounds = Some(rounds as u32);
         file.faults = None;
         file.schedule = Some(schedule);

@@ -49,6 +49,7 @@ pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
             TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }
             | TraceEvent::Connection { .. }
+            | TraceEvent::Write { .. }
             | TraceEvent::Restart { .. }
             | TraceEvent::Resume { .. }
             | TraceEvent::Heal { .. }

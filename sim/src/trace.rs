@@ -112,6 +112,12 @@ pub enum TraceEvent {
         client: ClientIdx,
         state: Connection,
     },
+    /// The guarded resource took (or, fenced, refused) a client's write.
+    Write {
+        client: ClientIdx,
+        token: u64,
+        accepted: bool,
+    },
     /// A client came to believe it holds.
     Hold { client: ClientIdx, token: u64 },
     /// A client stopped believing it holds.
@@ -227,6 +233,12 @@ impl fmt::Display for Party {
 }
 
 /// Seconds with microseconds: `5.336045 s`.
+/// A duration in microseconds as milliseconds: `625.971 ms`. Readable
+/// output gives instants in seconds ([`secs`]) and durations in ms.
+pub fn millis(us: u64) -> String {
+    format!("{}.{:03} ms", us / 1000, us % 1000)
+}
+
 pub fn secs(us: u64) -> String {
     format!("{}.{:06} s", us / 1_000_000, us % 1_000_000)
 }
@@ -247,7 +259,7 @@ impl fmt::Display for TraceLine {
                 "start {scenario} (seed {seed}): {recipe} with {clients} clients"
             ),
             TraceEvent::Deliver { from, to, msg, .. } => write!(f, "{from} → {to}: {msg}"),
-            TraceEvent::Timer { client, timer } => write!(f, "client {client}: timer {timer:?}"),
+            TraceEvent::Timer { client, timer } => write!(f, "client {client}: {timer}"),
             TraceEvent::Fault {
                 fault,
                 client,
@@ -273,6 +285,17 @@ impl fmt::Display for TraceLine {
                     Connection::Lost => "LOST",
                 };
                 write!(f, "client {client}'s connection: {word}")
+            }
+            TraceEvent::Write {
+                client,
+                token,
+                accepted,
+            } => {
+                let verdict = if *accepted { "accepts" } else { "REJECTS" };
+                write!(
+                    f,
+                    "resource {verdict} client {client}'s write with token {token}"
+                )
             }
             TraceEvent::Hold { client, token } => {
                 write!(f, "client {client} now holds (token {token})")

@@ -150,12 +150,21 @@ fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer
         .violating_seeds
         .first()
         .expect("a violation within 100 seeds");
-    let small = shrink(&s, first).unwrap();
+    let small = shrink(&s, first, None).unwrap();
     assert!(small.schedule.len() <= 3, "{:?}", small.schedule);
     assert!(small.schedule.iter().all(|f| f.kind == FaultKind::Pause));
+    // A split brain needs two clients; the third goes.
+    assert_eq!((small.clients_before, small.clients), (3, 2));
+    assert!(
+        small
+            .what_was_cut()
+            .starts_with("clients 3 → 2, rounds 4 → "),
+        "{}",
+        small.what_was_cut()
+    );
     let text = s.reproducer(
         first,
-        small.rounds,
+        (small.clients, small.rounds),
         small.schedule.clone(),
         &[small.property],
         "test",

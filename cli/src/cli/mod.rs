@@ -119,7 +119,8 @@ pub struct ReportArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ReportWhat {
-    /// Draw the holders timeline of a `run --trace` file (SVG and PNG).
+    /// Draw the holders timeline of a `run --trace` file (SVG and PNG, and
+    /// the interactive HTML page).
     Timeline {
         trace: PathBuf,
         /// Output path without extension (default: next to the trace).
@@ -148,6 +149,9 @@ pub struct RunOutput {
     /// Print a readable timeline before each violation.
     #[arg(long)]
     pub timeline: bool,
+    /// Write the run's interactive timeline (one self-contained HTML file).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -166,10 +170,12 @@ pub struct HuntArgs {
     /// Run only shard K of N (every N-th seed), for batch engines.
     #[arg(long)]
     pub shard: Option<String>,
-    /// Shrink the first failing run and write a reproducer.
+    /// For each violated property, shrink its first failing run (faults,
+    /// clients, rounds) and write a reproducer and its HTML timeline.
     #[arg(long)]
     pub shrink: bool,
-    /// Directory for the reproducer (default: the current one).
+    /// Directory for the reproducers (default: lockstep-reproducers/, made
+    /// if missing).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Combine the JSON results of several shards instead of running.

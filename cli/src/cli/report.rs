@@ -8,6 +8,7 @@ use super::charts::chart_err;
 use super::{ReportArgs, ReportWhat, UsageError};
 use reports::chart::timeline;
 use sim::timeline::timeline_from_trace;
+use sim::trace::TraceEvent;
 use std::path::Path;
 
 pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageError> {
@@ -15,7 +16,16 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
         .map_err(|e| UsageError(format!("{}: cannot read: {e}", trace.display())))?;
     let lines = sim::trace::parse_trace(&text)
         .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
-    let title = format!("Who believes it holds the lock — {}", trace.display());
+    // Titled with the scenario and seed the trace names.
+    let title = lines
+        .iter()
+        .find_map(|l| match &l.event {
+            TraceEvent::Start { scenario, seed, .. } => {
+                Some(format!("{scenario} — seed {seed}: who believes it holds"))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("Who believes it holds — {}", trace.display()));
     let t = timeline_from_trace(&title, &lines);
     let base = out.map(Path::to_path_buf).unwrap_or_else(|| {
         // The chart goes beside the trace, named after it byte for byte.
@@ -24,10 +34,14 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
         trace.with_file_name(name)
     });
     timeline(&t, &base).map_err(chart_err)?;
+    let html = base.with_extension("html");
+    std::fs::write(&html, sim::html::timeline_page(&title, &lines))
+        .map_err(|e| UsageError(format!("cannot write {}: {e}", html.display())))?;
     println!(
-        "written: {} and {}",
+        "written: {}, {} and {}",
         base.with_extension("svg").display(),
-        base.with_extension("png").display()
+        base.with_extension("png").display(),
+        html.display()
     );
     Ok(())
 }

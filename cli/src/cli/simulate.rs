@@ -8,7 +8,7 @@ use sim::engine::{simulate_traced, Metrics, Outcome, RunEnd, TraceOptions, Viola
 use sim::hunt::{hunt as hunt_seeds, merge, parse_range, parse_shard, shrink, HuntResult, SeedSet};
 use sim::parallel::MAX_THREADS;
 use sim::scenario::Scenario;
-use sim::trace::{secs, TraceEvent};
+use sim::trace::{millis, secs, TraceEvent};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -46,15 +46,15 @@ fn describe_settings(s: &Scenario, seed: u64) {
         s.policy
     );
     println!(
-        "timing: session timeout {} ms, ping every {} ms, think {}–{} ms, hold {}–{} ms, latency {}–{} µs, resend after {} ms",
+        "timing: session timeout {} ms, ping every {} ms, think {}–{} ms, hold {}–{} ms, latency {}–{}, resend after {} ms",
         t.session_timeout_us / 1000,
         t.ping_interval_us / 1000,
         t.think_us.0 / 1000,
         t.think_us.1 / 1000,
         t.hold_us.0 / 1000,
         t.hold_us.1 / 1000,
-        t.latency_us.0,
-        t.latency_us.1,
+        millis(t.latency_us.0).trim_end_matches(" ms"),
+        millis(t.latency_us.1),
         t.retry_us / 1000
     );
     if s.profile.is_empty() && s.schedule.is_empty() {
@@ -132,11 +132,15 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
         vec!["store requests".to_string(), requests.to_string()],
         vec![
             "hand-off p50 / p99".to_string(),
-            format!("{} / {} µs", m.handoff_us.p50, m.handoff_us.p99),
+            format!(
+                "{} / {}",
+                millis(m.handoff_us.p50),
+                millis(m.handoff_us.p99)
+            ),
         ],
         vec![
             "wait p50 / p99".to_string(),
-            format!("{} / {} µs", m.wait_us.p50, m.wait_us.p99),
+            format!("{} / {}", millis(m.wait_us.p50), millis(m.wait_us.p99)),
         ],
         vec!["events".to_string(), m.events.to_string()],
         vec!["virtual time".to_string(), secs(m.end_us)],
@@ -174,32 +178,67 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
     }
     println!("run ended: {}", o.end);
     if timeline {
-        // From the last fault before each violation (or one second before
-        // it), without heartbeats.
-        for v in &o.violations {
-            let from = o
-                .trace
-                .iter()
-                .filter(|l| l.t <= v.at_us && matches!(l.event, TraceEvent::Fault { .. }))
-                .map(|l| l.t)
-                .next_back()
-                .unwrap_or(v.at_us.saturating_sub(1_000_000));
-            println!();
-            println!(
-                "timeline of {} at {} (from the last fault before it):",
-                v.property,
-                secs(v.at_us)
-            );
-            for line in &o.trace {
-                if line.t >= from && line.t <= v.at_us && !line.is_heartbeat() {
-                    println!("{line}");
-                }
-            }
-        }
+        print_timeline(o);
     }
     if !o.violations.is_empty() {
         println!();
         println!("reproduce: {reproduce}");
+    }
+}
+
+/// The readable timeline of the violations, without heartbeats: one window
+/// per group of violations, from the earliest of the last fault before each
+/// and the acquisitions of the clients involved (the stale holder's too),
+/// to the last violation of the group.
+fn print_timeline(o: &Outcome) {
+    let mut windows: Vec<(u64, u64, Vec<&Violation>)> = Vec::new();
+    for v in &o.violations {
+        let before = |l: &&sim::trace::TraceLine| l.t <= v.at_us;
+        let last_fault = o
+            .trace
+            .iter()
+            .filter(before)
+            .filter(|l| matches!(l.event, TraceEvent::Fault { .. }))
+            .map(|l| l.t)
+            .next_back();
+        let acquired = v.clients.iter().filter_map(|&c| {
+            o.trace
+                .iter()
+                .filter(before)
+                .filter(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
+                .map(|l| l.t)
+                .next_back()
+        });
+        let from = last_fault
+            .into_iter()
+            .chain(acquired)
+            .min()
+            .unwrap_or(v.at_us.saturating_sub(1_000_000));
+        match windows.last_mut() {
+            Some((_, to, group)) if from <= *to => {
+                *to = (*to).max(v.at_us);
+                group.push(v);
+            }
+            _ => windows.push((from, v.at_us, vec![v])),
+        }
+    }
+    for (from, to, group) in windows {
+        let names: Vec<String> = group
+            .iter()
+            .map(|v| format!("{} at {}", v.property, secs(v.at_us)))
+            .collect();
+        println!();
+        println!(
+            "timeline from {} to {} ({}):",
+            secs(from),
+            secs(to),
+            names.join("; ")
+        );
+        for line in &o.trace {
+            if line.t >= from && line.t <= to && !line.is_heartbeat() {
+                println!("{line}");
+            }
+        }
     }
 }
 
@@ -208,6 +247,40 @@ fn trace_file(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, UsageErr
     std::fs::File::create(path)
         .map(std::io::BufWriter::new)
         .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))
+}
+
+/// Opens the HTML timeline's file before the run, so a bad path fails at
+/// once.
+fn html_file(path: &Path) -> Result<(PathBuf, std::fs::File), UsageError> {
+    std::fs::File::create(path)
+        .map(|f| (path.to_path_buf(), f))
+        .map_err(|e| {
+            UsageError(format!(
+                "cannot write the timeline to {}: {e}",
+                path.display()
+            ))
+        })
+}
+
+pub(super) fn timeline_title(s: &Scenario, seed: u64) -> String {
+    format!("{} — seed {seed}: who believes it holds", s.name)
+}
+
+/// Writes the interactive timeline of `lines` to the open `file`.
+pub(super) fn write_html(
+    path: &Path,
+    mut file: &std::fs::File,
+    title: &str,
+    lines: &[sim::trace::TraceLine],
+) -> Result<(), UsageError> {
+    use std::io::Write;
+    file.write_all(sim::html::timeline_page(title, lines).as_bytes())
+        .map_err(|e| {
+            UsageError(format!(
+                "cannot write the timeline to {}: {e}",
+                path.display()
+            ))
+        })
 }
 
 /// Whether the run did what the file expects (`None`: it expects nothing),
@@ -249,6 +322,7 @@ fn simulate_and_report(
 ) -> Result<ExitCode, UsageError> {
     let (json, timeline, trace) = (out.json, out.timeline, out.trace.as_ref());
     let writer = trace.map(|p| trace_file(p)).transpose()?;
+    let html = out.html.as_ref().map(|p| html_file(p)).transpose()?;
     if !json {
         describe_settings(s, seed);
         println!();
@@ -256,7 +330,7 @@ fn simulate_and_report(
     // The trace goes to its file as it happens; it is kept in memory only
     // for a timeline.
     let options = TraceOptions {
-        keep: timeline,
+        keep: timeline || html.is_some(),
         hash: true,
         write: writer.map(|w| Box::new(w) as Box<dyn std::io::Write>),
     };
@@ -264,6 +338,9 @@ fn simulate_and_report(
         let path = trace.map(|p| p.display().to_string()).unwrap_or_default();
         UsageError(format!("cannot write the trace to {path}: {e}"))
     })?;
+    if let (Some((path, file)), false) = (&html, o.trace.is_empty()) {
+        write_html(path, file, &timeline_title(s, seed), &o.trace)?;
+    }
     let expectation = reproduced(s, o);
     if json {
         let out = RunJson {
@@ -286,6 +363,9 @@ fn simulate_and_report(
         print_outcome(o, timeline, reproduce);
         if let Some(p) = trace {
             println!("trace written to {}", p.display());
+        }
+        if let Some((p, _)) = &html {
+            println!("timeline written to {}", p.display());
         }
     }
     if o.end.is_cut_off() {
@@ -376,8 +456,11 @@ fn print_hunt(r: &HuntResult, json: bool) {
             }
         );
     }
-    if let Some(p) = &r.reproducer {
-        println!("reproducer written to {p}; run it with: lockstep replay {p}");
+    for (property, p) in &r.reproducers {
+        println!(
+            "{property}: reproducer written to {p} (timeline {}); run it with: lockstep replay {p}",
+            Path::new(p).with_extension("html").display()
+        );
     }
 }
 
@@ -391,6 +474,58 @@ fn hunt_status(r: &HuntResult) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Where `hunt --shrink` writes its reproducers unless told otherwise.
+pub const DEFAULT_REPRODUCER_DIR: &str = "lockstep-reproducers";
+
+/// For each violated property, shrinks its first seed and writes the
+/// reproducer (TOML, replayable) and its interactive timeline (HTML) into
+/// `dir`.
+fn write_reproducers(s: &Scenario, dir: &Path, r: &mut HuntResult) -> Result<(), UsageError> {
+    let firsts: Vec<(String, u64)> = r
+        .by_property
+        .iter()
+        .filter_map(|(p, seeds)| Some((p.clone(), *seeds.first()?)))
+        .collect();
+    for (name, seed) in firsts {
+        let property = PropertyName::parse(&name)
+            .ok_or_else(|| UsageError(format!("unknown property {name} in the hunt result")))?;
+        let Some(small) = shrink(s, seed, Some(property)) else {
+            continue;
+        };
+        let note = format!(
+            "Reproducer: {} shrunk from seed {seed} of {}: {}.\nExpected: {} is violated.\nRun: lockstep replay <this file>",
+            small.property,
+            s.name,
+            small.what_was_cut(),
+            small.property
+        );
+        let text = s.reproducer(
+            seed,
+            (small.clients, small.rounds),
+            small.schedule,
+            &[small.property],
+            &note,
+        );
+        let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
+        std::fs::write(&file, &text)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
+        // Its timeline, from the reproducer itself.
+        let small_scenario = Scenario::parse(&text, &file.display().to_string(), &s.name)
+            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+        let o = sim::engine::simulate(&small_scenario, seed, true);
+        let html = file.with_extension("html");
+        std::fs::write(
+            &html,
+            sim::html::timeline_page(&timeline_title(&small_scenario, seed), &o.trace),
+        )
+        .map_err(|e| UsageError(format!("cannot write {}: {e}", html.display())))?;
+        let shown = file.display().to_string();
+        r.reproducer.get_or_insert_with(|| shown.clone());
+        r.reproducers.insert(name, shown);
+    }
+    Ok(())
 }
 
 fn jobs(asked: Option<usize>) -> Result<usize, UsageError> {
@@ -449,7 +584,7 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
                     .into(),
             )),
             (Some(dir), true) => Some(dir.clone()),
-            (None, true) => Some(PathBuf::from(".")),
+            (None, true) => Some(PathBuf::from(DEFAULT_REPRODUCER_DIR)),
             (None, false) => None,
         };
     let s = load(path)?;
@@ -477,24 +612,8 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
         b.finish_and_clear();
     }
     let mut r = result.map_err(|e| UsageError(e.to_string()))?;
-    if let (Some(dir), Some(&seed)) = (&out_dir, r.violating_seeds.first()) {
-        if let Some(small) = shrink(&s, seed) {
-            let note = format!(
-                "Reproducer: {} shrunk from seed {seed} of {}: {} of {} faults kept, {} round{}.\nExpected: {} is violated.\nRun: lockstep replay <this file>",
-                small.property,
-                s.name,
-                small.schedule.len(),
-                small.faults_before,
-                small.rounds,
-                if small.rounds == 1 { "" } else { "s" },
-                small.property
-            );
-            let text = s.reproducer(seed, small.rounds, small.schedule, &[small.property], &note);
-            let file = dir.join(format!("{}-seed-{seed}-{}.toml", s.name, small.property));
-            std::fs::write(&file, text)
-                .map_err(|e| UsageError(format!("cannot write {}: {e}", file.display())))?;
-            r.reproducer = Some(file.display().to_string());
-        }
+    if let Some(dir) = &out_dir {
+        write_reproducers(&s, dir, &mut r)?;
     }
     print_hunt(&r, args.json);
     Ok(hunt_status(&r))

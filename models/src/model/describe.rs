@@ -3,7 +3,6 @@
 //! symmetry audit all read it.
 
 use super::{Action, Link, LockState};
-use crate::msg::Timer;
 
 fn client(c: crate::ids::ClientIdx) -> String {
     format!("client {c}")
@@ -24,18 +23,7 @@ pub fn describe(state: &LockState, action: Action) -> (&'static str, String, Str
             ("deliver", from, to, what)
         }
         Action::Timeout(c, t) => {
-            let what = match t {
-                Timer::Think => "think time over: start acquiring".to_string(),
-                Timer::Hold => "hold time over: next write".to_string(),
-                Timer::Retry => "no reply: resend".to_string(),
-                Timer::Ping => "heartbeat".to_string(),
-                Timer::Deadline => {
-                    "no word from the store for its deadline (its own clock; SUSPENDED for \
-                     a suspend-aware client)"
-                        .to_string()
-                }
-                Timer::Expiry(s) => format!("expiry of {s}"),
-            };
+            let what = t.to_string();
             ("timer", client(c), client(c), what)
         }
         Action::Expire(s) => (

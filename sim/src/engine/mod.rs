@@ -508,17 +508,23 @@ impl<'a> Sim<'a> {
             for cmd in out {
                 if let Command::Send(to, msg) = cmd {
                     let writer = client_of(from).expect("writes come from clients");
+                    if let (Msg::Write { token, .. }, Msg::WriteAck { accepted, .. }) =
+                        (&write, &msg)
+                    {
+                        if !accepted {
+                            self.metrics.rejected_writes += 1;
+                        }
+                        trace!(
+                            self,
+                            TraceEvent::Write {
+                                client: writer,
+                                token: *token,
+                                accepted: *accepted,
+                            }
+                        );
+                    }
                     if let Some(obs) = observe_resource(writer, &write, &msg) {
                         self.observe(obs);
-                    }
-                    if matches!(
-                        msg,
-                        Msg::WriteAck {
-                            accepted: false,
-                            ..
-                        }
-                    ) {
-                        self.metrics.rejected_writes += 1;
                     }
                     if client_of(to)
                         .is_some_and(|c| self.clients[c as usize].status != Status::Crashed)
