@@ -1,6 +1,6 @@
 //! `lockstep check` and the no-argument summary.
 
-use super::{limits, CheckArgs, UsageError};
+use super::{counterexample, limits, CheckArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
 use models::model::LockModelCfg;
 use models::trace::{steps, TraceStep};
@@ -132,8 +132,37 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         max_states,
         threads: args.threads,
     };
+    // Bad output paths fail before the search, not after it.
+    let html = args
+        .html
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(|f| (p.clone(), f))
+                .map_err(|e| UsageError(format!("--html {}: cannot write: {e}", p.display())))
+        })
+        .transpose()?;
+    if let Some(dir) = &args.itf {
+        super::writable_dir(dir, "--itf")?;
+    }
     let model = cfg.clone().into_model();
     let r = check(&model, opts).map_err(|e| UsageError(e.to_string()))?;
+    let mut written = Vec::new();
+    if let Some((path, mut file)) = html {
+        use std::io::Write;
+        file.write_all(counterexample::html_page(&cfg, &r).as_bytes())
+            .map_err(|e| UsageError(format!("--html {}: cannot write: {e}", path.display())))?;
+        written.push(path.display().to_string());
+    }
+    if let Some(dir) = &args.itf {
+        for (name, itf) in counterexample::itf_all(&cfg, &r) {
+            let path = dir.join(format!("{name}.itf.json"));
+            let text = serde_json::to_string_pretty(&itf).expect("serialisable");
+            std::fs::write(&path, text + "\n")
+                .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+            written.push(path.display().to_string());
+        }
+    }
     if args.json {
         let out = CheckJson {
             recipe: cfg.recipe.to_string(),
@@ -233,6 +262,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 println!("{s}");
             }
         }
+    }
+    if !written.is_empty() {
+        println!();
+    }
+    for w in &written {
+        println!("written: {w}");
     }
     Ok(exit_code(&r))
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod charts;
 mod check;
+mod counterexample;
 mod explore;
 mod herd;
 mod limits;
@@ -279,6 +280,15 @@ pub struct CheckArgs {
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Write the counterexample viewer: every property's verdict and, per
+    /// counterexample, a sequence diagram and each step with the state of
+    /// every actor, what changed highlighted (one self-contained HTML file).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write each counterexample as an Informal Trace Format file
+    /// (`PROPERTY.itf.json`, read by Apalache and Quint) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub itf: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

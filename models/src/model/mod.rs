@@ -6,6 +6,8 @@
 //! - [`state`]: the state and the actions;
 //! - [`time`]: when a timer may fire (time is abstracted);
 //! - [`describe`]: each action in words, for traces and the Explorer;
+//! - [`view`]: a state as its actors show it, field by field;
+//! - [`sequence`]: a path as a sequence diagram;
 //! - this module: how an action steps the actors, and the properties (read
 //!   off [`crate::properties`]'s monitors).
 //!
@@ -17,8 +19,10 @@
 
 mod config;
 pub mod describe;
+pub mod sequence;
 mod state;
 mod time;
+pub mod view;
 
 pub use config::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 pub use state::{Action, ClientSlot, Link, LockState, Status};
@@ -405,8 +409,38 @@ impl Model for LockModel {
         Some(state)
     }
 
+    /// What the Explorer lists as the step to take (the state it is taken
+    /// in shows the message: see `format_step`).
     fn format_action(&self, action: &Action) -> String {
-        format!("{action:?}")
+        let c = |c: &crate::ids::ClientIdx| format!("client {c}");
+        match action {
+            Action::Deliver(n, Link::StoreToClient) => format!("store → {}: deliver", c(n)),
+            Action::Deliver(n, Link::ClientToStore) => format!("{} → store: deliver", c(n)),
+            Action::Deliver(n, Link::ClientToResource) => {
+                format!("{} → resource: deliver", c(n))
+            }
+            Action::Deliver(n, Link::ResourceToClient) => {
+                format!("resource → {}: deliver", c(n))
+            }
+            Action::Timeout(n, t) => format!("{}: {t}", c(n)),
+            Action::Expire(s) => format!("store: session {s} expires"),
+            Action::Crash(n) => format!("FAULT {} crashes", c(n)),
+            Action::Pause(n) => format!("FAULT {} pauses", c(n)),
+            Action::Resume(n) => format!("{} resumes", c(n)),
+            Action::ResumeReconnect(n) => {
+                format!("{} resumes past its read timeout and reconnects", c(n))
+            }
+            Action::Partition(n) => format!("FAULT {}'s link to the store is cut", c(n)),
+            Action::Heal(n) => format!("{}'s link heals", c(n)),
+            Action::Reconnect(n) => format!("{} reconnects on a new connection", c(n)),
+            Action::LoseReply(n) => format!("FAULT the reply to {} is lost", c(n)),
+        }
+    }
+
+    /// The Explorer's diagram of the path so far.
+    fn as_svg(&self, path: stateright::Path<LockState, Action>) -> Option<String> {
+        let init = self.init_states().remove(0);
+        Some(sequence::sequence_svg(self, &init, &path.into_actions()))
     }
 
     /// The Explorer shows each step as a trace line, then the state it leads to.
@@ -418,7 +452,22 @@ impl Model for LockModel {
         } else {
             format!("{from} → {to}: {what}")
         };
-        Some(format!("{arrow}\n\n{next:#?}"))
+        let actors: Vec<String> = view::view(self, &next)
+            .into_iter()
+            .map(|a| {
+                let fields: Vec<String> = a
+                    .fields
+                    .iter()
+                    .map(|(k, v)| format!("  {k}: {v}"))
+                    .collect();
+                format!("{}\n{}", a.name, fields.join("\n"))
+            })
+            .collect();
+        Some(format!(
+            "{}\n\n{arrow}\n\n{}",
+            self.cfg,
+            actors.join("\n\n")
+        ))
     }
 
     /// Every `always` and `sometimes` property of the recipe's application,
