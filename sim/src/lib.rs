@@ -5,10 +5,12 @@
 //! - [`rng`]: one seed split into named, portable streams;
 //! - [`engine`]: the discrete-event engine, its online checks and metrics;
 //! - [`hunt`]: many seeds in parallel, sharding, merging, shrinking;
-//! - [`html`]: the per-run interactive HTML timeline.
+//! - [`html`]: the per-run interactive HTML timeline;
+//! - [`chrome`]: the run as a Chrome / Perfetto trace.
 
 pub mod engine;
 pub mod herd;
+pub mod chrome;
 pub mod html;
 pub mod hunt;
 pub mod parallel;

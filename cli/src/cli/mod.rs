@@ -141,12 +141,23 @@ pub struct RunArgs {
     pub output: RunOutput,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    Jsonl,
+    Chrome,
+}
+
 /// What `run` and `replay` print and write.
 #[derive(Args, Debug)]
 pub struct RunOutput {
-    /// Write the full trace as JSON Lines to this file.
+    /// Write the full trace to this file (JSON Lines, or see --trace-format).
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// The --trace file's format: `jsonl` (lockstep's, read back by
+    /// `report timeline`) or `chrome` (Trace Event Format, for Perfetto and
+    /// chrome://tracing).
+    #[arg(long, value_enum, default_value_t = TraceFormat::Jsonl, requires = "trace")]
+    pub trace_format: TraceFormat,
     /// Print a readable timeline before each violation.
     #[arg(long)]
     pub timeline: bool,

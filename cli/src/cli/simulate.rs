@@ -1,6 +1,6 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
-use super::{writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, UsageError};
+use super::{writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::properties::PropertyName;
 use serde::Serialize;
@@ -321,7 +321,10 @@ fn simulate_and_report(
     reproduce: &str,
 ) -> Result<ExitCode, UsageError> {
     let (json, timeline, trace) = (out.json, out.timeline, out.trace.as_ref());
-    let writer = trace.map(|p| trace_file(p)).transpose()?;
+    let chrome = out.trace_format == TraceFormat::Chrome;
+    let mut writer = trace.map(|p| trace_file(p)).transpose()?;
+    // A Chrome trace is one JSON object, written when the run is over.
+    let chrome_writer = if chrome { writer.take() } else { None };
     let html = out.html.as_ref().map(|p| html_file(p)).transpose()?;
     if !json {
         describe_settings(s, seed);
@@ -330,7 +333,7 @@ fn simulate_and_report(
     // The trace goes to its file as it happens; it is kept in memory only
     // for a timeline.
     let options = TraceOptions {
-        keep: timeline || html.is_some(),
+        keep: timeline || html.is_some() || chrome,
         hash: true,
         write: writer.map(|w| Box::new(w) as Box<dyn std::io::Write>),
     };
@@ -338,6 +341,13 @@ fn simulate_and_report(
         let path = trace.map(|p| p.display().to_string()).unwrap_or_default();
         UsageError(format!("cannot write the trace to {path}: {e}"))
     })?;
+    if let (Some(mut w), Some(path)) = (chrome_writer, trace) {
+        use std::io::Write;
+        serde_json::to_writer(&mut w, &sim::chrome::chrome_trace(&o.trace))
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.flush())
+            .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))?;
+    }
     if let (Some((path, file)), false) = (&html, o.trace.is_empty()) {
         write_html(path, file, &timeline_title(s, seed), &o.trace)?;
     }
