@@ -127,6 +127,7 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     slot.missed_contact.hash(&mut h);
     let st = &slot.state;
     (st.rounds_done, st.holds, st.epoch, st.session.incarnation).hash(&mut h);
+    st.connection.hash(&mut h);
     match st.phase {
         Phase::Holding {
             token,
