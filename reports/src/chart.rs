@@ -3,10 +3,21 @@
 //! Text is drawn with DejaVu Sans, embedded in the binary (its licence is in
 //! `reports/fonts/`), so the PNGs render the same on a machine with no font
 //! packages at all.
+//!
+//! Line charts put their ticks where the data is (on a logarithmic x axis,
+//! exactly at the x values present), give each series one fixed colour and
+//! marker shape ([`style`]), and draw their legend, with the markers, beside
+//! the plot rather than over it. Timelines draw one lane per client, red
+//! exactly where holds overlap, faults shaded for as long as they last.
 
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Once;
 
@@ -25,9 +36,12 @@ fn font() {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Palette index; by default the series' position.
+    /// Style index (see [`style`]): colour, marker shape and marker size.
+    /// By default the series' position in the chart; give it to keep a
+    /// series' look whatever else the chart shows.
     pub colour: Option<usize>,
-    /// Draw only hollow markers, no line: measurements laid over a model's line.
+    /// Draw only hollow markers, no line: measurements laid over a model's
+    /// line, or runs that are not a sweep of one setting.
     pub markers_only: bool,
 }
 
@@ -66,8 +80,60 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(117, 112, 179),
 ];
 
+/// A marker's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+    TriangleDown,
+    Cross,
+    Plus,
+}
+
+/// Seven shapes against eight colours: the pair (colour, shape) of style
+/// `k` is different for every `k` below 56.
+const SHAPES: [Shape; 7] = [
+    Shape::Circle,
+    Shape::Triangle,
+    Shape::Square,
+    Shape::Diamond,
+    Shape::TriangleDown,
+    Shape::Cross,
+    Shape::Plus,
+];
+
+/// How a series is drawn: its colour (RGB), marker shape and marker radius
+/// in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Style {
+    pub colour: (u8, u8, u8),
+    pub shape: Shape,
+    pub radius: u32,
+}
+
+/// Style number `k`. Styles 0–7 have eight different colours; markers are
+/// drawn largest first, and the radius falls with `k % 8`, so markers of
+/// series that coincide nest inside each other instead of hiding.
+pub fn style(k: usize) -> Style {
+    let c = COLOURS[k % COLOURS.len()];
+    Style {
+        colour: (c.0, c.1, c.2),
+        shape: SHAPES[k % SHAPES.len()],
+        radius: 5 + ((7 - k % 8) * 3 / 2) as u32,
+    }
+}
+
+impl Style {
+    fn rgb(&self) -> RGBColor {
+        RGBColor(self.colour.0, self.colour.1, self.colour.2)
+    }
+}
+
 pub type ChartError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The axis range for `values`, padded so that nothing at the edge is cut.
 fn bounds(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     let vals: Vec<f64> = values
         .filter(|v| v.is_finite() && (!log || *v > 0.0))
@@ -78,16 +144,302 @@ fn bounds(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
         return (if log { 0.1 } else { 0.0 }, 1.0);
     }
     if log {
-        (lo / 1.5, hi * 1.5)
+        (lo / 1.4, hi * 1.4)
     } else {
-        let pad = ((hi - lo) * 0.05).max(0.5);
-        (
-            (lo - pad)
-                .min(0.0)
-                .max(if lo >= 0.0 { 0.0 } else { lo - pad }),
-            hi + pad,
-        )
+        let pad = ((hi - lo) * 0.06).max(0.5);
+        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
     }
+}
+
+/// The distinct values, ascending.
+fn distinct(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+/// Keeps values (ascending) at least `min_gap` apart in `pos`: the
+/// smallest always, and the largest in place of the kept value too close to
+/// it.
+fn thin(values: &[f64], pos: impl Fn(f64) -> f64, min_gap: f64) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for &v in values {
+        if out.last().is_none_or(|&l| pos(v) - pos(l) >= min_gap) {
+            out.push(v);
+        }
+    }
+    if let Some(&last) = values.last() {
+        if out.last() != Some(&last) && out.len() > 1 {
+            out.pop();
+            out.push(last);
+        }
+    }
+    out
+}
+
+/// Round ticks over `lo..hi`: steps of 1, 2 or 5 times a power of ten,
+/// about `target` of them.
+fn nice_linear(lo: f64, hi: f64, target: usize) -> Vec<f64> {
+    if hi.is_nan() || lo.is_nan() || hi <= lo {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / target.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|i| clean(i as f64 * step)).collect()
+}
+
+/// Round ticks over `lo..hi` on a logarithmic axis: 1, 2 and 5 times the
+/// powers of ten, or the powers alone when those would crowd.
+fn nice_log(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let decades = (b - a).max(1);
+    let mantissas: &[f64] = if decades > 4 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    for e in a..=b {
+        for m in mantissas {
+            let v = clean(m * 10f64.powi(e));
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// `v` without floating-point dust (0.30000000000000004 → 0.3).
+fn clean(v: f64) -> f64 {
+    format!("{v:.9}").parse().unwrap_or(v)
+}
+
+/// An axis with its ticks exactly where it is told (plotters' own
+/// `with_key_points` leaves a linear `f64` axis without a label formatter).
+struct Ticked<R> {
+    inner: R,
+    ticks: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.inner.range()
+    }
+
+    fn axis_pixel_range(&self, limit: (i32, i32)) -> Range<i32> {
+        self.inner.axis_pixel_range(limit)
+    }
+}
+
+fn linear(range: Range<f64>, ticks: Vec<f64>) -> Ticked<RangedCoordf64> {
+    Ticked {
+        inner: range.into(),
+        ticks,
+    }
+}
+
+fn logarithmic(range: Range<f64>, ticks: Vec<f64>) -> Ticked<LogCoord<f64>> {
+    Ticked {
+        inner: range.log_scale().into(),
+        ticks,
+    }
+}
+
+impl LineChart {
+    fn xs(&self) -> impl Iterator<Item = f64> + '_ {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .filter(|x| x.is_finite() && (!self.log_x || *x > 0.0))
+    }
+
+    fn ys(&self) -> impl Iterator<Item = f64> + '_ {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite() && (!self.log_y || *y > 0.0))
+    }
+
+    /// The x axis' ticks: on a logarithmic axis exactly the x values of the
+    /// data (thinned only where labels would touch), on a linear one the
+    /// data's x values when there are few, round numbers otherwise.
+    pub fn x_ticks(&self) -> Vec<f64> {
+        let (x0, x1) = bounds(self.xs(), self.log_x);
+        let values = distinct(self.xs());
+        // About 1,000 pixels of axis; labels 60 pixels apart at least.
+        let min_gap = 60.0 / 1000.0;
+        if self.log_x {
+            let span = (x1 / x0).ln();
+            thin(&values, |v| (v / x0).ln() / span, min_gap)
+        } else if values.len() <= 12 && !values.is_empty() {
+            thin(&values, |v| (v - x0) / (x1 - x0), min_gap)
+        } else {
+            nice_linear(x0, x1, 10)
+        }
+    }
+
+    /// The y axis' ticks: round numbers (1, 2, 5, 10, … on a logarithmic
+    /// axis); the data's own values when the range holds fewer than three.
+    pub fn y_ticks(&self) -> Vec<f64> {
+        let (y0, y1) = bounds(self.ys(), self.log_y);
+        let ticks = if self.log_y {
+            nice_log(y0, y1)
+        } else {
+            nice_linear(y0, y1, 8)
+        };
+        if ticks.len() >= 3 {
+            return ticks;
+        }
+        let mut v = distinct(self.ys().chain(ticks));
+        let span = if self.log_y { (y1 / y0).ln() } else { y1 - y0 };
+        let pos = |v: f64| {
+            if self.log_y {
+                (v / y0).ln() / span
+            } else {
+                (v - y0) / span
+            }
+        };
+        v = thin(&v, pos, 30.0 / 650.0);
+        v
+    }
+}
+
+/// Tick labels without needless decimals: 10, 200, 0.5, 4.5.
+pub fn tick(v: f64) -> String {
+    if v == v.round() && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let s = if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+type AreaResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// Draws marker `shape` of radius `r` centred on pixel `at` of `area`:
+/// filled with a white rim, or hollow.
+fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    shape: Shape,
+    r: i32,
+    colour: RGBColor,
+    hollow: bool,
+) -> AreaResult<DB> {
+    let (x, y) = at;
+    let f = r as f64;
+    let poly: Vec<(i32, i32)> = match shape {
+        Shape::Circle => {
+            if hollow {
+                area.draw(&Circle::new(at, r, colour.stroke_width(2)))?;
+            } else {
+                area.draw(&Circle::new(at, r, colour.filled()))?;
+                area.draw(&Circle::new(at, r, WHITE.stroke_width(1)))?;
+            }
+            return Ok(());
+        }
+        Shape::Cross | Shape::Plus => {
+            let d = if shape == Shape::Cross {
+                (f * 0.8) as i32
+            } else {
+                r
+            };
+            let w = if hollow { 2 } else { 4 };
+            let (a, b) = if shape == Shape::Cross {
+                (
+                    [(x - d, y - d), (x + d, y + d)],
+                    [(x - d, y + d), (x + d, y - d)],
+                )
+            } else {
+                ([(x - d, y), (x + d, y)], [(x, y - d), (x, y + d)])
+            };
+            area.draw(&PathElement::new(a.to_vec(), colour.stroke_width(w)))?;
+            area.draw(&PathElement::new(b.to_vec(), colour.stroke_width(w)))?;
+            return Ok(());
+        }
+        Shape::Triangle => vec![
+            (x, y - r),
+            (x + (f * 0.9) as i32, y + (f * 0.6) as i32),
+            (x - (f * 0.9) as i32, y + (f * 0.6) as i32),
+        ],
+        Shape::TriangleDown => vec![
+            (x, y + r),
+            (x + (f * 0.9) as i32, y - (f * 0.6) as i32),
+            (x - (f * 0.9) as i32, y - (f * 0.6) as i32),
+        ],
+        Shape::Square => {
+            let d = (f * 0.8) as i32;
+            vec![
+                (x - d, y - d),
+                (x + d, y - d),
+                (x + d, y + d),
+                (x - d, y + d),
+            ]
+        }
+        Shape::Diamond => vec![(x, y - r), (x + r, y), (x, y + r), (x - r, y)],
+    };
+    let mut closed = poly.clone();
+    closed.push(poly[0]);
+    if hollow {
+        area.draw(&PathElement::new(closed, colour.stroke_width(2)))?;
+    } else {
+        area.draw(&Polygon::new(poly, colour.filled()))?;
+        area.draw(&PathElement::new(closed, WHITE.stroke_width(1)))?;
+    }
+    Ok(())
+}
+
+/// Text width in pixels with the embedded font.
+fn text_width(text: &str, size: u32) -> u32 {
+    font();
+    ("sans-serif", size)
+        .into_font()
+        .box_size(text)
+        .map(|b| b.0)
+        .unwrap_or(text.chars().count() as u32 * size * 6 / 10)
+}
+
+const LEGEND_FONT: u32 = 18;
+const PLOT_WIDTH: u32 = 1060;
+const PLOT_HEIGHT: u32 = 800;
+
+/// The width of the legend column for `chart`.
+fn legend_width(chart: &LineChart) -> u32 {
+    chart
+        .series
+        .iter()
+        .map(|s| text_width(&s.name, LEGEND_FONT))
+        .max()
+        .unwrap_or(0)
+        .max(100)
+        + 90
 }
 
 fn draw_lines<DB: DrawingBackend>(
@@ -98,22 +450,22 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    let xs = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0));
-    let ys = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1));
-    let (x0, x1) = bounds(xs, chart.log_x);
-    let (y0, y1) = bounds(ys, chart.log_y);
-    let mut builder = ChartBuilder::on(&root);
+    let body = root
+        .margin(12, 0, 0, 0)
+        .titled(&chart.title, ("sans-serif", 30))?;
+    let (plot, legend) = body.split_horizontally(PLOT_WIDTH);
+    let (x0, x1) = bounds(chart.xs(), chart.log_x);
+    let (y0, y1) = bounds(chart.ys(), chart.log_y);
+    let (xt, yt) = (chart.x_ticks(), chart.y_ticks());
+    let mut builder = ChartBuilder::on(&plot);
     builder
-        .caption(&chart.title, ("sans-serif", 30))
         .margin(20)
-        .x_label_area_size(60)
-        .y_label_area_size(90);
+        .margin_right(30)
+        .x_label_area_size(70)
+        .y_label_area_size(100);
+    // Each series' points in pixels (markers are drawn after every line,
+    // largest first, over the whole canvas: none is cut at the plot's edge).
+    let mut pixels: Vec<Vec<(i32, i32)>> = Vec::new();
     macro_rules! finish {
         ($ctx:expr) => {{
             let mut ctx = $ctx;
@@ -124,117 +476,113 @@ where
                 .y_label_formatter(&|v| tick(*v))
                 .label_style(("sans-serif", 18))
                 .axis_desc_style(("sans-serif", 22))
+                .bold_line_style(BLACK.mix(0.15))
+                .light_line_style(TRANSPARENT)
                 .draw()?;
-            let n = chart.series.len();
             for (i, s) in chart.series.iter().enumerate() {
-                let colour = COLOURS[s.colour.unwrap_or(i) % COLOURS.len()];
-                if s.markers_only {
-                    // Concentric rings, one size per colour: measurements that
-                    // coincide stay visible.
-                    let pts: Vec<(f64, f64)> = s.points.clone();
-                    let size = 8 + 4 * s.colour.unwrap_or(i) as i32;
-                    ctx.draw_series(
-                        pts.iter()
-                            .map(|&p| Circle::new(p, size, colour.stroke_width(3))),
-                    )?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| Circle::new((x + 5, y), 6, colour.stroke_width(2)));
-                    continue;
-                }
-                // Earlier lines are wider and each has its own marker, so a
-                // line that coincides with another still shows.
-                // Series with a colour of their own are told apart by it.
-                let automatic = s.colour.is_none();
-                let width = if automatic { 3 + (n - 1 - i) as u32 } else { 3 };
-                let pts: Vec<(f64, f64)> = s
+                let st = style(s.colour.unwrap_or(i));
+                let mut pts: Vec<(f64, f64)> = s
                     .points
                     .iter()
                     .copied()
-                    .filter(|(x, y)| (!chart.log_x || *x > 0.0) && (!chart.log_y || *y > 0.0))
+                    .filter(|(x, y)| {
+                        x.is_finite()
+                            && y.is_finite()
+                            && (!chart.log_x || *x > 0.0)
+                            && (!chart.log_y || *y > 0.0)
+                    })
                     .collect();
-                // The second half of the lines is dashed: drawn over an
-                // earlier line they coincide with, both stay visible.
-                let dashed = automatic && i >= n.div_ceil(2);
-                let anno = if dashed {
-                    ctx.draw_series(DashedLineSeries::new(
-                        pts.clone(),
-                        14,
-                        10,
-                        colour.stroke_width(width),
-                    ))?
-                } else {
-                    ctx.draw_series(LineSeries::new(pts.clone(), colour.stroke_width(width)))?
-                };
-                anno.label(s.name.clone()).legend(move |(x, y)| {
-                    PathElement::new(
-                        vec![(x - 4, y), (x + 14, y)],
-                        colour.stroke_width(width.min(5)),
-                    )
-                });
-                if !automatic {
-                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
-                    continue;
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                if !s.markers_only {
+                    ctx.draw_series(LineSeries::new(pts.clone(), st.rgb().stroke_width(3)))?;
                 }
-                let size = 5 + (n - 1 - i) as i32 * 2;
-                match i % 4 {
-                    0 => {
-                        ctx.draw_series(pts.iter().map(|&p| Circle::new(p, size, colour.filled())))?
-                    }
-                    1 => ctx.draw_series(
-                        pts.iter()
-                            .map(|&p| TriangleMarker::new(p, size + 2, colour.filled())),
-                    )?,
-                    2 => ctx.draw_series(
-                        pts.iter()
-                            .map(|&p| Cross::new(p, size, colour.stroke_width(3))),
-                    )?,
-                    _ => ctx.draw_series(
-                        pts.iter()
-                            .map(|&p| Circle::new(p, size, colour.stroke_width(2))),
-                    )?,
-                };
+                pixels.push(pts.iter().map(|p| ctx.backend_coord(p)).collect());
             }
-            ctx.configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font(("sans-serif", 20))
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .draw()?;
         }};
     }
     match (chart.log_x, chart.log_y) {
         (true, true) => {
-            finish!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?)
+            finish!(builder.build_cartesian_2d(logarithmic(x0..x1, xt), logarithmic(y0..y1, yt))?)
         }
-        (true, false) => finish!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?),
-        (false, true) => finish!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
-        (false, false) => finish!(builder.build_cartesian_2d(x0..x1, y0..y1)?),
+        (true, false) => {
+            finish!(builder.build_cartesian_2d(logarithmic(x0..x1, xt), linear(y0..y1, yt))?)
+        }
+        (false, true) => {
+            finish!(builder.build_cartesian_2d(linear(x0..x1, xt), logarithmic(y0..y1, yt))?)
+        }
+        (false, false) => {
+            finish!(builder.build_cartesian_2d(linear(x0..x1, xt), linear(y0..y1, yt))?)
+        }
+    }
+    // Filled markers largest first, then the hollow ones around them.
+    let mut order: Vec<usize> = (0..chart.series.len()).collect();
+    // Crosses and pluses are thin: drawn over the filled shapes, they hide
+    // nothing.
+    order.sort_by_key(|&i| {
+        let s = &chart.series[i];
+        let thin = matches!(
+            style(s.colour.unwrap_or(i)).shape,
+            Shape::Cross | Shape::Plus
+        );
+        (s.markers_only, thin, std::cmp::Reverse(marker_radius(s, i)))
+    });
+    for i in order {
+        let s = &chart.series[i];
+        let st = style(s.colour.unwrap_or(i));
+        for &p in &pixels[i] {
+            draw_marker(
+                &root,
+                p,
+                st.shape,
+                marker_radius(s, i),
+                st.rgb(),
+                s.markers_only,
+            )?;
+        }
+    }
+    // The legend, beside the plot: a line (if the series has one) through
+    // its marker, then the name.
+    let (_, h) = legend.dim_in_pixel();
+    let n = chart.series.len().max(1) as i32;
+    let row = ((h as i32 - 80) / n).clamp(14, 34);
+    let label = TextStyle::from(("sans-serif", LEGEND_FONT).into_font())
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, s) in chart.series.iter().enumerate() {
+        let st = style(s.colour.unwrap_or(i));
+        let y = 40 + row / 2 + i as i32 * row;
+        if !s.markers_only {
+            legend.draw(&PathElement::new(
+                vec![(4, y), (56, y)],
+                st.rgb().stroke_width(3),
+            ))?;
+        }
+        let r = (st.radius as i32).min(row / 2 - 1).clamp(4, 9);
+        draw_marker(&legend, (30, y), st.shape, r, st.rgb(), s.markers_only)?;
+        legend.draw(&Text::new(s.name.clone(), (66, y), label.clone()))?;
     }
     root.present()?;
     Ok(())
 }
 
-const SIZE: (u32, u32) = (1200, 800);
-
-/// Tick labels without needless decimals: 10, 200, 0.5.
-fn tick(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
+/// A series' marker radius: hollow markers ring the filled ones.
+fn marker_radius(s: &Series, i: usize) -> i32 {
+    let r = style(s.colour.unwrap_or(i)).radius as i32;
+    if s.markers_only {
+        r + 4
     } else {
-        format!("{v:.2}")
+        r
     }
 }
 
 /// Writes `base.svg` and `base.png`.
 pub fn line_chart(chart: &LineChart, base: &Path) -> Result<(), ChartError> {
     font();
+    let size = (PLOT_WIDTH + legend_width(chart), PLOT_HEIGHT);
     let svg = base.with_extension("svg");
-    draw_lines(chart, SVGBackend::new(&svg, SIZE).into_drawing_area())
+    draw_lines(chart, SVGBackend::new(&svg, size).into_drawing_area())
         .map_err(|e| naming(&svg, e))?;
     let png = base.with_extension("png");
-    draw_lines(chart, BitMapBackend::new(&png, SIZE).into_drawing_area())
+    draw_lines(chart, BitMapBackend::new(&png, size).into_drawing_area())
         .map_err(|e| naming(&png, e))?;
     Ok(())
 }
@@ -245,23 +593,195 @@ fn naming(path: &Path, e: ChartError) -> ChartError {
     format!("{}: {e}", path.display()).into()
 }
 
-/// One client's lane in a holders timeline.
-#[derive(Clone, Debug)]
+/// One client's lane in a holders timeline. Times are in microseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Lane {
     pub name: String,
-    /// Hold intervals (µs) and whether another client held at the same time.
-    pub holds: Vec<(u64, u64, bool)>,
-    /// Faults: when (µs) and what.
+    /// Hold intervals `(from, to)`, drawn as bars.
+    pub holds: Vec<(u64, u64)>,
+    /// Where this lane's holds overlap another lane's, `(from, to)`: drawn
+    /// red over the hold, exactly there and nowhere else ([`overlaps`]
+    /// computes them).
+    pub overlaps: Vec<(u64, u64)>,
+    /// Faults that last (pause, partition, delay), shaded for their
+    /// duration: `(from, to, what)`.
+    pub spans: Vec<(u64, u64, String)>,
+    /// Point events (a crash, a lost reply, a note): when and what, marked
+    /// ▲ with the label.
     pub faults: Vec<(u64, String)>,
+    /// When the store expired this client's session, marked ◆.
+    pub expiries: Vec<u64>,
+    /// Connection-state changes: when, and the state (`SUSPENDED`, `LOST`,
+    /// `RECONNECTED`), as small markers.
+    pub states: Vec<(u64, String)>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Timeline {
     pub title: String,
     /// What the time axis measures ("virtual time (s)", "wall time (s)").
     pub x_label: String,
     pub end_us: u64,
+    /// One lane per client, drawn top to bottom in this order.
     pub lanes: Vec<Lane>,
+}
+
+/// The intersections of two sets of intervals: exactly `[max start, min
+/// end)` for every pair that shares time; pairs that only touch are left out.
+pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for &(a0, a1) in a {
+        for &(b0, b1) in b {
+            let (from, to) = (a0.max(b0), a1.min(b1));
+            if from < to {
+                out.push((from, to));
+            }
+        }
+    }
+    merge(out)
+}
+
+/// Sorted, with overlapping or touching intervals joined.
+fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// For each lane's holds, the stretches during which some other lane holds
+/// too: what [`Lane::overlaps`] expects.
+pub fn overlaps(holds: &[&[(u64, u64)]]) -> Vec<Vec<(u64, u64)>> {
+    (0..holds.len())
+        .map(|i| {
+            merge(
+                (0..holds.len())
+                    .filter(|&j| j != i)
+                    .flat_map(|j| intersect(holds[i], holds[j]))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Seconds to the millisecond, cut rather than rounded as the trace's own
+/// times read: 5531530 µs is `5.531`.
+fn millis3(us: u64) -> String {
+    format!("{}.{:03}", us / 1_000_000, us % 1_000_000 / 1000)
+}
+
+const HOLD: RGBColor = RGBColor(0, 114, 178);
+const OVERLAP: RGBColor = RGBColor(213, 20, 20);
+const EXPIRY: RGBColor = RGBColor(120, 0, 90);
+
+/// The shade of a fault that lasts, by its name.
+fn span_colour(what: &str) -> RGBAColor {
+    match what {
+        "pause" => RGBColor(110, 110, 110).mix(0.28),
+        "partition" => RGBColor(230, 159, 0).mix(0.35),
+        "delay" => RGBColor(117, 112, 179).mix(0.3),
+        _ => RGBColor(150, 150, 150).mix(0.25),
+    }
+}
+
+/// A connection state's marker: shape, colour, hollow.
+fn state_marker(state: &str) -> (Shape, RGBColor, bool) {
+    match state {
+        "SUSPENDED" => (Shape::Circle, RGBColor(200, 110, 0), true),
+        "LOST" => (Shape::Square, BLACK, false),
+        "RECONNECTED" => (Shape::Circle, RGBColor(0, 140, 80), false),
+        _ => (Shape::Circle, RGBColor(90, 90, 90), true),
+    }
+}
+
+/// One legend entry of a timeline.
+enum Key {
+    Bar(RGBColor, i32),
+    Shade(RGBAColor),
+    Marker(Shape, RGBColor, bool),
+}
+
+/// What the timeline's legend lists: the holds and overlaps always, the
+/// rest when the timeline has them.
+fn timeline_keys(t: &Timeline) -> Vec<(Key, String)> {
+    let mut keys = vec![
+        (
+            Key::Bar(HOLD, 7),
+            "holds (believes it holds or leads)".to_string(),
+        ),
+        (
+            Key::Bar(OVERLAP, 11),
+            "overlap: another lane holds at the same time".to_string(),
+        ),
+    ];
+    let mut spans: Vec<&str> = Vec::new();
+    let mut states: Vec<&str> = Vec::new();
+    for l in &t.lanes {
+        for s in &l.spans {
+            if !spans.contains(&s.2.as_str()) {
+                spans.push(&s.2);
+            }
+        }
+        for s in &l.states {
+            if !states.contains(&s.1.as_str()) {
+                states.push(&s.1);
+            }
+        }
+    }
+    for s in spans {
+        keys.push((
+            Key::Shade(span_colour(s)),
+            format!("{s} (for its duration)"),
+        ));
+    }
+    if t.lanes.iter().any(|l| !l.faults.is_empty()) {
+        keys.push((Key::Marker(Shape::Triangle, BLACK, false), "fault".into()));
+    }
+    if t.lanes.iter().any(|l| !l.expiries.is_empty()) {
+        keys.push((
+            Key::Marker(Shape::Diamond, EXPIRY, false),
+            "session expired".into(),
+        ));
+    }
+    for s in states {
+        let (shape, c, hollow) = state_marker(s);
+        keys.push((Key::Marker(shape, c, hollow), s.to_string()));
+    }
+    keys
+}
+
+const TIMELINE_WIDTH: u32 = 1400;
+
+/// A marker to draw on a timeline: where, shape, radius, colour, hollow.
+type Marker<At> = (At, Shape, i32, RGBColor, bool);
+
+/// Legend rows and the width of each entry.
+fn legend_rows(keys: &[(Key, String)]) -> Vec<Vec<(usize, u32)>> {
+    let mut rows: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
+    let mut x = 0;
+    for (i, (_, text)) in keys.iter().enumerate() {
+        let w = 40 + text_width(text, 16) + 28;
+        if x + w > TIMELINE_WIDTH - 60 && x > 0 {
+            rows.push(Vec::new());
+            x = 0;
+        }
+        rows.last_mut().expect("a row").push((i, w));
+        x += w;
+    }
+    rows
+}
+
+/// The timeline's lane height and image size.
+fn timeline_size(t: &Timeline) -> (u32, u32, u32) {
+    let n = t.lanes.len().max(1) as u32;
+    let lane = (1100 / n).clamp(26, 96);
+    let legend = legend_rows(&timeline_keys(t)).len() as u32 * 26 + 20;
+    (lane, TIMELINE_WIDTH, 60 + 20 + n * lane + 70 + legend)
 }
 
 fn draw_timeline<DB: DrawingBackend>(
@@ -272,78 +792,189 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
-    // Lane i is centred on y = i; the space above the last lane holds the legend.
-    let n = t.lanes.len().max(1) as f64;
+    let keys = timeline_keys(t);
+    let rows = legend_rows(&keys);
+    let legend_h = rows.len() as u32 * 26 + 20;
+    let (_, h) = root.dim_in_pixel();
+    let (top, legend) = root.split_vertically(h - legend_h);
+    let n = t.lanes.len().max(1);
     let end = (t.end_us as f64 / 1e6).max(0.001);
-    let mut ctx = ChartBuilder::on(&root)
+    // A little room after the end: the last hold ends inside the frame.
+    let x_max = end * 1.02;
+    let name_w = t
+        .lanes
+        .iter()
+        .map(|l| text_width(&l.name, 18))
+        .max()
+        .unwrap_or(0)
+        + 30;
+    let lanes_y: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let mut ctx = ChartBuilder::on(&top)
         .caption(&t.title, ("sans-serif", 28))
         .margin(20)
+        .margin_right(30)
         .x_label_area_size(60)
-        .y_label_area_size(110)
-        .build_cartesian_2d(0.0..end, -0.5..n + 0.4)?;
+        .y_label_area_size(name_w.max(80))
+        .build_cartesian_2d(
+            linear(0.0..x_max, nice_linear(0.0, x_max, 12)),
+            linear(-0.5..n as f64 - 0.5, lanes_y),
+        )?;
+    // Lane i is drawn at y = n - 1 - i: the first lane on top.
+    let lane_y = |i: usize| (n - 1 - i) as f64;
     let names: Vec<String> = t.lanes.iter().map(|l| l.name.clone()).collect();
     ctx.configure_mesh()
         .x_desc(&t.x_label)
-        .y_labels(names.len() + 2)
+        .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|y| {
             let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
+            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                names.get(n - 1 - i as usize).cloned().unwrap_or_default()
             } else {
                 String::new()
             }
         })
         .label_style(("sans-serif", 18))
         .axis_desc_style(("sans-serif", 22))
+        .bold_line_style(BLACK.mix(0.12))
+        .light_line_style(TRANSPARENT)
         .disable_y_mesh()
         .draw()?;
-    let ok = RGBColor(0, 114, 178);
-    let bad = RGBColor(213, 20, 20);
-    for (i, lane) in t.lanes.iter().enumerate() {
-        let y = i as f64;
-        for &(a, b, overlap) in &lane.holds {
-            let colour = if overlap { bad } else { ok };
-            let (a, b) = (
-                a as f64 / 1e6,
-                (b as f64 / 1e6).max(a as f64 / 1e6 + end / 800.0),
-            );
-            ctx.draw_series(std::iter::once(Rectangle::new(
-                [(a, y - 0.25), (b, y + 0.25)],
-                colour.filled(),
-            )))?;
+    let secs = |us: u64| us as f64 / 1e6;
+    // Lane separators.
+    for i in 1..n {
+        let y = i as f64 - 0.5;
+        ctx.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, y), (x_max, y)],
+            BLACK.mix(0.25).stroke_width(1),
+        )))?;
+    }
+    let small = ("sans-serif", 14).into_font();
+    // Text that would run past the right edge is set to the left of its point.
+    let anchored = |x: f64, colour: RGBColor| {
+        let pos = if x > 0.72 * x_max {
+            Pos::new(HPos::Right, VPos::Top)
+        } else {
+            Pos::new(HPos::Left, VPos::Top)
+        };
+        small.clone().color(&colour).pos(pos)
+    };
+    let nudge = |x: f64| {
+        if x > 0.72 * x_max {
+            x - x_max / 200.0
+        } else {
+            x + x_max / 200.0
         }
-        for (at, what) in &lane.faults {
-            let x = *at as f64 / 1e6;
-            ctx.draw_series(std::iter::once(TriangleMarker::new(
-                (x, y + 0.33),
-                9,
-                BLACK.filled(),
+    };
+    let mut points: Vec<Marker<(f64, f64)>> = Vec::new();
+    for (i, lane) in t.lanes.iter().enumerate() {
+        let y = lane_y(i);
+        // Faults that last: shaded over the whole lane, labelled at their start.
+        for (a, b, what) in &lane.spans {
+            let (a, b) = (secs(*a), secs(*b).max(secs(*a) + x_max / 1000.0));
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(a, y - 0.48), (b, y + 0.48)],
+                span_colour(what).filled(),
             )))?;
             ctx.draw_series(std::iter::once(Text::new(
-                what.clone(),
-                (x + end / 150.0, y + 0.45),
-                ("sans-serif", 16),
+                format!("{what} {:.2} s", b - a),
+                (nudge(a), y + 0.46),
+                anchored(a, RGBColor(40, 40, 40)),
             )))?;
         }
+        for &(a, b) in &lane.holds {
+            let (a, b) = (secs(a), secs(b).max(secs(a) + x_max / 800.0));
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(a, y - 0.17), (b, y + 0.17)],
+                HOLD.filled(),
+            )))?;
+        }
+        // Overlaps: red, taller than the hold (so they read without
+        // colour), exactly over the shared time, with its bounds below.
+        // A label that would run into the one before it is left out.
+        let mut label_end = i32::MIN;
+        let right = ctx.backend_coord(&(x_max, y)).0;
+        for &(a, b) in &lane.overlaps {
+            let (fa, fb) = (secs(a), secs(b).max(secs(a) + x_max / 800.0));
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(fa, y - 0.26), (fb, y + 0.26)],
+                OVERLAP.filled(),
+            )))?;
+            let text = format!("overlap {}–{} s", millis3(a), millis3(b));
+            let w = text_width(&text, 14) as i32;
+            let (px, py) = ctx.backend_coord(&(fa, y - 0.28));
+            let left = (px + 3).min(right - w);
+            if left >= label_end + 12 {
+                root.draw(&Text::new(
+                    text,
+                    (left, py),
+                    small
+                        .clone()
+                        .color(&OVERLAP)
+                        .pos(Pos::new(HPos::Left, VPos::Top)),
+                ))?;
+                label_end = left + w;
+            }
+        }
+        for (at, what) in &lane.faults {
+            let x = secs(*at);
+            points.push(((x, y + 0.33), Shape::Triangle, 8, BLACK, false));
+            ctx.draw_series(std::iter::once(Text::new(
+                what.clone(),
+                (nudge(x), y + 0.46),
+                anchored(x, BLACK),
+            )))?;
+        }
+        for &at in &lane.expiries {
+            points.push(((secs(at), y + 0.33), Shape::Diamond, 8, EXPIRY, false));
+        }
+        for (at, state) in &lane.states {
+            let (shape, c, hollow) = state_marker(state);
+            points.push(((secs(*at), y + 0.33), shape, 5, c, hollow));
+        }
     }
-    ctx.draw_series(std::iter::once(Rectangle::new(
-        [(0.0, -1.0), (0.0, -1.0)],
-        ok.filled(),
-    )))?
-    .label("holds the lock")
-    .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 24, y + 6)], ok.filled()));
-    ctx.draw_series(std::iter::once(Rectangle::new(
-        [(0.0, -1.0), (0.0, -1.0)],
-        bad.filled(),
-    )))?
-    .label("holds while another holds")
-    .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 24, y + 6)], bad.filled()));
-    ctx.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(("sans-serif", 18))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
+    // Markers on one rail that would cover each other are set side by side,
+    // in time order.
+    let mut placed: Vec<Marker<(i32, i32)>> = points
+        .into_iter()
+        .map(|(p, shape, r, c, hollow)| (ctx.backend_coord(&p), shape, r, c, hollow))
+        .collect();
+    placed.sort_by_key(|m| (m.0 .1, m.0 .0));
+    for i in 1..placed.len() {
+        let (prev, cur) = (placed[i - 1], placed[i]);
+        let gap = prev.2 + cur.2 + 2;
+        if prev.0 .1 == cur.0 .1 && cur.0 .0 - prev.0 .0 < gap {
+            placed[i].0 .0 = prev.0 .0 + gap;
+        }
+    }
+    for (p, shape, r, c, hollow) in placed {
+        draw_marker(&root, p, shape, r, c, hollow)?;
+    }
+    // The legend, below the plot.
+    let label =
+        TextStyle::from(("sans-serif", 16).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (r, row) in rows.iter().enumerate() {
+        let y = 12 + 13 + r as i32 * 26;
+        let mut x = 60;
+        for &(i, w) in row {
+            let (key, text) = &keys[i];
+            match key {
+                Key::Bar(c, half) => {
+                    legend.draw(&Rectangle::new(
+                        [(x, y - half), (x + 30, y + half)],
+                        c.filled(),
+                    ))?;
+                }
+                Key::Shade(c) => {
+                    legend.draw(&Rectangle::new([(x, y - 11), (x + 30, y + 11)], c.filled()))?;
+                }
+                Key::Marker(shape, c, hollow) => {
+                    draw_marker(&legend, (x + 15, y), *shape, 7, *c, *hollow)?;
+                }
+            }
+            legend.draw(&Text::new(text.clone(), (x + 40, y), label.clone()))?;
+            x += w as i32;
+        }
+    }
     root.present()?;
     Ok(())
 }
@@ -351,16 +982,37 @@ where
 /// Writes `base.svg` and `base.png`.
 pub fn timeline(t: &Timeline, base: &Path) -> Result<(), ChartError> {
     font();
-    let height = (160 + 70 * t.lanes.len() as u32).clamp(360, 2000);
+    let (_, w, h) = timeline_size(t);
     let (svg, png) = (base.with_extension("svg"), base.with_extension("png"));
-    draw_timeline(t, SVGBackend::new(&svg, (1400, height)).into_drawing_area())
+    draw_timeline(t, SVGBackend::new(&svg, (w, h)).into_drawing_area())
         .map_err(|e| naming(&svg, e))?;
+    draw_timeline(t, BitMapBackend::new(&png, (w, h)).into_drawing_area())
+        .map_err(|e| naming(&png, e))?;
+    Ok(())
+}
+
+/// The timeline as SVG text, without writing a file.
+pub fn timeline_svg(t: &Timeline) -> Result<String, ChartError> {
+    font();
+    let (_, w, h) = timeline_size(t);
+    let mut out = String::new();
     draw_timeline(
         t,
-        BitMapBackend::new(&png, (1400, height)).into_drawing_area(),
-    )
-    .map_err(|e| naming(&png, e))?;
-    Ok(())
+        SVGBackend::with_string(&mut out, (w, h)).into_drawing_area(),
+    )?;
+    Ok(out)
+}
+
+/// The line chart as SVG text, without writing a file.
+pub fn line_chart_svg(chart: &LineChart) -> Result<String, ChartError> {
+    font();
+    let size = (PLOT_WIDTH + legend_width(chart), PLOT_HEIGHT);
+    let mut out = String::new();
+    draw_lines(
+        chart,
+        SVGBackend::with_string(&mut out, size).into_drawing_area(),
+    )?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -392,5 +1044,30 @@ mod tests {
         let png = std::fs::read(dir.join("c.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         assert!(png.len() > 10_000, "a real picture, not an empty canvas");
+    }
+
+    #[test]
+    fn tick_labels_have_no_needless_decimals() {
+        assert_eq!(tick(2.0), "2");
+        assert_eq!(tick(1000.0), "1000");
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(4.5), "4.5");
+        assert_eq!(tick(0.25), "0.25");
+    }
+
+    #[test]
+    fn nice_ticks_are_round() {
+        assert_eq!(
+            nice_linear(0.0, 10.0, 5),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        assert_eq!(nice_log(0.7, 60.0), vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+    }
+
+    #[test]
+    fn intervals_merge_and_intersect() {
+        assert_eq!(intersect(&[(0, 10)], &[(5, 20)]), vec![(5, 10)]);
+        assert_eq!(intersect(&[(0, 10)], &[(10, 20)]), vec![]);
+        assert_eq!(merge(vec![(5, 8), (0, 6), (9, 10)]), vec![(0, 8), (9, 10)]);
     }
 }

@@ -33,9 +33,8 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
     }
     name_thread(tid(Party::Store, n), "store".into());
     name_thread(tid(Party::Resource, n), "resource".into());
-    events.push(
-        json!({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": d.subtitle}}),
-    );
+    events
+        .push(json!({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": d.subtitle}}));
     let slice = |tid: u32, name: &str, cat: &str, from: u64, to: u64, text: &str| {
         json!({"ph": "X", "pid": PID, "tid": tid, "name": name, "cat": cat,
                "ts": from, "dur": to.saturating_sub(from), "args": {"what": text}})
@@ -79,9 +78,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             | TraceEvent::Resume { client }
             | TraceEvent::Heal { client }
             | TraceEvent::DelayEnd { client } => (Some(Party::Client(*client)), "recover"),
-            TraceEvent::Connection { client, .. } => {
-                (Some(Party::Client(*client)), "connection")
-            }
+            TraceEvent::Connection { client, .. } => (Some(Party::Client(*client)), "connection"),
             TraceEvent::Write { .. } => (Some(Party::Resource), "write"),
             TraceEvent::Hold { client, .. } | TraceEvent::Release { client } => {
                 (Some(Party::Client(*client)), "belief")

@@ -8,9 +8,9 @@
 //! - [`html`]: the per-run interactive HTML timeline;
 //! - [`chrome`]: the run as a Chrome / Perfetto trace.
 
+pub mod chrome;
 pub mod engine;
 pub mod herd;
-pub mod chrome;
 pub mod html;
 pub mod hunt;
 pub mod parallel;

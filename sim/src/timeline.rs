@@ -1,97 +1,150 @@
-//! Holders timelines from traces: who believed it held the lock, when, and
-//! which faults fired. Shared by `lockstep report` and the validator.
+//! Holders timelines from traces: who believed it held the lock, when, where
+//! two believed at once, and which faults fired for how long. Shared by
+//! `lockstep report` and the validator.
 
 use crate::scenario::FaultKind;
 use crate::trace::{TraceEvent, TraceLine};
-use reports::chart::{Lane, Timeline};
+use models::client::Connection;
+use reports::chart::{overlaps, Lane, Timeline};
 use std::collections::BTreeMap;
 
-/// Builds a holders timeline from a trace.
+/// Lanes for every client of a run with at most this many; a bigger run
+/// gets lanes only for the clients its trace says something about.
+const ALL_LANES_UP_TO: u64 = 64;
+
+/// What the trace says about one client.
+#[derive(Default)]
+struct Client {
+    lane: Lane,
+    /// The hold that has begun and not ended.
+    holding: Option<u64>,
+    /// Faults that last and have not ended: kind, start.
+    lasting: Vec<(FaultKind, u64)>,
+}
+
+impl Client {
+    fn end_hold(&mut self, t: u64) {
+        if let Some(a) = self.holding.take() {
+            self.lane.holds.push((a, t));
+        }
+    }
+
+    /// Ends the oldest open fault of `kind` (one without a duration) at `t`.
+    fn end_fault(&mut self, kind: FaultKind, t: u64) {
+        if let Some(i) = self.lasting.iter().position(|(k, _)| *k == kind) {
+            let (k, a) = self.lasting.remove(i);
+            self.lane.spans.push((a, t, k.name().to_string()));
+        }
+    }
+}
+
+/// Builds a holders timeline from a trace: one lane per client of the run
+/// (`start`'s client count; without a `start` line, the clients the trace
+/// names), holds as bars, overlaps exactly where two clients hold at once,
+/// pauses, partitions and delays shaded for their duration, crashes and
+/// lost replies marked where they fire, session expiries and connection
+/// states (SUSPENDED, LOST, RECONNECTED) as markers.
 pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
-    let mut lanes: BTreeMap<u64, Lane> = BTreeMap::new();
-    let mut open: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut clients: BTreeMap<u64, Client> = BTreeMap::new();
+    let mut count: Option<u64> = None;
     let mut end = 0u64;
-    let mut clients = 0u64;
-    let lane = |lanes: &mut BTreeMap<u64, Lane>, c: u64| {
-        lanes.entry(c).or_insert_with(|| Lane {
-            name: format!("client {c}"),
-            holds: Vec::new(),
-            faults: Vec::new(),
-        });
-    };
     for line in lines {
         let t = line.t;
         end = end.max(t);
-        match &line.event {
-            TraceEvent::Start { clients: n, .. } => clients = *n as u64,
-            TraceEvent::Hold { client, .. } => {
-                let c = *client as u64;
-                lane(&mut lanes, c);
-                open.insert(c, t);
+        let who = match &line.event {
+            TraceEvent::Start { clients: n, .. } => {
+                count = Some(*n as u64);
+                continue;
             }
-            TraceEvent::Release { client } => {
-                let c = *client as u64;
-                lane(&mut lanes, c);
-                close_hold(&mut lanes, &mut open, c, t);
-            }
-            TraceEvent::Fault { fault, client, .. } => {
-                let c = *client as u64;
-                lane(&mut lanes, c);
-                if *fault == FaultKind::Crash {
-                    close_hold(&mut lanes, &mut open, c, t);
-                }
-                lanes
-                    .get_mut(&c)
-                    .expect("lane exists")
-                    .faults
-                    .push((t, fault.name().to_string()));
-            }
+            TraceEvent::Hold { client, .. }
+            | TraceEvent::Release { client }
+            | TraceEvent::Fault { client, .. }
+            | TraceEvent::Resume { client }
+            | TraceEvent::Heal { client }
+            | TraceEvent::DelayEnd { client }
+            | TraceEvent::Connection { client, .. }
+            | TraceEvent::Expire { client, .. } => *client as u64,
             TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }
-            | TraceEvent::Connection { .. }
-            | TraceEvent::Write { .. }
             | TraceEvent::Restart { .. }
-            | TraceEvent::Resume { .. }
-            | TraceEvent::Heal { .. }
-            | TraceEvent::DelayEnd { .. }
-            | TraceEvent::Expire { .. }
+            | TraceEvent::Write { .. }
             | TraceEvent::Violation { .. }
-            | TraceEvent::End { .. } => {}
+            | TraceEvent::End { .. } => continue,
+        };
+        if count.is_some_and(|n| who >= n) {
+            continue;
+        }
+        let c = clients.entry(who).or_default();
+        match &line.event {
+            TraceEvent::Hold { .. } => {
+                c.holding.get_or_insert(t);
+            }
+            TraceEvent::Release { .. } => c.end_hold(t),
+            TraceEvent::Fault {
+                fault, duration_us, ..
+            } => match fault {
+                FaultKind::Crash => {
+                    c.end_hold(t);
+                    c.lane.faults.push((t, "crash".to_string()));
+                }
+                FaultKind::LostReply => c.lane.faults.push((t, "lost reply".to_string())),
+                FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {
+                    Some(d) => {
+                        c.lane
+                            .spans
+                            .push((t, t.saturating_add(*d), fault.name().to_string()))
+                    }
+                    None => c.lasting.push((*fault, t)),
+                },
+            },
+            TraceEvent::Resume { .. } => c.end_fault(FaultKind::Pause, t),
+            TraceEvent::Heal { .. } => c.end_fault(FaultKind::Partition, t),
+            TraceEvent::DelayEnd { .. } => c.end_fault(FaultKind::Delay, t),
+            TraceEvent::Connection { state, .. } => c.lane.states.push((
+                t,
+                match state {
+                    Connection::Connected => "RECONNECTED",
+                    Connection::Suspended => "SUSPENDED",
+                    Connection::Lost => "LOST",
+                }
+                .to_string(),
+            )),
+            TraceEvent::Expire { .. } => c.lane.expiries.push(t),
+            _ => {}
         }
     }
-    for (c, a) in open {
-        if let Some(l) = lanes.get_mut(&c) {
-            l.holds.push((a, end, false));
+    // What is still going on when the trace ends ends there.
+    for c in clients.values_mut() {
+        c.end_hold(end);
+        for (k, a) in std::mem::take(&mut c.lasting) {
+            c.lane.spans.push((a, end, k.name().to_string()));
+        }
+        for s in &mut c.lane.spans {
+            s.1 = s.1.min(end.max(s.0));
+        }
+        c.lane.spans.sort_by_key(|s| (s.0, s.1));
+    }
+    if let Some(n) = count.filter(|&n| n <= ALL_LANES_UP_TO) {
+        for c in 0..n {
+            clients.entry(c).or_default();
         }
     }
-    for c in 0..clients.min(64) {
-        lanes.entry(c).or_insert_with(|| Lane {
+    let mut lanes: Vec<Lane> = clients
+        .into_iter()
+        .map(|(c, client)| Lane {
             name: format!("client {c}"),
-            holds: Vec::new(),
-            faults: Vec::new(),
-        });
-    }
-    // Overlaps: a hold that shares time with another client's hold.
-    let all: Vec<(u64, u64, u64)> = lanes
-        .iter()
-        .flat_map(|(c, l)| l.holds.iter().map(move |h| (*c, h.0, h.1)))
+            ..client.lane
+        })
         .collect();
-    for (c, lane) in lanes.iter_mut() {
-        for h in &mut lane.holds {
-            h.2 = all.iter().any(|&(d, a, b)| d != *c && a < h.1 && h.0 < b);
-        }
+    let holds: Vec<&[(u64, u64)]> = lanes.iter().map(|l| l.holds.as_slice()).collect();
+    let shared = overlaps(&holds);
+    for (lane, o) in lanes.iter_mut().zip(shared) {
+        lane.overlaps = o;
     }
     Timeline {
         title: title.to_string(),
         x_label: "virtual time (s)".to_string(),
         end_us: end,
-        lanes: lanes.into_values().collect(),
-    }
-}
-
-/// Ends client `c`'s open hold, if any, at `t`.
-fn close_hold(lanes: &mut BTreeMap<u64, Lane>, open: &mut BTreeMap<u64, u64>, c: u64, t: u64) {
-    if let (Some(a), Some(lane)) = (open.remove(&c), lanes.get_mut(&c)) {
-        lane.holds.push((a, t, false));
+        lanes,
     }
 }

@@ -1,5 +1,7 @@
-//! The herd charts (notifications per hand-off, requests per acquisition,
-//! hand-off latency), drawn once per sweep for `herd` and the tour alike.
+//! The herd charts (notifications per hand-off, requests per acquisition),
+//! drawn once per sweep for `herd` and the tour alike. Hand-off latency is
+//! a table column, not a chart: in the baseline it is a few link latencies
+//! at every N and a chart of it says nothing.
 
 use super::UsageError;
 use reports::chart::{line_chart, LineChart, Series};
@@ -11,24 +13,86 @@ pub(super) fn chart_err(e: reports::chart::ChartError) -> UsageError {
     UsageError(format!("cannot draw a chart: {e}"))
 }
 
-/// One line per recipe over the baseline rows.
-fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> {
-    let mut by: BTreeMap<(usize, String), Series> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.scenario.starts_with("baseline-")) {
-        // Registry order, so a recipe keeps its line style whatever the selection.
-        let order = models::recipes::REGISTRY
-            .iter()
-            .position(|x| r.recipe.split(' ').next() == Some(x.name))
-            .unwrap_or(usize::MAX);
-        by.entry((order, r.recipe.clone()))
-            .or_insert_with(|| Series::line(r.recipe.clone(), Vec::new()))
+/// The charts `herd_charts` writes (each as `.svg` and `.png`).
+pub const HERD_CHARTS: [&str; 2] = ["herd-notifications", "herd-requests"];
+
+/// A recipe's style index (colour and marker, [`reports::chart::style`]),
+/// fixed by the registry whatever the selection: the registry position for
+/// a recipe at its default variant (eight recipes, eight colours), and for
+/// a variant, eight plus its place among every registered variant. A recipe
+/// the registry does not know gets a style after all of those, from its
+/// name. `recipe` is as a herd row names it, `name (variant)`, or as the
+/// CLI does, `name:variant`.
+pub fn recipe_style(recipe: &str) -> usize {
+    let (name, variant) = match recipe.split_once(':') {
+        Some((n, v)) => (n, Some(v)),
+        None => match recipe.split_once(" (") {
+            Some((n, v)) => (n, Some(v.trim_end_matches(')'))),
+            None => (recipe, None),
+        },
+    };
+    let registry = models::recipes::REGISTRY;
+    let mut variants = registry.len();
+    for (i, r) in registry.iter().enumerate() {
+        if r.name == name || r.aliases.contains(&name) {
+            return match variant {
+                None => i,
+                Some(v) => match r.variants.iter().position(|x| x.name == v) {
+                    Some(j) => variants + j,
+                    None => i,
+                },
+            };
+        }
+        variants += r.variants.len();
+    }
+    // Not registered (a recipe of your own): a stable pick from its name.
+    let h = recipe
+        .bytes()
+        .fold(0usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+    variants + h % 16
+}
+
+/// What a `herd --scenario` row ran, without the recipe and client count
+/// `herd` appends to the scenario's name; `None` for a baseline row.
+fn scenario_of(r: &HerdRow) -> Option<String> {
+    if r.scenario.starts_with("baseline-") {
+        return None;
+    }
+    let name = r.recipe.split(' ').next().unwrap_or_default();
+    let suffix = format!("-{name}-{}", r.clients);
+    Some(
+        r.scenario
+            .strip_suffix(&suffix)
+            .unwrap_or(&r.scenario)
+            .to_string(),
+    )
+}
+
+/// One line per recipe over the baseline rows, in registry order, and one
+/// series of hollow markers per recipe and `--scenario` run, in the
+/// recipe's colour and shape.
+pub fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> {
+    let mut by: BTreeMap<(Option<String>, usize, String), Series> = BTreeMap::new();
+    for r in rows {
+        let scenario = scenario_of(r);
+        let style = recipe_style(&r.recipe);
+        let name = match &scenario {
+            None => r.recipe.clone(),
+            Some(s) => format!("{} — {s}", r.recipe),
+        };
+        by.entry((scenario.clone(), style, r.recipe.clone()))
+            .or_insert_with(|| Series {
+                colour: Some(style),
+                markers_only: scenario.is_some(),
+                ..Series::line(name, Vec::new())
+            })
             .points
             .push((r.clients as f64, y(r)));
     }
     by.into_values().collect()
 }
 
-/// The three herd charts, each as SVG and PNG, in `dir`.
+/// The herd charts, each as SVG and PNG, in `dir`.
 pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     let notif = LineChart {
         title: "Watch notifications per hand-off (release or resignation)".into(),
@@ -38,7 +102,7 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
         log_y: true,
         series: per_recipe(rows, HerdRow::notifications_per_release_mean),
     };
-    line_chart(&notif, &dir.join("herd-notifications")).map_err(chart_err)?;
+    line_chart(&notif, &dir.join(HERD_CHARTS[0])).map_err(chart_err)?;
     let requests = LineChart {
         title: "Store requests per acquisition".into(),
         x_label: "clients waiting (for the lock, or to lead)".into(),
@@ -47,15 +111,44 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
         log_y: true,
         series: per_recipe(rows, |r| r.requests_per_acquisition("all")),
     };
-    line_chart(&requests, &dir.join("herd-requests")).map_err(chart_err)?;
-    let latency = LineChart {
-        title: "Hand-off latency (release to next hold or leader), median".into(),
-        x_label: "clients waiting (for the lock, or to lead)".into(),
-        y_label: "virtual milliseconds".into(),
-        log_x: true,
-        log_y: true,
-        series: per_recipe(rows, |r| r.handoff_us.p50 as f64 / 1000.0),
-    };
-    line_chart(&latency, &dir.join("herd-handoff")).map_err(chart_err)?;
+    line_chart(&requests, &dir.join(HERD_CHARTS[1])).map_err(chart_err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recipe_style;
+
+    #[test]
+    fn a_recipe_keeps_its_style_whatever_is_selected() {
+        // Registry order for the defaults: eight recipes, eight colours.
+        let defaults: Vec<usize> = models::recipes::REGISTRY
+            .iter()
+            .map(|r| recipe_style(r.name))
+            .collect();
+        assert_eq!(
+            defaults,
+            (0..models::recipes::REGISTRY.len()).collect::<Vec<_>>()
+        );
+        // Both spellings of a variant agree, and every variant has its own.
+        assert_eq!(
+            recipe_style("fair-predecessor (curator)"),
+            recipe_style("fair-predecessor:curator")
+        );
+        let mut all: Vec<usize> = Vec::new();
+        for r in models::recipes::REGISTRY {
+            all.push(recipe_style(r.name));
+            for v in r.variants {
+                all.push(recipe_style(&format!("{}:{}", r.name, v.name)));
+            }
+        }
+        let styles: std::collections::HashSet<_> = all
+            .iter()
+            .map(|&k| {
+                let s = reports::chart::style(k);
+                (s.colour, s.shape)
+            })
+            .collect();
+        assert_eq!(styles.len(), all.len(), "no two recipes look alike");
+    }
 }

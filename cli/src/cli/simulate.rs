@@ -346,7 +346,9 @@ fn simulate_and_report(
         serde_json::to_writer(&mut w, &sim::chrome::chrome_trace(&o.trace))
             .map_err(std::io::Error::from)
             .and_then(|()| w.flush())
-            .map_err(|e| UsageError(format!("cannot write the trace to {}: {e}", path.display())))?;
+            .map_err(|e| {
+                UsageError(format!("cannot write the trace to {}: {e}", path.display()))
+            })?;
     }
     if let (Some((path, file)), false) = (&html, o.trace.is_empty()) {
         write_html(path, file, &timeline_title(s, seed), &o.trace)?;

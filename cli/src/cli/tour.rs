@@ -1,7 +1,10 @@
 //! The tour: what `lockstep` with no arguments (and `lockstep report`) does.
 //! Check every recipe, run the shipped scenarios, sweep the herd up to a
-//! thousand clients, and write one report.
+//! thousand clients, and write one report: `index.html` and its Markdown
+//! twin `report.md`, each result beside its expected outcome, with the
+//! charts, the split-brain timelines and an interactive timeline per run.
 
+use super::charts::HERD_CHARTS;
 use super::check::grouped;
 use super::herd::{sweep, write_files};
 use super::{default_cfg, UsageError};
@@ -81,31 +84,247 @@ pub const SHIPPED: [(&str, &str); 16] = [
     ),
 ];
 
+/// What the README ("What the checker finds") says the tour's check — 3
+/// clients, 1 round, 1 crash, fencing on, the naive policy — finds for each
+/// recipe at its default variant: the properties it violates; every other
+/// property holds. `herd_bound` falls to the recipes whose waiters all
+/// watch one node (or the children of one); a crash breaks nothing else
+/// with fencing on.
+const CHECK_EXPECT: [(&str, &[&str]); 8] = [
+    ("unfair-create", &["herd_bound"]),
+    ("fair-predecessor", &[]),
+    ("etcd-revision", &[]),
+    ("children-watch", &["herd_bound"]),
+    ("lowest-watch", &["herd_bound"]),
+    ("zk-unfair-election", &["herd_bound"]),
+    ("zk-fair-election", &[]),
+    ("etcd-election", &[]),
+];
+
+/// What the README's table of shipped scenarios says each one violates at
+/// its own seed, for a file that does not say itself (`expect = [...]`).
+/// `etcd-mutex-11456` and its fix also break `herd_bound`: under a pause
+/// `etcd-revision` does, as the README's checker findings say (a paused
+/// waiter's watch stays open).
+const SCENARIO_EXPECT: [(&str, &[&str]); 16] = [
+    ("healthy", &[]),
+    (
+        "gc-pause-split-brain",
+        &["mutual_exclusion", "resource_exclusion"],
+    ),
+    ("gc-pause-split-brain-fenced", &["mutual_exclusion"]),
+    (
+        "partition-past-session",
+        &["mutual_exclusion", "resource_exclusion"],
+    ),
+    ("orphan-create", &["progress"]),
+    ("crash-storm", &[]),
+    ("etcd-lease-pause", &["mutual_exclusion"]),
+    ("election-gc-pause", &["leader_exclusion", "single_leader"]),
+    ("election-gc-pause-fenced", &["single_leader"]),
+    ("etcd-campaign-phantom-leader", &["elected_with_key"]),
+    ("etcd-campaign-phantom-leader-checked", &[]),
+    (
+        "curator-reconnect-double-leader",
+        &["elected_with_key", "single_leader"],
+    ),
+    ("curator-reconnect-double-leader-fixed", &[]),
+    (
+        "etcd-mutex-11456",
+        &["herd_bound", "holder_owns_key", "mutual_exclusion"],
+    ),
+    ("etcd-mutex-11456-fixed", &["herd_bound"]),
+    (
+        "kazoo-oblivious-pause",
+        &["mutual_exclusion", "resource_exclusion"],
+    ),
+];
+
+/// The shipped scenarios whose holders timeline the report draws.
+const TIMELINES: [&str; 6] = [
+    "gc-pause-split-brain",
+    "gc-pause-split-brain-fenced",
+    "partition-past-session",
+    "election-gc-pause",
+    "etcd-campaign-phantom-leader",
+    "curator-reconnect-double-leader",
+];
+
+/// Whether a result is what was expected: exactly the expected properties
+/// violated, no more and no fewer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    AsExpected,
+    Differs,
+    NoExpectation,
+}
+
+fn verdict(expected: Option<&[String]>, violated: &[String]) -> Verdict {
+    match expected {
+        None => Verdict::NoExpectation,
+        Some(e) => {
+            let mut e = e.to_vec();
+            let mut v = violated.to_vec();
+            e.sort();
+            e.dedup();
+            v.sort();
+            v.dedup();
+            if e == v {
+                Verdict::AsExpected
+            } else {
+                Verdict::Differs
+            }
+        }
+    }
+}
+
+/// One table cell: its text (as the terminal shows it), a marker that
+/// says in a symbol what the colour says, a CSS class and a link.
+#[derive(Clone, Debug, Default)]
+struct Cell {
+    text: String,
+    mark: &'static str,
+    class: &'static str,
+    link: Option<String>,
+}
+
+impl Cell {
+    fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            ..Cell::default()
+        }
+    }
+
+    /// A property's status as the checker or the run gives it.
+    fn status(violated: bool) -> Cell {
+        if violated {
+            Cell {
+                text: "VIOLATED".into(),
+                mark: "✗",
+                class: "violated",
+                link: None,
+            }
+        } else {
+            Cell::plain("holds")
+        }
+    }
+
+    fn verdict(v: Verdict) -> Cell {
+        match v {
+            Verdict::AsExpected => Cell {
+                text: "yes".into(),
+                mark: "✓",
+                class: "ok",
+                link: None,
+            },
+            Verdict::Differs => Cell {
+                text: "NO".into(),
+                mark: "⚠",
+                class: "mismatch",
+                link: None,
+            },
+            Verdict::NoExpectation => Cell {
+                text: "no expectation".into(),
+                mark: "?",
+                class: "unknown",
+                link: None,
+            },
+        }
+    }
+
+    fn linked(mut self, href: impl Into<String>) -> Cell {
+        self.link = Some(href.into());
+        self
+    }
+
+    /// The text with its marker, for the page and the Markdown.
+    fn marked(&self) -> String {
+        if self.mark.is_empty() {
+            self.text.clone()
+        } else {
+            format!("{} {}", self.mark, self.text)
+        }
+    }
+
+    fn html(&self) -> String {
+        let body = match &self.link {
+            Some(href) => format!("<a href=\"{}\">{}</a>", esc(href), esc(&self.marked())),
+            None => esc(&self.marked()),
+        };
+        if self.class.is_empty() {
+            format!("<td>{body}</td>")
+        } else {
+            format!("<td class=\"{}\">{body}</td>", self.class)
+        }
+    }
+
+    fn markdown(&self) -> String {
+        let text = self.marked().replace('|', "\\|");
+        let text = match &self.link {
+            Some(href) => format!("[{text}]({href})"),
+            None => text,
+        };
+        if matches!(self.class, "violated" | "mismatch") {
+            format!("**{text}**")
+        } else {
+            text
+        }
+    }
+}
+
+/// A table row; a row whose result differs from what was expected is
+/// highlighted as a whole.
+struct Row {
+    cells: Vec<Cell>,
+    differs: bool,
+}
+
+impl Row {
+    fn plain(&self) -> Vec<String> {
+        self.cells.iter().map(|c| c.text.clone()).collect()
+    }
+}
+
 struct Section {
     markdown: String,
     html: String,
 }
 
-fn table(header: &[&str], rows: &[Vec<String>]) -> Section {
+impl Section {
+    fn paragraph(text: &str, html: String) -> Section {
+        Section {
+            markdown: format!("{text}\n"),
+            html: format!("<p>{html}</p>\n"),
+        }
+    }
+}
+
+fn table(header: &[&str], rows: &[Row]) -> Section {
     let mut md = format!(
         "| {} |\n|{}|\n",
         header.join(" | "),
         header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
     );
-    let mut html = String::from("<table><thead><tr>");
+    let mut html = String::from("<div class=\"scroll\"><table><thead><tr>");
     for h in header {
         let _ = write!(html, "<th>{}</th>", esc(h));
     }
-    html.push_str("</tr></thead><tbody>");
+    html.push_str("</tr></thead><tbody>\n");
     for r in rows {
-        let _ = writeln!(md, "| {} |", r.join(" | "));
-        html.push_str("<tr>");
-        for c in r {
-            let _ = write!(html, "<td>{}</td>", esc(c));
+        let cells: Vec<String> = r.cells.iter().map(Cell::markdown).collect();
+        let _ = writeln!(md, "| {} |", cells.join(" | "));
+        html.push_str(if r.differs {
+            "<tr class=\"differs\">"
+        } else {
+            "<tr>"
+        });
+        for c in &r.cells {
+            html.push_str(&c.html());
         }
-        html.push_str("</tr>");
+        html.push_str("</tr>\n");
     }
-    html.push_str("</tbody></table>\n");
+    html.push_str("</tbody></table></div>\n");
     Section { markdown: md, html }
 }
 
@@ -113,30 +332,182 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
-fn figure(dir: &Path, base: &str, caption: &str) -> Result<Section, UsageError> {
+/// An inline SVG figure (a PNG in the Markdown) with its caption and links.
+fn figure(
+    dir: &Path,
+    base: &str,
+    caption: &str,
+    id: Option<&str>,
+    links: &[(&str, String)],
+) -> Result<Section, UsageError> {
     let svg = std::fs::read_to_string(dir.join(format!("{base}.svg")))
         .map_err(|e| UsageError(format!("cannot read {base}.svg: {e}")))?;
     let svg = svg.trim_start_matches(|c| c != '<').to_string();
+    let mut all: Vec<(&str, String)> = links.to_vec();
+    all.push(("PNG", format!("{base}.png")));
+    all.push(("SVG", format!("{base}.svg")));
+    let md_links: Vec<String> = all.iter().map(|(t, h)| format!("[{t}]({h})")).collect();
+    let html_links: Vec<String> = all
+        .iter()
+        .map(|(t, h)| format!("<a href=\"{}\">{}</a>", esc(h), esc(t)))
+        .collect();
+    let anchor = id
+        .map(|i| format!("<a id=\"{i}\"></a>\n"))
+        .unwrap_or_default();
     Ok(Section {
-        markdown: format!("![{caption}]({base}.png)\n\n*{caption}* ([SVG]({base}.svg))\n"),
+        markdown: format!(
+            "{anchor}![{caption}]({base}.png)\n\n*{caption}* — {}\n",
+            md_links.join(" · ")
+        ),
         html: format!(
-            "<figure>{svg}<figcaption>{}</figcaption></figure>\n",
-            esc(caption)
+            "<figure{}>{svg}<figcaption>{} — {}</figcaption></figure>\n",
+            id.map(|i| format!(" id=\"{i}\"")).unwrap_or_default(),
+            esc(caption),
+            html_links.join(" · ")
         ),
     })
 }
 
+/// A report section: its anchor, title, parts, and entries under it in
+/// the table of contents.
+struct Part {
+    id: String,
+    title: String,
+    body: Vec<Section>,
+    sub: Vec<(String, String)>,
+}
+
+fn part(id: &str, title: impl Into<String>, body: Vec<Section>) -> Part {
+    Part {
+        id: id.to_string(),
+        title: title.into(),
+        body,
+        sub: Vec::new(),
+    }
+}
+
+/// A property list, or "nothing".
+fn list(ps: &[String]) -> String {
+    if ps.is_empty() {
+        "nothing".into()
+    } else {
+        ps.join(", ")
+    }
+}
+
+/// The command line that is running, as the user would type it.
+fn command_line() -> String {
+    let mut words = vec!["lockstep".to_string()];
+    for a in std::env::args_os().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        if a.is_empty()
+            || a.chars()
+                .any(|c| c.is_whitespace() || "'\"$`\\*?;&|<>()".contains(c))
+        {
+            words.push(format!("'{}'", a.replace('\'', "'\\''")));
+        } else {
+            words.push(a);
+        }
+    }
+    words.join(" ")
+}
+
+/// The date and time now, in UTC, for the report's header only (nothing
+/// the runs compute or trace reads the clock).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+/// `secs` after the Unix epoch as `YYYY-MM-DD HH:MM UTC` (proleptic
+/// Gregorian calendar, counted in 400-year eras).
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+/// What differed from what was expected, for the summary at the top.
+struct Tally {
+    checked: usize,
+    differs: Vec<(String, String)>,
+}
+
+/// The expected outcomes of the tour's checks.
+fn check_expectation(recipe: &str) -> Option<Vec<String>> {
+    CHECK_EXPECT
+        .iter()
+        .find(|(r, _)| *r == recipe)
+        .map(|(_, ps)| ps.iter().map(|p| p.to_string()).collect())
+}
+
+/// A shipped scenario's expected outcome: its file's `expect`, else the
+/// README's; and which it is.
+fn scenario_expectation(s: &Scenario, name: &str) -> Option<(Vec<String>, &'static str)> {
+    if let Some(e) = &s.expect {
+        return Some((
+            e.iter().map(|p| p.name().to_string()).collect(),
+            "scenario file",
+        ));
+    }
+    SCENARIO_EXPECT
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, ps)| (ps.iter().map(|p| p.to_string()).collect(), "README"))
+}
+
+const STYLE: &str = "\
+body{font-family:sans-serif;max-width:1200px;margin:0 auto;padding:1em;line-height:1.4;color:#111}\
+h1{margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
+.meta{color:#444;margin-top:0}.meta code{word-break:break-all}\
+.summary{padding:.6em 1em;border-radius:4px;border:2px solid}\
+.summary.ok{background:#e6f4ea;border-color:#2e7d32}\
+.summary.differs{background:#fdecea;border-color:#c62828}\
+nav{background:#f6f6f6;padding:.5em 1em;border-radius:4px}nav ol{margin:.3em 0}\
+.scroll{overflow-x:auto;max-width:100%}\
+table{border-collapse:collapse;margin:.5em 0;font-size:14px}\
+td,th{border:1px solid #bbb;padding:4px 8px;text-align:right;white-space:nowrap}\
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
+td.violated{color:#b71c1c;font-weight:bold}\
+td.ok{color:#1b5e20}\
+td.mismatch{color:#fff;background:#c62828;font-weight:bold}\
+td.unknown{color:#6d4c00}\
+tr.differs td{background:#fdecea}tr.differs td.mismatch{background:#c62828}\
+figure{margin:1em 0}figure svg,img{max-width:100%;height:auto}\
+figcaption{font-size:14px;color:#333}\
+@media (max-width:800px){body{padding:.5em;font-size:15px}td,th{padding:3px 5px;font-size:13px}}";
+
 pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     let started = Instant::now();
     super::writable_dir(out, "--out")?;
-    let mut sections: Vec<(String, Vec<Section>)> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
+    let mut tally = Tally {
+        checked: 0,
+        differs: Vec::new(),
+    };
 
     // 1. Model checking, one table per application (their properties differ).
     eprintln!("lockstep: model-checking every recipe …");
     for app in [App::Lock, App::Election] {
-        let mut rows = Vec::new();
+        let mut rows: Vec<Row> = Vec::new();
         let mut names = Vec::new();
         for recipe in models::recipes::defaults() {
             if recipe.app() != app {
@@ -146,41 +517,92 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             let r = check(&cfg.clone().into_model(), CheckOptions::default())
                 .map_err(|e| UsageError(format!("{recipe}: {e}")))?;
             names = r.properties.iter().map(|p| p.name).collect();
-            let mut row = vec![
-                recipe.name().to_string(),
-                grouped(r.unique_states),
-                format!("{:.2}", r.seconds),
+            let violated: Vec<String> = r
+                .properties
+                .iter()
+                .filter(|p| p.status == Status::Violated)
+                .map(|p| p.name.to_string())
+                .collect();
+            let unknown = r.properties.iter().any(|p| p.status == Status::Unknown);
+            let expected = check_expectation(recipe.name());
+            let mut v = verdict(expected.as_deref(), &violated);
+            if unknown && v == Verdict::AsExpected {
+                // A property the search could not settle is not a result.
+                v = Verdict::Differs;
+            }
+            let mut cells = vec![
+                Cell::plain(recipe.name()),
+                Cell::plain(grouped(r.unique_states)),
+                Cell::plain(format!("{:.2}", r.seconds)),
             ];
-            row.extend(r.properties.iter().map(|p| {
-                match p.status {
-                    Status::Holds => "holds",
-                    Status::Violated => "VIOLATED",
-                    Status::Unknown => "unknown",
-                }
-                .to_string()
+            cells.extend(r.properties.iter().map(|p| match p.status {
+                Status::Holds => Cell::status(false),
+                Status::Violated => Cell::status(true),
+                Status::Unknown => Cell {
+                    text: "unknown".into(),
+                    mark: "?",
+                    class: "unknown",
+                    link: None,
+                },
             }));
-            rows.push(row);
+            cells.push(Cell::plain(
+                expected.as_deref().map_or("—".to_string(), list),
+            ));
+            cells.push(Cell::verdict(v));
+            tally.checked += usize::from(v != Verdict::NoExpectation);
+            if v == Verdict::Differs {
+                tally.differs.push((
+                    format!("check {}", recipe.name()),
+                    format!("checks-{}", app.name()),
+                ));
+            }
+            rows.push(Row {
+                cells,
+                differs: v == Verdict::Differs,
+            });
         }
         let mut header = vec!["recipe", "unique states", "seconds"];
         header.extend(names.iter().copied());
+        header.extend(["expected violated", "as expected"]);
         let title = format!(
             "Model checking, {app} recipes (3 clients, 1 round, 1 crash, fencing on, naive policy)"
         );
         println!("{title}\n");
-        print!("{}", reports::table::render(&header, &rows));
+        let plain: Vec<Vec<String>> = rows.iter().map(Row::plain).collect();
+        print!("{}", reports::table::render(&header, &plain));
         println!();
-        sections.push((title, vec![table(&header, &rows)]));
+        parts.push(part(
+            &format!("checks-{}", app.name()),
+            title,
+            vec![
+                table(&header, &rows),
+                Section::paragraph(
+                    "Expected: what the README's \"What the checker finds\" says of this configuration; \
+                     every property not listed holds. *As expected* means exactly the listed properties \
+                     are violated.",
+                    "Expected: what the README's “What the checker finds” says of this configuration; \
+                     every property not listed holds. <em>As expected</em> means exactly the listed \
+                     properties are violated."
+                        .into(),
+                ),
+            ],
+        ));
     }
 
     // 2. The shipped scenarios.
     eprintln!("lockstep: running the shipped scenarios …");
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut figures = Vec::new();
+    let mut sub = Vec::new();
     for (name, text) in SHIPPED {
         let s = Scenario::parse(text, &format!("scenarios/{name}.toml"), name)
             .map_err(|e| UsageError(e.to_string()))?;
         let o = simulate(&s, s.seed, true);
-        let mut props: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
+        let mut props: Vec<String> = o
+            .violations
+            .iter()
+            .map(|v| v.property.name().to_string())
+            .collect();
         props.sort_unstable();
         props.dedup();
         let fired: Vec<String> = o
@@ -188,46 +610,82 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
-        rows.push(vec![
-            name.to_string(),
-            s.seed.to_string(),
-            if fired.is_empty() {
-                "none".into()
-            } else {
-                fired.join(", ")
-            },
-            o.metrics.acquisitions.to_string(),
-            if props.is_empty() {
-                "none".into()
-            } else {
-                props.join(", ")
-            },
-            o.trace_hash.clone().unwrap_or_default(),
-        ]);
-        if matches!(
-            name,
-            "gc-pause-split-brain"
-                | "gc-pause-split-brain-fenced"
-                | "partition-past-session"
-                | "election-gc-pause"
-                | "etcd-campaign-phantom-leader"
-                | "curator-reconnect-double-leader"
-        ) {
-            let who = match s.recipe.app() {
-                App::Lock => "who believes it holds the lock",
-                App::Election => "who believes it leads",
-            };
-            let t = timeline_from_trace(&format!("{name} (seed {}): {who}", s.seed), &o.trace);
+        let expectation = scenario_expectation(&s, name);
+        let v = verdict(expectation.as_ref().map(|e| e.0.as_slice()), &props);
+        tally.checked += usize::from(v != Verdict::NoExpectation);
+        if v == Verdict::Differs {
+            tally
+                .differs
+                .push((format!("scenario {name}"), "scenarios".into()));
+        }
+        // The interactive timeline of this run, beside the report.
+        let page = format!("{name}-seed-{}.html", s.seed);
+        let who = match s.recipe.app() {
+            App::Lock => "who believes it holds the lock",
+            App::Election => "who believes it leads",
+        };
+        let title = format!("{name} (seed {}): {who}", s.seed);
+        std::fs::write(out.join(&page), sim::html::timeline_page(&title, &o.trace))
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", out.join(&page).display())))?;
+        let drawn = TIMELINES.contains(&name);
+        let mut scenario_cell = Cell::plain(name);
+        if drawn {
+            scenario_cell = scenario_cell.linked(format!("#timeline-{name}"));
+        }
+        let mut expected_cell = Cell::plain(
+            expectation
+                .as_ref()
+                .map_or("—".to_string(), |(e, _)| list(e)),
+        );
+        if let Some((_, "scenario file")) = &expectation {
+            expected_cell.text.push_str(" (file)");
+        }
+        let violated_cell = if props.is_empty() {
+            Cell::plain("nothing")
+        } else {
+            Cell {
+                text: props.join(", "),
+                mark: "✗",
+                class: "violated",
+                link: None,
+            }
+        };
+        rows.push(Row {
+            cells: vec![
+                scenario_cell,
+                Cell::plain(s.seed.to_string()),
+                Cell::plain(if fired.is_empty() {
+                    "none".into()
+                } else {
+                    fired.join(", ")
+                }),
+                Cell::plain(o.metrics.acquisitions.to_string()),
+                expected_cell,
+                violated_cell,
+                Cell::verdict(v),
+                Cell::plain(o.trace_hash.clone().unwrap_or_default()),
+                Cell::plain("interactive").linked(page.clone()),
+            ],
+            differs: v == Verdict::Differs,
+        });
+        if drawn {
+            let t = timeline_from_trace(&title, &o.trace);
             let base = format!("timeline-{name}");
             reports::chart::timeline(&t, &out.join(&base))
                 .map_err(|e| UsageError(format!("cannot draw a timeline: {e}")))?;
+            let id = format!("timeline-{name}");
             figures.push(figure(
                 out,
                 &base,
                 &format!(
-                    "{name}: hold (or leadership) intervals per client; red where two overlap; ▲ faults"
+                    "{name} (seed {}): hold (or leadership) intervals per client; red exactly where two \
+                     overlap; faults shaded for their duration (▲ where they are instants); ◆ session expired",
+                    s.seed
                 ),
+                Some(&id),
+                &[("interactive timeline", page)],
             )?);
+            sub.push((id, name.to_string()));
         }
     }
     let header = [
@@ -235,14 +693,49 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         "seed",
         "faults fired",
         "acquisitions",
+        "expected violated",
         "violated",
+        "as expected",
         "trace hash",
+        "timeline",
     ];
     println!("\nShipped scenarios\n");
-    print!("{}", reports::table::render(&header, &rows));
-    let mut list = vec![table(&header, &rows)];
-    list.extend(figures);
-    sections.push(("Split-brain scenarios (simulator)".into(), list));
+    let plain: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.plain()[..header.len() - 1].to_vec())
+        .collect();
+    print!(
+        "{}",
+        reports::table::render(&header[..header.len() - 1], &plain)
+    );
+    parts.push(part(
+        "scenarios",
+        "Shipped scenarios (simulator)",
+        vec![
+            table(&header, &rows),
+            Section::paragraph(
+                "Expected: the scenario file's `expect` when it has one (marked *file*), otherwise the \
+                 README's table of shipped scenarios. *As expected* means exactly those properties are \
+                 violated: a violation more, or one missing, is a difference to look at. Each run's \
+                 interactive timeline (hover for the trace line, zoom) is linked in the last column; \
+                 `lockstep run scenarios/NAME.toml` reproduces a row byte for byte (the trace hash).",
+                "Expected: the scenario file's <code>expect</code> when it has one (marked <em>file</em>), \
+                 otherwise the README's table of shipped scenarios. <em>As expected</em> means exactly \
+                 those properties are violated: a violation more, or one missing, is a difference to look \
+                 at. Each run's interactive timeline (hover for the trace line, zoom) is linked in the last \
+                 column; <code>lockstep run scenarios/NAME.toml</code> reproduces a row byte for byte (the \
+                 trace hash)."
+                    .into(),
+            ),
+        ],
+    ));
+    let mut timelines = part(
+        "timelines",
+        "Split-brain timelines: who believes it holds",
+        figures,
+    );
+    timelines.sub = sub;
+    parts.push(timelines);
 
     // 3. The herd sweep.
     let clients: Vec<u16> = DEFAULT_CLIENTS
@@ -252,24 +745,27 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
     let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false)?;
-    // herd.csv, herd.json and the three charts, drawn once.
+    // herd.csv, herd.json and the charts, drawn once.
     write_files(out, &herd, 1)?;
-    let rows: Vec<Vec<String>> = herd
+    let rows: Vec<Row> = herd
         .iter()
-        .map(|r| {
-            vec![
-                r.recipe.clone(),
-                r.clients.to_string(),
-                format!("{:.2}", r.notifications_per_release_mean()),
-                r.notifications_per_release
-                    .iter()
-                    .max()
-                    .copied()
-                    .unwrap_or(0)
-                    .to_string(),
-                format!("{:.2}", r.requests_per_acquisition("all")),
-                format!("{:.1}", r.handoff_us.p50 as f64 / 1000.0),
-            ]
+        .map(|r| Row {
+            cells: vec![
+                Cell::plain(r.recipe.clone()),
+                Cell::plain(r.clients.to_string()),
+                Cell::plain(format!("{:.2}", r.notifications_per_release_mean())),
+                Cell::plain(
+                    r.notifications_per_release
+                        .iter()
+                        .max()
+                        .copied()
+                        .unwrap_or(0)
+                        .to_string(),
+                ),
+                Cell::plain(format!("{:.2}", r.requests_per_acquisition("all"))),
+                Cell::plain(format!("{:.1}", r.handoff_us.p50 as f64 / 1000.0)),
+            ],
+            differs: false,
         })
         .collect();
     let header = [
@@ -283,59 +779,47 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     println!("\nHerd sweep (baseline)\n");
     let wide: Vec<Vec<String>> = rows
         .iter()
+        .map(Row::plain)
         .filter(|r| r[1] == max_clients.to_string() || r[1] == "10")
-        .cloned()
         .collect();
     print!("{}", reports::table::render(&header, &wide));
-    sections.push((
-        "Herd effect (baseline: N clients request at once, one round, no faults)".into(),
-        vec![
-            figure(
-                out,
-                "herd-notifications",
-                "Notifications per hand-off vs clients (log–log)",
-            )?,
-            figure(
-                out,
-                "herd-requests",
-                "Store requests per acquisition vs clients",
-            )?,
-            figure(out, "herd-handoff", "Hand-off latency vs clients")?,
-            table(&header, &rows),
-        ],
+    let captions = [
+        "Notifications per hand-off vs clients (log–log; ticks at the client counts measured)",
+        "Store requests per acquisition vs clients (log–log)",
+    ];
+    let mut body = Vec::new();
+    for (base, caption) in HERD_CHARTS.iter().zip(captions) {
+        body.push(figure(out, base, caption, None, &[])?);
+    }
+    body.push(table(&header, &rows));
+    body.push(Section::paragraph(
+        "The rows as data: [herd.csv](herd.csv), [herd.json](herd.json).",
+        "The rows as data: <a href=\"herd.csv\">herd.csv</a>, <a href=\"herd.json\">herd.json</a>."
+            .into(),
+    ));
+    parts.push(part(
+        "herd",
+        "Herd effect (baseline: N clients request at once, one round, no faults)",
+        body,
     ));
 
     // 4. Cross-validation, when `validate/run.sh` has written it here.
     let validation = out.join("validation").join("validation.md");
     if validation.exists() {
-        sections.push((
-            "Model vs real servers".into(),
-            vec![Section {
-                markdown: "See [validation/validation.md](validation/validation.md) (written by `validate/run.sh`).\n".into(),
-                html: "<p>See <a href=\"validation/validation.md\">validation/validation.md</a> (written by <code>validate/run.sh</code>).</p>\n".into(),
-            }],
+        parts.push(part(
+            "validation",
+            "Model vs real servers",
+            vec![Section::paragraph(
+                "See [validation/validation.md](validation/validation.md) (written by `validate/run.sh`).",
+                "See <a href=\"validation/validation.md\">validation/validation.md</a> (written by \
+                 <code>validate/run.sh</code>)."
+                    .into(),
+            )],
         ));
     }
 
     // 5. The page and its twin.
-    let mut md = String::from("# lockstep report\n\n");
-    let mut html = String::from(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>lockstep report</title><style>\
-         body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}\
-         table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:4px 8px;text-align:right}\
-         td:first-child,th:first-child{text-align:left}figure{margin:1em 0}figure svg{max-width:100%;height:auto}\
-         </style></head><body><h1>lockstep report</h1>\n",
-    );
-    for (title, parts) in &sections {
-        let _ = write!(md, "## {title}\n\n");
-        let _ = writeln!(html, "<h2>{}</h2>", esc(title));
-        for p in parts {
-            md.push_str(&p.markdown);
-            md.push('\n');
-            html.push_str(&p.html);
-        }
-    }
-    html.push_str("</body></html>\n");
+    let (md, html) = page(&parts, &tally, started.elapsed().as_secs_f64());
     let write = |name: &str, body: &str| {
         let path = out.join(name);
         std::fs::write(&path, body)
@@ -343,10 +827,167 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     };
     write("report.md", &md)?;
     write("index.html", &html)?;
+    if tally.differs.is_empty() {
+        println!(
+            "\nevery result with an expectation ({}) is as expected",
+            tally.checked
+        );
+    } else {
+        let what: Vec<&str> = tally.differs.iter().map(|d| d.0.as_str()).collect();
+        println!(
+            "\n{} of {} results differ from what is expected: {}",
+            what.len(),
+            tally.checked,
+            what.join(", ")
+        );
+    }
     println!(
         "\nreport: {} (and report.md), written in {:.1} s",
         out.join("index.html").display(),
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Markdown and the HTML of the report.
+fn page(parts: &[Part], tally: &Tally, seconds: f64) -> (String, String) {
+    let version = env!("CARGO_PKG_VERSION");
+    let date = utc_now();
+    let command = command_line();
+    let mut md = format!(
+        "# lockstep report\n\nlockstep {version} · written {date} · command: `{command}` · {seconds:.1} s\n\n"
+    );
+    let mut html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>lockstep report</title><style>{STYLE}</style></head><body>\n\
+         <header><h1>lockstep report</h1><p class=\"meta\">lockstep <strong>{version}</strong> · \
+         written {date} · command: <code>{}</code> · {seconds:.1} s</p></header>\n",
+        esc(&command)
+    );
+    // The summary: is anything not as expected?
+    if tally.differs.is_empty() {
+        let _ = writeln!(
+            md,
+            "**✓ All {} results with an expectation are as expected.** Violations marked ✗ are \
+             the documented findings.\n",
+            tally.checked
+        );
+        let _ = writeln!(
+            html,
+            "<p class=\"summary ok\">✓ All {} results with an expectation are as expected. \
+             Violations marked ✗ are the documented findings.</p>",
+            tally.checked
+        );
+    } else {
+        let md_list: Vec<String> = tally
+            .differs
+            .iter()
+            .map(|(w, id)| format!("[{w}](#{id})"))
+            .collect();
+        let html_list: Vec<String> = tally
+            .differs
+            .iter()
+            .map(|(w, id)| format!("<a href=\"#{id}\">{}</a>", esc(w)))
+            .collect();
+        let _ = writeln!(
+            md,
+            "**⚠ {} of {} results differ from what is expected:** {}\n",
+            tally.differs.len(),
+            tally.checked,
+            md_list.join(", ")
+        );
+        let _ = writeln!(
+            html,
+            "<p class=\"summary differs\">⚠ {} of {} results differ from what is expected: {}</p>",
+            tally.differs.len(),
+            tally.checked,
+            html_list.join(", ")
+        );
+    }
+    md.push_str("## Contents\n\n");
+    html.push_str("<nav><strong>Contents</strong><ol>\n");
+    for p in parts {
+        let _ = writeln!(md, "1. [{}](#{})", p.title, p.id);
+        let _ = write!(html, "<li><a href=\"#{}\">{}</a>", p.id, esc(&p.title));
+        if !p.sub.is_empty() {
+            html.push_str("<ol>");
+            for (id, t) in &p.sub {
+                let _ = writeln!(md, "   - [{t}](#{id})");
+                let _ = write!(html, "<li><a href=\"#{id}\">{}</a></li>", esc(t));
+            }
+            html.push_str("</ol>");
+        }
+        html.push_str("</li>\n");
+    }
+    md.push('\n');
+    html.push_str("</ol></nav>\n");
+    for p in parts {
+        let _ = write!(md, "<a id=\"{}\"></a>\n\n## {}\n\n", p.id, p.title);
+        let _ = writeln!(html, "<section><h2 id=\"{}\">{}</h2>", p.id, esc(&p.title));
+        for s in &p.body {
+            md.push_str(&s.markdown);
+            md.push('\n');
+            html.push_str(&s.html);
+        }
+        html.push_str("</section>\n");
+    }
+    html.push_str("</body></html>\n");
+    (md, html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc(1_763_907_360), "2025-11-23 14:16 UTC");
+    }
+
+    #[test]
+    fn a_result_is_as_expected_only_when_exactly_the_expected_properties_fall() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let e = s(&["mutual_exclusion"]);
+        assert_eq!(
+            verdict(Some(&e), &s(&["mutual_exclusion"])),
+            Verdict::AsExpected
+        );
+        assert_eq!(
+            verdict(Some(&e), &s(&["mutual_exclusion", "resource_exclusion"])),
+            Verdict::Differs
+        );
+        assert_eq!(verdict(Some(&e), &[]), Verdict::Differs);
+        assert_eq!(verdict(None, &[]), Verdict::NoExpectation);
+    }
+
+    #[test]
+    fn a_difference_is_marked_in_text_and_by_class() {
+        let rows = [Row {
+            cells: vec![
+                Cell::plain("x"),
+                Cell::status(true),
+                Cell::verdict(Verdict::Differs),
+            ],
+            differs: true,
+        }];
+        let t = table(&["what", "mutual_exclusion", "as expected"], &rows);
+        assert!(t.html.contains("<tr class=\"differs\">"));
+        assert!(t.html.contains("<td class=\"mismatch\">⚠ NO</td>"));
+        assert!(t.html.contains("<td class=\"violated\">✗ VIOLATED</td>"));
+        assert!(t.markdown.contains("| x | **✗ VIOLATED** | **⚠ NO** |"));
+    }
+
+    #[test]
+    fn every_shipped_scenario_and_recipe_has_an_expectation() {
+        for (name, text) in SHIPPED {
+            let s = Scenario::parse(text, name, name).unwrap();
+            assert!(scenario_expectation(&s, name).is_some(), "{name}");
+        }
+        for r in models::recipes::REGISTRY {
+            assert!(check_expectation(r.name).is_some(), "{}", r.name);
+        }
+    }
 }
