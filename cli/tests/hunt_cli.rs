@@ -158,7 +158,9 @@ fn a_reproducer_that_no_longer_reproduces_says_so() {
     let dir = scratch("no-repro");
     let healthy = std::fs::read_to_string(scenario("healthy")).unwrap();
     let file = dir.join("claims-split-brain.toml");
-    std::fs::write(&file, format!("expect = [\"mutual_exclusion\"]\n{healthy}")).unwrap();
+    let claims = healthy.replace("expect = []", "expect = [\"mutual_exclusion\"]");
+    assert_ne!(claims, healthy);
+    std::fs::write(&file, claims).unwrap();
     let o = lockstep(&["replay", file.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
@@ -173,8 +175,12 @@ fn a_reproducer_that_no_longer_reproduces_says_so() {
     assert_eq!(v["reproduced"], false);
     // An expectation that names no property is a scenario error.
     let bad = dir.join("bad-expect.toml");
-    std::fs::write(&bad, format!("expect = [\"split_brain\"]\n{healthy}")).unwrap();
-    usage_error(&["replay", bad.to_str().unwrap()], "`expect`");
+    std::fs::write(
+        &bad,
+        healthy.replace("expect = []", "expect = [\"split_brain\"]"),
+    )
+    .unwrap();
+    usage_error(&["replay", bad.to_str().unwrap()], "split_brain");
 }
 
 #[test]

@@ -101,45 +101,6 @@ const CHECK_EXPECT: [(&str, &[&str]); 8] = [
     ("etcd-election", &[]),
 ];
 
-/// What the README's table of shipped scenarios says each one violates at
-/// its own seed, for a file that does not say itself (`expect = [...]`).
-/// `etcd-mutex-11456` and its fix also break `herd_bound`: under a pause
-/// `etcd-revision` does, as the README's checker findings say (a paused
-/// waiter's watch stays open).
-const SCENARIO_EXPECT: [(&str, &[&str]); 16] = [
-    ("healthy", &[]),
-    (
-        "gc-pause-split-brain",
-        &["mutual_exclusion", "resource_exclusion"],
-    ),
-    ("gc-pause-split-brain-fenced", &["mutual_exclusion"]),
-    (
-        "partition-past-session",
-        &["mutual_exclusion", "resource_exclusion"],
-    ),
-    ("orphan-create", &["progress"]),
-    ("crash-storm", &[]),
-    ("etcd-lease-pause", &["mutual_exclusion"]),
-    ("election-gc-pause", &["leader_exclusion", "single_leader"]),
-    ("election-gc-pause-fenced", &["single_leader"]),
-    ("etcd-campaign-phantom-leader", &["elected_with_key"]),
-    ("etcd-campaign-phantom-leader-checked", &[]),
-    (
-        "curator-reconnect-double-leader",
-        &["elected_with_key", "single_leader"],
-    ),
-    ("curator-reconnect-double-leader-fixed", &[]),
-    (
-        "etcd-mutex-11456",
-        &["herd_bound", "holder_owns_key", "mutual_exclusion"],
-    ),
-    ("etcd-mutex-11456-fixed", &["herd_bound"]),
-    (
-        "kazoo-oblivious-pause",
-        &["mutual_exclusion", "resource_exclusion"],
-    ),
-];
-
 /// The shipped scenarios whose holders timeline the report draws.
 const TIMELINES: [&str; 6] = [
     "gc-pause-split-brain",
@@ -459,19 +420,15 @@ fn check_expectation(recipe: &str) -> Option<Vec<String>> {
         .map(|(_, ps)| ps.iter().map(|p| p.to_string()).collect())
 }
 
-/// A shipped scenario's expected outcome: its file's `expect`, else the
-/// README's; and which it is.
-fn scenario_expectation(s: &Scenario, name: &str) -> Option<(Vec<String>, &'static str)> {
-    if let Some(e) = &s.expect {
-        return Some((
+/// A shipped scenario's expected outcome: its file's `expect` (every
+/// shipped file has one, which a test checks), and where it comes from.
+fn scenario_expectation(s: &Scenario) -> Option<(Vec<String>, &'static str)> {
+    s.expect.as_ref().map(|e| {
+        (
             e.iter().map(|p| p.name().to_string()).collect(),
             "scenario file",
-        ));
-    }
-    SCENARIO_EXPECT
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, ps)| (ps.iter().map(|p| p.to_string()).collect(), "README"))
+        )
+    })
 }
 
 const STYLE: &str = "\
@@ -610,7 +567,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
-        let expectation = scenario_expectation(&s, name);
+        let expectation = scenario_expectation(&s);
         let v = verdict(expectation.as_ref().map(|e| e.0.as_slice()), &props);
         tally.checked += usize::from(v != Verdict::NoExpectation);
         if v == Verdict::Differs {
@@ -984,7 +941,7 @@ mod tests {
     fn every_shipped_scenario_and_recipe_has_an_expectation() {
         for (name, text) in SHIPPED {
             let s = Scenario::parse(text, name, name).unwrap();
-            assert!(scenario_expectation(&s, name).is_some(), "{name}");
+            assert!(scenario_expectation(&s).is_some(), "{name}");
         }
         for r in models::recipes::REGISTRY {
             assert!(check_expectation(r.name).is_some(), "{}", r.name);
