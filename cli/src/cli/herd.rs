@@ -178,8 +178,8 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
                     format!("{:.2}", req("writes")),
                     format!("{:.2}", req("reads")),
                     format!("{:.2}", req("watches")),
-                    format!("{}", r.handoff_us.p50),
-                    format!("{}", r.handoff_us.p99),
+                    format!("{:.3}", r.handoff_us.p50 as f64 / 1000.0),
+                    format!("{:.3}", r.handoff_us.p99 as f64 / 1000.0),
                     grouped(r.events),
                     format!("{:.3}", r.wall_seconds),
                 ]
@@ -196,8 +196,8 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
                     "writes/acq",
                     "reads/acq",
                     "watches/acq",
-                    "hand-off p50 µs",
-                    "p99 µs",
+                    "hand-off p50 ms",
+                    "p99 ms",
                     "events",
                     "wall s"
                 ],
