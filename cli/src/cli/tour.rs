@@ -421,14 +421,11 @@ fn check_expectation(recipe: &str) -> Option<Vec<String>> {
 }
 
 /// A shipped scenario's expected outcome: its file's `expect` (every
-/// shipped file has one, which a test checks), and where it comes from.
-fn scenario_expectation(s: &Scenario) -> Option<(Vec<String>, &'static str)> {
-    s.expect.as_ref().map(|e| {
-        (
-            e.iter().map(|p| p.name().to_string()).collect(),
-            "scenario file",
-        )
-    })
+/// shipped file has one, which a test checks).
+fn scenario_expectation(s: &Scenario) -> Option<Vec<String>> {
+    s.expect
+        .as_ref()
+        .map(|e| e.iter().map(|p| p.name().to_string()).collect())
 }
 
 const STYLE: &str = "\
@@ -568,7 +565,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
         let expectation = scenario_expectation(&s);
-        let v = verdict(expectation.as_ref().map(|e| e.0.as_slice()), &props);
+        let v = verdict(expectation.as_deref(), &props);
         tally.checked += usize::from(v != Verdict::NoExpectation);
         if v == Verdict::Differs {
             tally
@@ -589,14 +586,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         if drawn {
             scenario_cell = scenario_cell.linked(format!("#timeline-{name}"));
         }
-        let mut expected_cell = Cell::plain(
-            expectation
-                .as_ref()
-                .map_or("—".to_string(), |(e, _)| list(e)),
-        );
-        if let Some((_, "scenario file")) = &expectation {
-            expected_cell.text.push_str(" (file)");
-        }
+        let expected_cell = Cell::plain(expectation.as_ref().map_or("—".to_string(), |e| list(e)));
         let violated_cell = if props.is_empty() {
             Cell::plain("nothing")
         } else {
@@ -671,13 +661,12 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         vec![
             table(&header, &rows),
             Section::paragraph(
-                "Expected: the scenario file's `expect` when it has one (marked *file*), otherwise the \
-                 README's table of shipped scenarios. *As expected* means exactly those properties are \
+                "Expected: the scenario file's `expect` (the violations at its own seed). *As expected* means exactly those properties are \
                  violated: a violation more, or one missing, is a difference to look at. Each run's \
                  interactive timeline (hover for the trace line, zoom) is linked in the last column; \
                  `lockstep run scenarios/NAME.toml` reproduces a row byte for byte (the trace hash).",
-                "Expected: the scenario file's <code>expect</code> when it has one (marked <em>file</em>), \
-                 otherwise the README's table of shipped scenarios. <em>As expected</em> means exactly \
+                "Expected: the scenario file's <code>expect</code> (the violations at its own seed). \
+                 <em>As expected</em> means exactly \
                  those properties are violated: a violation more, or one missing, is a difference to look \
                  at. Each run's interactive timeline (hover for the trace line, zoom) is linked in the last \
                  column; <code>lockstep run scenarios/NAME.toml</code> reproduces a row byte for byte (the \
