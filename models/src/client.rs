@@ -159,6 +159,18 @@ pub enum Connection {
     Lost,
 }
 
+impl Connection {
+    /// The word a library's listener would print for entering this state:
+    /// SUSPENDED, LOST, RECONNECTED.
+    pub fn word(self) -> &'static str {
+        match self {
+            Connection::Connected => "RECONNECTED",
+            Connection::Suspended => "SUSPENDED",
+            Connection::Lost => "LOST",
+        }
+    }
+}
+
 impl fmt::Display for Connection {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(match self {
@@ -377,6 +389,16 @@ impl Client {
         }
         let st = state.to_mut();
         st.connection = Connection::Suspended;
+        // Curator tells the application; etcd's client does not, and a
+        // suspend-aware etcd application goes by its own deadline.
+        if self.recipe.face() == Face::ZooKeeper {
+            self.suspended(st, o);
+        }
+    }
+
+    /// What the policy does on SUSPENDED: a suspend-aware holder gives the
+    /// lock up and keeps its session.
+    fn suspended(&self, st: &mut ClientState, o: &mut Out<Self>) {
         if self.policy == Policy::SuspendAware && st.holds_lock() {
             self.release(st, o);
         }
@@ -678,6 +700,8 @@ impl Actor for Client {
                     Policy::SuspendAware => {
                         let pending = state.pending.is_some() && !state.holds_lock();
                         self.on_disconnect(state, o);
+                        // Its own clock: the etcd application gives up here.
+                        self.suspended(state.to_mut(), o);
                         if pending {
                             self.resend(state.to_mut(), o);
                         }

@@ -8,6 +8,7 @@
 
 pub mod checker;
 pub mod client;
+pub mod html;
 pub mod ids;
 pub mod model;
 pub mod msg;

@@ -10,29 +10,34 @@ use serde_json::{json, Value};
 
 const PID: u32 = 1;
 
-fn tid(p: Party, clients: u16) -> u32 {
-    match p {
-        Party::Client(c) => u32::from(c) + 1,
-        Party::Store => u32::from(clients) + 1,
-        Party::Resource => u32::from(clients) + 2,
-    }
-}
-
-/// The trace as Chrome's JSON object format.
+/// The run as Chrome's JSON object format.
 pub fn chrome_trace(lines: &[TraceLine]) -> Value {
-    // Holds and faults are the intervals the HTML timeline draws.
+    // Holds and faults are the intervals the HTML timeline draws, a track
+    // per lane; then the store's and the resource's.
     let d = TimelineData::from_trace("", lines);
-    let n = d.clients;
+    let lanes = d.lanes.len() as u32;
+    let lane_tid = |lane: usize| lane as u32 + 1;
+    let tid = |p: Party| -> Option<u32> {
+        match p {
+            Party::Client(c) => d
+                .lanes
+                .iter()
+                .position(|n| *n == format!("client {c}"))
+                .map(lane_tid),
+            Party::Store => Some(lanes + 1),
+            Party::Resource => Some(lanes + 2),
+        }
+    };
     let mut events = Vec::new();
-    let mut name_thread = |tid: u32, name: String| {
+    let mut name_thread = |tid: u32, name: &str| {
         events.push(json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_name", "args": {"name": name}}));
         events.push(json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": tid}}));
     };
-    for c in 0..n {
-        name_thread(tid(Party::Client(c), n), format!("client {c}"));
+    for (i, name) in d.lanes.iter().enumerate() {
+        name_thread(lane_tid(i), name);
     }
-    name_thread(tid(Party::Store, n), "store".into());
-    name_thread(tid(Party::Resource, n), "resource".into());
+    name_thread(lanes + 1, "store");
+    name_thread(lanes + 2, "resource");
     events
         .push(json!({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": d.subtitle}}));
     let slice = |tid: u32, name: &str, cat: &str, from: u64, to: u64, text: &str| {
@@ -41,7 +46,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
     };
     for h in &d.holds {
         events.push(slice(
-            tid(Party::Client(h.client), n),
+            lane_tid(h.lane),
             &format!("holds ({})", h.label),
             "hold",
             h.from_us,
@@ -51,7 +56,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
     }
     for o in &d.overlaps {
         events.push(slice(
-            tid(Party::Client(o.client), n),
+            lane_tid(o.lane),
             &o.label,
             "overlap",
             o.from_us,
@@ -61,7 +66,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
     }
     for f in &d.faults {
         events.push(slice(
-            tid(Party::Client(f.client), n),
+            lane_tid(f.lane),
             &f.label,
             "fault",
             f.from_us,
@@ -90,11 +95,13 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
         let text = line.to_string().trim_start().to_string();
         let name = text.split_once("  ").map_or(text.as_str(), |(_, w)| w);
         let mut e = json!({"ph": "i", "pid": PID, "name": name, "cat": cat, "ts": line.t});
-        match party {
-            Some(p) => {
-                e["tid"] = json!(tid(p, n));
+        match party.map(tid) {
+            Some(Some(t)) => {
+                e["tid"] = json!(t);
                 e["s"] = json!("t");
             }
+            // A client without a lane (a big run's quiet one): skipped.
+            Some(None) => continue,
             None => e["s"] = json!("g"),
         }
         events.push(e);

@@ -7,16 +7,16 @@
 //! zoom. The page draws itself from the data below it, which
 //! [`TimelineData::from_trace`] computes (and the tests check).
 
-use crate::scenario::FaultKind;
-use crate::trace::{MsgKind, Party, TraceEvent, TraceLine};
+use crate::trace::{secs, MsgKind, Party, TraceEvent, TraceLine};
 use models::client::Connection;
+use models::html::escape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// An interval on a client's lane.
+/// An interval on a lane.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Span {
-    pub client: u16,
+    pub lane: usize,
     pub from_us: u64,
     pub to_us: u64,
     /// What it is, for the eye (`pause`, `token 3`, …).
@@ -25,10 +25,10 @@ pub struct Span {
     pub text: String,
 }
 
-/// An instant on a client's lane (`client` absent: every lane).
+/// An instant on a lane (`lane` absent: every lane).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Mark {
-    pub client: Option<u16>,
+    pub lane: Option<usize>,
     pub at_us: u64,
     pub kind: MarkKind,
     pub text: String,
@@ -50,16 +50,21 @@ pub enum MarkKind {
     Violation,
 }
 
-/// Everything the page draws.
+/// Everything the page draws. The holds, overlaps, fault spans, crashes,
+/// expiries and connection states are the holders timeline's
+/// ([`crate::timeline::timeline_from_trace`], one reading of a trace for
+/// the chart and the page); the page adds writes, notifications, restarts
+/// and violations, and the trace lines.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TimelineData {
     pub title: String,
     pub subtitle: String,
-    pub clients: u16,
+    /// One lane per client: `client 0`, `client 1`, …
+    pub lanes: Vec<String>,
     pub end_us: u64,
     /// Believed holds (leaderships), from acquisition to release or crash.
     pub holds: Vec<Span>,
-    /// Where a hold overlaps another client's hold: on each of the two lanes.
+    /// Where a hold overlaps another client's hold.
     pub overlaps: Vec<Span>,
     /// Faults that last: pause, partition, delay.
     pub faults: Vec<Span>,
@@ -70,21 +75,30 @@ pub struct TimelineData {
 
 impl TimelineData {
     pub fn from_trace(title: &str, lines: &[TraceLine]) -> TimelineData {
+        let chart = crate::timeline::timeline_from_trace(title, lines);
+        let lane_of: BTreeMap<String, usize> = chart
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.name.clone(), i))
+            .collect();
+        let lane = |c: u16| lane_of.get(&format!("client {c}")).copied();
+        let mut tokens: BTreeMap<(usize, u64), u64> = BTreeMap::new();
         let mut d = TimelineData {
             title: title.to_string(),
+            lanes: chart.lanes.iter().map(|l| l.name.clone()).collect(),
+            end_us: chart.end_us,
             ..TimelineData::default()
         };
-        let mut open: BTreeMap<u16, (u64, String)> = BTreeMap::new();
         for line in lines {
             let t = line.t;
-            d.end_us = d.end_us.max(t);
-            let text = line.to_string().trim_start().to_string();
-            let mut mark = |client: Option<u16>, kind: MarkKind| {
+            let text = || line.to_string().trim_start().to_string();
+            let mut mark = |lane: Option<usize>, kind: MarkKind| {
                 d.marks.push(Mark {
-                    client,
+                    lane,
                     at_us: t,
                     kind,
-                    text: text.clone(),
+                    text: text(),
                 })
             };
             match &line.event {
@@ -97,7 +111,6 @@ impl TimelineData {
                     fencing,
                     policy,
                 } => {
-                    d.clients = *clients;
                     d.subtitle = format!(
                         "{scenario}, seed {seed}: {recipe}, {clients} clients, {rounds} round{}, \
                          {policy} policy, fencing {}",
@@ -106,50 +119,15 @@ impl TimelineData {
                     );
                 }
                 TraceEvent::Hold { client, token } => {
-                    open.insert(*client, (t, format!("token {token}")));
-                }
-                TraceEvent::Release { client } => {
-                    if let Some((from, label)) = open.remove(client) {
-                        d.holds.push(hold(*client, from, t, label));
+                    if let Some(l) = lane(*client) {
+                        tokens.entry((l, t)).or_insert(*token);
                     }
                 }
-                TraceEvent::Fault {
-                    fault,
-                    client,
-                    duration_us,
-                    ..
-                } => match fault {
-                    FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => {
-                        d.faults.push(Span {
-                            client: *client,
-                            from_us: t,
-                            to_us: t + duration_us.unwrap_or(0),
-                            label: fault.name().to_string(),
-                            text,
-                        })
-                    }
-                    FaultKind::Crash => {
-                        mark(Some(*client), MarkKind::Crash);
-                        if let Some((from, label)) = open.remove(client) {
-                            d.holds.push(hold(*client, from, t, label));
-                        }
-                    }
-                    FaultKind::LostReply => mark(Some(*client), MarkKind::LostReply),
-                },
-                TraceEvent::Restart { client } => mark(Some(*client), MarkKind::Restart),
-                TraceEvent::Expire { client, .. } => mark(Some(*client), MarkKind::Expire),
-                TraceEvent::Connection { client, state } => mark(
-                    Some(*client),
-                    match state {
-                        Connection::Connected => MarkKind::Reconnected,
-                        Connection::Suspended => MarkKind::Suspended,
-                        Connection::Lost => MarkKind::Lost,
-                    },
-                ),
+                TraceEvent::Restart { client } => mark(lane(*client), MarkKind::Restart),
                 TraceEvent::Write {
                     client, accepted, ..
                 } => mark(
-                    Some(*client),
+                    lane(*client),
                     if *accepted {
                         MarkKind::WriteAccepted
                     } else {
@@ -160,40 +138,90 @@ impl TimelineData {
                     to: Party::Client(c),
                     kind: MsgKind::Notify,
                     ..
-                } => mark(Some(*c), MarkKind::Notify),
+                } => mark(lane(*c), MarkKind::Notify),
                 TraceEvent::Violation { .. } => mark(None, MarkKind::Violation),
                 TraceEvent::Deliver { .. }
                 | TraceEvent::Timer { .. }
+                | TraceEvent::Fault { .. }
                 | TraceEvent::Resume { .. }
                 | TraceEvent::Heal { .. }
                 | TraceEvent::DelayEnd { .. }
+                | TraceEvent::Connection { .. }
+                | TraceEvent::Release { .. }
+                | TraceEvent::Expire { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {
                 d.lines.push(line.to_string());
             }
         }
-        for (client, (from, label)) in open {
-            d.holds.push(hold(client, from, d.end_us, label));
+        // Marks on other lanes' events are dropped with their lane.
+        d.marks
+            .retain(|m| m.lane.is_some() || m.kind == MarkKind::Violation);
+        for (i, l) in chart.lanes.iter().enumerate() {
+            for &(from, to) in &l.holds {
+                let label = tokens
+                    .get(&(i, from))
+                    .map_or("holds".to_string(), |t| format!("token {t}"));
+                let text = format!(
+                    "{} believes it holds ({label}) from {} to {}",
+                    l.name,
+                    secs(from),
+                    secs(to)
+                );
+                d.holds.push(span(i, from, to, label, text));
+            }
+            for &(from, to) in &l.overlaps {
+                let text = format!(
+                    "{} and another client both believe they hold from {} to {}",
+                    l.name,
+                    secs(from),
+                    secs(to)
+                );
+                d.overlaps
+                    .push(span(i, from, to, "overlap".to_string(), text));
+            }
+            for (from, to, kind) in &l.spans {
+                let text = format!("{kind} of {} from {} to {}", l.name, secs(*from), secs(*to));
+                d.faults.push(span(i, *from, *to, kind.clone(), text));
+            }
+            for (at, what) in &l.faults {
+                let kind = if what == "crash" {
+                    MarkKind::Crash
+                } else {
+                    MarkKind::LostReply
+                };
+                d.marks.push(point(
+                    i,
+                    *at,
+                    kind,
+                    format!("{what} of {} at {}", l.name, secs(*at)),
+                ));
+            }
+            for &at in &l.expiries {
+                let text = format!("{}'s session expires at {}", l.name, secs(at));
+                d.marks.push(point(i, at, MarkKind::Expire, text));
+            }
+            for (at, state) in &l.states {
+                let kind = if state == Connection::Suspended.word() {
+                    MarkKind::Suspended
+                } else if state == Connection::Lost.word() {
+                    MarkKind::Lost
+                } else {
+                    MarkKind::Reconnected
+                };
+                let text = format!("{}'s connection: {state} at {}", l.name, secs(*at));
+                d.marks.push(point(i, *at, kind, text));
+            }
         }
-        d.holds.sort_by_key(|h| (h.from_us, h.client));
-        d.overlaps = overlaps(&d.holds);
-        // Faults still on at the end are drawn to the end.
-        for f in &mut d.faults {
-            f.to_us = f.to_us.min(d.end_us.max(f.from_us));
-        }
+        d.marks.sort_by_key(|m| (m.at_us, m.lane));
         d
     }
 }
 
-fn hold(client: u16, from_us: u64, to_us: u64, label: String) -> Span {
-    let text = format!(
-        "client {client} believes it holds ({label}) from {} to {}",
-        crate::trace::secs(from_us),
-        crate::trace::secs(to_us)
-    );
+fn span(lane: usize, from_us: u64, to_us: u64, label: String, text: String) -> Span {
     Span {
-        client,
+        lane,
         from_us,
         to_us,
         label,
@@ -201,53 +229,27 @@ fn hold(client: u16, from_us: u64, to_us: u64, label: String) -> Span {
     }
 }
 
-/// For each pair of holds of two clients that overlap in time, the
-/// overlapping interval on both lanes.
-fn overlaps(holds: &[Span]) -> Vec<Span> {
-    let mut out = Vec::new();
-    for (i, a) in holds.iter().enumerate() {
-        for b in &holds[i + 1..] {
-            let (from, to) = (a.from_us.max(b.from_us), a.to_us.min(b.to_us));
-            if a.client == b.client || from >= to {
-                continue;
-            }
-            for (me, other) in [(a, b), (b, a)] {
-                out.push(Span {
-                    client: me.client,
-                    from_us: from,
-                    to_us: to,
-                    label: format!("overlaps client {}", other.client),
-                    text: format!(
-                        "clients {} and {} both believe they hold from {} to {}",
-                        me.client,
-                        other.client,
-                        crate::trace::secs(from),
-                        crate::trace::secs(to)
-                    ),
-                });
-            }
-        }
+fn point(lane: usize, at_us: u64, kind: MarkKind, text: String) -> Mark {
+    Mark {
+        lane: Some(lane),
+        at_us,
+        kind,
+        text,
     }
-    out.sort_by_key(|s| (s.client, s.from_us));
-    out
 }
 
 /// The page for `lines` (a whole run's trace), titled `title`.
 pub fn timeline_page(title: &str, lines: &[TraceLine]) -> String {
     let data = TimelineData::from_trace(title, lines);
-    // `</` cannot end the script element early: JSON escapes it as `<\/`.
+    // No `<` at all inside the script element (`</script>`, `<!--`): in
+    // JSON strings it is written `\u003c`.
     let json = serde_json::to_string(&data)
         .expect("timeline data serialises")
-        .replace("</", "<\\/");
-    PAGE.replace("{{TITLE}}", &escape(title))
-        .replace("{{DATA}}", &json)
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+        .replace('<', "\\u003c");
+    // One pass, so nothing in the title or the data is taken for a marker.
+    let (head, rest) = PAGE.split_once("{{TITLE}}").expect("the page has a title");
+    let (middle, tail) = rest.split_once("{{DATA}}").expect("the page has data");
+    [head, &escape(title), middle, &json, tail].concat()
 }
 
 const PAGE: &str = include_str!("html/timeline.html");

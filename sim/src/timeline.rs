@@ -4,7 +4,6 @@
 
 use crate::scenario::FaultKind;
 use crate::trace::{TraceEvent, TraceLine};
-use models::client::Connection;
 use reports::chart::{overlaps, Lane, Timeline};
 use std::collections::BTreeMap;
 
@@ -100,15 +99,9 @@ pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
             TraceEvent::Resume { .. } => c.end_fault(FaultKind::Pause, t),
             TraceEvent::Heal { .. } => c.end_fault(FaultKind::Partition, t),
             TraceEvent::DelayEnd { .. } => c.end_fault(FaultKind::Delay, t),
-            TraceEvent::Connection { state, .. } => c.lane.states.push((
-                t,
-                match state {
-                    Connection::Connected => "RECONNECTED",
-                    Connection::Suspended => "SUSPENDED",
-                    Connection::Lost => "LOST",
-                }
-                .to_string(),
-            )),
+            TraceEvent::Connection { state, .. } => {
+                c.lane.states.push((t, state.word().to_string()))
+            }
             TraceEvent::Expire { .. } => c.lane.expiries.push(t),
             _ => {}
         }

@@ -232,13 +232,13 @@ impl fmt::Display for Party {
     }
 }
 
-/// Seconds with microseconds: `5.336045 s`.
 /// A duration in microseconds as milliseconds: `625.971 ms`. Readable
 /// output gives instants in seconds ([`secs`]) and durations in ms.
 pub fn millis(us: u64) -> String {
     format!("{}.{:03} ms", us / 1000, us % 1000)
 }
 
+/// Seconds with microseconds: `5.336045 s`.
 pub fn secs(us: u64) -> String {
     format!("{}.{:06} s", us / 1_000_000, us % 1_000_000)
 }
@@ -279,12 +279,7 @@ impl fmt::Display for TraceLine {
             TraceEvent::Heal { client } => write!(f, "client {client}'s link to the store heals"),
             TraceEvent::DelayEnd { client } => write!(f, "client {client}'s links are fast again"),
             TraceEvent::Connection { client, state } => {
-                let word = match state {
-                    Connection::Connected => "RECONNECTED",
-                    Connection::Suspended => "SUSPENDED",
-                    Connection::Lost => "LOST",
-                };
-                write!(f, "client {client}'s connection: {word}")
+                write!(f, "client {client}'s connection: {}", state.word())
             }
             TraceEvent::Write {
                 client,

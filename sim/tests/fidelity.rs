@@ -240,3 +240,79 @@ fn a_zookeeper_client_resumed_past_its_read_timeout_reconnects_before_reading() 
         .collect();
     assert_eq!(states, [Connection::Lost, Connection::Connected]);
 }
+
+/// Connection changes with the faults that cause them, from the kazoo pause
+/// scenario with its fault schedule replaced (`schedule` holds TOML
+/// `[[schedule]]` entries); client 0's changes, in order, with times.
+fn connection_changes(policy: &str, schedule: &str) -> Vec<(u64, models::client::Connection)> {
+    connection_changes_with(policy, schedule, "latency_ms = [0.1, 0.5]")
+}
+
+fn connection_changes_with(
+    policy: &str,
+    schedule: &str,
+    latency: &str,
+) -> Vec<(u64, models::client::Connection)> {
+    use sim::engine::simulate;
+    use sim::trace::TraceEvent;
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+        .join("kazoo-oblivious-pause.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let head = &text[..text.find("[[schedule]]").unwrap()];
+    let text = format!("{head}{schedule}")
+        .replace("policy = \"oblivious\"", &format!("policy = \"{policy}\""))
+        .replace(
+            "expect = [\"mutual_exclusion\", \"resource_exclusion\"]",
+            "",
+        )
+        .replace("latency_ms = [0.1, 0.5]", latency);
+    let s = Scenario::parse(&text, "faults.toml", "faults").unwrap();
+    let o = simulate(&s, s.seed, true);
+    o.trace
+        .iter()
+        .filter_map(|l| match l.event {
+            TraceEvent::Connection { client: 0, state } => Some((l.t, state)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn fault(kind: &str, at_ms: u64, duration_ms: u64) -> String {
+    format!(
+        "[[schedule]]\nat_ms = {at_ms}\nkind = \"{kind}\"\nclient = 0\nduration_ms = {duration_ms}\n\n"
+    )
+}
+
+/// A pause past the read timeout (2.67 s of a 4 s session) that the session
+/// outlives: SUSPENDED and RECONNECTED at the resume, both traced.
+#[test]
+fn a_pause_past_the_read_timeout_is_suspended_then_reconnected() {
+    use models::client::Connection::{Connected, Suspended};
+    let seen = connection_changes("naive", &fault("pause", 150, 3500));
+    assert_eq!(seen, [(3_650_000, Suspended), (3_650_000, Connected)]);
+    // Within the read timeout, nothing.
+    assert_eq!(connection_changes("naive", &fault("pause", 150, 2000)), []);
+}
+
+/// A pause inside a partition: the client notices the silence when it
+/// resumes (past its read timeout) and reconnects only when the cut heals.
+#[test]
+fn a_client_resumed_on_a_cut_link_reconnects_at_the_heal() {
+    use models::client::Connection::{Connected, Lost, Suspended};
+    let schedule = fault("partition", 150, 5000) + &fault("pause", 300, 2600);
+    let seen = connection_changes("naive", &schedule);
+    let kinds: Vec<_> = seen.iter().map(|&(_, c)| c).collect();
+    assert_eq!(kinds, [Suspended, Lost, Connected], "{seen:?}");
+    assert_eq!(seen[0].0, 2_900_000, "noticed at the resume");
+    assert!(seen[1].0 >= 5_150_000, "told at the heal: {seen:?}");
+}
+
+/// A restarted process's read timeout runs from its start, not from what
+/// the crashed one last heard: a short cut right after the restart, before
+/// the store's first answer (2–3 ms each way here), goes unnoticed.
+#[test]
+fn a_restarted_client_does_not_inherit_the_old_processs_silence() {
+    let schedule = fault("crash", 100, 3000) + &fault("partition", 3101, 500);
+    let latency = "latency_ms = [2.0, 3.0]";
+    assert_eq!(connection_changes_with("naive", &schedule, latency), []);
+}

@@ -6,6 +6,7 @@
 //! by Apalache and Quint).
 
 use models::checker::{CheckResult, Kind, Status};
+use models::html::escape as esc;
 use models::model::sequence::sequence_svg;
 use models::model::view::{view, ActorView};
 use models::model::{Action, LockModel, LockModelCfg, LockState};
@@ -34,13 +35,6 @@ fn states(model: &LockModel, path: &[Action]) -> Vec<LockState> {
         out.push(next);
     }
     out
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn actors_table(now: &[ActorView], before: Option<&[ActorView]>) -> String {

@@ -191,35 +191,45 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
 /// and the acquisitions of the clients involved (the stale holder's too),
 /// to the last violation of the group.
 fn print_timeline(o: &Outcome) {
-    let mut windows: Vec<(u64, u64, Vec<&Violation>)> = Vec::new();
-    for v in &o.violations {
-        let before = |l: &&sim::trace::TraceLine| l.t <= v.at_us;
-        let last_fault = o
-            .trace
-            .iter()
-            .filter(before)
-            .filter(|l| matches!(l.event, TraceEvent::Fault { .. }))
-            .map(|l| l.t)
-            .next_back();
-        let acquired = v.clients.iter().filter_map(|&c| {
-            o.trace
+    let mut spans: Vec<(u64, u64, &Violation)> = o
+        .violations
+        .iter()
+        .map(|v| {
+            let before = |l: &&sim::trace::TraceLine| l.t <= v.at_us;
+            let last_fault = o
+                .trace
                 .iter()
                 .filter(before)
-                .filter(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
+                .filter(|l| matches!(l.event, TraceEvent::Fault { .. }))
                 .map(|l| l.t)
-                .next_back()
-        });
-        let from = last_fault
-            .into_iter()
-            .chain(acquired)
-            .min()
-            .unwrap_or(v.at_us.saturating_sub(1_000_000));
+                .next_back();
+            let acquired = v.clients.iter().filter_map(|&c| {
+                o.trace
+                    .iter()
+                    .filter(before)
+                    .filter(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
+                    .map(|l| l.t)
+                    .next_back()
+            });
+            let from = last_fault
+                .into_iter()
+                .chain(acquired)
+                .min()
+                .unwrap_or(v.at_us.saturating_sub(1_000_000));
+            (from, v.at_us, v)
+        })
+        .collect();
+    // Overlapping windows become one, from the earliest start to the
+    // latest end.
+    spans.sort_by_key(|&(from, to, _)| (from, to));
+    let mut windows: Vec<(u64, u64, Vec<&Violation>)> = Vec::new();
+    for (from, to, v) in spans {
         match windows.last_mut() {
-            Some((_, to, group)) if from <= *to => {
-                *to = (*to).max(v.at_us);
+            Some((_, end, group)) if from <= *end => {
+                *end = (*end).max(to);
                 group.push(v);
             }
-            _ => windows.push((from, v.at_us, vec![v])),
+            _ => windows.push((from, to, vec![v])),
         }
     }
     for (from, to, group) in windows {

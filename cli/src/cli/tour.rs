@@ -9,6 +9,7 @@ use super::check::grouped;
 use super::herd::{sweep, write_files};
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
+use models::html::escape as esc;
 use models::recipe::App;
 use sim::engine::simulate;
 use sim::herd::{HerdRow, DEFAULT_CLIENTS};
@@ -287,13 +288,6 @@ fn table(header: &[&str], rows: &[Row]) -> Section {
     }
     html.push_str("</tbody></table></div>\n");
     Section { markdown: md, html }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// An inline SVG figure (a PNG in the Markdown) with its caption and links.

@@ -49,16 +49,6 @@ pub struct LockModel {
     pub client: Client,
 }
 
-/// What a reconnect keeps of a cut link: watch events (re-registered
-/// watches fire for what changed), the expiry notice (told on reconnect) and
-/// a session the client gave up (its close — and, on etcd, its watch's
-/// cancel, which is the client's own — goes out on the new connection; a
-/// library that does not close, Curator's, sent none). Replies, requests and
-/// heartbeats in flight went with the old connection.
-///
-/// A ZooKeeper client whose session expired meanwhile is told so on
-/// reconnect and gets no watch events (`session_alive` false); etcd watch
-/// events belong to the client's connection, not to its lease.
 /// Whether a client's connection can carry its current session on: the
 /// session is alive, or is being opened on that connection for the first
 /// time. Not when it ended, nor when the client gave up on its last one
@@ -69,6 +59,16 @@ pub fn session_carries_on(store: &StoreState, client: &ClientState) -> bool {
         || (!store.ended(client.session) && client.connection != Connection::Lost)
 }
 
+/// What a reconnect keeps of a cut link: watch events (re-registered
+/// watches fire for what changed), the expiry notice (told on reconnect) and
+/// a session the client gave up (its close — and, on etcd, its watch's
+/// cancel, which is the client's own — goes out on the new connection; a
+/// library that does not close, Curator's, sent none). Replies, requests and
+/// heartbeats in flight went with the old connection.
+///
+/// A ZooKeeper client whose session expired meanwhile is told so on
+/// reconnect and gets no watch events (`session_alive` false); etcd watch
+/// events belong to the client's connection, not to its lease.
 pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
     match msg {
         Msg::Notify {

@@ -7,6 +7,7 @@
 
 use super::describe::describe;
 use super::{Action, LockModel, LockState};
+use crate::html::escape;
 use stateright::Model;
 use std::fmt::Write;
 
@@ -14,13 +15,6 @@ const COL: usize = 170;
 const ROW: usize = 28;
 const LEFT: usize = 90;
 const TOP: usize = 40;
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {

@@ -243,6 +243,7 @@ impl<'a> Sim<'a> {
         let rt = &mut self.clients[c as usize];
         // A new process starts with a connection of its own.
         rt.connection = state.connection;
+        rt.heard_us = self.now;
         rt.state = state;
         rt.status = Status::Running;
         self.apply_client_out(c, out);
@@ -580,8 +581,10 @@ impl<'a> Sim<'a> {
                 self.clients[c as usize].cut_since_us = self.now;
                 let end = self.now + duration.unwrap_or(0);
                 self.push(end, Event::FaultEnd(i));
+                // The ZooKeeper client's read timeout (etcd's client has no
+                // SUSPENDED; its reconnect comes with the heal).
                 let drops = self.drops_at_us(c);
-                if drops <= end {
+                if drops <= end && self.client.recipe.face() == Face::ZooKeeper {
                     self.push(drops.max(self.now), Event::ReadTimeout(i));
                 }
                 true
@@ -631,14 +634,20 @@ impl<'a> Sim<'a> {
                 // Past its read timeout a ZooKeeper client drops the
                 // connection before it reads what came meanwhile, and
                 // reconnects; etcd's gRPC connection survives a pause.
-                let reconnect = self.client.recipe.face() == Face::ZooKeeper
+                // A client whose link is still cut only notices the silence
+                // now; its reconnect comes with the heal.
+                let past = self.client.recipe.face() == Face::ZooKeeper
                     && (!alive || self.now >= self.drops_at_us(c));
+                let cut = self.clients[c as usize].partitioned;
+                let reconnect = past && !cut;
                 let rt = &mut self.clients[c as usize];
                 rt.status = Status::Running;
                 let frozen = std::mem::take(&mut rt.frozen);
                 trace!(self, TraceEvent::Resume { client: c });
                 if reconnect {
                     self.reconnect(c, alive);
+                } else if past {
+                    self.disconnect(c);
                 }
                 for q in frozen {
                     let lost = matches!(&q.event, Event::Deliver { from, msg, .. }
@@ -697,9 +706,21 @@ impl<'a> Sim<'a> {
     /// Client `c` makes a new connection to the store (what was in flight
     /// on the old one is dealt with by the caller).
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
+        // SUSPENDED first (traced), if the client had not noticed yet.
+        self.disconnect(c);
         let mut out = Out::new();
         let mut cow = Cow::Owned(self.clients[c as usize].take_state());
         self.client.on_reconnect(&mut cow, session_alive, &mut out);
+        self.clients[c as usize].state = cow.into_owned();
+        self.apply_client_out(c, out);
+        self.after_client_step(c);
+    }
+
+    /// Client `c`'s connection drops (SUSPENDED).
+    fn disconnect(&mut self, c: ClientIdx) {
+        let mut out = Out::new();
+        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
+        self.client.on_disconnect(&mut cow, &mut out);
         self.clients[c as usize].state = cow.into_owned();
         self.apply_client_out(c, out);
         self.after_client_step(c);
@@ -721,12 +742,7 @@ impl<'a> Sim<'a> {
         if !same_cut || rt.status != Status::Running {
             return;
         }
-        let mut out = Out::new();
-        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-        self.client.on_disconnect(&mut cow, &mut out);
-        self.clients[c as usize].state = cow.into_owned();
-        self.apply_client_out(c, out);
-        self.after_client_step(c);
+        self.disconnect(c);
     }
 
     /// When the last fault is over: crash restarts, resumes, heals.
