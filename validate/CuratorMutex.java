@@ -6,8 +6,9 @@
 // release it. Requests are counted where Curator traces each ZooKeeper
 // operation (`AdvancedTracerDriver`: one OperationTrace per request), by
 // kind and whether it set a watch, for paths under /lock. Prints one JSON
-// object. Notifications are counted by the server (the validator reads
-// ZooKeeper's `mntr` before and after).
+// object. The validator also counts every request and notification at the
+// wire (it points HOST:PORT at its ZooKeeper proxy) and the server's
+// watchers triggered (`mntr`, before and after).
 //
 // usage: java -cp CLASSPATH CuratorMutex.java HOST:PORT N HOLD_MS
 

@@ -5,7 +5,9 @@ N clients, each its own KazooClient (its own session), take
 counted where kazoo hands them to its connection (`KazooClient._call`: one
 call is one request on the wire), by kind and whether they set a watch;
 notifications are counted where they arrive (the lock's predecessor watch,
-the only watch kazoo's Lock sets). Prints one JSON object.
+the only watch kazoo's Lock sets). Prints one JSON object. The validator
+also counts every request and notification at the wire (it points HOST:PORT
+at its ZooKeeper proxy).
 
 usage: python3 kazoo_lock.py HOST:PORT N HOLD_MS
 """

@@ -1,49 +1,49 @@
-"""kazoo's own Lock after a pause past the session timeout.
+"""kazoo's own Lock when its holder is cut off past the session timeout.
 
-Role `hold`: take `client.Lock("/lockstep-pause")`, print ACQUIRED, then every
-100 ms print what the lock object believes (`is_acquired`) and whether kazoo
-has reported the session LOST. Every line starts with the wall time (seconds
-since the epoch), so two processes' lines share one clock.
-The validator stops this process (SIGSTOP) past its session timeout and
-resumes it once another client holds the lock.
+Role `hold`: take `client.Lock(PATH)`, print ACQUIRED, then every
+100 ms print what the lock object believes (`BELIEF True|False`: its
+`is_acquired`). Role `take`: take the same lock, print ACQUIRED, hold it for
+a second, release it, print RELEASED. Both print every connection state
+kazoo reports to its listeners (`STATE SUSPENDED|LOST|CONNECTED`).
 
-Role `take`: take the same lock, print ACQUIRED, hold it for a second,
-release it, print RELEASED.
+Every line starts with the wall time (seconds since the epoch), so the
+processes' lines and the validator's own events share one clock. The
+validator cuts the holder off — stops its process (SIGSTOP) or freezes the
+proxy it connects through — until the other client holds the lock.
 
-usage: python3 kazoo_pause.py HOST:PORT hold|take SESSION_TIMEOUT_S
+usage: python3 kazoo_pause.py HOST:PORT hold|take SESSION_TIMEOUT_S PATH
 """
 
 import sys
+import threading
 import time
 
 from kazoo.client import KazooClient
 
-PATH = "/lockstep-pause"
+printing = threading.Lock()
+
+
+def say(what):
+    with printing:
+        print("%.6f %s" % (time.time(), what), flush=True)
 
 
 def main():
-    endpoint, role, timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    endpoint, role, timeout, path = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
     client = KazooClient(hosts=endpoint, timeout=timeout)
-    states = []
-    client.add_listener(lambda s: states.append(str(s)))
+    client.add_listener(lambda state: say("STATE %s" % state))
     client.start()
-    lock = client.Lock(PATH, role)
+    lock = client.Lock(path, role)
     lock.acquire()
-    print("%.6f ACQUIRED" % time.time(), flush=True)
+    say("ACQUIRED")
     if role == "take":
         time.sleep(1.0)
         lock.release()
-        print("%.6f RELEASED" % time.time(), flush=True)
+        say("RELEASED")
         client.stop()
         return
-    seen = set()
     while True:
-        seen.update(states)
-        print(
-            "%.6f is_acquired=%s lost=%s"
-            % (time.time(), lock.is_acquired, "LOST" in seen),
-            flush=True,
-        )
+        say("BELIEF %s" % lock.is_acquired)
         time.sleep(0.1)
 
 

@@ -143,8 +143,13 @@ fn spawn(endpoint: &str, tool: Tool, proposal: &str) -> Result<Child, String> {
 
 /// Collects what `child` prints on stdout as it prints it.
 pub(crate) fn collect_stdout(child: &mut Child) -> Arc<Mutex<String>> {
+    collect(child.stdout.take())
+}
+
+/// What a child process prints on `pipe`, collected as it prints it.
+pub(crate) fn collect(pipe: Option<impl Read + Send + 'static>) -> Arc<Mutex<String>> {
     let out = Arc::new(Mutex::new(String::new()));
-    if let Some(mut pipe) = child.stdout.take() {
+    if let Some(mut pipe) = pipe {
         let out = out.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];

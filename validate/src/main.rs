@@ -5,12 +5,19 @@
 //! in the baseline herd scenario, compares notifications per release,
 //! requests per acquisition and acquisition order with lockstep's simulation
 //! of the same scenario, and reproduces a split brain on etcd next to its
-//! simulated twin. `validate/run.sh` installs and starts the servers.
+//! simulated twin. The client libraries' own locks — kazoo's `Lock`,
+//! Curator's `InterProcessMutex`, etcd's `Mutex` through `etcdctl` — run the
+//! same herd and are compared with the variants that model them, the
+//! ZooKeeper ones measured at the wire through a protocol proxy
+//! ([`zkproxy`]); their holders are cut off past the session timeout
+//! (SIGSTOP; the proxy frozen) beside the model's runs of the same scenario
+//! ([`faults`]). `validate/run.sh` installs and starts the servers.
 
 mod backend;
 mod etcdctl;
-mod kazoo;
+mod faults;
 mod runtime;
+mod zkproxy;
 
 use backend::Backend;
 use clap::Parser;
@@ -201,7 +208,6 @@ fn fair(recipe: &str) -> bool {
             | "zk-fair-election"
             | "zk-fair-election:curator"
             | "etcd-election"
-            | "kazoo Lock (real library) vs fair-predecessor:kazoo"
     )
 }
 
@@ -386,11 +392,9 @@ fn zk_watchers_triggered(zk: &str) -> Result<u64, String> {
     Ok(sums.iter().sum())
 }
 
-/// Runs Curator's own InterProcessMutex (`CuratorMutex.java`) with `n`
-/// clients: requests per acquisition by kind, notifications in all (by the
-/// server), wall seconds.
-fn curator_mutex(zk: &str, n: u16, hold_ms: u64) -> Result<Totals, String> {
-    let jars = [
+/// The classpath of the Curator harnesses: Debian's jars.
+pub fn curator_classpath() -> String {
+    [
         "curator-framework",
         "curator-client",
         "curator-recipes",
@@ -399,64 +403,266 @@ fn curator_mutex(zk: &str, n: u16, hold_ms: u64) -> Result<Totals, String> {
         "guava",
         "slf4j-api",
         "slf4j-nop",
-    ];
-    let classpath = jars
-        .iter()
-        .map(|j| format!("/usr/share/java/{j}.jar"))
-        .collect::<Vec<_>>()
-        .join(":");
-    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/CuratorMutex.java");
+    ]
+    .iter()
+    .map(|j| format!("/usr/share/java/{j}.jar"))
+    .collect::<Vec<_>>()
+    .join(":")
+}
+
+/// A real library's herd: what the library's own hooks counted, what the
+/// server counted, and what the wire saw.
+struct LibraryHerd {
+    acquisitions: u64,
+    /// Requests per acquisition by the library's own count: kazoo's
+    /// `KazooClient._call`, Curator's `AdvancedTracerDriver`.
+    hook_requests: BTreeMap<String, f64>,
+    /// kazoo's own count of its predecessor watch's events, per release.
+    hook_notifications_per_release: Option<Vec<u32>>,
+    /// kazoo's acquisitions' sequence numbers, in order.
+    hook_tokens: Option<Vec<u64>>,
+    /// Watchers the server triggered (`mntr`).
+    server_notifications: u64,
+    wire: zkproxy::WireCounts,
+    wall_seconds: f64,
+}
+
+/// Runs a real library's herd of `n` clients through `proxy`, a ZooKeeper
+/// proxy in front of `zk`.
+fn library_herd(
+    zk: &str,
+    proxy: &zkproxy::Proxy,
+    library: faults::Library,
+    n: u16,
+    hold_ms: u64,
+) -> Result<LibraryHerd, String> {
+    proxy.reset();
+    let endpoint = proxy.endpoint();
     let before = zk_watchers_triggered(zk)?;
-    let v = run_harness(
-        "java",
-        &[
-            "-cp",
-            &classpath,
-            source,
-            zk,
-            &n.to_string(),
-            &hold_ms.to_string(),
-        ],
-        "CuratorMutex.java",
-    )?;
+    let (n_s, hold_s) = (n.to_string(), hold_ms.to_string());
+    let v = match library {
+        faults::Library::Kazoo => run_harness(
+            "python3",
+            &[
+                concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_lock.py"),
+                &endpoint,
+                &n_s,
+                &hold_s,
+            ],
+            "kazoo_lock.py",
+        )?,
+        faults::Library::Curator => run_harness(
+            "java",
+            &[
+                "-cp",
+                &curator_classpath(),
+                concat!(env!("CARGO_MANIFEST_DIR"), "/CuratorMutex.java"),
+                &endpoint,
+                &n_s,
+                &hold_s,
+            ],
+            "CuratorMutex.java",
+        )?,
+    };
     let after = zk_watchers_triggered(zk)?;
-    let requests = per_acquisition(&v, v["acquisitions"].as_f64().unwrap_or(1.0));
-    Ok(Totals {
-        requests_per_acquisition: requests,
-        notifications: after - before,
+    let wire = zkproxy::count(&proxy.events(), "/lock");
+    let numbers = |key: &str| -> Option<Vec<u64>> {
+        v[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect())
+    };
+    let hook_tokens = numbers("acquisition_sequence");
+    let acquisitions = match &hook_tokens {
+        Some(t) => t.len() as u64,
+        None => v["acquisitions"].as_u64().unwrap_or(0),
+    };
+    Ok(LibraryHerd {
+        acquisitions,
+        hook_requests: per_acquisition(&v, acquisitions as f64),
+        hook_notifications_per_release: numbers("notifications_per_release")
+            .map(|p| p.into_iter().map(|x| x as u32).collect()),
+        hook_tokens,
+        server_notifications: after - before,
+        wire,
         wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
     })
 }
 
-/// Runs kazoo's own Lock (`kazoo_lock.py`) with `n` clients against
-/// ZooKeeper at `zk`.
-fn kazoo_lock(zk: &str, n: u16, hold_ms: u64) -> Result<Measured, String> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_lock.py");
-    let v = run_harness(
-        "python3",
-        &[script, zk, &n.to_string(), &hold_ms.to_string()],
-        "kazoo_lock.py",
-    )?;
-    let acquisitions = v["acquisition_sequence"].as_array().map_or(0, Vec::len) as f64;
-    let requests = per_acquisition(&v, acquisitions);
-    let numbers = |key: &str| -> Vec<u64> {
-        v[key]
-            .as_array()
-            .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect())
-            .unwrap_or_default()
+/// A real library's herd beside the model of it.
+#[derive(Serialize)]
+struct LibraryRow {
+    library: &'static str,
+    model: String,
+    clients: u16,
+    acquisitions: u64,
+    wire: zkproxy::WireCounts,
+    wire_requests_per_acquisition: BTreeMap<String, f64>,
+    hook_requests_per_acquisition: BTreeMap<String, f64>,
+    hook_notifications_per_release: Option<Vec<u32>>,
+    server_notifications: u64,
+    model_requests_per_acquisition: BTreeMap<String, f64>,
+    model_notifications_per_release: Vec<u32>,
+    /// The wire's requests per acquisition are the model's (kazoo: but for
+    /// its one `exists` per acquisition).
+    requests_match: bool,
+    /// The wire's notifications per release are the model's, none other
+    /// came, and the server triggered as many.
+    notifications_match: bool,
+    /// The releases deleted the nodes in sequence order.
+    order_by_token: bool,
+    /// The library's own request count is the wire's.
+    hook_agrees_with_wire: bool,
+    wall_seconds: f64,
+}
+
+fn library_row(
+    library: faults::Library,
+    n: u16,
+    real: LibraryHerd,
+    model: &Measured,
+) -> LibraryRow {
+    let per = |m: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
+        m.iter()
+            .map(|(k, v)| (k.clone(), *v as f64 / real.acquisitions.max(1) as f64))
+            .collect()
     };
-    Ok(Measured {
-        notifications_per_release: numbers("notifications_per_release")
-            .into_iter()
-            .map(|x| x as u32)
-            .collect(),
-        notifications_before_first_release: v["notifications_before_first_release"]
-            .as_u64()
-            .unwrap_or(0) as u32,
-        requests_per_acquisition: requests,
-        acquisition_tokens: numbers("acquisition_sequence"),
-        wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
-    })
+    let wire_requests = per(&real.wire.requests);
+    let requests_match = match library {
+        // kazoo's Lock makes sure its parent exists once per lock object:
+        // one exists() per acquisition that the recipe text does not have.
+        faults::Library::Kazoo => {
+            let mut rest = wire_requests.clone();
+            let ensure_path = rest.remove("exists").unwrap_or(0.0);
+            (ensure_path - 1.0).abs() < 1e-9 && close(&rest, &model.requests_per_acquisition)
+        }
+        faults::Library::Curator => close(&wire_requests, &model.requests_per_acquisition),
+    };
+    let total: u32 = model.notifications_per_release.iter().sum();
+    let notifications_match = real.wire.notifications_per_release
+        == model.notifications_per_release
+        && real.wire.other_notifications == 0
+        && real.server_notifications == total as u64;
+    let tokens: Vec<Option<u64>> = real
+        .wire
+        .releases
+        .iter()
+        .map(|p| zkproxy::sequence(p))
+        .collect();
+    let order_by_token = tokens.len() as u64 == real.acquisitions
+        && real.acquisitions == n as u64
+        && tokens.iter().all(Option::is_some)
+        && tokens.windows(2).all(|w| w[0] < w[1])
+        && real
+            .hook_tokens
+            .as_ref()
+            .is_none_or(|t| t.windows(2).all(|w| w[0] < w[1]));
+    let hook_agrees_with_wire = close(&real.hook_requests, &wire_requests);
+    let word = |ok: bool, yes: &'static str, no: &'static str| if ok { yes } else { no };
+    eprintln!(
+        "{:<28} {:>3} clients: at the wire, notifications {} requests {} order {}; library's own count {} the wire ({:.1} s)",
+        format!("{} (real library)", library.name()),
+        n,
+        word(notifications_match, "match", "DIFFER"),
+        word(requests_match, "match", "DIFFER"),
+        word(order_by_token, "by token", "NOT by token"),
+        word(hook_agrees_with_wire, "agrees with", "DIFFERS from"),
+        real.wall_seconds
+    );
+    LibraryRow {
+        library: library.name(),
+        model: format!("fair-predecessor:{}", library.variant()),
+        clients: n,
+        acquisitions: real.acquisitions,
+        wire_requests_per_acquisition: wire_requests,
+        hook_requests_per_acquisition: real.hook_requests,
+        hook_notifications_per_release: real.hook_notifications_per_release,
+        server_notifications: real.server_notifications,
+        wire: real.wire,
+        model_requests_per_acquisition: model.requests_per_acquisition.clone(),
+        model_notifications_per_release: model.notifications_per_release.clone(),
+        requests_match,
+        notifications_match,
+        order_by_token,
+        hook_agrees_with_wire,
+        wall_seconds: real.wall_seconds,
+    }
+}
+
+/// Counts as the report prints them: `connect 2, ping 4`.
+fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The report's table of the libraries' herds at the wire.
+fn library_table(rows: &[LibraryRow]) -> String {
+    let mut md = String::from("\n## The client libraries' own locks, at the wire\n\nkazoo 2.11's own `Lock` (`validate/kazoo_lock.py`) against `fair-predecessor:kazoo`, Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`) against `fair-predecessor:curator`: the baseline herd (N clients with a session each take the lock at once, hold it, release it), every client connected through a ZooKeeper wire-protocol proxy on loopback (`validate/src/zkproxy.rs`), which reads each frame both ways. Requests are counted by op per acquisition, as lockstep names them (`create` and `create2` are both `create`, `getChildren` and `getChildren2` both `get_children`; `_watch` when the request sets a watch); session upkeep (connect, ping, closeSession, setWatches) is counted apart, in all. A release is a delete of a node under `/lock`; its notifications are the watch events whose path is that node. Beside the wire: the library's own count (kazoo's `KazooClient._call`, Curator's `AdvancedTracerDriver`, paths under `/lock`; kazoo's predecessor-watch callback for notifications) and the server's (`mntr`: watchers triggered).\n\n| library | clients | requests per acquisition (wire) | (library's own count) | (model) | notifications per release (wire) | (model) | (library's own count) | watchers triggered (server) | session upkeep (wire, in all) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| {} vs `{}` | {} | {} | {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
+            r.library,
+            r.model,
+            r.clients,
+            fmt_req(&r.wire_requests_per_acquisition),
+            fmt_req(&r.hook_requests_per_acquisition),
+            fmt_req(&r.model_requests_per_acquisition),
+            r.wire.notifications_per_release,
+            r.model_notifications_per_release,
+            r.hook_notifications_per_release
+                .as_ref()
+                .map_or("—".to_string(), |p| format!("{p:?}")),
+            r.server_notifications,
+            fmt_counts(&r.wire.session),
+            if r.requests_match && r.notifications_match {
+                "yes"
+            } else {
+                "NO"
+            },
+            if r.order_by_token {
+                "by token"
+            } else {
+                "not by token"
+            },
+        ));
+    }
+    md.push_str("\n- kazoo: one `exists` per acquisition at the wire, its `Lock._ensure_path` of the lock's parent (once per `Lock` object); the recipe text has no such step. It is the only difference: every other request kind and every notification is compared exactly.\n");
+    for library in ["kazoo", "curator"] {
+        let mut ops = std::collections::BTreeSet::new();
+        let mut events = std::collections::BTreeSet::new();
+        for r in rows.iter().filter(|r| r.library == library) {
+            ops.extend(r.wire.ops.keys().cloned());
+            events.extend(r.wire.notifications.keys().cloned());
+        }
+        if !ops.is_empty() {
+            md.push_str(&format!(
+                "- {library} at the wire: ops {}; notifications {}.\n",
+                ops.into_iter().collect::<Vec<_>>().join(", "),
+                events.into_iter().collect::<Vec<_>>().join(", "),
+            ));
+        }
+    }
+    let disagree: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.hook_agrees_with_wire)
+        .map(|r| format!("{} with {} clients", r.library, r.clients))
+        .collect();
+    md.push_str(&if disagree.is_empty() {
+        "- The libraries' own request counts agree with the wire's in every row.\n".to_string()
+    } else {
+        format!(
+            "- The library's own request count differs from the wire's: {}.\n",
+            disagree.join("; ")
+        )
+    });
+    let other: u32 = rows.iter().map(|r| r.wire.other_notifications).sum();
+    if other > 0 {
+        md.push_str(&format!(
+            "- {other} notification(s) at the wire for a node no release deleted.\n"
+        ));
+    }
+    md
 }
 
 fn measure_model(recipe: &RecipeRef, n: u16) -> Measured {
@@ -649,75 +855,69 @@ async fn main() -> ExitCode {
         }
     }
 
-    // kazoo's own Lock against the model of it (fair-predecessor:kazoo).
-    let kazoo_model = models::recipes::parse("fair-predecessor:kazoo").expect("registered");
-    for &n in &counts {
-        clean(&kazoo_model, &args).await;
-        let real = match kazoo_lock(&args.zk, n, args.hold_ms) {
-            Ok(m) => m,
+    // The real libraries' own locks at the wire: kazoo's Lock against
+    // fair-predecessor:kazoo, Curator's InterProcessMutex against
+    // fair-predecessor:curator, each herd through a ZooKeeper proxy.
+    let mut library_rows = Vec::new();
+    for library in [faults::Library::Kazoo, faults::Library::Curator] {
+        let model_recipe = models::recipes::lookup("fair-predecessor", Some(library.variant()))
+            .expect("registered");
+        let proxy = match zkproxy::Proxy::start(&args.zk) {
+            Ok(p) => p,
             Err(e) => {
-                eprintln!("lockstep-validate: kazoo Lock, {n} clients: {e}");
+                eprintln!("lockstep-validate: {e}");
                 return ExitCode::from(1);
             }
         };
-        let model = measure_model(&kazoo_model, n);
-        // kazoo's Lock makes sure its parent exists once per lock object:
-        // one exists() per acquisition that the recipe text does not have.
-        let mut real_requests = real.requests_per_acquisition.clone();
-        let ensure_path = real_requests.remove("exists").unwrap_or(0.0);
-        let notifications_match = real.notifications_per_release == model.notifications_per_release;
-        let requests_match = (ensure_path - 1.0).abs() < 1e-9
-            && close(&real_requests, &model.requests_per_acquisition);
-        rows.push(row(
-            "kazoo Lock (real library) vs fair-predecessor:kazoo".into(),
-            n,
-            (real, model),
-            (notifications_match, requests_match),
-            vec!["kazoo Lock: one exists() per acquisition, its `_ensure_path` of the lock's parent (once per Lock object); the recipe text has no such step. Every other request kind and every notification is compared exactly".into()],
-        ));
-    }
-
-    // kazoo's own Lock after a pause past its session: oblivious?
-    let kazoo_pause = kazoo::oblivious_after_pause(&args.zk);
-    eprintln!(
-        "kazoo Lock after a pause: {}",
-        match (&kazoo_pause.error, kazoo_pause.oblivious) {
-            (Some(e), _) => format!("not tried: {e}"),
-            (None, true) => "still believes it holds (oblivious)".into(),
-            (None, false) => format!("says {:?}", kazoo_pause.last_report),
+        for &n in &counts {
+            clean(&model_recipe, &args).await;
+            let model = measure_model(&model_recipe, n);
+            match library_herd(&args.zk, &proxy, library, n, args.hold_ms) {
+                Ok(real) => library_rows.push(library_row(library, n, real, &model)),
+                Err(e) => {
+                    eprintln!(
+                        "lockstep-validate: {} herd, {n} clients: {e}",
+                        library.name()
+                    );
+                    return ExitCode::from(1);
+                }
+            }
         }
-    );
-
-    if kazoo_pause.error.is_none() {
-        timeline(&kazoo_pause.timeline(), &args.out.join("kazoo-pause-real")).expect("draw");
-        let twin = sim::scenario::Scenario::parse(
-            include_str!("../../scenarios/kazoo-oblivious-pause.toml"),
-            "scenarios/kazoo-oblivious-pause.toml",
-            "kazoo-oblivious-pause",
-        )
-        .expect("the twin scenario parses");
-        let run = sim::engine::simulate(&twin, twin.seed, true);
-        let sim_timeline = sim::timeline::timeline_from_trace(
-            "lockstep run scenarios/kazoo-oblivious-pause.toml (simulated, policy oblivious)",
-            &run.trace,
-        );
-        timeline(&sim_timeline, &args.out.join("kazoo-pause-sim")).expect("draw");
     }
 
-    // Curator's own InterProcessMutex against fair-predecessor:curator.
-    let curator_model = models::recipes::parse("fair-predecessor:curator").expect("registered");
-    let mut curator_rows = Vec::new();
-    for &n in &counts {
-        clean(&curator_model, &args).await;
-        let real = match curator_mutex(&args.zk, n, args.hold_ms) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("lockstep-validate: Curator InterProcessMutex, {n} clients: {e}");
-                return ExitCode::from(1);
+    // The real libraries' holders cut off past their sessions, beside the
+    // model's runs of the same scenario.
+    let mut experiments = Vec::new();
+    for library in [faults::Library::Kazoo, faults::Library::Curator] {
+        for fault in [faults::Fault::Pause, faults::Fault::Partition] {
+            // Blocking work (processes, signals, sleeps) off the runtime.
+            let zk = args.zk.clone();
+            let e = tokio::task::spawn_blocking(move || faults::experiment(&zk, library, fault))
+                .await
+                .expect("the experiment's thread finishes");
+            eprintln!(
+                "{:<28} {}",
+                format!("{} {}", library.name(), fault.name()),
+                match &e.error {
+                    Some(err) => format!("did not run: {err}"),
+                    None if e.agrees() => "real and model agree".into(),
+                    None => "real and model DIFFER".into(),
+                }
+            );
+            if let Some(real) = &e.real {
+                timeline(
+                    &faults::real_timeline(&e, real),
+                    &args.out.join(format!("{}-real", e.stem())),
+                )
+                .expect("draw");
             }
-        };
-        let model = measure_model(&curator_model, n);
-        curator_rows.push(compare_totals("Curator mutex (real)", n, real, &model));
+            for m in &e.model {
+                let picture = args.out.join(faults::model_picture(&e, m));
+                timeline(&faults::model_timeline(&e, m), &picture.with_extension(""))
+                    .expect("draw");
+            }
+            experiments.push(e);
+        }
     }
 
     // etcdctl lock (etcd 3.4's own Mutex) against etcd-revision:v3.4, by
@@ -765,10 +965,7 @@ async fn main() -> ExitCode {
         &lines,
     );
     real_timeline.x_label = "wall time (s)".into();
-    let both_held = real_timeline
-        .lanes
-        .iter()
-        .any(|l| l.holds.iter().any(|h| h.2));
+    let both_held = real_timeline.lanes.iter().any(|l| !l.overlaps.is_empty());
     let rejected = split.shared.log.lock().unwrap().rejected_writes.clone();
     // The property monitors, fed by the real run as by the simulator.
     let real_violated: std::collections::BTreeSet<&'static str> = split
@@ -886,14 +1083,6 @@ async fn main() -> ExitCode {
             },
         ));
     }
-    md.push_str(&totals_table(
-        "`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`",
-        &etcdctl_rows,
-    ));
-    md.push_str(&totals_table(
-        "Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`), N clients with a session each, all at once: requests counted by Curator's `AdvancedTracerDriver` (one trace per ZooKeeper operation, paths under `/lock`), watch notifications by the server (`mntr`: watchers triggered), against `fair-predecessor:curator`",
-        &curator_rows,
-    ));
     let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
     explained.dedup();
     if !explained.is_empty() {
@@ -902,6 +1091,11 @@ async fn main() -> ExitCode {
             md.push_str(&format!("- {e}\n"));
         }
     }
+    md.push_str(&totals_table(
+        "`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`",
+        &etcdctl_rows,
+    ));
+    md.push_str(&library_table(&library_rows));
     md.push_str(&format!(
         "\n## A real split brain, and its simulated twin\n\nReal etcd: both clients believed they held at once: {both_held}; the resource (fencing on, token = create revision) rejected {} stale write(s) {:?}. Wall time {:.2} s. The property monitors, fed by the real run, found violated: {real_violated:?}; fed by the simulation: {twin_violated:?} (agree: {monitors_agree}).\n\nSimulated twin (`lockstep run scenarios/etcd-lease-pause.toml`): mutual_exclusion violated: {twin_mutual}; resource_exclusion violated: {twin_resource}; stale writes rejected: {twin_rejected}; {:.2} virtual seconds simulated in {:.4} wall seconds.\n\nTime compression: the real run took {:.0}x the wall time of its simulation.\n\n![real](split-brain-real.png)\n![simulated](split-brain-sim.png)\n",
         rejected.len(),
@@ -927,19 +1121,7 @@ async fn main() -> ExitCode {
         "The model: `lockstep check --recipe etcd-revision:v3.4 --clients 2 --pauses 1` violates `holder_owns_key`; `v3.5` holds; `lockstep hunt scenarios/etcd-mutex-11456.toml` shows it in the simulator.",
         &mutex_11456,
     ));
-    md.push_str(&format!(
-        "\n## kazoo's Lock after a pause\n\nkazoo 2.11's own `Lock` (`validate/kazoo_pause.py`, session timeout 4 s): A takes the lock; A's process is stopped until its session expires; B takes the lock (taken while A was stopped: {}); A resumes, kazoo reconnects, hears LOST and opens a new session. {}\n\nWho believed it held, seconds after A took the lock: A {:?} (stopped at {:.2}, resumed at {:.2}), B {:?}.\n\nThe model's twin is the `oblivious` policy: `scenarios/kazoo-oblivious-pause.toml` (the stale holder believes until its hold ends; `mutual_exclusion` violated, and without fencing its late write breaks `resource_exclusion`; with `policy = \"naive\"` it drops its belief when told and the overlap ends at the resume), and `lockstep check --recipe fair-predecessor:kazoo --clients 2 --pauses 1 --policy oblivious`.\n\n![real kazoo](kazoo-pause-real.png)\n![simulated twin](kazoo-pause-sim.png)\n",
-        kazoo_pause.taken_while_stopped,
-        match (&kazoo_pause.error, kazoo_pause.oblivious) {
-            (Some(e), _) => format!("The experiment did not run: {e}."),
-            (None, true) => "**A's lock object still says `is_acquired = True`** after LOST, B having taken the lock meanwhile: kazoo's belief is oblivious.".to_string(),
-            (None, false) => format!("A's last report: `{}`.", kazoo_pause.last_report),
-        },
-        kazoo_pause.a_believed,
-        kazoo_pause.stopped_at,
-        kazoo_pause.resumed_at,
-        kazoo_pause.b_held,
-    ));
+    md.push_str(&faults::section(&experiments));
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -959,8 +1141,8 @@ async fn main() -> ExitCode {
             },
             "etcdctl_elect_phantom_leader": phantom,
             "etcdctl_lock_11456": mutex_11456,
-            "kazoo_lock_after_pause": kazoo_pause,
-            "curator_mutex_herd": curator_rows,
+            "library_herds": library_rows,
+            "fault_experiments": experiments,
             "etcdctl_lock_herd": etcdctl_rows,
         }))
         .unwrap(),
@@ -981,14 +1163,22 @@ async fn main() -> ExitCode {
         && !twin_resource
         && twin_rejected > 0
         && monitors_agree;
-    let etcdctl_agrees = etcdctl_rows.iter().chain(&curator_rows).all(|r| r.agree);
-    let elect_ran = etcdctl_agrees
-        && kazoo_pause.error.is_none()
-        && kazoo_pause.taken_while_stopped
-        && [&phantom, &mutex_11456]
-            .iter()
-            .all(|o| o.error.is_none() && o.key_gone_before_return);
-    if all_match && fair_ordered && split_ok && elect_ran {
+    let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.agree);
+    let libraries_agree = library_rows
+        .iter()
+        .all(|r| r.requests_match && r.notifications_match && r.order_by_token);
+    let faults_agree = experiments.iter().all(faults::Experiment::agrees);
+    let elect_ran = [&phantom, &mutex_11456]
+        .iter()
+        .all(|o| o.error.is_none() && o.key_gone_before_return);
+    if all_match
+        && fair_ordered
+        && split_ok
+        && etcdctl_agrees
+        && libraries_agree
+        && faults_agree
+        && elect_ran
+    {
         ExitCode::SUCCESS
     } else {
         eprintln!(
