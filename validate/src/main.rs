@@ -257,6 +257,15 @@ struct RealRun {
 
 /// Runs `n` real clients of `recipe`; `freeze_first_holder` freezes the
 /// first client to hold for that long.
+/// How a real run goes.
+enum RealStart {
+    /// The herd baseline: every client's first request answered before any
+    /// client's next ([`runtime::StartGate`]).
+    Baseline,
+    /// No gate; the first client to hold is frozen this long.
+    FreezeFirstHolder(Duration),
+}
+
 async fn run_real(
     recipe: &RecipeRef,
     n: u16,
@@ -264,10 +273,15 @@ async fn run_real(
     client: Client,
     fencing: bool,
     ttl_seconds: i64,
-    freeze_first_holder: Option<Duration>,
+    start: RealStart,
 ) -> RealRun {
     clean(recipe, args).await;
+    let (gate, freeze_first_holder) = match start {
+        RealStart::Baseline => (Some(runtime::StartGate::new(n)), None),
+        RealStart::FreezeFirstHolder(d) => (None, Some(d)),
+    };
     let shared = Arc::new(Shared {
+        gate,
         start: Instant::now(),
         log: Mutex::new(Default::default()),
         resource: Resource::new(fencing),
@@ -683,26 +697,6 @@ fn measure_model(recipe: &RecipeRef, n: u16) -> Measured {
     }
 }
 
-/// The real counts differ from the model's only in notifications that moved
-/// from the first release to before it.
-/// children-watch when the clients' starts were apart: creates that land
-/// after someone's first listing fire its child watch. A waiter so woken
-/// lists again (and is registered again by the first release); the holder,
-/// if woken, ignores it and so misses its own delete's notification. Returns
-/// the extra listings this accounts for, if it accounts for every difference:
-/// later releases equal, the first short by 0 or 1 (the holder), and nothing
-/// else.
-fn start_skew(real: &Measured, model: &Measured) -> Option<u32> {
-    let (r, m) = (
-        &real.notifications_per_release,
-        &model.notifications_per_release,
-    );
-    let early = real.notifications_before_first_release;
-    let holder = m.first()?.checked_sub(*r.first()?)?;
-    (r.len() == m.len() && r[1..] == m[1..] && holder <= 1 && holder <= early)
-        .then_some(early - holder)
-}
-
 /// The report's section on one `etcdctl` experiment.
 fn experiment_section(
     title: &str,
@@ -802,38 +796,22 @@ async fn main() -> ExitCode {
                 policy: Policy::Naive,
                 timing: timing(300, args.hold_ms, 3000),
             };
-            let real_run = run_real(&recipe, n, &args, client, false, 60, None).await;
+            let real_run =
+                run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
             let real = measure_real(&real_run, n);
             let model = measure_model(&recipe, n);
-            let mut notifications_match =
-                real.notifications_per_release == model.notifications_per_release;
+            // Exact, with no allowance: the start gate gives every recipe
+            // the model's order of first requests.
+            let notifications_match = real.notifications_per_release
+                == model.notifications_per_release
+                && real.notifications_before_first_release == 0;
             let mut explained = Vec::new();
-            let skew = (recipe.name() == "children-watch")
-                .then(|| start_skew(&real, &model))
-                .flatten();
-            if skew.is_some() && real.notifications_before_first_release > 0 {
-                // Every child create fires the child watches already set; the
-                // baseline's closed form assumes every create lands before the
-                // first listing. Real clients start a little apart, so a
-                // notification or two moves from the first release to the
-                // creates; the totals and every later release still agree.
-                notifications_match = true;
-                explained.push(format!(
-                    "children-watch, {n} clients: {} notification(s) fired by creates that landed after another client's first listing (the clients' starts were a little apart), not by the first release; every later release agrees, the first is short only by the holder's own watch if a create woke it first, and each waiter so woken listed once more",
-                    real.notifications_before_first_release
-                ));
-            }
             if recipe.face() == Face::Etcd {
                 // waitDelete's deferred cancel goes out on the watch stream;
                 // the model ends the key watch at its delete instead.
                 explained.push("etcd: after the delete it waited for, the client cancels its watch on the shared watch stream; the model ends the key watch at the delete, so that cancel is not counted on either side".into());
             }
-            let mut real_requests = real.requests_per_acquisition.clone();
-            if let Some(extra_listings) = skew {
-                if let Some(v) = real_requests.get_mut("get_children_watch") {
-                    *v -= extra_listings as f64 / n as f64;
-                }
-            }
+            let real_requests = real.requests_per_acquisition.clone();
             let mut requests_match = close(&real_requests, &model.requests_per_acquisition);
             if !requests_match && recipe.id() == "zk-unfair-election:getdata" {
                 if let Some(saved) =
@@ -951,7 +929,7 @@ async fn main() -> ExitCode {
         client,
         true,
         2,
-        Some(Duration::from_millis(3500)),
+        RealStart::FreezeFirstHolder(Duration::from_millis(3500)),
     )
     .await;
     let lines: Vec<sim::trace::TraceLine> = {

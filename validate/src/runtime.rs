@@ -58,7 +58,53 @@ pub struct Log {
     pub violations: Vec<(u64, Breach)>,
 }
 
+/// The herd baseline's start, kept in real time: every client's first
+/// store request (after opening its session) is answered before any client
+/// sends its next one, as in the model, where all first requests arrive at
+/// one instant. Without it, a client that starts a little late creates its
+/// node after another's first listing and fires its child watch: a
+/// notification the baseline does not have.
+pub struct StartGate {
+    clients: u16,
+    answered: Mutex<u16>,
+    open: tokio::sync::Notify,
+}
+
+impl StartGate {
+    pub fn new(clients: u16) -> Self {
+        StartGate {
+            clients,
+            answered: Mutex::new(0),
+            open: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        *self.answered.lock().unwrap() >= self.clients
+    }
+
+    fn answered(&self) {
+        let mut n = self.answered.lock().unwrap();
+        *n += 1;
+        if *n >= self.clients {
+            self.open.notify_waiters();
+        }
+    }
+
+    async fn wait(&self) {
+        loop {
+            let notified = self.open.notified();
+            if self.is_open() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
 pub struct Shared {
+    /// The baseline's start gate (herd runs only).
+    pub gate: Option<StartGate>,
     pub start: Instant,
     pub log: Mutex<Log>,
     pub resource: Resource,
@@ -114,6 +160,8 @@ pub async fn run_client(
     let mut out = Out::new();
     let mut state = client.on_start(me, &None, &mut out);
     let mut was_holding = false;
+    // Store requests sent so far, the session's opening not counted.
+    let mut sent = 0u32;
     let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> =
         out.into_iter().collect();
     loop {
@@ -153,6 +201,10 @@ pub async fn run_client(
                         release,
                     } => {
                         let kind = req.kind().name();
+                        let opening = matches!(kind, "connect" | "lease_grant");
+                        if let (Some(gate), false, true) = (&shared.gate, opening, sent >= 1) {
+                            gate.wait().await;
+                        }
                         shared
                             .log
                             .lock()
@@ -169,6 +221,12 @@ pub async fn run_client(
                                 .push((shared.now_us(), c));
                         }
                         let (reply, header, watch) = backend.call(session, &req).await;
+                        if !opening {
+                            sent += 1;
+                            if let (Some(gate), 1) = (&shared.gate, sent) {
+                                gate.answered();
+                            }
+                        }
                         local.push_back(Input::Msg {
                             from: store_id(),
                             msg: Msg::Reply {
