@@ -54,7 +54,8 @@ fn recipes_lists_the_registry_with_variants() {
             "lowest-watch",
             "zk-unfair-election",
             "zk-fair-election",
-            "etcd-election"
+            "etcd-election",
+            "zk-barrier"
         ]
     );
     let apps: Vec<&str> = v
@@ -64,7 +65,8 @@ fn recipes_lists_the_registry_with_variants() {
         .map(|r| r["app"].as_str().unwrap())
         .collect();
     assert_eq!(apps[..5], ["lock"; 5]);
-    assert_eq!(apps[5..], ["election"; 3]);
+    assert_eq!(apps[5..8], ["election"; 3]);
+    assert_eq!(apps[8], "barrier");
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");

@@ -8,7 +8,7 @@
 
 use crate::ids::{client_of, resource_id, store_id, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
-use crate::recipe::{AnyState, Face, RecipeRef, Resume, Step};
+use crate::recipe::{AnyState, App, Face, RecipeRef, Resume, Step};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -470,7 +470,11 @@ impl Client {
                     sent: 0,
                     acked: 0,
                 };
-                self.write(st, o);
+                match self.recipe.app() {
+                    App::Lock | App::Election => self.write(st, o),
+                    // Past the barrier: the work it guards, then on.
+                    App::Barrier => o.set_timer(Timer::Hold, self.timing.hold.clone()),
+                }
             }
             Step::SessionLost => self.session_lost(st, o),
         }
@@ -679,7 +683,10 @@ impl Actor for Client {
                 st.phase = Phase::Acquiring;
                 self.send_request(st, req, o);
             }
-            Timer::Hold if state.holds_lock() => self.write(state.to_mut(), o),
+            Timer::Hold if state.holds_lock() => match self.recipe.app() {
+                App::Lock | App::Election => self.write(state.to_mut(), o),
+                App::Barrier => self.release(state.to_mut(), o),
+            },
             Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
             Timer::Ping if state.phase != Phase::Done => {
                 o.send(

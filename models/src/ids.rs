@@ -93,6 +93,11 @@ pub enum ZPath {
     Lock,
     /// `/lock/<guid>-lock-<seq>` (or `/lock/lock-<seq>` without a guid)
     Child(Child),
+    /// `/lock/ready`: a barrier's signal node (the article's
+    /// `/synchronizing/start`, the recipes page's `b/ready`). A listing of
+    /// `/lock` shows the member children, not this node, which the barrier
+    /// recipes look up by name.
+    Ready,
 }
 
 /// A child of `/lock`. `seq` is the ten-digit suffix of a sequential node; the
@@ -110,7 +115,7 @@ impl ZPath {
     pub fn parent(self) -> Option<ZPath> {
         match self {
             ZPath::Lock => None,
-            ZPath::Child(_) => Some(ZPath::Lock),
+            ZPath::Child(_) | ZPath::Ready => Some(ZPath::Lock),
         }
     }
 }
@@ -120,6 +125,7 @@ impl fmt::Display for ZPath {
         match self {
             ZPath::Lock => write!(f, "/lock"),
             ZPath::Child(c) => write!(f, "/lock/{c}"),
+            ZPath::Ready => write!(f, "/lock/ready"),
         }
     }
 }
@@ -167,6 +173,9 @@ impl ZPath {
             return Some(ZPath::Lock);
         }
         let name = path.strip_prefix("/lock/")?;
+        if name == "ready" {
+            return Some(ZPath::Ready);
+        }
         Child::parse(name).map(ZPath::Child)
     }
 }
@@ -226,6 +235,7 @@ mod tests {
                 seq: 17,
             }),
             ZPath::Child(Child { guid: None, seq: 3 }),
+            ZPath::Ready,
         ] {
             assert_eq!(ZPath::parse(&p.to_string()), Some(p));
         }

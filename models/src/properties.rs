@@ -56,6 +56,14 @@ pub enum PropertyName {
     /// leader, or with every live client finished, is reachable (checker);
     /// every live client finishes (simulator).
     LeaderElected,
+    /// Barrier, always: nobody passes before every member of the group has
+    /// entered (the store had every member's node when it sent what the
+    /// member passed on: `holder_owns_key`'s rule with the barrier's mark).
+    NoEarlyPass,
+    /// Barrier, progress: from every reachable state, a state where every
+    /// live member passed (and finished) is reachable (checker); every live
+    /// member finishes (simulator).
+    AllPass,
 }
 
 /// How a property is judged.
@@ -70,7 +78,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 12] = [
+    pub const ALL: [PropertyName; 14] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -83,6 +91,8 @@ impl PropertyName {
         PropertyName::LeaderExclusion,
         PropertyName::FollowersAgree,
         PropertyName::LeaderElected,
+        PropertyName::NoEarlyPass,
+        PropertyName::AllPass,
     ];
 
     /// The properties that judge `app`, in the order lockstep reports them.
@@ -107,6 +117,7 @@ impl PropertyName {
                 P::LeaderElected,
                 P::FollowersAgree,
             ],
+            App::Barrier => &[P::NoEarlyPass, P::AllPass],
         }
     }
 
@@ -124,6 +135,8 @@ impl PropertyName {
             PropertyName::LeaderExclusion => "leader_exclusion",
             PropertyName::FollowersAgree => "followers_agree",
             PropertyName::LeaderElected => "leader_elected",
+            PropertyName::NoEarlyPass => "no_early_pass",
+            PropertyName::AllPass => "all_pass",
         }
     }
 
@@ -136,11 +149,13 @@ impl PropertyName {
             | PropertyName::HolderWritesAccepted
             | PropertyName::SingleLeader
             | PropertyName::ElectedWithKey
-            | PropertyName::LeaderExclusion => Kind::Always,
+            | PropertyName::LeaderExclusion
+            | PropertyName::NoEarlyPass => Kind::Always,
             PropertyName::HandOff => Kind::Sometimes,
-            PropertyName::Progress | PropertyName::FollowersAgree | PropertyName::LeaderElected => {
-                Kind::Progress
-            }
+            PropertyName::Progress
+            | PropertyName::FollowersAgree
+            | PropertyName::LeaderElected
+            | PropertyName::AllPass => Kind::Progress,
         }
     }
 
@@ -168,6 +183,7 @@ impl PropertyName {
             | PropertyName::LeaderExclusion
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected => Some(App::Election),
+            PropertyName::NoEarlyPass | PropertyName::AllPass => Some(App::Barrier),
             PropertyName::HerdBound | PropertyName::HandOff => None,
         }
     }
@@ -264,15 +280,19 @@ enum Rule {
 }
 
 impl Rule {
-    fn named(self, app: App) -> PropertyName {
+    /// The rule's name in `app`; `None` where it does not apply (a barrier
+    /// lets every member pass at once and guards no resource).
+    fn named(self, app: App) -> Option<PropertyName> {
         use PropertyName as P;
         match (self, app) {
-            (Rule::Exclusion, App::Lock) => P::MutualExclusion,
-            (Rule::Exclusion, App::Election) => P::SingleLeader,
-            (Rule::OwnsKey, App::Lock) => P::HolderOwnsKey,
-            (Rule::OwnsKey, App::Election) => P::ElectedWithKey,
-            (Rule::Resource, App::Lock) => P::ResourceExclusion,
-            (Rule::Resource, App::Election) => P::LeaderExclusion,
+            (Rule::Exclusion, App::Lock) => Some(P::MutualExclusion),
+            (Rule::Exclusion, App::Election) => Some(P::SingleLeader),
+            (Rule::OwnsKey, App::Lock) => Some(P::HolderOwnsKey),
+            (Rule::OwnsKey, App::Election) => Some(P::ElectedWithKey),
+            (Rule::OwnsKey, App::Barrier) => Some(P::NoEarlyPass),
+            (Rule::Resource, App::Lock) => Some(P::ResourceExclusion),
+            (Rule::Resource, App::Election) => Some(P::LeaderExclusion),
+            (Rule::Exclusion | Rule::Resource, App::Barrier) => None,
         }
     }
 }
@@ -285,7 +305,7 @@ impl Monitors {
     /// the leaders' order is the order of their keys.
     fn place(&self, a: &Acquisition) -> u64 {
         match self.app {
-            App::Lock => a.granted,
+            App::Lock | App::Barrier => a.granted,
             App::Election => a.token,
         }
     }
@@ -304,23 +324,21 @@ impl Monitors {
         let mut breaches = Vec::new();
         match obs {
             Observation::Acquired(a) => {
-                if !a.owned {
+                if let (false, Some(property)) = (a.owned, Rule::OwnsKey.named(self.app)) {
                     breaches.push(Breach {
-                        property: Rule::OwnsKey.named(self.app),
+                        property,
                         clients: vec![a.client],
                     });
                 }
                 self.acquisitions.push(a);
                 self.believers.retain(|(c, _)| *c != a.client);
                 self.believers.push((a.client, a.token));
-                if self.believers.len() == 2 {
+                if let (2, Some(property)) = (self.believers.len(), Rule::Exclusion.named(self.app))
+                {
                     let mut clients: Vec<ClientIdx> =
                         self.believers.iter().map(|(c, _)| *c).collect();
                     clients.sort_unstable();
-                    breaches.push(Breach {
-                        property: Rule::Exclusion.named(self.app),
-                        clients,
-                    });
+                    breaches.push(Breach { property, clients });
                 }
             }
             Observation::Released { client } => self.believers.retain(|(c, _)| *c != client),
@@ -336,7 +354,8 @@ impl Monitors {
                     self.resource_last = Some(key);
                     ok
                 });
-                if !in_order && !self.resource_broken {
+                let rule = Rule::Resource.named(self.app);
+                if let (false, false, Some(property)) = (in_order, self.resource_broken, rule) {
                     self.resource_broken = true;
                     let mut clients = vec![client];
                     if let Some(other) = self.acquisitions.iter().rev().find(|a| a.client != client)
@@ -344,10 +363,7 @@ impl Monitors {
                         clients.push(other.client);
                     }
                     clients.sort_unstable();
-                    breaches.push(Breach {
-                        property: Rule::Resource.named(self.app),
-                        clients,
-                    });
+                    breaches.push(Breach { property, clients });
                 }
             }
             Observation::WriteRejected { client, token } => {
@@ -384,17 +400,18 @@ impl Monitors {
                 !self.resource_broken
             }
             PropertyName::HerdBound => self.widest_wakeup <= 1,
-            PropertyName::HolderOwnsKey | PropertyName::ElectedWithKey => {
-                self.acquisitions.iter().all(|a| a.owned)
-            }
+            PropertyName::HolderOwnsKey
+            | PropertyName::ElectedWithKey
+            | PropertyName::NoEarlyPass => self.acquisitions.iter().all(|a| a.owned),
             PropertyName::HolderWritesAccepted => !self.holder_fenced,
             PropertyName::HandOff => self
                 .acquisitions
                 .windows(2)
                 .any(|w| w[0].client != w[1].client),
-            PropertyName::Progress | PropertyName::FollowersAgree | PropertyName::LeaderElected => {
-                true
-            }
+            PropertyName::Progress
+            | PropertyName::FollowersAgree
+            | PropertyName::LeaderElected
+            | PropertyName::AllPass => true,
         }
     }
 

@@ -112,6 +112,9 @@ pub enum App {
     /// Campaign, lead (writes with the epoch as token), resign; candidates
     /// still campaigning are followers and observe who leads.
     Election,
+    /// Enter, wait for the whole group, pass, work, and (for a double
+    /// barrier) leave; the group is every client of the run.
+    Barrier,
 }
 
 impl App {
@@ -119,6 +122,7 @@ impl App {
         match self {
             App::Lock => "lock",
             App::Election => "election",
+            App::Barrier => "barrier",
         }
     }
 }
@@ -204,6 +208,13 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// The application it serves; a lock unless it says otherwise.
     fn app(&self) -> App {
         App::Lock
+    }
+
+    /// Barrier recipes: the same recipe for a group of `n` members (as
+    /// ZooKeeper's `Barrier(address, root, size)` is built with its size);
+    /// `None` for a recipe that does not need to know.
+    fn for_group(&self, _n: u16) -> Option<RecipeRef> {
+        None
     }
 
     /// Election recipes: the leader as the store's answers so far have
@@ -359,6 +370,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn release(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32>;
     fn app(&self) -> App;
+    fn for_group(&self, n: u16) -> Option<RecipeRef>;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
@@ -416,6 +428,9 @@ impl<R: Recipe> DynRecipe for R {
     fn app(&self) -> App {
         Recipe::app(self)
     }
+    fn for_group(&self, n: u16) -> Option<RecipeRef> {
+        Recipe::for_group(self, n)
+    }
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
         Recipe::leader_seen(self, st.get::<R::State>())
     }
@@ -438,6 +453,12 @@ pub struct RecipeRef(Arc<dyn DynRecipe>);
 impl RecipeRef {
     pub fn new<R: Recipe>(recipe: R) -> Self {
         RecipeRef(Arc::new(recipe))
+    }
+
+    /// This recipe for a group of `n` clients: a barrier recipe made for
+    /// that size, any other recipe as it is.
+    pub fn in_group(&self, n: u16) -> RecipeRef {
+        self.0.for_group(n).unwrap_or_else(|| self.clone())
     }
 
     /// `name` or `name:variant`: how the CLI and scenario files name it.

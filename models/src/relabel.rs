@@ -74,7 +74,7 @@ impl Relabel for ZPath {
     fn relabel(&mut self, p: &Perm) {
         match self {
             ZPath::Child(c) => c.relabel(p),
-            ZPath::Lock => {}
+            ZPath::Lock | ZPath::Ready => {}
         }
     }
 }

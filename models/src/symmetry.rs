@@ -47,6 +47,12 @@ impl Relabel for StoreState {
             s.relabel(p);
         }
         self.sessions.sort();
+        if let Some(b) = &mut self.barrier {
+            for c in &mut b.entered {
+                c.relabel(p);
+            }
+            b.entered.sort_unstable();
+        }
         let zk = &mut self.zk;
         for (path, node) in &mut zk.nodes {
             path.relabel(p);

@@ -162,7 +162,7 @@ proptest! {
                     let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap().to_vec();
                     let mut want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
                         ZPath::Child(c) => Some(*c),
-                        ZPath::Lock => None,
+                        ZPath::Lock | ZPath::Ready => None,
                     }).collect();
                     want.sort_by_key(|c| c.seq);
                     prop_assert_eq!(got, want);

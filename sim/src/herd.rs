@@ -128,6 +128,19 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
     }
 }
 
+/// The shipped recipes the herd sweep measures: those whose application
+/// hands something off (a lock, a leadership). A barrier has no hand-off to
+/// count notifications per; its herd measure is still to come.
+pub fn swept_recipes() -> Vec<RecipeRef> {
+    models::recipes::defaults()
+        .into_iter()
+        .filter(|r| match r.app() {
+            models::recipe::App::Lock | models::recipe::App::Election => true,
+            models::recipe::App::Barrier => false,
+        })
+        .collect()
+}
+
 /// The closed-form notifications of the baseline: the k-th of N releases.
 /// `None` if the recipe declares no closed form.
 pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {

@@ -821,6 +821,7 @@ fn expected_property(
                 match app {
                     App::Lock => "a lock",
                     App::Election => "an election",
+                    App::Barrier => "a barrier",
                 },
                 known()
             ),

@@ -4,7 +4,7 @@ use sim::herd::{baseline, closed_form, row};
 
 #[test]
 fn the_baseline_agrees_with_the_closed_form_exactly() {
-    for recipe in models::recipes::defaults() {
+    for recipe in sim::herd::swept_recipes() {
         for n in [2u16, 3, 5, 10, 37, 100] {
             let s = baseline(&recipe, n, 1);
             let r = row(&s, 1);

@@ -19,10 +19,19 @@ struct HerdJson<'a> {
 
 fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
     if s == "all" {
-        return Ok(models::recipes::defaults());
+        return Ok(sim::herd::swept_recipes());
     }
     s.split(',')
-        .map(|r| models::recipes::parse(r.trim()).map_err(UsageError))
+        .map(|r| {
+            let recipe = models::recipes::parse(r.trim()).map_err(UsageError)?;
+            match recipe.app() {
+                models::recipe::App::Lock | models::recipe::App::Election => Ok(recipe),
+                models::recipe::App::Barrier => Err(UsageError(format!(
+                    "--recipes: {recipe} is a barrier; the herd sweep counts notifications per \
+                     hand-off, and a barrier hands nothing off"
+                ))),
+            }
+        })
         .collect()
 }
 

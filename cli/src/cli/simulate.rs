@@ -98,7 +98,7 @@ fn not_fired(o: &Outcome) -> Vec<String> {
         .collect()
 }
 
-fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
+fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     let fired = o.faults_fired();
     if fired.is_empty() {
         println!("faults fired: none");
@@ -153,14 +153,19 @@ fn print_outcome(o: &Outcome, timeline: bool, reproduce: &str) {
         .collect();
     println!("requests by kind: {}", kinds.join(", "));
     println!();
-    println!(
-        "hand_off (sometimes): {}",
-        if o.hand_off {
-            "witnessed"
-        } else {
-            "not witnessed"
-        }
-    );
+    // A `sometimes` of the applications that hand something off.
+    if models::properties::PropertyName::of(s.recipe.app())
+        .contains(&models::properties::PropertyName::HandOff)
+    {
+        println!(
+            "hand_off (sometimes): {}",
+            if o.hand_off {
+                "witnessed"
+            } else {
+                "not witnessed"
+            }
+        );
+    }
     if o.violations.is_empty() {
         println!("no violations");
     }
@@ -382,7 +387,7 @@ fn simulate_and_report(
             serde_json::to_string_pretty(&out).expect("serialisable")
         );
     } else {
-        print_outcome(o, timeline, reproduce);
+        print_outcome(s, o, timeline, reproduce);
         if let Some(p) = trace {
             println!("trace written to {}", p.display());
         }

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 16] = [
+pub const SHIPPED: [(&str, &str); 17] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -83,6 +83,10 @@ pub const SHIPPED: [(&str, &str); 16] = [
         "kazoo-oblivious-pause",
         include_str!("../../../scenarios/kazoo-oblivious-pause.toml"),
     ),
+    (
+        "barrier-last-entrant-crash",
+        include_str!("../../../scenarios/barrier-last-entrant-crash.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -91,7 +95,7 @@ pub const SHIPPED: [(&str, &str); 16] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 8] = [
+const CHECK_EXPECT: [(&str, &[&str]); 9] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -100,6 +104,8 @@ const CHECK_EXPECT: [(&str, &[&str]); 8] = [
     ("zk-unfair-election", &["herd_bound"]),
     ("zk-fair-election", &[]),
     ("etcd-election", &[]),
+    // A member that crashes leaves the group forever incomplete.
+    ("zk-barrier", &["all_pass"]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws.
@@ -454,7 +460,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
 
     // 1. Model checking, one table per application (their properties differ).
     eprintln!("lockstep: model-checking every recipe …");
-    for app in [App::Lock, App::Election] {
+    for app in [App::Lock, App::Election, App::Barrier] {
         let mut rows: Vec<Row> = Vec::new();
         let mut names = Vec::new();
         for recipe in models::recipes::defaults() {
@@ -571,6 +577,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         let who = match s.recipe.app() {
             App::Lock => "who believes it holds the lock",
             App::Election => "who believes it leads",
+            App::Barrier => "who has passed the barrier",
         };
         let title = format!("{name} (seed {}): {who}", s.seed);
         std::fs::write(out.join(&page), sim::html::timeline_page(&title, &o.trace))
@@ -684,7 +691,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .filter(|&n| n <= max_clients)
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
-    let herd: Vec<HerdRow> = sweep(&models::recipes::defaults(), &clients, None, 1, false)?;
+    let herd: Vec<HerdRow> = sweep(&sim::herd::swept_recipes(), &clients, None, 1, false)?;
     // herd.csv, herd.json and the charts, drawn once.
     write_files(out, &herd, 1)?;
     let rows: Vec<Row> = herd

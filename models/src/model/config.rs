@@ -82,14 +82,11 @@ impl LockModelCfg {
     pub fn into_model(self) -> LockModel {
         let timing = ClientTiming::default();
         LockModel {
-            store: Store::for_face(
-                self.recipe.face(),
-                Duration::from_secs(6),
-                self.recipe.setup().lock_dir,
-            ),
+            store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
             resource: Resource::new(self.fencing),
             client: Client {
-                recipe: self.recipe.clone(),
+                // A barrier recipe is made for its group's size.
+                recipe: self.recipe.in_group(self.clients as u16),
                 rounds: self.rounds,
                 policy: self.policy,
                 timing,

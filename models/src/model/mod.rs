@@ -203,7 +203,7 @@ impl Model for LockModel {
 
     fn init_states(&self) -> Vec<LockState> {
         let mut state = LockState {
-            store: Arc::new(StoreState::new(self.store.lock_dir)),
+            store: Arc::new(self.store.initial_state()),
             store_timers: Vec::new(),
             resource: ResourceState::default(),
             clients: Vec::new(),
@@ -498,7 +498,8 @@ impl Model for LockModel {
                 P::ElectedWithKey => Some(Property::always(p.name(), read!(P::ElectedWithKey))),
                 P::LeaderExclusion => Some(Property::always(p.name(), read!(P::LeaderExclusion))),
                 P::HandOff => Some(Property::sometimes(p.name(), read!(P::HandOff))),
-                P::Progress | P::FollowersAgree | P::LeaderElected => None,
+                P::NoEarlyPass => Some(Property::always(p.name(), read!(P::NoEarlyPass))),
+                P::Progress | P::FollowersAgree | P::LeaderElected | P::AllPass => None,
             })
             .collect()
     }
@@ -515,7 +516,9 @@ impl LockModel {
             .iter()
             .filter_map(|&p| -> Option<Goal> {
                 match p {
-                    PropertyName::Progress => Some((p, |_, s| s.all_live_done())),
+                    PropertyName::Progress | PropertyName::AllPass => {
+                        Some((p, |_, s| s.all_live_done()))
+                    }
                     PropertyName::LeaderElected => {
                         Some((p, |_, s| s.all_live_done() || s.holders().next().is_some()))
                     }
@@ -528,7 +531,8 @@ impl LockModel {
                     | PropertyName::HandOff
                     | PropertyName::SingleLeader
                     | PropertyName::ElectedWithKey
-                    | PropertyName::LeaderExclusion => None,
+                    | PropertyName::LeaderExclusion
+                    | PropertyName::NoEarlyPass => None,
                 }
             })
             .collect()

@@ -11,6 +11,7 @@ pub mod etcd_revision;
 pub mod fair_predecessor;
 pub mod lowest_watch;
 pub mod unfair_create;
+pub mod zk_barrier;
 pub mod zk_fair_election;
 pub mod zk_unfair_election;
 
@@ -49,6 +50,7 @@ pub const REGISTRY: &[Registered] = &[
     zk_unfair_election::REGISTERED,
     zk_fair_election::REGISTERED,
     etcd_election::REGISTERED,
+    zk_barrier::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

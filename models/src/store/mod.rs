@@ -27,6 +27,9 @@ pub struct Store {
     pub session_timeout: Duration,
     /// Start with a persistent `/lock` directory (recipes that create children).
     pub lock_dir: bool,
+    /// A barrier of this many members: the store keeps the ghost
+    /// [`Members`].
+    pub barrier_group: Option<u16>,
     /// Tell the owner at once when its session expires. ZooKeeper does: the
     /// server closes the connection and the client's reconnect is answered
     /// SESSION_EXPIRED before anything else. etcd does not: a client learns
@@ -45,6 +48,29 @@ impl Store {
                 crate::recipe::Face::ZooKeeper => true,
                 crate::recipe::Face::Etcd => false,
             },
+            barrier_group: None,
+        }
+    }
+
+    /// The state it starts in.
+    pub fn initial_state(&self) -> StoreState {
+        let mut st = StoreState::new(self.lock_dir);
+        st.barrier = self.barrier_group.map(|group| Members {
+            group,
+            entered: Vec::new(),
+        });
+        st
+    }
+
+    /// The store for `recipe` run by `clients` clients.
+    pub fn for_recipe(
+        recipe: &crate::recipe::RecipeRef,
+        session_timeout: Duration,
+        clients: u16,
+    ) -> Self {
+        Store {
+            barrier_group: (recipe.app() == crate::recipe::App::Barrier).then_some(clients),
+            ..Store::for_face(recipe.face(), session_timeout, recipe.setup().lock_dir)
         }
     }
 }
@@ -61,6 +87,25 @@ pub struct StoreState {
     /// key's place, its owner). Kept up to date on every change; it only
     /// summarises the tree, so it tells no two states apart.
     pub first_in_line: Option<FirstInLine>,
+    /// Ghost, for a barrier (`no_early_pass`): the group's size and the
+    /// clients that have entered (created a member node under `/lock`), in
+    /// order. The mark on what the store sends is then "every member had
+    /// entered". `None` for the other applications.
+    pub barrier: Option<Members>,
+}
+
+/// A barrier's members as the store has seen them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Members {
+    pub group: u16,
+    /// Clients that have created a member node, sorted, each once.
+    pub entered: Vec<crate::ids::ClientIdx>,
+}
+
+impl Members {
+    pub fn complete(&self) -> bool {
+        self.entered.len() >= self.group as usize
+    }
 }
 
 /// The lock entry first in line and the session (lease) that owns it.
@@ -101,18 +146,25 @@ impl StoreState {
             zk: ZkTree::new(lock_dir),
             etcd: EtcdKv::default(),
             first_in_line: None,
+            barrier: None,
         }
     }
 
     /// Whether `session`, alive, owns the lock entry first in line: the mark
     /// the store puts on what it sends (see [`Msg::Reply`]).
     pub fn owns_first(&self, session: SessionId) -> bool {
+        if let Some(b) = &self.barrier {
+            return b.complete();
+        }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
     }
 
     /// Whether some live session of `client` owns the entry first in line
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
+        if let Some(b) = &self.barrier {
+            return b.complete();
+        }
         self.first_in_line
             .and_then(FirstInLine::owner)
             .is_some_and(|s| s.client == client && self.is_alive(s))
@@ -250,6 +302,11 @@ impl StoreState {
                 let mut fired = Vec::new();
                 let owner = ephemeral.then_some(s);
                 let r = self.zk.create(*path, owner, *sequential, &mut fired);
+                if let (Some(b), Ok((ZPath::Child(_), _))) = (&mut self.barrier, &r) {
+                    if let Err(at) = b.entered.binary_search(&s.client) {
+                        b.entered.insert(at, s.client);
+                    }
+                }
                 zk_notifications(fired, &mut out);
                 match r {
                     Ok((path, czxid)) => Reply::Created { path, czxid },
@@ -391,7 +448,7 @@ impl Actor for Store {
     type Random = ();
 
     fn on_start(&self, _id: Id, _storage: &Option<()>, _o: &mut Out<Self>) -> StoreState {
-        StoreState::new(self.lock_dir)
+        self.initial_state()
     }
 
     fn on_msg(&self, _id: Id, state: &mut Cow<StoreState>, src: Id, msg: Msg, o: &mut Out<Self>) {

@@ -92,7 +92,7 @@ impl ZkTree {
     pub fn children(&self) -> impl Iterator<Item = Child> + '_ {
         self.nodes.iter().filter_map(|(p, _)| match p {
             ZPath::Child(c) => Some(*c),
-            ZPath::Lock => None,
+            ZPath::Lock | ZPath::Ready => None,
         })
     }
 
@@ -164,7 +164,7 @@ impl ZkTree {
             .nodes
             .binary_search_by(|(p, _)| p.cmp(&path))
             .map_err(|_| ZkError::NoNode)?;
-        if path == ZPath::Lock && self.children().next().is_some() {
+        if path == ZPath::Lock && self.nodes.iter().any(|(p, _)| p.parent().is_some()) {
             return Err(ZkError::NotEmpty);
         }
         self.nodes.remove(at);

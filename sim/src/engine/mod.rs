@@ -156,17 +156,18 @@ impl<'a> Sim<'a> {
             scenario,
             now: 0,
             queue: EventQueue::default(),
-            store: Store::for_face(
-                scenario.recipe.face(),
+            store: Store::for_recipe(
+                &scenario.recipe,
                 us(scenario.timing.session_timeout_us),
-                scenario.recipe.setup().lock_dir,
+                scenario.clients,
             ),
-            store_state: StoreState::new(scenario.recipe.setup().lock_dir),
+            store_state: StoreState::default(),
             store_timers: BTreeMap::new(),
             resource: Resource::new(scenario.fencing),
             resource_state: ResourceState::default(),
             client: Client {
-                recipe: scenario.recipe.clone(),
+                // A barrier recipe is made for its group's size.
+                recipe: scenario.recipe.in_group(scenario.clients),
                 rounds: scenario.rounds,
                 policy: scenario.policy,
                 timing: scenario.client_timing(),
@@ -205,6 +206,7 @@ impl<'a> Sim<'a> {
                 policy: scenario.policy.to_string(),
             }
         );
+        sim.store_state = sim.store.initial_state();
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].fault.at_ms * 1000;
             sim.push(at, Event::FaultStart(i));

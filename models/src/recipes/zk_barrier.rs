@@ -1,0 +1,216 @@
+//! zk-barrier: the synchronizing barrier of the widely read ZooKeeper
+//! article on queues and barriers ("synchronizing queue"). A group of `N`
+//! members; `/lock` plays the article's `/synchronizing`, `/lock/ready` its
+//! `/synchronizing/start`.
+//!
+//! 1. Enter: `create(/lock/<guid>-member-, ephemeral)`.
+//! 2. `exists(/lock/ready, watch)`. If it exists, pass.
+//! 3. Else `getChildren(/lock)`: if `N` members are there, create
+//!    `/lock/ready` and pass; else wait for the watch (the creation of
+//!    `/lock/ready`), then pass.
+//!
+//! There is no leave. Two members that both see the group complete both
+//! create `/lock/ready`: the article's code throws on the second's
+//! NodeExists (variant `article`), where the default takes it as the signal
+//! it is and passes. A member that crashes after entering and before
+//! creating `/lock/ready` leaves everyone waiting for good.
+
+use super::{Registered, Variant};
+use crate::ids::{Child, SessionId, ZPath};
+use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
+use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::relabel::{Perm, Relabel};
+
+pub const REGISTERED: Registered = Registered {
+    name: "zk-barrier",
+    aliases: &[],
+    summary: "the article's synchronizing barrier: each member creates a child and exists()-watches /start; who sees the group complete creates it",
+    variants: &[Variant {
+        name: "article",
+        summary: "as the article's code: a member whose create of /start finds it there (NodeExists) throws",
+        test_only: false,
+    }],
+    build: |variant| {
+        RecipeRef::new(ZkBarrier {
+            group: 0,
+            throws_on_node_exists: variant == Some("article"),
+        })
+    },
+};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ZkBarrier {
+    /// How many members the group has (set by [`Recipe::for_group`]).
+    pub group: u16,
+    /// The article's code: NodeExists on `/lock/ready` throws.
+    pub throws_on_node_exists: bool,
+}
+
+/// Our member node and its czxid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Member {
+    pub node: Child,
+    pub czxid: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// The member node's create is in flight.
+    Entering,
+    /// `exists(/lock/ready, watch)` in flight.
+    Checking(Member),
+    /// `getChildren(/lock)` in flight.
+    Counting(Member),
+    /// `create(/lock/ready)` in flight.
+    Starting(Member),
+    /// Waiting for `/lock/ready` to appear.
+    Waiting(Member),
+    Passed(Member),
+}
+
+impl Relabel for State {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            State::Checking(m)
+            | State::Counting(m)
+            | State::Starting(m)
+            | State::Waiting(m)
+            | State::Passed(m) => m.node.relabel(p),
+            State::Entering => {}
+        }
+    }
+}
+
+fn enter(session: SessionId) -> Request {
+    Request::Create {
+        path: ZPath::Child(Child {
+            guid: Some(session),
+            seq: 0,
+        }),
+        ephemeral: true,
+        sequential: true,
+    }
+}
+
+fn check_ready() -> Request {
+    Request::Exists {
+        path: ZPath::Ready,
+        watch: true,
+    }
+}
+
+fn count() -> Request {
+    Request::GetChildren {
+        path: ZPath::Lock,
+        watch: false,
+    }
+}
+
+fn start() -> Request {
+    Request::Create {
+        path: ZPath::Ready,
+        ephemeral: false,
+        sequential: false,
+    }
+}
+
+fn pass(st: &mut State, m: Member) -> Step {
+    *st = State::Passed(m);
+    Step::Acquired { token: m.czxid }
+}
+
+impl Recipe for ZkBarrier {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        self.throws_on_node_exists.then_some("article")
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: true }
+    }
+
+    fn app(&self) -> App {
+        App::Barrier
+    }
+
+    fn for_group(&self, n: u16) -> Option<RecipeRef> {
+        Some(RecipeRef::new(ZkBarrier { group: n, ..*self }))
+    }
+
+    fn acquire(&self, session: SessionId) -> (State, Request) {
+        (State::Entering, enter(session))
+    }
+
+    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+        match (*st, reply) {
+            (
+                State::Entering,
+                Reply::Created {
+                    path: ZPath::Child(node),
+                    czxid,
+                },
+            ) => {
+                *st = State::Checking(Member {
+                    node: *node,
+                    czxid: *czxid,
+                });
+                Step::Send(check_ready())
+            }
+            (State::Checking(m), Reply::Stat(Some(_))) => pass(st, m),
+            (State::Checking(m), Reply::Stat(None)) => {
+                *st = State::Counting(m);
+                Step::Send(count())
+            }
+            (State::Counting(m), Reply::Children(members)) => {
+                if members.len() >= self.group as usize {
+                    *st = State::Starting(m);
+                    Step::Send(start())
+                } else {
+                    *st = State::Waiting(m);
+                    Step::Wait
+                }
+            }
+            (State::Starting(m), Reply::Created { .. }) => pass(st, m),
+            (State::Starting(m), Reply::Error(ZkError::NodeExists))
+                if !self.throws_on_node_exists =>
+            {
+                pass(st, m)
+            }
+            _ => Step::Unexpected,
+        }
+    }
+
+    fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
+        match (*st, event) {
+            (
+                State::Waiting(m),
+                WatchEvent::Zk {
+                    kind: ZkEvent::NodeCreated,
+                    path: ZPath::Ready,
+                },
+            ) => pass(st, m),
+            _ => Step::Wait,
+        }
+    }
+
+    /// No leave: a member that passed has nothing to give up.
+    fn release(&self, _: SessionId, st: &State) -> Option<Request> {
+        match st {
+            State::Entering
+            | State::Checking(_)
+            | State::Counting(_)
+            | State::Starting(_)
+            | State::Waiting(_)
+            | State::Passed(_) => None,
+        }
+    }
+}
