@@ -337,6 +337,12 @@ impl Client {
     /// round again.
     fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
         st.connection = Connection::Lost;
+        // A member that passed its barrier has done its round: it does not
+        // enter again.
+        if self.recipe.app() == App::Barrier && st.holds_lock() {
+            st.rounds_done += 1;
+            st.recipe = None;
+        }
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }

@@ -170,7 +170,7 @@ impl PropertyName {
     }
 
     /// The application this property judges (`herd_bound` and `hand_off`
-    /// judge both; they answer `None`).
+    /// judge the lock and the election alike; they answer `None`).
     pub fn app(self) -> Option<App> {
         match self {
             PropertyName::MutualExclusion

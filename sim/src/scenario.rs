@@ -371,6 +371,14 @@ impl Scenario {
                 format!("must be between 1 and 200 (got {rounds})"),
             ));
         }
+        if recipe.app() == models::recipe::App::Barrier && rounds != 1 {
+            return Err(err(
+                "rounds",
+                format!(
+                    "{recipe} is a barrier, which its group passes once: must be 1 (got {rounds})"
+                ),
+            ));
+        }
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,

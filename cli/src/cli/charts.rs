@@ -18,8 +18,8 @@ pub const HERD_CHARTS: [&str; 2] = ["herd-notifications", "herd-requests"];
 
 /// A recipe's style index (colour and marker, [`reports::chart::style`]),
 /// fixed by the registry whatever the selection: the registry position for
-/// a recipe at its default variant (eight recipes, eight colours), and for
-/// a variant, eight plus its place among every registered variant. A recipe
+/// a recipe at its default variant, and for a variant, the registry's
+/// length plus its place among every registered variant. A recipe
 /// the registry does not know gets a style after all of those, from its
 /// name. `recipe` is as a herd row names it, `name (variant)`, or as the
 /// CLI does, `name:variant`.
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn a_recipe_keeps_its_style_whatever_is_selected() {
-        // Registry order for the defaults: eight recipes, eight colours.
+        // Registry order for the defaults: one style each.
         let defaults: Vec<usize> = models::recipes::REGISTRY
             .iter()
             .map(|r| recipe_style(r.name))

@@ -58,7 +58,8 @@ pub enum Command {
     /// Exhaustively check a recipe's invariants for a few clients and faults
     /// (a lock: mutual exclusion, resource exclusion, progress, herd bound;
     /// an election: single leader, elected with key, leader exclusion,
-    /// leader elected, followers agree, herd bound).
+    /// leader elected, followers agree, herd bound; a barrier: no early
+    /// pass, all pass).
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),

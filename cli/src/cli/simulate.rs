@@ -125,26 +125,35 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     let m = &o.metrics;
     println!();
     let requests: u64 = m.store_requests.values().sum();
-    let rows = vec![
-        vec!["acquisitions".to_string(), m.acquisitions.to_string()],
-        vec!["releases".to_string(), m.releases.to_string()],
+    // Hand-offs are the lock's and the election's; a barrier has none.
+    let hands_off = PropertyName::of(s.recipe.app()).contains(&PropertyName::HandOff);
+    let mut rows = vec![
+        vec![
+            if hands_off { "acquisitions" } else { "passes" }.to_string(),
+            m.acquisitions.to_string(),
+        ],
         vec!["notifications".to_string(), m.notifications.to_string()],
         vec!["store requests".to_string(), requests.to_string()],
-        vec![
+    ];
+    if hands_off {
+        rows.insert(1, vec!["releases".to_string(), m.releases.to_string()]);
+        rows.push(vec![
             "hand-off p50 / p99".to_string(),
             format!(
                 "{} / {}",
                 millis(m.handoff_us.p50),
                 millis(m.handoff_us.p99)
             ),
-        ],
+        ]);
+    }
+    rows.extend([
         vec![
             "wait p50 / p99".to_string(),
             format!("{} / {}", millis(m.wait_us.p50), millis(m.wait_us.p99)),
         ],
         vec!["events".to_string(), m.events.to_string()],
         vec!["virtual time".to_string(), secs(m.end_us)],
-    ];
+    ]);
     print!("{}", reports::table::render(&["metric", "value"], &rows));
     let kinds: Vec<String> = m
         .store_requests
@@ -153,10 +162,7 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         .collect();
     println!("requests by kind: {}", kinds.join(", "));
     println!();
-    // A `sometimes` of the applications that hand something off.
-    if models::properties::PropertyName::of(s.recipe.app())
-        .contains(&models::properties::PropertyName::HandOff)
-    {
+    if hands_off {
         println!(
             "hand_off (sometimes): {}",
             if o.hand_off {

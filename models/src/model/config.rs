@@ -61,6 +61,12 @@ impl LockModelCfg {
                 self.rounds
             ));
         }
+        if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
+            return Err(format!(
+                "{} is a barrier, which its group passes once: rounds must be 1 (got {})",
+                self.recipe, self.rounds
+            ));
+        }
         let total = self.faults.crashes as u32
             + self.faults.pauses as u32
             + self.faults.partitions as u32

@@ -3,11 +3,21 @@
 //! members; `/lock` plays the article's `/synchronizing`, `/lock/ready` its
 //! `/synchronizing/start`.
 //!
-//! 1. Enter: `create(/lock/<guid>-member-, ephemeral)`.
+//! 1. Enter: `create(/lock/<guid>-lock-, ephemeral-sequential)` (the guid
+//!    names the member's node; the article never looks for it, so a create
+//!    resent after a lost reply makes a second node for the same member).
 //! 2. `exists(/lock/ready, watch)`. If it exists, pass.
 //! 3. Else `getChildren(/lock)`: if `N` members are there, create
 //!    `/lock/ready` and pass; else wait for the watch (the creation of
 //!    `/lock/ready`), then pass.
+//!
+//! The article's watcher waits on the mutex the main thread holds while it
+//! lists, so an event that arrives during the listing is not lost; lockstep's
+//! client hands a recipe events only while no request is outstanding. So,
+//! standing for that, a member that counts too few looks at `/lock/ready`
+//! once more (`exists`, watch) before it waits. A listing of `/lock` shows
+//! the member children, not `/lock/ready` (real ZooKeeper lists `start` too;
+//! it exists only once the whole group was seen, so nothing is miscounted).
 //!
 //! There is no leave. Two members that both see the group complete both
 //! create `/lock/ready`: the article's code throws on the second's
@@ -61,6 +71,8 @@ pub enum State {
     Checking(Member),
     /// `getChildren(/lock)` in flight.
     Counting(Member),
+    /// Too few members: `exists(/lock/ready, watch)` again before waiting.
+    Rechecking(Member),
     /// `create(/lock/ready)` in flight.
     Starting(Member),
     /// Waiting for `/lock/ready` to appear.
@@ -73,6 +85,7 @@ impl Relabel for State {
         match self {
             State::Checking(m)
             | State::Counting(m)
+            | State::Rechecking(m)
             | State::Starting(m)
             | State::Waiting(m)
             | State::Passed(m) => m.node.relabel(p),
@@ -151,6 +164,11 @@ impl Recipe for ZkBarrier {
     }
 
     fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+        if self.group == 0 {
+            // Built without its group's size (see `for_group`): stop here,
+            // visibly, rather than start a barrier of nobody.
+            return Step::Unexpected;
+        }
         match (*st, reply) {
             (
                 State::Entering,
@@ -175,9 +193,14 @@ impl Recipe for ZkBarrier {
                     *st = State::Starting(m);
                     Step::Send(start())
                 } else {
-                    *st = State::Waiting(m);
-                    Step::Wait
+                    *st = State::Rechecking(m);
+                    Step::Send(check_ready())
                 }
+            }
+            (State::Rechecking(m), Reply::Stat(Some(_))) => pass(st, m),
+            (State::Rechecking(m), Reply::Stat(None)) => {
+                *st = State::Waiting(m);
+                Step::Wait
             }
             (State::Starting(m), Reply::Created { .. }) => pass(st, m),
             (State::Starting(m), Reply::Error(ZkError::NodeExists))
@@ -208,6 +231,7 @@ impl Recipe for ZkBarrier {
             State::Entering
             | State::Checking(_)
             | State::Counting(_)
+            | State::Rechecking(_)
             | State::Starting(_)
             | State::Waiting(_)
             | State::Passed(_) => None,

@@ -152,16 +152,17 @@ impl<'a> Sim<'a> {
         faults.extend(draw_faults(scenario, seed));
         faults.sort();
         let us = Duration::from_micros;
+        let store = Store::for_recipe(
+            &scenario.recipe,
+            us(scenario.timing.session_timeout_us),
+            scenario.clients,
+        );
         let mut sim = Sim {
             scenario,
             now: 0,
             queue: EventQueue::default(),
-            store: Store::for_recipe(
-                &scenario.recipe,
-                us(scenario.timing.session_timeout_us),
-                scenario.clients,
-            ),
-            store_state: StoreState::default(),
+            store_state: store.initial_state(),
+            store,
             store_timers: BTreeMap::new(),
             resource: Resource::new(scenario.fencing),
             resource_state: ResourceState::default(),
@@ -206,7 +207,6 @@ impl<'a> Sim<'a> {
                 policy: scenario.policy.to_string(),
             }
         );
-        sim.store_state = sim.store.initial_state();
         for i in 0..sim.faults.len() {
             let at = sim.faults[i].fault.at_ms * 1000;
             sim.push(at, Event::FaultStart(i));
