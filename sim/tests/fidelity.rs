@@ -137,7 +137,7 @@ fn a_partition_suspends_reconnects_or_loses_the_session_as_zookeeper_clients_do(
                 } => Some(l.t),
                 _ => None,
             })
-            .last()
+            .next_back()
             .unwrap();
         let seen: Vec<(u64, Connection)> = o
             .trace
