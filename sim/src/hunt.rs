@@ -401,21 +401,7 @@ impl Shrunk {
     /// What shrinking cut, in words: "clients 3 → 2, rounds 4 → 1,
     /// faults 37 → 1 (kept: pause of client 0 at 797 ms for 2794 ms)".
     pub fn what_was_cut(&self) -> String {
-        let kept: Vec<String> = self
-            .schedule
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} of client {} at {} ms{}",
-                    f.kind.name(),
-                    f.client,
-                    f.at_ms,
-                    f.duration_ms
-                        .map(|d| format!(" for {d} ms"))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
+        let kept: Vec<String> = self.schedule.iter().map(|f| f.to_string()).collect();
         format!(
             "clients {} → {}, rounds {} → {}, faults {} → {}{}",
             self.clients_before,

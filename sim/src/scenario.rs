@@ -210,6 +210,23 @@ pub struct ScheduledFault {
     pub extra_ms: Option<u64>,
 }
 
+/// In words: `pause of client 0 at 150 ms for 6000 ms`.
+impl std::fmt::Display for ScheduledFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} of client {} at {} ms",
+            self.kind.name(),
+            self.client,
+            self.at_ms
+        )?;
+        if let Some(d) = self.duration_ms {
+            write!(f, " for {d} ms")?;
+        }
+        Ok(())
+    }
+}
+
 /// Resolved timing, in microseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Timing {

@@ -71,15 +71,7 @@ fn describe_settings(s: &Scenario, seed: u64) {
         );
     }
     for f in &s.schedule {
-        println!(
-            "fault scheduled: {} of client {} at {} ms{}",
-            f.kind.name(),
-            f.client,
-            f.at_ms,
-            f.duration_ms
-                .map(|d| format!(" for {d} ms"))
-                .unwrap_or_default()
-        );
+        println!("fault scheduled: {f}");
     }
 }
 
@@ -87,14 +79,7 @@ fn not_fired(o: &Outcome) -> Vec<String> {
     o.faults
         .iter()
         .filter(|f| !f.fired)
-        .map(|f| {
-            format!(
-                "{} of client {} at {} ms",
-                f.fault.kind.name(),
-                f.fault.client,
-                f.fault.at_ms
-            )
-        })
+        .map(|f| f.fault.to_string())
         .collect()
 }
 
@@ -107,16 +92,7 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         println!("faults fired: {}", parts.join(", "));
     }
     for f in o.faults.iter().filter(|f| f.fired) {
-        println!(
-            "  {} of client {} at {} ms{}",
-            f.fault.kind.name(),
-            f.fault.client,
-            f.fault.at_ms,
-            f.fault
-                .duration_ms
-                .map(|d| format!(" for {d} ms"))
-                .unwrap_or_default()
-        );
+        println!("  {}", f.fault);
     }
     let missing = not_fired(o);
     if !missing.is_empty() {
