@@ -55,16 +55,25 @@ pub fn steps(model: &LockModel, path: &[Action]) -> Vec<TraceStep> {
 
 impl fmt::Display for TraceStep {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{:>3}. ", self.step)?;
-        match self.kind {
-            "deliver" => write!(f, "{} → {}: {}", self.from, self.to, self.what)?,
-            "timer" => write!(f, "{}: {}", self.from, self.what)?,
-            "expire" => write!(f, "store: {}", self.what)?,
-            "fault" => write!(f, "FAULT {}: {}", self.from, self.what)?,
-            _ => write!(f, "{}: {}", self.from, self.what)?,
+        write!(f, "{:>3}. {}", self.step, Happened(self))
+    }
+}
+
+/// What a step did, without its number.
+pub struct Happened<'a>(pub &'a TraceStep);
+
+impl fmt::Display for Happened<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let s = self.0;
+        match s.kind {
+            "deliver" => write!(f, "{} → {}: {}", s.from, s.to, s.what)?,
+            "timer" => write!(f, "{}: {}", s.from, s.what)?,
+            "expire" => write!(f, "store: {}", s.what)?,
+            "fault" => write!(f, "FAULT {}: {}", s.from, s.what)?,
+            _ => write!(f, "{}: {}", s.from, s.what)?,
         }
-        if !self.holders.is_empty() {
-            write!(f, "   [holds: {}]", self.holders.join(", "))?;
+        if !s.holders.is_empty() {
+            write!(f, "   [holds: {}]", s.holders.join(", "))?;
         }
         Ok(())
     }

@@ -19,11 +19,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
     let lane_tid = |lane: usize| lane as u32 + 1;
     let tid = |p: Party| -> Option<u32> {
         match p {
-            Party::Client(c) => d
-                .lanes
-                .iter()
-                .position(|n| *n == format!("client {c}"))
-                .map(lane_tid),
+            Party::Client(c) => d.lane_of.get(&c).map(|&l| lane_tid(l)),
             Party::Store => Some(lanes + 1),
             Party::Resource => Some(lanes + 2),
         }
@@ -92,8 +88,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),
         };
-        let text = line.to_string().trim_start().to_string();
-        let name = text.split_once("  ").map_or(text.as_str(), |(_, w)| w);
+        let name = line.event.to_string();
         let mut e = json!({"ph": "i", "pid": PID, "name": name, "cat": cat, "ts": line.t});
         match party.map(tid) {
             Some(Some(t)) => {

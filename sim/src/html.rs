@@ -71,18 +71,16 @@ pub struct TimelineData {
     pub marks: Vec<Mark>,
     /// Every trace line but heartbeats, as the readable timeline prints it.
     pub lines: Vec<String>,
+    /// The lane of each client that has one.
+    #[serde(skip)]
+    pub lane_of: BTreeMap<u16, usize>,
 }
 
 impl TimelineData {
     pub fn from_trace(title: &str, lines: &[TraceLine]) -> TimelineData {
-        let chart = crate::timeline::timeline_from_trace(title, lines);
-        let lane_of: BTreeMap<String, usize> = chart
-            .lanes
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.name.clone(), i))
-            .collect();
-        let lane = |c: u16| lane_of.get(&format!("client {c}")).copied();
+        let (chart, ids) = crate::timeline::timeline_with_clients(title, lines);
+        let lane_of: BTreeMap<u16, usize> = ids.iter().enumerate().map(|(i, &c)| (c, i)).collect();
+        let lane = |c: u16| lane_of.get(&c).copied();
         let mut tokens: BTreeMap<(usize, u64), u64> = BTreeMap::new();
         let mut d = TimelineData {
             title: title.to_string(),
@@ -215,6 +213,7 @@ impl TimelineData {
             }
         }
         d.marks.sort_by_key(|m| (m.at_us, m.lane));
+        d.lane_of = lane_of;
         d
     }
 }

@@ -44,6 +44,11 @@ impl Client {
 /// lost replies marked where they fire, session expiries and connection
 /// states (SUSPENDED, LOST, RECONNECTED) as markers.
 pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
+    timeline_with_clients(title, lines).0
+}
+
+/// [`timeline_from_trace`], with the client each lane is for, in lane order.
+pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec<u16>) {
     let mut clients: BTreeMap<u64, Client> = BTreeMap::new();
     let mut count: Option<u64> = None;
     let mut end = 0u64;
@@ -122,6 +127,7 @@ pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
             clients.entry(c).or_default();
         }
     }
+    let ids: Vec<u16> = clients.keys().map(|&c| c as u16).collect();
     let mut lanes: Vec<Lane> = clients
         .into_iter()
         .map(|(c, client)| Lane {
@@ -134,10 +140,11 @@ pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
     for (lane, o) in lanes.iter_mut().zip(shared) {
         lane.overlaps = o;
     }
-    Timeline {
+    let timeline = Timeline {
         title: title.to_string(),
         x_label: "virtual time (s)".to_string(),
         end_us: end,
         lanes,
-    }
+    };
+    (timeline, ids)
 }

@@ -246,8 +246,14 @@ pub fn secs(us: u64) -> String {
 /// The readable form: time, then what happened.
 impl fmt::Display for TraceLine {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{:>16}  ", secs(self.t))?;
-        match &self.event {
+        write!(f, "{:>16}  {}", secs(self.t), self.event)
+    }
+}
+
+/// What happened, in words (a trace line without its time).
+impl fmt::Display for TraceEvent {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
             TraceEvent::Start {
                 scenario,
                 seed,

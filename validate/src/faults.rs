@@ -678,12 +678,8 @@ fn model_run(library: Library, fault: Fault, policy: Policy) -> Result<ModelRun,
                 return Ok(ModelRun {
                     policy: policy.to_string(),
                     scenario: format!(
-                        "{TWIN_FILE} with variant = \"{}\", policy = \"{policy}\", the scheduled fault a {} of client {} at {} ms for {} ms",
+                        "{TWIN_FILE} with variant = \"{}\", policy = \"{policy}\", the scheduled fault a {src}",
                         library.variant(),
-                        fault.name(),
-                        src.client,
-                        src.at_ms,
-                        src.duration_ms.unwrap_or(0)
                     ),
                     story,
                     violated,

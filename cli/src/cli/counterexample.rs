@@ -10,7 +10,7 @@ use models::html::escape as esc;
 use models::model::sequence::sequence_svg;
 use models::model::view::{view, ActorView};
 use models::model::{Action, LockModel, LockModelCfg, LockState};
-use models::trace::steps;
+use models::trace::{steps, Happened};
 use serde_json::{json, Map, Value};
 use stateright::Model;
 use std::fmt::Write;
@@ -119,16 +119,14 @@ pub fn html_page(cfg: &LockModelCfg, r: &CheckResult) -> String {
             actors_table(&views[0], None)
         );
         for (i, step) in trace.iter().enumerate() {
-            let line = step.to_string();
-            let line = line.trim_start();
-            let line = line.split_once(". ").map_or(line, |(_, rest)| rest);
+            let line = Happened(step).to_string();
             let last = i + 1 == trace.len();
             let _ = write!(
                 body,
                 "<li value=\"{}\"><details{}><summary>{}</summary>{}</details></li>",
                 i + 1,
                 if last { " open" } else { "" },
-                esc(line),
+                esc(&line),
                 actors_table(&views[i + 1], Some(&views[i]))
             );
         }
