@@ -55,7 +55,8 @@ fn recipes_lists_the_registry_with_variants() {
             "zk-unfair-election",
             "zk-fair-election",
             "etcd-election",
-            "zk-barrier"
+            "zk-barrier",
+            "zk-fifo-queue"
         ]
     );
     let apps: Vec<&str> = v
@@ -355,4 +356,94 @@ fn check_list_shows_recipes_and_variants() {
         assert!(out.contains(needle), "{needle} missing:\n{out}");
     }
     usage_error(&["check", "--recipe", "etcd-election"], &["--clients"]);
+}
+
+/// Queue and barrier options where they do not belong, a queue without a
+/// role, too small a group and an unknown variant: exit 2, naming the
+/// problem.
+#[test]
+fn queue_and_barrier_options_are_checked() {
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "fair-predecessor",
+            "--clients",
+            "3",
+            "--producers",
+            "1",
+        ],
+        &["producers are for queue recipes", "fair-predecessor"],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "zk-barrier",
+            "--clients",
+            "3",
+            "--producers",
+            "1",
+        ],
+        &["producers are for queue recipes", "barrier"],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "zk-fifo-queue",
+            "--clients",
+            "3",
+            "--producers",
+            "3",
+        ],
+        &["producers must be at least 1 and fewer than the clients (3)"],
+    );
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "zk-fifo-queue",
+            "--clients",
+            "3",
+            "--producers",
+            "0",
+        ],
+        &["producers must be at least 1"],
+    );
+    usage_error(
+        &["check", "--recipe", "zk-fifo-queue:nope", "--clients", "3"],
+        &["nope", "take-safe", "lock-safe"],
+    );
+    usage_error(
+        &["check", "--recipe", "zk-barrier", "--clients", "1"],
+        &["clients must be between 2 and 4"],
+    );
+    usage_error(
+        &["herd", "--recipes", "zk-fifo-queue", "--clients", "2"],
+        &["zk-fifo-queue is a queue"],
+    );
+    let dir = std::env::temp_dir().join(format!("lockstep-queue-opts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = dir.join("lock-with-producers.toml");
+    std::fs::write(
+        &lock,
+        "recipe = \"fair-predecessor\"\nclients = 3\nproducers = 1\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", lock.to_str().unwrap()],
+        &["`producers`", "producers are for queue recipes"],
+    );
+    let queue = dir.join("queue-all-producers.toml");
+    std::fs::write(
+        &queue,
+        "recipe = \"zk-fifo-queue\"\nclients = 3\nproducers = 5\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", queue.to_str().unwrap()],
+        &["`producers`", "(got 5)"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

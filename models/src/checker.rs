@@ -380,6 +380,11 @@ fn expand_level(
 /// cannot stand behind.
 pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, CheckError> {
     let started = Instant::now();
+    // A queue's producers and consumers are not interchangeable.
+    let opts = CheckOptions {
+        symmetry: opts.symmetry && model.cfg.clients_interchangeable(),
+        ..opts
+    };
     let props = model.properties();
     assert!(props.len() <= 64, "property hits are kept in a u64");
     let goals = model.progress_goals();

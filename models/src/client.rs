@@ -6,7 +6,7 @@
 //! resend-on-silence, the writes and the policy for a holder that stops
 //! hearing from the store.
 
-use crate::ids::{client_of, resource_id, store_id, SessionId};
+use crate::ids::{client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
 use crate::recipe::{AnyState, App, Face, RecipeRef, Resume, Step};
 use serde::{Deserialize, Serialize};
@@ -109,9 +109,14 @@ impl Default for ClientTiming {
 #[derive(Clone, Debug)]
 pub struct Client {
     pub recipe: RecipeRef,
+    /// Rounds each client runs; a queue's producers enqueue this many items
+    /// each, and its consumers take up to every item there is.
     pub rounds: u8,
     pub policy: Policy,
     pub timing: ClientTiming,
+    /// A queue: the first `producers` clients produce, the others consume.
+    /// 0 for every other application.
+    pub producers: u16,
 }
 
 /// Writes per hold: at least two, so that a pause in the middle of a hold
@@ -211,6 +216,16 @@ pub struct ClientState {
     pub resume: Option<(AnyState, Request)>,
     /// What the client library says of its connection.
     pub connection: Connection,
+    /// Ghost, a barrier member that finished its leave: the mark of the
+    /// store message it left on (every member had left). `None` before.
+    pub left: Option<bool>,
+}
+
+/// What the monitors compare before and after a client's step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marks {
+    pub holding: bool,
+    pub left: Option<bool>,
 }
 
 impl ClientState {
@@ -226,6 +241,21 @@ impl ClientState {
             holds: 0,
             resume: None,
             connection: Connection::Connected,
+            left: None,
+        }
+    }
+
+    /// Waiting for a watch event, with nothing outstanding (a queue's
+    /// consumer on an empty queue).
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.phase, Phase::Acquiring | Phase::Releasing) && self.pending.is_none()
+    }
+
+    /// What the monitors compare across a step.
+    pub fn marks(&self) -> Marks {
+        Marks {
+            holding: self.holds_lock(),
+            left: self.left,
         }
     }
 
@@ -259,6 +289,28 @@ impl ClientState {
 }
 
 impl Client {
+    /// Whether `client` is one of a queue's producers.
+    pub fn produces(&self, client: ClientIdx) -> bool {
+        self.recipe.app() == App::Queue && client < self.producers
+    }
+
+    /// The rounds `client` runs: a queue's consumer takes up to every item
+    /// the producers enqueue.
+    fn rounds_of(&self, client: ClientIdx) -> u8 {
+        if self.recipe.app() == App::Queue && !self.produces(client) {
+            let items = u16::from(self.rounds) * self.producers;
+            u8::try_from(items).unwrap_or(u8::MAX)
+        } else {
+            self.rounds
+        }
+    }
+
+    /// The item a producer enqueues in its round `round` (0-based): items
+    /// are numbered from 1, producer by producer.
+    pub fn item(&self, producer: ClientIdx, round: u8) -> u64 {
+        u64::from(producer) * u64::from(self.rounds) + u64::from(round) + 1
+    }
+
     fn open_session(&self) -> Request {
         match self.recipe.face() {
             Face::ZooKeeper => Request::Connect,
@@ -281,7 +333,7 @@ impl Client {
     }
 
     fn think(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if st.rounds_done >= self.rounds {
+        if st.rounds_done >= self.rounds_of(st.session.client) {
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
             o.cancel_timer(Timer::Deadline);
@@ -337,9 +389,9 @@ impl Client {
     /// round again.
     fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
         st.connection = Connection::Lost;
-        // A member that passed its barrier has done its round: it does not
-        // enter again.
-        if self.recipe.app() == App::Barrier && st.holds_lock() {
+        // A member that passed its barrier, or a consumer that took its
+        // item, has done its round: it does not enter (or take) again.
+        if matches!(self.recipe.app(), App::Barrier | App::Queue) && st.holds_lock() {
             st.rounds_done += 1;
             st.recipe = None;
         }
@@ -367,7 +419,7 @@ impl Client {
                 },
             );
         }
-        if st.rounds_done >= self.rounds {
+        if st.rounds_done >= self.rounds_of(st.session.client) {
             st.resume = None;
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
@@ -466,6 +518,16 @@ impl Client {
         match step {
             Step::Send(req) => self.send_request(st, req, o),
             Step::Wait | Step::Unexpected => {}
+            // Only a release ends with `Released`: while acquiring it is a
+            // step the recipe should not take, and the client stops there.
+            Step::Released if st.phase == Phase::Releasing => {
+                if self.recipe.app() == App::Barrier {
+                    st.left = Some(owns_first);
+                }
+                self.finish_round(st, o)
+            }
+            Step::Released => {}
+            Step::Acquired { .. } if st.phase == Phase::Releasing => {}
             Step::Acquired { token } => {
                 st.holds += 1;
                 self.persist(st, o);
@@ -478,11 +540,19 @@ impl Client {
                 };
                 match self.recipe.app() {
                     App::Lock | App::Election => self.write(st, o),
-                    // Past the barrier: the work it guards, then on.
-                    App::Barrier => o.set_timer(Timer::Hold, self.timing.hold.clone()),
+                    // An item enqueued: the producer's round is over.
+                    App::Queue if self.produces(st.session.client) => self.release(st, o),
+                    // Past the barrier, or an item taken: the work it
+                    // guards (processing the item), then on.
+                    App::Barrier | App::Queue => o.set_timer(Timer::Hold, self.timing.hold.clone()),
                 }
             }
-            Step::SessionLost => self.session_lost(st, o),
+            Step::SessionLost => {
+                if st.phase == Phase::Releasing {
+                    st.rounds_done += 1;
+                }
+                self.session_lost(st, o)
+            }
         }
     }
 
@@ -523,14 +593,20 @@ impl Client {
                 self.apply(st, step, evidence, o);
             }
             Phase::Releasing => {
-                // Whatever the answer (deleted, already gone, session expired),
-                // the lock is no longer ours; an expired session is renewed.
+                // An expired session ends the release (what it held went
+                // with the session) and is renewed; any other answer goes to
+                // the recipe, whose release is by default over whatever it
+                // was (deleted, already gone).
                 if expired {
                     st.rounds_done += 1;
                     self.session_lost(st, o);
-                } else {
-                    self.finish_round(st, o);
+                    return;
                 }
+                let Some(recipe) = st.recipe.as_mut() else {
+                    return self.finish_round(st, o);
+                };
+                let step = self.recipe.on_release_reply(st.session, recipe, &reply);
+                self.apply(st, step, evidence, o);
             }
             Phase::Thinking | Phase::Holding { .. } | Phase::Done => {}
         }
@@ -563,7 +639,7 @@ impl Actor for Client {
         };
         // Saved at once, so a restarted process never reuses this session.
         self.persist(&st, o);
-        if st.rounds_done >= self.rounds {
+        if st.rounds_done >= self.rounds_of(me) {
             st.phase = Phase::Done;
             return st;
         }
@@ -618,12 +694,17 @@ impl Actor for Client {
                 owns_first,
                 event,
             } => {
-                if state.phase == Phase::Acquiring && state.pending.is_none() {
+                let waiting = matches!(state.phase, Phase::Acquiring | Phase::Releasing);
+                if waiting && state.pending.is_none() {
                     let st = state.to_mut();
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
                     };
-                    let step = self.recipe.on_event(recipe, &event);
+                    let step = if st.phase == Phase::Releasing {
+                        self.recipe.on_release_event(recipe, &event)
+                    } else {
+                        self.recipe.on_event(recipe, &event)
+                    };
                     self.apply(st, step, (header, owns_first), o);
                 }
             }
@@ -684,14 +765,24 @@ impl Actor for Client {
         match timer {
             Timer::Think if state.phase == Phase::Thinking => {
                 let st = state.to_mut();
-                let (recipe_state, req) = self.recipe.acquire(st.session);
-                st.recipe = Some(recipe_state);
+                let me = st.session.client;
+                let start = if self.produces(me) {
+                    let item = self.item(me, st.rounds_done);
+                    self.recipe.enqueue(st.session, item)
+                } else {
+                    Some(self.recipe.acquire(st.session))
+                };
                 st.phase = Phase::Acquiring;
-                self.send_request(st, req, o);
+                // A queue recipe that cannot enqueue stops the producer
+                // here, visibly (its round never ends).
+                if let Some((recipe_state, req)) = start {
+                    st.recipe = Some(recipe_state);
+                    self.send_request(st, req, o);
+                }
             }
             Timer::Hold if state.holds_lock() => match self.recipe.app() {
                 App::Lock | App::Election => self.write(state.to_mut(), o),
-                App::Barrier => self.release(state.to_mut(), o),
+                App::Barrier | App::Queue => self.release(state.to_mut(), o),
             },
             Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
             Timer::Ping if state.phase != Phase::Done => {

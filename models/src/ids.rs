@@ -98,6 +98,11 @@ pub enum ZPath {
     /// `/lock` shows the member children, not this node, which the barrier
     /// recipes look up by name.
     Ready,
+    /// `/taken/<element>`: a lock-safe queue consumer's lock on the queue
+    /// element of the same name (Curator's `lockPath`). Its directory is
+    /// not under `/lock` (so creating it fires no watch on the queue) and
+    /// is taken to exist.
+    Taken(Child),
 }
 
 /// A child of `/lock`. `seq` is the ten-digit suffix of a sequential node; the
@@ -114,7 +119,7 @@ impl ZPath {
     /// `None` for `/lock`, whose parent (the root) nobody watches.
     pub fn parent(self) -> Option<ZPath> {
         match self {
-            ZPath::Lock => None,
+            ZPath::Lock | ZPath::Taken(_) => None,
             ZPath::Child(_) | ZPath::Ready => Some(ZPath::Lock),
         }
     }
@@ -126,6 +131,7 @@ impl fmt::Display for ZPath {
             ZPath::Lock => write!(f, "/lock"),
             ZPath::Child(c) => write!(f, "/lock/{c}"),
             ZPath::Ready => write!(f, "/lock/ready"),
+            ZPath::Taken(c) => write!(f, "/taken/{c}"),
         }
     }
 }
@@ -171,6 +177,9 @@ impl ZPath {
     pub fn parse(path: &str) -> Option<ZPath> {
         if path == "/lock" {
             return Some(ZPath::Lock);
+        }
+        if let Some(name) = path.strip_prefix("/taken/") {
+            return Child::parse(name).map(ZPath::Taken);
         }
         let name = path.strip_prefix("/lock/")?;
         if name == "ready" {
@@ -236,6 +245,7 @@ mod tests {
             }),
             ZPath::Child(Child { guid: None, seq: 3 }),
             ZPath::Ready,
+            ZPath::Taken(Child { guid: None, seq: 4 }),
         ] {
             assert_eq!(ZPath::parse(&p.to_string()), Some(p));
         }

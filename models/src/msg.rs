@@ -84,6 +84,9 @@ pub enum Request {
         path: ZPath,
         ephemeral: bool,
         sequential: bool,
+        /// The node's data: a queue element's item; 0 (no data) for the
+        /// lock, election and barrier nodes.
+        data: u64,
     },
     Delete {
         path: ZPath,
@@ -166,6 +169,9 @@ pub struct Stat {
     pub czxid: u64,
     pub mzxid: u64,
     pub ephemeral_owner: Option<SessionId>,
+    /// The node's data (`get_data` reads it; `exists` returns it too, and
+    /// no recipe reads it there).
+    pub data: u64,
 }
 
 /// `txn(compare, success, failure)`; the recipes need one compare, on a key's
@@ -286,6 +292,7 @@ impl fmt::Display for Request {
                 path,
                 ephemeral,
                 sequential,
+                data,
             } => {
                 let mode = match (ephemeral, sequential) {
                     (true, true) => "ephemeral-sequential",
@@ -293,7 +300,11 @@ impl fmt::Display for Request {
                     (false, true) => "sequential",
                     (false, false) => "persistent",
                 };
-                write!(f, "create({}, {mode})", path.create_path(*sequential))
+                write!(f, "create({}, {mode}", path.create_path(*sequential))?;
+                if *data != 0 {
+                    write!(f, ", data {data}")?;
+                }
+                write!(f, ")")
             }
             Request::Delete { path } => write!(f, "delete({path})"),
             Request::Exists { path, watch } => write!(f, "exists({path}, watch={watch})"),
@@ -410,6 +421,9 @@ impl fmt::Display for Reply {
             Reply::Connected => write!(f, "connected"),
             Reply::Created { path, czxid } => write!(f, "created {path} (czxid {czxid})"),
             Reply::Deleted => write!(f, "deleted"),
+            Reply::Stat(Some(s)) if s.data != 0 => {
+                write!(f, "exists (czxid {}, data {})", s.czxid, s.data)
+            }
             Reply::Stat(Some(s)) => write!(f, "exists (czxid {})", s.czxid),
             Reply::Stat(None) => write!(f, "no node"),
             Reply::Children(children) => {

@@ -8,11 +8,12 @@
 //! and the store (a release step and the notifications it caused). An engine
 //! decides only *when* to feed them; what they mean is decided here.
 
-use crate::client::ClientState;
+use crate::client::{ClientState, Marks};
 use crate::ids::ClientIdx;
 use crate::msg::Msg;
 use crate::recipe::App;
 use crate::relabel::{Perm, Relabel};
+use crate::store::StoreState;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -64,6 +65,25 @@ pub enum PropertyName {
     /// live member passed (and finished) is reachable (checker); every live
     /// member finishes (simulator).
     AllPass,
+    /// Double barrier, always: nobody finishes leaving before every member
+    /// has left (the store had no member node left when it sent what the
+    /// member left on).
+    NoEarlyLeave,
+    /// Queue, always: no item leaves the queue without being processed —
+    /// the consumer whose delete removed it processes it before it takes
+    /// another, stops, or crashes.
+    NoLostItem,
+    /// Queue, always: no item is processed twice.
+    NoDuplicateItem,
+    /// Queue, always: every item is taken at the queue's head (the lowest
+    /// element no other consumer has a lock on), so items are taken in the
+    /// order they were enqueued.
+    FifoOrder,
+    /// Queue, progress: from every reachable state, a state is reachable
+    /// where every live producer finished, the queue is empty and no live
+    /// consumer is still processing (checker); the same at the run's end
+    /// (simulator).
+    QueueDrains,
 }
 
 /// How a property is judged.
@@ -78,7 +98,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 14] = [
+    pub const ALL: [PropertyName; 19] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -93,6 +113,11 @@ impl PropertyName {
         PropertyName::LeaderElected,
         PropertyName::NoEarlyPass,
         PropertyName::AllPass,
+        PropertyName::NoEarlyLeave,
+        PropertyName::NoLostItem,
+        PropertyName::NoDuplicateItem,
+        PropertyName::FifoOrder,
+        PropertyName::QueueDrains,
     ];
 
     /// The properties that judge `app`, in the order lockstep reports them.
@@ -117,7 +142,13 @@ impl PropertyName {
                 P::LeaderElected,
                 P::FollowersAgree,
             ],
-            App::Barrier => &[P::NoEarlyPass, P::AllPass],
+            App::Barrier => &[P::NoEarlyPass, P::NoEarlyLeave, P::AllPass],
+            App::Queue => &[
+                P::NoLostItem,
+                P::NoDuplicateItem,
+                P::FifoOrder,
+                P::QueueDrains,
+            ],
         }
     }
 
@@ -137,6 +168,11 @@ impl PropertyName {
             PropertyName::LeaderElected => "leader_elected",
             PropertyName::NoEarlyPass => "no_early_pass",
             PropertyName::AllPass => "all_pass",
+            PropertyName::NoEarlyLeave => "no_early_leave",
+            PropertyName::NoLostItem => "no_lost_item",
+            PropertyName::NoDuplicateItem => "no_duplicate_item",
+            PropertyName::FifoOrder => "fifo_order",
+            PropertyName::QueueDrains => "queue_drains",
         }
     }
 
@@ -150,12 +186,17 @@ impl PropertyName {
             | PropertyName::SingleLeader
             | PropertyName::ElectedWithKey
             | PropertyName::LeaderExclusion
-            | PropertyName::NoEarlyPass => Kind::Always,
+            | PropertyName::NoEarlyPass
+            | PropertyName::NoEarlyLeave
+            | PropertyName::NoLostItem
+            | PropertyName::NoDuplicateItem
+            | PropertyName::FifoOrder => Kind::Always,
             PropertyName::HandOff => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected
-            | PropertyName::AllPass => Kind::Progress,
+            | PropertyName::AllPass
+            | PropertyName::QueueDrains => Kind::Progress,
         }
     }
 
@@ -183,7 +224,13 @@ impl PropertyName {
             | PropertyName::LeaderExclusion
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected => Some(App::Election),
-            PropertyName::NoEarlyPass | PropertyName::AllPass => Some(App::Barrier),
+            PropertyName::NoEarlyPass | PropertyName::NoEarlyLeave | PropertyName::AllPass => {
+                Some(App::Barrier)
+            }
+            PropertyName::NoLostItem
+            | PropertyName::NoDuplicateItem
+            | PropertyName::FifoOrder
+            | PropertyName::QueueDrains => Some(App::Queue),
             PropertyName::HerdBound | PropertyName::HandOff => None,
         }
     }
@@ -226,6 +273,16 @@ pub enum Observation {
     /// A release step — a delete, a session close or an expiry that removed
     /// something — and the notifications it sent to live clients.
     ReleaseStep { notifications: u32 },
+    /// A client crashed: it believes nothing any more, and what it had
+    /// taken out of a queue and not processed is lost.
+    Crashed { client: ClientIdx },
+    /// A queue element holding `item` left the store: deleted on `by`'s
+    /// request, or gone with `by`'s session.
+    Dequeued { item: u64, by: ClientIdx },
+    /// A double barrier's member finished leaving; `all_left` is the mark of
+    /// the store message it left on: every member had left (deleted its
+    /// node, or lost it with its session).
+    Left { client: ClientIdx, all_left: bool },
 }
 
 /// The monitors' state. In the model checker it is part of the state: it
@@ -248,6 +305,17 @@ pub struct Monitors {
     widest_wakeup: u8,
     /// `holder_writes_accepted`: a sole, newest holder was fenced off.
     holder_fenced: bool,
+    /// A queue: clients below this index produce (their acquisitions are
+    /// enqueues), the others consume (theirs are takes).
+    producers: ClientIdx,
+    /// `no_lost_item`: items a consumer's delete removed that it has not
+    /// processed yet.
+    owed: Vec<(ClientIdx, u64)>,
+    /// Sticky marks: an item was lost, an item was processed twice.
+    item_lost: bool,
+    item_duplicated: bool,
+    /// `no_early_leave`: a member left before every member had.
+    left_early: bool,
 }
 
 /// Hashes the history only: who believes now follows from the clients'
@@ -258,6 +326,10 @@ impl std::hash::Hash for Monitors {
         self.acquisitions.hash(h);
         self.widest_wakeup.hash(h);
         self.holder_fenced.hash(h);
+        self.owed.hash(h);
+        self.item_lost.hash(h);
+        self.item_duplicated.hash(h);
+        self.left_early.hash(h);
     }
 }
 
@@ -290,9 +362,10 @@ impl Rule {
             (Rule::OwnsKey, App::Lock) => Some(P::HolderOwnsKey),
             (Rule::OwnsKey, App::Election) => Some(P::ElectedWithKey),
             (Rule::OwnsKey, App::Barrier) => Some(P::NoEarlyPass),
+            (Rule::OwnsKey, App::Queue) => Some(P::FifoOrder),
             (Rule::Resource, App::Lock) => Some(P::ResourceExclusion),
             (Rule::Resource, App::Election) => Some(P::LeaderExclusion),
-            (Rule::Exclusion | Rule::Resource, App::Barrier) => None,
+            (Rule::Exclusion | Rule::Resource, App::Barrier | App::Queue) => None,
         }
     }
 }
@@ -305,17 +378,76 @@ impl Monitors {
     /// the leaders' order is the order of their keys.
     fn place(&self, a: &Acquisition) -> u64 {
         match self.app {
-            App::Lock | App::Barrier => a.granted,
+            App::Lock | App::Barrier | App::Queue => a.granted,
             App::Election => a.token,
         }
     }
 
-    /// Monitors for a run of `app`.
-    pub fn new(app: App) -> Self {
+    /// Monitors for a run of `app`; for a queue, clients below `producers`
+    /// produce (0 for the other applications).
+    pub fn new(app: App, producers: ClientIdx) -> Self {
         Monitors {
             app,
+            producers,
             ..Monitors::default()
         }
+    }
+
+    /// A queue consumer took `a.token`'s item (the recipe handed it over:
+    /// the application processes it now).
+    fn took(&mut self, a: Acquisition, breaches: &mut Vec<Breach>) {
+        let consumer = |b: &Acquisition| b.client >= self.producers;
+        if !self.item_duplicated
+            && self
+                .acquisitions
+                .iter()
+                .any(|b| consumer(b) && b.token == a.token)
+        {
+            self.item_duplicated = true;
+            let mut clients: Vec<ClientIdx> = self
+                .acquisitions
+                .iter()
+                .filter(|b| consumer(b) && b.token == a.token)
+                .map(|b| b.client)
+                .chain([a.client])
+                .collect();
+            clients.sort_unstable();
+            clients.dedup();
+            breaches.push(Breach {
+                property: PropertyName::NoDuplicateItem,
+                clients,
+            });
+        }
+        self.owed
+            .retain(|&(c, item)| (c, item) != (a.client, a.token));
+        // It takes another item while it owes one: that one is lost.
+        self.forfeit(a.client, breaches);
+    }
+
+    /// `client` will process nothing it owes any more.
+    fn forfeit(&mut self, client: ClientIdx, breaches: &mut Vec<Breach>) {
+        let owes = self.owed.iter().any(|&(c, _)| c == client);
+        if owes {
+            self.owed.retain(|&(c, _)| c != client);
+            if !self.item_lost {
+                self.item_lost = true;
+                breaches.push(Breach {
+                    property: PropertyName::NoLostItem,
+                    clients: vec![client],
+                });
+            }
+        }
+    }
+
+    /// The run is over with nothing left to happen: an item still owed will
+    /// never be processed.
+    pub fn at_end(&mut self) -> Vec<Breach> {
+        let mut breaches = Vec::new();
+        let owing: Vec<ClientIdx> = self.owed.iter().map(|&(c, _)| c).collect();
+        for c in owing {
+            self.forfeit(c, &mut breaches);
+        }
+        breaches
     }
 
     /// Feeds one observation; returns the violations it makes (for engines
@@ -323,7 +455,14 @@ impl Monitors {
     pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
         let mut breaches = Vec::new();
         match obs {
+            Observation::Acquired(a) if self.app == App::Queue && a.client < self.producers => {
+                // An enqueue: the producer was told its item is in.
+                self.acquisitions.push(a);
+            }
             Observation::Acquired(a) => {
+                if self.app == App::Queue {
+                    self.took(a, &mut breaches);
+                }
                 if let (false, Some(property)) = (a.owned, Rule::OwnsKey.named(self.app)) {
                     breaches.push(Breach {
                         property,
@@ -342,6 +481,39 @@ impl Monitors {
                 }
             }
             Observation::Released { client } => self.believers.retain(|(c, _)| *c != client),
+            Observation::Crashed { client } => {
+                self.believers.retain(|(c, _)| *c != client);
+                self.forfeit(client, &mut breaches);
+            }
+            Observation::Left { client, all_left } => {
+                if !all_left && !self.left_early {
+                    self.left_early = true;
+                    breaches.push(Breach {
+                        property: PropertyName::NoEarlyLeave,
+                        clients: vec![client],
+                    });
+                }
+            }
+            Observation::Dequeued { item, by } if by < self.producers => {
+                // A producer never processes: an element that left the
+                // queue by its hand (its ephemeral gone with its session)
+                // is lost.
+                self.owed.push((by, item));
+                self.forfeit(by, &mut breaches);
+            }
+            Observation::Dequeued { item, by } => {
+                // Processed already (a lock-safe consumer deletes after
+                // processing): nothing is owed.
+                let processed = self
+                    .acquisitions
+                    .iter()
+                    .rev()
+                    .find(|a| a.client == by)
+                    .is_some_and(|a| a.token == item);
+                if !processed {
+                    self.owed.push((by, item));
+                }
+            }
             Observation::WriteAccepted { client, hold } => {
                 let at = self
                     .acquisitions
@@ -388,6 +560,9 @@ impl Monitors {
                 self.widest_wakeup = self.widest_wakeup.max(notifications.min(2) as u8);
             }
         }
+        // A rule reports only where it is one of the application's
+        // properties (a queue's release steps are not judged by herd_bound).
+        breaches.retain(|b| PropertyName::of(self.app).contains(&b.property));
         breaches
     }
 
@@ -402,7 +577,11 @@ impl Monitors {
             PropertyName::HerdBound => self.widest_wakeup <= 1,
             PropertyName::HolderOwnsKey
             | PropertyName::ElectedWithKey
-            | PropertyName::NoEarlyPass => self.acquisitions.iter().all(|a| a.owned),
+            | PropertyName::NoEarlyPass
+            | PropertyName::FifoOrder => self.acquisitions.iter().all(|a| a.owned),
+            PropertyName::NoEarlyLeave => !self.left_early,
+            PropertyName::NoLostItem => !self.item_lost,
+            PropertyName::NoDuplicateItem => !self.item_duplicated,
             PropertyName::HolderWritesAccepted => !self.holder_fenced,
             PropertyName::HandOff => self
                 .acquisitions
@@ -411,7 +590,8 @@ impl Monitors {
             PropertyName::Progress
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected
-            | PropertyName::AllPass => true,
+            | PropertyName::AllPass
+            | PropertyName::QueueDrains => true,
         }
     }
 
@@ -433,19 +613,25 @@ impl Relabel for Monitors {
         for (c, _) in &mut self.believers {
             c.relabel(p);
         }
+        for (c, _) in &mut self.owed {
+            c.relabel(p);
+        }
         // Believers are kept in the order they came to believe, which names
         // no client; nothing to re-sort.
     }
 }
 
-/// What a client's step means to the monitors: `was_holding` is whether it
-/// believed it held before the step, `after` its state after.
+/// What a client's step means to the monitors: `before` is what it believed
+/// before the step ([`ClientState::marks`]), `after` its state after.
 pub fn observe_client(
     client: ClientIdx,
-    was_holding: bool,
+    before: Marks,
     after: &ClientState,
 ) -> Option<Observation> {
-    match (was_holding, after.holds_lock()) {
+    if let (None, Some(all_left)) = (before.left, after.left) {
+        return Some(Observation::Left { client, all_left });
+    }
+    match (before.holding, after.holds_lock()) {
         (false, true) => Some(Observation::Acquired(Acquisition {
             client,
             hold: after.holds,
@@ -456,6 +642,22 @@ pub fn observe_client(
         (true, false) => Some(Observation::Released { client }),
         (true, true) | (false, false) => None,
     }
+}
+
+/// What a store step meant to the monitors: the queue items it removed,
+/// `removed_before` being [`StoreState::items_removed`] before the step.
+pub fn observe_store(removed_before: usize, after: &StoreState) -> Vec<Observation> {
+    after
+        .queue
+        .as_ref()
+        .map(|q| {
+            q.removed
+                .iter()
+                .skip(removed_before)
+                .map(|&(item, by)| Observation::Dequeued { item, by })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What the resource's answer to `write` from `client` means to the monitors.

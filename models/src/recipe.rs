@@ -38,7 +38,7 @@
 //! }
 //!
 //! fn create() -> Request {
-//!     Request::Create { path: ZPath::Lock, ephemeral: true, sequential: false }
+//!     Request::Create { path: ZPath::Lock, ephemeral: true, sequential: false, data: 0 }
 //! }
 //!
 //! impl Recipe for SpinCreate {
@@ -92,6 +92,9 @@ pub enum Step {
     /// A reply the recipe has no step for. The client stops there, so a
     /// recipe bug shows up as a progress violation rather than being hidden.
     Unexpected,
+    /// Releasing: the release is over (a double barrier's member has left,
+    /// a lock-safe queue's item and lock are deleted).
+    Released,
 }
 
 /// Which store API a recipe speaks.
@@ -115,6 +118,10 @@ pub enum App {
     /// Enter, wait for the whole group, pass, work, and (for a double
     /// barrier) leave; the group is every client of the run.
     Barrier,
+    /// Producers enqueue numbered items, one a round; consumers take items
+    /// and process them, one a round, until the queue stays empty. The
+    /// first `producers` clients of a run produce, the others consume.
+    Queue,
 }
 
 impl App {
@@ -123,6 +130,7 @@ impl App {
             App::Lock => "lock",
             App::Election => "election",
             App::Barrier => "barrier",
+            App::Queue => "queue",
         }
     }
 }
@@ -185,6 +193,27 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
 
     /// A watch event has come while no request is outstanding.
     fn on_event(&self, st: &mut Self::State, event: &WatchEvent) -> Step;
+
+    /// Queue recipes: a producer's round, enqueuing `item` (the
+    /// application's data): the state and the first request. `None` for a
+    /// recipe that is not a queue; consumers start with [`Recipe::acquire`].
+    fn enqueue(&self, _session: SessionId, _item: u64) -> Option<(Self::State, Request)> {
+        None
+    }
+
+    /// The reply to a request the release step sent. By default the release
+    /// is over whatever the answer (deleted, already gone); a recipe whose
+    /// release takes several steps (a double barrier's leave, a lock-safe
+    /// queue's delete of the item and then of its lock) answers the next
+    /// [`Step`]: `Send`, `Wait` or `Released`.
+    fn on_release_reply(&self, _session: SessionId, _st: &mut Self::State, _reply: &Reply) -> Step {
+        Step::Released
+    }
+
+    /// A watch event while releasing, with no request outstanding.
+    fn on_release_event(&self, _st: &mut Self::State, _event: &WatchEvent) -> Step {
+        Step::Wait
+    }
 
     /// The reply to `lost` never came: the request to send in its place.
     /// By default the same request again, as a client library's retry does.
@@ -367,6 +396,9 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step;
     fn on_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step;
     fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request;
+    fn enqueue(&self, session: SessionId, item: u64) -> Option<(AnyState, Request)>;
+    fn on_release_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step;
+    fn on_release_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step;
     fn release(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32>;
     fn app(&self) -> App;
@@ -418,6 +450,19 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request {
         step_on(st, |s: &mut R::State| Recipe::on_lost_reply(self, s, lost))
+    }
+    fn enqueue(&self, session: SessionId, item: u64) -> Option<(AnyState, Request)> {
+        Recipe::enqueue(self, session, item).map(|(s, req)| (AnyState::new(s), req))
+    }
+    fn on_release_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step {
+        step_on(st, |s: &mut R::State| {
+            Recipe::on_release_reply(self, session, s, reply)
+        })
+    }
+    fn on_release_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step {
+        step_on(st, |s: &mut R::State| {
+            Recipe::on_release_event(self, s, event)
+        })
     }
     fn release(&self, session: SessionId, st: &AnyState) -> Option<Request> {
         Recipe::release(self, session, st.get::<R::State>())

@@ -73,7 +73,7 @@ impl Relabel for Child {
 impl Relabel for ZPath {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            ZPath::Child(c) => c.relabel(p),
+            ZPath::Child(c) | ZPath::Taken(c) => c.relabel(p),
             ZPath::Lock | ZPath::Ready => {}
         }
     }

@@ -132,7 +132,7 @@ proptest! {
                     let s = sid(owner);
                     let owner = ephemeral.then_some(s);
                     let path = ZPath::Child(Child { guid: Some(s), seq: 0 });
-                    let (got, _czxid) = tree.create(path, owner, true, &mut fired).unwrap();
+                    let (got, _czxid) = tree.create(path, owner, true, 0, &mut fired).unwrap();
                     let want = reference.create(owner, s, &mut expected);
                     prop_assert_eq!(got, want);
                     let ZPath::Child(c) = got else { unreachable!() };
@@ -162,7 +162,7 @@ proptest! {
                     let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap().to_vec();
                     let mut want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
                         ZPath::Child(c) => Some(*c),
-                        ZPath::Lock | ZPath::Ready => None,
+                        ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => None,
                     }).collect();
                     want.sort_by_key(|c| c.seq);
                     prop_assert_eq!(got, want);

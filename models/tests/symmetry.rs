@@ -56,6 +56,7 @@ impl Recipe for LowestName {
                 path: node,
                 ephemeral: true,
                 sequential: true,
+                data: 0,
             },
         )
     }

@@ -136,7 +136,7 @@ pub fn swept_recipes() -> Vec<RecipeRef> {
         .into_iter()
         .filter(|r| match r.app() {
             models::recipe::App::Lock | models::recipe::App::Election => true,
-            models::recipe::App::Barrier => false,
+            models::recipe::App::Barrier | models::recipe::App::Queue => false,
         })
         .collect()
 }

@@ -78,6 +78,10 @@ pub struct ScenarioFile {
     pub variant: Option<String>,
     pub clients: u32,
     pub rounds: Option<u32>,
+    /// A queue: how many of the clients produce (the first ones; by
+    /// default half, at least one); the others consume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producers: Option<u32>,
     pub seed: Option<Seed>,
     pub fencing: Option<bool>,
     pub policy: Option<String>,
@@ -254,6 +258,8 @@ pub struct Scenario {
     pub recipe: RecipeRef,
     pub clients: u16,
     pub rounds: u8,
+    /// A queue's producers (the first clients); 0 for other applications.
+    pub producers: u16,
     pub seed: u64,
     pub fencing: bool,
     pub policy: Policy,
@@ -396,6 +402,23 @@ impl Scenario {
                 ),
             ));
         }
+        let producers = match raw.producers {
+            Some(p) => u16::try_from(p).unwrap_or(u16::MAX),
+            None if recipe.app() == App::Queue => (raw.clients as u16 / 2).max(1),
+            None => 0,
+        };
+        models::model::check_producers(&recipe, raw.clients as u16, producers)
+            .map_err(|e| err("producers", e))?;
+        if u32::from(producers) * rounds > u32::from(u8::MAX) {
+            return Err(err(
+                "rounds",
+                format!(
+                    "a queue's consumers take up to every item: producers × rounds must be at \
+                     most {} (got {producers} × {rounds})",
+                    u8::MAX
+                ),
+            ));
+        }
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
@@ -435,6 +458,7 @@ impl Scenario {
             recipe,
             clients: raw.clients as u16,
             rounds: rounds as u8,
+            producers,
             seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
@@ -847,6 +871,7 @@ fn expected_property(
                     App::Lock => "a lock",
                     App::Election => "an election",
                     App::Barrier => "a barrier",
+                    App::Queue => "a queue",
                 },
                 known()
             ),

@@ -44,7 +44,7 @@ fn zk_error(e: zk::Error) -> Reply {
 /// A real stat in the model's terms. The owner is named when it is one of
 /// this client's own sessions (what the recipes compare with); another
 /// client's session id means nothing here and is left out.
-fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>) -> Stat {
+fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>, data: &[u8]) -> Stat {
     let owner = sessions
         .iter()
         .find(|(_, c)| s.ephemeral_owner != 0 && c.session_id().0 == s.ephemeral_owner)
@@ -53,6 +53,25 @@ fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>) -> Stat {
         czxid: s.czxid as u64,
         mzxid: s.mzxid as u64,
         ephemeral_owner: owner,
+        data: item(data),
+    }
+}
+
+/// A node's data in the model's terms: a queue element holds its item as
+/// decimal text; anything else (empty, not a number) is 0.
+fn item(data: &[u8]) -> u64 {
+    std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The bytes a node is created with: its item as decimal text, or nothing.
+fn bytes_of(data: u64) -> Vec<u8> {
+    if data == 0 {
+        Vec::new()
+    } else {
+        data.to_string().into_bytes()
     }
 }
 
@@ -140,6 +159,7 @@ impl Backend {
                         path,
                         ephemeral,
                         sequential,
+                        data,
                     } => {
                         let mode = match (ephemeral, sequential) {
                             (true, true) => zk::CreateMode::EphemeralSequential,
@@ -148,7 +168,10 @@ impl Backend {
                             (false, false) => zk::CreateMode::Persistent,
                         };
                         let name = path.create_path(*sequential);
-                        match c.create(&name, b"", &mode.with_acls(acl)).await {
+                        match c
+                            .create(&name, &bytes_of(*data), &mode.with_acls(acl))
+                            .await
+                        {
                             Ok((st, seq)) => {
                                 let full = if *sequential {
                                     format!("{name}{seq}")
@@ -176,7 +199,7 @@ impl Backend {
                     Request::Exists { path, watch: true } => {
                         match c.check_and_watch_stat(&path.to_string()).await {
                             Ok((st, w)) => (
-                                Reply::Stat(st.map(|s| stat(&s, sessions))),
+                                Reply::Stat(st.map(|s| stat(&s, sessions, b""))),
                                 0,
                                 Some(zk_watch(w)),
                             ),
@@ -185,21 +208,25 @@ impl Backend {
                     }
                     Request::Exists { path, watch: false } => {
                         match c.check_stat(&path.to_string()).await {
-                            Ok(st) => (Reply::Stat(st.map(|s| stat(&s, sessions))), 0, None),
+                            Ok(st) => (Reply::Stat(st.map(|s| stat(&s, sessions, b""))), 0, None),
                             Err(e) => (zk_error(e), 0, None),
                         }
                     }
                     Request::GetData { path, watch: true } => {
                         match c.get_and_watch_data(&path.to_string()).await {
-                            Ok((_, st, w)) => {
-                                (Reply::Stat(Some(stat(&st, sessions))), 0, Some(zk_watch(w)))
-                            }
+                            Ok((data, st, w)) => (
+                                Reply::Stat(Some(stat(&st, sessions, &data))),
+                                0,
+                                Some(zk_watch(w)),
+                            ),
                             Err(e) => (zk_error(e), 0, None),
                         }
                     }
                     Request::GetData { path, watch: false } => {
                         match c.get_data(&path.to_string()).await {
-                            Ok((_, st)) => (Reply::Stat(Some(stat(&st, sessions))), 0, None),
+                            Ok((data, st)) => {
+                                (Reply::Stat(Some(stat(&st, sessions, &data))), 0, None)
+                            }
                             Err(e) => (zk_error(e), 0, None),
                         }
                     }

@@ -285,7 +285,7 @@ async fn run_real(
         start: Instant::now(),
         log: Mutex::new(Default::default()),
         resource: Resource::new(fencing),
-        monitors: Mutex::new(models::properties::Monitors::new(recipe.app())),
+        monitors: Mutex::new(models::properties::Monitors::new(recipe.app(), 0)),
         resource_state: Mutex::new(ResourceState::default()),
     });
     let mut handles = Vec::new();
@@ -795,6 +795,7 @@ async fn main() -> ExitCode {
                 rounds: 1,
                 policy: Policy::Naive,
                 timing: timing(300, args.hold_ms, 3000),
+                producers: 0,
             };
             let real_run =
                 run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
@@ -921,6 +922,7 @@ async fn main() -> ExitCode {
         rounds: 1,
         policy: Policy::Naive,
         timing: timing(100, 100, 600),
+        producers: 0,
     };
     let split = run_real(
         &recipe,

@@ -159,7 +159,7 @@ pub async fn run_client(
     let mut local: VecDeque<Input> = VecDeque::new();
     let mut out = Out::new();
     let mut state = client.on_start(me, &None, &mut out);
-    let mut was_holding = false;
+    let mut before = state.marks();
     // Store requests sent so far, the session's opening not counted.
     let mut sent = 0u32;
     let mut commands: VecDeque<Command<Msg, Timer, (), models::client::ClientStorage>> =
@@ -167,7 +167,7 @@ pub async fn run_client(
     loop {
         // What the step meant, before what it asked for is carried out: a
         // new holder's writes reach the resource after it came to hold.
-        if let Some(obs) = observe_client(c, was_holding, &state) {
+        if let Some(obs) = observe_client(c, before, &state) {
             let t = shared.now_us();
             match obs {
                 Observation::Acquired(a) => {
@@ -185,10 +185,13 @@ pub async fn run_client(
                 Observation::Released { .. } => shared.line(TraceEvent::Release { client: c }),
                 Observation::WriteAccepted { .. }
                 | Observation::WriteRejected { .. }
-                | Observation::ReleaseStep { .. } => {}
+                | Observation::ReleaseStep { .. }
+                | Observation::Crashed { .. }
+                | Observation::Dequeued { .. }
+                | Observation::Left { .. } => {}
             }
             shared.observe(obs);
-            was_holding = state.holds_lock();
+            before = state.marks();
         }
         // Carry out what the actor asked for.
         while let Some(cmd) = commands.pop_front() {

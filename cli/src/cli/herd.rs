@@ -26,10 +26,12 @@ fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
             let recipe = models::recipes::parse(r.trim()).map_err(UsageError)?;
             match recipe.app() {
                 models::recipe::App::Lock | models::recipe::App::Election => Ok(recipe),
-                models::recipe::App::Barrier => Err(UsageError(format!(
-                    "--recipes: {recipe} is a barrier; the herd sweep counts notifications per \
-                     hand-off, and a barrier hands nothing off"
-                ))),
+                app @ (models::recipe::App::Barrier | models::recipe::App::Queue) => {
+                    Err(UsageError(format!(
+                        "--recipes: {recipe} is a {app}; the herd sweep counts notifications per \
+                         hand-off, and a {app} hands nothing off"
+                    )))
+                }
             }
         })
         .collect()

@@ -248,6 +248,10 @@ pub struct ModelArgs {
     /// Rounds of acquire / write / release (campaign / lead / resign) per client (1–3).
     #[arg(long, default_value_t = 1)]
     pub rounds: u8,
+    /// A queue recipe: how many of the clients produce (the first ones)
+    /// [default: half the clients, at least one]; the others consume.
+    #[arg(long)]
+    pub producers: Option<u8>,
     /// Client crashes the checker may inject (for good).
     #[arg(long, default_value_t = 0)]
     pub crashes: u8,
@@ -322,7 +326,6 @@ impl ModelArgs {
         let recipe = recipe_arg(name, self.variant.as_deref(), self.no_guid)?;
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
         let cfg = LockModelCfg {
-            recipe,
             clients,
             rounds: self.rounds,
             faults: FaultBudget {
@@ -332,6 +335,10 @@ impl ModelArgs {
                 lost_replies: self.lost_replies,
             },
             fencing: self.fencing,
+            producers: self
+                .producers
+                .unwrap_or_else(|| models::model::default_producers(&recipe, clients)),
+            recipe,
             policy,
         };
         cfg.validate().map_err(UsageError)?;

@@ -3,6 +3,7 @@
 use super::{writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::properties::PropertyName;
+use models::recipe::App;
 use serde::Serialize;
 use sim::engine::{simulate_traced, Metrics, Outcome, RunEnd, TraceOptions, Violation};
 use sim::hunt::{hunt as hunt_seeds, merge, parse_range, parse_shard, shrink, HuntResult, SeedSet};
@@ -35,11 +36,20 @@ struct RunJson<'a> {
 
 fn describe_settings(s: &Scenario, seed: u64) {
     let t = &s.timing;
+    let clients = if s.recipe.app() == App::Queue {
+        format!(
+            "{} clients ({} producing, {} consuming)",
+            s.clients,
+            s.producers,
+            s.clients - s.producers
+        )
+    } else {
+        format!("{} clients", s.clients)
+    };
     println!(
-        "lockstep run {}: {}, {} clients, {} round{}, seed {seed}, fencing {}, {} policy",
+        "lockstep run {}: {}, {clients}, {} round{}, seed {seed}, fencing {}, {} policy",
         s.name,
         s.recipe,
-        s.clients,
         s.rounds,
         if s.rounds == 1 { "" } else { "s" },
         if s.fencing { "on" } else { "off" },
@@ -103,11 +113,13 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     let requests: u64 = m.store_requests.values().sum();
     // Hand-offs are the lock's and the election's; a barrier has none.
     let hands_off = PropertyName::of(s.recipe.app()).contains(&PropertyName::HandOff);
+    let taken = match s.recipe.app() {
+        App::Lock | App::Election => "acquisitions",
+        App::Barrier => "passes",
+        App::Queue => "items taken",
+    };
     let mut rows = vec![
-        vec![
-            if hands_off { "acquisitions" } else { "passes" }.to_string(),
-            m.acquisitions.to_string(),
-        ],
+        vec![taken.to_string(), m.acquisitions.to_string()],
         vec!["notifications".to_string(), m.notifications.to_string()],
         vec!["store requests".to_string(), requests.to_string()],
     ];

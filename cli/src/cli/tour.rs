@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 17] = [
+pub const SHIPPED: [(&str, &str); 19] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -87,6 +87,14 @@ pub const SHIPPED: [(&str, &str); 17] = [
         "barrier-last-entrant-crash",
         include_str!("../../../scenarios/barrier-last-entrant-crash.toml"),
     ),
+    (
+        "queue-lost-delete-reply",
+        include_str!("../../../scenarios/queue-lost-delete-reply.toml"),
+    ),
+    (
+        "queue-consumer-crash",
+        include_str!("../../../scenarios/queue-consumer-crash.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -95,7 +103,7 @@ pub const SHIPPED: [(&str, &str); 17] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 9] = [
+const CHECK_EXPECT: [(&str, &[&str]); 10] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -106,6 +114,9 @@ const CHECK_EXPECT: [(&str, &[&str]); 9] = [
     ("etcd-election", &[]),
     // A member that crashes leaves the group forever incomplete.
     ("zk-barrier", &["all_pass"]),
+    // A consumer that crashes between its delete and its processing loses
+    // the item.
+    ("zk-fifo-queue", &["no_lost_item"]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws.
@@ -578,6 +589,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
             App::Lock => "who believes it holds the lock",
             App::Election => "who believes it leads",
             App::Barrier => "who has passed the barrier",
+            App::Queue => "who is processing an item",
         };
         let title = format!("{name} (seed {}): {who}", s.seed);
         std::fs::write(out.join(&page), sim::html::timeline_page(&title, &o.trace))

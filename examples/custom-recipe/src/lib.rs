@@ -78,6 +78,7 @@ fn create() -> Request {
         path: ZPath::Lock,
         ephemeral: true,
         sequential: false,
+        data: 0,
     }
 }
 
@@ -236,6 +237,7 @@ mod tests {
             czxid: 7,
             mzxid: 7,
             ephemeral_owner: Some(owner),
+            data: 0,
         }))
     }
 

@@ -3,7 +3,7 @@
 
 use super::LockModel;
 use crate::client::{Client, ClientTiming, Policy};
-use crate::recipe::RecipeRef;
+use crate::recipe::{App, RecipeRef};
 use crate::resource::Resource;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,39 @@ use std::time::Duration;
 /// The smallest and largest client counts the model checker supports.
 pub const MIN_CLIENTS: u8 = 2;
 pub const MAX_CLIENTS: u8 = 4;
+
+/// A queue's producers when none are given: half the clients (at least
+/// one); 0 for every other application.
+pub fn default_producers(recipe: &RecipeRef, clients: u8) -> u8 {
+    if recipe.app() == App::Queue {
+        (clients / 2).max(1)
+    } else {
+        0
+    }
+}
+
+/// Checks a queue's split into producers and consumers: at least one of
+/// each; and no producers for any other application. The error names the
+/// setting.
+pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u16) -> Result<(), String> {
+    match recipe.app() {
+        App::Queue if producers == 0 || producers >= clients => Err(format!(
+            "{recipe} is a queue: producers must be at least 1 and fewer than the clients \
+             ({clients}), so that someone consumes (got {producers})"
+        )),
+        App::Queue => Ok(()),
+        App::Lock | App::Election | App::Barrier if producers != 0 => Err(format!(
+            "producers are for queue recipes; {recipe} is a{} {} recipe",
+            if recipe.app() == App::Election {
+                "n"
+            } else {
+                ""
+            },
+            recipe.app()
+        )),
+        App::Lock | App::Election | App::Barrier => Ok(()),
+    }
+}
 
 /// How many faults of each kind a run may inject.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -32,18 +65,28 @@ pub struct LockModelCfg {
     pub faults: FaultBudget,
     pub fencing: bool,
     pub policy: Policy,
+    /// A queue: how many of the clients produce (the first ones); the
+    /// others consume. 0 for every other application.
+    pub producers: u8,
 }
 
 impl LockModelCfg {
     pub fn new(recipe: RecipeRef, clients: u8) -> Self {
         LockModelCfg {
-            recipe,
             clients,
             rounds: 1,
             faults: FaultBudget::default(),
             fencing: false,
             policy: Policy::Naive,
+            producers: default_producers(&recipe, clients),
+            recipe,
         }
+    }
+
+    /// Whether every client runs the same program, so that symmetry
+    /// reduction may swap them: not a queue's producers and consumers.
+    pub fn clients_interchangeable(&self) -> bool {
+        self.recipe.app() != App::Queue
     }
 
     /// Checks the configuration; the error names the offending setting.
@@ -61,6 +104,7 @@ impl LockModelCfg {
                 self.rounds
             ));
         }
+        check_producers(&self.recipe, self.clients.into(), self.producers.into())?;
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(format!(
                 "{} is a barrier, which its group passes once: rounds must be 1 (got {})",
@@ -96,6 +140,7 @@ impl LockModelCfg {
                 rounds: self.rounds,
                 policy: self.policy,
                 timing,
+                producers: self.producers.into(),
             },
             cfg: self,
         }
@@ -114,6 +159,14 @@ impl fmt::Display for LockModelCfg {
             self.policy,
             if self.fencing { "on" } else { "off" }
         )?;
+        if self.recipe.app() == App::Queue {
+            write!(
+                f,
+                " ({} producing, {} consuming)",
+                self.producers,
+                self.clients.saturating_sub(self.producers)
+            )?;
+        }
         let b = self.faults;
         let faults: Vec<String> = [
             (b.crashes, "crash"),

@@ -24,14 +24,17 @@ mod state;
 mod time;
 pub mod view;
 
-pub use config::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
+pub use config::{
+    check_producers, default_producers, FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
+};
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
 use crate::client::{Client, ClientState, Connection, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
-    is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
+    is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
+    PropertyName,
 };
 use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
@@ -159,6 +162,7 @@ impl LockModel {
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
         let before = state.store.header();
+        let removed_before = state.store.items_removed();
         let mut out = Out::new();
         let mut cow = Cow::Borrowed(&*state.store);
         f(&mut cow, &mut out);
@@ -166,6 +170,9 @@ impl LockModel {
             state.store = Arc::new(s);
         }
         let n = self.apply_out(state, store_id(), out);
+        for obs in observe_store(removed_before, &state.store) {
+            observe(state, obs);
+        }
         if release && state.store.header() != before {
             observe(
                 state,
@@ -184,14 +191,14 @@ impl LockModel {
     ) {
         let mut out = Out::new();
         let slot = &state.clients[c as usize];
-        let was_holding = slot.state.holds_lock();
+        let before = slot.state.marks();
         let mut cow = Cow::Borrowed(&slot.state);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
             state.slot_mut(c).state = s;
         }
         self.apply_out(state, client_id(c), out);
-        if let Some(obs) = observe_client(c, was_holding, &state.clients[c as usize].state) {
+        if let Some(obs) = observe_client(c, before, &state.clients[c as usize].state) {
             observe(state, obs);
         }
     }
@@ -208,7 +215,7 @@ impl Model for LockModel {
             resource: ResourceState::default(),
             clients: Vec::new(),
             budget: self.cfg.faults,
-            monitors: Arc::new(Monitors::new(self.cfg.recipe.app())),
+            monitors: Arc::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
@@ -366,10 +373,8 @@ impl Model for LockModel {
             }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
-                if state.clients[c as usize].state.holds_lock() {
-                    // A crashed process believes nothing any more.
-                    observe(&mut state, Observation::Released { client: c });
-                }
+                // A crashed process believes nothing any more.
+                observe(&mut state, Observation::Crashed { client: c });
                 let slot = state.slot_mut(c);
                 slot.status = Status::Crashed;
                 slot.partitioned = false;
@@ -499,7 +504,15 @@ impl Model for LockModel {
                 P::LeaderExclusion => Some(Property::always(p.name(), read!(P::LeaderExclusion))),
                 P::HandOff => Some(Property::sometimes(p.name(), read!(P::HandOff))),
                 P::NoEarlyPass => Some(Property::always(p.name(), read!(P::NoEarlyPass))),
-                P::Progress | P::FollowersAgree | P::LeaderElected | P::AllPass => None,
+                P::NoEarlyLeave => Some(Property::always(p.name(), read!(P::NoEarlyLeave))),
+                P::NoLostItem => Some(Property::always(p.name(), read!(P::NoLostItem))),
+                P::NoDuplicateItem => Some(Property::always(p.name(), read!(P::NoDuplicateItem))),
+                P::FifoOrder => Some(Property::always(p.name(), read!(P::FifoOrder))),
+                P::Progress
+                | P::FollowersAgree
+                | P::LeaderElected
+                | P::AllPass
+                | P::QueueDrains => None,
             })
             .collect()
     }
@@ -523,6 +536,7 @@ impl LockModel {
                         Some((p, |_, s| s.all_live_done() || s.holders().next().is_some()))
                     }
                     PropertyName::FollowersAgree => Some((p, LockModel::followers_agree)),
+                    PropertyName::QueueDrains => Some((p, LockModel::queue_drained)),
                     PropertyName::MutualExclusion
                     | PropertyName::ResourceExclusion
                     | PropertyName::HerdBound
@@ -532,10 +546,28 @@ impl LockModel {
                     | PropertyName::SingleLeader
                     | PropertyName::ElectedWithKey
                     | PropertyName::LeaderExclusion
-                    | PropertyName::NoEarlyPass => None,
+                    | PropertyName::NoEarlyPass
+                    | PropertyName::NoEarlyLeave
+                    | PropertyName::NoLostItem
+                    | PropertyName::NoDuplicateItem
+                    | PropertyName::FifoOrder => None,
                 }
             })
             .collect()
+    }
+
+    /// A queue has drained: every live producer finished, no element is
+    /// left in the store, and no live consumer is still processing an item.
+    pub fn queue_drained(&self, state: &LockState) -> bool {
+        state.store.zk.children().next().is_none()
+            && state.clients.iter().enumerate().all(|(c, s)| {
+                !s.is_live()
+                    || if self.client.produces(c as ClientIdx) {
+                        s.state.phase == Phase::Done
+                    } else {
+                        !s.state.holds_lock()
+                    }
+            })
     }
 
     /// Every live follower (a client still campaigning) has seen the current

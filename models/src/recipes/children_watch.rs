@@ -102,6 +102,7 @@ fn acquire() -> (State, Request) {
         path: ZPath::Child(Child { guid: None, seq: 0 }),
         ephemeral: true,
         sequential: true,
+        data: 0,
     };
     (State::Creating, create)
 }

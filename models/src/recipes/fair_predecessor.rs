@@ -221,6 +221,7 @@ fn create(opts: Options, session: SessionId) -> Request {
         }),
         ephemeral: true,
         sequential: true,
+        data: 0,
     }
 }
 

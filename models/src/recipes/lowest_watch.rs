@@ -68,6 +68,7 @@ fn create() -> Request {
         path: ZPath::Child(Child { guid: None, seq: 0 }),
         ephemeral: true,
         sequential: true,
+        data: 0,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod lowest_watch;
 pub mod unfair_create;
 pub mod zk_barrier;
 pub mod zk_fair_election;
+pub mod zk_fifo_queue;
 pub mod zk_unfair_election;
 
 use crate::recipe::RecipeRef;
@@ -51,6 +52,7 @@ pub const REGISTRY: &[Registered] = &[
     zk_fair_election::REGISTERED,
     etcd_election::REGISTERED,
     zk_barrier::REGISTERED,
+    zk_fifo_queue::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

@@ -92,6 +92,7 @@ fn create() -> Request {
         path: ZPath::Lock,
         ephemeral: true,
         sequential: false,
+        data: 0,
     }
 }
 

@@ -102,6 +102,7 @@ fn enter(session: SessionId) -> Request {
         }),
         ephemeral: true,
         sequential: true,
+        data: 0,
     }
 }
 
@@ -124,6 +125,7 @@ fn start() -> Request {
         path: ZPath::Ready,
         ephemeral: false,
         sequential: false,
+        data: 0,
     }
 }
 

@@ -374,6 +374,7 @@ fn create(session: SessionId) -> Request {
         }),
         ephemeral: true,
         sequential: true,
+        data: 0,
     }
 }
 

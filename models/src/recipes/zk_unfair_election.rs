@@ -178,6 +178,7 @@ fn create_leader() -> Request {
         path: ZPath::Lock,
         ephemeral: true,
         sequential: false,
+        data: 0,
     }
 }
 

@@ -9,7 +9,7 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, SessionId, ZPath};
+use crate::ids::{client_id, client_of, Child, SessionId, ZPath};
 use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,8 @@ pub struct Store {
     /// A barrier of this many members: the store keeps the ghost
     /// [`Members`].
     pub barrier_group: Option<u16>,
+    /// A queue: the store keeps the ghost [`QueueLedger`].
+    pub queue: bool,
     /// Tell the owner at once when its session expires. ZooKeeper does: the
     /// server closes the connection and the client's reconnect is answered
     /// SESSION_EXPIRED before anything else. etcd does not: a client learns
@@ -49,6 +51,7 @@ impl Store {
                 crate::recipe::Face::Etcd => false,
             },
             barrier_group: None,
+            queue: false,
         }
     }
 
@@ -59,6 +62,7 @@ impl Store {
             group,
             entered: Vec::new(),
         });
+        st.queue = self.queue.then(QueueLedger::default);
         st
     }
 
@@ -70,6 +74,7 @@ impl Store {
     ) -> Self {
         Store {
             barrier_group: (recipe.app() == crate::recipe::App::Barrier).then_some(clients),
+            queue: recipe.app() == crate::recipe::App::Queue,
             ..Store::for_face(recipe.face(), session_timeout, recipe.setup().lock_dir)
         }
     }
@@ -92,6 +97,24 @@ pub struct StoreState {
     /// order. The mark on what the store sends is then "every member had
     /// entered". `None` for the other applications.
     pub barrier: Option<Members>,
+    /// Ghost, for a queue: who removed which item, and whether the element
+    /// the last request named was the queue's head. `None` for the other
+    /// applications.
+    pub queue: Option<QueueLedger>,
+}
+
+/// A queue's items as the store has seen them leave.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct QueueLedger {
+    /// Every element deleted so far, in order: its item and the client
+    /// whose request deleted it (`no_lost_item` holds the remover to
+    /// processing it).
+    pub removed: Vec<(u64, crate::ids::ClientIdx)>,
+    /// The mark on the reply to the last request: false when it named an
+    /// element that was not the queue's head — the lowest element no other
+    /// session has taken a lock on (`fifo_order`). True for requests that
+    /// name no element.
+    pub named_head: bool,
 }
 
 /// A barrier's members as the store has seen them.
@@ -147,6 +170,7 @@ impl StoreState {
             etcd: EtcdKv::default(),
             first_in_line: None,
             barrier: None,
+            queue: None,
         }
     }
 
@@ -156,6 +180,9 @@ impl StoreState {
         if let Some(b) = &self.barrier {
             return b.complete();
         }
+        if let Some(q) = &self.queue {
+            return q.named_head;
+        }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
     }
 
@@ -164,6 +191,10 @@ impl StoreState {
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
         if let Some(b) = &self.barrier {
             return b.complete();
+        }
+        // A queue's consumers decide on replies, never on events.
+        if self.queue.is_some() {
+            return true;
         }
         self.first_in_line
             .and_then(FirstInLine::owner)
@@ -203,6 +234,39 @@ impl StoreState {
                     .map(|kv| FirstInLine::Key(kv.key, kv.lease)),
             },
         };
+    }
+
+    /// How many queue elements have been deleted so far (0 for the other
+    /// applications): the engines feed the monitors what a step adds.
+    pub fn items_removed(&self) -> usize {
+        self.queue.as_ref().map_or(0, |q| q.removed.len())
+    }
+
+    /// Whether `req` of session `s` names no queue element, or the queue's
+    /// head: the lowest element on which no other session holds a lock
+    /// (`/taken/<element>`).
+    fn names_queue_head(&self, s: SessionId, req: &Request) -> bool {
+        let element = match req {
+            Request::GetData {
+                path: ZPath::Child(c),
+                ..
+            }
+            | Request::Delete {
+                path: ZPath::Child(c),
+            } => *c,
+            _ => return true,
+        };
+        let taken_by_other = |c: Child| {
+            self.zk
+                .node(ZPath::Taken(c))
+                .is_some_and(|n| n.ephemeral_owner != Some(s))
+        };
+        let head = self
+            .zk
+            .children()
+            .filter(|c| !taken_by_other(*c))
+            .min_by_key(|c| c.seq);
+        head.is_none_or(|h| h == element)
     }
 
     /// The last transaction id, as reply headers carry it. Each store serves
@@ -261,6 +325,17 @@ impl StoreState {
             return Vec::new();
         }
         self.sessions[i].1 = false;
+        // Queue elements that go with the session (only a recipe that
+        // enqueues ephemeral elements has any) leave the queue too.
+        if let Some(q) = &mut self.queue {
+            for (path, node) in &self.zk.nodes {
+                if let (ZPath::Child(_), Some(owner)) = (path, node.ephemeral_owner) {
+                    if owner == s {
+                        q.removed.push((node.data, s.client));
+                    }
+                }
+            }
+        }
         let mut out = Vec::new();
         let mut zk_fired = Vec::new();
         self.zk.end_session(s, end, &mut zk_fired);
@@ -276,6 +351,12 @@ impl StoreState {
     /// notifications it fires, in order.
     pub fn apply(&mut self, s: SessionId, req: &Request) -> (Reply, Vec<(SessionId, WatchEvent)>) {
         let mut out = Vec::new();
+        if self.queue.is_some() {
+            let named_head = self.names_queue_head(s, req);
+            if let Some(q) = &mut self.queue {
+                q.named_head = named_head;
+            }
+        }
         let reply = match req {
             Request::Connect => {
                 if self.open_session(s) || self.is_alive(s) {
@@ -298,10 +379,11 @@ impl StoreState {
                 path,
                 ephemeral,
                 sequential,
+                data,
             } => {
                 let mut fired = Vec::new();
                 let owner = ephemeral.then_some(s);
-                let r = self.zk.create(*path, owner, *sequential, &mut fired);
+                let r = self.zk.create(*path, owner, *sequential, *data, &mut fired);
                 if let (Some(b), Ok((ZPath::Child(_), _))) = (&mut self.barrier, &r) {
                     if let Err(at) = b.entered.binary_search(&s.client) {
                         b.entered.insert(at, s.client);
@@ -315,7 +397,13 @@ impl StoreState {
             }
             Request::Delete { path } => {
                 let mut fired = Vec::new();
+                let item = self.zk.node(*path).map(|n| n.data);
                 let r = self.zk.delete(*path, &mut fired);
+                if let (Some(q), Ok(()), Some(item), ZPath::Child(_)) =
+                    (&mut self.queue, &r, item, path)
+                {
+                    q.removed.push((item, s.client));
+                }
                 zk_notifications(fired, &mut out);
                 match r {
                     Ok(()) => Reply::Deleted,

@@ -21,6 +21,7 @@ pub struct Znode {
     pub czxid: u64,
     pub mzxid: u64,
     pub ephemeral_owner: Option<SessionId>,
+    pub data: u64,
 }
 
 /// The znode tree under the root: `/lock` and its children.
@@ -76,6 +77,7 @@ impl ZkTree {
                     czxid: 1,
                     mzxid: 1,
                     ephemeral_owner: None,
+                    data: 0,
                 },
             ));
         }
@@ -92,7 +94,7 @@ impl ZkTree {
     pub fn children(&self) -> impl Iterator<Item = Child> + '_ {
         self.nodes.iter().filter_map(|(p, _)| match p {
             ZPath::Child(c) => Some(*c),
-            ZPath::Lock | ZPath::Ready => None,
+            ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => None,
         })
     }
 
@@ -101,6 +103,7 @@ impl ZkTree {
             czxid: n.czxid,
             mzxid: n.mzxid,
             ephemeral_owner: n.ephemeral_owner,
+            data: n.data,
         })
     }
 
@@ -111,6 +114,7 @@ impl ZkTree {
         path: ZPath,
         ephemeral_owner: Option<SessionId>,
         sequential: bool,
+        data: u64,
         fired: &mut Vec<Fired>,
     ) -> Result<(ZPath, u64), ZkError> {
         if let Some(parent) = path.parent() {
@@ -139,6 +143,7 @@ impl ZkTree {
                     czxid: zxid,
                     mzxid: zxid,
                     ephemeral_owner,
+                    data,
                 },
             ),
         );

@@ -39,13 +39,14 @@ pub use recorder::TraceOptions;
 use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use crate::trace::{MsgKind, Party, TraceEvent};
-use models::client::{Client, ClientState, ClientStorage, Connection, Phase};
+use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use models::msg::{Msg, Timer};
 use models::properties::{
-    is_release, observe_client, observe_resource, Monitors, Observation, PropertyName,
+    is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
+    PropertyName,
 };
-use models::recipe::Face;
+use models::recipe::{App, Face};
 use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
@@ -85,6 +86,8 @@ struct ClientRt {
     finished: bool,
     /// The connection state last traced.
     connection: Connection,
+    /// The barrier leave last observed (see [`ClientState::left`]).
+    left: Option<bool>,
 }
 
 impl ClientRt {
@@ -172,6 +175,7 @@ impl<'a> Sim<'a> {
                 rounds: scenario.rounds,
                 policy: scenario.policy,
                 timing: scenario.client_timing(),
+                producers: scenario.producers,
             },
             clients: Vec::new(),
             link_clock: BTreeMap::new(),
@@ -184,7 +188,7 @@ impl<'a> Sim<'a> {
                     fired: false,
                 })
                 .collect(),
-            monitors: Monitors::new(scenario.recipe.app()),
+            monitors: Monitors::new(scenario.recipe.app(), scenario.producers),
             holders: Vec::new(),
             last_release_us: None,
             handoffs: Vec::new(),
@@ -227,6 +231,7 @@ impl<'a> Sim<'a> {
                 acquire_started_us: None,
                 finished: false,
                 connection: Connection::Connected,
+                left: None,
             });
             sim.unfinished += 1;
             sim.start_client(c);
@@ -369,8 +374,11 @@ impl<'a> Sim<'a> {
     /// mutual-exclusion check.
     /// Keeps the count of unfinished clients right after client `c` changed.
     fn refresh_finished(&mut self, c: ClientIdx) {
+        // A queue's consumer runs for as long as there is anything to take:
+        // waiting on an empty queue, it has nothing left to do.
+        let consumer = self.client.recipe.app() == App::Queue && !self.client.produces(c);
         let rt = &mut self.clients[c as usize];
-        let finished = rt.is_finished();
+        let finished = rt.is_finished() || (consumer && rt.state.is_waiting());
         if finished != rt.finished {
             rt.finished = finished;
             if finished {
@@ -399,9 +407,13 @@ impl<'a> Sim<'a> {
         if rt.state.phase == Phase::Acquiring && rt.acquire_started_us.is_none() {
             rt.acquire_started_us = Some(now);
         }
-        let was_holding = self.holders.contains(&c);
+        let before = Marks {
+            holding: self.holders.contains(&c),
+            left: rt.left,
+        };
+        rt.left = rt.state.left;
         let rt = &self.clients[c as usize];
-        let Some(obs) = observe_client(c, was_holding, &rt.state) else {
+        let Some(obs) = observe_client(c, before, &rt.state) else {
             return;
         };
         match obs {
@@ -424,9 +436,12 @@ impl<'a> Sim<'a> {
                 );
             }
             Observation::Released { .. } => self.released(c),
+            Observation::Left { .. } => {}
             Observation::WriteAccepted { .. }
             | Observation::WriteRejected { .. }
-            | Observation::ReleaseStep { .. } => {}
+            | Observation::ReleaseStep { .. }
+            | Observation::Crashed { .. }
+            | Observation::Dequeued { .. } => {}
         }
         self.observe(obs);
     }
@@ -441,6 +456,13 @@ impl<'a> Sim<'a> {
             rt.acquire_started_us = None;
         }
         trace!(self, TraceEvent::Release { client: c });
+    }
+
+    /// Feeds the monitors what the store's last step removed from a queue.
+    fn observe_store(&mut self, removed_before: usize) {
+        for obs in observe_store(removed_before, &self.store_state) {
+            self.observe(obs);
+        }
     }
 
     /// A release step sent `n` notifications.
@@ -492,11 +514,13 @@ impl<'a> Sim<'a> {
             }
             let release = is_release(&msg);
             let before = self.store_state.header();
+            let removed_before = self.store_state.items_removed();
             let mut out = Out::new();
             let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
             self.store.on_msg(store_id(), &mut cow, from, msg, &mut out);
             self.store_state = cow.into_owned();
             let n = self.apply_store_out(out);
+            self.observe_store(removed_before);
             // A release step that changed the store.
             if release && self.store_state.header() != before {
                 self.release_step(n);
@@ -566,8 +590,8 @@ impl<'a> Sim<'a> {
                 // A crashed process believes nothing any more.
                 if self.holders.contains(&c) {
                     self.released(c);
-                    self.observe(Observation::Released { client: c });
                 }
+                self.observe(Observation::Crashed { client: c });
                 self.refresh_finished(c);
                 true
             }
@@ -757,8 +781,11 @@ impl<'a> Sim<'a> {
             .unwrap_or(0)
     }
 
+    /// Every live client finished; for a queue, the queue is empty too.
     fn all_live_done(&self) -> bool {
         self.unfinished == 0
+            && (self.client.recipe.app() != App::Queue
+                || self.store_state.zk.children().next().is_none())
     }
 
     /// Runs to the end: every live client finished (and no fault is still
@@ -894,12 +921,14 @@ impl<'a> Sim<'a> {
                             }
                         }
                         let before = self.store_state.header();
+                        let removed_before = self.store_state.items_removed();
                         let mut out = Out::new();
                         let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
                         self.store
                             .on_timeout(store_id(), &mut cow, &timer, &mut out);
                         self.store_state = cow.into_owned();
                         let n = self.apply_store_out(out);
+                        self.observe_store(removed_before);
                         // An expiry that deleted a node or key releases it.
                         if self.store_state.header() != before {
                             self.release_step(n);
@@ -923,14 +952,26 @@ impl<'a> Sim<'a> {
             RunEnd::Stuck { .. } | RunEnd::EventLimit { .. } => false,
         };
         if !self.all_live_done() && had_their_time {
-            let stuck: Vec<ClientIdx> = self
-                .clients
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.status != Status::Crashed && c.state.phase != Phase::Done)
-                .map(|(i, _)| i as ClientIdx)
+            let live = |c: &&ClientRt| c.status != Status::Crashed;
+            let mut stuck: Vec<ClientIdx> = (0..self.clients.len())
+                .filter(|&i| live(&&self.clients[i]) && !self.clients[i].finished)
+                .map(|i| i as ClientIdx)
                 .collect();
+            // A queue left full while every consumer waits: they all are.
+            if stuck.is_empty() {
+                stuck = (0..self.clients.len())
+                    .filter(|&i| live(&&self.clients[i]))
+                    .map(|i| i as ClientIdx)
+                    .collect();
+            }
             self.violation(progress_of(self.client.recipe.app()), stuck);
+        }
+        // Nothing is left to happen: an item taken out and still owed will
+        // never be processed.
+        if end == RunEnd::Finished {
+            for breach in self.monitors.at_end() {
+                self.violation(breach.property, breach.clients);
+            }
         }
         self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
         self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
