@@ -56,6 +56,7 @@ fn recipes_lists_the_registry_with_variants() {
             "zk-fair-election",
             "etcd-election",
             "zk-barrier",
+            "zk-double-barrier",
             "zk-fifo-queue"
         ]
     );

@@ -27,7 +27,9 @@ pub enum PropertyName {
     /// acquisition, blocks in the order the store decided the acquisitions.
     ResourceExclusion,
     /// Always: a release (a delete, a session close or expiry) delivers at
-    /// most one notification.
+    /// most one notification. For a barrier, where a wake-up that can
+    /// proceed is no herd: a store change wakes at most one member that
+    /// cannot (whose message's mark says the group is not ready for it).
     HerdBound,
     /// Always: the store reply a client decides to hold on was sent while
     /// that client's live session owned the lock entry first in line.
@@ -142,7 +144,7 @@ impl PropertyName {
                 P::LeaderElected,
                 P::FollowersAgree,
             ],
-            App::Barrier => &[P::NoEarlyPass, P::NoEarlyLeave, P::AllPass],
+            App::Barrier => &[P::NoEarlyPass, P::NoEarlyLeave, P::HerdBound, P::AllPass],
             App::Queue => &[
                 P::NoLostItem,
                 P::NoDuplicateItem,
@@ -273,6 +275,9 @@ pub enum Observation {
     /// A release step — a delete, a session close or an expiry that removed
     /// something — and the notifications it sent to live clients.
     ReleaseStep { notifications: u32 },
+    /// A store step sent notifications, `futile` of them with a mark that
+    /// says the recipient cannot proceed on them (a barrier's herd).
+    Woke { futile: u32 },
     /// A client crashed: it believes nothing any more, and what it had
     /// taken out of a queue and not processed is lost.
     Crashed { client: ClientIdx },
@@ -550,6 +555,17 @@ impl Monitors {
                     });
                 }
             }
+            Observation::Woke { futile } if self.app == App::Barrier => {
+                if futile > 1 && self.widest_wakeup <= 1 {
+                    breaches.push(Breach {
+                        property: PropertyName::HerdBound,
+                        clients: Vec::new(),
+                    });
+                }
+                self.widest_wakeup = self.widest_wakeup.max(futile.min(2) as u8);
+            }
+            Observation::Woke { .. } => {}
+            Observation::ReleaseStep { .. } if self.app == App::Barrier => {}
             Observation::ReleaseStep { notifications } => {
                 if notifications > 1 && self.widest_wakeup <= 1 {
                     breaches.push(Breach {

@@ -48,10 +48,26 @@ impl Relabel for StoreState {
         }
         self.sessions.sort();
         if let Some(b) = &mut self.barrier {
-            for c in &mut b.entered {
-                c.relabel(p);
+            let crate::store::Members {
+                group: _,
+                entered,
+                leaving,
+            } = b;
+            for members in [entered, leaving] {
+                for c in members.iter_mut() {
+                    c.relabel(p);
+                }
+                members.sort_unstable();
             }
-            b.entered.sort_unstable();
+        }
+        if let Some(q) = &mut self.queue {
+            let crate::store::QueueLedger {
+                removed,
+                named_head: _,
+            } = q;
+            for (_, by) in removed {
+                by.relabel(p);
+            }
         }
         let zk = &mut self.zk;
         for (path, node) in &mut zk.nodes {

@@ -188,7 +188,8 @@ pub async fn run_client(
                 | Observation::ReleaseStep { .. }
                 | Observation::Crashed { .. }
                 | Observation::Dequeued { .. }
-                | Observation::Left { .. } => {}
+                | Observation::Left { .. }
+                | Observation::Woke { .. } => {}
             }
             shared.observe(obs);
             before = state.marks();

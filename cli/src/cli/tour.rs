@@ -103,7 +103,7 @@ pub const SHIPPED: [(&str, &str); 19] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 10] = [
+const CHECK_EXPECT: [(&str, &[&str]); 11] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -114,6 +114,7 @@ const CHECK_EXPECT: [(&str, &[&str]); 10] = [
     ("etcd-election", &[]),
     // A member that crashes leaves the group forever incomplete.
     ("zk-barrier", &["all_pass"]),
+    ("zk-double-barrier", &["all_pass"]),
     // A consumer that crashes between its delete and its processing loses
     // the item.
     ("zk-fifo-queue", &["no_lost_item"]),

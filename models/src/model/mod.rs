@@ -105,12 +105,14 @@ impl LockModel {
     }
 
     /// Applies an actor's output commands: sends go onto links, timers into
-    /// the sender's timer set. Returns the notifications sent.
-    fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> u8
+    /// the sender's timer set. Returns the notifications sent, and how many
+    /// of them were marked as ones their recipient cannot proceed on.
+    fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> (u8, u8)
     where
         A: Actor<Msg = Msg, Timer = Timer>,
     {
         let mut notifications = 0u8;
+        let mut futile = 0u8;
         for cmd in out {
             match cmd {
                 Command::Send(dst, msg) => {
@@ -121,8 +123,9 @@ impl LockModel {
                             // dropped the connection's watches: nothing is sent.
                             continue;
                         }
-                        if matches!(msg, Msg::Notify { .. }) {
+                        if let Msg::Notify { owns_first, .. } = msg {
                             notifications = notifications.saturating_add(1);
+                            futile = futile.saturating_add(u8::from(!owns_first));
                         }
                         if from == store_id() {
                             slot.from_store.push(msg);
@@ -143,7 +146,7 @@ impl LockModel {
                 Command::ChooseRandom(..) | Command::Save(_) => {}
             }
         }
-        notifications
+        (notifications, futile)
     }
 
     fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
@@ -169,9 +172,17 @@ impl LockModel {
         if let Cow::Owned(s) = cow {
             state.store = Arc::new(s);
         }
-        let n = self.apply_out(state, store_id(), out);
+        let (n, futile) = self.apply_out(state, store_id(), out);
         for obs in observe_store(removed_before, &state.store) {
             observe(state, obs);
+        }
+        if n > 0 {
+            observe(
+                state,
+                Observation::Woke {
+                    futile: futile.into(),
+                },
+            );
         }
         if release && state.store.header() != before {
             observe(

@@ -12,6 +12,7 @@ pub mod fair_predecessor;
 pub mod lowest_watch;
 pub mod unfair_create;
 pub mod zk_barrier;
+pub mod zk_double_barrier;
 pub mod zk_fair_election;
 pub mod zk_fifo_queue;
 pub mod zk_unfair_election;
@@ -52,6 +53,7 @@ pub const REGISTRY: &[Registered] = &[
     zk_fair_election::REGISTERED,
     etcd_election::REGISTERED,
     zk_barrier::REGISTERED,
+    zk_double_barrier::REGISTERED,
     zk_fifo_queue::REGISTERED,
 ];
 

@@ -26,10 +26,15 @@
 //! for each child in order, `create(/taken/<child>, ephemeral)` (NodeExists:
 //! another consumer has it, next child); `getData(child)` (NoNode: gone,
 //! drop the lock, next child); process the item; then delete the item and
-//! the lock (Curator's transaction of two deletes is two requests here;
-//! the item goes first, so nobody can take it in between). A consumer that
-//! dies while processing leaves the item in the queue for another: it is
-//! processed twice.
+//! its lock (`processWithLockSafety`; Curator's delete and its `finally`
+//! are two requests here, the item first, so nobody can take it in
+//! between). A pass over a listing that took nothing waits until the queue
+//! changes from what it listed (Curator's `ChildrenCache` and
+//! `blockingNextGetData`); nothing watches `/taken`, so an item whose
+//! holder died waits for the queue's next change. A consumer that dies
+//! while processing leaves the item for another: it is processed twice.
+//! Curator works through a whole listing before it lists again; here a
+//! consumer lists again after each item it took (one item a round).
 
 use super::{Registered, Variant};
 use crate::ids::{Child, SessionId, ZPath};
@@ -89,30 +94,19 @@ pub enum State {
     Enqueued {
         item: u64,
     },
-    /// `getChildren(/lock, watch)` in flight.
-    Listing,
-    /// The queue was empty: waiting for the watch.
+    /// `getChildren(/lock, watch)` in flight. Lock-safe, after a pass over
+    /// `unchanged_from` that took nothing: if the queue still holds just
+    /// that, wait for it to change (Curator's `blockingNextGetData`).
+    Listing {
+        unchanged_from: Option<Vec<Child>>,
+    },
+    /// Waiting for the watch: the queue was empty (or, lock-safe, unchanged).
     Waiting,
-    /// `create(/taken/<head>, ephemeral)` in flight (lock-safe).
-    Locking {
-        head: Child,
-        rest: Vec<Child>,
-    },
-    /// `getData(head)` in flight.
-    Reading {
-        head: Child,
-        rest: Vec<Child>,
-    },
-    /// `delete(head)` in flight; `item` is what `getData` read.
-    Deleting {
-        head: Child,
-        item: u64,
-        rest: Vec<Child>,
-    },
-    /// `delete(/taken/<head>)` in flight after `head` was gone (lock-safe).
-    Unlocking {
-        head: Child,
-        rest: Vec<Child>,
+    /// Working through `listing` (in sequence order), at `listing[at]`:
+    Taking {
+        listing: Vec<Child>,
+        at: usize,
+        step: TakeStep,
     },
     /// The item is the consumer's: being processed.
     Took {
@@ -126,18 +120,26 @@ pub enum State {
     },
 }
 
+/// Where a consumer is with the element it is trying to take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TakeStep {
+    /// `create(/taken/<element>, ephemeral)` in flight (lock-safe).
+    Locking,
+    /// `getData(element)` in flight.
+    Reading,
+    /// `delete(element)` in flight; `item` is what `getData` read.
+    Deleting { item: u64 },
+    /// `delete(/taken/<element>)` in flight: the element was gone (lock-safe).
+    Unlocking,
+}
+
 impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            State::Locking { head, rest }
-            | State::Reading { head, rest }
-            | State::Deleting { head, rest, .. }
-            | State::Unlocking { head, rest } => {
-                head.relabel(p);
-                rest.relabel(p);
-            }
+            State::Listing { unchanged_from } => unchanged_from.relabel(p),
+            State::Taking { listing, .. } => listing.relabel(p),
             State::Took { head, .. } | State::DeletingLock { head } => head.relabel(p),
-            State::Enqueuing { .. } | State::Enqueued { .. } | State::Listing | State::Waiting => {}
+            State::Enqueuing { .. } | State::Enqueued { .. } | State::Waiting => {}
         }
     }
 }
@@ -187,37 +189,59 @@ fn unlock(head: Child) -> Request {
 }
 
 impl ZkFifoQueue {
-    /// The first request for the children of a listing, in order: the
-    /// article looks at the lowest only.
-    fn take_from(&self, st: &mut State, children: &[Child]) -> Step {
-        let Some((&head, rest)) = children.split_first() else {
+    /// Starts on `listing[at]`: the article looks at the lowest only;
+    /// `take()` and Curator go down the listing.
+    fn take_at(&self, st: &mut State, listing: Vec<Child>, at: usize) -> Step {
+        let Some(&head) = listing.get(at) else {
+            return self.exhausted(st, listing);
+        };
+        let (step, req) = match self.take {
+            Take::Article | Take::NextOnNoNode => (TakeStep::Reading, read(head)),
+            Take::LockFirst => (TakeStep::Locking, lock(head)),
+        };
+        *st = State::Taking { listing, at, step };
+        Step::Send(req)
+    }
+
+    /// A listing came: wait if there is nothing (new) to take.
+    fn listed(&self, st: &mut State, children: &[Child]) -> Step {
+        let unchanged = matches!(st, State::Listing { unchanged_from: Some(l) } if l == children);
+        if children.is_empty() || unchanged {
             *st = State::Waiting;
             return Step::Wait;
+        }
+        // The article looks at the lowest only.
+        let listing = match self.take {
+            Take::Article => children[..1].to_vec(),
+            Take::NextOnNoNode | Take::LockFirst => children.to_vec(),
         };
-        let rest = match self.take {
-            Take::Article => Vec::new(),
-            Take::NextOnNoNode | Take::LockFirst => rest.to_vec(),
-        };
+        self.take_at(st, listing, 0)
+    }
+
+    /// `listing[at]` was gone (or locked by another): the next element; the
+    /// article always lists again.
+    fn next(&self, st: &mut State, listing: Vec<Child>, at: usize) -> Step {
         match self.take {
-            Take::Article | Take::NextOnNoNode => {
-                *st = State::Reading { head, rest };
-                Step::Send(read(head))
-            }
-            Take::LockFirst => {
-                *st = State::Locking { head, rest };
-                Step::Send(lock(head))
-            }
+            Take::Article => self.list_again(st, None),
+            // What was tried no longer matters to `take()`.
+            Take::NextOnNoNode => self.take_at(st, listing[at + 1..].to_vec(), 0),
+            // Curator compares the next listing with the whole of this one.
+            Take::LockFirst => self.take_at(st, listing, at + 1),
         }
     }
 
-    /// `head` was gone (or locked by another): the next child of the
-    /// listing, or a new listing (the article always lists again).
-    fn next_child(&self, st: &mut State, rest: &[Child]) -> Step {
-        if rest.is_empty() {
-            *st = State::Listing;
-            return Step::Send(list());
+    /// Every element of `listing` was tried and none taken: `take()` lists
+    /// again; Curator waits for the queue to change from what it saw.
+    fn exhausted(&self, st: &mut State, listing: Vec<Child>) -> Step {
+        match self.take {
+            Take::Article | Take::NextOnNoNode => self.list_again(st, None),
+            Take::LockFirst => self.list_again(st, Some(listing)),
         }
-        self.take_from(st, rest)
+    }
+
+    fn list_again(&self, st: &mut State, unchanged_from: Option<Vec<Child>>) -> Step {
+        *st = State::Listing { unchanged_from };
+        Step::Send(list())
     }
 }
 
@@ -254,29 +278,59 @@ impl Recipe for ZkFifoQueue {
 
     /// A consumer's round: one `consume()`.
     fn acquire(&self, _: SessionId) -> (State, Request) {
-        (State::Listing, list())
+        (
+            State::Listing {
+                unchanged_from: None,
+            },
+            list(),
+        )
     }
 
     fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
-        match (st.clone(), reply) {
-            (State::Enqueuing { item }, Reply::Created { .. }) => {
-                *st = State::Enqueued { item };
-                Step::Acquired { token: item }
+        let taking = match std::mem::replace(st, State::Waiting) {
+            State::Taking { listing, at, step } => (listing, at, step),
+            State::Enqueuing { item } => {
+                return match reply {
+                    Reply::Created { .. } => {
+                        *st = State::Enqueued { item };
+                        Step::Acquired { token: item }
+                    }
+                    _ => {
+                        *st = State::Enqueuing { item };
+                        Step::Unexpected
+                    }
+                };
             }
-            (State::Listing, Reply::Children(children)) => self.take_from(st, children),
-            (State::Locking { head, rest }, Reply::Created { .. }) => {
-                *st = State::Reading { head, rest };
+            State::Listing { unchanged_from } => {
+                *st = State::Listing { unchanged_from };
+                return match reply {
+                    Reply::Children(children) => self.listed(st, children),
+                    _ => Step::Unexpected,
+                };
+            }
+            other => {
+                *st = other;
+                return Step::Unexpected;
+            }
+        };
+        let (listing, at, step) = taking;
+        let head = listing[at];
+        match (step, reply) {
+            (TakeStep::Locking, Reply::Created { .. }) => {
+                *st = State::Taking {
+                    listing,
+                    at,
+                    step: TakeStep::Reading,
+                };
                 Step::Send(read(head))
             }
-            (State::Locking { rest, .. }, Reply::Error(ZkError::NodeExists)) => {
-                self.next_child(st, &rest)
-            }
-            (State::Reading { head, rest }, Reply::Stat(Some(stat))) => match self.take {
+            (TakeStep::Locking, Reply::Error(ZkError::NodeExists)) => self.next(st, listing, at),
+            (TakeStep::Reading, Reply::Stat(Some(stat))) => match self.take {
                 Take::Article | Take::NextOnNoNode => {
-                    *st = State::Deleting {
-                        head,
-                        item: stat.data,
-                        rest,
+                    *st = State::Taking {
+                        listing,
+                        at,
+                        step: TakeStep::Deleting { item: stat.data },
                     };
                     Step::Send(delete(head))
                 }
@@ -289,32 +343,31 @@ impl Recipe for ZkFifoQueue {
                     Step::Acquired { token: stat.data }
                 }
             },
-            (State::Reading { head, rest }, Reply::Error(ZkError::NoNode)) => match self.take {
-                Take::Article => {
-                    *st = State::Listing;
-                    Step::Send(list())
-                }
-                Take::NextOnNoNode => self.next_child(st, &rest),
+            (TakeStep::Reading, Reply::Error(ZkError::NoNode)) => match self.take {
+                Take::Article | Take::NextOnNoNode => self.next(st, listing, at),
                 Take::LockFirst => {
-                    *st = State::Unlocking { head, rest };
+                    *st = State::Taking {
+                        listing,
+                        at,
+                        step: TakeStep::Unlocking,
+                    };
                     Step::Send(unlock(head))
                 }
             },
-            (State::Deleting { head, item, .. }, Reply::Deleted) => {
+            (TakeStep::Deleting { item }, Reply::Deleted) => {
                 *st = State::Took { head, item };
                 Step::Acquired { token: item }
             }
-            (State::Deleting { rest, .. }, Reply::Error(ZkError::NoNode)) => match self.take {
-                Take::Article => {
-                    *st = State::Listing;
-                    Step::Send(list())
-                }
-                Take::NextOnNoNode | Take::LockFirst => self.next_child(st, &rest),
-            },
-            (State::Unlocking { rest, .. }, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
-                self.next_child(st, &rest)
+            (TakeStep::Deleting { .. }, Reply::Error(ZkError::NoNode)) => {
+                self.next(st, listing, at)
             }
-            _ => Step::Unexpected,
+            (TakeStep::Unlocking, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
+                self.next(st, listing, at)
+            }
+            (step, _) => {
+                *st = State::Taking { listing, at, step };
+                Step::Unexpected
+            }
         }
     }
 
@@ -326,10 +379,7 @@ impl Recipe for ZkFifoQueue {
                     kind: ZkEvent::NodeChildrenChanged,
                     path: ZPath::Lock,
                 },
-            ) => {
-                *st = State::Listing;
-                Step::Send(list())
-            }
+            ) => self.list_again(st, None),
             _ => Step::Wait,
         }
     }
@@ -341,7 +391,9 @@ impl Recipe for ZkFifoQueue {
         match (self.take, &*st) {
             (_, State::Enqueuing { .. }) | (Take::LockFirst, _) => lost.clone(),
             (Take::Article | Take::NextOnNoNode, _) => {
-                *st = State::Listing;
+                *st = State::Listing {
+                    unchanged_from: None,
+                };
                 list()
             }
         }
@@ -356,12 +408,9 @@ impl Recipe for ZkFifoQueue {
             State::Took { .. }
             | State::Enqueuing { .. }
             | State::Enqueued { .. }
-            | State::Listing
+            | State::Listing { .. }
             | State::Waiting
-            | State::Locking { .. }
-            | State::Reading { .. }
-            | State::Deleting { .. }
-            | State::Unlocking { .. }
+            | State::Taking { .. }
             | State::DeletingLock { .. } => None,
         }
     }

@@ -61,6 +61,7 @@ impl Store {
         st.barrier = self.barrier_group.map(|group| Members {
             group,
             entered: Vec::new(),
+            leaving: Vec::new(),
         });
         st.queue = self.queue.then(QueueLedger::default);
         st
@@ -123,11 +124,25 @@ pub struct Members {
     pub group: u16,
     /// Clients that have created a member node, sorted, each once.
     pub entered: Vec<crate::ids::ClientIdx>,
+    /// Clients that have deleted their own member node (a double barrier's
+    /// leave), sorted, each once.
+    pub leaving: Vec<crate::ids::ClientIdx>,
 }
 
 impl Members {
     pub fn complete(&self) -> bool {
         self.entered.len() >= self.group as usize
+    }
+
+    /// The mark on what the store sends `client`: for a member that has
+    /// begun to leave, every member has left (no member node is left);
+    /// for anyone else, every member has entered.
+    fn mark(&self, client: crate::ids::ClientIdx, tree: &ZkTree) -> bool {
+        if self.leaving.binary_search(&client).is_ok() {
+            tree.children().next().is_none()
+        } else {
+            self.complete()
+        }
     }
 }
 
@@ -178,7 +193,7 @@ impl StoreState {
     /// the store puts on what it sends (see [`Msg::Reply`]).
     pub fn owns_first(&self, session: SessionId) -> bool {
         if let Some(b) = &self.barrier {
-            return b.complete();
+            return b.mark(session.client, &self.zk);
         }
         if let Some(q) = &self.queue {
             return q.named_head;
@@ -190,7 +205,7 @@ impl StoreState {
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
         if let Some(b) = &self.barrier {
-            return b.complete();
+            return b.mark(client, &self.zk);
         }
         // A queue's consumers decide on replies, never on events.
         if self.queue.is_some() {
@@ -403,6 +418,13 @@ impl StoreState {
                     (&mut self.queue, &r, item, path)
                 {
                     q.removed.push((item, s.client));
+                }
+                let own =
+                    matches!(path, ZPath::Child(c) if c.guid.is_some_and(|g| g.client == s.client));
+                if let (Some(b), Ok(()), true) = (&mut self.barrier, &r, own) {
+                    if let Err(at) = b.leaving.binary_search(&s.client) {
+                        b.leaving.insert(at, s.client);
+                    }
                 }
                 zk_notifications(fired, &mut out);
                 match r {

@@ -333,6 +333,7 @@ impl<'a> Sim<'a> {
     /// Store output. Returns the notifications it sent to live clients.
     fn apply_store_out(&mut self, out: Out<Store>) -> u32 {
         let mut notifications = 0;
+        let mut futile = 0;
         for cmd in out {
             match cmd {
                 Command::Send(to, msg) => {
@@ -356,8 +357,9 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                     }
-                    if matches!(msg, Msg::Notify { .. }) {
+                    if let Msg::Notify { owns_first, .. } = msg {
                         notifications += 1;
+                        futile += u32::from(!owns_first);
                     }
                     self.send(store_id(), to, msg);
                 }
@@ -367,6 +369,9 @@ impl<'a> Sim<'a> {
             }
         }
         self.metrics.notifications += notifications as u64;
+        if notifications > 0 {
+            self.observe(Observation::Woke { futile });
+        }
         notifications
     }
 
@@ -441,7 +446,8 @@ impl<'a> Sim<'a> {
             | Observation::WriteRejected { .. }
             | Observation::ReleaseStep { .. }
             | Observation::Crashed { .. }
-            | Observation::Dequeued { .. } => {}
+            | Observation::Dequeued { .. }
+            | Observation::Woke { .. } => {}
         }
         self.observe(obs);
     }
