@@ -420,10 +420,6 @@ fn queue_and_barrier_options_are_checked() {
         &["check", "--recipe", "zk-barrier", "--clients", "1"],
         &["clients must be between 2 and 4"],
     );
-    usage_error(
-        &["herd", "--recipes", "zk-fifo-queue", "--clients", "2"],
-        &["zk-fifo-queue is a queue"],
-    );
     let dir = std::env::temp_dir().join(format!("lockstep-queue-opts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let lock = dir.join("lock-with-producers.toml");
@@ -445,6 +441,16 @@ fn queue_and_barrier_options_are_checked() {
     usage_error(
         &["run", queue.to_str().unwrap()],
         &["`producers`", "(got 5)"],
+    );
+    let paced = dir.join("lock-with-producer-pace.toml");
+    std::fs::write(
+        &paced,
+        "recipe = \"fair-predecessor\"\nclients = 3\n[timing]\nproduce_ms = [5, 5]\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", paced.to_str().unwrap()],
+        &["`timing.produce_ms`", "is no queue"],
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

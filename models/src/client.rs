@@ -83,6 +83,9 @@ impl Policy {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientTiming {
     pub think: Range<Duration>,
+    /// A queue's producers think this long between items instead (a
+    /// producer's pace need not be its consumers').
+    pub produce: Range<Duration>,
     pub hold: Range<Duration>,
     /// Resend a request whose reply has not come after this long.
     pub retry: Duration,
@@ -98,6 +101,7 @@ impl Default for ClientTiming {
         let ms = Duration::from_millis;
         ClientTiming {
             think: ms(10)..ms(50),
+            produce: ms(10)..ms(50),
             hold: ms(5)..ms(20),
             retry: ms(1000),
             ping: ms(2000),
@@ -339,7 +343,12 @@ impl Client {
             o.cancel_timer(Timer::Deadline);
         } else {
             st.phase = Phase::Thinking;
-            o.set_timer(Timer::Think, self.timing.think.clone());
+            let think = if self.produces(st.session.client) {
+                &self.timing.produce
+            } else {
+                &self.timing.think
+            };
+            o.set_timer(Timer::Think, think.clone());
         }
     }
 

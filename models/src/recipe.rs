@@ -77,6 +77,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+/// How many items the queue's herd baseline enqueues.
+pub const HERD_QUEUE_ITEMS: u32 = 3;
+
 /// What the recipe does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -230,6 +233,13 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// notifications delivered by the `k`-th of `n` releases (1-based) in the
     /// baseline herd scenario (every client requests at once, one round, no
     /// faults). The herd sweep checks its measurements against it.
+    ///
+    /// A barrier or a queue hands nothing off: for them it is the
+    /// notifications of the `k`-th store change that woke anyone, `None`
+    /// past the last. A barrier's baseline is the lock's (every member
+    /// enters at once); a queue's is one producer enqueuing
+    /// [`HERD_QUEUE_ITEMS`] items, each once every consumer is idle, and
+    /// `n - 1` consumers.
     fn herd_closed_form(&self, _n: u32, _k: u32) -> Option<u32> {
         None
     }

@@ -11,7 +11,7 @@ use crate::engine::{simulate, Outcome, RunEnd, Summary};
 use crate::scenario::Scenario;
 use models::msg::RequestClass;
 use models::properties::PropertyName;
-use models::recipe::RecipeRef;
+use models::recipe::{App, RecipeRef, HERD_QUEUE_ITEMS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -19,13 +19,24 @@ use std::time::Instant;
 /// The default client counts of a sweep.
 pub const DEFAULT_CLIENTS: [u16; 12] = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
 
-/// The baseline herd scenario for `recipe` with `clients` clients.
+/// The baseline herd scenario for `recipe` with `clients` clients: every
+/// client requests at once, one round. A queue's is its own: one producer
+/// enqueues [`HERD_QUEUE_ITEMS`] items, each 50 ms after the last, by when
+/// every one of the `clients - 1` consumers is idle again.
 pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
     // Sessions outlive the whole queue with few heartbeats: the herd, not the
     // pings, is what is measured.
+    let (rounds, roles) = match recipe.app() {
+        App::Lock | App::Election | App::Barrier => (1, String::new()),
+        App::Queue => (HERD_QUEUE_ITEMS, "producers = 1\n".to_string()),
+    };
+    let produce = match recipe.app() {
+        App::Lock | App::Election | App::Barrier => "",
+        App::Queue => "produce_ms = [50, 50]\n",
+    };
     let text = format!(
-        "clients = {clients}\nrounds = 1\nseed = \"{seed}\"\n\
-         [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [20, 20]\n\
+        "clients = {clients}\nrounds = {rounds}\n{roles}seed = \"{seed}\"\n\
+         [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\n{produce}hold_ms = [20, 20]\n\
          latency_ms = [1.0, 1.0]\nretry_ms = 600000\n"
     );
     Scenario::parse_with_recipe(
@@ -46,6 +57,8 @@ pub struct HerdRow {
     pub acquisitions: u64,
     pub releases: u64,
     pub notifications: u64,
+    /// Per release (a lock, an election); for a barrier or a queue, which
+    /// hand nothing off, per store change that woke anyone.
     pub notifications_per_release: Vec<u32>,
     /// Store requests per acquisition: `writes` (create, delete, txn,
     /// delete), `reads` (exists, get_children, get_data, range without a
@@ -62,9 +75,11 @@ pub struct HerdRow {
 }
 
 impl HerdRow {
-    /// Mean notifications per release.
+    /// Mean notifications per release (per waking change for a barrier or
+    /// a queue).
     pub fn notifications_per_release_mean(&self) -> f64 {
-        self.notifications as f64 / self.releases.max(1) as f64
+        let per = &self.notifications_per_release;
+        per.iter().map(|&n| n as f64).sum::<f64>() / per.len().max(1) as f64
     }
 
     /// Store requests per acquisition of one class (`writes`, `reads`,
@@ -113,7 +128,10 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
         acquisitions: m.acquisitions,
         releases: m.releases,
         notifications: m.notifications,
-        notifications_per_release: m.notifications_per_release.clone(),
+        notifications_per_release: match scenario.recipe.app() {
+            App::Lock | App::Election => m.notifications_per_release.clone(),
+            App::Barrier | App::Queue => m.notifications_per_change.clone(),
+        },
         store_requests: requests,
         handoff_us: m.handoff_us.clone(),
         events: m.events,
@@ -128,21 +146,21 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
     }
 }
 
-/// The shipped recipes the herd sweep measures: those whose application
-/// hands something off (a lock, a leadership). A barrier has no hand-off to
-/// count notifications per; its herd measure is still to come.
+/// The shipped recipes the herd sweep measures: every one, at its default.
 pub fn swept_recipes() -> Vec<RecipeRef> {
     models::recipes::defaults()
-        .into_iter()
-        .filter(|r| match r.app() {
-            models::recipe::App::Lock | models::recipe::App::Election => true,
-            models::recipe::App::Barrier | models::recipe::App::Queue => false,
-        })
-        .collect()
 }
 
-/// The closed-form notifications of the baseline: the k-th of N releases.
-/// `None` if the recipe declares no closed form.
+/// The closed-form notifications of the baseline: the k-th of N releases
+/// (a lock, an election), or of the store changes that woke anyone, as
+/// many as the recipe names (a barrier, a queue). `None` if the recipe
+/// declares no closed form.
 pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {
-    (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect()
+    match recipe.app() {
+        App::Lock | App::Election => (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect(),
+        App::Barrier | App::Queue => {
+            let changes: Vec<u32> = (1..).map_while(|k| recipe.herd_closed_form(n, k)).collect();
+            (!changes.is_empty()).then_some(changes)
+        }
+    }
 }

@@ -144,6 +144,9 @@ pub struct TimingFile {
     pub session_timeout_ms: Option<u64>,
     pub ping_interval_ms: Option<u64>,
     pub think_ms: Option<[u64; 2]>,
+    /// A queue's producers: think time between items (default `think_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub produce_ms: Option<[u64; 2]>,
     pub hold_ms: Option<[u64; 2]>,
     pub latency_ms: Option<[f64; 2]>,
     pub retry_ms: Option<u64>,
@@ -237,6 +240,8 @@ pub struct Timing {
     pub session_timeout_us: u64,
     pub ping_interval_us: u64,
     pub think_us: (u64, u64),
+    /// A queue's producers' think time (the others' `think_us` otherwise).
+    pub produce_us: (u64, u64),
     pub hold_us: (u64, u64),
     pub latency_us: (u64, u64),
     pub retry_us: u64,
@@ -419,6 +424,13 @@ impl Scenario {
                 ),
             ));
         }
+        let produce_given = raw.timing.as_ref().is_some_and(|t| t.produce_ms.is_some());
+        if produce_given && recipe.app() != App::Queue {
+            return Err(err(
+                "timing.produce_ms",
+                format!("is a queue's producers' pace; {recipe} is no queue"),
+            ));
+        }
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
@@ -488,6 +500,7 @@ impl Scenario {
         let t = &self.timing;
         ClientTiming {
             think: us(t.think_us.0)..us(t.think_us.1 + 1),
+            produce: us(t.produce_us.0)..us(t.produce_us.1 + 1),
             hold: us(t.hold_us.0)..us(t.hold_us.1 + 1),
             retry: us(t.retry_us),
             ping: us(t.ping_interval_us),
@@ -652,10 +665,15 @@ fn resolve_timing(
         latency_us.1,
         err,
     )?;
+    let think_us = range_us("timing.think_ms", t.think_ms.unwrap_or([5, 50]), err)?;
     Ok(Timing {
         session_timeout_us,
         ping_interval_us,
-        think_us: range_us("timing.think_ms", t.think_ms.unwrap_or([5, 50]), err)?,
+        think_us,
+        produce_us: match t.produce_ms {
+            Some(p) => range_us("timing.produce_ms", p, err)?,
+            None => think_us,
+        },
         hold_us: range_us("timing.hold_ms", t.hold_ms.unwrap_or([10, 40]), err)?,
         latency_us,
         retry_us,
@@ -948,6 +966,7 @@ fn liveness_bound_us(t: &Timing, clients: u64, rounds: u64) -> Option<u64> {
     let round = t
         .think_us
         .1
+        .max(t.produce_us.1)
         .checked_add(t.hold_us.1.checked_mul(3)?)?
         .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;

@@ -1,5 +1,6 @@
 //! The baseline herd sweep against the closed form.
 
+use models::recipe::{App, HERD_QUEUE_ITEMS};
 use sim::herd::{baseline, closed_form, row};
 
 #[test]
@@ -9,10 +10,38 @@ fn the_baseline_agrees_with_the_closed_form_exactly() {
             let s = baseline(&recipe, n, 1);
             let r = row(&s, 1);
             assert_eq!(r.violations, 0, "{recipe} {n}");
-            assert_eq!(r.acquisitions, n as u64, "{recipe} {n}");
+            // A queue's baseline is a few items; the others', one
+            // acquisition (pass, leadership) a client.
+            let acquisitions = match recipe.app() {
+                App::Lock | App::Election | App::Barrier => n as u64,
+                App::Queue => HERD_QUEUE_ITEMS as u64,
+            };
+            assert_eq!(r.acquisitions, acquisitions, "{recipe} {n}");
             assert_eq!(
                 r.notifications_per_release,
                 closed_form(&recipe, n as u32).expect("every shipped recipe has a closed form"),
+                "{recipe} with {n} clients"
+            );
+        }
+    }
+}
+
+/// The barrier and queue variants that model other sources have theirs
+/// too: the tutorial's barrier, `take()` and Curator's lock-safe queue.
+#[test]
+fn barrier_and_queue_variants_agree_with_their_closed_forms() {
+    for (name, variant) in [
+        ("zk-double-barrier", "tutorial"),
+        ("zk-fifo-queue", "take-safe"),
+        ("zk-fifo-queue", "lock-safe"),
+    ] {
+        let recipe = models::recipes::lookup(name, Some(variant)).unwrap();
+        for n in [2u16, 5, 37] {
+            let r = row(&baseline(&recipe, n, 1), 1);
+            assert_eq!(r.violations, 0, "{recipe} {n}");
+            assert_eq!(
+                Some(r.notifications_per_release),
+                closed_form(&recipe, n as u32),
                 "{recipe} with {n} clients"
             );
         }

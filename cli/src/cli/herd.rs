@@ -22,18 +22,7 @@ fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
         return Ok(sim::herd::swept_recipes());
     }
     s.split(',')
-        .map(|r| {
-            let recipe = models::recipes::parse(r.trim()).map_err(UsageError)?;
-            match recipe.app() {
-                models::recipe::App::Lock | models::recipe::App::Election => Ok(recipe),
-                app @ (models::recipe::App::Barrier | models::recipe::App::Queue) => {
-                    Err(UsageError(format!(
-                        "--recipes: {recipe} is a {app}; the herd sweep counts notifications per \
-                         hand-off, and a {app} hands nothing off"
-                    )))
-                }
-            }
-        })
+        .map(|r| models::recipes::parse(r.trim()).map_err(UsageError))
         .collect()
 }
 

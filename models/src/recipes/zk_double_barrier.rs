@@ -336,6 +336,21 @@ impl Recipe for ZkDoubleBarrier {
         }
     }
 
+    /// Every member enters at once. The page's: `b/ready` wakes all `n`;
+    /// leaving, the highest's delete wakes the lowest (which watches it),
+    /// and the lowest's, last, wakes the other `n - 1`. The tutorial's:
+    /// nobody waits to enter (all are in before anyone lists); leaving,
+    /// the first delete wakes all `n`, whose child watches are still set.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        match (self.tutorial, k) {
+            (true, 1) => Some(n),
+            (false, 1) => Some(n),
+            (false, 2) => Some(1),
+            (false, 3) => Some(n - 1),
+            _ => None,
+        }
+    }
+
     /// Leave, step 1 (the tutorial deletes its node first).
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {

@@ -399,6 +399,14 @@ impl Recipe for ZkFifoQueue {
         }
     }
 
+    /// One producer, `n - 1` idle consumers, every one watching the
+    /// queue's children: each enqueue wakes them all, and so does the
+    /// winner's delete (each re-listed with a watch when it woke). Two
+    /// changes per item, `n - 1` notifications each.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        (k <= 2 * crate::recipe::HERD_QUEUE_ITEMS).then_some(n - 1)
+    }
+
     /// A producer has nothing to give up; a consumer of the article or
     /// `take()` has deleted its item already; a lock-safe consumer deletes
     /// the item it processed, then its lock.

@@ -370,6 +370,7 @@ impl<'a> Sim<'a> {
         }
         self.metrics.notifications += notifications as u64;
         if notifications > 0 {
+            self.metrics.notifications_per_change.push(notifications);
             self.observe(Observation::Woke { futile });
         }
         notifications

@@ -55,6 +55,10 @@ pub struct Metrics {
     pub notifications: u64,
     /// Notifications delivered per release or expiry, in order.
     pub notifications_per_release: Vec<u32>,
+    /// Notifications per store step that sent any (a create, delete,
+    /// close or expiry that woke someone), in order: a barrier's and a
+    /// queue's herd measure.
+    pub notifications_per_change: Vec<u32>,
     pub store_requests: BTreeMap<RequestKind, u64>,
     pub handoff_us: Summary,
     pub wait_us: Summary,
