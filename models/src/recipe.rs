@@ -128,6 +128,16 @@ pub enum App {
 }
 
 impl App {
+    /// What a timeline of this application's holds shows.
+    pub fn holders(self) -> &'static str {
+        match self {
+            App::Lock => "who believes it holds the lock",
+            App::Election => "who believes it leads",
+            App::Barrier => "who has passed the barrier",
+            App::Queue => "who is processing an item",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             App::Lock => "lock",

@@ -4,6 +4,7 @@
 
 use crate::scenario::FaultKind;
 use crate::trace::{TraceEvent, TraceLine};
+use models::recipe::App;
 use reports::chart::{overlaps, Lane, Timeline};
 use std::collections::BTreeMap;
 
@@ -51,13 +52,21 @@ pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
 pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec<u16>) {
     let mut clients: BTreeMap<u64, Client> = BTreeMap::new();
     let mut count: Option<u64> = None;
+    // Holds at once are a finding only where holding is exclusive.
+    let mut exclusive = true;
     let mut end = 0u64;
     for line in lines {
         let t = line.t;
         end = end.max(t);
         let who = match &line.event {
-            TraceEvent::Start { clients: n, .. } => {
+            TraceEvent::Start {
+                clients: n, recipe, ..
+            } => {
                 count = Some(*n as u64);
+                exclusive = match crate::trace::app_of(recipe) {
+                    Some(App::Barrier | App::Queue) => false,
+                    Some(App::Lock | App::Election) | None => true,
+                };
                 continue;
             }
             TraceEvent::Hold { client, .. }
@@ -135,10 +144,12 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             ..client.lane
         })
         .collect();
-    let holds: Vec<&[(u64, u64)]> = lanes.iter().map(|l| l.holds.as_slice()).collect();
-    let shared = overlaps(&holds);
-    for (lane, o) in lanes.iter_mut().zip(shared) {
-        lane.overlaps = o;
+    if exclusive {
+        let holds: Vec<&[(u64, u64)]> = lanes.iter().map(|l| l.holds.as_slice()).collect();
+        let shared = overlaps(&holds);
+        for (lane, o) in lanes.iter_mut().zip(shared) {
+            lane.overlaps = o;
+        }
     }
     let timeline = Timeline {
         title: title.to_string(),

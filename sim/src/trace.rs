@@ -317,3 +317,12 @@ impl fmt::Display for TraceEvent {
         }
     }
 }
+
+/// The application of the recipe a trace's `start` line names (`name` or
+/// `name (variant)`), when lockstep ships it.
+pub fn app_of(recipe: &str) -> Option<models::recipe::App> {
+    let name = recipe.split(" (").next().unwrap_or(recipe);
+    models::recipes::find(name)
+        .ok()
+        .map(|r| (r.build)(None).app())
+}

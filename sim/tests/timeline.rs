@@ -194,3 +194,24 @@ fn a_real_split_brain_is_red_only_while_both_hold() {
         .sum();
     assert!(red * 4 < held, "red {red} µs of {held} µs held");
 }
+
+/// A barrier's members pass together and a queue's consumers process at
+/// once by design: their timelines mark no overlap, a lock's does.
+#[test]
+fn holds_at_once_are_overlaps_only_where_holding_is_exclusive() {
+    let two_at_once = |recipe: &str| {
+        let mut lines = vec![start(2)];
+        if let TraceEvent::Start { recipe: r, .. } = &mut lines[0].event {
+            *r = recipe.to_string();
+        }
+        lines.push(at(10, TraceEvent::Hold { client: 0, token: 1 }));
+        lines.push(at(20, TraceEvent::Hold { client: 1, token: 2 }));
+        lines.push(at(30, TraceEvent::Release { client: 0 }));
+        lines.push(at(40, TraceEvent::Release { client: 1 }));
+        let t = timeline_from_trace("t", &lines);
+        t.lanes.iter().map(|l| l.overlaps.len()).sum::<usize>()
+    };
+    assert_eq!(two_at_once("fair-predecessor"), 2);
+    assert_eq!(two_at_once("zk-double-barrier"), 0);
+    assert_eq!(two_at_once("zk-fifo-queue (lock-safe)"), 0);
+}

@@ -20,8 +20,15 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
     let title = lines
         .iter()
         .find_map(|l| match &l.event {
-            TraceEvent::Start { scenario, seed, .. } => {
-                Some(format!("{scenario} — seed {seed}: who believes it holds"))
+            TraceEvent::Start {
+                scenario,
+                seed,
+                recipe,
+                ..
+            } => {
+                let holders =
+                    sim::trace::app_of(recipe).map_or("who believes it holds", |a| a.holders());
+                Some(format!("{scenario} — seed {seed}: {holders}"))
             }
             _ => None,
         })

@@ -272,7 +272,7 @@ fn html_file(path: &Path) -> Result<(PathBuf, std::fs::File), UsageError> {
 }
 
 pub(super) fn timeline_title(s: &Scenario, seed: u64) -> String {
-    format!("{} — seed {seed}: who believes it holds", s.name)
+    format!("{} — seed {seed}: {}", s.name, s.recipe.app().holders())
 }
 
 /// Writes the interactive timeline of `lines` to the open `file`.

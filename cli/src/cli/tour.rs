@@ -586,13 +586,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         }
         // The interactive timeline of this run, beside the report.
         let page = format!("{name}-seed-{}.html", s.seed);
-        let who = match s.recipe.app() {
-            App::Lock => "who believes it holds the lock",
-            App::Election => "who believes it leads",
-            App::Barrier => "who has passed the barrier",
-            App::Queue => "who is processing an item",
-        };
-        let title = format!("{name} (seed {}): {who}", s.seed);
+        let title = format!("{name} (seed {}): {}", s.seed, s.recipe.app().holders());
         std::fs::write(out.join(&page), sim::html::timeline_page(&title, &o.trace))
             .map_err(|e| UsageError(format!("cannot write {}: {e}", out.join(&page).display())))?;
         let drawn = TIMELINES.contains(&name);
