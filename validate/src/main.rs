@@ -11,11 +11,14 @@
 //! ZooKeeper ones measured at the wire through a protocol proxy
 //! ([`zkproxy`]); their holders are cut off past the session timeout
 //! (SIGSTOP; the proxy frozen) beside the model's runs of the same scenario
-//! ([`faults`]). `validate/run.sh` installs and starts the servers.
+//! ([`faults`]). The barrier and queue recipes, whose real herds race, are
+//! checked by replaying the model's own run request by request on
+//! ZooKeeper ([`replay`]). `validate/run.sh` installs and starts the servers.
 
 mod backend;
 mod etcdctl;
 mod faults;
+mod replay;
 mod runtime;
 mod zkproxy;
 
@@ -144,6 +147,7 @@ fn timing(think_ms: u64, hold_ms: u64, ping_ms: u64) -> ClientTiming {
     let ms = Duration::from_millis;
     ClientTiming {
         think: ms(think_ms)..ms(think_ms) + Duration::from_micros(1),
+        produce: ms(think_ms)..ms(think_ms) + Duration::from_micros(1),
         hold: ms(hold_ms)..ms(hold_ms) + Duration::from_micros(1),
         retry: ms(600_000),
         ping: ms(ping_ms),
@@ -212,7 +216,7 @@ fn fair(recipe: &str) -> bool {
 }
 
 /// Leaves the store with nothing under `/lock` (and a `/lock` directory
-/// where the recipe needs one).
+/// where the recipe needs one) and an empty `/taken` directory.
 async fn clean(recipe: &RecipeRef, args: &Args) {
     match recipe.face() {
         Face::ZooKeeper => {
@@ -225,10 +229,22 @@ async fn clean(recipe: &RecipeRef, args: &Args) {
                 }
             }
             let _ = c.delete("/lock", None).await;
+            let opts = zookeeper_client::CreateMode::Persistent
+                .with_acls(zookeeper_client::Acls::anyone_all());
             if recipe.setup().lock_dir {
-                let opts = zookeeper_client::CreateMode::Persistent
-                    .with_acls(zookeeper_client::Acls::anyone_all());
                 c.create("/lock", b"", &opts).await.expect("create /lock");
+            }
+            // The lock-safe queue's element locks go under `/taken`, a
+            // persistent directory the model takes to exist: emptied, made
+            // if missing.
+            if let Ok(children) = c.list_children("/taken").await {
+                for ch in children {
+                    let _ = c.delete(&format!("/taken/{ch}"), None).await;
+                }
+            }
+            match c.create("/taken", b"", &opts).await {
+                Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+                Err(e) => panic!("create /taken: {e}"),
             }
         }
         Face::Etcd => {
@@ -776,6 +792,26 @@ fn close(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> bool {
         .all(|k| (a.get(k).copied().unwrap_or(0.0) - b.get(k).copied().unwrap_or(0.0)).abs() < 1e-9)
 }
 
+/// Replays the model's baseline run of every barrier and queue recipe on
+/// ZooKeeper, for each client count they can run with; returns the rows
+/// and the counts left out.
+async fn replay_barriers_and_queues(
+    args: &Args,
+    counts: &[u16],
+) -> (Vec<replay::ReplayRow>, Vec<u16>) {
+    let (run, skipped): (Vec<u16>, Vec<u16>) =
+        counts.iter().partition(|&&n| n >= replay::FEWEST_CLIENTS);
+    let mut rows = Vec::new();
+    for recipe in replay::replayed_recipes() {
+        for &n in &run {
+            clean(&recipe, args).await;
+            let b = backend(&recipe, args, 60).await;
+            rows.push(replay::replay(&recipe, n, b).await);
+        }
+    }
+    (rows, skipped)
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
@@ -833,6 +869,9 @@ async fn main() -> ExitCode {
             ));
         }
     }
+
+    // The barrier and queue recipes: the model's own runs, replayed.
+    let (replay_rows, replay_skipped) = replay_barriers_and_queues(&args, &counts).await;
 
     // The real libraries' own locks at the wire: kazoo's Lock against
     // fair-predecessor:kazoo, Curator's InterProcessMutex against
@@ -1102,6 +1141,7 @@ async fn main() -> ExitCode {
         &mutex_11456,
     ));
     md.push_str(&faults::section(&experiments));
+    md.push_str(&replay::section(&replay_rows, &replay_skipped));
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -1124,6 +1164,7 @@ async fn main() -> ExitCode {
             "library_herds": library_rows,
             "fault_experiments": experiments,
             "etcdctl_lock_herd": etcdctl_rows,
+            "barrier_queue_replay": replay_rows,
         }))
         .unwrap(),
     )
@@ -1151,6 +1192,7 @@ async fn main() -> ExitCode {
     let elect_ran = [&phantom, &mutex_11456]
         .iter()
         .all(|o| o.error.is_none() && o.key_gone_before_return);
+    let replays_agree = replay_rows.iter().all(replay::ReplayRow::agrees);
     if all_match
         && fair_ordered
         && split_ok
@@ -1158,6 +1200,7 @@ async fn main() -> ExitCode {
         && libraries_agree
         && faults_agree
         && elect_ran
+        && replays_agree
     {
         ExitCode::SUCCESS
     } else {
