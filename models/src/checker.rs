@@ -16,6 +16,7 @@
 
 use crate::ids::ClientIdx;
 use crate::model::{Action, Goal, LockModel, LockState};
+use crate::properties::PropertyName;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
 };
@@ -33,6 +34,12 @@ pub struct CheckOptions {
     pub max_states: usize,
     /// Worker threads; `None` uses every core. The result does not depend on it.
     pub threads: Option<usize>,
+    /// The properties asked about (bit `i`: `PropertyName::ALL[i]`); 0 asks
+    /// about every property of the application. With only `always` and
+    /// `sometimes` properties asked, the search stops as soon as each is
+    /// decided: an `always` at its first (shortest) violation, a
+    /// `sometimes` at its first witness. Progress needs the whole graph.
+    pub ask: u32,
 }
 
 impl Default for CheckOptions {
@@ -41,7 +48,30 @@ impl Default for CheckOptions {
             symmetry: true,
             max_states: 50_000_000,
             threads: None,
+            ask: 0,
         }
+    }
+}
+
+impl CheckOptions {
+    /// These options asking about `properties` only (all when empty).
+    pub fn asking(self, properties: &[PropertyName]) -> Self {
+        let ask = properties.iter().fold(0, |bits, p| {
+            let i = PropertyName::ALL
+                .iter()
+                .position(|q| q == p)
+                .expect("every property is in ALL");
+            bits | 1 << i
+        });
+        CheckOptions { ask, ..self }
+    }
+
+    fn asks(&self, name: &str) -> bool {
+        self.ask == 0
+            || PropertyName::ALL
+                .iter()
+                .enumerate()
+                .any(|(i, p)| self.ask & (1 << i) != 0 && p.name() == name)
     }
 }
 
@@ -106,6 +136,9 @@ pub struct PropertyResult {
     /// to a witness (sometimes), to a state from which no completion is
     /// reachable (progress).
     pub path: Option<Vec<Action>>,
+    /// Seconds into the check when the verdict was known: the level of the
+    /// first violation or witness, else the end of the search.
+    pub decided_after: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -117,6 +150,9 @@ pub struct CheckResult {
     pub seconds: f64,
     pub complete: bool,
     pub symmetry: bool,
+    /// The search stopped before exploring everything because every
+    /// property asked about was decided (see [`CheckOptions::ask`]).
+    pub decided_early: bool,
     pub properties: Vec<PropertyResult>,
 }
 
@@ -385,9 +421,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         symmetry: opts.symmetry && model.cfg.clients_interchangeable(),
         ..opts
     };
-    let props = model.properties();
+    let mut props = model.properties();
+    props.retain(|p| opts.asks(p.name));
     assert!(props.len() <= 64, "property hits are kept in a u64");
-    let goals = model.progress_goals();
+    let mut goals = model.progress_goals();
+    goals.retain(|(name, _)| opts.asks(name.name()));
     assert!(goals.len() <= 8, "goals reached are kept in a u8");
     let judges = Judges {
         model,
@@ -415,6 +453,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         reached: Vec::new(),
     };
     let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
+    let mut hit_after: Vec<f64> = vec![0.0; props.len()];
+    let mut decided_early = false;
     let mut generated = 0u64;
     let mut complete = true;
     let mut depth = 0u32;
@@ -447,6 +487,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             for (k, hit) in first_hit.iter_mut().enumerate() {
                 if hit.is_none() && e.hits & (1 << k) != 0 {
                     *hit = Some(index);
+                    hit_after[k] = started.elapsed().as_secs_f64();
                 }
             }
             graph.reached.push(e.reached);
@@ -483,7 +524,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             .into_iter()
             .map(|s| s.expect("every new state was claimed by one expansion"))
             .collect();
+        // Everything asked is decided: no progress goal (which needs the
+        // whole graph) and a violation or witness for every property.
+        if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
+            decided_early = !frontier.is_empty();
+            break;
+        }
     }
+    let searched = started.elapsed().as_secs_f64();
 
     let mut properties = Vec::new();
     for (k, p) in props.iter().enumerate() {
@@ -503,6 +551,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             kind,
             status,
             path,
+            decided_after: first_hit[k].map_or(searched, |_| hit_after[k]),
         });
     }
     for (g, (name, _)) in goals.iter().enumerate() {
@@ -519,6 +568,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             kind: Kind::Progress,
             status,
             path,
+            decided_after: started.elapsed().as_secs_f64(),
         });
     }
 
@@ -575,6 +625,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         seconds: started.elapsed().as_secs_f64(),
         complete,
         symmetry: opts.symmetry,
+        decided_early,
         properties,
     })
 }

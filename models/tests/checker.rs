@@ -541,3 +541,60 @@ fn holder_writes_accepted_holds_with_fencing_and_catches_a_fence_that_refuses_eq
         Some(Action::Deliver(_, Link::ClientToResource))
     ));
 }
+
+/// Asked about `always` and `sometimes` properties only, the checker stops
+/// as soon as each is decided — with the same shortest counterexample the
+/// whole search finds; asked about progress, it explores everything.
+#[test]
+fn asking_one_property_stops_at_its_answer() {
+    use models::properties::PropertyName;
+    let c = cfg(
+        "fair-predecessor",
+        2,
+        FaultBudget {
+            pauses: 1,
+            ..Default::default()
+        },
+    );
+    let model = c.into_model();
+    let full = check(&model, CheckOptions::default()).unwrap();
+    let asked = check(
+        &model,
+        CheckOptions::default().asking(&[PropertyName::MutualExclusion]),
+    )
+    .unwrap();
+    assert!(asked.decided_early);
+    assert!(
+        asked.unique_states < full.unique_states / 2,
+        "{} of {}",
+        asked.unique_states,
+        full.unique_states
+    );
+    assert_eq!(asked.properties.len(), 1);
+    let (a, f) = (
+        asked.property("mutual_exclusion"),
+        full.property("mutual_exclusion"),
+    );
+    assert_eq!(a.status, Status::Violated);
+    assert_eq!(a.path.as_ref().map(Vec::len), f.path.as_ref().map(Vec::len));
+
+    let witnessed = check(
+        &model,
+        CheckOptions::default().asking(&[PropertyName::HandOff]),
+    )
+    .unwrap();
+    assert!(witnessed.decided_early);
+    assert_eq!(witnessed.property("hand_off").status, Status::Holds);
+
+    let progress = check(
+        &model,
+        CheckOptions::default().asking(&[PropertyName::MutualExclusion, PropertyName::Progress]),
+    )
+    .unwrap();
+    assert!(!progress.decided_early);
+    assert_eq!(progress.unique_states, full.unique_states);
+    assert_eq!(
+        progress.property("progress").status,
+        full.property("progress").status
+    );
+}

@@ -204,8 +204,20 @@ fn holds_at_once_are_overlaps_only_where_holding_is_exclusive() {
         if let TraceEvent::Start { recipe: r, .. } = &mut lines[0].event {
             *r = recipe.to_string();
         }
-        lines.push(at(10, TraceEvent::Hold { client: 0, token: 1 }));
-        lines.push(at(20, TraceEvent::Hold { client: 1, token: 2 }));
+        lines.push(at(
+            10,
+            TraceEvent::Hold {
+                client: 0,
+                token: 1,
+            },
+        ));
+        lines.push(at(
+            20,
+            TraceEvent::Hold {
+                client: 1,
+                token: 2,
+            },
+        ));
         lines.push(at(30, TraceEvent::Release { client: 0 }));
         lines.push(at(40, TraceEvent::Release { client: 1 }));
         let t = timeline_from_trace("t", &lines);

@@ -86,8 +86,50 @@ fn sim_bench() -> Result<SimBench, UsageError> {
     })
 }
 
+/// Prints the time-to-answer comparison.
+fn print_answer(a: &super::answer::Answer) {
+    println!("time to answer: fair-predecessor, 3 clients, 1 pause, shortest mutual_exclusion counterexample");
+    let mut rows = vec![vec![
+        "lockstep (check --property mutual_exclusion)".to_string(),
+        format!("{:.3} s", a.seconds),
+        a.steps.to_string(),
+        grouped(a.unique_states),
+    ]];
+    match (&a.spin_seconds, &a.spin_steps, &a.spin_skipped) {
+        (Some(s), Some(d), _) => rows.push(vec![
+            "SPIN twin (pan -DBFS, build not counted; steps: error depth)".to_string(),
+            format!("{s:.3} s"),
+            d.to_string(),
+            "-".to_string(),
+        ]),
+        (_, _, why) => rows.push(vec![
+            format!(
+                "SPIN twin: not run ({})",
+                why.as_deref().unwrap_or("unknown reason")
+            ),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+        ]),
+    }
+    print!(
+        "{}",
+        reports::table::render(&["checker", "time", "steps", "unique states"], &rows)
+    );
+    if let Some(r) = a.ratio() {
+        println!("lockstep / SPIN: {r:.1}x (target: within 10x)");
+    }
+    println!();
+}
+
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
+    let answer = (!args.skip_check)
+        .then(|| super::answer::measure(&args.anchors))
+        .transpose()?;
+    if let (Some(a), false) = (&answer, args.json) {
+        print_answer(a);
+    }
     if let Some(b) = &sim {
         if !args.json {
             println!("simulator");
@@ -189,7 +231,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&rows).expect("serialisable")
+            serde_json::to_string_pretty(&serde_json::json!({
+                "simulator": sim,
+                "time_to_answer": answer,
+                "checker": rows,
+            }))
+            .expect("serialisable")
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -3,6 +3,7 @@
 use super::{counterexample, limits, CheckArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
 use models::model::LockModelCfg;
+use models::properties::PropertyName;
 use models::trace::{steps, TraceStep};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -12,6 +13,8 @@ struct PropertyJson {
     name: &'static str,
     kind: &'static str,
     status: &'static str,
+    /// Seconds into the check when the verdict was known.
+    decided_after: f64,
     /// The shortest counterexample, when violated and one exists.
     counterexample: Option<Vec<TraceStep>>,
 }
@@ -29,6 +32,9 @@ struct CheckJson {
     policy: String,
     symmetry: bool,
     complete: bool,
+    /// The search stopped once every property asked (`--property`) was
+    /// decided, before exploring everything.
+    decided_early: bool,
     /// The state limit, and where it came from.
     max_states: usize,
     max_states_from: String,
@@ -100,6 +106,35 @@ fn exit_code(r: &CheckResult) -> ExitCode {
     }
 }
 
+/// The properties `--property` names, each one of the recipe's
+/// application's; none asks for all.
+fn asked_properties(names: &[String], cfg: &LockModelCfg) -> Result<Vec<PropertyName>, UsageError> {
+    let app = cfg.recipe.app();
+    let known = || {
+        PropertyName::of(app)
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    names
+        .iter()
+        .map(|n| match PropertyName::parse(n) {
+            Some(p) if PropertyName::of(app).contains(&p) => Ok(p),
+            Some(_) => Err(UsageError(format!(
+                "--property {n}: not a property of {} (a {app} recipe; its properties: {})",
+                cfg.recipe,
+                known()
+            ))),
+            None => Err(UsageError(format!(
+                "--property {n}: no such property (the properties of {}: {})",
+                cfg.recipe,
+                known()
+            ))),
+        })
+        .collect()
+}
+
 /// The state limit: the flag's, or the machine's default; and its source.
 fn state_limit(asked: Option<usize>) -> Result<(usize, String), UsageError> {
     match asked {
@@ -127,11 +162,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         }
         Some(_) | None => {}
     }
+    let asked = asked_properties(&args.property, &cfg)?;
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
         max_states,
         threads: args.threads,
-    };
+        ask: 0,
+    }
+    .asking(&asked);
     // Bad output paths fail before the search, not after it.
     let html = args
         .html
@@ -176,6 +214,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             policy: cfg.policy.to_string(),
             symmetry: r.symmetry,
             complete: r.complete,
+            decided_early: r.decided_early,
             max_states,
             max_states_from,
             states: r.states,
@@ -190,6 +229,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                     name: p.name,
                     kind: kind_word(p.kind),
                     status: status_word(p.status),
+                    decided_after: p.decided_after,
                     counterexample: counterexample(&cfg, &r, p.name),
                 })
                 .collect(),
@@ -217,6 +257,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             grouped(max_states as u64)
         );
     }
+    if r.decided_early {
+        println!(
+            "stopped as soon as every property asked was decided (the states below are \
+             those explored until then)"
+        );
+    } else if !args.property.is_empty() && r.properties.iter().any(|p| p.kind == Kind::Progress) {
+        println!("progress is decided on the whole state graph: the search explored everything");
+    }
     println!();
     let rows = vec![
         vec!["states explored".to_string(), grouped(r.states)],
@@ -239,12 +287,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 (_, Status::Violated) => "VIOLATED".to_string(),
                 (_, s) => status_word(s).to_string(),
             };
-            vec![p.name.to_string(), kind_word(p.kind).to_string(), what]
+            vec![
+                p.name.to_string(),
+                kind_word(p.kind).to_string(),
+                what,
+                format!("{:.2}", p.decided_after),
+            ]
         })
         .collect();
     print!(
         "{}",
-        reports::table::render(&["property", "kind", "result"], &rows)
+        reports::table::render(&["property", "kind", "result", "decided (s)"], &rows)
     );
     for p in &r.properties {
         if let Some(trace) = counterexample(&cfg, &r, p.name) {

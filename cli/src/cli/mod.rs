@@ -1,5 +1,6 @@
 //! Command-line interface: argument definitions and dispatch.
 
+mod answer;
 mod bench;
 mod charts;
 mod check;
@@ -225,6 +226,10 @@ pub struct BenchArgs {
     /// Skip the simulator measurements.
     #[arg(long = "skip-sim")]
     pub skip_sim: bool,
+    /// Where the SPIN twin of the fair lock is (`fair_lock.pml`), for the
+    /// time-to-answer comparison; run when `spin` and `gcc` are installed.
+    #[arg(long, default_value = "../shared/anchors")]
+    pub anchors: std::path::PathBuf,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -289,6 +294,12 @@ pub struct CheckArgs {
     /// Explore every state rather than one per orbit of interchangeable clients.
     #[arg(long = "no-symmetry")]
     pub no_symmetry: bool,
+    /// Ask about this property only (repeatable; default: every property of
+    /// the recipe's application). With only `always` and `sometimes`
+    /// properties asked, the search stops as soon as each is decided: an
+    /// `always` at its shortest counterexample. Progress needs the whole graph.
+    #[arg(long = "property", value_name = "NAME")]
+    pub property: Vec<String>,
     /// Give up (and report the check incomplete, exit 3) beyond this many
     /// unique states [default: as many as half the available memory holds].
     #[arg(long = "max-states")]
