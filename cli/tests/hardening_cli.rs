@@ -256,3 +256,29 @@ fn explore_on_port_zero_serves_where_it_says() {
     child.wait().unwrap();
     assert!(answer.starts_with("HTTP/1."), "{answer}");
 }
+
+/// A bench baseline that is not there, or a name that is a path: exit 2,
+/// naming the problem.
+#[test]
+fn bench_baselines_are_checked() {
+    usage_error(
+        &[
+            "bench",
+            "--skip-sim",
+            "--skip-check",
+            "--baseline",
+            "never-saved-xyz",
+        ],
+        "save one with --save-baseline never-saved-xyz",
+    );
+    usage_error(
+        &[
+            "bench",
+            "--skip-sim",
+            "--skip-check",
+            "--save-baseline",
+            "../escape",
+        ],
+        "letters, digits",
+    );
+}

@@ -1,6 +1,7 @@
 //! Command-line interface: argument definitions and dispatch.
 
 mod answer;
+mod baseline;
 mod bench;
 mod charts;
 mod check;
@@ -230,6 +231,12 @@ pub struct BenchArgs {
     /// time-to-answer comparison; run when `spin` and `gcc` are installed.
     #[arg(long, default_value = "../shared/anchors")]
     pub anchors: std::path::PathBuf,
+    /// Save this run's figures as baseline NAME (`target/lockstep-bench/NAME.json`).
+    #[arg(long = "save-baseline", value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run's figures with baseline NAME, each with its change.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,

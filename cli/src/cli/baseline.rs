@@ -1,0 +1,164 @@
+//! `lockstep bench --save-baseline NAME` / `--baseline NAME`: a bench run's
+//! figures kept under `target/lockstep-bench/NAME.json` (as criterion keeps
+//! its baselines under `target/criterion/`) and compared, figure by
+//! figure, with a later run.
+
+use super::UsageError;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn path_of(name: &str) -> Result<PathBuf, UsageError> {
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.');
+    if !ok {
+        return Err(UsageError(format!(
+            "baseline name '{name}': use letters, digits, '-', '_' and '.' only"
+        )));
+    }
+    Ok(PathBuf::from("target/lockstep-bench").join(format!("{name}.json")))
+}
+
+pub fn save(name: &str, report: &Value) -> Result<PathBuf, UsageError> {
+    let path = path_of(name)?;
+    let dir = path.parent().expect("a baseline path has a directory");
+    std::fs::create_dir_all(dir)
+        .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
+    let text = serde_json::to_string_pretty(report).expect("serialisable");
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))?;
+    Ok(path)
+}
+
+pub fn load(name: &str) -> Result<Value, UsageError> {
+    let path = path_of(name)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        UsageError(format!(
+            "baseline '{name}': cannot read {} ({e}); save one with --save-baseline {name}",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("baseline '{name}': {}: {e}", path.display())))
+}
+
+/// Every number of a report, by a name that says what it is: objects by
+/// key, the checker's rows by recipe and clients.
+fn figures(report: &Value) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    flatten("", report, &mut out);
+    out
+}
+
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
+    let join = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(prefix.to_string(), x);
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&join(k), v, out);
+            }
+        }
+        Value::Array(rows) => {
+            for (i, row) in rows.iter().enumerate() {
+                let label = match (row.get("recipe"), row.get("clients")) {
+                    (Some(Value::String(r)), Some(c)) => format!("{r}×{c}"),
+                    _ => i.to_string(),
+                };
+                flatten(&join(&label), row, out);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
+/// One figure in both runs.
+pub struct Change {
+    pub figure: String,
+    pub before: f64,
+    pub now: f64,
+}
+
+/// The figures both runs have, in name order.
+pub fn compare(old: &Value, new: &Value) -> Vec<Change> {
+    let (old, new) = (figures(old), figures(new));
+    // A row's configuration is in its name already.
+    let setting = |f: &str| f.ends_with(".clients") || f.ends_with(".crashes");
+    new.iter()
+        .filter(|(figure, _)| !setting(figure))
+        .filter_map(|(figure, &now)| {
+            old.get(figure).map(|&before| Change {
+                figure: figure.clone(),
+                before,
+                now,
+            })
+        })
+        .collect()
+}
+
+pub fn render(changes: &[Change]) -> String {
+    let rows: Vec<Vec<String>> = changes
+        .iter()
+        .map(|c| {
+            let change = if c.before == 0.0 {
+                if c.now == 0.0 { "=" } else { "new" }.to_string()
+            } else {
+                format!("{:+.1}%", (c.now - c.before) / c.before.abs() * 100.0)
+            };
+            vec![c.figure.clone(), show(c.before), show(c.now), change]
+        })
+        .collect();
+    reports::table::render(&["figure", "baseline", "now", "change"], &rows)
+}
+
+fn show(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_named_and_compared() {
+        let old = serde_json::json!({
+            "simulator": {"events_per_second": 100.0},
+            "checker": [{"recipe": "fair-predecessor", "clients": 3, "seconds": 2.0}],
+        });
+        let new = serde_json::json!({
+            "simulator": {"events_per_second": 150.0},
+            "checker": [{"recipe": "fair-predecessor", "clients": 3, "seconds": 1.0}],
+        });
+        let c = compare(&old, &new);
+        let names: Vec<&str> = c.iter().map(|c| c.figure.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "checker.fair-predecessor×3.seconds",
+                "simulator.events_per_second"
+            ]
+        );
+        let t = render(&c);
+        assert!(t.contains("+50.0%"), "{t}");
+        assert!(t.contains("-50.0%"), "{t}");
+        assert!(path_of("../x").is_err());
+        assert!(path_of("main-2026").is_ok());
+    }
+}
