@@ -271,7 +271,7 @@ impl fmt::Display for Timer {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Timer::Think => write!(f, "think time over: start acquiring"),
-            Timer::Hold => write!(f, "hold time over: next write"),
+            Timer::Hold => write!(f, "hold time over: next write or release"),
             Timer::Retry => write!(f, "no reply: resend"),
             Timer::Ping => write!(f, "heartbeat"),
             Timer::Deadline => write!(
