@@ -230,6 +230,8 @@ pub struct ClientState {
 pub struct Marks {
     pub holding: bool,
     pub left: Option<bool>,
+    /// Waiting with nothing outstanding, or done: idle.
+    pub idle: bool,
 }
 
 impl ClientState {
@@ -260,6 +262,7 @@ impl ClientState {
         Marks {
             holding: self.holds_lock(),
             left: self.left,
+            idle: self.is_waiting() || self.phase == Phase::Done,
         }
     }
 
@@ -298,14 +301,21 @@ impl Client {
         self.recipe.app() == App::Queue && client < self.producers
     }
 
-    /// The rounds `client` runs: a queue's consumer takes up to every item
-    /// the producers enqueue.
-    fn rounds_of(&self, client: ClientIdx) -> u8 {
-        if self.recipe.app() == App::Queue && !self.produces(client) {
-            let items = u16::from(self.rounds) * self.producers;
-            u8::try_from(items).unwrap_or(u8::MAX)
-        } else {
-            self.rounds
+    /// Whether `client` is one of a queue's consumers, which take items for
+    /// as long as there are any: they count no rounds and never finish.
+    fn consumes(&self, client: ClientIdx) -> bool {
+        self.recipe.app() == App::Queue && !self.produces(client)
+    }
+
+    /// Whether the client has run all its rounds.
+    fn rounds_over(&self, st: &ClientState) -> bool {
+        !self.consumes(st.session.client) && st.rounds_done >= self.rounds
+    }
+
+    /// A round is over (a consumer counts none).
+    fn count_round(&self, st: &mut ClientState) {
+        if !self.consumes(st.session.client) {
+            st.rounds_done = st.rounds_done.saturating_add(1);
         }
     }
 
@@ -337,7 +347,7 @@ impl Client {
     }
 
     fn think(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if st.rounds_done >= self.rounds_of(st.session.client) {
+        if self.rounds_over(st) {
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
             o.cancel_timer(Timer::Deadline);
@@ -379,7 +389,7 @@ impl Client {
     }
 
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        st.rounds_done += 1;
+        self.count_round(st);
         st.recipe = None;
         self.persist(st, o);
         self.think(st, o);
@@ -401,7 +411,7 @@ impl Client {
         // A member that passed its barrier, or a consumer that took its
         // item, has done its round: it does not enter (or take) again.
         if matches!(self.recipe.app(), App::Barrier | App::Queue) && st.holds_lock() {
-            st.rounds_done += 1;
+            self.count_round(st);
             st.recipe = None;
         }
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
@@ -428,7 +438,7 @@ impl Client {
                 },
             );
         }
-        if st.rounds_done >= self.rounds_of(st.session.client) {
+        if self.rounds_over(st) {
             st.resume = None;
             st.phase = Phase::Done;
             o.cancel_timer(Timer::Ping);
@@ -558,7 +568,7 @@ impl Client {
             }
             Step::SessionLost => {
                 if st.phase == Phase::Releasing {
-                    st.rounds_done += 1;
+                    self.count_round(st);
                 }
                 self.session_lost(st, o)
             }
@@ -607,7 +617,7 @@ impl Client {
                 // the recipe, whose release is by default over whatever it
                 // was (deleted, already gone).
                 if expired {
-                    st.rounds_done += 1;
+                    self.count_round(st);
                     self.session_lost(st, o);
                     return;
                 }
@@ -648,7 +658,7 @@ impl Actor for Client {
         };
         // Saved at once, so a restarted process never reuses this session.
         self.persist(&st, o);
-        if st.rounds_done >= self.rounds_of(me) {
+        if self.rounds_over(&st) {
             st.phase = Phase::Done;
             return st;
         }
@@ -734,7 +744,7 @@ impl Actor for Client {
                 } else if session == state.session && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {
-                        st.rounds_done += 1;
+                        self.count_round(st);
                     }
                     self.session_lost(st, o);
                 }
@@ -822,7 +832,7 @@ impl Actor for Client {
                     Policy::LeaseAware | Policy::Naive | Policy::Oblivious => {
                         let st = state.to_mut();
                         if st.phase == Phase::Releasing {
-                            st.rounds_done += 1;
+                            self.count_round(st);
                         }
                         self.session_lost(st, o);
                     }

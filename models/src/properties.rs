@@ -284,6 +284,9 @@ pub enum Observation {
     /// A queue element holding `item` left the store: deleted on `by`'s
     /// request, or gone with `by`'s session.
     Dequeued { item: u64, by: ClientIdx },
+    /// A client came to wait with nothing outstanding, or finished: what it
+    /// took out of a queue and still owes it will not process now.
+    Idle { client: ClientIdx },
     /// A double barrier's member finished leaving; `all_left` is the mark of
     /// the store message it left on: every member had left (deleted its
     /// node, or lost it with its session).
@@ -460,12 +463,10 @@ impl Monitors {
     pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
         let mut breaches = Vec::new();
         match obs {
-            Observation::Acquired(a) if self.app == App::Queue && a.client < self.producers => {
-                // An enqueue: the producer was told its item is in.
-                self.acquisitions.push(a);
-            }
             Observation::Acquired(a) => {
-                if self.app == App::Queue {
+                // (A producer's enqueue is no hold: it releases in the step
+                // it is told, so the monitors never see it.)
+                if self.app == App::Queue && a.client >= self.producers {
                     self.took(a, &mut breaches);
                 }
                 if let (false, Some(property)) = (a.owned, Rule::OwnsKey.named(self.app)) {
@@ -490,6 +491,7 @@ impl Monitors {
                 self.believers.retain(|(c, _)| *c != client);
                 self.forfeit(client, &mut breaches);
             }
+            Observation::Idle { client } => self.forfeit(client, &mut breaches),
             Observation::Left { client, all_left } => {
                 if !all_left && !self.left_early {
                     self.left_early = true;
@@ -565,7 +567,9 @@ impl Monitors {
                 self.widest_wakeup = self.widest_wakeup.max(futile.min(2) as u8);
             }
             Observation::Woke { .. } => {}
-            Observation::ReleaseStep { .. } if self.app == App::Barrier => {}
+            // A barrier's herd is its wake-ups; a queue's releases (the
+            // lock-safe deletes) are no hand-off.
+            Observation::ReleaseStep { .. } if matches!(self.app, App::Barrier | App::Queue) => {}
             Observation::ReleaseStep { notifications } => {
                 if notifications > 1 && self.widest_wakeup <= 1 {
                     breaches.push(Breach {
@@ -647,6 +651,7 @@ pub fn observe_client(
     if let (None, Some(all_left)) = (before.left, after.left) {
         return Some(Observation::Left { client, all_left });
     }
+    let idle = after.marks().idle;
     match (before.holding, after.holds_lock()) {
         (false, true) => Some(Observation::Acquired(Acquisition {
             client,
@@ -656,6 +661,9 @@ pub fn observe_client(
             owned: after.owned(),
         })),
         (true, false) => Some(Observation::Released { client }),
+        // (Coming to hold or to stop holding is never idle in the same
+        // step but for a member done with its barrier, which owes nothing.)
+        (false, false) if idle && !before.idle => Some(Observation::Idle { client }),
         (true, true) | (false, false) => None,
     }
 }

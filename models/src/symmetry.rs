@@ -61,10 +61,7 @@ impl Relabel for StoreState {
             }
         }
         if let Some(q) = &mut self.queue {
-            let crate::store::QueueLedger {
-                removed,
-                named_head: _,
-            } = q;
+            let crate::store::QueueLedger { removed } = q;
             for (_, by) in removed {
                 by.relabel(p);
             }

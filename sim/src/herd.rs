@@ -159,8 +159,12 @@ pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {
     match recipe.app() {
         App::Lock | App::Election => (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect(),
         App::Barrier | App::Queue => {
-            let changes: Vec<u32> = (1..).map_while(|k| recipe.herd_closed_form(n, k)).collect();
-            (!changes.is_empty()).then_some(changes)
+            // Bounded: a recipe that names changes without end has no form.
+            let most = 4 * n + 64;
+            let changes: Vec<u32> = (1..=most + 1)
+                .map_while(|k| recipe.herd_closed_form(n, k))
+                .collect();
+            (!changes.is_empty() && changes.len() <= most as usize).then_some(changes)
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::engine::{simulate, Outcome};
 use crate::parallel::{filter_map_indices, ThreadError};
 use crate::scenario::{Scenario, ScheduledFault};
 use crate::trace;
+use models::model::check_producers;
 use models::properties::{Kind, PropertyName};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -389,6 +390,8 @@ pub struct Shrunk {
     pub property: PropertyName,
     pub seed: u64,
     pub clients: u16,
+    /// A queue's producers among `clients` (0 for other applications).
+    pub producers: u16,
     pub rounds: u8,
     pub schedule: Vec<ScheduledFault>,
     /// Faults that fired in the original run.
@@ -426,9 +429,15 @@ fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
         .any(|v| v.property == property)
 }
 
-fn with(s: &Scenario, clients: u16, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
+fn with(
+    s: &Scenario,
+    (clients, producers): (u16, u16),
+    rounds: u8,
+    schedule: &[ScheduledFault],
+) -> Scenario {
     let mut s = s.clone();
     s.clients = clients;
+    s.producers = producers;
     s.rounds = rounds;
     s.profile.clear();
     s.schedule = schedule.to_vec();
@@ -461,14 +470,23 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         .collect();
     let faults_before = schedule.len();
     let (mut clients, mut rounds) = (scenario.clients, scenario.rounds);
-    if !violates(&with(scenario, clients, rounds, &schedule), seed, property) {
+    let mut producers = scenario.producers;
+    if !violates(
+        &with(scenario, (clients, producers), rounds, &schedule),
+        seed,
+        property,
+    ) {
         return None;
     }
     let mut i = 0;
     while i < schedule.len() {
         let mut fewer = schedule.clone();
         fewer.remove(i);
-        if violates(&with(scenario, clients, rounds, &fewer), seed, property) {
+        if violates(
+            &with(scenario, (clients, producers), rounds, &fewer),
+            seed,
+            property,
+        ) {
             schedule = fewer;
         } else {
             i += 1;
@@ -491,13 +509,28 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
                 ..f.clone()
             })
             .collect();
-        if violates(&with(scenario, clients - 1, rounds, &fewer), seed, property) {
+        // A queue keeps at least one producer and one consumer; clients
+        // below the producers' count are producers.
+        let fewer_producers = producers - u16::from(k < producers);
+        let roles_ok = check_producers(&scenario.recipe, clients - 1, fewer_producers).is_ok();
+        if roles_ok
+            && violates(
+                &with(scenario, (clients - 1, fewer_producers), rounds, &fewer),
+                seed,
+                property,
+            )
+        {
             clients -= 1;
+            producers = fewer_producers;
             schedule = fewer;
         }
     }
     for r in 1..rounds {
-        if violates(&with(scenario, clients, r, &schedule), seed, property) {
+        if violates(
+            &with(scenario, (clients, producers), r, &schedule),
+            seed,
+            property,
+        ) {
             rounds = r;
             break;
         }
@@ -506,6 +539,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         property,
         seed,
         clients,
+        producers,
         rounds,
         schedule,
         faults_before,

@@ -408,22 +408,21 @@ impl Scenario {
             ));
         }
         let producers = match raw.producers {
-            Some(p) => u16::try_from(p).unwrap_or(u16::MAX),
-            None if recipe.app() == App::Queue => (raw.clients as u16 / 2).max(1),
-            None => 0,
+            // More than any client count: refused below, with its own number.
+            Some(p) if p > raw.clients => {
+                return Err(err(
+                    "producers",
+                    format!(
+                        "must be fewer than the clients ({}), so that someone consumes (got {p})",
+                        raw.clients
+                    ),
+                ))
+            }
+            Some(p) => p as u16,
+            None => models::model::default_producers(&recipe, raw.clients as u16),
         };
         models::model::check_producers(&recipe, raw.clients as u16, producers)
             .map_err(|e| err("producers", e))?;
-        if u32::from(producers) * rounds > u32::from(u8::MAX) {
-            return Err(err(
-                "rounds",
-                format!(
-                    "a queue's consumers take up to every item: producers × rounds must be at \
-                     most {} (got {producers} × {rounds})",
-                    u8::MAX
-                ),
-            ));
-        }
         let produce_given = raw.timing.as_ref().is_some_and(|t| t.produce_ms.is_some());
         if produce_given && recipe.app() != App::Queue {
             return Err(err(
@@ -509,12 +508,12 @@ impl Scenario {
     }
 
     /// This scenario as a file with an explicit schedule, no randomized
-    /// faults, the given seed and rounds, and what it is expected to
-    /// violate: a reproducer.
+    /// faults, the given seed, clients (and a queue's producers among them)
+    /// and rounds, and what it is expected to violate: a reproducer.
     pub fn reproducer(
         &self,
         seed: u64,
-        (clients, rounds): (u16, u8),
+        (clients, producers, rounds): (u16, u16, u8),
         schedule: Vec<ScheduledFault>,
         expect: &[PropertyName],
         note: &str,
@@ -523,6 +522,7 @@ impl Scenario {
         file.expect = Some(expect.iter().map(|p| p.name().to_string()).collect());
         file.seed = Some(Seed(seed));
         file.clients = u32::from(clients);
+        file.producers = (self.recipe.app() == App::Queue).then_some(u32::from(producers));
         file.rounds = Some(rounds as u32);
         file.faults = None;
         file.schedule = Some(schedule);

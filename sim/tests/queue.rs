@@ -63,3 +63,38 @@ fn same_seed_same_trace() {
     assert_eq!(a.trace_hash, b.trace_hash);
     assert_eq!(a.trace, b.trace);
 }
+
+/// Shrinking a queue's run keeps a producer and a consumer, and the
+/// reproducer it writes loads and reproduces.
+#[test]
+fn a_shrunk_queue_keeps_its_roles() {
+    let text = "recipe = \"zk-fifo-queue\"\nvariant = \"lock-safe\"\nclients = 3\nproducers = 2\nrounds = 1\nseed = 1\n\
+                [timing]\nsession_timeout_ms = 2000\nthink_ms = [50, 150]\nhold_ms = [20, 40]\nlatency_ms = [1.0, 1.0]\n\
+                [faults]\ncrash = { rate_per_s = 2.0, duration_ms = [100, 300] }\nuntil_ms = 1000\n";
+    let s = Scenario::parse(text, "q.toml", "q").unwrap();
+    let mut shrunk = 0;
+    for seed in 0..60 {
+        let Some(small) = sim::hunt::shrink(&s, seed, None) else {
+            continue;
+        };
+        shrunk += 1;
+        assert!(
+            small.producers >= 1 && small.producers < small.clients,
+            "seed {seed}"
+        );
+        let repro = s.reproducer(
+            seed,
+            (small.clients, small.producers, small.rounds),
+            small.schedule.clone(),
+            &[small.property],
+            "test",
+        );
+        let r = Scenario::parse(&repro, "r.toml", "r").unwrap();
+        let o = simulate(&r, r.seed, false);
+        assert!(
+            o.violations.iter().any(|v| v.property == small.property),
+            "seed {seed}"
+        );
+    }
+    assert!(shrunk > 0);
+}

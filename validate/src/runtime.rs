@@ -189,6 +189,7 @@ pub async fn run_client(
                 | Observation::Crashed { .. }
                 | Observation::Dequeued { .. }
                 | Observation::Left { .. }
+                | Observation::Idle { .. }
                 | Observation::Woke { .. } => {}
             }
             shared.observe(obs);

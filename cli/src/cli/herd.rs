@@ -43,11 +43,16 @@ fn parse_clients(s: &str) -> Result<Vec<u16>, UsageError> {
         .collect()
 }
 
-/// The user's scenario with this row's recipe and client count.
+/// The user's scenario with this row's recipe and client count: a queue
+/// row's producers are half its clients, a barrier row runs one round.
 fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
     let mut s = s.clone();
     s.recipe = recipe.clone();
     s.clients = clients;
+    s.producers = models::model::default_producers(recipe, clients);
+    if recipe.app() == models::recipe::App::Barrier {
+        s.rounds = 1;
+    }
     s.schedule.retain(|f| f.client < clients as u32);
     s.name = format!("{}-{}-{clients}", s.name, recipe.name());
     s

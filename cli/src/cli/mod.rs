@@ -61,7 +61,8 @@ pub enum Command {
     /// (a lock: mutual exclusion, resource exclusion, progress, herd bound;
     /// an election: single leader, elected with key, leader exclusion,
     /// leader elected, followers agree, herd bound; a barrier: no early
-    /// pass, all pass).
+    /// pass, no early leave, herd bound, all pass; a queue: no lost item, no
+    /// duplicate item, FIFO order, queue drains).
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),
@@ -355,7 +356,7 @@ impl ModelArgs {
             fencing: self.fencing,
             producers: self
                 .producers
-                .unwrap_or_else(|| models::model::default_producers(&recipe, clients)),
+                .unwrap_or_else(|| models::model::default_producers(&recipe, clients.into()) as u8),
             recipe,
             policy,
         };

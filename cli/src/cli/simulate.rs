@@ -524,7 +524,7 @@ fn write_reproducers(s: &Scenario, dir: &Path, r: &mut HuntResult) -> Result<(),
         );
         let text = s.reproducer(
             seed,
-            (small.clients, small.rounds),
+            (small.clients, small.producers, small.rounds),
             small.schedule,
             &[small.property],
             &note,

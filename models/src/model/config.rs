@@ -16,7 +16,7 @@ pub const MAX_CLIENTS: u8 = 4;
 
 /// A queue's producers when none are given: half the clients (at least
 /// one); 0 for every other application.
-pub fn default_producers(recipe: &RecipeRef, clients: u8) -> u8 {
+pub fn default_producers(recipe: &RecipeRef, clients: u16) -> u16 {
     if recipe.app() == App::Queue {
         (clients / 2).max(1)
     } else {
@@ -78,7 +78,8 @@ impl LockModelCfg {
             faults: FaultBudget::default(),
             fencing: false,
             policy: Policy::Naive,
-            producers: default_producers(&recipe, clients),
+            // At most half of a u8 count: it fits.
+            producers: default_producers(&recipe, clients.into()) as u8,
             recipe,
         }
     }

@@ -173,9 +173,7 @@ impl LockModel {
             state.store = Arc::new(s);
         }
         let (n, futile) = self.apply_out(state, store_id(), out);
-        for obs in observe_store(removed_before, &state.store) {
-            observe(state, obs);
-        }
+        // In the simulator's order: the wake-ups, then the items removed.
         if n > 0 {
             observe(
                 state,
@@ -183,6 +181,9 @@ impl LockModel {
                     futile: futile.into(),
                 },
             );
+        }
+        for obs in observe_store(removed_before, &state.store) {
+            observe(state, obs);
         }
         if release && state.store.header() != before {
             observe(

@@ -25,6 +25,9 @@
 //!   order of entry rather than an order of process names: any fixed order
 //!   serves the recipe, and one the store gives keeps the clients
 //!   interchangeable for symmetry reduction.
+//! - A listing of `b` does not show `b/ready` (see ARCHITECTURE.md); the
+//!   page's count would include it, but `b/ready` exists only once the
+//!   whole group was counted, so no count it could change is ever made.
 //! - lockstep's client hands a recipe watch events only while no request is
 //!   outstanding, so the `b/ready` event can come during step 3 and be
 //!   missed; a process that counts too few looks at `b/ready` once more
@@ -41,6 +44,10 @@
 //!   between (`mutex.wait()`, woken by any event);
 //! - leave: `delete(root/<name>)`; then `getChildren(root, watch)` until
 //!   there are none, waiting in between.
+//!
+//! The tutorial deletes with `delete(root/<name>, 0)`: its node is never
+//! written, so version 0 is always its version, and the model's delete
+//! (any version) does the same.
 //!
 //! Every child change wakes every waiter: a herd, which `herd_bound`
 //! reports from four members on. And a slow member that lists after the

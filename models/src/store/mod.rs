@@ -98,8 +98,7 @@ pub struct StoreState {
     /// order. The mark on what the store sends is then "every member had
     /// entered". `None` for the other applications.
     pub barrier: Option<Members>,
-    /// Ghost, for a queue: who removed which item, and whether the element
-    /// the last request named was the queue's head. `None` for the other
+    /// Ghost, for a queue: who removed which item. `None` for the other
     /// applications.
     pub queue: Option<QueueLedger>,
 }
@@ -111,11 +110,6 @@ pub struct QueueLedger {
     /// whose request deleted it (`no_lost_item` holds the remover to
     /// processing it).
     pub removed: Vec<(u64, crate::ids::ClientIdx)>,
-    /// The mark on the reply to the last request: false when it named an
-    /// element that was not the queue's head — the lowest element no other
-    /// session has taken a lock on (`fifo_order`). True for requests that
-    /// name no element.
-    pub named_head: bool,
 }
 
 /// A barrier's members as the store has seen them.
@@ -195,9 +189,6 @@ impl StoreState {
         if let Some(b) = &self.barrier {
             return b.mark(session.client, &self.zk);
         }
-        if let Some(q) = &self.queue {
-            return q.named_head;
-        }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
     }
 
@@ -259,17 +250,23 @@ impl StoreState {
 
     /// Whether `req` of session `s` names no queue element, or the queue's
     /// head: the lowest element on which no other session holds a lock
-    /// (`/taken/<element>`).
+    /// (`/taken/<element>`). The mark on a queue's replies (`fifo_order`),
+    /// taken before the request changes anything.
     fn names_queue_head(&self, s: SessionId, req: &Request) -> bool {
         let element = match req {
-            Request::GetData {
-                path: ZPath::Child(c),
-                ..
-            }
-            | Request::Delete {
-                path: ZPath::Child(c),
-            } => *c,
-            _ => return true,
+            Request::GetData { path, .. } | Request::Delete { path } => match path {
+                ZPath::Child(c) => *c,
+                ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => return true,
+            },
+            Request::Connect
+            | Request::Create { .. }
+            | Request::Exists { .. }
+            | Request::GetChildren { .. }
+            | Request::LeaseGrant
+            | Request::Txn(_)
+            | Request::Range(_)
+            | Request::Watch { .. }
+            | Request::DeleteKey { .. } => return true,
         };
         let taken_by_other = |c: Child| {
             self.zk
@@ -366,12 +363,6 @@ impl StoreState {
     /// notifications it fires, in order.
     pub fn apply(&mut self, s: SessionId, req: &Request) -> (Reply, Vec<(SessionId, WatchEvent)>) {
         let mut out = Vec::new();
-        if self.queue.is_some() {
-            let named_head = self.names_queue_head(s, req);
-            if let Some(q) = &mut self.queue {
-                q.named_head = named_head;
-            }
-        }
         let reply = match req {
             Request::Connect => {
                 if self.open_session(s) || self.is_alive(s) {
@@ -575,6 +566,12 @@ impl Actor for Store {
                 if session.client != client {
                     return; // a client speaks only in its own sessions
                 }
+                // A queue marks a reply by what the request named, as the
+                // store was before it.
+                let head = state
+                    .queue
+                    .is_some()
+                    .then(|| state.names_queue_head(session, &req));
                 let (reply, fired) = state.to_mut().apply(session, &req);
                 // ZooKeeper hears a session in every request; etcd only in
                 // keepalives (and the grant).
@@ -585,7 +582,7 @@ impl Actor for Store {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
                 }
                 let header = state.header();
-                let owns_first = state.owns_first(session);
+                let owns_first = head.unwrap_or_else(|| state.owns_first(session));
                 o.send(
                     src,
                     Msg::Reply {

@@ -86,8 +86,9 @@ struct ClientRt {
     finished: bool,
     /// The connection state last traced.
     connection: Connection,
-    /// The barrier leave last observed (see [`ClientState::left`]).
-    left: Option<bool>,
+    /// What the monitors last saw of the client (its barrier leave, whether
+    /// it was idle; the holders list says whether it held).
+    seen: Marks,
 }
 
 impl ClientRt {
@@ -231,7 +232,7 @@ impl<'a> Sim<'a> {
                 acquire_started_us: None,
                 finished: false,
                 connection: Connection::Connected,
-                left: None,
+                seen: ClientState::new(models::ids::SessionId::first(c)).marks(),
             });
             sim.unfinished += 1;
             sim.start_client(c);
@@ -415,9 +416,9 @@ impl<'a> Sim<'a> {
         }
         let before = Marks {
             holding: self.holders.contains(&c),
-            left: rt.left,
+            ..rt.seen
         };
-        rt.left = rt.state.left;
+        rt.seen = rt.state.marks();
         let rt = &self.clients[c as usize];
         let Some(obs) = observe_client(c, before, &rt.state) else {
             return;
@@ -442,7 +443,7 @@ impl<'a> Sim<'a> {
                 );
             }
             Observation::Released { .. } => self.released(c),
-            Observation::Left { .. } => {}
+            Observation::Left { .. } | Observation::Idle { .. } => {}
             Observation::WriteAccepted { .. }
             | Observation::WriteRejected { .. }
             | Observation::ReleaseStep { .. }
