@@ -68,8 +68,8 @@ pub struct LineChart {
 
 /// Colours that stay apart in print and for the common colour blindnesses
 /// (Okabe–Ito, with black and a violet in place of its yellow, which white
-/// paper swallows).
-const COLOURS: [RGBColor; 8] = [
+/// paper swallows; then three of Paul Tol's muted ones).
+const COLOURS: [RGBColor; 11] = [
     RGBColor(213, 94, 0),
     RGBColor(0, 114, 178),
     RGBColor(0, 158, 115),
@@ -78,6 +78,9 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(86, 180, 233),
     RGBColor(0, 0, 0),
     RGBColor(117, 112, 179),
+    RGBColor(136, 34, 85),
+    RGBColor(153, 153, 51),
+    RGBColor(68, 170, 153),
 ];
 
 /// A marker's shape.
@@ -92,8 +95,8 @@ pub enum Shape {
     Plus,
 }
 
-/// Seven shapes against eight colours: the pair (colour, shape) of style
-/// `k` is different for every `k` below 56.
+/// Seven shapes against eleven colours: the pair (colour, shape) of style
+/// `k` is different for every `k` below 77.
 const SHAPES: [Shape; 7] = [
     Shape::Circle,
     Shape::Triangle,
@@ -113,7 +116,7 @@ pub struct Style {
     pub radius: u32,
 }
 
-/// Style number `k`. Styles 0–7 have eight different colours; markers are
+/// Style number `k`. Styles 0–10 have eleven different colours; markers are
 /// drawn largest first, and the radius falls with `k % 8`, so markers of
 /// series that coincide nest inside each other instead of hiding.
 pub fn style(k: usize) -> Style {

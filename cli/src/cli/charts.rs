@@ -95,8 +95,8 @@ pub fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> 
 /// The herd charts, each as SVG and PNG, in `dir`.
 pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     let notif = LineChart {
-        title: "Watch notifications per hand-off (release or resignation)".into(),
-        x_label: "clients waiting (for the lock, or to lead)".into(),
+        title: "Watch notifications per hand-off (a barrier, a queue: per waking change)".into(),
+        x_label: "clients (waiting for the lock, to lead, at the barrier, on the queue)".into(),
         y_label: "notifications per release (mean)".into(),
         log_x: true,
         log_y: true,
@@ -104,8 +104,8 @@ pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
     };
     line_chart(&notif, &dir.join(HERD_CHARTS[0])).map_err(chart_err)?;
     let requests = LineChart {
-        title: "Store requests per acquisition".into(),
-        x_label: "clients waiting (for the lock, or to lead)".into(),
+        title: "Store requests per acquisition (pass, item taken)".into(),
+        x_label: "clients (waiting for the lock, to lead, at the barrier, on the queue)".into(),
         y_label: "requests per acquisition (writes + reads + watches)".into(),
         log_x: true,
         log_y: true,
