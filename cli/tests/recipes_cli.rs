@@ -422,34 +422,24 @@ fn queue_and_barrier_options_are_checked() {
     );
     let dir = std::env::temp_dir().join(format!("lockstep-queue-opts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let lock = dir.join("lock-with-producers.toml");
-    std::fs::write(
-        &lock,
+    let run_refuses = |name: &str, text: &str, needles: &[&str]| {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        usage_error(&["run", file.to_str().unwrap()], needles);
+    };
+    run_refuses(
+        "lock-with-producers.toml",
         "recipe = \"fair-predecessor\"\nclients = 3\nproducers = 1\n",
-    )
-    .unwrap();
-    usage_error(
-        &["run", lock.to_str().unwrap()],
         &["`producers`", "producers are for queue recipes"],
     );
-    let queue = dir.join("queue-all-producers.toml");
-    std::fs::write(
-        &queue,
+    run_refuses(
+        "queue-all-producers.toml",
         "recipe = \"zk-fifo-queue\"\nclients = 3\nproducers = 5\n",
-    )
-    .unwrap();
-    usage_error(
-        &["run", queue.to_str().unwrap()],
         &["`producers`", "(got 5)"],
     );
-    let paced = dir.join("lock-with-producer-pace.toml");
-    std::fs::write(
-        &paced,
+    run_refuses(
+        "lock-with-producer-pace.toml",
         "recipe = \"fair-predecessor\"\nclients = 3\n[timing]\nproduce_ms = [5, 5]\n",
-    )
-    .unwrap();
-    usage_error(
-        &["run", paced.to_str().unwrap()],
         &["`timing.produce_ms`", "is no queue"],
     );
     let _ = std::fs::remove_dir_all(&dir);
