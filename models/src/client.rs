@@ -303,7 +303,7 @@ impl Client {
 
     /// Whether `client` is one of a queue's consumers, which take items for
     /// as long as there are any: they count no rounds and never finish.
-    fn consumes(&self, client: ClientIdx) -> bool {
+    pub fn consumes(&self, client: ClientIdx) -> bool {
         self.recipe.app() == App::Queue && !self.produces(client)
     }
 

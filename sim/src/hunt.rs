@@ -512,7 +512,8 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         // A queue keeps at least one producer and one consumer; clients
         // below the producers' count are producers.
         let fewer_producers = producers - u16::from(k < producers);
-        let roles_ok = check_producers(&scenario.recipe, clients - 1, fewer_producers).is_ok();
+        let roles_ok =
+            check_producers(&scenario.recipe, clients - 1, fewer_producers.into()).is_ok();
         if roles_ok
             && violates(
                 &with(scenario, (clients - 1, fewer_producers), rounds, &fewer),

@@ -42,10 +42,11 @@
 //! duration_ms = 5000
 //! ```
 
-use models::client::{ClientTiming, Policy};
+use models::client::{Client, ClientTiming, Policy};
 use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
 use models::recipes;
+use models::store::Store;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -407,22 +408,13 @@ impl Scenario {
                 ),
             ));
         }
-        let producers = match raw.producers {
-            // More than any client count: refused below, with its own number.
-            Some(p) if p > raw.clients => {
-                return Err(err(
-                    "producers",
-                    format!(
-                        "must be fewer than the clients ({}), so that someone consumes (got {p})",
-                        raw.clients
-                    ),
-                ))
-            }
-            Some(p) => p as u16,
-            None => models::model::default_producers(&recipe, raw.clients as u16),
-        };
+        let producers = raw.producers.unwrap_or_else(|| {
+            models::model::default_producers(&recipe, raw.clients as u16).into()
+        });
         models::model::check_producers(&recipe, raw.clients as u16, producers)
             .map_err(|e| err("producers", e))?;
+        // Fewer than the clients, which are at most MAX_SIM_CLIENTS.
+        let producers = producers as u16;
         let produce_given = raw.timing.as_ref().is_some_and(|t| t.produce_ms.is_some());
         if produce_given && recipe.app() != App::Queue {
             return Err(err(
@@ -491,6 +483,27 @@ impl Scenario {
     /// it fits for the file's own settings.
     pub fn liveness_bound_us(&self) -> u64 {
         liveness_bound_us(&self.timing, self.clients as u64, self.rounds as u64).unwrap_or(u64::MAX)
+    }
+
+    /// The client actor every client of a run runs (a barrier recipe made
+    /// for its group's size).
+    pub fn client(&self) -> Client {
+        Client {
+            recipe: self.recipe.in_group(self.clients),
+            rounds: self.rounds,
+            policy: self.policy,
+            timing: self.client_timing(),
+            producers: self.producers,
+        }
+    }
+
+    /// The store actor of a run.
+    pub fn store(&self) -> Store {
+        Store::for_recipe(
+            &self.recipe,
+            Duration::from_micros(self.timing.session_timeout_us),
+            self.clients,
+        )
     }
 
     /// The client actors' timing.

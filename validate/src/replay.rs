@@ -32,7 +32,7 @@ use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The recipes replayed: every barrier and queue recipe with its variants
 /// (but `zk-barrier:article`, which differs from `zk-barrier` only when two
@@ -405,19 +405,8 @@ impl Model {
     /// The actors as `sim::engine::Sim::new` builds them, every client
     /// started in order.
     fn start(scenario: &Scenario) -> Self {
-        let client = Client {
-            // A barrier recipe is made for its group's size.
-            recipe: scenario.recipe.in_group(scenario.clients),
-            rounds: scenario.rounds,
-            policy: scenario.policy,
-            timing: scenario.client_timing(),
-            producers: scenario.producers,
-        };
-        let store = Store::for_recipe(
-            &scenario.recipe,
-            Duration::from_micros(scenario.timing.session_timeout_us),
-            scenario.clients,
-        );
+        let client = scenario.client();
+        let store = scenario.store();
         let mut model = Model {
             store_state: store.initial_state(),
             store,

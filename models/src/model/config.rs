@@ -27,9 +27,9 @@ pub fn default_producers(recipe: &RecipeRef, clients: u16) -> u16 {
 /// Checks a queue's split into producers and consumers: at least one of
 /// each; and no producers for any other application. The error names the
 /// setting.
-pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u16) -> Result<(), String> {
+pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Result<(), String> {
     match recipe.app() {
-        App::Queue if producers == 0 || producers >= clients => Err(format!(
+        App::Queue if producers == 0 || producers >= u32::from(clients) => Err(format!(
             "{recipe} is a queue: producers must be at least 1 and fewer than the clients \
              ({clients}), so that someone consumes (got {producers})"
         )),

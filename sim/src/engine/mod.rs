@@ -155,12 +155,7 @@ impl<'a> Sim<'a> {
         let mut faults: Vec<ScheduledFault> = scenario.schedule.clone();
         faults.extend(draw_faults(scenario, seed));
         faults.sort();
-        let us = Duration::from_micros;
-        let store = Store::for_recipe(
-            &scenario.recipe,
-            us(scenario.timing.session_timeout_us),
-            scenario.clients,
-        );
+        let store = scenario.store();
         let mut sim = Sim {
             scenario,
             now: 0,
@@ -170,14 +165,7 @@ impl<'a> Sim<'a> {
             store_timers: BTreeMap::new(),
             resource: Resource::new(scenario.fencing),
             resource_state: ResourceState::default(),
-            client: Client {
-                // A barrier recipe is made for its group's size.
-                recipe: scenario.recipe.in_group(scenario.clients),
-                rounds: scenario.rounds,
-                policy: scenario.policy,
-                timing: scenario.client_timing(),
-                producers: scenario.producers,
-            },
+            client: scenario.client(),
             clients: Vec::new(),
             link_clock: BTreeMap::new(),
             latency: stream(seed, "latency"),
@@ -383,7 +371,7 @@ impl<'a> Sim<'a> {
     fn refresh_finished(&mut self, c: ClientIdx) {
         // A queue's consumer runs for as long as there is anything to take:
         // waiting on an empty queue, it has nothing left to do.
-        let consumer = self.client.recipe.app() == App::Queue && !self.client.produces(c);
+        let consumer = self.client.consumes(c);
         let rt = &mut self.clients[c as usize];
         let finished = rt.is_finished() || (consumer && rt.state.is_waiting());
         if finished != rt.finished {
