@@ -243,77 +243,14 @@ impl ZkFifoQueue {
         *st = State::Listing { unchanged_from };
         Step::Send(list())
     }
-}
 
-impl Recipe for ZkFifoQueue {
-    type State = State;
-
-    fn name(&self) -> &'static str {
-        REGISTERED.name
-    }
-
-    fn variant(&self) -> Option<&'static str> {
-        match self.take {
-            Take::Article => None,
-            Take::NextOnNoNode => Some("take-safe"),
-            Take::LockFirst => Some("lock-safe"),
-        }
-    }
-
-    fn face(&self) -> Face {
-        Face::ZooKeeper
-    }
-
-    fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
-    }
-
-    fn app(&self) -> App {
-        App::Queue
-    }
-
-    fn enqueue(&self, _: SessionId, item: u64) -> Option<(State, Request)> {
-        Some((State::Enqueuing { item }, produce(item)))
-    }
-
-    /// A consumer's round: one `consume()`.
-    fn acquire(&self, _: SessionId) -> (State, Request) {
-        (
-            State::Listing {
-                unchanged_from: None,
-            },
-            list(),
-        )
-    }
-
-    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
-        let taking = match std::mem::replace(st, State::Waiting) {
-            State::Taking { listing, at, step } => (listing, at, step),
-            State::Enqueuing { item } => {
-                return match reply {
-                    Reply::Created { .. } => {
-                        *st = State::Enqueued { item };
-                        Step::Acquired { token: item }
-                    }
-                    _ => {
-                        *st = State::Enqueuing { item };
-                        Step::Unexpected
-                    }
-                };
-            }
-            State::Listing { unchanged_from } => {
-                *st = State::Listing { unchanged_from };
-                return match reply {
-                    Reply::Children(children) => self.listed(st, children),
-                    _ => Step::Unexpected,
-                };
-            }
-            other => {
-                *st = other;
-                return Step::Unexpected;
-            }
-        };
-        let (listing, at, step) = taking;
+    /// A reply while working on `listing[at]`.
+    fn taking(
+        &self,
+        st: &mut State,
+        (listing, at, step): (Vec<Child>, usize, TakeStep),
+        reply: &Reply,
+    ) -> Step {
         let head = listing[at];
         match (step, reply) {
             (TakeStep::Locking, Reply::Created { .. }) => {
@@ -364,10 +301,61 @@ impl Recipe for ZkFifoQueue {
             (TakeStep::Unlocking, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 self.next(st, listing, at)
             }
-            (step, _) => {
-                *st = State::Taking { listing, at, step };
-                Step::Unexpected
+            _ => Step::Unexpected,
+        }
+    }
+}
+
+impl Recipe for ZkFifoQueue {
+    type State = State;
+
+    fn name(&self) -> &'static str {
+        REGISTERED.name
+    }
+
+    fn variant(&self) -> Option<&'static str> {
+        match self.take {
+            Take::Article => None,
+            Take::NextOnNoNode => Some("take-safe"),
+            Take::LockFirst => Some("lock-safe"),
+        }
+    }
+
+    fn face(&self) -> Face {
+        Face::ZooKeeper
+    }
+
+    fn setup(&self) -> Setup {
+        Setup { lock_dir: true }
+    }
+
+    fn app(&self) -> App {
+        App::Queue
+    }
+
+    fn enqueue(&self, _: SessionId, item: u64) -> Option<(State, Request)> {
+        Some((State::Enqueuing { item }, produce(item)))
+    }
+
+    /// A consumer's round: one `consume()`.
+    fn acquire(&self, _: SessionId) -> (State, Request) {
+        (
+            State::Listing {
+                unchanged_from: None,
+            },
+            list(),
+        )
+    }
+
+    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+        match (st.clone(), reply) {
+            (State::Enqueuing { item }, Reply::Created { .. }) => {
+                *st = State::Enqueued { item };
+                Step::Acquired { token: item }
             }
+            (State::Listing { .. }, Reply::Children(children)) => self.listed(st, children),
+            (State::Taking { listing, at, step }, _) => self.taking(st, (listing, at, step), reply),
+            _ => Step::Unexpected,
         }
     }
 
