@@ -404,26 +404,22 @@ impl Monitors {
     /// A queue consumer took `a.token`'s item (the recipe handed it over:
     /// the application processes it now).
     fn took(&mut self, a: Acquisition, breaches: &mut Vec<Breach>) {
-        let consumer = |b: &Acquisition| b.client >= self.producers;
-        if !self.item_duplicated
-            && self
-                .acquisitions
-                .iter()
-                .any(|b| consumer(b) && b.token == a.token)
-        {
+        // Every acquisition of a queue is a take (a producer's enqueue is
+        // never seen as a hold).
+        let mut takers: Vec<ClientIdx> = self
+            .acquisitions
+            .iter()
+            .filter(|b| b.token == a.token)
+            .map(|b| b.client)
+            .collect();
+        if !self.item_duplicated && !takers.is_empty() {
             self.item_duplicated = true;
-            let mut clients: Vec<ClientIdx> = self
-                .acquisitions
-                .iter()
-                .filter(|b| consumer(b) && b.token == a.token)
-                .map(|b| b.client)
-                .chain([a.client])
-                .collect();
-            clients.sort_unstable();
-            clients.dedup();
+            takers.push(a.client);
+            takers.sort_unstable();
+            takers.dedup();
             breaches.push(Breach {
                 property: PropertyName::NoDuplicateItem,
-                clients,
+                clients: takers,
             });
         }
         self.owed
