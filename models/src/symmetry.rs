@@ -223,7 +223,7 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
-    let (rep, perm, _) = representative_and_fingerprint(state);
+    let (rep, perm, _) = representative_and_fingerprint(state.clone());
     (rep, perm)
 }
 
@@ -232,10 +232,12 @@ pub fn fingerprint(state: &LockState) -> u64 {
     ahash::RandomState::with_seeds(0x6c6f, 0x636b, 0x7374, 0x6570).hash_one(state)
 }
 
-/// [`representative`], and the representative's fingerprint when choosing
-/// it took one (clients tied), so the checker need not hash it again.
+/// [`representative`] of a state the caller gives up (relabelled in place:
+/// the parts it does not share are not copied again), and the
+/// representative's fingerprint when choosing it took one (clients tied),
+/// so the checker need not hash it again.
 pub fn representative_and_fingerprint(
-    state: &LockState,
+    state: LockState,
 ) -> (LockState, Vec<ClientIdx>, Option<u64>) {
     let n = state.clients.len();
     let keys: Vec<u64> = state.clients.iter().map(|s| label_free_key(s)).collect();
@@ -243,13 +245,17 @@ pub fn representative_and_fingerprint(
     order.sort_by_key(|&i| (keys[i], i));
     let groups = tied_groups(&order, &keys);
     if groups.is_empty() {
-        let (rep, perm) = relabelled(state, &order);
+        let perm = permutation(&order);
+        let mut rep = state;
+        if !is_identity(&perm) {
+            rep.relabel(&perm);
+        }
         return (rep, perm, None);
     }
     let mut best: Option<(u64, LockState, Vec<ClientIdx>)> = None;
     let mut candidate = order;
     loop {
-        let (rep, perm) = relabelled(state, &candidate);
+        let (rep, perm) = relabelled(&state, &candidate);
         let h = fingerprint(&rep);
         if best.as_ref().is_none_or(|(bh, _, _)| h < *bh) {
             best = Some((h, rep, perm));
@@ -264,16 +270,26 @@ pub fn representative_and_fingerprint(
 
 /// `state` with client `order[k]` renamed `k`, and that permutation.
 fn relabelled(state: &LockState, order: &[usize]) -> (LockState, Vec<ClientIdx>) {
-    let mut perm = vec![0 as ClientIdx; order.len()];
-    for (new, &old) in order.iter().enumerate() {
-        perm[old] = new as ClientIdx;
-    }
-    if perm.iter().enumerate().all(|(i, &p)| p as usize == i) {
+    let perm = permutation(order);
+    if is_identity(&perm) {
         return (state.clone(), perm);
     }
     let mut rep = state.clone();
     rep.relabel(&perm);
     (rep, perm)
+}
+
+/// The permutation that renames client `order[k]` to `k`.
+fn permutation(order: &[usize]) -> Vec<ClientIdx> {
+    let mut perm = vec![0 as ClientIdx; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        perm[old] = new as ClientIdx;
+    }
+    perm
+}
+
+fn is_identity(perm: &[ClientIdx]) -> bool {
+    perm.iter().enumerate().all(|(i, &p)| p as usize == i)
 }
 
 /// Ranges of `order` (sorted by key) whose keys are equal, two or more long.

@@ -43,6 +43,14 @@ struct CheckJson {
     max_depth: u32,
     seconds: f64,
     states_per_second: f64,
+    unique_states_per_second: f64,
+    /// The process's peak resident memory (Linux), and per unique state.
+    peak_memory_bytes: Option<u64>,
+    bytes_per_state: Option<f64>,
+    /// The most states one BFS level held in full.
+    peak_frontier: u64,
+    /// The fingerprint table and the graph, in bytes.
+    index_bytes: u64,
     properties: Vec<PropertyJson>,
 }
 
@@ -73,6 +81,16 @@ pub fn grouped(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+fn unique_per_second(r: &CheckResult) -> f64 {
+    r.unique_states as f64 / r.seconds.max(1e-9)
+}
+
+/// Peak memory, and per unique state.
+fn memory(r: &CheckResult) -> (Option<u64>, Option<f64>) {
+    let peak = super::limits::peak_rss_bytes();
+    (peak, peak.map(|b| b as f64 / r.unique_states.max(1) as f64))
 }
 
 fn per_second(r: &CheckResult) -> f64 {
@@ -222,6 +240,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             max_depth: r.max_depth,
             seconds: r.seconds,
             states_per_second: per_second(&r),
+            unique_states_per_second: unique_per_second(&r),
+            peak_memory_bytes: memory(&r).0,
+            bytes_per_state: memory(&r).1,
+            peak_frontier: r.peak_frontier,
+            index_bytes: r.index_bytes,
             properties: r
                 .properties
                 .iter()
@@ -272,6 +295,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         vec!["max depth".to_string(), r.max_depth.to_string()],
         vec!["seconds".to_string(), format!("{:.2}", r.seconds)],
         vec!["states/s".to_string(), grouped(per_second(&r) as u64)],
+        vec![
+            "unique states/s".to_string(),
+            grouped(unique_per_second(&r) as u64),
+        ],
+        vec![
+            "peak memory".to_string(),
+            match memory(&r) {
+                (Some(b), Some(per)) => {
+                    format!("{:.0} MB ({per:.0} B a unique state)", b as f64 / 1e6)
+                }
+                _ => "not measured (no /proc/self/status)".to_string(),
+            },
+        ],
+        vec![
+            "index".to_string(),
+            format!(
+                "{:.0} MB; peak frontier {} states",
+                r.index_bytes as f64 / 1e6,
+                grouped(r.peak_frontier)
+            ),
+        ],
     ];
     print!("{}", reports::table::render(&["measure", "value"], &rows));
     println!();

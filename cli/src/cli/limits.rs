@@ -36,6 +36,13 @@ pub fn default_max_states() -> (usize, String) {
     }
 }
 
+/// The process's peak resident memory (`VmHWM` in /proc/self/status), in
+/// bytes; `None` where it cannot be read.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    kib_field(&text, "VmHWM:")
+}
+
 /// `MemAvailable` from /proc/meminfo, in bytes.
 fn available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -43,7 +50,12 @@ fn available_bytes() -> Option<u64> {
 }
 
 fn parse_mem_available(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    kib_field(text, "MemAvailable:")
+}
+
+/// A `NAME:  N kB` line's value in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
     let mut words = line.split_whitespace().skip(1);
     let kib: u64 = words.next()?.parse().ok()?;
     match words.next() {
@@ -67,5 +79,9 @@ mod tests {
         assert_eq!(parse_mem_available(text), Some(16 << 30));
         assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
         assert_eq!(parse_mem_available("MemAvailable: lots\n"), None);
+        assert_eq!(
+            kib_field("VmPeak: 9 kB\nVmHWM:  2 kB\n", "VmHWM:"),
+            Some(2048)
+        );
     }
 }

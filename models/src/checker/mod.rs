@@ -20,11 +20,15 @@ use crate::properties::PropertyName;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
 };
+use intern::Interner;
+use seen::{Chunked, Indexed, Seen};
 use stateright::{Expectation, Model, Property};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
+
+mod intern;
+mod seen;
 
 #[derive(Clone, Copy, Debug)]
 pub struct CheckOptions {
@@ -112,6 +116,10 @@ impl fmt::Display for CheckError {
 
 impl std::error::Error for CheckError {}
 
+/// States of a level expanded (in parallel) before their successors are
+/// merged.
+const LEVEL_CHUNK: usize = 1 << 13;
+
 /// Every state up to this many is audited for symmetry; beyond, one in
 /// [`AUDIT_EVERY`], chosen by fingerprint (deterministic, any thread count).
 const AUDIT_ALL_UP_TO: usize = 2_000;
@@ -154,6 +162,11 @@ pub struct CheckResult {
     /// property asked about was decided (see [`CheckOptions::ask`]).
     pub decided_early: bool,
     pub properties: Vec<PropertyResult>,
+    /// The most states one BFS level held in full.
+    pub peak_frontier: u64,
+    /// Bytes of the fingerprint table and the graph at the end (the full
+    /// states of the frontier come on top).
+    pub index_bytes: u64,
 }
 
 impl CheckResult {
@@ -169,49 +182,78 @@ impl CheckResult {
     }
 }
 
-/// Fingerprints are already hashes; hash them no further.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 fingerprints are hashed")
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
+/// The explored graph, compactly: for every state its BFS parent and
+/// which of the parent's enabled actions led to it (the path's actions are
+/// recomputed by replaying it), and — only when progress is asked, which
+/// needs the whole graph — its successors and the goals it reaches.
 struct Graph {
-    /// For each state, its BFS parent and the action (in the parent's labels).
-    parent: Vec<(u32, Action)>,
-    /// Successor lists, compressed: `succ[succ_start[i]..succ_start[i+1]]`.
-    succ_start: Vec<u32>,
-    succ: Vec<u32>,
-    /// For each state, bit `g`: progress goal `g` holds there.
-    reached: Vec<u8>,
+    parent: Chunked<u32>,
+    /// The position of the action in the parent's `Model::actions`.
+    via: Chunked<u16>,
+    /// Successor lists (progress only), without repeats:
+    /// `succ[succ_start[i]..succ_start[i+1]]`.
+    succ_start: Chunked<u32>,
+    succ: Chunked<u32>,
+    /// For each state, bit `g`: progress goal `g` holds there (progress only).
+    reached: Chunked<u8>,
 }
 
 impl Graph {
-    fn path_to(&self, mut i: u32) -> Vec<Action> {
-        let mut path = Vec::new();
-        while i != 0 {
-            let (p, a) = self.parent[i as usize];
-            path.push(a);
-            i = p;
+    fn new() -> Self {
+        Graph {
+            parent: Chunked::new(),
+            via: Chunked::new(),
+            succ_start: Chunked::new(),
+            succ: Chunked::new(),
+            reached: Chunked::new(),
         }
-        path.reverse();
+    }
+
+    /// The shortest path to state `i`, in the labels the search used
+    /// (representatives' under symmetry): each step replayed from the
+    /// initial state by taking the recorded action.
+    fn path_to(&self, model: &LockModel, symmetry: bool, i: u32) -> Vec<Action> {
+        let mut chain = Vec::new();
+        let mut j = i;
+        while j != 0 {
+            chain.push(self.via.get(j as usize));
+            j = self.parent.get(j as usize);
+        }
+        chain.reverse();
+        let mut state = search_root(model, symmetry);
+        let mut actions = Vec::new();
+        let mut path = Vec::with_capacity(chain.len());
+        for via in chain {
+            actions.clear();
+            model.actions(&state, &mut actions);
+            let a = actions[via as usize];
+            let next = model
+                .next_state(&state, a)
+                .expect("a recorded step is taken again");
+            state = if symmetry {
+                representative(&next).0
+            } else {
+                next
+            };
+            path.push(a);
+        }
         path
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.parent.bytes()
+            + self.via.bytes()
+            + self.succ_start.bytes()
+            + self.succ.bytes()
+            + self.reached.bytes()
     }
 
     /// States from which a state where goal `g` holds is reachable.
     fn can_reach(&self, g: usize) -> Vec<bool> {
         let n = self.reached.len();
         let mut pred_count = vec![0u32; n + 1];
-        for &j in &self.succ {
+        for j in self.succ.iter() {
             pred_count[j as usize + 1] += 1;
         }
         for i in 0..n {
@@ -220,10 +262,14 @@ impl Graph {
         let mut fill = pred_count.clone();
         let mut pred = vec![0u32; self.succ.len()];
         for i in 0..n {
-            let (a, b) = (self.succ_start[i] as usize, self.succ_start[i + 1] as usize);
-            for &j in &self.succ[a..b] {
-                pred[fill[j as usize] as usize] = i as u32;
-                fill[j as usize] += 1;
+            let (a, b) = (
+                self.succ_start.get(i) as usize,
+                self.succ_start.get(i + 1) as usize,
+            );
+            for e in a..b {
+                let j = self.succ.get(e) as usize;
+                pred[fill[j] as usize] = i as u32;
+                fill[j] += 1;
             }
         }
         let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
@@ -302,14 +348,12 @@ struct Expanded {
     hits: u64,
     /// Bit g: progress goal g holds here.
     reached: u8,
-    /// Successors: action, fingerprint, and the state itself if this
-    /// expansion was the first to claim the fingerprint.
-    successors: Vec<(Action, u64, Option<LockState>)>,
+    /// Successors: the position of the action among the enabled ones,
+    /// the successor's fingerprint, and the state itself if this expansion
+    /// was the first to claim the fingerprint (the others drop theirs on
+    /// their own thread).
+    successors: Vec<(u16, u64, Option<LockState>)>,
 }
-
-/// Fingerprints some expansion has claimed; the expansion that claims one
-/// hands its state on, the others drop theirs on their own thread.
-type Claimed = dashmap::DashSet<u64, BuildHasherDefault<Identity>>;
 
 /// What every expansion judges a state by.
 struct Judges<'a> {
@@ -322,7 +366,8 @@ struct Judges<'a> {
 fn expand(
     judges: &Judges,
     audit_all: bool,
-    claimed: &Claimed,
+    claimed: &Seen,
+    interner: &Interner,
     state: &LockState,
     fp: u64,
 ) -> Expanded {
@@ -352,18 +397,28 @@ fn expand(
     } else {
         None
     };
+    assert!(
+        actions.len() <= usize::from(u16::MAX),
+        "a state enables at most 65,535 actions"
+    );
     let successors = actions
         .into_iter()
-        .filter_map(|a| {
+        .enumerate()
+        .filter_map(|(via, a)| {
             let next = model.next_state(state, a)?;
             let (next, known) = if symmetry {
-                let (rep, _, fp) = representative_and_fingerprint(&next);
+                let (rep, _, fp) = representative_and_fingerprint(next);
                 (rep, fp)
             } else {
                 (next, None)
             };
             let fp = known.unwrap_or_else(|| fingerprint(&next));
-            Some((a, fp, claimed.insert(fp).then_some(next)))
+            let next = claimed.claim(fp).then(|| {
+                let mut next = next;
+                interner.intern(&mut next, state);
+                next
+            });
+            Some((via as u16, fp, next))
         })
         .collect();
     Expanded {
@@ -388,14 +443,15 @@ fn expand_level(
     judges: &Judges,
     audit_all: bool,
     pool: &rayon::ThreadPool,
-    claimed: &Claimed,
+    claimed: &Seen,
+    interner: &Interner,
     frontier: Vec<(LockState, u64)>,
 ) -> Vec<Expanded> {
     use rayon::prelude::*;
     if pool.current_num_threads() <= 1 || frontier.len() < 64 {
         return frontier
             .iter()
-            .map(|(s, fp)| expand(judges, audit_all, claimed, s, *fp))
+            .map(|(s, fp)| expand(judges, audit_all, claimed, interner, s, *fp))
             .collect();
     }
     pool.install(|| {
@@ -403,7 +459,7 @@ fn expand_level(
         frontier
             .into_par_iter()
             .with_min_len(16)
-            .map(|(s, fp)| expand(judges, audit_all, claimed, &s, fp))
+            .map(|(s, fp)| expand(judges, audit_all, claimed, interner, &s, fp))
             .collect()
     })
 }
@@ -445,77 +501,109 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             reason: e.to_string(),
         })?;
 
-    let mut seen: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
-    let mut graph = Graph {
-        parent: Vec::new(),
-        succ_start: vec![0],
-        succ: Vec::new(),
-        reached: Vec::new(),
-    };
+    let mut seen = Seen::default();
+    let mut graph = Graph::new();
+    // Successor lists are kept only for progress, which needs the graph.
+    let keep_edges = !goals.is_empty();
     let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
     let mut hit_after: Vec<f64> = vec![0.0; props.len()];
     let mut decided_early = false;
     let mut generated = 0u64;
     let mut complete = true;
     let mut depth = 0u32;
+    let mut peak_frontier = 0usize;
 
-    let init = model.init_states().remove(0);
-    let init = if opts.symmetry {
-        representative(&init).0
-    } else {
-        init
-    };
+    let init = search_root(model, opts.symmetry);
     let init_fp = fingerprint(&init);
-    let claimed = Claimed::default();
-    claimed.insert(init_fp);
-    seen.insert(init_fp, 0);
+    seen.claim(init_fp);
+    seen.index(init_fp, usize::MAX);
     // The root has no parent; this entry is never followed (`path_to` stops at 0).
-    graph.parent.push((0, Action::Resume(0)));
+    graph.parent.push(0);
+    graph.via.push(0);
+    if keep_edges {
+        graph.succ_start.push(0);
+    }
     let mut frontier = vec![(init, init_fp)];
     let mut index = 0u32;
-    while !frontier.is_empty() {
+    let mut successors_of_one: Vec<u32> = Vec::new();
+    'search: while !frontier.is_empty() {
+        peak_frontier = peak_frontier.max(frontier.len());
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
-        let expanded = expand_level(&judges, audit_all, &pool, &claimed, frontier);
-        if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
-            return Err(CheckError::IdentityDependent { found });
-        }
+        let interner = Interner::default();
         // New states of this level, by index; each is filled in by the
         // expansion that claimed it, which may come later in the level.
         let level_start = seen.len();
         let mut next_frontier: Vec<Option<(LockState, u64)>> = Vec::new();
-        for e in expanded {
-            for (k, hit) in first_hit.iter_mut().enumerate() {
-                if hit.is_none() && e.hits & (1 << k) != 0 {
-                    *hit = Some(index);
-                    hit_after[k] = started.elapsed().as_secs_f64();
-                }
+        // The level is expanded and merged a chunk at a time, in frontier
+        // order: a state is claimed in the chunk that first reaches it, so
+        // indices are those of a whole-level merge, while only one chunk's
+        // successors wait for the merge at once.
+        let mut rest = frontier.into_iter();
+        loop {
+            let chunk: Vec<(LockState, u64)> = rest.by_ref().take(LEVEL_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
             }
-            graph.reached.push(e.reached);
-            for (action, fp, next) in e.successors {
-                generated += 1;
-                let j = match seen.get(&fp) {
-                    Some(&j) => j,
-                    None => {
-                        if seen.len() >= opts.max_states {
+            let expanded = expand_level(&judges, audit_all, &pool, &seen, &interner, chunk);
+            if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
+                return Err(CheckError::IdentityDependent { found });
+            }
+            for e in expanded {
+                for (k, hit) in first_hit.iter_mut().enumerate() {
+                    if hit.is_none() && e.hits & (1 << k) != 0 {
+                        *hit = Some(index);
+                        hit_after[k] = started.elapsed().as_secs_f64();
+                    }
+                }
+                successors_of_one.clear();
+                for (via, fp, next) in e.successors {
+                    generated += 1;
+                    let j = match seen.index(fp, opts.max_states) {
+                        Indexed::Known(j) => j,
+                        Indexed::New(j) => {
+                            graph.parent.push(index);
+                            graph.via.push(via);
+                            next_frontier.push(None);
+                            j
+                        }
+                        Indexed::OverLimit => {
                             complete = false;
                             continue;
                         }
-                        let j = seen.len() as u32;
-                        seen.insert(fp, j);
-                        graph.parent.push((index, action));
-                        next_frontier.push(None);
-                        j
+                    };
+                    if let Some(state) = next {
+                        if let Some(slot) = next_frontier.get_mut(j as usize - level_start) {
+                            *slot = Some((state, fp));
+                        }
                     }
-                };
-                if let Some(state) = next {
-                    if let Some(slot) = next_frontier.get_mut(j as usize - level_start) {
-                        *slot = Some((state, fp));
+                    if keep_edges && !successors_of_one.contains(&j) {
+                        successors_of_one.push(j);
                     }
                 }
-                graph.succ.push(j);
+                if keep_edges {
+                    graph.reached.push(e.reached);
+                    for &j in &successors_of_one {
+                        graph.succ.push(j);
+                    }
+                    match u32::try_from(graph.succ.len()) {
+                        Ok(end) => graph.succ_start.push(end),
+                        Err(_) => {
+                            // Past 2³² edges the graph cannot be indexed:
+                            // stop, as at the state limit.
+                            complete = false;
+                            break 'search;
+                        }
+                    }
+                }
+                index += 1;
             }
-            graph.succ_start.push(graph.succ.len() as u32);
-            index += 1;
+            // Everything asked is decided: no progress goal (which needs
+            // the whole graph) and a violation or witness for every
+            // property. The first hit in BFS order is already known.
+            if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
+                decided_early = rest.len() > 0 || !next_frontier.is_empty();
+                break 'search;
+            }
         }
         if !next_frontier.is_empty() {
             depth += 1;
@@ -524,12 +612,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             .into_iter()
             .map(|s| s.expect("every new state was claimed by one expansion"))
             .collect();
-        // Everything asked is decided: no progress goal (which needs the
-        // whole graph) and a violation or witness for every property.
-        if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
-            decided_early = !frontier.is_empty();
-            break;
-        }
     }
     let searched = started.elapsed().as_secs_f64();
 
@@ -540,8 +622,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             _ => Kind::Sometimes,
         };
         let (status, path) = match (kind, first_hit[k]) {
-            (Kind::Always, Some(i)) => (Status::Violated, Some(graph.path_to(i))),
-            (_, Some(i)) => (Status::Holds, Some(graph.path_to(i))),
+            (Kind::Always, Some(i)) => (
+                Status::Violated,
+                Some(graph.path_to(model, opts.symmetry, i)),
+            ),
+            (_, Some(i)) => (Status::Holds, Some(graph.path_to(model, opts.symmetry, i))),
             (_, None) if !complete => (Status::Unknown, None),
             (Kind::Always, None) => (Status::Holds, None),
             (_, None) => (Status::Violated, None),
@@ -557,7 +642,10 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     for (g, (name, _)) in goals.iter().enumerate() {
         let (status, path) = if complete {
             match graph.can_reach(g).iter().position(|ok| !ok) {
-                Some(i) => (Status::Violated, Some(graph.path_to(i as u32))),
+                Some(i) => (
+                    Status::Violated,
+                    Some(graph.path_to(model, opts.symmetry, i as u32)),
+                ),
                 None => (Status::Holds, None),
             }
         } else {
@@ -621,6 +709,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     Ok(CheckResult {
         states: generated,
         unique_states: seen.len() as u64,
+        peak_frontier: peak_frontier as u64,
+        index_bytes: (seen.bytes() + graph.bytes()) as u64,
         max_depth: depth,
         seconds: started.elapsed().as_secs_f64(),
         complete,
@@ -628,6 +718,17 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         decided_early,
         properties,
     })
+}
+
+/// The state the search starts from: the initial state, or its
+/// representative under symmetry.
+fn search_root(model: &LockModel, symmetry: bool) -> LockState {
+    let init = model.init_states().remove(0);
+    if symmetry {
+        representative(&init).0
+    } else {
+        init
+    }
 }
 
 /// Translates a path found among representatives into the clients' real

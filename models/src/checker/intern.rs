@@ -1,0 +1,71 @@
+//! Hash-consing of a level's new states: equal parts (a client's slot, the
+//! store, the monitors) are kept once, shared by every state of the
+//! frontier that has them.
+//!
+//! Successors share what their step left alone with their parent, but a
+//! relabelling for symmetry rebuilds every part, and sibling states rebuild
+//! the same parts independently; without this the frontier holds many
+//! copies of each. The workers intern each state they claim, before it
+//! waits for the merge; the table lives for one level (the frontier's
+//! states keep what they share alive, and the next level starts afresh).
+
+use crate::model::{ClientSlot, LockState};
+use crate::properties::Monitors;
+use crate::store::StoreState;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+
+const SHARDS: usize = 64;
+
+#[derive(Default)]
+pub struct Interner {
+    slots: Table<ClientSlot>,
+    stores: Table<StoreState>,
+    monitors: Table<Monitors>,
+}
+
+/// Parts by content hash, in shards. Equal hashes are compared in full; of
+/// two different parts with one hash (rare), the second is not shared.
+struct Table<T>(Box<[Mutex<Shard<T>>]>);
+
+type Shard<T> = HashMap<u64, Arc<T>>;
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table((0..SHARDS).map(|_| Mutex::default()).collect())
+    }
+}
+
+impl<T: Hash + Eq> Table<T> {
+    fn intern(&self, part: &mut Arc<T>, parent: Option<&Arc<T>>) {
+        if parent.is_some_and(|p| Arc::ptr_eq(p, part)) {
+            // Left alone by the step: the parent's part, interned already.
+            return;
+        }
+        let h = ahash::RandomState::with_seeds(7, 11, 13, 17).hash_one(&**part);
+        let mut shard = self.0[h as usize % SHARDS]
+            .lock()
+            .expect("a checker thread panicked");
+        match shard.get(&h) {
+            Some(p) if **p == **part => *part = Arc::clone(p),
+            Some(_) => {}
+            None => {
+                shard.insert(h, Arc::clone(part));
+            }
+        }
+    }
+}
+
+impl Interner {
+    /// Shares `state`'s parts with equal ones interned before; `parent` is
+    /// the state it stepped from (whose parts are interned).
+    pub fn intern(&self, state: &mut LockState, parent: &LockState) {
+        self.stores.intern(&mut state.store, Some(&parent.store));
+        self.monitors
+            .intern(&mut state.monitors, Some(&parent.monitors));
+        for (k, slot) in state.clients.iter_mut().enumerate() {
+            self.slots.intern(slot, parent.clients.get(k));
+        }
+    }
+}
