@@ -11,12 +11,11 @@
 
 use crate::client::{ClientState, Phase};
 use crate::ids::ClientIdx;
-use crate::model::{Action, ClientSlot, LockState};
+use crate::model::{Action, ClientSlot, LockState, Shared};
 use crate::msg::Msg;
 pub use crate::relabel::{Perm, Relabel};
 use crate::store::StoreState;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::Arc;
 
 impl Relabel for ClientState {
     fn relabel(&mut self, p: &Perm) {
@@ -99,17 +98,17 @@ impl Relabel for StoreState {
 
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
-        Arc::make_mut(&mut self.store).relabel(p);
+        Shared::make_mut(&mut self.store).relabel(p);
         self.store_timers.relabel(p);
         self.store_timers.sort();
         for w in &mut self.resource.log {
             w.client.relabel(p);
         }
-        Arc::make_mut(&mut self.monitors).relabel(p);
+        Shared::make_mut(&mut self.monitors).relabel(p);
         for slot in &mut self.clients {
-            Arc::make_mut(slot).relabel(p);
+            Shared::make_mut(slot).relabel(p);
         }
-        let mut slots: Vec<(ClientIdx, Arc<ClientSlot>)> = std::mem::take(&mut self.clients)
+        let mut slots: Vec<(ClientIdx, Shared<ClientSlot>)> = std::mem::take(&mut self.clients)
             .into_iter()
             .enumerate()
             .map(|(old, slot)| (p[old], slot))

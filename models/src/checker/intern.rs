@@ -9,12 +9,12 @@
 //! waits for the merge; the table lives for one level (the frontier's
 //! states keep what they share alive, and the next level starts afresh).
 
-use crate::model::{ClientSlot, LockState};
+use crate::model::{ClientSlot, LockState, Shared};
 use crate::properties::Monitors;
 use crate::store::StoreState;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 const SHARDS: usize = 64;
 
@@ -29,7 +29,7 @@ pub struct Interner {
 /// two different parts with one hash (rare), the second is not shared.
 struct Table<T>(Box<[Mutex<Shard<T>>]>);
 
-type Shard<T> = HashMap<u64, Arc<T>>;
+type Shard<T> = HashMap<u64, Shared<T>>;
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
@@ -38,20 +38,20 @@ impl<T> Default for Table<T> {
 }
 
 impl<T: Hash + Eq> Table<T> {
-    fn intern(&self, part: &mut Arc<T>, parent: Option<&Arc<T>>) {
-        if parent.is_some_and(|p| Arc::ptr_eq(p, part)) {
+    fn intern(&self, part: &mut Shared<T>, parent: Option<&Shared<T>>) {
+        if parent.is_some_and(|p| Shared::ptr_eq(p, part)) {
             // Left alone by the step: the parent's part, interned already.
             return;
         }
-        let h = ahash::RandomState::with_seeds(7, 11, 13, 17).hash_one(&**part);
+        let h = part.hash_value();
         let mut shard = self.0[h as usize % SHARDS]
             .lock()
             .expect("a checker thread panicked");
         match shard.get(&h) {
-            Some(p) if **p == **part => *part = Arc::clone(p),
+            Some(p) if p == part => *part = p.clone(),
             Some(_) => {}
             None => {
-                shard.insert(h, Arc::clone(part));
+                shard.insert(h, part.clone());
             }
         }
     }

@@ -20,6 +20,7 @@
 mod config;
 pub mod describe;
 pub mod sequence;
+mod shared;
 mod state;
 mod time;
 pub mod view;
@@ -27,6 +28,7 @@ pub mod view;
 pub use config::{
     check_producers, default_producers, FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
 };
+pub use shared::Shared;
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
 use crate::client::{Client, ClientState, Connection, Phase};
@@ -43,7 +45,6 @@ use state::{insert_timer, remove_timer};
 use stateright::actor::{Actor, Command, Id, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 pub struct LockModel {
     pub cfg: LockModelCfg,
@@ -90,7 +91,7 @@ pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
 
 /// Feeds the monitors (copied first if shared).
 fn observe(state: &mut LockState, obs: Observation) {
-    Arc::make_mut(&mut state.monitors).observe(obs);
+    Shared::make_mut(&mut state.monitors).observe(obs);
 }
 
 impl LockModel {
@@ -170,7 +171,7 @@ impl LockModel {
         let mut cow = Cow::Borrowed(&*state.store);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
-            state.store = Arc::new(s);
+            state.store = Shared::new(s);
         }
         let (n, futile) = self.apply_out(state, store_id(), out);
         // In the simulator's order: the wake-ups, then the items removed.
@@ -222,19 +223,19 @@ impl Model for LockModel {
 
     fn init_states(&self) -> Vec<LockState> {
         let mut state = LockState {
-            store: Arc::new(self.store.initial_state()),
+            store: Shared::new(self.store.initial_state()),
             store_timers: Vec::new(),
             resource: ResourceState::default(),
             clients: Vec::new(),
             budget: self.cfg.faults,
-            monitors: Arc::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
+            monitors: Shared::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
             let client_state = self
                 .client
                 .on_start(client_id(c as ClientIdx), &None, &mut out);
-            state.clients.push(Arc::new(ClientSlot {
+            state.clients.push(Shared::new(ClientSlot {
                 state: client_state,
                 status: Status::Running,
                 partitioned: false,

@@ -2,6 +2,7 @@
 //! store, the resource, the fault budget left and the property monitors;
 //! and the actions that step it.
 
+use super::shared::Shared;
 use super::FaultBudget;
 use crate::client::{ClientState, Phase};
 use crate::ids::{ClientIdx, SessionId};
@@ -10,7 +11,6 @@ use crate::properties::{Monitors, PropertyName};
 use crate::resource::ResourceState;
 use crate::store::StoreState;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// Whether a client process runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,15 +50,15 @@ impl ClientSlot {
 pub struct LockState {
     // Shared between a state and its successors until a step changes them:
     // most steps touch one client, so most of a successor is not copied.
-    pub store: Arc<StoreState>,
+    pub store: Shared<StoreState>,
     pub store_timers: Vec<Timer>,
     pub resource: ResourceState,
-    pub clients: Vec<Arc<ClientSlot>>,
+    pub clients: Vec<Shared<ClientSlot>>,
     /// Faults still to inject.
     pub budget: FaultBudget,
     /// Ghost: the property monitors, fed after every step (shared until a
     /// step feeds them).
-    pub monitors: Arc<Monitors>,
+    pub monitors: Shared<Monitors>,
 }
 
 /// A link, named by its ends.
@@ -113,7 +113,7 @@ impl Action {
 impl LockState {
     /// Client `c`'s slot, to change it (copied first if shared).
     pub fn slot_mut(&mut self, c: ClientIdx) -> &mut ClientSlot {
-        Arc::make_mut(&mut self.clients[c as usize])
+        Shared::make_mut(&mut self.clients[c as usize])
     }
 
     /// Live clients that believe they hold the lock.

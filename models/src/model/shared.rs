@@ -1,0 +1,126 @@
+//! A part of a state (the store, a client's slot, the monitors) shared
+//! between a state and its successors until a step changes it, with its
+//! hash kept beside it: a successor's fingerprint hashes only the parts its
+//! step changed, and the checker's hash-consing reuses the same hash.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+pub struct Shared<T> {
+    part: Arc<T>,
+    /// The part's hash; 0 until first asked (a hash of 0 is kept as 1).
+    hash: AtomicU64,
+}
+
+impl<T> Shared<T> {
+    pub fn new(part: T) -> Self {
+        Shared {
+            part: Arc::new(part),
+            hash: AtomicU64::new(0),
+        }
+    }
+
+    /// The part, to change it (copied first if shared); its hash is
+    /// recomputed when next asked.
+    pub fn make_mut(this: &mut Self) -> &mut T
+    where
+        T: Clone,
+    {
+        *this.hash.get_mut() = 0;
+        Arc::make_mut(&mut this.part)
+    }
+
+    /// The same part, not merely an equal one.
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        Arc::ptr_eq(&a.part, &b.part)
+    }
+
+    /// The part's hash (fixed seeds: the same in every run).
+    pub fn hash_value(&self) -> u64
+    where
+        T: Hash,
+    {
+        match self.hash.load(Ordering::Relaxed) {
+            0 => {
+                let h = ahash::RandomState::with_seeds(0x7061, 0x7274, 0x6861, 0x7368)
+                    .hash_one(&*self.part)
+                    .max(1);
+                self.hash.store(h, Ordering::Relaxed);
+                h
+            }
+            h => h,
+        }
+    }
+}
+
+impl<T> Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.part
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared {
+            part: Arc::clone(&self.part),
+            hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        if Shared::ptr_eq(self, other) {
+            return true;
+        }
+        let (a, b) = (
+            self.hash.load(Ordering::Relaxed),
+            other.hash.load(Ordering::Relaxed),
+        );
+        if a != 0 && b != 0 && a != b {
+            return false;
+        }
+        *self.part == *other.part
+    }
+}
+
+impl<T: Eq> Eq for Shared<T> {}
+
+/// A state's hash takes the part's hash, not the part: two different parts
+/// with the same 64-bit hash would make two states collide, as any two
+/// states with the same fingerprint do.
+impl<T: Hash> Hash for Shared<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash_value());
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.part.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_forgets_the_hash() {
+        let mut a = Shared::new(vec![1u8, 2]);
+        let before = a.hash_value();
+        let b = a.clone();
+        Shared::make_mut(&mut a).push(3);
+        assert_ne!(a.hash_value(), before);
+        assert_eq!(b.hash_value(), before);
+        assert_ne!(a, b);
+        Shared::make_mut(&mut a).pop();
+        assert_eq!(a, b);
+        assert_eq!(a.hash_value(), before);
+        assert!(!Shared::ptr_eq(&a, &b));
+    }
+}
