@@ -29,12 +29,14 @@ mod faults;
 mod outcome;
 mod queue;
 mod recorder;
+mod timers;
 
 pub use faults::draw_faults;
 pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
 use recorder::Recorder;
 pub use recorder::TraceOptions;
+use timers::{FewTimers, ManyTimers, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
@@ -52,7 +54,6 @@ use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
 use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,7 +68,9 @@ struct ClientRt {
     status: Status,
     storage: Option<ClientStorage>,
     /// Timer → (deadline, generation); a fired or re-set timer's old event is stale.
-    timers: BTreeMap<Timer, u64>,
+    timers: FewTimers,
+    /// Per link (see [`link`]), when its last message arrives (FIFO).
+    link_clock: [u64; 4],
     /// Events that came due while paused.
     frozen: Vec<Queued>,
     partitioned: bool,
@@ -121,13 +124,11 @@ pub struct Sim<'a> {
     queue: EventQueue,
     store: Store,
     store_state: StoreState,
-    store_timers: BTreeMap<Timer, u64>,
+    store_timers: ManyTimers,
     resource: Resource,
     resource_state: ResourceState,
     client: Client,
     clients: Vec<ClientRt>,
-    /// Per directed link, the time its last message arrives (FIFO).
-    link_clock: BTreeMap<(Id, Id), u64>,
     latency: ChaCha8Rng,
     timers_rng: ChaCha8Rng,
     faults: Vec<FaultRecord>,
@@ -162,12 +163,11 @@ impl<'a> Sim<'a> {
             queue: EventQueue::default(),
             store_state: store.initial_state(),
             store,
-            store_timers: BTreeMap::new(),
+            store_timers: ManyTimers::default(),
             resource: Resource::new(scenario.fencing),
             resource_state: ResourceState::default(),
             client: scenario.client(),
             clients: Vec::new(),
-            link_clock: BTreeMap::new(),
             latency: stream(seed, "latency"),
             timers_rng: stream(seed, "timers"),
             faults: faults
@@ -209,7 +209,8 @@ impl<'a> Sim<'a> {
                 state: ClientState::new(models::ids::SessionId::first(c)),
                 status: Status::Running,
                 storage: None,
-                timers: BTreeMap::new(),
+                timers: FewTimers::default(),
+                link_clock: [0; 4],
                 frozen: Vec::new(),
                 partitioned: false,
                 cut_since_us: 0,
@@ -255,7 +256,8 @@ impl<'a> Sim<'a> {
             .unwrap_or(0);
         let (lo, hi) = self.scenario.timing.latency_us;
         let arrive = self.now + between(&mut self.latency, lo, hi) + extra;
-        let clock = self.link_clock.entry((from, to)).or_insert(0);
+        let (c, l) = link(from, to);
+        let clock = &mut self.clients[c as usize].link_clock[l];
         let at = arrive.max(*clock);
         *clock = at;
         self.push(at, Event::Deliver { from, to, msg });
@@ -872,8 +874,7 @@ impl<'a> Sim<'a> {
                 } => match client_of(actor) {
                     Some(c) => {
                         let rt = &mut self.clients[c as usize];
-                        if rt.timers.get(&timer) != Some(&generation)
-                            || rt.status == Status::Crashed
+                        if rt.timers.get(&timer) != Some(generation) || rt.status == Status::Crashed
                         {
                             continue;
                         }
@@ -901,7 +902,7 @@ impl<'a> Sim<'a> {
                         self.after_client_step(c);
                     }
                     None => {
-                        if self.store_timers.get(&timer) != Some(&generation) {
+                        if self.store_timers.get(&timer) != Some(generation) {
                             continue;
                         }
                         self.store_timers.remove(&timer);
@@ -994,7 +995,7 @@ impl<'a> Sim<'a> {
 }
 
 /// Whether a timer event's timer was cancelled or set again since.
-fn is_stale(clients: &[ClientRt], store_timers: &BTreeMap<Timer, u64>, event: &Event) -> bool {
+fn is_stale(clients: &[ClientRt], store_timers: &ManyTimers, event: &Event) -> bool {
     let Event::Timer {
         actor,
         timer,
@@ -1007,7 +1008,19 @@ fn is_stale(clients: &[ClientRt], store_timers: &BTreeMap<Timer, u64>, event: &E
         Some(c) => clients[c as usize].timers.get(timer),
         None => store_timers.get(timer),
     };
-    live != Some(generation)
+    live != Some(*generation)
+}
+
+/// A link's client, and which of its four links it is: to the store, from
+/// the store, to the resource, from the resource.
+fn link(from: Id, to: Id) -> (ClientIdx, usize) {
+    match (client_of(from), client_of(to)) {
+        (Some(c), _) if to == store_id() => (c, 0),
+        (_, Some(c)) if from == store_id() => (c, 1),
+        (Some(c), _) => (c, 2),
+        (_, Some(c)) => (c, 3),
+        (None, None) => unreachable!("every link has a client end"),
+    }
 }
 
 /// Events at one virtual instant before a run is called stuck (time not
