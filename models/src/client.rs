@@ -217,7 +217,8 @@ pub struct ClientState {
     /// A recipe that goes on in its next session (see
     /// [`crate::recipe::Recipe::resume`]): its state and the request it
     /// sends once the session is open.
-    pub resume: Option<(AnyState, Request)>,
+    /// Boxed: rarely there, and a client's state is copied on every step.
+    pub resume: Option<Box<(AnyState, Request)>>,
     /// What the client library says of its connection.
     pub connection: Connection,
     /// Ghost, a barrier member that finished its leave: the mark of the
@@ -423,7 +424,7 @@ impl Client {
         let resumable = matches!(st.phase, Phase::Acquiring | Phase::Holding { .. });
         if let Some(mut recipe) = st.recipe.take().filter(|_| resumable) {
             if let Resume::Continue(req) = self.recipe.resume(next, &mut recipe) {
-                st.resume = Some((recipe, req));
+                st.resume = Some(Box::new((recipe, req)));
             }
         }
         st.pending = None;
@@ -594,7 +595,7 @@ impl Client {
                 if self.policy.keeps_a_deadline() {
                     o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
                 }
-                match st.resume.take() {
+                match st.resume.take().map(|r| *r) {
                     Some((recipe, req)) => {
                         st.recipe = Some(recipe);
                         st.phase = Phase::Acquiring;

@@ -22,7 +22,8 @@ impl Relabel for ClientState {
         self.session.relabel(p);
         self.recipe.relabel(p);
         self.pending.relabel(p);
-        if let Some((recipe, req)) = &mut self.resume {
+        if let Some(resume) = &mut self.resume {
+            let (recipe, req) = &mut **resume;
             recipe.relabel(p);
             req.relabel(p);
         }
@@ -163,7 +164,7 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     st.recipe.as_ref().map(|r| r.unlabelled_hash()).hash(&mut h);
     st.resume
         .as_ref()
-        .map(|(r, req)| (r.unlabelled_hash(), std::mem::discriminant(req)))
+        .map(|r| (r.0.unlabelled_hash(), std::mem::discriminant(&r.1)))
         .hash(&mut h);
     // Timers and messages by their shape (what kind, which epoch, which
     // header), without the names in them: few ties are left for

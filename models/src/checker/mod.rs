@@ -23,8 +23,9 @@ use crate::symmetry::{
 use intern::Interner;
 use seen::{Chunked, Indexed, Seen};
 use stateright::{Expectation, Model, Property};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 mod intern;
@@ -182,6 +183,22 @@ impl CheckResult {
     }
 }
 
+/// Fingerprints are already hashes; hash them no further.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 fingerprints are hashed")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 /// The explored graph, compactly: for every state its BFS parent and
 /// which of the parent's enabled actions led to it (the path's actions are
 /// recomputed by replaying it), and — only when progress is asked, which
@@ -252,14 +269,16 @@ impl Graph {
     /// States from which a state where goal `g` holds is reachable.
     fn can_reach(&self, g: usize) -> Vec<bool> {
         let n = self.reached.len();
-        let mut pred_count = vec![0u32; n + 1];
+        // Predecessor lists: `pred[pred_start[j]..pred_start[j+1]]`. The
+        // counts' running sums end each list; filling from the ends leaves
+        // each at its start, with no second array of positions.
+        let mut pred_start = vec![0u32; n + 1];
         for j in self.succ.iter() {
-            pred_count[j as usize + 1] += 1;
+            pred_start[j as usize] += 1;
         }
         for i in 0..n {
-            pred_count[i + 1] += pred_count[i];
+            pred_start[i + 1] += pred_start[i];
         }
-        let mut fill = pred_count.clone();
         let mut pred = vec![0u32; self.succ.len()];
         for i in 0..n {
             let (a, b) = (
@@ -268,21 +287,22 @@ impl Graph {
             );
             for e in a..b {
                 let j = self.succ.get(e) as usize;
-                pred[fill[j] as usize] = i as u32;
-                fill[j] += 1;
+                pred_start[j] -= 1;
+                pred[pred_start[j] as usize] = i as u32;
             }
         }
         let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
-        let mut queue: VecDeque<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
-        while let Some(j) = queue.pop_front() {
+        // Backwards from the goal states (the order does not matter).
+        let mut todo: Vec<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
+        while let Some(j) = todo.pop() {
             let (a, b) = (
-                pred_count[j as usize] as usize,
-                pred_count[j as usize + 1] as usize,
+                pred_start[j as usize] as usize,
+                pred_start[j as usize + 1] as usize,
             );
             for &i in &pred[a..b] {
                 if !ok[i as usize] {
                     ok[i as usize] = true;
-                    queue.push_back(i);
+                    todo.push(i);
                 }
             }
         }
@@ -501,10 +521,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             reason: e.to_string(),
         })?;
 
-    let mut seen = Seen::default();
-    let mut graph = Graph::new();
-    // Successor lists are kept only for progress, which needs the graph.
+    // Successor lists are kept only for progress, which needs the graph;
+    // they name states by index, which the fingerprint table then keeps.
     let keep_edges = !goals.is_empty();
+    let mut seen = Seen::new(keep_edges);
+    let mut graph = Graph::new();
     let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
     let mut hit_after: Vec<f64> = vec![0.0; props.len()];
     let mut decided_early = false;
@@ -516,34 +537,36 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     let init = search_root(model, opts.symmetry);
     let init_fp = fingerprint(&init);
     seen.claim(init_fp);
-    seen.index(init_fp, usize::MAX);
+    let _root = seen.index(init_fp, usize::MAX);
     // The root has no parent; this entry is never followed (`path_to` stops at 0).
     graph.parent.push(0);
     graph.via.push(0);
     if keep_edges {
         graph.succ_start.push(0);
     }
-    let mut frontier = vec![(init, init_fp)];
+    // A level's states in chunks of `LEVEL_CHUNK`: a growing level never
+    // copies itself into a vector twice its size, and each chunk is freed
+    // once expanded.
+    let mut frontier: Vec<Vec<(LockState, u64)>> = vec![vec![(init, init_fp)]];
     let mut index = 0u32;
     let mut successors_of_one: Vec<u32> = Vec::new();
     'search: while !frontier.is_empty() {
-        peak_frontier = peak_frontier.max(frontier.len());
+        peak_frontier = peak_frontier.max(frontier.iter().map(Vec::len).sum());
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
         let interner = Interner::default();
         // New states of this level, by index; each is filled in by the
         // expansion that claimed it, which may come later in the level.
         let level_start = seen.len();
-        let mut next_frontier: Vec<Option<(LockState, u64)>> = Vec::new();
+        let mut next_frontier: Vec<Vec<Option<(LockState, u64)>>> = Vec::new();
+        // This level's new states by fingerprint, so that the expansion that
+        // claimed one (which may come later) finds its place.
+        let mut new_here: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
         // The level is expanded and merged a chunk at a time, in frontier
         // order: a state is claimed in the chunk that first reaches it, so
         // indices are those of a whole-level merge, while only one chunk's
         // successors wait for the merge at once.
         let mut rest = frontier.into_iter();
-        loop {
-            let chunk: Vec<(LockState, u64)> = rest.by_ref().take(LEVEL_CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
+        while let Some(chunk) = rest.next() {
             let expanded = expand_level(&judges, audit_all, &pool, &seen, &interner, chunk);
             if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
                 return Err(CheckError::IdentityDependent { found });
@@ -563,8 +586,16 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                         Indexed::New(j) => {
                             graph.parent.push(index);
                             graph.via.push(via);
-                            next_frontier.push(None);
-                            j
+                            match next_frontier.last_mut() {
+                                Some(c) if c.len() < LEVEL_CHUNK => c.push(None),
+                                _ => {
+                                    let mut c = Vec::with_capacity(LEVEL_CHUNK);
+                                    c.push(None);
+                                    next_frontier.push(c);
+                                }
+                            }
+                            new_here.insert(fp, j);
+                            Some(j)
                         }
                         Indexed::OverLimit => {
                             complete = false;
@@ -572,12 +603,15 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                         }
                     };
                     if let Some(state) = next {
-                        if let Some(slot) = next_frontier.get_mut(j as usize - level_start) {
-                            *slot = Some((state, fp));
-                        }
+                        // The claim is made in the level that first reaches
+                        // a state, so its state is new here.
+                        let k = new_here[&fp] as usize - level_start;
+                        next_frontier[k / LEVEL_CHUNK][k % LEVEL_CHUNK] = Some((state, fp));
                     }
-                    if keep_edges && !successors_of_one.contains(&j) {
-                        successors_of_one.push(j);
+                    if let Some(j) = j.filter(|_| keep_edges) {
+                        if !successors_of_one.contains(&j) {
+                            successors_of_one.push(j);
+                        }
                     }
                 }
                 if keep_edges {
@@ -610,7 +644,12 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         }
         frontier = next_frontier
             .into_iter()
-            .map(|s| s.expect("every new state was claimed by one expansion"))
+            .map(|chunk| {
+                chunk
+                    .into_iter()
+                    .map(|s| s.expect("every new state was claimed by one expansion"))
+                    .collect()
+            })
             .collect();
     }
     let searched = started.elapsed().as_secs_f64();

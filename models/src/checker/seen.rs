@@ -6,69 +6,81 @@
 //! then the sequential merge *indexes* them in frontier order, so indices do
 //! not depend on the thread count.
 //!
-//! A slot is 12 bytes (the fingerprint and the index, in two arrays), in
-//! 64 shards of open addressing with linear probing, each grown on its own
-//! at three quarters full: about 18 bytes per state on average, against
-//! about 45 for a `HashMap<u64, u32>` beside a concurrent set of claims.
+//! The table is 64 shards of open addressing with linear probing, each
+//! grown on its own at three quarters full. A slot is the fingerprint (8
+//! bytes), and its state's index (4 more) only when the search keeps the
+//! graph's edges, which name states by index: about 14 or 21 bytes per
+//! state on average, against about 45 for a `HashMap<u64, u32>` beside a
+//! concurrent set of claims. The fingerprint's lowest bit marks a claim not
+//! yet indexed, so fingerprints are compared on their other 63 bits.
 
 use std::sync::Mutex;
 
 /// The top bits of a fingerprint choose its shard; the low bits its slot.
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
-/// No fingerprint in this slot. A fingerprint of 0 is stored as 1 (one more
-/// 2⁻⁶⁴ chance of a collision).
+/// No fingerprint in this slot. Fingerprints that would be stored as 0 are
+/// stored as 2 (one more 2⁻⁶³ chance of a collision).
 const EMPTY: u64 = 0;
-/// Claimed in this level, not indexed yet (or not at all: past the limit).
-const UNINDEXED: u32 = u32::MAX;
+/// The stored fingerprint's lowest bit: claimed, not indexed yet (or not at
+/// all: past the limit).
+const PENDING: u64 = 1;
 
 pub struct Seen {
     shards: Box<[Mutex<Shard>]>,
     indexed: usize,
+    with_indices: bool,
 }
 
 struct Shard {
+    /// Fingerprints with their lowest bit the pending mark.
     fps: Vec<u64>,
+    /// Each slot's state index (only with indices).
     idx: Vec<u32>,
     len: usize,
 }
 
+/// A fingerprint as stored, its lowest bit cleared.
 fn stored(fp: u64) -> u64 {
-    if fp == EMPTY {
-        1
-    } else {
-        fp
+    match fp & !PENDING {
+        EMPTY => 2,
+        f => f,
     }
 }
 
 impl Shard {
-    fn new() -> Self {
+    fn new(with_indices: bool) -> Self {
+        let cap = 1 << 10;
         Shard {
-            fps: vec![EMPTY; 1 << 10],
-            idx: vec![UNINDEXED; 1 << 10],
+            fps: vec![EMPTY; cap],
+            idx: if with_indices {
+                vec![0; cap]
+            } else {
+                Vec::new()
+            },
             len: 0,
         }
     }
 
-    /// The slot holding `fp`, or the empty slot where it would go.
+    /// The slot holding `fp` (as stored), or the empty slot where it would go.
     fn find(&self, fp: u64) -> Result<usize, usize> {
         let mask = self.fps.len() - 1;
-        let mut i = fp as usize & mask;
+        let mut i = (fp >> 1) as usize & mask;
         loop {
             match self.fps[i] {
                 EMPTY => return Err(i),
-                f if f == fp => return Ok(i),
+                f if f & !PENDING == fp => return Ok(i),
                 _ => i = (i + 1) & mask,
             }
         }
     }
 
-    /// Adds `fp` unindexed; false if it was there.
+    /// Adds `fp` pending; false if it was there.
     fn claim(&mut self, fp: u64) -> bool {
         match self.find(fp) {
             Ok(_) => false,
             Err(slot) => {
-                self.fps[slot] = fp;
+                self.fps[slot] = fp | PENDING;
                 self.len += 1;
                 if self.len * 4 > self.fps.len() * 3 {
                     self.grow();
@@ -81,30 +93,46 @@ impl Shard {
     fn grow(&mut self) {
         let cap = self.fps.len() * 2;
         let fps = std::mem::replace(&mut self.fps, vec![EMPTY; cap]);
-        let idx = std::mem::replace(&mut self.idx, vec![UNINDEXED; cap]);
-        for (fp, i) in fps.into_iter().zip(idx) {
+        let with_indices = !self.idx.is_empty();
+        let idx = std::mem::replace(
+            &mut self.idx,
+            if with_indices {
+                vec![0; cap]
+            } else {
+                Vec::new()
+            },
+        );
+        for (k, fp) in fps.into_iter().enumerate() {
             if fp != EMPTY {
-                let slot = self.find(fp).expect_err("each fingerprint once");
+                let slot = self.find(fp & !PENDING).expect_err("each fingerprint once");
                 self.fps[slot] = fp;
-                self.idx[slot] = i;
+                if with_indices {
+                    self.idx[slot] = idx[k];
+                }
             }
         }
     }
 }
 
-impl Default for Seen {
-    fn default() -> Self {
+impl Seen {
+    /// An empty table; `with_indices` keeps each state's index, which
+    /// [`Indexed::Known`] then gives.
+    pub fn new(with_indices: bool) -> Self {
         Seen {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Shard::new(with_indices)))
+                .collect(),
             indexed: 0,
+            with_indices,
         }
     }
 }
 
 /// What the merge found for a successor's fingerprint.
 pub enum Indexed {
-    /// Seen in an earlier level, or earlier in this one.
-    Known(u32),
+    /// Seen in an earlier level, or earlier in this one: its index, when
+    /// the table keeps indices.
+    Known(Option<u32>),
     /// First indexed now.
     New(u32),
     /// Claimed, but the state limit is reached: not explored.
@@ -136,15 +164,19 @@ impl Seen {
         let slot = shard
             .find(fp)
             .expect("every successor's fingerprint was claimed");
-        match shard.idx[slot] {
-            UNINDEXED if indexed >= limit => Indexed::OverLimit,
-            UNINDEXED => {
+        let pending = shard.fps[slot] & PENDING != 0;
+        match pending {
+            true if indexed >= limit => Indexed::OverLimit,
+            true => {
                 let i = u32::try_from(indexed).expect("the state limit fits in u32");
-                shard.idx[slot] = i;
+                shard.fps[slot] = fp;
+                if self.with_indices {
+                    shard.idx[slot] = i;
+                }
                 self.indexed += 1;
                 Indexed::New(i)
             }
-            i => Indexed::Known(i),
+            false => Indexed::Known(self.with_indices.then(|| shard.idx[slot])),
         }
     }
 
@@ -217,7 +249,7 @@ mod tests {
 
     #[test]
     fn claims_once_and_indexes_in_merge_order() {
-        let mut seen = Seen::default();
+        let mut seen = Seen::new(true);
         // Enough fingerprints to grow every shard several times.
         let fps: Vec<u64> = (0..200_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
@@ -230,26 +262,46 @@ mod tests {
             assert!(matches!(seen.index(fp, usize::MAX), Indexed::New(j) if j as usize == i));
         }
         for (i, &fp) in fps.iter().enumerate() {
-            assert!(matches!(seen.index(fp, usize::MAX), Indexed::Known(j) if j as usize == i));
+            assert!(
+                matches!(seen.index(fp, usize::MAX), Indexed::Known(Some(j)) if j as usize == i)
+            );
         }
         assert_eq!(seen.len(), fps.len());
     }
 
     #[test]
     fn past_the_limit_nothing_is_indexed() {
-        let mut seen = Seen::default();
-        for fp in [5u64, 6, 7] {
-            seen.claim(fp);
+        for with_indices in [true, false] {
+            let mut seen = Seen::new(with_indices);
+            for fp in [10u64, 12, 14] {
+                seen.claim(fp);
+            }
+            assert!(matches!(seen.index(10, 2), Indexed::New(0)));
+            assert!(matches!(seen.index(12, 2), Indexed::New(1)));
+            assert!(matches!(seen.index(14, 2), Indexed::OverLimit));
+            let known = seen.index(10, 2);
+            assert!(matches!(known, Indexed::Known(i) if i == with_indices.then_some(0)));
         }
-        assert!(matches!(seen.index(5, 2), Indexed::New(0)));
-        assert!(matches!(seen.index(6, 2), Indexed::New(1)));
-        assert!(matches!(seen.index(7, 2), Indexed::OverLimit));
-        assert!(matches!(seen.index(5, 2), Indexed::Known(0)));
+    }
+
+    #[test]
+    fn without_indices_a_claim_is_new_once() {
+        let mut seen = Seen::new(false);
+        let fps: Vec<u64> = (0..100_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for &fp in &fps {
+            assert!(seen.claim(fp));
+        }
+        for (i, &fp) in fps.iter().enumerate() {
+            assert!(matches!(seen.index(fp, usize::MAX), Indexed::New(j) if j as usize == i));
+            assert!(matches!(seen.index(fp, usize::MAX), Indexed::Known(None)));
+        }
     }
 
     #[test]
     fn zero_is_a_fingerprint_too() {
-        let mut seen = Seen::default();
+        let mut seen = Seen::new(true);
         assert!(seen.claim(0));
         assert!(!seen.claim(0));
         assert!(matches!(seen.index(0, 9), Indexed::New(0)));
