@@ -175,11 +175,11 @@ fn bad_input_is_a_clear_error_with_status_two() {
     );
     assert_usage_error(
         &["check", "--recipe", "etcd-revision", "--clients", "9"],
-        "clients must be between 2 and 4",
+        "clients must be between 2 and 5",
     );
     assert_usage_error(
         &["check", "--recipe", "etcd-revision", "--clients", "1"],
-        "clients must be between 2 and 4",
+        "clients must be between 2 and 5",
     );
     assert_usage_error(
         &[

@@ -418,7 +418,7 @@ fn queue_and_barrier_options_are_checked() {
     );
     usage_error(
         &["check", "--recipe", "zk-barrier", "--clients", "1"],
-        &["clients must be between 2 and 4"],
+        &["clients must be between 2 and 5"],
     );
     let dir = std::env::temp_dir().join(format!("lockstep-queue-opts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -255,7 +255,7 @@ pub struct ModelArgs {
     /// One of the recipe's variants (`lockstep recipes` lists them).
     #[arg(long)]
     pub variant: Option<String>,
-    /// Number of clients (2–4).
+    /// Number of clients (2–5; five fit for the smaller configurations: see the README).
     #[arg(long, required_unless_present = "list")]
     pub clients: Option<u8>,
     /// Rounds of acquire / write / release (campaign / lead / resign) per client (1–3).

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 /// The smallest and largest client counts the model checker supports.
 pub const MIN_CLIENTS: u8 = 2;
-pub const MAX_CLIENTS: u8 = 4;
+pub const MAX_CLIENTS: u8 = 5;
 
 /// A queue's producers when none are given: half the clients (at least
 /// one); 0 for every other application.

@@ -140,6 +140,8 @@ impl EventQueue {
 struct RadixHeap {
     last: u128,
     buckets: Vec<Vec<u128>>,
+    /// Bit `b`: bucket `b + 1` is not empty (bucket 0 is looked at directly).
+    nonempty: u128,
     len: usize,
 }
 
@@ -148,6 +150,7 @@ impl Default for RadixHeap {
         RadixHeap {
             last: 0,
             buckets: vec![Vec::new(); 129],
+            nonempty: 0,
             len: 0,
         }
     }
@@ -163,21 +166,31 @@ impl RadixHeap {
             k > self.last || self.len == 0 && k >= self.last,
             "an event pushed before the last one popped: virtual time went back"
         );
+        self.put(k);
+        self.len += 1;
+    }
+
+    fn put(&mut self, k: u128) {
         let b = self.bucket(k);
         self.buckets[b].push(k);
-        self.len += 1;
+        if b > 0 {
+            self.nonempty |= 1 << (b - 1);
+        }
     }
 
     fn pop(&mut self) -> Option<u128> {
         if self.buckets[0].is_empty() {
             // The smallest key is the least of the first non-empty bucket;
             // it becomes the last, and its bucket's keys move down.
-            let b = self.buckets.iter().position(|b| !b.is_empty())?;
+            if self.nonempty == 0 {
+                return None;
+            }
+            let b = self.nonempty.trailing_zeros() as usize + 1;
+            self.nonempty &= !(1 << (b - 1));
             let mut keys = std::mem::take(&mut self.buckets[b]);
             self.last = *keys.iter().min().expect("a non-empty bucket");
             for &k in &keys {
-                let to = self.bucket(k);
-                self.buckets[to].push(k);
+                self.put(k);
             }
             // Hand the emptied vector back, to keep its capacity.
             keys.clear();
@@ -192,8 +205,12 @@ impl RadixHeap {
     }
 
     fn retain(&mut self, mut keep: impl FnMut(u128) -> bool) {
-        for b in &mut self.buckets {
+        self.nonempty = 0;
+        for (i, b) in self.buckets.iter_mut().enumerate() {
             b.retain(|&k| keep(k));
+            if i > 0 && !b.is_empty() {
+                self.nonempty |= 1 << (i - 1);
+            }
         }
         self.len = self.buckets.iter().map(Vec::len).sum();
     }
