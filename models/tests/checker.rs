@@ -421,6 +421,63 @@ fn checking_is_deterministic_whatever_the_thread_count() {
 }
 
 #[test]
+fn levels_merged_in_small_chunks_give_the_same_search() {
+    // Chunks of 7 states put most levels' claims and first sightings in
+    // different chunks; the numbering, the counts and every path must be
+    // those of the default chunk size.
+    let c = cfg("fair-predecessor", 3, crash());
+    let model = c.into_model();
+    let whole = check(&model, CheckOptions::default()).unwrap();
+    for threads in [1, 2] {
+        let chunked = check(
+            &model,
+            CheckOptions {
+                level_chunk: 7,
+                threads: Some(threads),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (chunked.states, chunked.unique_states, chunked.max_depth),
+            (whole.states, whole.unique_states, whole.max_depth)
+        );
+        for (x, y) in chunked.properties.iter().zip(&whole.properties) {
+            assert_eq!((x.status, &x.path), (y.status, &y.path), "{}", x.name);
+        }
+    }
+}
+
+#[test]
+fn a_search_without_the_graph_sees_the_same_states() {
+    // Asking only `always` and `sometimes` properties keeps no successor
+    // lists and no indices in the fingerprint table; with one of them
+    // holding, the search still covers everything.
+    use models::properties::PropertyName;
+    let c = cfg("fair-predecessor", 3, crash());
+    let model = c.into_model();
+    let full = check(&model, CheckOptions::default()).unwrap();
+    let safety = check(
+        &model,
+        CheckOptions::default().asking(&[
+            PropertyName::MutualExclusion,
+            PropertyName::ResourceExclusion,
+        ]),
+    )
+    .unwrap();
+    assert!(!safety.decided_early);
+    assert_eq!(
+        (safety.states, safety.unique_states),
+        (full.states, full.unique_states)
+    );
+    assert!(safety.index_bytes < full.index_bytes);
+    for name in ["mutual_exclusion", "resource_exclusion"] {
+        let (s, f) = (safety.property(name), full.property(name));
+        assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
+    }
+}
+
+#[test]
 fn counterexamples_start_from_the_initial_state_and_replay() {
     let c = cfg("unfair-create", 3, crash());
     let model = c.into_model();

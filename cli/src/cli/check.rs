@@ -185,7 +185,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         symmetry: !args.no_symmetry,
         max_states,
         threads: args.threads,
-        ask: 0,
+        ..CheckOptions::default()
     }
     .asking(&asked);
     // Bad output paths fail before the search, not after it.

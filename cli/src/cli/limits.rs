@@ -1,14 +1,17 @@
 //! The checker's default state limit, from the machine's memory.
 //!
-//! Measured peak memory per unique state, `lockstep check … --crashes 1`
-//! with 4 clients (`/usr/bin/time -f %M`): fair-predecessor 221 B (1.09 GB,
-//! 4.92 M states), etcd-revision 251 B (379 MB, 1.51 M), children-watch
-//! 239 B (689 MB, 2.88 M); unfair-create with a pause 230 B (3.83 GB,
-//! 16.6 M). The limit assumes 400 B, half again above the largest, and uses
-//! at most half of the memory available when the check starts.
+//! Measured peak memory per unique state, `lockstep check … --clients 4`
+//! (the report's `peak memory`, the process's VmHWM): fair-predecessor with
+//! 1 crash 89 B (438 MB, 4.92 M states), etcd-revision 126 B (189 MB,
+//! 1.51 M), children-watch 99 B (285 MB, 2.88 M), unfair-create with a
+//! pause 85 B (867 MB, 10.1 M); asking only `always` properties (no graph
+//! edges kept) fair-predecessor takes 55 B. Small checks cost more per state
+//! (the process's own tens of MB). The limit assumes 200 B, half again above
+//! the largest, and uses at most half of the memory available when the check
+//! starts.
 
 /// Bytes of memory one unique state costs the checker, with margin.
-pub const BYTES_PER_STATE: u64 = 400;
+pub const BYTES_PER_STATE: u64 = 200;
 
 /// When the available memory cannot be read.
 const FALLBACK_STATES: usize = 10_000_000;

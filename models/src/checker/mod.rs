@@ -45,6 +45,9 @@ pub struct CheckOptions {
     /// decided: an `always` at its first (shortest) violation, a
     /// `sometimes` at its first witness. Progress needs the whole graph.
     pub ask: u32,
+    /// States of a level expanded (in parallel) before their successors
+    /// are merged. The result does not depend on it (tests vary it).
+    pub level_chunk: usize,
 }
 
 impl Default for CheckOptions {
@@ -54,6 +57,7 @@ impl Default for CheckOptions {
             max_states: 50_000_000,
             threads: None,
             ask: 0,
+            level_chunk: LEVEL_CHUNK,
         }
     }
 }
@@ -118,8 +122,8 @@ impl fmt::Display for CheckError {
 impl std::error::Error for CheckError {}
 
 /// States of a level expanded (in parallel) before their successors are
-/// merged.
-const LEVEL_CHUNK: usize = 1 << 13;
+/// merged, by default.
+pub const LEVEL_CHUNK: usize = 1 << 13;
 
 /// Every state up to this many is audited for symmetry; beyond, one in
 /// [`AUDIT_EVERY`], chosen by fingerprint (deterministic, any thread count).
@@ -544,9 +548,10 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     if keep_edges {
         graph.succ_start.push(0);
     }
-    // A level's states in chunks of `LEVEL_CHUNK`: a growing level never
+    // A level's states in chunks of `chunk_size`: a growing level never
     // copies itself into a vector twice its size, and each chunk is freed
     // once expanded.
+    let chunk_size = opts.level_chunk.max(1);
     let mut frontier: Vec<Vec<(LockState, u64)>> = vec![vec![(init, init_fp)]];
     let mut index = 0u32;
     let mut successors_of_one: Vec<u32> = Vec::new();
@@ -587,9 +592,9 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                             graph.parent.push(index);
                             graph.via.push(via);
                             match next_frontier.last_mut() {
-                                Some(c) if c.len() < LEVEL_CHUNK => c.push(None),
+                                Some(c) if c.len() < chunk_size => c.push(None),
                                 _ => {
-                                    let mut c = Vec::with_capacity(LEVEL_CHUNK);
+                                    let mut c = Vec::with_capacity(chunk_size);
                                     c.push(None);
                                     next_frontier.push(c);
                                 }
@@ -606,7 +611,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                         // The claim is made in the level that first reaches
                         // a state, so its state is new here.
                         let k = new_here[&fp] as usize - level_start;
-                        next_frontier[k / LEVEL_CHUNK][k % LEVEL_CHUNK] = Some((state, fp));
+                        next_frontier[k / chunk_size][k % chunk_size] = Some((state, fp));
                     }
                     if let Some(j) = j.filter(|_| keep_edges) {
                         if !successors_of_one.contains(&j) {
