@@ -95,8 +95,10 @@ pub struct Change {
 /// The figures both runs have, in name order.
 pub fn compare(old: &Value, new: &Value) -> Vec<Change> {
     let (old, new) = (figures(old), figures(new));
-    // A row's configuration is in its name already.
-    let setting = |f: &str| f.ends_with(".clients") || f.ends_with(".crashes");
+    // A row's configuration is in its name already; the machine's threads
+    // are a setting too.
+    let setting =
+        |f: &str| f.ends_with(".clients") || f.ends_with(".crashes") || f.ends_with("_threads");
     new.iter()
         .filter(|(figure, _)| !setting(figure))
         .filter_map(|(figure, &now)| {
@@ -160,5 +162,44 @@ mod tests {
         assert!(t.contains("-50.0%"), "{t}");
         assert!(path_of("../x").is_err());
         assert!(path_of("main-2026").is_ok());
+    }
+
+    #[test]
+    fn per_state_figures_are_compared() {
+        let row = |rate: f64, bytes: f64| {
+            serde_json::json!({"clients": 4, "crashes": 1,
+                "unique_states_per_second": rate, "bytes_per_state": bytes})
+        };
+        let old = serde_json::json!({"per_state": {
+            "lockstep_safety_only": row(100.0, 50.0),
+            "lockstep_full_check": row(90.0, 80.0),
+            "lockstep_threads": 2,
+            "spin_twin": row(800.0, 150.0),
+        }});
+        let new = serde_json::json!({"per_state": {
+            "lockstep_safety_only": row(200.0, 50.0),
+            "lockstep_full_check": row(90.0, 40.0),
+            "lockstep_threads": 8,
+            "spin_twin": null,
+            "spin_skipped": "`spin` is not installed",
+        }});
+        let c = compare(&old, &new);
+        let names: Vec<&str> = c.iter().map(|c| c.figure.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "per_state.lockstep_full_check.bytes_per_state",
+                "per_state.lockstep_full_check.unique_states_per_second",
+                "per_state.lockstep_safety_only.bytes_per_state",
+                "per_state.lockstep_safety_only.unique_states_per_second",
+            ]
+        );
+        let both = compare(&old, &old);
+        assert!(both
+            .iter()
+            .any(|c| c.figure == "per_state.spin_twin.unique_states_per_second"));
+        let t = render(&c);
+        assert!(t.contains("+100.0%"), "{t}");
+        assert!(t.contains("-50.0%"), "{t}");
     }
 }

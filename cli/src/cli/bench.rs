@@ -1,5 +1,7 @@
 //! `lockstep bench`: the model checker's speed and the symmetry reduction,
-//! measured in one run so the figures compare.
+//! the simulator's, and the comparisons with the SPIN twin (time to answer;
+//! throughput and memory per unique state, `spin_twin.rs`), measured in one
+//! run so the figures compare.
 
 use super::baseline;
 use super::check::grouped;
@@ -36,7 +38,9 @@ fn rate(r: &CheckResult) -> f64 {
 
 #[derive(Serialize)]
 struct SimBench {
-    /// 10 clients, `healthy` timing, one long run.
+    /// 10 clients × 200 rounds, one thread, `DENSE_RUNS` runs (seeds 1..)
+    /// one after the other: about 1.4 M events.
+    runs: u64,
     virtual_seconds: f64,
     wall_seconds: f64,
     virtual_per_wall: f64,
@@ -58,10 +62,19 @@ fn scenario(clients: u16, rounds: u8) -> Scenario {
     Scenario::parse(&text, "bench", "bench").expect("a valid bench scenario")
 }
 
+/// Runs of the dense 10-client scenario: one is 35 k events and 40 ms,
+/// too short to time; forty are long enough.
+const DENSE_RUNS: u64 = 40;
+
 fn sim_bench() -> Result<SimBench, UsageError> {
     let long = scenario(10, 200);
     let started = Instant::now();
-    let o = simulate(&long, 1, false);
+    let (mut dense_events, mut virtual_us) = (0u64, 0u64);
+    for seed in 1..=DENSE_RUNS {
+        let o = simulate(&long, seed, false);
+        dense_events += o.metrics.events;
+        virtual_us += o.metrics.end_us;
+    }
     let wall = started.elapsed().as_secs_f64();
     let jobs = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -73,13 +86,14 @@ fn sim_bench() -> Result<SimBench, UsageError> {
         .map_err(|e| UsageError(e.to_string()))?;
     let hunt_wall = started.elapsed().as_secs_f64();
     let hunt_events: u64 = events.iter().sum();
-    let virtual_seconds = o.metrics.end_us as f64 / 1e6;
+    let virtual_seconds = virtual_us as f64 / 1e6;
     Ok(SimBench {
+        runs: DENSE_RUNS,
         virtual_seconds,
         wall_seconds: wall,
         virtual_per_wall: virtual_seconds / wall.max(1e-9),
-        events: o.metrics.events,
-        events_per_second: o.metrics.events as f64 / wall.max(1e-9),
+        events: dense_events,
+        events_per_second: dense_events as f64 / wall.max(1e-9),
         hunt_seeds: seeds.len(),
         hunt_wall_seconds: hunt_wall,
         seeds_per_second: seeds.len() as f64 / hunt_wall.max(1e-9),
@@ -88,8 +102,18 @@ fn sim_bench() -> Result<SimBench, UsageError> {
     })
 }
 
+/// A table row of `columns` for a SPIN twin that did not run, saying why.
+fn spin_not_run(why: Option<&str>, columns: usize) -> Vec<String> {
+    let mut row = vec![format!(
+        "SPIN twin: not run ({})",
+        why.unwrap_or("unknown reason")
+    )];
+    row.resize(columns, "-".into());
+    row
+}
+
 /// Prints the time-to-answer comparison.
-fn print_answer(a: &super::answer::Answer) {
+fn print_answer(a: &super::spin_twin::Answer) {
     println!("time to answer: fair-predecessor, 3 clients, 1 pause, shortest mutual_exclusion counterexample");
     let mut rows = vec![vec![
         "lockstep (check --property mutual_exclusion)".to_string(),
@@ -104,15 +128,7 @@ fn print_answer(a: &super::answer::Answer) {
             d.to_string(),
             "-".to_string(),
         ]),
-        (_, _, why) => rows.push(vec![
-            format!(
-                "SPIN twin: not run ({})",
-                why.as_deref().unwrap_or("unknown reason")
-            ),
-            "-".into(),
-            "-".into(),
-            "-".into(),
-        ]),
+        (_, _, why) => rows.push(spin_not_run(why.as_deref(), 4)),
     }
     print!(
         "{}",
@@ -124,28 +140,117 @@ fn print_answer(a: &super::answer::Answer) {
     println!();
 }
 
+/// Megabytes (10^6 bytes), for a peak memory.
+fn megabytes(bytes: u64) -> String {
+    format!("{:.0} MB", bytes as f64 / 1e6)
+}
+
+/// Prints the throughput and memory per unique state beside the SPIN twin.
+fn print_per_state(p: &super::spin_twin::PerState) {
+    println!(
+        "throughput and memory per unique state: fair-predecessor, {} clients, {} crash \
+         (lockstep: child processes on {} threads; SPIN: pan, one thread)",
+        p.lockstep_full_check.clients, p.lockstep_full_check.crashes, p.lockstep_threads
+    );
+    let lockstep = |what: &str, r: &super::spin_twin::LockstepRow| {
+        vec![
+            what.to_string(),
+            grouped(r.unique_states),
+            format!("{:.2}", r.seconds),
+            grouped(r.unique_states_per_second as u64),
+            r.peak_memory_bytes.map_or("-".into(), megabytes),
+            r.bytes_per_state.map_or("-".into(), |b| format!("{b:.0}")),
+        ]
+    };
+    let mut rows = vec![
+        lockstep(
+            "lockstep, safety only (--property mutual_exclusion; no graph edges)",
+            &p.lockstep_safety_only,
+        ),
+        lockstep(
+            "lockstep, full check (progress included; keeps the edges)",
+            &p.lockstep_full_check,
+        ),
+    ];
+    match (&p.spin_twin, &p.spin_skipped) {
+        (Some(s), _) => rows.push(vec![
+            "SPIN twin (pan -DSAFETY -DNOREDUCE -w22; pan's own figures)".to_string(),
+            grouped(s.unique_states),
+            format!("{:.2}", s.seconds),
+            grouped(s.unique_states_per_second as u64),
+            megabytes(s.peak_memory_bytes),
+            format!("{:.0}", s.bytes_per_state),
+        ]),
+        (None, why) => rows.push(spin_not_run(why.as_deref(), 6)),
+    }
+    print!(
+        "{}",
+        reports::table::render(
+            &[
+                "checker",
+                "unique states",
+                "seconds",
+                "unique states/s",
+                "peak memory",
+                "bytes/state"
+            ],
+            &rows
+        )
+    );
+    println!(
+        "the state counts differ: lockstep models more (asynchronous acknowledged writes, \
+         sessions, links) and reduces symmetry, so the comparison is per unique state"
+    );
+    if let (Some(r), Some(s)) = (&p.lockstep_over_spin, &p.spin_twin) {
+        let times = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}x"));
+        println!(
+            "lockstep / SPIN, this run: unique states/s {} (safety only), {} (full check); \
+             bytes/state {} (safety only), {} (full check); pan's wall time {:.2} s",
+            times(Some(r.safety_only_rate)),
+            times(Some(r.full_check_rate)),
+            times(r.safety_only_bytes_per_state),
+            times(r.full_check_bytes_per_state),
+            s.wall_seconds
+        );
+    }
+    println!();
+}
+
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
     let answer = (!args.skip_check)
-        .then(|| super::answer::measure(&args.anchors))
+        .then(|| super::spin_twin::measure(&args.anchors))
         .transpose()?;
     if let (Some(a), false) = (&answer, args.json) {
         print_answer(a);
+    }
+    let per_state = (!args.skip_check)
+        .then(|| super::spin_twin::measure_per_state(&args.anchors, args.json))
+        .transpose()?;
+    if let (Some(p), false) = (&per_state, args.json) {
+        print_per_state(p);
     }
     if let Some(b) = &sim {
         if !args.json {
             println!("simulator");
             let rows = vec![
                 vec![
-                    "10 clients × 200 rounds: virtual time".into(),
+                    format!(
+                        "10 clients × 200 rounds, {} runs on one thread: virtual time",
+                        b.runs
+                    ),
                     format!("{:.1} s", b.virtual_seconds),
                 ],
                 vec!["wall time".into(), format!("{:.3} s", b.wall_seconds)],
+                vec!["events".into(), grouped(b.events)],
                 vec![
                     "virtual / wall".into(),
                     format!("{}x", grouped(b.virtual_per_wall as u64)),
                 ],
-                vec!["events/s".into(), grouped(b.events_per_second as u64)],
+                vec![
+                    "events/s (one thread)".into(),
+                    grouped(b.events_per_second as u64),
+                ],
                 vec![
                     format!("hunt, 5 clients × 20 rounds, {} jobs: seeds/s", b.jobs),
                     grouped(b.seeds_per_second as u64),
@@ -236,6 +341,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let report = serde_json::json!({
         "simulator": sim,
         "time_to_answer": answer,
+        "per_state": per_state,
         "checker": rows,
     });
     if args.json {

@@ -1,11 +1,12 @@
 //! `lockstep check` and the no-argument summary.
 
 use super::{counterexample, limits, CheckArgs, UsageError};
-use models::checker::{check, CheckOptions, CheckResult, Kind, Status};
+use models::checker::{check, CheckOptions, CheckResult, Kind, Level, Status};
 use models::model::LockModelCfg;
 use models::properties::PropertyName;
 use models::trace::{steps, TraceStep};
 use serde::Serialize;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Serialize)]
@@ -81,6 +82,17 @@ pub fn grouped(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// One line on the terminal, rewritten after each level of a check.
+fn progress_line(l: &Level) {
+    eprint!(
+        "\r\x1b[2Klevel {}: {} unique states, {} to expand, {:.0} s",
+        l.depth,
+        grouped(l.unique_states),
+        grouped(l.frontier),
+        l.seconds
+    );
 }
 
 fn unique_per_second(r: &CheckResult) -> f64 {
@@ -185,6 +197,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         symmetry: !args.no_symmetry,
         max_states,
         threads: args.threads,
+        on_level: std::io::stderr()
+            .is_terminal()
+            .then_some(progress_line as fn(&Level)),
         ..CheckOptions::default()
     }
     .asking(&asked);
@@ -202,7 +217,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         super::writable_dir(dir, "--itf")?;
     }
     let model = cfg.clone().into_model();
-    let r = check(&model, opts).map_err(|e| UsageError(e.to_string()))?;
+    let r = check(&model, opts);
+    if opts.on_level.is_some() {
+        eprint!("\r\x1b[2K");
+    }
+    let r = r.map_err(|e| UsageError(e.to_string()))?;
     let mut written = Vec::new();
     if let Some((path, mut file)) = html {
         use std::io::Write;

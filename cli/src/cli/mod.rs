@@ -1,6 +1,5 @@
 //! Command-line interface: argument definitions and dispatch.
 
-mod answer;
 mod baseline;
 mod bench;
 mod charts;
@@ -12,6 +11,7 @@ mod limits;
 mod recipes;
 mod report;
 mod simulate;
+mod spin_twin;
 mod tour;
 
 use clap::{Args, Parser, Subcommand};

@@ -48,6 +48,18 @@ pub struct CheckOptions {
     /// States of a level expanded (in parallel) before their successors
     /// are merged. The result does not depend on it (tests vary it).
     pub level_chunk: usize,
+    /// Told after each level (a long check's progress line).
+    pub on_level: Option<fn(&Level)>,
+}
+
+/// Where the search is, after a level.
+#[derive(Clone, Copy, Debug)]
+pub struct Level {
+    pub depth: u32,
+    pub unique_states: u64,
+    /// States of the next level, to be expanded.
+    pub frontier: u64,
+    pub seconds: f64,
 }
 
 impl Default for CheckOptions {
@@ -58,6 +70,7 @@ impl Default for CheckOptions {
             threads: None,
             ask: 0,
             level_chunk: LEVEL_CHUNK,
+            on_level: None,
         }
     }
 }
@@ -646,6 +659,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         }
         if !next_frontier.is_empty() {
             depth += 1;
+        }
+        if let Some(tell) = opts.on_level {
+            tell(&Level {
+                depth,
+                unique_states: seen.len() as u64,
+                frontier: next_frontier.iter().map(Vec::len).sum::<usize>() as u64,
+                seconds: started.elapsed().as_secs_f64(),
+            });
         }
         frontier = next_frontier
             .into_iter()
