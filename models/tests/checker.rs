@@ -449,6 +449,35 @@ fn levels_merged_in_small_chunks_give_the_same_search() {
 }
 
 #[test]
+fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
+    // Asked one property, the search stops at the end of the level where
+    // it was decided: the figures (pinned, as before chunks existed) do
+    // not depend on how the level was cut up.
+    use models::properties::PropertyName;
+    let model = cfg("fair-predecessor", 3, pause()).into_model();
+    for level_chunk in [7, models::checker::LEVEL_CHUNK] {
+        let r = check(
+            &model,
+            CheckOptions {
+                level_chunk,
+                ..CheckOptions::default().asking(&[PropertyName::MutualExclusion])
+            },
+        )
+        .unwrap();
+        assert!(r.decided_early);
+        assert_eq!(
+            (r.states, r.unique_states, r.max_depth),
+            (31_894, 11_844, 17),
+            "chunks of {level_chunk}"
+        );
+        assert_eq!(
+            r.property("mutual_exclusion").path.as_ref().map(Vec::len),
+            Some(16)
+        );
+    }
+}
+
+#[test]
 fn a_search_without_the_graph_sees_the_same_states() {
     // Asking only `always` and `sometimes` properties keeps no successor
     // lists and no indices in the fingerprint table; with one of them

@@ -106,6 +106,12 @@ pub enum CheckError {
         /// What the checker saw, in words.
         found: String,
     },
+    /// A path the search recorded does not replay: two different states
+    /// shared a 64-bit fingerprint (a chance of about n²/2⁶⁴ in n states).
+    Collision {
+        /// Where the replay failed.
+        found: String,
+    },
     /// The worker threads asked for could not be started.
     Threads {
         /// How many were asked for.
@@ -123,6 +129,12 @@ impl fmt::Display for CheckError {
                 "the model's behaviour depends on which client is which, so symmetry \
                  reduction would give wrong answers: {found}. Check it with --no-symmetry \
                  (or make the recipe treat clients alike: relabel every client name in its state)"
+            ),
+            CheckError::Collision { found } => write!(
+                f,
+                "two different states shared a fingerprint ({found} does not replay), \
+                 so the search may have missed states and no verdict is given; \
+                 check a smaller configuration, or with --no-symmetry"
             ),
             CheckError::Threads { asked, reason } => write!(
                 f,
@@ -246,7 +258,14 @@ impl Graph {
     /// The shortest path to state `i`, in the labels the search used
     /// (representatives' under symmetry): each step replayed from the
     /// initial state by taking the recorded action.
-    fn path_to(&self, model: &LockModel, symmetry: bool, i: u32) -> Vec<Action> {
+    /// `Err` if a recorded step cannot be taken again: two states shared a
+    /// fingerprint.
+    fn path_to(
+        &self,
+        model: &LockModel,
+        symmetry: bool,
+        i: u32,
+    ) -> Result<Vec<Action>, CheckError> {
         let mut chain = Vec::new();
         let mut j = i;
         while j != 0 {
@@ -260,10 +279,12 @@ impl Graph {
         for via in chain {
             actions.clear();
             model.actions(&state, &mut actions);
-            let a = actions[via as usize];
-            let next = model
-                .next_state(&state, a)
-                .expect("a recorded step is taken again");
+            let step = actions.get(via as usize).copied();
+            let Some((a, next)) = step.and_then(|a| Some((a, model.next_state(&state, a)?))) else {
+                return Err(CheckError::Collision {
+                    found: format!("step {} of the path to state {i}", path.len() + 1),
+                });
+            };
             state = if symmetry {
                 representative(&next).0
             } else {
@@ -271,7 +292,7 @@ impl Graph {
             };
             path.push(a);
         }
-        path
+        Ok(path)
     }
 
     /// Bytes held.
@@ -576,15 +597,15 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         // expansion that claimed it, which may come later in the level.
         let level_start = seen.len();
         let mut next_frontier: Vec<Vec<Option<(LockState, u64)>>> = Vec::new();
-        // This level's new states by fingerprint, so that the expansion that
-        // claimed one (which may come later) finds its place.
+        // This level's new states by fingerprint (as the table keeps it:
+        // two fingerprints it takes for one are one here too), so that the
+        // expansion that claimed one (which may come later) finds its place.
         let mut new_here: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
         // The level is expanded and merged a chunk at a time, in frontier
         // order: a state is claimed in the chunk that first reaches it, so
         // indices are those of a whole-level merge, while only one chunk's
         // successors wait for the merge at once.
-        let mut rest = frontier.into_iter();
-        while let Some(chunk) = rest.next() {
+        for chunk in frontier {
             let expanded = expand_level(&judges, audit_all, &pool, &seen, &interner, chunk);
             if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
                 return Err(CheckError::IdentityDependent { found });
@@ -612,7 +633,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                                     next_frontier.push(c);
                                 }
                             }
-                            new_here.insert(fp, j);
+                            new_here.insert(Seen::key(fp), j);
                             Some(j)
                         }
                         Indexed::OverLimit => {
@@ -623,7 +644,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                     if let Some(state) = next {
                         // The claim is made in the level that first reaches
                         // a state, so its state is new here.
-                        let k = new_here[&fp] as usize - level_start;
+                        let k = new_here[&Seen::key(fp)] as usize - level_start;
                         next_frontier[k / chunk_size][k % chunk_size] = Some((state, fp));
                     }
                     if let Some(j) = j.filter(|_| keep_edges) {
@@ -649,13 +670,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 }
                 index += 1;
             }
-            // Everything asked is decided: no progress goal (which needs
-            // the whole graph) and a violation or witness for every
-            // property. The first hit in BFS order is already known.
-            if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
-                decided_early = rest.len() > 0 || !next_frontier.is_empty();
-                break 'search;
-            }
         }
         if !next_frontier.is_empty() {
             depth += 1;
@@ -677,6 +691,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                     .collect()
             })
             .collect();
+        // Everything asked is decided: no progress goal (which needs the
+        // whole graph) and a violation or witness for every property. The
+        // search stops at the end of the level, so what it reports does
+        // not depend on how the level was cut into chunks.
+        if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
+            decided_early = !frontier.is_empty();
+            break;
+        }
     }
     let searched = started.elapsed().as_secs_f64();
 
@@ -689,9 +711,9 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         let (status, path) = match (kind, first_hit[k]) {
             (Kind::Always, Some(i)) => (
                 Status::Violated,
-                Some(graph.path_to(model, opts.symmetry, i)),
+                Some(graph.path_to(model, opts.symmetry, i)?),
             ),
-            (_, Some(i)) => (Status::Holds, Some(graph.path_to(model, opts.symmetry, i))),
+            (_, Some(i)) => (Status::Holds, Some(graph.path_to(model, opts.symmetry, i)?)),
             (_, None) if !complete => (Status::Unknown, None),
             (Kind::Always, None) => (Status::Holds, None),
             (_, None) => (Status::Violated, None),
@@ -709,7 +731,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             match graph.can_reach(g).iter().position(|ok| !ok) {
                 Some(i) => (
                     Status::Violated,
-                    Some(graph.path_to(model, opts.symmetry, i as u32)),
+                    Some(graph.path_to(model, opts.symmetry, i as u32)?),
                 ),
                 None => (Status::Holds, None),
             }

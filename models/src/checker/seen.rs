@@ -140,6 +140,12 @@ pub enum Indexed {
 }
 
 impl Seen {
+    /// `fp` as the table keeps it: fingerprints equal on their upper 63
+    /// bits (and 0 to 3) are one state to it.
+    pub fn key(fp: u64) -> u64 {
+        stored(fp)
+    }
+
     fn shard(fp: u64) -> usize {
         (fp >> (64 - SHARD_BITS)) as usize
     }
@@ -297,6 +303,16 @@ mod tests {
             assert!(matches!(seen.index(fp, usize::MAX), Indexed::New(j) if j as usize == i));
             assert!(matches!(seen.index(fp, usize::MAX), Indexed::Known(None)));
         }
+    }
+
+    #[test]
+    fn fingerprints_equal_but_for_the_lowest_bit_are_one() {
+        let mut seen = Seen::new(false);
+        assert!(seen.claim(2));
+        assert!(!seen.claim(3));
+        assert_eq!(Seen::key(2), Seen::key(3));
+        assert!(matches!(seen.index(3, 9), Indexed::New(0)));
+        assert!(matches!(seen.index(2, 9), Indexed::Known(None)));
     }
 
     #[test]
