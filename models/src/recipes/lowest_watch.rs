@@ -81,7 +81,9 @@ fn list() -> Request {
 
 /// Steps 3 and 4 on a fresh child list, which comes in sequence order.
 fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
-    if !children.iter().any(|c| c.seq == mine.node.seq) {
+    // The children come in sequence order.
+    let at = children.partition_point(|c| c.seq < mine.node.seq);
+    if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
         return Step::SessionLost; // our node is gone
     }
     let lowest = children[0];
