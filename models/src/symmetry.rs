@@ -245,17 +245,13 @@ pub fn representative_and_fingerprint(
     order.sort_by_key(|&i| (keys[i], i));
     let groups = tied_groups(&order, &keys);
     if groups.is_empty() {
-        let perm = permutation(&order);
-        let mut rep = state;
-        if !is_identity(&perm) {
-            rep.relabel(&perm);
-        }
+        let (rep, perm) = renamed(state, &order);
         return (rep, perm, None);
     }
     let mut best: Option<(u64, LockState, Vec<ClientIdx>)> = None;
     let mut candidate = order;
     loop {
-        let (rep, perm) = relabelled(&state, &candidate);
+        let (rep, perm) = renamed(state.clone(), &candidate);
         let h = fingerprint(&rep);
         if best.as_ref().is_none_or(|(bh, _, _)| h < *bh) {
             best = Some((h, rep, perm));
@@ -268,28 +264,17 @@ pub fn representative_and_fingerprint(
     (rep, perm, Some(h))
 }
 
-/// `state` with client `order[k]` renamed `k`, and that permutation.
-fn relabelled(state: &LockState, order: &[usize]) -> (LockState, Vec<ClientIdx>) {
-    let perm = permutation(order);
-    if is_identity(&perm) {
-        return (state.clone(), perm);
-    }
-    let mut rep = state.clone();
-    rep.relabel(&perm);
-    (rep, perm)
-}
-
-/// The permutation that renames client `order[k]` to `k`.
-fn permutation(order: &[usize]) -> Vec<ClientIdx> {
+/// `state` with client `order[k]` renamed `k` (in place: the parts it does
+/// not share are not copied again), and that permutation.
+fn renamed(mut state: LockState, order: &[usize]) -> (LockState, Vec<ClientIdx>) {
     let mut perm = vec![0 as ClientIdx; order.len()];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as ClientIdx;
     }
-    perm
-}
-
-fn is_identity(perm: &[ClientIdx]) -> bool {
-    perm.iter().enumerate().all(|(i, &p)| p as usize == i)
+    if perm.iter().enumerate().any(|(i, &p)| p as usize != i) {
+        state.relabel(&perm);
+    }
+    (state, perm)
 }
 
 /// Ranges of `order` (sorted by key) whose keys are equal, two or more long.

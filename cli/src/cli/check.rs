@@ -222,6 +222,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         eprint!("\r\x1b[2K");
     }
     let r = r.map_err(|e| UsageError(e.to_string()))?;
+    // Read once, after the search: its high-water mark.
+    let (peak_memory, bytes_per_state) = memory(&r);
     let mut written = Vec::new();
     if let Some((path, mut file)) = html {
         use std::io::Write;
@@ -260,8 +262,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             seconds: r.seconds,
             states_per_second: per_second(&r),
             unique_states_per_second: unique_per_second(&r),
-            peak_memory_bytes: memory(&r).0,
-            bytes_per_state: memory(&r).1,
+            peak_memory_bytes: peak_memory,
+            bytes_per_state,
             peak_frontier: r.peak_frontier,
             index_bytes: r.index_bytes,
             properties: r
@@ -320,7 +322,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         ],
         vec![
             "peak memory".to_string(),
-            match memory(&r) {
+            match (peak_memory, bytes_per_state) {
                 (Some(b), Some(per)) => {
                     format!("{:.0} MB ({per:.0} B a unique state)", b as f64 / 1e6)
                 }

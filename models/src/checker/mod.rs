@@ -255,9 +255,10 @@ impl Graph {
         }
     }
 
-    /// The shortest path to state `i`, in the labels the search used
-    /// (representatives' under symmetry): each step replayed from the
-    /// initial state by taking the recorded action.
+    /// The shortest path to state `i`, in the clients' real names: each
+    /// step replayed from the initial state by taking the recorded action
+    /// among the searched state's (a representative's, under symmetry),
+    /// and translated back through the relabellings the search applied.
     /// `Err` if a recorded step cannot be taken again: two states shared a
     /// fingerprint.
     fn path_to(
@@ -273,7 +274,15 @@ impl Graph {
             j = self.parent.get(j as usize);
         }
         chain.reverse();
-        let mut state = search_root(model, symmetry);
+        let init = model.init_states().remove(0);
+        // The searched state, and the map from its names to the real ones.
+        let (mut state, mut to_real) = if symmetry {
+            let (rep, perm) = representative(&init);
+            (rep, inverse(&perm))
+        } else {
+            let n = init.clients.len() as ClientIdx;
+            (init, (0..n).collect())
+        };
         let mut actions = Vec::new();
         let mut path = Vec::with_capacity(chain.len());
         for via in chain {
@@ -285,12 +294,17 @@ impl Graph {
                     found: format!("step {} of the path to state {i}", path.len() + 1),
                 });
             };
+            let mut real = a;
+            real.relabel(&to_real);
+            path.push(real);
             state = if symmetry {
-                representative(&next).0
+                let (rep, perm) = representative(&next);
+                let back = inverse(&perm);
+                to_real = back.iter().map(|&x| to_real[x as usize]).collect();
+                rep
             } else {
                 next
             };
-            path.push(a);
         }
         Ok(path)
     }
@@ -747,18 +761,12 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         });
     }
 
-    // Replay every path in real client names and re-check it. Under
-    // symmetry, a path that does not replay means the audit's sample missed
-    // a state where clients are not alike.
+    // Replay every path (in real client names) from the initial state and
+    // re-check it. Under symmetry, a path that does not re-check means the
+    // audit's sample missed a state where clients are not alike.
     let not_alike = |what: String| CheckError::IdentityDependent { found: what };
     for p in &mut properties {
-        if let Some(path) = p.path.take() {
-            let real = real_names(model, &path, opts.symmetry).ok_or_else(|| {
-                not_alike(format!(
-                    "the {} path found among representatives does not replay in the clients' real names",
-                    p.name
-                ))
-            })?;
+        if let Some(real) = &p.path {
             let confirmed = match p.kind {
                 Kind::Progress => {
                     let goal = goals
@@ -766,14 +774,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                         .find(|(name, _)| name.name() == p.name)
                         .expect("known goal")
                         .1;
-                    confirm_stuck(model, &real, goal)
+                    confirm_stuck(model, real, goal)
                 }
                 _ => {
                     let prop = props
                         .iter()
                         .find(|q| q.name == p.name)
                         .expect("known property");
-                    replay(model, &real).is_some_and(|end| {
+                    replay(model, real).is_some_and(|end| {
                         (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
                     })
                 }
@@ -789,7 +797,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 "the {} counterexample did not re-check on replay; this is a lockstep bug",
                 p.name
             );
-            p.path = Some(real);
         }
     }
 
@@ -816,28 +823,6 @@ fn search_root(model: &LockModel, symmetry: bool) -> LockState {
     } else {
         init
     }
-}
-
-/// Translates a path found among representatives into the clients' real
-/// names, following the relabelling the search applied after each step.
-fn real_names(model: &LockModel, path: &[Action], symmetry: bool) -> Option<Vec<Action>> {
-    if !symmetry {
-        return Some(path.to_vec());
-    }
-    let (mut rep, perm) = representative(&model.init_states().remove(0));
-    let mut to_real = inverse(&perm);
-    let mut real = Vec::with_capacity(path.len());
-    for &a in path {
-        let mut ra = a;
-        ra.relabel(&to_real);
-        real.push(ra);
-        let next = model.next_state(&rep, a)?;
-        let (next_rep, perm) = representative(&next);
-        let back = inverse(&perm);
-        to_real = back.iter().map(|&x| to_real[x as usize]).collect();
-        rep = next_rep;
-    }
-    Some(real)
 }
 
 /// Replays `path` from the initial state; `None` if a step is not enabled.
