@@ -36,7 +36,7 @@ pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
 use recorder::Recorder;
 pub use recorder::TraceOptions;
-use timers::{FewTimers, ManyTimers, TimerSet};
+use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
@@ -268,40 +268,71 @@ impl<'a> Sim<'a> {
         let hi = (range.end.as_micros() as u64).saturating_sub(1).max(lo);
         let at = self.now + between(&mut self.timers_rng, lo, hi);
         self.generation += 1;
-        let generation = self.generation;
-        let replaced = match client_of(actor) {
-            Some(c) => self.clients[c as usize].timers.insert(timer, generation),
-            None => self.store_timers.insert(timer, generation),
-        };
-        self.push(
+        let setting = Setting {
+            generation: self.generation,
             at,
-            Event::Timer {
-                actor,
-                timer,
-                generation,
-            },
-        );
-        if replaced.is_some() {
-            self.timer_went_stale();
-        }
-    }
-
-    fn cancel_timer(&mut self, actor: Id, timer: Timer) {
-        let removed = match client_of(actor) {
-            Some(c) => self.clients[c as usize].timers.remove(&timer),
-            None => self.store_timers.remove(&timer),
+            seq: self.queue.reserve_seq(),
         };
-        if removed.is_some() {
-            self.timer_went_stale();
+        let entry = match client_of(actor) {
+            Some(c) => self.clients[c as usize].timers.entry(timer),
+            None => self.store_timers.entry(timer),
+        };
+        let replaced = entry.carrier.is_some();
+        if entry.arm(setting) {
+            self.queue.push_at(
+                at,
+                setting.seq,
+                Event::Timer {
+                    actor,
+                    timer,
+                    generation: setting.generation,
+                },
+            );
+            if replaced {
+                self.timer_went_stale();
+            }
         }
     }
 
-    /// A timer event whose timer was cancelled or set again since.
-    fn is_stale(&self, event: &Event) -> bool {
-        is_stale(&self.clients, &self.store_timers, event)
+    /// A cancelled timer's event stays queued: when it comes, nothing fires
+    /// (or a later setting takes it over).
+    fn cancel_timer(&mut self, actor: Id, timer: Timer) {
+        let entry = match client_of(actor) {
+            Some(c) => self.clients[c as usize].timers.entry(timer),
+            None => self.store_timers.entry(timer),
+        };
+        entry.armed = None;
     }
 
-    /// A cancelled or re-set timer leaves its event in the queue.
+    /// What a timer event that came due means; a timer set again for later
+    /// is queued again there.
+    fn timer_came_due(&mut self, actor: Id, timer: Timer, generation: u64) -> Due {
+        let timers: &mut dyn TimerSet = match client_of(actor) {
+            Some(c) => &mut self.clients[c as usize].timers,
+            None => &mut self.store_timers,
+        };
+        let due = match timers.get(&timer) {
+            Some(_) => timers.entry(timer).came_due(generation),
+            None => Due::Stale,
+        };
+        match due {
+            Due::Stale | Due::Fires => {}
+            Due::Cancelled => timers.remove(&timer),
+            Due::Later(s) => self.queue.push_at(
+                s.at,
+                s.seq,
+                Event::Timer {
+                    actor,
+                    timer,
+                    generation: s.generation,
+                },
+            ),
+        }
+        due
+    }
+
+    /// A timer set again before its event came leaves that event in the
+    /// queue.
     fn timer_went_stale(&mut self) {
         let (clients, store_timers) = (&self.clients, &self.store_timers);
         self.queue
@@ -677,6 +708,13 @@ impl<'a> Sim<'a> {
                     let lost = matches!(&q.event, Event::Deliver { from, msg, .. }
                         if reconnect && *from == store_id()
                             && !models::model::survives_reconnect(msg, alive));
+                    if let Event::Timer { timer, .. } = q.event {
+                        // Its carrier comes now.
+                        let entry = self.clients[c as usize].timers.entry(timer);
+                        if let Some((_, at)) = &mut entry.carrier {
+                            *at = self.now;
+                        }
+                    }
                     if !lost {
                         self.push(self.now, q.event);
                     }
@@ -832,8 +870,16 @@ impl<'a> Sim<'a> {
                 break;
             }
             self.now = q.at;
-            if self.is_stale(&q.event) {
-                continue;
+            if let Event::Timer {
+                actor,
+                timer,
+                generation,
+            } = q.event
+            {
+                match self.timer_came_due(actor, timer, generation) {
+                    Due::Fires => {}
+                    Due::Stale | Due::Cancelled | Due::Later(_) => continue,
+                }
             }
             self.metrics.events += 1;
             match q.event {
@@ -874,8 +920,7 @@ impl<'a> Sim<'a> {
                 } => match client_of(actor) {
                     Some(c) => {
                         let rt = &mut self.clients[c as usize];
-                        if rt.timers.get(&timer) != Some(generation) || rt.status == Status::Crashed
-                        {
+                        if rt.status == Status::Crashed {
                             continue;
                         }
                         if rt.status == Status::Paused {
@@ -902,9 +947,6 @@ impl<'a> Sim<'a> {
                         self.after_client_step(c);
                     }
                     None => {
-                        if self.store_timers.get(&timer) != Some(generation) {
-                            continue;
-                        }
                         self.store_timers.remove(&timer);
                         if let Timer::Expiry(s) = timer {
                             if self.store_state.is_alive(s) {
@@ -1004,11 +1046,11 @@ fn is_stale(clients: &[ClientRt], store_timers: &ManyTimers, event: &Event) -> b
     else {
         return false;
     };
-    let live = match client_of(*actor) {
+    let entry = match client_of(*actor) {
         Some(c) => clients[c as usize].timers.get(timer),
         None => store_timers.get(timer),
     };
-    live != Some(*generation)
+    TimerEntry::is_stale(entry, *generation)
 }
 
 /// A link's client, and which of its four links it is: to the store, from

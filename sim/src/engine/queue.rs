@@ -2,16 +2,18 @@
 //! and the housekeeping that drops timer events made stale by a cancel or a
 //! re-set once they are most of the queue.
 //!
-//! Keys are 128-bit — the time, then the sequence number with the event's
-//! slot — and the events themselves wait in a slab and never move. Virtual
-//! time never goes back and sequence numbers only grow, so every key pushed
-//! is above the last one popped: a radix heap orders them, with buckets by
-//! the highest bit in which a key differs from the last popped, where each
-//! key moves down a few buckets in its life instead of being sifted through
-//! a binary heap on every push and pop.
+//! The events wait in a slab and never move. Sequence numbers only grow, so
+//! each instant's events arrive in order and wait in a FIFO of slots; the
+//! distinct instants are ordered by a radix heap — virtual time never goes
+//! back, so every instant pushed is after the last one popped, and each
+//! moves down a few buckets (by the highest bit in which it differs from the
+//! last popped) instead of being sifted through a binary heap.
 
+use super::timers::MixHasher;
 use models::msg::{Msg, Timer};
 use stateright::actor::Id;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 
 /// What happens at a point in virtual time.
 #[derive(Clone, Debug)]
@@ -58,77 +60,130 @@ impl Ord for Queued {
 }
 
 /// The queue of what is to happen.
+///
+/// Sequence numbers only grow, so the events of one instant are pushed in
+/// their order: each instant keeps its events' slots in a FIFO, and only the
+/// distinct instants go through the radix heap. A store step that sends a
+/// thousand notifications, all due one latency later, costs a thousand
+/// appends to one FIFO and one heap push, not a thousand heap keys.
 #[derive(Default)]
 pub(super) struct EventQueue {
-    /// time << 64 | sequence number << 24 | slot: sequence numbers are
-    /// unique, so the slot never decides the order.
-    heap: RadixHeap,
-    slab: Vec<Option<Event>>,
+    /// The pending instants after `now`, each once.
+    times: RadixHeap,
+    /// Each pending instant's events (slots), in sequence order.
+    at: HashMap<u64, VecDeque<u32>, BuildHasherDefault<MixHasher>>,
+    /// The earliest instant, being drained, and its events.
+    now: u64,
+    current: VecDeque<u32>,
+    /// Emptied FIFOs, kept for their capacity.
+    spare: Vec<VecDeque<u32>>,
+    slab: Vec<Option<(u64, Event)>>,
     free: Vec<u32>,
     seq: u64,
-    /// Timer events in the heap that a cancel or a re-set made stale.
+    len: usize,
+    /// Timer events in the queue that a cancel or a re-set made stale.
     stale: usize,
 }
 
-/// Slots take the low 24 bits of a heap key: at most this many events wait
-/// at once (a run of 10,000 clients has a few tens of thousands).
-const SLOT_BITS: u32 = 24;
-const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
-
 impl EventQueue {
     pub fn push(&mut self, at: u64, event: Event) {
+        let seq = self.reserve_seq();
+        self.push_at(at, seq, event);
+    }
+
+    /// The next sequence number, for an event queued later (see
+    /// `push_at`).
+    pub fn reserve_seq(&mut self) -> u64 {
         self.seq += 1;
+        self.seq
+    }
+
+    /// Queues `event` at `at` with a sequence number reserved earlier: it
+    /// takes its place among the instant's events by that number.
+    pub fn push_at(&mut self, at: u64, seq: u64, event: Event) {
+        assert!(
+            at >= self.now,
+            "an event pushed before the last one popped: virtual time went back"
+        );
         let slot = match self.free.pop() {
             Some(s) => {
-                self.slab[s as usize] = Some(event);
-                s as u64
+                self.slab[s as usize] = Some((seq, event));
+                s
             }
             None => {
-                self.slab.push(Some(event));
-                self.slab.len() as u64 - 1
+                let s = u32::try_from(self.slab.len()).expect("fewer than 4 G events waiting");
+                self.slab.push(Some((seq, event)));
+                s
             }
         };
-        assert!(
-            slot <= SLOT_MASK && self.seq < 1 << (64 - SLOT_BITS),
-            "more than 16 M events waiting at once, or 2^40 events in one run"
-        );
-        self.heap
-            .push(u128::from(at) << 64 | u128::from(self.seq << SLOT_BITS | slot));
+        self.len += 1;
+        let fifo = if at == self.now {
+            &mut self.current
+        } else {
+            let (times, spare) = (&mut self.times, &mut self.spare);
+            self.at.entry(at).or_insert_with(|| {
+                times.push(at);
+                spare.pop().unwrap_or_default()
+            })
+        };
+        let slab = &self.slab;
+        let seq_of = |slot: u32| slab[slot as usize].as_ref().map_or(0, |(s, _)| *s);
+        match fifo.back() {
+            Some(&last) if seq_of(last) > seq => {
+                let i = fifo.partition_point(|&slot| seq_of(slot) < seq);
+                fifo.insert(i, slot);
+            }
+            Some(_) | None => fifo.push_back(slot),
+        }
     }
 
     pub fn pop(&mut self) -> Option<Queued> {
-        let k = self.heap.pop()?;
-        let (at, key) = ((k >> 64) as u64, k as u64);
-        let slot = (key & SLOT_MASK) as usize;
-        let event = self.slab[slot]
+        let slot = loop {
+            if let Some(slot) = self.current.pop_front() {
+                break slot;
+            }
+            let t = self.times.pop()?;
+            let next = self.at.remove(&t).expect("a pending instant has its FIFO");
+            self.spare.push(std::mem::replace(&mut self.current, next));
+            self.now = t;
+        };
+        self.len -= 1;
+        let (seq, event) = self.slab[slot as usize]
             .take()
             .expect("a queued event's slot is full");
-        self.free.push(slot as u32);
+        self.free.push(slot);
         Some(Queued {
-            at,
-            seq: key >> SLOT_BITS,
+            at: self.now,
+            seq,
             event,
         })
     }
 
     /// A timer event went stale. Once most of the queue is such events,
     /// drop them, so memory follows the live events rather than every
-    /// timer ever set.
+    /// timer ever set. (An instant left with no events stays in the heap
+    /// with an empty FIFO: `pop` passes over it.)
     pub fn went_stale(&mut self, is_stale: impl Fn(&Event) -> bool) {
         self.stale += 1;
-        if self.stale < 4096 || self.stale * 2 < self.heap.len() {
+        if self.stale < 4096 || self.stale * 2 < self.len {
             return;
         }
         let (slab, free) = (&mut self.slab, &mut self.free);
-        self.heap.retain(|k| {
-            let slot = (k as u64 & SLOT_MASK) as usize;
-            let stale = slab[slot].as_ref().is_some_and(&is_stale);
-            if stale {
-                slab[slot] = None;
-                free.push(slot as u32);
-            }
-            !stale
-        });
+        let mut dropped = 0;
+        for fifo in std::iter::once(&mut self.current).chain(self.at.values_mut()) {
+            fifo.retain(|&slot| {
+                let stale = slab[slot as usize]
+                    .as_ref()
+                    .is_some_and(|(_, e)| is_stale(e));
+                if stale {
+                    slab[slot as usize] = None;
+                    free.push(slot);
+                    dropped += 1;
+                }
+                !stale
+            });
+        }
+        self.len -= dropped;
         self.stale = 0;
     }
 }
@@ -138,39 +193,33 @@ impl EventQueue {
 /// from the last popped key is bit `b - 1`; bucket 0 the last popped key
 /// itself (never, keys being distinct, once it is popped).
 struct RadixHeap {
-    last: u128,
-    buckets: Vec<Vec<u128>>,
+    last: u64,
+    buckets: Vec<Vec<u64>>,
     /// Bit `b`: bucket `b + 1` is not empty (bucket 0 is looked at directly).
-    nonempty: u128,
-    len: usize,
+    nonempty: u64,
 }
 
 impl Default for RadixHeap {
     fn default() -> Self {
         RadixHeap {
             last: 0,
-            buckets: vec![Vec::new(); 129],
+            buckets: vec![Vec::new(); 65],
             nonempty: 0,
-            len: 0,
         }
     }
 }
 
 impl RadixHeap {
-    fn bucket(&self, k: u128) -> usize {
-        128 - (k ^ self.last).leading_zeros() as usize
+    fn bucket(&self, k: u64) -> usize {
+        64 - (k ^ self.last).leading_zeros() as usize
     }
 
-    fn push(&mut self, k: u128) {
-        assert!(
-            k > self.last || self.len == 0 && k >= self.last,
-            "an event pushed before the last one popped: virtual time went back"
-        );
+    fn push(&mut self, k: u64) {
+        assert!(k > self.last, "a key pushed at or before the last popped");
         self.put(k);
-        self.len += 1;
     }
 
-    fn put(&mut self, k: u128) {
+    fn put(&mut self, k: u64) {
         let b = self.bucket(k);
         self.buckets[b].push(k);
         if b > 0 {
@@ -178,7 +227,7 @@ impl RadixHeap {
         }
     }
 
-    fn pop(&mut self) -> Option<u128> {
+    fn pop(&mut self) -> Option<u64> {
         if self.buckets[0].is_empty() {
             // The smallest key is the least of the first non-empty bucket;
             // it becomes the last, and its bucket's keys move down.
@@ -196,23 +245,7 @@ impl RadixHeap {
             keys.clear();
             self.buckets[b] = keys;
         }
-        self.len -= 1;
         self.buckets[0].pop()
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn retain(&mut self, mut keep: impl FnMut(u128) -> bool) {
-        self.nonempty = 0;
-        for (i, b) in self.buckets.iter_mut().enumerate() {
-            b.retain(|&k| keep(k));
-            if i > 0 && !b.is_empty() {
-                self.nonempty |= 1 << (i - 1);
-            }
-        }
-        self.len = self.buckets.iter().map(Vec::len).sum();
     }
 }
 
@@ -220,17 +253,18 @@ impl RadixHeap {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+    use std::collections::BTreeSet;
 
     #[test]
     fn the_radix_heap_pops_in_order_as_keys_are_pushed_above_the_last() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let mut heap = RadixHeap::default();
-        let mut reference = std::collections::BTreeSet::new();
-        let mut last = 0u128;
+        let mut reference = BTreeSet::new();
+        let mut last = 0u64;
         for _ in 0..20_000 {
             if rng.random_bool(0.55) {
-                let bits = rng.random_range(0..100);
-                let k = last + 1 + rng.random_range(0..1u128 << bits);
+                let bits = rng.random_range(0..60);
+                let k = last + 1 + rng.random_range(0..1u64 << bits);
                 if reference.insert(k) {
                     heap.push(k);
                 }
@@ -241,11 +275,109 @@ mod tests {
                     last = k;
                 }
             }
-            assert_eq!(heap.len(), reference.len());
         }
         while let Some(k) = reference.pop_first() {
             assert_eq!(heap.pop(), Some(k));
         }
         assert_eq!(heap.pop(), None);
+    }
+
+    fn timer(generation: u64) -> Event {
+        Event::Timer {
+            actor: Id::from(0),
+            timer: Timer::Ping,
+            generation,
+        }
+    }
+
+    fn generation(e: &Event) -> u64 {
+        match e {
+            Event::Timer { generation, .. } => *generation,
+            other => panic!("only timers are queued here, not {other:?}"),
+        }
+    }
+
+    /// Bursts at one instant, pushes at the instant being drained, far
+    /// instants, and stale events dropped on the way: the queue pops in
+    /// (time, sequence) order whatever the mix, and drops only stale ones.
+    #[test]
+    fn the_queue_pops_by_time_then_push_order_and_drops_only_stale_events() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut queue = EventQueue::default();
+        // (at, seq) -> generation; a generation is stale when odd and over 1000.
+        let mut reference = std::collections::BTreeMap::new();
+        let (mut now, mut seq) = (0u64, 0u64);
+        let stale = |g: u64| g % 2 == 1 && g > 1000;
+        let mut dropped = 0;
+        let mut reserved = Vec::new();
+        let mut overtaking = 0;
+        for round in 0..30_000u64 {
+            if rng.random_bool(0.1) {
+                // A sequence number given now, its event queued later (a
+                // timer set again for later, queued when its carrier comes).
+                seq += 1;
+                let at = match rng.random_range(0..3) {
+                    0 => now + 1000,
+                    1 => now + rng.random_range(0..5),
+                    _ => now + rng.random_range(0..1u64 << 20),
+                };
+                let s = queue.reserve_seq();
+                assert_eq!(s, seq);
+                reserved.push((at, s, round));
+            } else if rng.random_bool(0.1) && !reserved.is_empty() {
+                let (at, s, g) = reserved.swap_remove(rng.random_range(0..reserved.len()));
+                if at >= now {
+                    // Behind events of its instant queued since?
+                    if reference.range((at, s)..(at + 1, 0)).next().is_some() {
+                        overtaking += 1;
+                    }
+                    queue.push_at(at, s, timer(g));
+                    reference.insert((at, s), g);
+                }
+            } else if rng.random_bool(0.5) {
+                let at = match rng.random_range(0..4) {
+                    0 => now,
+                    1 => now + 1000,
+                    2 => now + rng.random_range(0..5),
+                    _ => now + rng.random_range(0..1u64 << 30),
+                };
+                seq += 1;
+                queue.push(at, timer(round));
+                reference.insert((at, seq), round);
+                if stale(round) {
+                    queue.went_stale(|e| stale(generation(e)));
+                }
+            } else {
+                let got = queue.pop();
+                // The queue drops stale events in batches: skip those it
+                // no longer holds.
+                let want = loop {
+                    match reference.pop_first() {
+                        Some(((_, s), g))
+                            if stale(g) && got.as_ref().is_none_or(|q| q.seq != s) =>
+                        {
+                            dropped += 1;
+                        }
+                        other => break other,
+                    }
+                };
+                match (got, want) {
+                    (Some(q), Some(((at, s), g))) => {
+                        assert_eq!((q.at, q.seq, generation(&q.event)), (at, s, g));
+                        now = at;
+                    }
+                    (None, None) => {}
+                    (got, want) => panic!(
+                        "queue {:?} vs reference {want:?}",
+                        got.map(|q| (q.at, q.seq))
+                    ),
+                }
+            }
+        }
+        assert!(dropped > 0, "the run dropped stale events");
+        assert!(
+            overtaking > 0,
+            "some reserved events went before later ones"
+        );
     }
 }
