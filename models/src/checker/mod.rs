@@ -318,47 +318,55 @@ impl Graph {
             + self.reached.bytes()
     }
 
-    /// States from which a state where goal `g` holds is reachable.
-    fn can_reach(&self, g: usize) -> Vec<bool> {
+    /// For each progress goal, the first state (in search order) from
+    /// which no state where the goal holds is reachable. The successor
+    /// lists are turned into predecessor lists once, for every goal, and
+    /// freed: this comes after the search, when the fingerprint table and
+    /// the frontier are gone, so the transposed graph takes their place.
+    fn first_stuck(&mut self, goals: usize) -> Vec<Option<u32>> {
         let n = self.reached.len();
+        let succ = std::mem::replace(&mut self.succ, Chunked::new());
+        let succ_start = std::mem::replace(&mut self.succ_start, Chunked::new());
         // Predecessor lists: `pred[pred_start[j]..pred_start[j+1]]`. The
         // counts' running sums end each list; filling from the ends leaves
         // each at its start, with no second array of positions.
         let mut pred_start = vec![0u32; n + 1];
-        for j in self.succ.iter() {
+        for j in succ.iter() {
             pred_start[j as usize] += 1;
         }
         for i in 0..n {
             pred_start[i + 1] += pred_start[i];
         }
-        let mut pred = vec![0u32; self.succ.len()];
+        let mut pred = vec![0u32; succ.len()];
         for i in 0..n {
-            let (a, b) = (
-                self.succ_start.get(i) as usize,
-                self.succ_start.get(i + 1) as usize,
-            );
+            let (a, b) = (succ_start.get(i) as usize, succ_start.get(i + 1) as usize);
             for e in a..b {
-                let j = self.succ.get(e) as usize;
+                let j = succ.get(e) as usize;
                 pred_start[j] -= 1;
                 pred[pred_start[j] as usize] = i as u32;
             }
         }
-        let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
-        // Backwards from the goal states (the order does not matter).
-        let mut todo: Vec<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
-        while let Some(j) = todo.pop() {
-            let (a, b) = (
-                pred_start[j as usize] as usize,
-                pred_start[j as usize + 1] as usize,
-            );
-            for &i in &pred[a..b] {
-                if !ok[i as usize] {
-                    ok[i as usize] = true;
-                    todo.push(i);
+        drop((succ, succ_start));
+        (0..goals)
+            .map(|g| {
+                let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
+                // Backwards from the goal states (the order does not matter).
+                let mut todo: Vec<u32> = (0..n as u32).filter(|&i| ok[i as usize]).collect();
+                while let Some(j) = todo.pop() {
+                    let (a, b) = (
+                        pred_start[j as usize] as usize,
+                        pred_start[j as usize + 1] as usize,
+                    );
+                    for &i in &pred[a..b] {
+                        if !ok[i as usize] {
+                            ok[i as usize] = true;
+                            todo.push(i);
+                        }
+                    }
                 }
-            }
-        }
-        ok
+                ok.iter().position(|ok| !ok).map(|i| i as u32)
+            })
+            .collect()
     }
 }
 
@@ -715,6 +723,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         }
     }
     let searched = started.elapsed().as_secs_f64();
+    // The fingerprint table has done its work: free it before progress
+    // transposes the graph.
+    let unique_states = seen.len() as u64;
+    let index_bytes = (seen.bytes() + graph.bytes()) as u64;
+    drop(seen);
 
     let mut properties = Vec::new();
     for (k, p) in props.iter().enumerate() {
@@ -740,17 +753,18 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             decided_after: first_hit[k].map_or(searched, |_| hit_after[k]),
         });
     }
+    let stuck = match complete {
+        true => graph.first_stuck(goals.len()),
+        false => Vec::new(),
+    };
     for (g, (name, _)) in goals.iter().enumerate() {
-        let (status, path) = if complete {
-            match graph.can_reach(g).iter().position(|ok| !ok) {
-                Some(i) => (
-                    Status::Violated,
-                    Some(graph.path_to(model, opts.symmetry, i as u32)?),
-                ),
-                None => (Status::Holds, None),
-            }
-        } else {
-            (Status::Unknown, None)
+        let (status, path) = match stuck.get(g) {
+            Some(&Some(i)) => (
+                Status::Violated,
+                Some(graph.path_to(model, opts.symmetry, i)?),
+            ),
+            Some(None) => (Status::Holds, None),
+            None => (Status::Unknown, None),
         };
         properties.push(PropertyResult {
             name: name.name(),
@@ -802,9 +816,9 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
 
     Ok(CheckResult {
         states: generated,
-        unique_states: seen.len() as u64,
+        unique_states,
         peak_frontier: peak_frontier as u64,
-        index_bytes: (seen.bytes() + graph.bytes()) as u64,
+        index_bytes,
         max_depth: depth,
         seconds: started.elapsed().as_secs_f64(),
         complete,
