@@ -544,6 +544,109 @@ fn expand_level(
     })
 }
 
+/// The sequential half of the search: numbers a chunk's new states in
+/// frontier order, records their parents (and edges, for progress), notes
+/// each property's first hit, and places the claimed states in the next
+/// frontier.
+struct Merge<'a> {
+    seen: &'a Seen,
+    graph: Graph,
+    keep_edges: bool,
+    max_states: usize,
+    started: Instant,
+    first_hit: Vec<Option<u32>>,
+    hit_after: Vec<f64>,
+    generated: u64,
+    complete: bool,
+    /// The index of the next state to merge (states are merged in order).
+    index: u32,
+    chunk_size: usize,
+    /// The first index of the level being built.
+    level_start: usize,
+    /// The next level's states by index; each is filled in by the
+    /// expansion that claimed it, which may come later in the level.
+    next_frontier: Vec<Vec<Option<(LockState, u64)>>>,
+    /// The next level's states by fingerprint (as the table keeps it: two
+    /// fingerprints it takes for one are one here too), so that the
+    /// expansion that claimed one (which may come later) finds its place.
+    new_here: HashMap<u64, u32, BuildHasherDefault<Identity>>,
+    successors_of_one: Vec<u32>,
+}
+
+/// Past 2³² edges the graph cannot be indexed: the search stops, as at
+/// the state limit.
+struct EdgesOverflow;
+
+impl Merge<'_> {
+    fn start_level(&mut self) {
+        self.level_start = self.seen.len();
+        self.new_here.clear();
+    }
+
+    fn take(&mut self, expanded: Vec<Expanded>) -> Result<(), EdgesOverflow> {
+        for e in expanded {
+            for (k, hit) in self.first_hit.iter_mut().enumerate() {
+                if hit.is_none() && e.hits & (1 << k) != 0 {
+                    *hit = Some(self.index);
+                    self.hit_after[k] = self.started.elapsed().as_secs_f64();
+                }
+            }
+            self.successors_of_one.clear();
+            for (via, fp, next) in e.successors {
+                self.generated += 1;
+                let j = match self.seen.index(fp, self.max_states) {
+                    Indexed::Known(j) => j,
+                    Indexed::New(j) => {
+                        self.graph.parent.push(self.index);
+                        self.graph.via.push(via);
+                        match self.next_frontier.last_mut() {
+                            Some(c) if c.len() < self.chunk_size => c.push(None),
+                            _ => {
+                                let mut c = Vec::with_capacity(self.chunk_size);
+                                c.push(None);
+                                self.next_frontier.push(c);
+                            }
+                        }
+                        self.new_here.insert(Seen::key(fp), j);
+                        Some(j)
+                    }
+                    Indexed::OverLimit => {
+                        self.complete = false;
+                        continue;
+                    }
+                };
+                if let Some(state) = next {
+                    // The claim is made in the level that first reaches
+                    // a state, so its state is new here.
+                    let k = self.new_here[&Seen::key(fp)] as usize - self.level_start;
+                    self.next_frontier[k / self.chunk_size][k % self.chunk_size] =
+                        Some((state, fp));
+                }
+                if let Some(j) = j.filter(|_| self.keep_edges) {
+                    if !self.successors_of_one.contains(&j) {
+                        self.successors_of_one.push(j);
+                    }
+                }
+            }
+            if self.keep_edges {
+                self.graph.reached.push(e.reached);
+                for &j in &self.successors_of_one {
+                    self.graph.succ.push(j);
+                }
+                match u32::try_from(self.graph.succ.len()) {
+                    Ok(end) => self.graph.succ_start.push(end),
+                    Err(_) => {
+                        self.complete = false;
+                        return Err(EdgesOverflow);
+                    }
+                }
+            }
+            self.index += 1;
+        }
+        Ok(())
+    }
+}
+
 /// Model-checks every property of `model`, and progress.
 ///
 /// With symmetry reduction on, the checker audits that the model treats
@@ -584,13 +687,25 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     // Successor lists are kept only for progress, which needs the graph;
     // they name states by index, which the fingerprint table then keeps.
     let keep_edges = !goals.is_empty();
-    let mut seen = Seen::new(keep_edges);
-    let mut graph = Graph::new();
-    let mut first_hit: Vec<Option<u32>> = vec![None; props.len()];
-    let mut hit_after: Vec<f64> = vec![0.0; props.len()];
+    let seen = Seen::new(keep_edges);
+    let mut merge = Merge {
+        seen: &seen,
+        graph: Graph::new(),
+        keep_edges,
+        max_states: opts.max_states,
+        started,
+        first_hit: vec![None; props.len()],
+        hit_after: vec![0.0; props.len()],
+        generated: 0,
+        complete: true,
+        index: 0,
+        chunk_size: opts.level_chunk.max(1),
+        level_start: 0,
+        next_frontier: Vec::new(),
+        new_here: HashMap::default(),
+        successors_of_one: Vec::new(),
+    };
     let mut decided_early = false;
-    let mut generated = 0u64;
-    let mut complete = true;
     let mut depth = 0u32;
     let mut peak_frontier = 0usize;
 
@@ -599,100 +714,46 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     seen.claim(init_fp);
     let _root = seen.index(init_fp, usize::MAX);
     // The root has no parent; this entry is never followed (`path_to` stops at 0).
-    graph.parent.push(0);
-    graph.via.push(0);
+    merge.graph.parent.push(0);
+    merge.graph.via.push(0);
     if keep_edges {
-        graph.succ_start.push(0);
+        merge.graph.succ_start.push(0);
     }
     // A level's states in chunks of `chunk_size`: a growing level never
     // copies itself into a vector twice its size, and each chunk is freed
     // once expanded.
-    let chunk_size = opts.level_chunk.max(1);
     let mut frontier: Vec<Vec<(LockState, u64)>> = vec![vec![(init, init_fp)]];
-    let mut index = 0u32;
-    let mut successors_of_one: Vec<u32> = Vec::new();
     'search: while !frontier.is_empty() {
         peak_frontier = peak_frontier.max(frontier.iter().map(Vec::len).sum());
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
         let interner = Interner::default();
-        // New states of this level, by index; each is filled in by the
-        // expansion that claimed it, which may come later in the level.
-        let level_start = seen.len();
-        let mut next_frontier: Vec<Vec<Option<(LockState, u64)>>> = Vec::new();
-        // This level's new states by fingerprint (as the table keeps it:
-        // two fingerprints it takes for one are one here too), so that the
-        // expansion that claimed one (which may come later) finds its place.
-        let mut new_here: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
+        merge.start_level();
         // The level is expanded and merged a chunk at a time, in frontier
         // order: a state is claimed in the chunk that first reaches it, so
         // indices are those of a whole-level merge, while only one chunk's
-        // successors wait for the merge at once.
-        for chunk in frontier {
-            let expanded = expand_level(&judges, audit_all, &pool, &seen, &interner, chunk);
-            if let Some(found) = expanded.iter().find_map(|e| e.asymmetry.clone()) {
+        // successors wait for the merge at once. A chunk is merged while
+        // the next is expanded: every claim the merge meets was made by its
+        // own chunk's expansion or before, which had all ended.
+        let mut chunks = frontier.into_iter();
+        let mut expanded: Option<Vec<Expanded>> = None;
+        loop {
+            let chunk = chunks.next();
+            if chunk.is_none() && expanded.is_none() {
+                break;
+            }
+            let (next, merged) = pool.join(
+                || chunk.map(|c| expand_level(&judges, audit_all, &pool, &seen, &interner, c)),
+                || expanded.take().map(|e| merge.take(e)),
+            );
+            if let Some(Err(EdgesOverflow)) = merged {
+                break 'search;
+            }
+            if let Some(found) = next.iter().flatten().find_map(|e| e.asymmetry.clone()) {
                 return Err(CheckError::IdentityDependent { found });
             }
-            for e in expanded {
-                for (k, hit) in first_hit.iter_mut().enumerate() {
-                    if hit.is_none() && e.hits & (1 << k) != 0 {
-                        *hit = Some(index);
-                        hit_after[k] = started.elapsed().as_secs_f64();
-                    }
-                }
-                successors_of_one.clear();
-                for (via, fp, next) in e.successors {
-                    generated += 1;
-                    let j = match seen.index(fp, opts.max_states) {
-                        Indexed::Known(j) => j,
-                        Indexed::New(j) => {
-                            graph.parent.push(index);
-                            graph.via.push(via);
-                            match next_frontier.last_mut() {
-                                Some(c) if c.len() < chunk_size => c.push(None),
-                                _ => {
-                                    let mut c = Vec::with_capacity(chunk_size);
-                                    c.push(None);
-                                    next_frontier.push(c);
-                                }
-                            }
-                            new_here.insert(Seen::key(fp), j);
-                            Some(j)
-                        }
-                        Indexed::OverLimit => {
-                            complete = false;
-                            continue;
-                        }
-                    };
-                    if let Some(state) = next {
-                        // The claim is made in the level that first reaches
-                        // a state, so its state is new here.
-                        let k = new_here[&Seen::key(fp)] as usize - level_start;
-                        next_frontier[k / chunk_size][k % chunk_size] = Some((state, fp));
-                    }
-                    if let Some(j) = j.filter(|_| keep_edges) {
-                        if !successors_of_one.contains(&j) {
-                            successors_of_one.push(j);
-                        }
-                    }
-                }
-                if keep_edges {
-                    graph.reached.push(e.reached);
-                    for &j in &successors_of_one {
-                        graph.succ.push(j);
-                    }
-                    match u32::try_from(graph.succ.len()) {
-                        Ok(end) => graph.succ_start.push(end),
-                        Err(_) => {
-                            // Past 2³² edges the graph cannot be indexed:
-                            // stop, as at the state limit.
-                            complete = false;
-                            break 'search;
-                        }
-                    }
-                }
-                index += 1;
-            }
+            expanded = next;
         }
+        let next_frontier = std::mem::take(&mut merge.next_frontier);
         if !next_frontier.is_empty() {
             depth += 1;
         }
@@ -717,11 +778,19 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         // whole graph) and a violation or witness for every property. The
         // search stops at the end of the level, so what it reports does
         // not depend on how the level was cut into chunks.
-        if opts.ask != 0 && goals.is_empty() && first_hit.iter().all(Option::is_some) {
+        if opts.ask != 0 && goals.is_empty() && merge.first_hit.iter().all(Option::is_some) {
             decided_early = !frontier.is_empty();
             break;
         }
     }
+    let Merge {
+        mut graph,
+        first_hit,
+        hit_after,
+        generated,
+        complete,
+        ..
+    } = merge;
     let searched = started.elapsed().as_secs_f64();
     // The fingerprint table has done its work: free it before progress
     // transposes the graph.

@@ -4,7 +4,9 @@
 //! fingerprints of the successors they generate (the first claim of a
 //! fingerprint keeps its state, the others drop theirs on their own thread),
 //! then the sequential merge *indexes* them in frontier order, so indices do
-//! not depend on the thread count.
+//! not depend on the thread count. The merge of one chunk of a level runs
+//! while the workers claim the next chunk's successors: the fingerprints it
+//! indexes were all claimed before that expansion began.
 //!
 //! The table is 64 shards of open addressing with linear probing, each
 //! grown on its own at three quarters full. A slot is the fingerprint (8
@@ -14,6 +16,7 @@
 //! concurrent set of claims. The fingerprint's lowest bit marks a claim not
 //! yet indexed, so fingerprints are compared on their other 63 bits.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The top bits of a fingerprint choose its shard; the low bits its slot.
@@ -28,7 +31,8 @@ const PENDING: u64 = 1;
 
 pub struct Seen {
     shards: Box<[Mutex<Shard>]>,
-    indexed: usize,
+    /// Written by the merge alone.
+    indexed: AtomicUsize,
     with_indices: bool,
 }
 
@@ -122,7 +126,7 @@ impl Seen {
             shards: (0..SHARDS)
                 .map(|_| Mutex::new(Shard::new(with_indices)))
                 .collect(),
-            indexed: 0,
+            indexed: AtomicUsize::new(0),
             with_indices,
         }
     }
@@ -159,13 +163,14 @@ impl Seen {
             .claim(fp)
     }
 
-    /// Indexes a claimed `fp` (the merge, one thread): its index, the next
-    /// one if it has none yet and fewer than `limit` states are indexed.
-    pub fn index(&mut self, fp: u64, limit: usize) -> Indexed {
+    /// Indexes a claimed `fp` (the merge, one thread, while workers may
+    /// claim others): its index, the next one if it has none yet and fewer
+    /// than `limit` states are indexed.
+    pub fn index(&self, fp: u64, limit: usize) -> Indexed {
         let fp = stored(fp);
-        let indexed = self.indexed;
-        let shard = self.shards[Self::shard(fp)]
-            .get_mut()
+        let indexed = self.indexed.load(Ordering::Relaxed);
+        let mut shard = self.shards[Self::shard(fp)]
+            .lock()
             .expect("a checker thread panicked");
         let slot = shard
             .find(fp)
@@ -179,7 +184,7 @@ impl Seen {
                 if self.with_indices {
                     shard.idx[slot] = i;
                 }
-                self.indexed += 1;
+                self.indexed.store(indexed + 1, Ordering::Relaxed);
                 Indexed::New(i)
             }
             false => Indexed::Known(self.with_indices.then(|| shard.idx[slot])),
@@ -188,7 +193,7 @@ impl Seen {
 
     /// States indexed so far.
     pub fn len(&self) -> usize {
-        self.indexed
+        self.indexed.load(Ordering::Relaxed)
     }
 
     /// Bytes held by the table.
@@ -255,7 +260,7 @@ mod tests {
 
     #[test]
     fn claims_once_and_indexes_in_merge_order() {
-        let mut seen = Seen::new(true);
+        let seen = Seen::new(true);
         // Enough fingerprints to grow every shard several times.
         let fps: Vec<u64> = (0..200_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
@@ -278,7 +283,7 @@ mod tests {
     #[test]
     fn past_the_limit_nothing_is_indexed() {
         for with_indices in [true, false] {
-            let mut seen = Seen::new(with_indices);
+            let seen = Seen::new(with_indices);
             for fp in [10u64, 12, 14] {
                 seen.claim(fp);
             }
@@ -292,7 +297,7 @@ mod tests {
 
     #[test]
     fn without_indices_a_claim_is_new_once() {
-        let mut seen = Seen::new(false);
+        let seen = Seen::new(false);
         let fps: Vec<u64> = (0..100_000u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
@@ -307,7 +312,7 @@ mod tests {
 
     #[test]
     fn fingerprints_equal_but_for_the_lowest_bit_are_one() {
-        let mut seen = Seen::new(false);
+        let seen = Seen::new(false);
         assert!(seen.claim(2));
         assert!(!seen.claim(3));
         assert_eq!(Seen::key(2), Seen::key(3));
@@ -317,7 +322,7 @@ mod tests {
 
     #[test]
     fn zero_is_a_fingerprint_too() {
-        let mut seen = Seen::new(true);
+        let seen = Seen::new(true);
         assert!(seen.claim(0));
         assert!(!seen.claim(0));
         assert!(matches!(seen.index(0, 9), Indexed::New(0)));
