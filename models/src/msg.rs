@@ -519,6 +519,8 @@ impl Request {
 }
 
 impl RequestKind {
+    /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
+    /// index by kind).
     pub const ALL: [RequestKind; 14] = [
         RequestKind::Connect,
         RequestKind::Create,
@@ -589,5 +591,34 @@ impl RequestClass {
 impl fmt::Display for RequestKind {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_kind_is_listed_at_its_own_index() {
+        for (i, &k) in RequestKind::ALL.iter().enumerate() {
+            assert_eq!(k as usize, i, "{k:?}");
+            // Every kind once; a new kind must be added to ALL.
+            match k {
+                RequestKind::Connect
+                | RequestKind::Create
+                | RequestKind::Delete
+                | RequestKind::Exists
+                | RequestKind::ExistsWatch
+                | RequestKind::GetData
+                | RequestKind::GetDataWatch
+                | RequestKind::GetChildren
+                | RequestKind::GetChildrenWatch
+                | RequestKind::LeaseGrant
+                | RequestKind::Txn
+                | RequestKind::Range
+                | RequestKind::Watch
+                | RequestKind::DeleteKey => {}
+            }
+        }
     }
 }

@@ -43,7 +43,7 @@ use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
-use models::msg::{Msg, Timer};
+use models::msg::{Msg, RequestKind, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
     PropertyName,
@@ -141,6 +141,9 @@ pub struct Sim<'a> {
     waits: Vec<u64>,
     violations: Vec<Violation>,
     metrics: Metrics,
+    /// Store requests by kind (`RequestKind as usize`), counted here and
+    /// put in `metrics` at the end: a counter per request, not a map.
+    store_requests: [u64; RequestKind::ALL.len()],
     /// Clients neither crashed nor done.
     unfinished: usize,
     recorder: Recorder<'a>,
@@ -184,6 +187,7 @@ impl<'a> Sim<'a> {
             waits: Vec::new(),
             violations: Vec::new(),
             metrics: Metrics::default(),
+            store_requests: [0; RequestKind::ALL.len()],
             unfinished: 0,
             recorder: Recorder::new(trace),
             generation: 0,
@@ -539,7 +543,7 @@ impl<'a> Sim<'a> {
         );
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
-                *self.metrics.store_requests.entry(req.kind()).or_insert(0) += 1;
+                self.store_requests[req.kind() as usize] += 1;
             }
             let release = is_release(&msg);
             let before = self.store_state.header();
@@ -1013,6 +1017,11 @@ impl<'a> Sim<'a> {
             }
         }
         self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
+        self.metrics.store_requests = RequestKind::ALL
+            .into_iter()
+            .filter(|&k| self.store_requests[k as usize] > 0)
+            .map(|k| (k, self.store_requests[k as usize]))
+            .collect();
         self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
         self.metrics.wait_us = Summary::of(std::mem::take(&mut self.waits));
         trace!(

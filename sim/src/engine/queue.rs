@@ -12,7 +12,8 @@
 use super::timers::MixHasher;
 use models::msg::{Msg, Timer};
 use stateright::actor::Id;
-use std::collections::{HashMap, VecDeque};
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 /// What happens at a point in virtual time.
@@ -62,28 +63,39 @@ impl Ord for Queued {
 /// The queue of what is to happen.
 ///
 /// Sequence numbers only grow, so the events of one instant are pushed in
-/// their order: each instant keeps its events' slots in a FIFO, and only the
-/// distinct instants go through the radix heap. A store step that sends a
-/// thousand notifications, all due one latency later, costs a thousand
-/// appends to one FIFO and one heap push, not a thousand heap keys.
+/// their order: each instant keeps its events in a chain (linked through
+/// the slab) in that order, and only the distinct instants go through the
+/// radix heap. A store step that sends a thousand notifications, all due
+/// one latency later, costs a thousand links and one heap push, not a
+/// thousand heap keys.
 #[derive(Default)]
 pub(super) struct EventQueue {
     /// The pending instants after `now`, each once.
     times: RadixHeap,
-    /// Each pending instant's events (slots), in sequence order.
-    at: HashMap<u64, VecDeque<u32>, BuildHasherDefault<MixHasher>>,
-    /// The earliest instant, being drained, and its events.
+    /// Each pending instant's chain of events.
+    at: HashMap<u64, Chain, BuildHasherDefault<MixHasher>>,
+    /// The earliest instant, being drained, and what is left of its chain.
     now: u64,
-    current: VecDeque<u32>,
-    /// Emptied FIFOs, kept for their capacity.
-    spare: Vec<VecDeque<u32>>,
+    current: Option<Chain>,
+    /// Per slot: its event's sequence number and the event.
     slab: Vec<Option<(u64, Event)>>,
+    /// Per slot: the next event of its instant, or `NO_NEXT`.
+    next: Vec<u32>,
     free: Vec<u32>,
     seq: u64,
     len: usize,
-    /// Timer events in the queue that a cancel or a re-set made stale.
+    /// Timer events in the queue that a re-set made stale.
     stale: usize,
 }
+
+/// An instant's events, first and last, linked in sequence order.
+#[derive(Clone, Copy)]
+struct Chain {
+    head: u32,
+    tail: u32,
+}
+
+const NO_NEXT: u32 = u32::MAX;
 
 impl EventQueue {
     pub fn push(&mut self, at: u64, event: Event) {
@@ -111,40 +123,56 @@ impl EventQueue {
                 s
             }
             None => {
-                let s = u32::try_from(self.slab.len()).expect("fewer than 4 G events waiting");
+                let s = u32::try_from(self.slab.len())
+                    .ok()
+                    .filter(|&s| s != NO_NEXT)
+                    .expect("fewer than 4 G events waiting");
                 self.slab.push(Some((seq, event)));
+                self.next.push(NO_NEXT);
                 s
             }
         };
+        self.next[slot as usize] = NO_NEXT;
         self.len += 1;
-        let fifo = if at == self.now {
-            &mut self.current
-        } else {
-            let (times, spare) = (&mut self.times, &mut self.spare);
-            self.at.entry(at).or_insert_with(|| {
-                times.push(at);
-                spare.pop().unwrap_or_default()
-            })
+        let alone = Chain {
+            head: slot,
+            tail: slot,
         };
-        let slab = &self.slab;
-        let seq_of = |slot: u32| slab[slot as usize].as_ref().map_or(0, |(s, _)| *s);
-        match fifo.back() {
-            Some(&last) if seq_of(last) > seq => {
-                let i = fifo.partition_point(|&slot| seq_of(slot) < seq);
-                fifo.insert(i, slot);
+        let chain = if at == self.now {
+            match &mut self.current {
+                Some(c) => c,
+                None => {
+                    self.current = Some(alone);
+                    return;
+                }
             }
-            Some(_) | None => fifo.push_back(slot),
-        }
+        } else {
+            match self.at.entry(at) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    e.insert(alone);
+                    self.times.push(at);
+                    return;
+                }
+            }
+        };
+        link(&self.slab, &mut self.next, chain, slot, seq);
     }
 
     pub fn pop(&mut self) -> Option<Queued> {
         let slot = loop {
-            if let Some(slot) = self.current.pop_front() {
+            if let Some(c) = &mut self.current {
+                let slot = c.head;
+                if slot == c.tail {
+                    self.current = None;
+                } else {
+                    c.head = self.next[slot as usize];
+                }
                 break slot;
             }
             let t = self.times.pop()?;
-            let next = self.at.remove(&t).expect("a pending instant has its FIFO");
-            self.spare.push(std::mem::replace(&mut self.current, next));
+            // An instant whose events all went stale has no chain left.
+            self.current = self.at.remove(&t);
             self.now = t;
         };
         self.len -= 1;
@@ -161,17 +189,19 @@ impl EventQueue {
 
     /// A timer event went stale. Once most of the queue is such events,
     /// drop them, so memory follows the live events rather than every
-    /// timer ever set. (An instant left with no events stays in the heap
-    /// with an empty FIFO: `pop` passes over it.)
+    /// timer ever set.
     pub fn went_stale(&mut self, is_stale: impl Fn(&Event) -> bool) {
         self.stale += 1;
         if self.stale < 4096 || self.stale * 2 < self.len {
             return;
         }
-        let (slab, free) = (&mut self.slab, &mut self.free);
+        let (slab, next, free) = (&mut self.slab, &mut self.next, &mut self.free);
         let mut dropped = 0;
-        for fifo in std::iter::once(&mut self.current).chain(self.at.values_mut()) {
-            fifo.retain(|&slot| {
+        let mut unlink = |chain: Chain| -> Option<Chain> {
+            let mut kept: Option<Chain> = None;
+            let mut slot = chain.head;
+            loop {
+                let after = next[slot as usize];
                 let stale = slab[slot as usize]
                     .as_ref()
                     .is_some_and(|(_, e)| is_stale(e));
@@ -179,12 +209,59 @@ impl EventQueue {
                     slab[slot as usize] = None;
                     free.push(slot);
                     dropped += 1;
+                } else {
+                    next[slot as usize] = NO_NEXT;
+                    match &mut kept {
+                        Some(k) => {
+                            next[k.tail as usize] = slot;
+                            k.tail = slot;
+                        }
+                        None => {
+                            kept = Some(Chain {
+                                head: slot,
+                                tail: slot,
+                            })
+                        }
+                    }
                 }
-                !stale
-            });
-        }
+                if slot == chain.tail {
+                    return kept;
+                }
+                slot = after;
+            }
+        };
+        self.current = self.current.and_then(&mut unlink);
+        // Instants left empty keep their place in the heap: `pop` passes
+        // over them.
+        self.at.retain(|_, chain| match unlink(*chain) {
+            Some(kept) => {
+                *chain = kept;
+                true
+            }
+            None => false,
+        });
         self.len -= dropped;
         self.stale = 0;
+    }
+}
+
+/// Links `slot` (sequence number `seq`) into `chain` by sequence number:
+/// at the end, unless it was numbered before events queued since.
+fn link(slab: &[Option<(u64, Event)>], next: &mut [u32], chain: &mut Chain, slot: u32, seq: u64) {
+    let seq_of = |s: u32| slab[s as usize].as_ref().map_or(0, |(q, _)| *q);
+    if seq_of(chain.tail) < seq {
+        next[chain.tail as usize] = slot;
+        chain.tail = slot;
+    } else if seq < seq_of(chain.head) {
+        next[slot as usize] = chain.head;
+        chain.head = slot;
+    } else {
+        let mut before = chain.head;
+        while seq_of(next[before as usize]) < seq {
+            before = next[before as usize];
+        }
+        next[slot as usize] = next[before as usize];
+        next[before as usize] = slot;
     }
 }
 
