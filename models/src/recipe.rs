@@ -75,7 +75,7 @@ use crate::relabel::{Perm, Relabel};
 use std::any::Any;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// How many items the queue's herd baseline enqueues.
 pub const HERD_QUEUE_ITEMS: u32 = 3;
@@ -302,14 +302,20 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
 /// A recipe state of some recipe, hashable, comparable and relabelable
 /// without knowing its type. Cloning shares it; a step that changes it
 /// replaces it. Its hashes — as it is, and with client names erased — are
-/// taken once, when it is made: the checker hashes every state it meets and
-/// orders clients by their erased situation, and a recipe state changes far
-/// less often than it is hashed.
+/// taken once, when first asked, and kept with the state for every copy:
+/// the checker hashes every state it meets and orders clients by their
+/// erased situation, and a recipe state changes far less often than it is
+/// hashed; the simulator asks for neither.
 #[derive(Clone)]
 pub struct AnyState {
-    state: Arc<dyn ErasedState>,
-    hash: u64,
-    unlabelled: u64,
+    state: Arc<Hashed<dyn ErasedState>>,
+}
+
+/// A recipe state with its hashes, taken when first asked.
+struct Hashed<S: ?Sized> {
+    hash: OnceLock<u64>,
+    unlabelled: OnceLock<u64>,
+    state: S,
 }
 
 /// Sends every client to client 0: relabelling with it erases names. Long
@@ -326,6 +332,10 @@ trait ErasedState: Any + Send + Sync {
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool;
     fn relabelled(&self, p: &Perm) -> AnyState;
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result;
+    /// The state's hash (fixed seeds).
+    fn hash_fixed(&self) -> u64;
+    /// The hash of the state with every client name erased.
+    fn unlabelled_fixed(&self) -> u64;
 }
 
 impl<S> ErasedState for S
@@ -346,21 +356,26 @@ where
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result {
         fmt::Debug::fmt(self, f)
     }
+    fn hash_fixed(&self) -> u64 {
+        let mut h = fixed_hasher();
+        self.hash(&mut h);
+        h.finish()
+    }
+    fn unlabelled_fixed(&self) -> u64 {
+        let mut erased = self.clone();
+        erased.relabel(&ERASE);
+        erased.hash_fixed()
+    }
 }
 
 impl AnyState {
     fn new<S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static>(s: S) -> Self {
-        let mut h = fixed_hasher();
-        s.hash(&mut h);
-        let hash = h.finish();
-        let mut erased = s.clone();
-        erased.relabel(&ERASE);
-        let mut h = fixed_hasher();
-        erased.hash(&mut h);
         AnyState {
-            state: Arc::new(s),
-            hash,
-            unlabelled: h.finish(),
+            state: Arc::new(Hashed {
+                hash: OnceLock::new(),
+                unlabelled: OnceLock::new(),
+                state: s,
+            }),
         }
     }
 
@@ -368,41 +383,53 @@ impl AnyState {
     /// ever handed it, so a mismatch is a lockstep bug.
     fn get<S: 'static>(&self) -> &S {
         self.state
+            .state
             .as_any()
             .downcast_ref::<S>()
             .expect("a recipe is handed only the states it made")
     }
 
+    fn hash_value(&self) -> u64 {
+        *self
+            .state
+            .hash
+            .get_or_init(|| self.state.state.hash_fixed())
+    }
+
     /// A hash of the state with every client name erased: equal for two
     /// clients in the same situation under different names.
     pub fn unlabelled_hash(&self) -> u64 {
-        self.unlabelled
+        *self
+            .state
+            .unlabelled
+            .get_or_init(|| self.state.state.unlabelled_fixed())
     }
 }
 
 impl PartialEq for AnyState {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash
-            && (Arc::ptr_eq(&self.state, &other.state) || self.state.eq_dyn(&*other.state))
+        Arc::ptr_eq(&self.state, &other.state)
+            || self.hash_value() == other.hash_value()
+                && self.state.state.eq_dyn(&other.state.state)
     }
 }
 impl Eq for AnyState {}
 
 impl Hash for AnyState {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
+        h.write_u64(self.hash_value());
     }
 }
 
 impl Relabel for AnyState {
     fn relabel(&mut self, p: &Perm) {
-        *self = self.state.relabelled(p);
+        *self = self.state.state.relabelled(p);
     }
 }
 
 impl fmt::Debug for AnyState {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        self.state.fmt_dyn(f)
+        self.state.state.fmt_dyn(f)
     }
 }
 
