@@ -9,12 +9,11 @@
 //! moves down a few buckets (by the highest bit in which it differs from the
 //! last popped) instead of being sifted through a binary heap.
 
-use super::timers::MixHasher;
 use models::msg::{Msg, Timer};
 use stateright::actor::Id;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// What happens at a point in virtual time.
 #[derive(Clone, Debug)]
@@ -323,6 +322,42 @@ impl RadixHeap {
             self.buckets[b] = keys;
         }
         self.buckets[0].pop()
+    }
+}
+
+/// A small fast hash for instant keys; the map is never iterated, so the
+/// hash decides no order.
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        // A final mix, so the map's bucket bits depend on every byte.
+        (self.0 ^ self.0 >> 29).wrapping_mul(0xbf58_476d_1ce4_e5b9)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    // Whole words at a time.
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_isize(&mut self, n: isize) {
+        self.write_u64(n as u64);
     }
 }
 

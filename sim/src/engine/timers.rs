@@ -10,11 +10,10 @@
 //!
 //! A client arms a handful at most, so a short list searched in place
 //! beats a tree; the store arms one expiry timer per session, so its set
-//! is keyed by a hash map (never iterated: no order to keep).
+//! is a short list per client, indexed by the client the timer is about
+//! (never iterated: no order to keep).
 
 use models::msg::Timer;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A timer's setting: its generation, when it is due and its sequence
 /// number there (given when it was set).
@@ -91,43 +90,18 @@ impl TimerEntry {
 #[derive(Default)]
 pub(super) struct FewTimers(Vec<(Timer, TimerEntry)>);
 
-/// The store's timers.
+/// The store's timers: per client, the timers about its sessions (a
+/// store arms nothing but session expiries).
 #[derive(Default)]
-pub(super) struct ManyTimers(HashMap<Timer, TimerEntry, BuildHasherDefault<MixHasher>>);
+pub(super) struct ManyTimers(Vec<FewTimers>);
 
-/// A small fast hash for timer keys (a few bytes each); hash maps here are
-/// never iterated, so the hash decides no order.
-#[derive(Default)]
-pub(super) struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        // A final mix, so the map's bucket bits depend on every byte.
-        (self.0 ^ self.0 >> 29).wrapping_mul(0xbf58_476d_1ce4_e5b9)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
+impl ManyTimers {
+    /// Where `timer`'s list is: its session's client, one past the rest.
+    fn list(timer: &Timer) -> usize {
+        match timer {
+            Timer::Expiry(s) => usize::from(s.client) + 1,
+            Timer::Think | Timer::Hold | Timer::Retry | Timer::Ping | Timer::Deadline => 0,
         }
-    }
-    // Whole words at a time: a timer key is a discriminant and a few ids.
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u16(&mut self, n: u16) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_isize(&mut self, n: isize) {
-        self.write_u64(n as u64);
     }
 }
 
@@ -169,15 +143,21 @@ impl FewTimers {
 
 impl TimerSet for ManyTimers {
     fn get(&self, timer: &Timer) -> Option<&TimerEntry> {
-        self.0.get(timer)
+        self.0.get(Self::list(timer))?.get(timer)
     }
 
     fn entry(&mut self, timer: Timer) -> &mut TimerEntry {
-        self.0.entry(timer).or_default()
+        let i = Self::list(&timer);
+        if i >= self.0.len() {
+            self.0.resize_with(i + 1, FewTimers::default);
+        }
+        self.0[i].entry(timer)
     }
 
     fn remove(&mut self, timer: &Timer) {
-        self.0.remove(timer);
+        if let Some(list) = self.0.get_mut(Self::list(timer)) {
+            list.remove(timer);
+        }
     }
 }
 
