@@ -106,7 +106,9 @@ pub enum Request {
     // --- etcd ---
     /// Grant the lease named in the envelope (etcd lets the client choose the id).
     LeaseGrant,
-    Txn(Txn),
+    /// Boxed: a transaction is far larger than any other request, and every
+    /// message in flight would be as large as the largest.
+    Txn(Box<Txn>),
     Range(Range),
     /// Watch one key from `start_revision` until its delete (all that
     /// `waitDelete` consumes; the stream ends there).

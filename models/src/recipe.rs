@@ -329,6 +329,7 @@ fn fixed_hasher() -> ahash::AHasher {
 
 trait ErasedState: Any + Send + Sync {
     fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool;
     fn relabelled(&self, p: &Perm) -> AnyState;
     fn fmt_dyn(&self, f: &mut fmt::Formatter) -> fmt::Result;
@@ -343,6 +344,9 @@ where
     S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static,
 {
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
     fn eq_dyn(&self, other: &dyn ErasedState) -> bool {
@@ -456,12 +460,25 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn closes_abandoned_session(&self) -> bool;
 }
 
-/// Runs `f` on a copy of the typed state and stores the copy back only if
-/// it changed, so unchanged states stay shared.
+/// Runs `f` on the typed state. A state no one else holds (the
+/// simulator's always) is stepped in place and its hashes forgotten; a
+/// shared one (the checker's: the parent state holds it too) is stepped on
+/// a copy, stored back only if it changed, so unchanged states stay shared.
 fn step_on<S, T>(st: &mut AnyState, f: impl FnOnce(&mut S) -> T) -> T
 where
     S: Clone + fmt::Debug + Eq + Hash + Send + Sync + Relabel + 'static,
 {
+    if let Some(own) = Arc::get_mut(&mut st.state) {
+        let typed = own
+            .state
+            .as_any_mut()
+            .downcast_mut::<S>()
+            .expect("a recipe is handed only the states it made");
+        let out = f(typed);
+        own.hash.take();
+        own.unlabelled.take();
+        return out;
+    }
     let mut typed: S = st.get::<S>().clone();
     let out = f(&mut typed);
     if typed != *st.get::<S>() {

@@ -235,7 +235,7 @@ impl EtcdElection {
 /// Campaign's txn: put our key if it does not exist, else read it.
 fn campaign(session: SessionId) -> Request {
     let key = Key(session);
-    Request::Txn(Txn {
+    Request::Txn(Box::new(Txn {
         compare_create_revision: (key, 0),
         success: vec![TxnOp::Put {
             key,
@@ -247,7 +247,7 @@ fn campaign(session: SessionId) -> Request {
             limit: 0,
             max_create_revision: 0,
         })],
-    })
+    }))
 }
 
 /// One pass of waitDeletes: the last key created before ours.

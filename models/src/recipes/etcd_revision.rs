@@ -196,7 +196,7 @@ fn acquire(session: SessionId) -> (State, Request) {
         ],
         failure: vec![TxnOp::Range(get(key)), TxnOp::Range(first_created())],
     };
-    (State::Trying, Request::Txn(txn))
+    (State::Trying, Request::Txn(Box::new(txn)))
 }
 
 fn range_kvs(op: Option<&OpResult>) -> &[crate::msg::Kv] {

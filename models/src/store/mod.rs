@@ -305,13 +305,11 @@ impl StoreState {
     /// A session not yet opened has not ended: its owner is still
     /// connecting.
     pub fn ended(&self, s: SessionId) -> bool {
-        self.find_session(s)
-            .is_ok_and(|i| !self.sessions[i].1)
+        self.find_session(s).is_ok_and(|i| !self.sessions[i].1)
     }
 
     pub fn is_alive(&self, s: SessionId) -> bool {
-        self.find_session(s)
-            .is_ok_and(|i| self.sessions[i].1)
+        self.find_session(s).is_ok_and(|i| self.sessions[i].1)
     }
 
     /// Whether the client that opened `s` has opened a newer session since.
