@@ -73,13 +73,7 @@ impl Relabel for StoreState {
         }
         zk.nodes.sort_by_key(|(path, _)| *path);
         for table in [&mut zk.data_watches, &mut zk.child_watches] {
-            *table = std::mem::take(table)
-                .into_iter()
-                .map(|mut w| {
-                    w.relabel(p);
-                    w
-                })
-                .collect();
+            table.rename(|w| w.relabel(p));
         }
         zk.children_cache.0 = None;
         let etcd = &mut self.etcd;
@@ -100,9 +94,10 @@ impl Relabel for StoreState {
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
         Shared::make_mut(&mut self.store).relabel(p);
-        self.store_timers.relabel(p);
-        self.store_timers.sort();
-        for w in &mut self.resource.log {
+        let timers = Shared::make_mut(&mut self.store_timers);
+        timers.relabel(p);
+        timers.sort();
+        for w in &mut Shared::make_mut(&mut self.resource).log {
             w.client.relabel(p);
         }
         Shared::make_mut(&mut self.monitors).relabel(p);

@@ -1,6 +1,6 @@
 //! Hash-consing of a level's new states: equal parts (a client's slot, the
-//! store, the monitors) are kept once, shared by every state of the
-//! frontier that has them.
+//! store and its timers, the resource, the monitors) are kept once, shared
+//! by every state of the frontier that has them.
 //!
 //! Successors share what their step left alone with their parent, but a
 //! relabelling for symmetry rebuilds every part, and sibling states rebuild
@@ -10,7 +10,9 @@
 //! states keep what they share alive, and the next level starts afresh).
 
 use crate::model::{ClientSlot, LockState, Shared};
+use crate::msg::Timer;
 use crate::properties::Monitors;
+use crate::resource::ResourceState;
 use crate::store::StoreState;
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -22,6 +24,8 @@ const SHARDS: usize = 64;
 pub struct Interner {
     slots: Table<ClientSlot>,
     stores: Table<StoreState>,
+    store_timers: Table<Vec<Timer>>,
+    resources: Table<ResourceState>,
     monitors: Table<Monitors>,
 }
 
@@ -62,6 +66,10 @@ impl Interner {
     /// the state it stepped from (whose parts are interned).
     pub fn intern(&self, state: &mut LockState, parent: &LockState) {
         self.stores.intern(&mut state.store, Some(&parent.store));
+        self.store_timers
+            .intern(&mut state.store_timers, Some(&parent.store_timers));
+        self.resources
+            .intern(&mut state.resource, Some(&parent.resource));
         self.monitors
             .intern(&mut state.monitors, Some(&parent.monitors));
         for (k, slot) in state.clients.iter_mut().enumerate() {

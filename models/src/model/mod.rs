@@ -153,7 +153,7 @@ impl LockModel {
     fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
         match client_of(id) {
             Some(c) => &mut state.slot_mut(c).timers,
-            None => &mut state.store_timers,
+            None => Shared::make_mut(&mut state.store_timers),
         }
     }
 
@@ -224,8 +224,8 @@ impl Model for LockModel {
     fn init_states(&self) -> Vec<LockState> {
         let mut state = LockState {
             store: Shared::new(self.store.initial_state()),
-            store_timers: Vec::new(),
-            resource: ResourceState::default(),
+            store_timers: Shared::new(Vec::new()),
+            resource: Shared::new(ResourceState::default()),
             clients: Vec::new(),
             budget: self.cfg.faults,
             monitors: Shared::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
@@ -310,7 +310,7 @@ impl Model for LockModel {
                 actions.push(Action::LoseReply(c));
             }
         }
-        for t in &state.store_timers {
+        for t in state.store_timers.iter() {
             if let Timer::Expiry(s) = *t {
                 if state.store.is_alive(s) && self.silent(state, s) {
                     actions.push(Action::Expire(s));
@@ -355,11 +355,11 @@ impl Model for LockModel {
                     }
                     Link::ClientToResource => {
                         let mut out = Out::new();
-                        let mut cow = Cow::Borrowed(&state.resource);
+                        let mut cow = Cow::Borrowed(&*state.resource);
                         self.resource
                             .on_msg(resource_id(), &mut cow, src, msg.clone(), &mut out);
                         if let Cow::Owned(r) = cow {
-                            state.resource = r;
+                            state.resource = Shared::new(r);
                         }
                         let answer = out.iter().find_map(|cmd| match cmd {
                             Command::Send(_, ack) => observe_resource(c, &msg, ack),
@@ -379,7 +379,9 @@ impl Model for LockModel {
             }
             Action::Expire(s) => {
                 let t = Timer::Expiry(s);
-                remove_timer(&mut state.store_timers, &t);
+                if state.store_timers.contains(&t) {
+                    remove_timer(Shared::make_mut(&mut state.store_timers), &t);
+                }
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
                 });

@@ -46,19 +46,35 @@ impl ClientSlot {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockState {
     // Shared between a state and its successors until a step changes them:
-    // most steps touch one client, so most of a successor is not copied.
+    // most steps touch one client, so most of a successor is not copied
+    // (and the checker's frontier keeps each distinct part once).
     pub store: Shared<StoreState>,
-    pub store_timers: Vec<Timer>,
-    pub resource: ResourceState,
+    pub store_timers: Shared<Vec<Timer>>,
+    pub resource: Shared<ResourceState>,
     pub clients: Vec<Shared<ClientSlot>>,
     /// Faults still to inject.
     pub budget: FaultBudget,
     /// Ghost: the property monitors, fed after every step (shared until a
     /// step feeds them).
     pub monitors: Shared<Monitors>,
+}
+
+/// The fields in order, as a derived hash would take them, except that
+/// the store's timers and the resource are hashed as themselves, not by
+/// their kept hash: a state's fingerprint is what it was before they were
+/// shared parts, so every representative and counterexample is too.
+impl std::hash::Hash for LockState {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.store.hash(h);
+        (*self.store_timers).hash(h);
+        (*self.resource).hash(h);
+        self.clients.hash(h);
+        self.budget.hash(h);
+        self.monitors.hash(h);
+    }
 }
 
 /// A link, named by its ends.

@@ -128,7 +128,7 @@ pub fn view(model: &LockModel, state: &LockState) -> Vec<ActorView> {
     }
     fields.push((
         "session timers".into(),
-        list(&state.store_timers, |t| format!("{t:?}")),
+        list(state.store_timers.iter(), |t| format!("{t:?}")),
     ));
     out.push(ActorView {
         name: "store".into(),

@@ -12,7 +12,7 @@
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Stat, ZkError, ZkEvent};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -37,13 +37,87 @@ pub struct ZkTree {
     /// 0, 1, 2 while the parent's cversion reaches 4).
     pub lock_cversion: u32,
     /// Exists and get_data watches, one per (path, session).
-    pub data_watches: BTreeSet<(ZPath, SessionId)>,
+    pub data_watches: WatchSet,
     /// Child watches, one per (parent, session).
-    pub child_watches: BTreeSet<(ZPath, SessionId)>,
+    pub child_watches: WatchSet,
     /// `/lock`'s children in sequence order, shared by every listing until
     /// the next change (a herd of thousands re-lists the same children).
     #[serde(skip)]
     pub children_cache: ChildrenCache,
+}
+
+/// One watch table: (path, session) pairs, sorted, each once.
+///
+/// A sorted vector rather than a `BTreeSet`: the model checker keeps
+/// thousands of stores per level, and a set's first node takes some 200
+/// bytes where a watch or two take 16 each; in the herd, watches on one
+/// path are set in session order, so each goes at the end of its path's
+/// run. It hashes, compares, serializes and prints as the set did (the
+/// length, then the pairs in order), so state fingerprints are unchanged.
+#[derive(Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WatchSet(Vec<(ZPath, SessionId)>);
+
+impl fmt::Debug for WatchSet {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_set().entries(&self.0).finish()
+    }
+}
+
+impl WatchSet {
+    /// Adds a watch; false if it was there.
+    pub fn insert(&mut self, watch: (ZPath, SessionId)) -> bool {
+        match self.0.binary_search(&watch) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, watch);
+                true
+            }
+        }
+    }
+
+    pub fn contains(&self, watch: &(ZPath, SessionId)) -> bool {
+        self.0.binary_search(watch).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, (ZPath, SessionId)> {
+        self.0.iter()
+    }
+
+    pub fn retain(&mut self, keep: impl FnMut(&(ZPath, SessionId)) -> bool) {
+        self.0.retain(keep);
+    }
+
+    /// Removes every watch on `path` and returns their sessions, in
+    /// session order.
+    fn take(&mut self, path: ZPath) -> impl Iterator<Item = SessionId> + '_ {
+        let from = self.0.partition_point(|(p, _)| *p < path);
+        let to = from + self.0[from..].partition_point(|(p, _)| *p == path);
+        self.0.drain(from..to).map(|(_, s)| s)
+    }
+
+    /// Renames every watch's path and session by `rename`, keeping the
+    /// order (for symmetry's relabelling).
+    pub fn rename(&mut self, rename: impl FnMut(&mut (ZPath, SessionId))) {
+        self.0.iter_mut().for_each(rename);
+        self.0.sort_unstable();
+    }
+}
+
+impl<'a> IntoIterator for &'a WatchSet {
+    type Item = &'a (ZPath, SessionId);
+    type IntoIter = std::slice::Iter<'a, (ZPath, SessionId)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
 }
 
 /// A cache, not state: two trees are equal (and hash alike) whatever their
@@ -274,31 +348,11 @@ pub enum SessionEnd {
     Closed,
 }
 
-fn add_watch(table: &mut BTreeSet<(ZPath, SessionId)>, path: ZPath, session: SessionId) {
+fn add_watch(table: &mut WatchSet, path: ZPath, session: SessionId) {
     table.insert((path, session));
 }
 
 /// Fires and removes every watch on `path`, in session order.
-fn take_watches(
-    table: &mut BTreeSet<(ZPath, SessionId)>,
-    path: ZPath,
-    kind: ZkEvent,
-    fired: &mut Vec<Fired>,
-) {
-    let lowest = SessionId {
-        client: 0,
-        incarnation: 0,
-    };
-    let highest = SessionId {
-        client: u16::MAX,
-        incarnation: u16::MAX,
-    };
-    let hit: Vec<(ZPath, SessionId)> = table
-        .range((path, lowest)..=(path, highest))
-        .copied()
-        .collect();
-    for w in hit {
-        table.remove(&w);
-        fired.push((w.1, kind, path));
-    }
+fn take_watches(table: &mut WatchSet, path: ZPath, kind: ZkEvent, fired: &mut Vec<Fired>) {
+    fired.extend(table.take(path).map(|s| (s, kind, path)));
 }
