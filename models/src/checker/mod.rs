@@ -20,6 +20,7 @@ use crate::properties::PropertyName;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
 };
+use edges::{EdgesOverflow, SuccessorLists};
 use intern::Interner;
 use seen::{Chunked, Indexed, Seen};
 use stateright::{Expectation, Model, Property};
@@ -28,6 +29,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
+mod edges;
 mod intern;
 mod seen;
 
@@ -236,10 +238,8 @@ struct Graph {
     parent: Chunked<u32>,
     /// The position of the action in the parent's `Model::actions`.
     via: Chunked<u16>,
-    /// Successor lists (progress only), without repeats:
-    /// `succ[succ_start[i]..succ_start[i+1]]`.
-    succ_start: Chunked<u32>,
-    succ: Chunked<u32>,
+    /// Successor lists (progress only).
+    succ: SuccessorLists,
     /// For each state, bit `g`: progress goal `g` holds there (progress only).
     reached: Chunked<u8>,
 }
@@ -249,8 +249,7 @@ impl Graph {
         Graph {
             parent: Chunked::new(),
             via: Chunked::new(),
-            succ_start: Chunked::new(),
-            succ: Chunked::new(),
+            succ: SuccessorLists::new(),
             reached: Chunked::new(),
         }
     }
@@ -311,122 +310,22 @@ impl Graph {
 
     /// Bytes held.
     fn bytes(&self) -> usize {
-        self.parent.bytes()
-            + self.via.bytes()
-            + self.succ_start.bytes()
-            + self.succ.bytes()
-            + self.reached.bytes()
+        self.parent.bytes() + self.via.bytes() + self.succ.bytes() + self.reached.bytes()
     }
 
     /// For each progress goal, the first state (in search order) from
-    /// which no state where the goal holds is reachable.
-    ///
-    /// The states that can reach a goal state are found by sweeping the
-    /// successor lists from the last state to the first: breadth-first
-    /// numbering puts most successors after their state, so one sweep
-    /// finds nearly all of them and a few more settle the rest, with
-    /// nothing held but a flag per state (turning the lists into
-    /// predecessor lists took as much memory again as the lists, at the
-    /// check's peak). A goal whose back edges need more than `SWEEPS`
-    /// sweeps is finished backwards on predecessor lists, built once for
-    /// every such goal, from what the sweeps found: the same states
-    /// either way.
+    /// which no state where the goal holds is reachable. The successor
+    /// lists are freed after.
     fn first_stuck(&mut self, goals: usize) -> Vec<Option<u32>> {
-        let succ = std::mem::replace(&mut self.succ, Chunked::new());
-        let succ_start = std::mem::replace(&mut self.succ_start, Chunked::new());
-        let edges = Edges {
-            succ: &succ,
-            succ_start: &succ_start,
-        };
-        let mut preds: Option<(Vec<u32>, Vec<u32>)> = None;
+        let succ = std::mem::replace(&mut self.succ, SuccessorLists::new());
+        let mut preds = None;
         (0..goals)
             .map(|g| {
                 let mut ok: Vec<bool> = self.reached.iter().map(|r| r & (1 << g) != 0).collect();
-                if !edges.sweep(&mut ok) {
-                    let (pred_start, pred) = preds.get_or_insert_with(|| edges.predecessors());
-                    backwards(&mut ok, pred_start, pred);
-                }
+                succ.mark_reaching(&mut ok, &mut preds);
                 ok.iter().position(|ok| !ok).map(|i| i as u32)
             })
             .collect()
-    }
-}
-
-/// Sweeps over the successor lists before predecessor lists are built.
-const SWEEPS: usize = 8;
-
-/// The explored graph's successor lists: `succ[succ_start[i]..succ_start[i+1]]`.
-struct Edges<'a> {
-    succ: &'a Chunked<u32>,
-    succ_start: &'a Chunked<u32>,
-}
-
-impl Edges<'_> {
-    fn states(&self) -> usize {
-        self.succ_start.len() - 1
-    }
-
-    fn successors(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        let (a, b) = (self.succ_start.get(i), self.succ_start.get(i + 1));
-        (a as usize..b as usize).map(|e| self.succ.get(e))
-    }
-
-    /// Marks every state with a marked successor, last state first, until
-    /// a sweep marks nothing new (true) or after `SWEEPS` sweeps (false).
-    fn sweep(&self, ok: &mut [bool]) -> bool {
-        for _ in 0..SWEEPS {
-            let mut changed = false;
-            for i in (0..self.states()).rev() {
-                if !ok[i] && self.successors(i).any(|j| ok[j as usize]) {
-                    ok[i] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// The predecessor lists, `pred[pred_start[j]..pred_start[j+1]]`. The
-    /// counts' running sums end each list; filling from the ends leaves
-    /// each at its start, with no second array of positions.
-    fn predecessors(&self) -> (Vec<u32>, Vec<u32>) {
-        let n = self.states();
-        let mut pred_start = vec![0u32; n + 1];
-        for j in self.succ.iter() {
-            pred_start[j as usize] += 1;
-        }
-        for i in 0..n {
-            pred_start[i + 1] += pred_start[i];
-        }
-        let mut pred = vec![0u32; self.succ.len()];
-        for i in 0..n {
-            for j in self.successors(i) {
-                pred_start[j as usize] -= 1;
-                pred[pred_start[j as usize] as usize] = i as u32;
-            }
-        }
-        (pred_start, pred)
-    }
-}
-
-/// Marks every state from which a marked state is reachable, backwards
-/// from the marked ones (the order does not matter).
-fn backwards(ok: &mut [bool], pred_start: &[u32], pred: &[u32]) {
-    let mut todo: Vec<u32> = (0..ok.len() as u32).filter(|&i| ok[i as usize]).collect();
-    while let Some(j) = todo.pop() {
-        let (a, b) = (
-            pred_start[j as usize] as usize,
-            pred_start[j as usize + 1] as usize,
-        );
-        for &i in &pred[a..b] {
-            if !ok[i as usize] {
-                ok[i as usize] = true;
-                todo.push(i);
-            }
-        }
     }
 }
 
@@ -633,10 +532,6 @@ struct Merge<'a> {
     successors_of_one: Vec<u32>,
 }
 
-/// Past 2³² edges the graph cannot be indexed: the search stops, as at
-/// the state limit.
-struct EdgesOverflow;
-
 impl Merge<'_> {
     fn start_level(&mut self) {
         self.level_start = self.seen.len();
@@ -683,22 +578,14 @@ impl Merge<'_> {
                         Some((state, fp));
                 }
                 if let Some(j) = j.filter(|_| self.keep_edges) {
-                    if !self.successors_of_one.contains(&j) {
-                        self.successors_of_one.push(j);
-                    }
+                    self.successors_of_one.push(j);
                 }
             }
             if self.keep_edges {
                 self.graph.reached.push(e.reached);
-                for &j in &self.successors_of_one {
-                    self.graph.succ.push(j);
-                }
-                match u32::try_from(self.graph.succ.len()) {
-                    Ok(end) => self.graph.succ_start.push(end),
-                    Err(_) => {
-                        self.complete = false;
-                        return Err(EdgesOverflow);
-                    }
+                if let Err(overflow) = self.graph.succ.push(&mut self.successors_of_one) {
+                    self.complete = false;
+                    return Err(overflow);
                 }
             }
             self.index += 1;
@@ -776,9 +663,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     // The root has no parent; this entry is never followed (`path_to` stops at 0).
     merge.graph.parent.push(0);
     merge.graph.via.push(0);
-    if keep_edges {
-        merge.graph.succ_start.push(0);
-    }
     // A level's states in chunks of `chunk_size`: a growing level never
     // copies itself into a vector twice its size, and each chunk is freed
     // once expanded.
@@ -1012,95 +896,4 @@ fn confirm_stuck(
         }
     }
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A graph of `n` states with these edges; `goal` marks goal 0.
-    fn graph(n: u32, edges: &[(u32, u32)], goal: impl Fn(u32) -> bool) -> Graph {
-        let mut g = Graph::new();
-        g.succ_start.push(0);
-        for i in 0..n {
-            for &(_, j) in edges.iter().filter(|(a, _)| *a == i) {
-                g.succ.push(j);
-            }
-            g.succ_start.push(g.succ.len() as u32);
-            g.reached.push(u8::from(goal(i)));
-        }
-        g
-    }
-
-    /// The states that cannot reach a goal state, by a plain search from
-    /// each state.
-    fn stuck_by_search(n: u32, edges: &[(u32, u32)], goal: impl Fn(u32) -> bool) -> Option<u32> {
-        (0..n).find(|&i| {
-            let mut seen = vec![false; n as usize];
-            let mut todo = vec![i];
-            seen[i as usize] = true;
-            while let Some(k) = todo.pop() {
-                if goal(k) {
-                    return false;
-                }
-                for &(_, j) in edges.iter().filter(|(a, _)| *a == k) {
-                    if !seen[j as usize] {
-                        seen[j as usize] = true;
-                        todo.push(j);
-                    }
-                }
-            }
-            true
-        })
-    }
-
-    #[test]
-    fn a_goal_behind_many_back_edges_is_found_on_predecessor_lists() {
-        // Only state 0 is a goal, and every state steps back to the one
-        // before: each sweep from the last state settles one more state,
-        // so the sweeps give up and the predecessor lists finish.
-        let n = 3 * SWEEPS as u32;
-        let mut edges: Vec<(u32, u32)> = (1..n).map(|i| (i, i - 1)).collect();
-        assert_eq!(graph(n, &edges, |i| i == 0).first_stuck(1), vec![None]);
-        // A state that only loops on itself is stuck, wherever it is.
-        edges.retain(|&(a, _)| a != 10);
-        edges.push((10, 10));
-        assert_eq!(graph(n, &edges, |i| i == 0).first_stuck(1), vec![Some(10)]);
-    }
-
-    #[test]
-    fn sweeps_and_predecessor_lists_find_the_same_stuck_states() {
-        // Pseudo-random graphs, mostly forward edges with some back ones,
-        // against a plain search from every state.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u32| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % u64::from(m)) as u32
-        };
-        for round in 0..200 {
-            let n = 2 + next(40);
-            let mut edges = Vec::new();
-            for i in 0..n {
-                for _ in 0..next(3) {
-                    let j = if next(4) == 0 {
-                        next(n)
-                    } else {
-                        (i + 1 + next(3)).min(n - 1)
-                    };
-                    edges.push((i, j));
-                }
-            }
-            edges.sort_unstable();
-            edges.dedup();
-            let goals: Vec<u32> = (0..1 + next(3)).map(|_| next(n)).collect();
-            let goal = |i: u32| goals.contains(&i);
-            assert_eq!(
-                graph(n, &edges, goal).first_stuck(1),
-                vec![stuck_by_search(n, &edges, goal)],
-                "round {round}: {n} states, edges {edges:?}, goals {goals:?}"
-            );
-        }
-    }
 }
