@@ -326,6 +326,15 @@ pub struct Monitors {
     left_early: bool,
 }
 
+impl Monitors {
+    /// Gives back spare capacity (the model checker's frontier keeps many).
+    pub fn shrink_to_fit(&mut self) {
+        self.acquisitions.shrink_to_fit();
+        self.believers.shrink_to_fit();
+        self.owed.shrink_to_fit();
+    }
+}
+
 /// Hashes the history only: who believes now follows from the clients'
 /// states, and the resource order's place from the resource's log and the
 /// acquisitions, so hashing them again would only cost the checker time.

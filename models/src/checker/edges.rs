@@ -3,22 +3,28 @@
 //! goal on them.
 //!
 //! A list is sorted and kept as variable-length numbers (seven bits a
-//! byte): the first successor as its distance from the state (zigzag, so
-//! a step back costs no more than one forward), each next one as its
-//! distance from the one before, less one. Breadth-first numbering gives a
-//! state's new successors consecutive numbers, so most of a list takes a
-//! byte an edge and its first entry two or three, where four bytes an edge
-//! were kept before.
+//! byte): its length, the first successor as its distance from the state
+//! (zigzag, so a step back costs no more than one forward), each next one
+//! as its distance from the one before, less one. Breadth-first numbering
+//! gives a state's new successors consecutive numbers, so most of a list
+//! takes a byte an edge and its first entry two or three, where four bytes
+//! an edge (and four a state for where its list began) were kept before.
+//! Lists are read a block of `BLOCK` states at a time, so only where each
+//! block begins is kept.
 
 use super::seen::Chunked;
 
 /// Every state's successor list, in state order.
 pub struct SuccessorLists {
     bytes: Chunked<u8>,
-    /// Where each list starts in `bytes`, and where the last one ends.
-    start: Chunked<u32>,
+    /// Where each block of `BLOCK` states' lists starts in `bytes`.
+    block_start: Vec<u32>,
+    states: usize,
     edges: usize,
 }
+
+/// States whose lists are read together.
+const BLOCK: usize = 64;
 
 /// Past 2³² bytes of lists the graph cannot be indexed: the search stops,
 /// as at the state limit.
@@ -26,18 +32,17 @@ pub struct EdgesOverflow;
 
 impl SuccessorLists {
     pub fn new() -> Self {
-        let mut start = Chunked::new();
-        start.push(0);
         SuccessorLists {
             bytes: Chunked::new(),
-            start,
+            block_start: Vec::new(),
+            states: 0,
             edges: 0,
         }
     }
 
     /// States with a list so far.
     pub fn states(&self) -> usize {
-        self.start.len() - 1
+        self.states
     }
 
     pub fn edges(&self) -> usize {
@@ -49,7 +54,12 @@ impl SuccessorLists {
     pub fn push(&mut self, list: &mut Vec<u32>) -> Result<(), EdgesOverflow> {
         list.sort_unstable();
         list.dedup();
-        let i = self.states() as i64;
+        if self.states % BLOCK == 0 {
+            let start = u32::try_from(self.bytes.len()).map_err(|_| EdgesOverflow)?;
+            self.block_start.push(start);
+        }
+        let i = self.states as i64;
+        self.put(list.len() as u64);
         let mut before: Option<u32> = None;
         for &j in list.iter() {
             let gap = match before {
@@ -60,8 +70,7 @@ impl SuccessorLists {
             before = Some(j);
         }
         self.edges += list.len();
-        let end = u32::try_from(self.bytes.len()).map_err(|_| EdgesOverflow)?;
-        self.start.push(end);
+        self.states += 1;
         Ok(())
     }
 
@@ -73,37 +82,70 @@ impl SuccessorLists {
         self.bytes.push(n as u8);
     }
 
-    /// State `i`'s successors, in increasing order.
-    pub fn successors(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.start.get(i) as usize;
-        let end = self.start.get(i + 1) as usize;
-        let mut before: Option<u32> = None;
-        std::iter::from_fn(move || {
-            if at == end {
-                return None;
+    /// The number at `*at`, which moves past it.
+    fn take(&self, at: &mut usize) -> u64 {
+        let mut n = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.bytes.get(*at);
+            *at += 1;
+            n |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                return n;
             }
-            let mut n = 0u64;
-            let mut shift = 0;
-            loop {
-                let b = self.bytes.get(at);
-                at += 1;
-                n |= u64::from(b & 0x7f) << shift;
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
+        }
+    }
+
+    /// Block `b`'s lists: `lists[ends[k-1]..ends[k]]` are the successors,
+    /// in increasing order, of the block's `k`-th state.
+    fn read_block(&self, b: usize, ends: &mut Vec<usize>, lists: &mut Vec<u32>) {
+        ends.clear();
+        lists.clear();
+        let mut at = self.block_start[b] as usize;
+        let first = b * BLOCK;
+        for i in first..self.states.min(first + BLOCK) {
+            let len = self.take(&mut at);
+            let mut before: Option<u32> = None;
+            for _ in 0..len {
+                let n = self.take(&mut at);
+                let j = match before {
+                    None => (i as i64 + unzigzag(n)) as u32,
+                    Some(b) => b + 1 + n as u32,
+                };
+                lists.push(j);
+                before = Some(j);
             }
-            let j = match before {
-                None => (i as i64 + unzigzag(n)) as u32,
-                Some(b) => b + 1 + n as u32,
-            };
-            before = Some(j);
-            Some(j)
-        })
+            ends.push(lists.len());
+        }
+    }
+
+    /// Calls `f(i, successors of i)` for every state, in state order or,
+    /// `backwards`, from the last state to the first.
+    fn each(&self, backwards: bool, mut f: impl FnMut(usize, &[u32])) {
+        let (mut ends, mut lists) = (Vec::new(), Vec::new());
+        let blocks = self.block_start.len();
+        for k in 0..blocks {
+            let b = if backwards { blocks - 1 - k } else { k };
+            self.read_block(b, &mut ends, &mut lists);
+            for m in 0..ends.len() {
+                let m = if backwards { ends.len() - 1 - m } else { m };
+                let from = if m == 0 { 0 } else { ends[m - 1] };
+                f(b * BLOCK + m, &lists[from..ends[m]]);
+            }
+        }
+    }
+
+    /// Every state's successors, in state order.
+    #[cfg(test)]
+    fn all(&self) -> Vec<Vec<u32>> {
+        let mut all = Vec::new();
+        self.each(false, |_, list| all.push(list.to_vec()));
+        all
     }
 
     pub fn bytes(&self) -> usize {
-        self.bytes.bytes() + self.start.bytes()
+        self.bytes.bytes() + self.block_start.capacity() * 4
     }
 
     /// Marks every state from which a marked state is reachable.
@@ -128,12 +170,12 @@ impl SuccessorLists {
     fn sweep(&self, ok: &mut [bool]) -> bool {
         for _ in 0..SWEEPS {
             let mut changed = false;
-            for i in (0..self.states()).rev() {
-                if !ok[i] && self.successors(i).any(|j| ok[j as usize]) {
+            self.each(true, |i, successors| {
+                if !ok[i] && successors.iter().any(|&j| ok[j as usize]) {
                     ok[i] = true;
                     changed = true;
                 }
-            }
+            });
             if !changed {
                 return true;
             }
@@ -166,21 +208,21 @@ impl Predecessors {
     fn of(lists: &SuccessorLists) -> Self {
         let n = lists.states();
         let mut start = vec![0u32; n + 1];
-        for i in 0..n {
-            for j in lists.successors(i) {
+        lists.each(false, |_, successors| {
+            for &j in successors {
                 start[j as usize] += 1;
             }
-        }
+        });
         for i in 0..n {
             start[i + 1] += start[i];
         }
         let mut pred = vec![0u32; lists.edges()];
-        for i in 0..n {
-            for j in lists.successors(i) {
+        lists.each(false, |i, successors| {
+            for &j in successors {
                 start[j as usize] -= 1;
                 pred[start[j as usize] as usize] = i as u32;
             }
-        }
+        });
         Predecessors { start, pred }
     }
 
@@ -278,9 +320,14 @@ mod tests {
         }
         assert_eq!(l.states(), want.len());
         assert_eq!(l.edges(), want.iter().map(Vec::len).sum::<usize>());
-        for (i, w) in want.iter().enumerate() {
-            assert_eq!(&l.successors(i).collect::<Vec<_>>(), w, "state {i}");
-        }
+        assert_eq!(l.all(), want);
+        // Backwards, block by block, every state once, last first.
+        let mut seen = Vec::new();
+        l.each(true, |i, list| {
+            assert_eq!(list, want[i], "state {i}");
+            seen.push(i);
+        });
+        assert!(seen.iter().rev().copied().eq(0..want.len()));
     }
 
     #[test]

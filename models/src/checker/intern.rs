@@ -41,7 +41,53 @@ impl<T> Default for Table<T> {
     }
 }
 
-impl<T: Hash + Eq> Table<T> {
+/// A part that can give back the spare capacity its step's pushes left
+/// (a vector grown by one push holds room for four): the frontier keeps
+/// every new part it interns for a whole level.
+trait Trim {
+    fn trim(&mut self);
+}
+
+impl Trim for ClientSlot {
+    fn trim(&mut self) {
+        for v in [
+            &mut self.from_store,
+            &mut self.to_store,
+            &mut self.to_resource,
+            &mut self.from_resource,
+        ] {
+            v.shrink_to_fit();
+        }
+        self.timers.shrink_to_fit();
+    }
+}
+
+impl Trim for StoreState {
+    fn trim(&mut self) {
+        self.sessions.shrink_to_fit();
+        self.zk.nodes.shrink_to_fit();
+    }
+}
+
+impl Trim for Vec<Timer> {
+    fn trim(&mut self) {
+        self.shrink_to_fit();
+    }
+}
+
+impl Trim for ResourceState {
+    fn trim(&mut self) {
+        self.log.shrink_to_fit();
+    }
+}
+
+impl Trim for Monitors {
+    fn trim(&mut self) {
+        self.shrink_to_fit();
+    }
+}
+
+impl<T: Hash + Eq + Trim> Table<T> {
     fn intern(&self, part: &mut Shared<T>, parent: Option<&Shared<T>>) {
         if parent.is_some_and(|p| Shared::ptr_eq(p, part)) {
             // Left alone by the step: the parent's part, interned already.
@@ -55,6 +101,7 @@ impl<T: Hash + Eq> Table<T> {
             Some(p) if p == part => *part = p.clone(),
             Some(_) => {}
             None => {
+                Shared::trim(part, T::trim);
                 shard.insert(h, part.clone());
             }
         }

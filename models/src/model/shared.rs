@@ -33,6 +33,14 @@ impl<T> Shared<T> {
         Arc::make_mut(&mut this.part)
     }
 
+    /// Lets `trim` change how the part is held — spare capacity, never
+    /// its value — if no one else holds it; its hash is kept.
+    pub fn trim(this: &mut Self, trim: impl FnOnce(&mut T)) {
+        if let Some(part) = Arc::get_mut(&mut this.part) {
+            trim(part);
+        }
+    }
+
     /// The same part, not merely an equal one.
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         Arc::ptr_eq(&a.part, &b.part)
