@@ -64,8 +64,7 @@ impl Trim for ClientSlot {
 
 impl Trim for StoreState {
     fn trim(&mut self) {
-        self.sessions.shrink_to_fit();
-        self.zk.nodes.shrink_to_fit();
+        self.shrink_to_fit();
     }
 }
 

@@ -242,6 +242,25 @@ impl StoreState {
         };
     }
 
+    /// Gives back spare capacity (the model checker's frontier keeps many
+    /// stores).
+    pub fn shrink_to_fit(&mut self) {
+        self.sessions.shrink_to_fit();
+        self.zk.nodes.shrink_to_fit();
+        self.zk.data_watches.shrink_to_fit();
+        self.zk.child_watches.shrink_to_fit();
+        self.etcd.kvs.shrink_to_fit();
+        self.etcd.deletes.shrink_to_fit();
+        self.etcd.watchers.shrink_to_fit();
+        if let Some(b) = &mut self.barrier {
+            b.entered.shrink_to_fit();
+            b.leaving.shrink_to_fit();
+        }
+        if let Some(q) = &mut self.queue {
+            q.removed.shrink_to_fit();
+        }
+    }
+
     /// How many queue elements have been deleted so far (0 for the other
     /// applications): the engines feed the monitors what a step adds.
     pub fn items_removed(&self) -> usize {

@@ -92,6 +92,10 @@ impl WatchSet {
         self.0.iter()
     }
 
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
     pub fn retain(&mut self, keep: impl FnMut(&(ZPath, SessionId)) -> bool) {
         self.0.retain(keep);
     }

@@ -712,12 +712,29 @@ impl<'a> Sim<'a> {
                     let lost = matches!(&q.event, Event::Deliver { from, msg, .. }
                         if reconnect && *from == store_id()
                             && !models::model::survives_reconnect(msg, alive));
-                    if let Event::Timer { timer, .. } = q.event {
-                        // Its carrier comes now.
-                        let entry = self.clients[c as usize].timers.entry(timer);
-                        if let Some((_, at)) = &mut entry.carrier {
-                            *at = self.now;
+                    if let Event::Timer {
+                        actor,
+                        timer,
+                        generation,
+                    } = q.event
+                    {
+                        // Settled now, as if it came due now: the reconnect
+                        // above may have set the timer again, and a setting
+                        // due now must keep its own place among this
+                        // instant's events, not come after them.
+                        match self.timer_came_due(actor, timer, generation) {
+                            Due::Fires => {
+                                let entry = self.clients[c as usize].timers.entry(timer);
+                                entry.carrier = Some((generation, self.now));
+                                self.push(self.now, q.event);
+                            }
+                            // Its number is taken all the same, so every
+                            // later event's is what it was.
+                            Due::Stale | Due::Cancelled | Due::Later(_) => {
+                                self.queue.reserve_seq();
+                            }
                         }
+                        continue;
                     }
                     if !lost {
                         self.push(self.now, q.event);
