@@ -54,7 +54,7 @@ impl SuccessorLists {
     pub fn push(&mut self, list: &mut Vec<u32>) -> Result<(), EdgesOverflow> {
         list.sort_unstable();
         list.dedup();
-        if self.states % BLOCK == 0 {
+        if self.states.is_multiple_of(BLOCK) {
             let start = u32::try_from(self.bytes.len()).map_err(|_| EdgesOverflow)?;
             self.block_start.push(start);
         }
