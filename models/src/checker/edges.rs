@@ -18,7 +18,7 @@ use super::seen::Chunked;
 pub struct SuccessorLists {
     bytes: Chunked<u8>,
     /// Where each block of `BLOCK` states' lists starts in `bytes`.
-    block_start: Vec<u32>,
+    block_start: Vec<u64>,
     states: usize,
     edges: usize,
 }
@@ -26,8 +26,8 @@ pub struct SuccessorLists {
 /// States whose lists are read together.
 const BLOCK: usize = 64;
 
-/// Past 2³² bytes of lists the graph cannot be indexed: the search stops,
-/// as at the state limit.
+/// Past 2³² edges the predecessor lists cannot be indexed: the search
+/// stops, as at the state limit.
 pub struct EdgesOverflow;
 
 impl SuccessorLists {
@@ -54,9 +54,11 @@ impl SuccessorLists {
     pub fn push(&mut self, list: &mut Vec<u32>) -> Result<(), EdgesOverflow> {
         list.sort_unstable();
         list.dedup();
+        if u32::try_from(self.edges + list.len()).is_err() {
+            return Err(EdgesOverflow);
+        }
         if self.states.is_multiple_of(BLOCK) {
-            let start = u32::try_from(self.bytes.len()).map_err(|_| EdgesOverflow)?;
-            self.block_start.push(start);
+            self.block_start.push(self.bytes.len() as u64);
         }
         let i = self.states as i64;
         self.put(list.len() as u64);
@@ -145,7 +147,7 @@ impl SuccessorLists {
     }
 
     pub fn bytes(&self) -> usize {
-        self.bytes.bytes() + self.block_start.capacity() * 4
+        self.bytes.bytes() + self.block_start.capacity() * 8
     }
 
     /// Marks every state from which a marked state is reachable.

@@ -54,9 +54,20 @@ pub struct ZkTree {
 /// path are set in session order, so each goes at the end of its path's
 /// run. It hashes, compares, serializes and prints as the set did (the
 /// length, then the pairs in order), so state fingerprints are unchanged.
-#[derive(Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct WatchSet(Vec<(ZPath, SessionId)>);
+
+/// Read back sorted and without repeats, whatever the input's order, as
+/// the set was.
+impl<'de> Deserialize<'de> for WatchSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut watches = Vec::<(ZPath, SessionId)>::deserialize(d)?;
+        watches.sort_unstable();
+        watches.dedup();
+        Ok(WatchSet(watches))
+    }
+}
 
 impl fmt::Debug for WatchSet {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -359,4 +370,36 @@ fn add_watch(table: &mut WatchSet, path: ZPath, session: SessionId) {
 /// Fires and removes every watch on `path`, in session order.
 fn take_watches(table: &mut WatchSet, path: ZPath, kind: ZkEvent, fired: &mut Vec<Fired>) {
     fired.extend(table.take(path).map(|s| (s, kind, path)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watch_set_reads_back_sorted_without_repeats() {
+        let s = |client| SessionId {
+            client,
+            incarnation: 0,
+        };
+        let mut set = WatchSet::default();
+        for w in [
+            (ZPath::Ready, s(1)),
+            (ZPath::Lock, s(2)),
+            (ZPath::Lock, s(0)),
+        ] {
+            assert!(set.insert(w));
+        }
+        assert!(!set.insert((ZPath::Lock, s(2))));
+        let json = serde_json::to_string(&set).expect("serializes");
+        assert_eq!(
+            serde_json::from_str::<WatchSet>(&json).ok(),
+            Some(set.clone())
+        );
+        // Written in another order, with a repeat: the same set.
+        let mut shuffled: Vec<(ZPath, SessionId)> = set.iter().rev().copied().collect();
+        shuffled.push(shuffled[0]);
+        let json = serde_json::to_string(&shuffled).expect("serializes");
+        assert_eq!(serde_json::from_str::<WatchSet>(&json).ok(), Some(set));
+    }
 }
