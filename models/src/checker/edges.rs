@@ -187,7 +187,7 @@ impl SuccessorLists {
 }
 
 /// Sweeps over the successor lists before predecessor lists are built.
-pub const SWEEPS: usize = 8;
+const SWEEPS: usize = 8;
 
 fn zigzag(d: i64) -> u64 {
     ((d << 1) ^ (d >> 63)) as u64

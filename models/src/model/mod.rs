@@ -379,9 +379,8 @@ impl Model for LockModel {
             }
             Action::Expire(s) => {
                 let t = Timer::Expiry(s);
-                if state.store_timers.contains(&t) {
-                    remove_timer(Shared::make_mut(&mut state.store_timers), &t);
-                }
+                // Enabled only while the timer is armed: it is there.
+                remove_timer(Shared::make_mut(&mut state.store_timers), &t);
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
                 });

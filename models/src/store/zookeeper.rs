@@ -91,14 +91,6 @@ impl WatchSet {
         self.0.binary_search(watch).is_ok()
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     pub fn iter(&self) -> std::slice::Iter<'_, (ZPath, SessionId)> {
         self.0.iter()
     }
@@ -119,8 +111,8 @@ impl WatchSet {
         self.0.drain(from..to).map(|(_, s)| s)
     }
 
-    /// Renames every watch's path and session by `rename`, keeping the
-    /// order (for symmetry's relabelling).
+    /// Renames every watch's path and session by `rename`, then sorts
+    /// again (for symmetry's relabelling).
     pub fn rename(&mut self, rename: impl FnMut(&mut (ZPath, SessionId))) {
         self.0.iter_mut().for_each(rename);
         self.0.sort_unstable();
