@@ -78,6 +78,12 @@ impl fmt::Debug for WatchSet {
 impl WatchSet {
     /// Adds a watch; false if it was there.
     pub fn insert(&mut self, watch: (ZPath, SessionId)) -> bool {
+        // A herd's waiters register in session order, one after another:
+        // most watches go at the end.
+        if self.0.last().is_none_or(|last| *last < watch) {
+            self.0.push(watch);
+            return true;
+        }
         match self.0.binary_search(&watch) {
             Ok(_) => false,
             Err(at) => {
@@ -367,6 +373,35 @@ fn take_watches(table: &mut WatchSet, path: ZPath, kind: ZkEvent, fired: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// Inserts (in order and out of it, with repeats) and takes: the
+        /// sorted vector answers and iterates as the `BTreeSet` it stands for.
+        #[test]
+        fn a_watch_set_is_the_set_it_stands_for(
+            steps in proptest::collection::vec((0u8..3, 0u16..6, 0u8..4), 0..80)
+        ) {
+            let mut set = WatchSet::default();
+            let mut reference = BTreeSet::new();
+            for (path, client, what) in steps {
+                let path = [ZPath::Lock, ZPath::Ready, ZPath::Child(Child { guid: None, seq: 1 })]
+                    [usize::from(path)];
+                let w = (path, SessionId { client, incarnation: 0 });
+                if what == 0 {
+                    let taken: Vec<SessionId> = set.take(path).collect();
+                    let want: Vec<SessionId> =
+                        reference.iter().filter(|(p, _)| *p == path).map(|(_, s)| *s).collect();
+                    reference.retain(|(p, _)| *p != path);
+                    prop_assert_eq!(taken, want);
+                } else {
+                    prop_assert_eq!(set.insert(w), reference.insert(w));
+                }
+                prop_assert!(set.iter().eq(reference.iter()));
+            }
+        }
+    }
 
     #[test]
     fn a_watch_set_reads_back_sorted_without_repeats() {

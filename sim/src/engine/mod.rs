@@ -26,12 +26,14 @@
 //! faults, and feeds the monitors.
 
 mod faults;
+mod lent;
 mod outcome;
 mod queue;
 mod recorder;
 mod timers;
 
 pub use faults::draw_faults;
+use lent::Lender;
 pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
 use recorder::Recorder;
@@ -64,7 +66,9 @@ enum Status {
 }
 
 struct ClientRt {
-    state: ClientState,
+    /// Always owned: actor steps change it where it lies, with nothing to
+    /// copy in or out (the model checker's borrowed states copy on write).
+    state: Cow<'static, ClientState>,
     status: Status,
     storage: Option<ClientStorage>,
     /// Timer → (deadline, generation); a fired or re-set timer's old event is stale.
@@ -95,13 +99,6 @@ struct ClientRt {
 }
 
 impl ClientRt {
-    /// Moves the state out for an actor step (the engine needs no copy of
-    /// the old one, unlike the model checker).
-    fn take_state(&mut self) -> ClientState {
-        let session = self.state.session;
-        std::mem::replace(&mut self.state, ClientState::new(session))
-    }
-
     fn is_finished(&self) -> bool {
         self.status == Status::Crashed || self.state.phase == Phase::Done
     }
@@ -123,10 +120,11 @@ pub struct Sim<'a> {
     now: u64,
     queue: EventQueue,
     store: Store,
-    store_state: StoreState,
+    /// Owned, like a client's state.
+    store_state: Cow<'static, StoreState>,
     store_timers: ManyTimers,
     resource: Resource,
-    resource_state: ResourceState,
+    resource_state: Cow<'static, ResourceState>,
     client: Client,
     clients: Vec<ClientRt>,
     latency: ChaCha8Rng,
@@ -150,6 +148,10 @@ pub struct Sim<'a> {
     /// Numbers timer settings, so a fired timer's event can tell it is the
     /// latest setting.
     generation: u64,
+    /// The command buffers lent to each kind of actor's steps.
+    client_out: Lender<Client>,
+    store_out: Lender<Store>,
+    resource_out: Lender<Resource>,
 }
 
 impl<'a> Sim<'a> {
@@ -164,11 +166,11 @@ impl<'a> Sim<'a> {
             scenario,
             now: 0,
             queue: EventQueue::default(),
-            store_state: store.initial_state(),
+            store_state: Cow::Owned(store.initial_state()),
             store,
             store_timers: ManyTimers::default(),
             resource: Resource::new(scenario.fencing),
-            resource_state: ResourceState::default(),
+            resource_state: Cow::Owned(ResourceState::default()),
             client: scenario.client(),
             clients: Vec::new(),
             latency: stream(seed, "latency"),
@@ -191,6 +193,9 @@ impl<'a> Sim<'a> {
             unfinished: 0,
             recorder: Recorder::new(trace),
             generation: 0,
+            client_out: Lender::default(),
+            store_out: Lender::default(),
+            resource_out: Lender::default(),
         };
         trace!(
             sim,
@@ -210,7 +215,7 @@ impl<'a> Sim<'a> {
         }
         for c in 0..scenario.clients {
             sim.clients.push(ClientRt {
-                state: ClientState::new(models::ids::SessionId::first(c)),
+                state: Cow::Owned(ClientState::new(models::ids::SessionId::first(c))),
                 status: Status::Running,
                 storage: None,
                 timers: FewTimers::default(),
@@ -238,14 +243,14 @@ impl<'a> Sim<'a> {
     }
 
     fn start_client(&mut self, c: ClientIdx) {
-        let mut out = Out::new();
+        let mut out = self.client_out.lend();
         let storage = self.clients[c as usize].storage;
         let state = self.client.on_start(client_id(c), &storage, &mut out);
         let rt = &mut self.clients[c as usize];
         // A new process starts with a connection of its own.
         rt.connection = state.connection;
         rt.heard_us = self.now;
-        rt.state = state;
+        rt.state = Cow::Owned(state);
         rt.status = Status::Running;
         self.apply_client_out(c, out);
         self.after_client_step(c);
@@ -345,7 +350,8 @@ impl<'a> Sim<'a> {
 
     fn apply_client_out(&mut self, c: ClientIdx, out: Out<Client>) {
         let me = client_id(c);
-        for cmd in out {
+        let mut commands = Lender::commands(out);
+        for cmd in commands.drain(..) {
             match cmd {
                 Command::Send(to, msg) => self.send(me, to, msg),
                 Command::SetTimer(t, r) => self.set_timer(me, t, r),
@@ -354,13 +360,15 @@ impl<'a> Sim<'a> {
                 Command::ChooseRandom(..) => {}
             }
         }
+        self.client_out.give_back(commands);
     }
 
     /// Store output. Returns the notifications it sent to live clients.
     fn apply_store_out(&mut self, out: Out<Store>) -> u32 {
         let mut notifications = 0;
         let mut futile = 0;
-        for cmd in out {
+        let mut commands = Lender::commands(out);
+        for cmd in commands.drain(..) {
             match cmd {
                 Command::Send(to, msg) => {
                     let c = client_of(to).expect("the store sends only to clients");
@@ -394,6 +402,7 @@ impl<'a> Sim<'a> {
                 Command::Save(_) | Command::ChooseRandom(..) => {}
             }
         }
+        self.store_out.give_back(commands);
         self.metrics.notifications += notifications as u64;
         if notifications > 0 {
             self.metrics.notifications_per_change.push(notifications);
@@ -548,10 +557,9 @@ impl<'a> Sim<'a> {
             let release = is_release(&msg);
             let before = self.store_state.header();
             let removed_before = self.store_state.items_removed();
-            let mut out = Out::new();
-            let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
-            self.store.on_msg(store_id(), &mut cow, from, msg, &mut out);
-            self.store_state = cow.into_owned();
+            let mut out = self.store_out.lend();
+            self.store
+                .on_msg(store_id(), &mut self.store_state, from, msg, &mut out);
             let n = self.apply_store_out(out);
             self.observe_store(removed_before);
             // A release step that changed the store.
@@ -559,13 +567,12 @@ impl<'a> Sim<'a> {
                 self.release_step(n);
             }
         } else if to == resource_id() {
-            let mut out = Out::new();
-            let mut cow = Cow::Owned(std::mem::take(&mut self.resource_state));
+            let mut out = self.resource_out.lend();
             let write = msg.clone();
             self.resource
-                .on_msg(resource_id(), &mut cow, from, msg, &mut out);
-            self.resource_state = cow.into_owned();
-            for cmd in out {
+                .on_msg(resource_id(), &mut self.resource_state, from, msg, &mut out);
+            let mut commands = Lender::commands(out);
+            for cmd in commands.drain(..) {
                 if let Command::Send(to, msg) = cmd {
                     let writer = client_of(from).expect("writes come from clients");
                     if let (Msg::Write { token, .. }, Msg::WriteAck { accepted, .. }) =
@@ -593,11 +600,11 @@ impl<'a> Sim<'a> {
                     }
                 }
             }
+            self.resource_out.give_back(commands);
         } else if let Some(c) = client_of(to) {
-            let mut out = Out::new();
-            let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-            self.client.on_msg(to, &mut cow, from, msg, &mut out);
-            self.clients[c as usize].state = cow.into_owned();
+            let mut out = self.client_out.lend();
+            self.client
+                .on_msg(to, &mut self.clients[c as usize].state, from, msg, &mut out);
             self.apply_client_out(c, out);
             self.after_client_step(c);
         }
@@ -791,20 +798,18 @@ impl<'a> Sim<'a> {
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
         // SUSPENDED first (traced), if the client had not noticed yet.
         self.disconnect(c);
-        let mut out = Out::new();
-        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-        self.client.on_reconnect(&mut cow, session_alive, &mut out);
-        self.clients[c as usize].state = cow.into_owned();
+        let mut out = self.client_out.lend();
+        self.client
+            .on_reconnect(&mut self.clients[c as usize].state, session_alive, &mut out);
         self.apply_client_out(c, out);
         self.after_client_step(c);
     }
 
     /// Client `c`'s connection drops (SUSPENDED).
     fn disconnect(&mut self, c: ClientIdx) {
-        let mut out = Out::new();
-        let mut cow = Cow::Owned(self.clients[c as usize].take_state());
-        self.client.on_disconnect(&mut cow, &mut out);
-        self.clients[c as usize].state = cow.into_owned();
+        let mut out = self.client_out.lend();
+        self.client
+            .on_disconnect(&mut self.clients[c as usize].state, &mut out);
         self.apply_client_out(c, out);
         self.after_client_step(c);
     }
@@ -957,10 +962,9 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                         rt.timers.remove(&timer);
-                        let mut out = Out::new();
-                        let mut cow = Cow::Owned(rt.take_state());
-                        self.client.on_timeout(actor, &mut cow, &timer, &mut out);
-                        self.clients[c as usize].state = cow.into_owned();
+                        let mut out = self.client_out.lend();
+                        self.client
+                            .on_timeout(actor, &mut rt.state, &timer, &mut out);
                         if timer != Timer::Ping {
                             trace!(self, TraceEvent::Timer { client: c, timer });
                         }
@@ -982,11 +986,9 @@ impl<'a> Sim<'a> {
                         }
                         let before = self.store_state.header();
                         let removed_before = self.store_state.items_removed();
-                        let mut out = Out::new();
-                        let mut cow = Cow::Owned(std::mem::take(&mut self.store_state));
+                        let mut out = self.store_out.lend();
                         self.store
-                            .on_timeout(store_id(), &mut cow, &timer, &mut out);
-                        self.store_state = cow.into_owned();
+                            .on_timeout(store_id(), &mut self.store_state, &timer, &mut out);
                         let n = self.apply_store_out(out);
                         self.observe_store(removed_before);
                         // An expiry that deleted a node or key releases it.

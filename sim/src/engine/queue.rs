@@ -71,8 +71,14 @@ impl Ord for Queued {
 pub(super) struct EventQueue {
     /// The pending instants after `now`, each once.
     times: RadixHeap,
-    /// Each pending instant's chain of events.
-    at: HashMap<u64, Chain, BuildHasherDefault<MixHasher>>,
+    /// Each pending instant's chain of events (its index in `chains`).
+    at: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+    /// The pending instants' chains, and the unused entries.
+    chains: Vec<Chain>,
+    free_chains: Vec<u32>,
+    /// The instant pushed to last and its chain: a herd's thousand sends
+    /// to one instant look it up once, not a thousand times.
+    hot: Option<(u64, u32)>,
     /// The earliest instant, being drained, and what is left of its chain.
     now: u64,
     current: Option<Chain>,
@@ -146,14 +152,33 @@ impl EventQueue {
                 }
             }
         } else {
-            match self.at.entry(at) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    e.insert(alone);
-                    self.times.push(at);
-                    return;
+            let i = match self.hot {
+                Some((t, i)) if t == at => i,
+                _ => {
+                    let i = match self.at.entry(at) {
+                        Entry::Occupied(e) => *e.get(),
+                        Entry::Vacant(e) => {
+                            let i = match self.free_chains.pop() {
+                                Some(i) => {
+                                    self.chains[i as usize] = alone;
+                                    i
+                                }
+                                None => {
+                                    self.chains.push(alone);
+                                    (self.chains.len() - 1) as u32
+                                }
+                            };
+                            e.insert(i);
+                            self.times.push(at);
+                            self.hot = Some((at, i));
+                            return;
+                        }
+                    };
+                    self.hot = Some((at, i));
+                    i
                 }
-            }
+            };
+            &mut self.chains[i as usize]
         };
         link(&self.slab, &mut self.next, chain, slot, seq);
     }
@@ -171,7 +196,13 @@ impl EventQueue {
             }
             let t = self.times.pop()?;
             // An instant whose events all went stale has no chain left.
-            self.current = self.at.remove(&t);
+            self.current = self.at.remove(&t).map(|i| {
+                self.free_chains.push(i);
+                self.chains[i as usize]
+            });
+            if self.hot.is_some_and(|(h, _)| h == t) {
+                self.hot = None;
+            }
             self.now = t;
         };
         self.len -= 1;
@@ -232,13 +263,21 @@ impl EventQueue {
         self.current = self.current.and_then(&mut unlink);
         // Instants left empty keep their place in the heap: `pop` passes
         // over them.
-        self.at.retain(|_, chain| match unlink(*chain) {
-            Some(kept) => {
-                *chain = kept;
-                true
-            }
-            None => false,
-        });
+        let (chains, free_chains) = (&mut self.chains, &mut self.free_chains);
+        self.at
+            .retain(|_, &mut i| match unlink(chains[i as usize]) {
+                Some(kept) => {
+                    chains[i as usize] = kept;
+                    true
+                }
+                None => {
+                    free_chains.push(i);
+                    false
+                }
+            });
+        if self.hot.is_some_and(|(t, _)| !self.at.contains_key(&t)) {
+            self.hot = None;
+        }
         self.len -= dropped;
         self.stale = 0;
     }
