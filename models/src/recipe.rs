@@ -557,17 +557,37 @@ impl<R: Recipe> DynRecipe for R {
 /// A recipe, shared by every client and engine that runs it. Two are equal
 /// when they are the same recipe and variant.
 #[derive(Clone)]
-pub struct RecipeRef(Arc<dyn DynRecipe>);
+pub struct RecipeRef {
+    recipe: Arc<dyn DynRecipe>,
+    /// Asked on nearly every step: read here, not through the vtable.
+    face: Face,
+    app: App,
+}
 
 impl RecipeRef {
     pub fn new<R: Recipe>(recipe: R) -> Self {
-        RecipeRef(Arc::new(recipe))
+        let recipe: Arc<dyn DynRecipe> = Arc::new(recipe);
+        RecipeRef {
+            face: recipe.face(),
+            app: recipe.app(),
+            recipe,
+        }
+    }
+
+    /// The store face it runs on (the recipe's own answer, kept).
+    pub fn face(&self) -> Face {
+        self.face
+    }
+
+    /// What it is: a lock, an election, a barrier, a queue.
+    pub fn app(&self) -> App {
+        self.app
     }
 
     /// This recipe for a group of `n` clients: a barrier recipe made for
     /// that size, any other recipe as it is.
     pub fn in_group(&self, n: u16) -> RecipeRef {
-        self.0.for_group(n).unwrap_or_else(|| self.clone())
+        self.recipe.for_group(n).unwrap_or_else(|| self.clone())
     }
 
     /// `name` or `name:variant`: how the CLI and scenario files name it.
@@ -582,7 +602,7 @@ impl RecipeRef {
 impl std::ops::Deref for RecipeRef {
     type Target = dyn DynRecipe;
     fn deref(&self) -> &Self::Target {
-        &*self.0
+        &*self.recipe
     }
 }
 

@@ -257,16 +257,12 @@ impl<'a> Sim<'a> {
     }
 
     fn send(&mut self, from: Id, to: Id, msg: Msg) {
-        let extra = [from, to]
-            .iter()
-            .filter_map(|&id| client_of(id))
-            .map(|c| self.clients[c as usize].extra_latency_us)
-            .max()
-            .unwrap_or(0);
-        let (lo, hi) = self.scenario.timing.latency_us;
-        let arrive = self.now + between(&mut self.latency, lo, hi) + extra;
+        // Every link has one client end: its delay is the link's.
         let (c, l) = link(from, to);
-        let clock = &mut self.clients[c as usize].link_clock[l];
+        let rt = &mut self.clients[c as usize];
+        let (lo, hi) = self.scenario.timing.latency_us;
+        let arrive = self.now + between(&mut self.latency, lo, hi) + rt.extra_latency_us;
+        let clock = &mut rt.link_clock[l];
         let at = arrive.max(*clock);
         *clock = at;
         self.push(at, Event::Deliver { from, to, msg });

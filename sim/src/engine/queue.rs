@@ -123,20 +123,19 @@ impl EventQueue {
             "an event pushed before the last one popped: virtual time went back"
         );
         let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = Some((seq, event));
-                s
-            }
+            Some(s) => s,
             None => {
                 let s = u32::try_from(self.slab.len())
                     .ok()
                     .filter(|&s| s != NO_NEXT)
                     .expect("fewer than 4 G events waiting");
-                self.slab.push(Some((seq, event)));
+                self.slab.push(None);
                 self.next.push(NO_NEXT);
                 s
             }
         };
+        // Written once, straight from the caller's event.
+        self.slab[slot as usize] = Some((seq, event));
         self.next[slot as usize] = NO_NEXT;
         self.len += 1;
         let alone = Chain {
