@@ -12,7 +12,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 // The checker allocates and frees states on several threads; glibc's malloc
-// spends more time consolidating than exploring there.
+// spends more time consolidating than exploring there. mimalloc's v2 series
+// (the `v2` feature; the crate's default is v3): on the 4-client check it
+// peaks 15% lower than v3 (253 MB to 300 MB for 4.9 M states) and runs a
+// few percent faster.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
