@@ -569,31 +569,38 @@ impl<'a> Sim<'a> {
                 .on_msg(resource_id(), &mut self.resource_state, from, msg, &mut out);
             let mut commands = Lender::commands(out);
             for cmd in commands.drain(..) {
-                if let Command::Send(to, msg) = cmd {
-                    let writer = client_of(from).expect("writes come from clients");
-                    if let (Msg::Write { token, .. }, Msg::WriteAck { accepted, .. }) =
-                        (&write, &msg)
-                    {
-                        if !accepted {
-                            self.metrics.rejected_writes += 1;
-                        }
-                        trace!(
-                            self,
-                            TraceEvent::Write {
-                                client: writer,
-                                token: *token,
-                                accepted: *accepted,
+                match cmd {
+                    Command::Send(to, msg) => {
+                        let writer = client_of(from).expect("writes come from clients");
+                        if let (Msg::Write { token, .. }, Msg::WriteAck { accepted, .. }) =
+                            (&write, &msg)
+                        {
+                            if !accepted {
+                                self.metrics.rejected_writes += 1;
                             }
-                        );
+                            trace!(
+                                self,
+                                TraceEvent::Write {
+                                    client: writer,
+                                    token: *token,
+                                    accepted: *accepted,
+                                }
+                            );
+                        }
+                        if let Some(obs) = observe_resource(writer, &write, &msg) {
+                            self.observe(obs);
+                        }
+                        if client_of(to)
+                            .is_some_and(|c| self.clients[c as usize].status != Status::Crashed)
+                        {
+                            self.send(resource_id(), to, msg);
+                        }
                     }
-                    if let Some(obs) = observe_resource(writer, &write, &msg) {
-                        self.observe(obs);
-                    }
-                    if client_of(to)
-                        .is_some_and(|c| self.clients[c as usize].status != Status::Crashed)
-                    {
-                        self.send(resource_id(), to, msg);
-                    }
+                    // The resource only answers.
+                    Command::SetTimer(..)
+                    | Command::CancelTimer(..)
+                    | Command::Save(..)
+                    | Command::ChooseRandom(..) => {}
                 }
             }
             self.resource_out.give_back(commands);

@@ -76,8 +76,10 @@ pub(super) struct EventQueue {
     /// The pending instants' chains, and the unused entries.
     chains: Vec<Chain>,
     free_chains: Vec<u32>,
-    /// The instant pushed to last and its chain: a herd's thousand sends
-    /// to one instant look it up once, not a thousand times.
+    /// A pending instant pushed to lately and its chain (always a key of
+    /// `at`, cleared when its instant is popped or its chain dropped): a
+    /// herd's thousand sends to one instant look it up once, not a
+    /// thousand times.
     hot: Option<(u64, u32)>,
     /// The earliest instant, being drained, and what is left of its chain.
     now: u64,
@@ -151,32 +153,33 @@ impl EventQueue {
                 }
             }
         } else {
-            let i = match self.hot {
-                Some((t, i)) if t == at => i,
-                _ => {
-                    let i = match self.at.entry(at) {
-                        Entry::Occupied(e) => *e.get(),
-                        Entry::Vacant(e) => {
-                            let i = match self.free_chains.pop() {
-                                Some(i) => {
-                                    self.chains[i as usize] = alone;
-                                    i
-                                }
-                                None => {
-                                    self.chains.push(alone);
-                                    (self.chains.len() - 1) as u32
-                                }
-                            };
-                            e.insert(i);
-                            self.times.push(at);
-                            self.hot = Some((at, i));
-                            return;
-                        }
-                    };
-                    self.hot = Some((at, i));
-                    i
-                }
+            let (i, new) = match self.hot {
+                Some((t, i)) if t == at => (i, false),
+                _ => match self.at.entry(at) {
+                    Entry::Occupied(e) => (*e.get(), false),
+                    Entry::Vacant(e) => {
+                        let i = match self.free_chains.pop() {
+                            Some(i) => {
+                                self.chains[i as usize] = alone;
+                                i
+                            }
+                            None => {
+                                self.chains.push(alone);
+                                // No more chains than slots, whose count
+                                // is checked above.
+                                (self.chains.len() - 1) as u32
+                            }
+                        };
+                        e.insert(i);
+                        self.times.push(at);
+                        (i, true)
+                    }
+                },
             };
+            self.hot = Some((at, i));
+            if new {
+                return;
+            }
             &mut self.chains[i as usize]
         };
         link(&self.slab, &mut self.next, chain, slot, seq);
@@ -277,6 +280,7 @@ impl EventQueue {
         if self.hot.is_some_and(|(t, _)| !self.at.contains_key(&t)) {
             self.hot = None;
         }
+        debug_assert_eq!(self.chains.len(), self.at.len() + self.free_chains.len());
         self.len -= dropped;
         self.stale = 0;
     }
