@@ -1,5 +1,5 @@
 //! `lockstep bench`: the model checker's speed and the symmetry reduction,
-//! the simulator's, and the comparisons with the SPIN twin (time to answer;
+//! the simulator's (a dense run, a hunt, the full herd sweep), and the comparisons with the SPIN twin (time to answer;
 //! throughput and memory per unique state, `spin_twin.rs`), measured in one
 //! run so the figures compare.
 
@@ -100,6 +100,74 @@ fn sim_bench() -> Result<SimBench, UsageError> {
         hunt_events_per_second: hunt_events as f64 / hunt_wall.max(1e-9),
         jobs,
     })
+}
+
+/// The full default herd sweep, as `lockstep herd` runs it.
+#[derive(Serialize)]
+struct HerdBench {
+    rows: usize,
+    events: u64,
+    threads: usize,
+    wall_seconds: f64,
+    /// The rows' own times added up (each row runs on one thread).
+    rows_seconds: f64,
+    /// The target for `wall_seconds` on 2 cores.
+    target_wall_seconds: f64,
+    longest_row: String,
+    longest_row_seconds: f64,
+}
+
+/// The sweep's target: under a minute on 2 cores.
+const HERD_TARGET_SECONDS: f64 = 60.0;
+
+fn herd_bench() -> Result<HerdBench, UsageError> {
+    let recipes = sim::herd::swept_recipes();
+    let started = Instant::now();
+    let rows = super::herd::sweep(&recipes, &sim::herd::DEFAULT_CLIENTS, None, 1, true)?;
+    let wall = started.elapsed().as_secs_f64();
+    let longest = rows
+        .iter()
+        .max_by(|a, b| a.wall_seconds.total_cmp(&b.wall_seconds))
+        .ok_or_else(|| UsageError("the herd sweep ran no rows".into()))?;
+    Ok(HerdBench {
+        rows: rows.len(),
+        events: rows.iter().map(|r| r.events).sum(),
+        threads: std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(sim::parallel::MAX_THREADS),
+        wall_seconds: wall,
+        rows_seconds: rows.iter().map(|r| r.wall_seconds).sum(),
+        target_wall_seconds: HERD_TARGET_SECONDS,
+        longest_row: format!("{}, {} clients", longest.recipe, longest.clients),
+        longest_row_seconds: longest.wall_seconds,
+    })
+}
+
+fn print_herd(h: &HerdBench) {
+    println!(
+        "herd sweep: every default recipe at 2 to 10,000 clients ({} rows, {} threads)",
+        h.rows, h.threads
+    );
+    let rows = vec![
+        vec![
+            "wall time".to_string(),
+            format!(
+                "{:.1} s (target: under {:.0} s on 2 cores)",
+                h.wall_seconds, h.target_wall_seconds
+            ),
+        ],
+        vec![
+            "rows' own times added".into(),
+            format!("{:.1} s", h.rows_seconds),
+        ],
+        vec!["events".into(), grouped(h.events)],
+        vec![
+            format!("longest row: {}", h.longest_row),
+            format!("{:.1} s", h.longest_row_seconds),
+        ],
+    ];
+    print!("{}", reports::table::render(&["measure", "value"], &rows));
+    println!();
 }
 
 /// A table row of `columns` for a SPIN twin that did not run, saying why.
@@ -218,6 +286,9 @@ fn print_per_state(p: &super::spin_twin::PerState) {
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
+    let herd = (!args.skip_sim && !args.skip_herd)
+        .then(herd_bench)
+        .transpose()?;
     let answer = (!args.skip_check)
         .then(|| super::spin_twin::measure(&args.anchors))
         .transpose()?;
@@ -264,8 +335,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
             println!();
         }
     }
+    if let (Some(h), false) = (&herd, args.json) {
+        print_herd(h);
+    }
     if args.skip_check {
-        let report = serde_json::json!({ "simulator": sim });
+        let report = serde_json::json!({ "simulator": sim, "herd_sweep": herd });
         return finish(args, &report);
     }
     let clients: Vec<u8> = args
@@ -340,6 +414,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     }
     let report = serde_json::json!({
         "simulator": sim,
+        "herd_sweep": herd,
         "time_to_answer": answer,
         "per_state": per_state,
         "checker": rows,

@@ -228,6 +228,10 @@ pub struct BenchArgs {
     /// Skip the simulator measurements.
     #[arg(long = "skip-sim")]
     pub skip_sim: bool,
+    /// Skip the full default herd sweep (every recipe to 10,000 clients:
+    /// the longest part of the simulator's measurements).
+    #[arg(long = "skip-herd")]
+    pub skip_herd: bool,
     /// Where the SPIN twin of the fair lock is (`fair_lock.pml`), for the
     /// time-to-answer comparison; run when `spin` and `gcc` are installed.
     #[arg(long, default_value = "../shared/anchors")]
