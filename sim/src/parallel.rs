@@ -7,6 +7,13 @@ use std::sync::Mutex;
 /// The most worker threads lockstep starts for one command.
 pub const MAX_THREADS: usize = 1024;
 
+/// One worker a core, within `MAX_THREADS` (one if the count is unknown).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
+}
+
 /// Why the workers could not run.
 #[derive(Debug)]
 pub struct ThreadError {

@@ -76,9 +76,7 @@ fn sim_bench() -> Result<SimBench, UsageError> {
         virtual_us += o.metrics.end_us;
     }
     let wall = started.elapsed().as_secs_f64();
-    let jobs = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(sim::parallel::MAX_THREADS);
+    let jobs = sim::parallel::default_threads();
     let hunt = scenario(5, 20);
     let seeds = SeedSet::range(0, 2000);
     let started = Instant::now();
@@ -132,9 +130,8 @@ fn herd_bench() -> Result<HerdBench, UsageError> {
     Ok(HerdBench {
         rows: rows.len(),
         events: rows.iter().map(|r| r.events).sum(),
-        threads: std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(sim::parallel::MAX_THREADS),
+        // The sweep's own count of workers.
+        threads: sim::parallel::default_threads(),
         wall_seconds: wall,
         rows_seconds: rows.iter().map(|r| r.wall_seconds).sum(),
         target_wall_seconds: HERD_TARGET_SECONDS,

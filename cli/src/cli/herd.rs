@@ -117,9 +117,7 @@ pub fn sweep(
     });
     // Biggest first, on every core: the last rows dominate a sweep.
     let order: Vec<usize> = (0..jobs.len()).rev().collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(sim::parallel::MAX_THREADS);
+    let threads = sim::parallel::default_threads();
     let rows = sim::parallel::map(&jobs, &order, threads, &|s| row(s, seed), &|_| {
         if let Some(b) = &bar {
             b.inc(1);
