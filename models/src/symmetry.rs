@@ -15,6 +15,7 @@ use crate::model::{Action, ClientSlot, LockState, Shared};
 use crate::msg::Msg;
 pub use crate::relabel::{Perm, Relabel};
 use crate::store::StoreState;
+use smallvec::SmallVec;
 use std::hash::{BuildHasher, Hash, Hasher};
 
 impl Relabel for ClientState {
@@ -91,8 +92,18 @@ impl Relabel for StoreState {
     }
 }
 
+/// A state is relabelled by a permutation of its clients only (erasing
+/// names is for parts: a state's slots must each go somewhere).
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
+        debug_assert!(
+            p.len() == self.clients.len()
+                && inverse(p)
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &o)| p[o as usize] as usize == i),
+            "a state is relabelled by a permutation of its clients"
+        );
         Shared::make_mut(&mut self.store).relabel(p);
         let timers = Shared::make_mut(&mut self.store_timers);
         timers.relabel(p);
@@ -104,13 +115,16 @@ impl Relabel for LockState {
         for slot in &mut self.clients {
             Shared::make_mut(slot).relabel(p);
         }
-        let mut slots: Vec<(ClientIdx, Shared<ClientSlot>)> = std::mem::take(&mut self.clients)
-            .into_iter()
-            .enumerate()
-            .map(|(old, slot)| (p[old], slot))
-            .collect();
-        slots.sort_by_key(|(new, _)| *new);
-        self.clients = slots.into_iter().map(|(_, slot)| slot).collect();
+        // Each slot to its new place, in place: a swap puts the slot at
+        // `i` where it goes, and brings `i` the slot from there.
+        let mut to: SmallVec<[ClientIdx; 8]> = SmallVec::from_slice(p);
+        for i in 0..self.clients.len() {
+            while to[i] as usize != i {
+                let j = to[i] as usize;
+                self.clients.swap(i, j);
+                to.swap(i, j);
+            }
+        }
     }
 }
 
@@ -146,8 +160,7 @@ impl Relabel for Action {
 /// their names, against 40% with one hash of everything.
 fn label_free_key(slot: &ClientSlot) -> u64 {
     let st = &slot.state;
-    let mut seldom = ahash::RandomState::with_seeds(5, 6, 7, 8).build_hasher();
-    (
+    let seldom = ahash::RandomState::with_seeds(5, 6, 7, 8).hash_one((
         slot.status,
         slot.partitioned,
         slot.missed_contact,
@@ -156,9 +169,8 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
         st.session.incarnation,
         st.connection,
         std::mem::discriminant(&st.phase),
-    )
-        .hash(&mut seldom);
-    (seldom.finish() & !0xffff_ffff) | (often_changed_key(slot) & 0xffff_ffff)
+    ));
+    (seldom & !0xffff_ffff) | (often_changed_key(slot) & 0xffff_ffff)
 }
 
 /// The label-free hash of what a client's steps change most often.
@@ -242,8 +254,12 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
     let (rep, perm, _) = representative_and_fingerprint(state.clone());
-    (rep, perm)
+    (rep, perm.to_vec())
 }
+
+/// A permutation of a state's clients, kept inline (the checker takes one
+/// for every state it generates).
+pub type PermBuf = SmallVec<[ClientIdx; 8]>;
 
 /// The checker's fingerprint of a state: a 64-bit hash with fixed seeds.
 pub fn fingerprint(state: &LockState) -> u64 {
@@ -254,19 +270,17 @@ pub fn fingerprint(state: &LockState) -> u64 {
 /// the parts it does not share are not copied again), and the
 /// representative's fingerprint when choosing it took one (clients tied),
 /// so the checker need not hash it again.
-pub fn representative_and_fingerprint(
-    state: LockState,
-) -> (LockState, Vec<ClientIdx>, Option<u64>) {
+pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, Option<u64>) {
     let n = state.clients.len();
-    let keys: Vec<u64> = state.clients.iter().map(|s| label_free_key(s)).collect();
-    let mut order: Vec<usize> = (0..n).collect();
+    let keys: SmallVec<[u64; 8]> = state.clients.iter().map(|s| label_free_key(s)).collect();
+    let mut order: SmallVec<[usize; 8]> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
     let groups = tied_groups(&order, &keys);
     if groups.is_empty() {
         let (rep, perm) = renamed(state, &order);
         return (rep, perm, None);
     }
-    let mut best: Option<(u64, LockState, Vec<ClientIdx>)> = None;
+    let mut best: Option<(u64, LockState, PermBuf)> = None;
     let mut candidate = order;
     loop {
         let (rep, perm) = renamed(state.clone(), &candidate);
@@ -284,8 +298,8 @@ pub fn representative_and_fingerprint(
 
 /// `state` with client `order[k]` renamed `k` (in place: the parts it does
 /// not share are not copied again), and that permutation.
-fn renamed(mut state: LockState, order: &[usize]) -> (LockState, Vec<ClientIdx>) {
-    let mut perm = vec![0 as ClientIdx; order.len()];
+fn renamed(mut state: LockState, order: &[usize]) -> (LockState, PermBuf) {
+    let mut perm: PermBuf = smallvec::smallvec![0; order.len()];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as ClientIdx;
     }
