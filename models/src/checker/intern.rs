@@ -9,12 +9,14 @@
 //! waits for the merge; the table lives for one level (the frontier's
 //! states keep what they share alive, and the next level starts afresh).
 
+use super::Identity;
 use crate::model::{ClientSlot, LockState, Shared};
 use crate::msg::Timer;
 use crate::properties::Monitors;
 use crate::resource::ResourceState;
 use crate::store::StoreState;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::hash::Hash;
 use std::sync::Mutex;
 
@@ -33,7 +35,8 @@ pub struct Interner {
 /// two different parts with one hash (rare), the second is not shared.
 struct Table<T>(Box<[Mutex<Shard<T>>]>);
 
-type Shard<T> = HashMap<u64, Shared<T>>;
+/// Keyed by the part's hash, which needs no hashing again.
+type Shard<T> = HashMap<u64, Shared<T>, BuildHasherDefault<Identity>>;
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
@@ -93,7 +96,9 @@ impl<T: Hash + Eq + Trim> Table<T> {
             return;
         }
         let h = part.hash_value();
-        let mut shard = self.0[h as usize % SHARDS]
+        // Bits the shard's map does not use: it places by the low bits and
+        // tags by the top seven.
+        let mut shard = self.0[(h >> 32) as usize % SHARDS]
             .lock()
             .expect("a checker thread panicked");
         match shard.get(&h) {

@@ -214,7 +214,7 @@ impl CheckResult {
     }
 }
 
-/// Fingerprints are already hashes; hash them no further.
+/// Fingerprints (and parts' hashes) are already hashes; hash them no further.
 #[derive(Default)]
 struct Identity(u64);
 
