@@ -18,7 +18,7 @@ use crate::ids::ClientIdx;
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
-    fingerprint, inverse, representative, representative_and_fingerprint, Relabel,
+    fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, Relabel,
 };
 use edges::{EdgesOverflow, SuccessorLists};
 use intern::Interner;
@@ -440,13 +440,14 @@ fn expand(
         actions.len() <= usize::from(u16::MAX),
         "a state enables at most 65,535 actions"
     );
+    let parent_keys = symmetry.then(|| ParentKeys::new(state));
     let successors = actions
         .into_iter()
         .enumerate()
         .filter_map(|(via, a)| {
             let next = model.next_state(state, a)?;
             let (next, known) = if symmetry {
-                let (rep, _, fp) = representative_and_fingerprint(next);
+                let (rep, _, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
                 (rep, fp)
             } else {
                 (next, None)
