@@ -82,3 +82,42 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block is aligned as its layout asks, whichever entry point
+    /// serves it, and stays so (with its contents) through reallocs.
+    #[test]
+    fn blocks_are_aligned_as_asked() {
+        for align in [1, 2, 4, 8, 16, 32, 64, 4096] {
+            for size in (1..=160).chain([4095, 4096, 70_000]) {
+                let layout = Layout::from_size_align(size, align).expect("a valid layout");
+                let aligned = |p: *mut u8| !p.is_null() && p as usize % align == 0;
+                // SAFETY: nonzero sizes; each block is used within its size
+                // and freed (or reallocated) once, with the layout it has.
+                unsafe {
+                    let mut p = Allocator.alloc(layout);
+                    assert!(aligned(p), "alloc {size}, align {align}");
+                    p.write_bytes(0xa5, size);
+                    for new_size in [1, size / 2 + 1, size * 3] {
+                        let q = Allocator.realloc(p, layout, new_size);
+                        assert!(aligned(q), "realloc {size} to {new_size}, align {align}");
+                        assert_eq!(*q, 0xa5, "realloc keeps the contents");
+                        let grown = Layout::from_size_align(new_size, align).expect("valid");
+                        p = Allocator.realloc(q, grown, size);
+                        assert!(aligned(p), "realloc {new_size} to {size}, align {align}");
+                        assert_eq!(*p, 0xa5);
+                        p.write_bytes(0xa5, size);
+                    }
+                    Allocator.dealloc(p, layout);
+                    let z = Allocator.alloc_zeroed(layout);
+                    assert!(aligned(z), "alloc_zeroed {size}, align {align}");
+                    assert!(std::slice::from_raw_parts(z, size).iter().all(|&b| b == 0));
+                    Allocator.dealloc(z, layout);
+                }
+            }
+        }
+    }
+}
