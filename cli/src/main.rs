@@ -94,7 +94,7 @@ mod tests {
         for align in [1, 2, 4, 8, 16, 32, 64, 4096] {
             for size in (1..=160).chain([4095, 4096, 70_000]) {
                 let layout = Layout::from_size_align(size, align).expect("a valid layout");
-                let aligned = |p: *mut u8| !p.is_null() && p as usize % align == 0;
+                let aligned = |p: *mut u8| !p.is_null() && (p as usize).is_multiple_of(align);
                 // SAFETY: nonzero sizes; each block is used within its size
                 // and freed (or reallocated) once, with the layout it has.
                 unsafe {
