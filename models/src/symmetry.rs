@@ -6,8 +6,9 @@
 //! guids, etcd keys and leases, watches, the resource's log and the ghost
 //! acquisition order. Sorted tables are re-sorted afterwards, so a relabelled
 //! state is exactly a state the model can reach. The representative orders
-//! clients by a label-free key; ties keep their order, which may leave two
-//! representatives of one orbit (less reduction, never unsound).
+//! clients by a label-free key; every order of clients whose keys tie is
+//! tried and the one with the smallest fingerprint kept, so every state of
+//! an orbit has the same representative (up to hash collisions).
 
 use crate::client::{ClientState, Phase};
 use crate::ids::ClientIdx;
@@ -96,13 +97,11 @@ impl Relabel for StoreState {
 /// names is for parts: a state's slots must each go somewhere).
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
-        debug_assert!(
-            p.len() == self.clients.len()
-                && inverse(p)
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &o)| p[o as usize] as usize == i),
-            "a state is relabelled by a permutation of its clients"
+        // Checked in every build: the in-place move of the slots below
+        // would not end for a map that is not a permutation.
+        assert!(
+            is_permutation(p, self.clients.len()),
+            "a state is relabelled by a permutation of its clients, not {p:?}"
         );
         Shared::make_mut(&mut self.store).relabel(p);
         let timers = Shared::make_mut(&mut self.store_timers);
@@ -389,6 +388,14 @@ fn next_permutation(xs: &mut [usize]) -> bool {
     xs.swap(i - 1, j);
     xs[i..].reverse();
     true
+}
+
+/// Whether `p` maps `0..n` onto itself.
+fn is_permutation(p: &Perm, n: usize) -> bool {
+    let mut hit: SmallVec<[bool; 8]> = smallvec::smallvec![false; n];
+    p.len() == n
+        && p.iter()
+            .all(|&x| (x as usize) < n && !std::mem::replace(&mut hit[x as usize], true))
 }
 
 /// The inverse of a permutation.

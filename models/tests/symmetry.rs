@@ -175,3 +175,33 @@ proptest! {
         prop_assert_eq!(representative(&relabelled).0, representative(&state).0);
     }
 }
+
+/// Relabelling a state moves each client's slot to its new index: the slot
+/// of old client `i` is the new client `p[i]`'s, with every name in it
+/// renamed (its session first of all).
+#[test]
+fn relabelling_moves_each_slot_to_its_new_name() {
+    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 4).into_model();
+    let state = model.init_states().remove(0);
+    for p in [[1, 2, 3, 0], [3, 2, 1, 0], [0, 1, 3, 2], [2, 0, 1, 3]] {
+        let mut relabelled = state.clone();
+        relabelled.relabel(&p);
+        for (old, &new) in p.iter().enumerate() {
+            let slot = &relabelled.clients[new as usize];
+            assert_eq!(slot.state.session.client, new);
+            let mut expected = (*state.clients[old]).clone();
+            expected.relabel(&p);
+            assert_eq!(**slot, expected, "old client {old}'s slot under {p:?}");
+        }
+    }
+}
+
+/// A map that is not a permutation of the clients is refused, never
+/// half-applied (nor looped over).
+#[test]
+#[should_panic(expected = "a state is relabelled by a permutation of its clients")]
+fn relabelling_by_a_non_permutation_is_refused() {
+    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 3).into_model();
+    let mut state = model.init_states().remove(0);
+    state.relabel(&[0, 0, 1]);
+}
