@@ -1,7 +1,7 @@
 //! `lockstep bench`: the model checker's speed and the symmetry reduction,
-//! the simulator's (a dense run, a hunt, the full herd sweep), and the comparisons with the SPIN twin (time to answer;
-//! throughput and memory per unique state, `spin_twin.rs`), measured in one
-//! run so the figures compare.
+//! the simulator's (a dense run, a hunt, the full herd sweep), and the
+//! comparisons with the SPIN twin (time to answer; throughput and memory per
+//! unique state, `spin_twin.rs`), measured in one run so the figures compare.
 
 use super::baseline;
 use super::check::grouped;
