@@ -673,3 +673,75 @@ fn run_writes_a_chrome_trace_for_perfetto() {
         "--trace",
     );
 }
+
+#[test]
+fn the_partial_order_reduction_checks_safety_on_fewer_states() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "check",
+            "--recipe",
+            "zk-double-barrier",
+            "--clients",
+            "3",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let o = lockstep(&a);
+        assert_eq!(o.status.code(), Some(0), "{a:?}: {}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("one JSON object")
+    };
+    let full = args(&[]);
+    let reduced = args(&["--partial-order"]);
+    assert_eq!(full["partial_order"], false);
+    assert_eq!(reduced["partial_order"], true);
+    let unique = |v: &serde_json::Value| v["unique_states"].as_u64().unwrap();
+    assert!(unique(&reduced) < unique(&full));
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Progress (all_pass) is not checked under the reduction; the rest are.
+    assert!(names(&full).contains(&"all_pass".to_string()));
+    assert!(!names(&reduced).contains(&"all_pass".to_string()));
+    for name in names(&reduced) {
+        assert!(names(&full).contains(&name), "{name}");
+    }
+    // The text report says what the reduction leaves out.
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "zk-double-barrier",
+        "--clients",
+        "2",
+        "--partial-order",
+    ]);
+    assert!(
+        stdout(&o).contains("progress is not checked"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn asking_for_progress_under_the_partial_order_reduction_is_refused() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "2",
+        "--partial-order",
+        "--property",
+        "progress",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--property progress with --partial-order"),
+        "{}",
+        stderr(&o)
+    );
+}

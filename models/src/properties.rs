@@ -463,10 +463,35 @@ impl Monitors {
         breaches
     }
 
+    /// Whether `obs` can change the monitors of this application at all,
+    /// whatever they hold: an idle client matters only to a queue (what it
+    /// owes), a member that left after everyone did breaks nothing, a
+    /// barrier's herd is its wake-ups and a lock's and an election's their
+    /// release steps. The model checker feeds only what is heeded, so a
+    /// step that feeds nothing else leaves the monitors shared (and, for
+    /// the partial-order reduction, invisible).
+    pub fn heeds(&self, obs: &Observation) -> bool {
+        match *obs {
+            Observation::Idle { .. } => self.app == App::Queue,
+            Observation::Left { all_left, .. } => !all_left,
+            Observation::Woke { .. } => self.app == App::Barrier,
+            Observation::ReleaseStep { .. } => !matches!(self.app, App::Barrier | App::Queue),
+            Observation::Acquired(_)
+            | Observation::Released { .. }
+            | Observation::WriteAccepted { .. }
+            | Observation::WriteRejected { .. }
+            | Observation::Crashed { .. }
+            | Observation::Dequeued { .. } => true,
+        }
+    }
+
     /// Feeds one observation; returns the violations it makes (for engines
     /// that report them as they happen).
     pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
         let mut breaches = Vec::new();
+        if !self.heeds(&obs) {
+            return breaches;
+        }
         match obs {
             Observation::Acquired(a) => {
                 // (A producer's enqueue is no hold: it releases in the step

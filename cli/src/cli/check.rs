@@ -32,6 +32,8 @@ struct CheckJson {
     fencing: bool,
     policy: String,
     symmetry: bool,
+    /// The partial-order reduction was on: progress was not checked.
+    partial_order: bool,
     complete: bool,
     /// The search stopped once every property asked (`--property`) was
     /// decided, before exploring everything.
@@ -193,8 +195,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         Some(_) | None => {}
     }
     let asked = asked_properties(&args.property, &cfg)?;
+    if let Some(p) = asked
+        .iter()
+        .find(|p| args.partial_order && p.kind() == Kind::Progress)
+    {
+        return Err(UsageError(format!(
+            "--property {p} with --partial-order: progress needs the whole state graph,              which the partial-order reduction does not explore; drop --partial-order to check it"
+        )));
+    }
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
+        partial_order: args.partial_order,
         max_states,
         threads: args.threads,
         on_level: std::io::stderr()
@@ -252,6 +263,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             symmetry: r.symmetry,
+            partial_order: r.partial_order,
             complete: r.complete,
             decided_early: r.decided_early,
             max_states,
@@ -294,6 +306,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             "off"
         }
     );
+    if r.partial_order {
+        println!(
+            "partial-order reduction: on (safety and reachability only: progress is not \
+             checked, and a counterexample may be longer than the shortest)"
+        );
+    }
     if !r.complete {
         println!(
             "INCOMPLETE: stopped at the limit of {} unique states ({max_states_from}); \

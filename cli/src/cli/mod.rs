@@ -306,6 +306,12 @@ pub struct CheckArgs {
     /// Explore every state rather than one per orbit of interchangeable clients.
     #[arg(long = "no-symmetry")]
     pub no_symmetry: bool,
+    /// Partial-order reduction: where a client's local steps (a delivery to
+    /// it, its timer) commute with every other step, explore only those.
+    /// Every `always` and `sometimes` verdict is kept; progress properties
+    /// are not checked, and a counterexample may be longer than the shortest.
+    #[arg(long = "partial-order")]
+    pub partial_order: bool,
     /// Ask about this property only (repeatable; default: every property of
     /// the recipe's application). With only `always` and `sometimes`
     /// properties asked, the search stops as soon as each is decided: an

@@ -15,6 +15,7 @@
 //!   it is returned.
 
 use crate::ids::ClientIdx;
+use crate::model::commute::local_to;
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
@@ -52,6 +53,11 @@ pub struct CheckOptions {
     pub level_chunk: usize,
     /// Told after each level (a long check's progress line).
     pub on_level: Option<fn(&Level)>,
+    /// Partial-order reduction: where a client's local steps commute with
+    /// everything else, explore only those ([`crate::model::commute`]).
+    /// Keeps every `always` and `sometimes` verdict; progress is not
+    /// checked, and counterexamples may be longer than the shortest.
+    pub partial_order: bool,
 }
 
 /// Where the search is, after a level.
@@ -73,6 +79,7 @@ impl Default for CheckOptions {
             ask: 0,
             level_chunk: LEVEL_CHUNK,
             on_level: None,
+            partial_order: false,
         }
     }
 }
@@ -190,6 +197,9 @@ pub struct CheckResult {
     pub seconds: f64,
     pub complete: bool,
     pub symmetry: bool,
+    /// The partial-order reduction was on: progress was not checked, and
+    /// `states`/`unique_states` count the reduced graph.
+    pub partial_order: bool,
     /// The search stopped before exploring everything because every
     /// property asked about was decided (see [`CheckOptions::ask`]).
     pub decided_early: bool,
@@ -400,12 +410,79 @@ struct Judges<'a> {
     props: &'a [Property<LockModel>],
     goals: &'a [Goal],
     symmetry: bool,
+    partial_order: bool,
+}
+
+/// A successor as the search keeps it: its fingerprint and the state (the
+/// representative of its orbit, under symmetry).
+type Successor = (u64, LockState);
+
+/// The successors of `state` the search explores, by the position of their
+/// action among `actions`, in that order: all of them, or under the
+/// partial-order reduction an ample set's. `earlier` is how many states the
+/// levels before this one's successors hold: a successor among them is
+/// not new (condition C3 of [`crate::model::commute`]).
+fn explored_successors(
+    judges: &Judges,
+    claimed: &Seen,
+    earlier: usize,
+    state: &LockState,
+    actions: &[Action],
+) -> Vec<(usize, Successor)> {
+    let model = judges.model;
+    let parent_keys = judges.symmetry.then(|| ParentKeys::new(state));
+    let named = |next: LockState| -> Successor {
+        if judges.symmetry {
+            let (rep, _, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
+            (fp.unwrap_or_else(|| fingerprint(&rep)), rep)
+        } else {
+            (fingerprint(&next), next)
+        }
+    };
+    let mut computed: Vec<Option<Option<Successor>>> = actions.iter().map(|_| None).collect();
+    let ample = judges
+        .partial_order
+        .then(|| {
+            model
+                .ample_candidates(state, actions)
+                .into_iter()
+                .find_map(|c| {
+                    let steps: Vec<usize> = (0..actions.len())
+                        .filter(|&i| local_to(&actions[i]) == Some(c))
+                        .collect();
+                    let mut local = true;
+                    for &i in &steps {
+                        let next = model.next_state(state, actions[i]);
+                        local &= next
+                            .as_ref()
+                            .is_none_or(|n| LockModel::stays_local(state, c, n));
+                        computed[i] = Some(next.map(named));
+                    }
+                    let all_new = steps.iter().all(|&i| match &computed[i] {
+                        Some(Some((fp, _))) => !claimed.indexed_below(*fp, earlier),
+                        Some(None) | None => true,
+                    });
+                    (local && all_new).then_some(steps)
+                })
+        })
+        .flatten();
+    let explored = ample.unwrap_or_else(|| (0..actions.len()).collect());
+    explored
+        .into_iter()
+        .filter_map(|i| {
+            let next = computed[i]
+                .take()
+                .unwrap_or_else(|| model.next_state(state, actions[i]).map(named))?;
+            Some((i, next))
+        })
+        .collect()
 }
 
 fn expand(
     judges: &Judges,
     audit_all: bool,
     claimed: &Seen,
+    earlier: usize,
     interner: &Interner,
     state: &LockState,
     fp: u64,
@@ -415,6 +492,7 @@ fn expand(
         props,
         goals,
         symmetry,
+        ..
     } = *judges;
     let mut hits = 0u64;
     for (k, p) in props.iter().enumerate() {
@@ -440,25 +518,15 @@ fn expand(
         actions.len() <= usize::from(u16::MAX),
         "a state enables at most 65,535 actions"
     );
-    let parent_keys = symmetry.then(|| ParentKeys::new(state));
-    let successors = actions
+    let successors = explored_successors(judges, claimed, earlier, state, &actions)
         .into_iter()
-        .enumerate()
-        .filter_map(|(via, a)| {
-            let next = model.next_state(state, a)?;
-            let (next, known) = if symmetry {
-                let (rep, _, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
-                (rep, fp)
-            } else {
-                (next, None)
-            };
-            let fp = known.unwrap_or_else(|| fingerprint(&next));
+        .map(|(via, (fp, next))| {
             let next = claimed.claim(fp).then(|| {
                 let mut next = next;
                 interner.intern(&mut next, state);
                 next
             });
-            Some((via as u16, fp, next))
+            (via as u16, fp, next)
         })
         .collect();
     Expanded {
@@ -484,22 +552,22 @@ fn expand_level(
     audit_all: bool,
     pool: &rayon::ThreadPool,
     claimed: &Seen,
+    earlier: usize,
     interner: &Interner,
     frontier: Vec<(LockState, u64)>,
 ) -> Vec<Expanded> {
     use rayon::prelude::*;
+    let expand =
+        |s: &LockState, fp: u64| expand(judges, audit_all, claimed, earlier, interner, s, fp);
     if pool.current_num_threads() <= 1 || frontier.len() < 64 {
-        return frontier
-            .iter()
-            .map(|(s, fp)| expand(judges, audit_all, claimed, interner, s, *fp))
-            .collect();
+        return frontier.iter().map(|(s, fp)| expand(s, *fp)).collect();
     }
     pool.install(|| {
         // Each worker also frees the states it expanded.
         frontier
             .into_par_iter()
             .with_min_len(16)
-            .map(|(s, fp)| expand(judges, audit_all, claimed, interner, &s, fp))
+            .map(|(s, fp)| expand(&s, fp))
             .collect()
     })
 }
@@ -612,13 +680,16 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     props.retain(|p| opts.asks(p.name));
     assert!(props.len() <= 64, "property hits are kept in a u64");
     let mut goals = model.progress_goals();
-    goals.retain(|(name, _)| opts.asks(name.name()));
+    // Progress needs the whole graph, which the partial-order reduction
+    // does not keep.
+    goals.retain(|(name, _)| opts.asks(name.name()) && !opts.partial_order);
     assert!(goals.len() <= 8, "goals reached are kept in a u8");
     let judges = Judges {
         model,
         props: &props,
         goals: &goals,
         symmetry: opts.symmetry,
+        partial_order: opts.partial_order,
     };
     let threads = opts
         .threads
@@ -635,7 +706,9 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     // Successor lists are kept only for progress, which needs the graph;
     // they name states by index, which the fingerprint table then keeps.
     let keep_edges = !goals.is_empty();
-    let seen = Seen::new(keep_edges);
+    // The partial-order reduction asks whether a successor was indexed in
+    // an earlier level: by its index.
+    let seen = Seen::new(keep_edges || opts.partial_order);
     let mut merge = Merge {
         seen: &seen,
         graph: Graph::new(),
@@ -673,6 +746,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
         let interner = Interner::default();
         merge.start_level();
+        // The states of every level up to the one expanded now.
+        let earlier = seen.len();
         // The level is expanded and merged a chunk at a time, in frontier
         // order: a state is claimed in the chunk that first reaches it, so
         // indices are those of a whole-level merge, while only one chunk's
@@ -687,7 +762,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 break;
             }
             let (next, merged) = pool.join(
-                || chunk.map(|c| expand_level(&judges, audit_all, &pool, &seen, &interner, c)),
+                || {
+                    chunk.map(|c| {
+                        expand_level(&judges, audit_all, &pool, &seen, earlier, &interner, c)
+                    })
+                },
                 || expanded.take().map(|e| merge.take(e)),
             );
             if let Some(Err(EdgesOverflow)) = merged {
@@ -837,6 +916,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         seconds: started.elapsed().as_secs_f64(),
         complete,
         symmetry: opts.symmetry,
+        partial_order: opts.partial_order,
         decided_early,
         properties,
     })

@@ -201,6 +201,26 @@ impl Seen {
         }
     }
 
+    /// Whether `fp` was indexed before the table held `bound` states (the
+    /// table must keep indices). A claim not indexed yet, or indexed since,
+    /// is not: so, asked during a level's expansion with `bound` the states
+    /// of the earlier levels, the answer does not depend on how far the
+    /// merge of the level has got.
+    pub fn indexed_below(&self, fp: u64, bound: usize) -> bool {
+        assert!(
+            self.with_indices,
+            "indexed_below needs a table with indices"
+        );
+        let fp = stored(fp);
+        let shard = self.shards[Self::shard(fp)]
+            .lock()
+            .expect("a checker thread panicked");
+        match shard.find(fp) {
+            Ok(slot) => shard.fps[slot] & PENDING == 0 && (shard.idx[slot] as usize) < bound,
+            Err(_) => false,
+        }
+    }
+
     /// States indexed so far.
     pub fn len(&self) -> usize {
         self.indexed.load(Ordering::Relaxed)
@@ -303,6 +323,24 @@ mod tests {
             let known = seen.index(10, 2);
             assert!(matches!(known, Indexed::Known(i) if i == with_indices.then_some(0)));
         }
+    }
+
+    #[test]
+    fn indexed_below_counts_only_states_indexed_before_the_bound() {
+        let seen = Seen::new(true);
+        for fp in [10u64, 12, 14, 16] {
+            seen.claim(fp);
+        }
+        assert!(matches!(seen.index(10, 9), Indexed::New(0)));
+        assert!(matches!(seen.index(12, 9), Indexed::New(1)));
+        assert!(matches!(seen.index(14, 9), Indexed::New(2)));
+        // 16 is claimed, not indexed; 18 never seen.
+        assert!(seen.indexed_below(10, 2));
+        assert!(seen.indexed_below(12, 2));
+        assert!(!seen.indexed_below(14, 2));
+        assert!(!seen.indexed_below(16, 2));
+        assert!(!seen.indexed_below(18, 2));
+        assert!(seen.indexed_below(14, 3));
     }
 
     #[test]

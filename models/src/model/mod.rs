@@ -5,6 +5,7 @@
 //! - [`config`]: what to check, and `into_model()`;
 //! - [`state`]: the state and the actions;
 //! - [`time`]: when a timer may fire (time is abstracted);
+//! - [`commute`]: which steps commute (the partial-order reduction);
 //! - [`describe`]: each action in words, for traces and the Explorer;
 //! - [`view`]: a state as its actors show it, field by field;
 //! - [`sequence`]: a path as a sequence diagram;
@@ -17,6 +18,7 @@
 //! was sent arrives afterwards, as TCP would deliver it), `lost_replies` (the
 //! store applied a request but the reply never arrives).
 
+pub mod commute;
 mod config;
 pub mod describe;
 pub mod sequence;
@@ -89,9 +91,11 @@ pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
     }
 }
 
-/// Feeds the monitors (copied first if shared).
+/// Feeds the monitors what they heed (copied first if shared).
 fn observe(state: &mut LockState, obs: Observation) {
-    Shared::make_mut(&mut state.monitors).observe(obs);
+    if state.monitors.heeds(&obs) {
+        Shared::make_mut(&mut state.monitors).observe(obs);
+    }
 }
 
 impl LockModel {

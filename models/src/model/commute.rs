@@ -1,0 +1,163 @@
+//! Which steps commute: the partial-order reduction's ample sets.
+//!
+//! A client's *local* steps — a delivery from the store or the resource to
+//! it, one of its timers firing — read and write its own slot only: its
+//! state, its timers, the heads of its inbound links and the tails of its
+//! outbound ones. Every other actor touches that slot only at the other
+//! ends of those links (the store appends to `from_store` and pops
+//! `to_store`), so at a state where both are enabled a local step of
+//! client `c` and a step of anyone else commute: taken in either order they
+//! reach the same state, and neither disables the other.
+//!
+//! So at a state where client `c` qualifies, exploring only `c`'s enabled
+//! local steps (an *ample set*) loses no reachable violation of an `always`
+//! property and no witness of a `sometimes` one (the classic conditions,
+//! Clarke, Grumberg and Peled, *Model Checking*, ch. 10; each condition
+//! below says which it meets):
+//!
+//! - **C0**, not empty: `c` has a message from the store waiting.
+//! - **C1**, no step outside the set that depends on one inside can come
+//!   first. Others cannot give `c` a new local step before `c` takes one:
+//!   a message from the store is already at the head of its link (more only
+//!   queue behind it); none from the resource can come unless `c` has a
+//!   write in flight, so one must already be waiting or none be in flight;
+//!   its think, hold and deadline timers are armed and disarmed by `c`
+//!   alone, and its resend timer, whose firing depends on the links, must
+//!   be unable to fire until `c` acts: nothing outstanding, or the reply
+//!   already waiting. No fault can strike
+//!   `c` first: every fault budget that could is spent (or `c` finished,
+//!   where no crash, pause or partition is enabled for it), and it is not
+//!   paused, cut off, or waiting to hear it missed contact (a store step
+//!   that expires its session would read that). Crashing or cutting off
+//!   another client touches that client's slot only.
+//! - **C2**, invisible: every step in the set leaves the monitors — the
+//!   only thing properties read — as they were. Whether a client's step
+//!   feeds the monitors depends on its own state and the message only,
+//!   which no other actor changes, so the step is invisible wherever it is
+//!   taken later too. The checker verifies, on the successors it computed,
+//!   that each step changed `c`'s slot and nothing else
+//!   ([`LockModel::stays_local`]); if not, the state is fully expanded.
+//! - **C3**, no step postponed for ever: the checker fully expands a state
+//!   whose ample successors were not all new to the search (seen at this
+//!   depth or before), so every cycle of the reduced graph holds a fully
+//!   expanded state.
+//!
+//! Under symmetry reduction the set is chosen at the representative the
+//! search expands; the same choice moved to any member of its orbit meets
+//! the same conditions, since clients are alike.
+//!
+//! What it does not cover: progress (from every state a goal is reachable)
+//! needs the whole graph — a reduced graph can drop the states a stuck
+//! path passes through — so it is not checked under the reduction; and the
+//! shortest counterexample of the reduced graph can be longer than the
+//! full graph's (the reduction takes `c`'s steps first).
+
+use super::{LockModel, LockState};
+use crate::client::Phase;
+use crate::ids::ClientIdx;
+use crate::model::state::{Action, ClientSlot, Link, Status};
+use crate::model::Shared;
+use crate::msg::{Msg, Timer};
+
+/// The client whose local step `a` is, if it is one.
+pub fn local_to(a: &Action) -> Option<ClientIdx> {
+    match *a {
+        Action::Deliver(c, Link::StoreToClient | Link::ResourceToClient)
+        | Action::Timeout(c, _) => Some(c),
+        Action::Deliver(_, Link::ClientToStore | Link::ClientToResource)
+        | Action::Expire(_)
+        | Action::Crash(_)
+        | Action::Pause(_)
+        | Action::Resume(_)
+        | Action::ResumeReconnect(_)
+        | Action::Partition(_)
+        | Action::Heal(_)
+        | Action::Reconnect(_)
+        | Action::LoseReply(_) => None,
+    }
+}
+
+/// Whether timer `t`, armed at `slot`'s client, can neither come to fire
+/// nor stop being able to by another actor's step: it is armed and
+/// disarmed by the client alone, and whether it may fire depends on fields
+/// of the slot only the client's own steps (and faults) change.
+fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
+    match t {
+        Timer::Think | Timer::Hold | Timer::Deadline | Timer::Ping | Timer::Expiry(_) => true,
+        // It may fire once the request left and no reply to it came, which
+        // the store's steps decide; unless nothing is outstanding, or the
+        // reply is already waiting (only the client takes it off its link).
+        Timer::Retry => {
+            slot.state.pending.is_none()
+                || slot
+                    .from_store
+                    .iter()
+                    .any(|m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch))
+        }
+    }
+}
+
+impl LockModel {
+    /// The clients whose enabled local steps form an ample set at `state`
+    /// (conditions C0 and C1 of the module doc), fewest steps first, ties
+    /// by name; `actions` are the steps enabled there.
+    pub fn ample_candidates(&self, state: &LockState, actions: &[Action]) -> Vec<ClientIdx> {
+        let mut found: Vec<(usize, ClientIdx)> = state
+            .clients
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| {
+                let done = slot.state.phase == Phase::Done;
+                let super::FaultBudget {
+                    crashes,
+                    pauses,
+                    partitions,
+                    lost_replies,
+                } = state.budget;
+                // A finished client is offered no crash, pause or partition.
+                let no_fault_first = (done || crashes == 0 && pauses == 0 && partitions == 0)
+                    && (lost_replies == 0
+                        || !matches!(slot.from_store.first(), Some(Msg::Reply { .. })));
+                slot.status == Status::Running
+                    && !slot.partitioned
+                    && !slot.missed_contact
+                    && !slot.from_store.is_empty()
+                    && (!slot.from_resource.is_empty() || slot.to_resource.is_empty())
+                    && slot.timers.iter().all(|&t| fires_by_itself(slot, t))
+                    && no_fault_first
+            })
+            .map(|(c, _)| {
+                let c = c as ClientIdx;
+                let steps = actions.iter().filter(|a| local_to(a) == Some(c)).count();
+                (steps, c)
+            })
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Whether `next`, reached from `last` by a local step of client `c`,
+    /// differs from it in `c`'s slot alone: the step fed the monitors
+    /// nothing (it is invisible) and touched no other actor.
+    pub fn stays_local(last: &LockState, c: ClientIdx, next: &LockState) -> bool {
+        let LockState {
+            store,
+            store_timers,
+            resource,
+            clients,
+            budget,
+            monitors,
+        } = next;
+        Shared::ptr_eq(store, &last.store)
+            && Shared::ptr_eq(store_timers, &last.store_timers)
+            && Shared::ptr_eq(resource, &last.resource)
+            && Shared::ptr_eq(monitors, &last.monitors)
+            && *budget == last.budget
+            && clients.len() == last.clients.len()
+            && clients
+                .iter()
+                .zip(&last.clients)
+                .enumerate()
+                .all(|(d, (a, b))| d == c as usize || Shared::ptr_eq(a, b))
+    }
+}
