@@ -1,4 +1,5 @@
-//! `lockstep bench`: the model checker's speed and the symmetry reduction,
+//! `lockstep bench`: the model checker's speed, the symmetry and the
+//! partial-order reductions,
 //! the simulator's (a dense run, a hunt, the full herd sweep), and the
 //! comparisons with the SPIN twin (time to answer; throughput and memory per
 //! unique state, `spin_twin.rs`), measured in one run so the figures compare.
@@ -30,6 +31,12 @@ struct Row {
     seconds_without_symmetry: Option<f64>,
     /// unique_states_without_symmetry / unique_states.
     symmetry_reduction: Option<f64>,
+    /// Unique states of the safety check (every `always` and `sometimes`
+    /// property, no progress) with the partial-order reduction on top of
+    /// symmetry, its seconds, and unique_states / these.
+    unique_states_partial_order: u64,
+    seconds_partial_order: f64,
+    partial_order_reduction: f64,
 }
 
 fn rate(r: &CheckResult) -> f64 {
@@ -390,6 +397,14 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
                 ),
                 false => None,
             };
+            let reduced = check(
+                &model,
+                CheckOptions {
+                    partial_order: true,
+                    ..CheckOptions::default()
+                },
+            )
+            .map_err(not_alike)?;
             if !args.json {
                 eprintln!("measured {} with {n} clients", recipe.name());
             }
@@ -406,6 +421,10 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
                 symmetry_reduction: without
                     .as_ref()
                     .map(|w| w.unique_states as f64 / with.unique_states as f64),
+                unique_states_partial_order: reduced.unique_states,
+                seconds_partial_order: reduced.seconds,
+                partial_order_reduction: with.unique_states as f64
+                    / reduced.unique_states.max(1) as f64,
             });
         }
     }
@@ -432,6 +451,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
                 r.unique_states_without_symmetry.map_or("-".into(), grouped),
                 r.symmetry_reduction
                     .map_or("-".into(), |x| format!("{x:.2}x")),
+                grouped(r.unique_states_partial_order),
+                format!("{:.2}x", r.partial_order_reduction),
             ]
         })
         .collect();
@@ -446,6 +467,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
                 "seconds",
                 "states/s",
                 "unique w/o symmetry",
+                "reduction",
+                "unique, partial order (safety)",
                 "reduction"
             ],
             &table
