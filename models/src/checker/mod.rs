@@ -417,18 +417,19 @@ struct Judges<'a> {
 /// representative of its orbit, under symmetry).
 type Successor = (u64, LockState);
 
-/// The successors of `state` the search explores, by the position of their
-/// action among `actions`, in that order: all of them, or under the
-/// partial-order reduction an ample set's. `earlier` is how many states the
-/// levels before this one's successors hold: a successor among them is
-/// not new (condition C3 of [`crate::model::commute`]).
-fn explored_successors(
+/// Passes `found` the successors of `state` the search explores, by the
+/// position of their action among `actions`, in that order: all of them,
+/// or under the partial-order reduction an ample set's. `earlier` is how
+/// many states the levels before this one's successors hold: a successor
+/// among them is not new (condition C3 of [`crate::model::commute`]).
+fn explore_successors(
     judges: &Judges,
     claimed: &Seen,
     earlier: usize,
     state: &LockState,
     actions: &[Action],
-) -> Vec<(usize, Successor)> {
+    mut found: impl FnMut(usize, Successor),
+) {
     let model = judges.model;
     let parent_keys = judges.symmetry.then(|| ParentKeys::new(state));
     let named = |next: LockState| -> Successor {
@@ -439,43 +440,49 @@ fn explored_successors(
             (fingerprint(&next), next)
         }
     };
-    let mut computed: Vec<Option<Option<Successor>>> = actions.iter().map(|_| None).collect();
-    let ample = judges
-        .partial_order
-        .then(|| {
-            model
-                .ample_candidates(state, actions)
-                .into_iter()
-                .find_map(|c| {
-                    let steps: Vec<usize> = (0..actions.len())
-                        .filter(|&i| local_to(&actions[i]) == Some(c))
-                        .collect();
-                    let mut local = true;
-                    for &i in &steps {
-                        let next = model.next_state(state, actions[i]);
-                        local &= next
-                            .as_ref()
-                            .is_none_or(|n| LockModel::stays_local(state, c, n));
-                        computed[i] = Some(next.map(named));
-                    }
-                    let all_new = steps.iter().all(|&i| match &computed[i] {
-                        Some(Some((fp, _))) => !claimed.indexed_below(*fp, earlier),
-                        Some(None) | None => true,
-                    });
-                    (local && all_new).then_some(steps)
-                })
-        })
-        .flatten();
-    let explored = ample.unwrap_or_else(|| (0..actions.len()).collect());
-    explored
-        .into_iter()
-        .filter_map(|i| {
-            let next = computed[i]
-                .take()
-                .unwrap_or_else(|| model.next_state(state, actions[i]).map(named))?;
-            Some((i, next))
-        })
-        .collect()
+    // Successors already computed (for ample sets tried), by position.
+    let mut computed: Vec<Option<Option<Successor>>> = Vec::new();
+    if judges.partial_order {
+        computed = actions.iter().map(|_| None).collect();
+        let ample = model
+            .ample_candidates(state, actions)
+            .into_iter()
+            .find_map(|c| {
+                let steps: Vec<usize> = (0..actions.len())
+                    .filter(|&i| local_to(&actions[i]) == Some(c))
+                    .collect();
+                let mut local = true;
+                for &i in &steps {
+                    let next = model.next_state(state, actions[i]);
+                    local &= next
+                        .as_ref()
+                        .is_none_or(|n| LockModel::stays_local(state, c, n));
+                    computed[i] = Some(next.map(&named));
+                }
+                let all_new = steps.iter().all(|&i| match &computed[i] {
+                    Some(Some((fp, _))) => !claimed.indexed_below(*fp, earlier),
+                    Some(None) | None => true,
+                });
+                (local && all_new).then_some(steps)
+            });
+        if let Some(steps) = ample {
+            for i in steps {
+                if let Some(next) = computed[i].take().flatten() {
+                    found(i, next);
+                }
+            }
+            return;
+        }
+    }
+    for (i, &a) in actions.iter().enumerate() {
+        let next = match computed.get_mut(i).and_then(Option::take) {
+            Some(done) => done,
+            None => model.next_state(state, a).map(&named),
+        };
+        if let Some(next) = next {
+            found(i, next);
+        }
+    }
 }
 
 fn expand(
@@ -518,17 +525,22 @@ fn expand(
         actions.len() <= usize::from(u16::MAX),
         "a state enables at most 65,535 actions"
     );
-    let successors = explored_successors(judges, claimed, earlier, state, &actions)
-        .into_iter()
-        .map(|(via, (fp, next))| {
+    let mut successors = Vec::with_capacity(actions.len());
+    explore_successors(
+        judges,
+        claimed,
+        earlier,
+        state,
+        &actions,
+        |via, (fp, next)| {
             let next = claimed.claim(fp).then(|| {
                 let mut next = next;
                 interner.intern(&mut next, state);
                 next
             });
-            (via as u16, fp, next)
-        })
-        .collect();
+            successors.push((via as u16, fp, next));
+        },
+    );
     Expanded {
         asymmetry,
         hits,
