@@ -62,6 +62,7 @@ fn status_word(s: Status) -> &'static str {
         Status::Holds => "holds",
         Status::Violated => "violated",
         Status::Unknown => "unknown",
+        Status::NotChecked => "not_checked",
     }
 }
 
@@ -368,6 +369,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                     "VIOLATED (never happens: a pass would be vacuous)".to_string()
                 }
                 (_, Status::Violated) => "VIOLATED".to_string(),
+                (_, Status::NotChecked) => "not checked (partial-order reduction)".to_string(),
                 (_, s) => status_word(s).to_string(),
             };
             vec![

@@ -315,7 +315,8 @@ pub struct CheckArgs {
     /// Ask about this property only (repeatable; default: every property of
     /// the recipe's application). With only `always` and `sometimes`
     /// properties asked, the search stops as soon as each is decided: an
-    /// `always` at its shortest counterexample. Progress needs the whole graph.
+    /// `always` at its shortest counterexample (under --partial-order, at
+    /// its first, which may be longer). Progress needs the whole graph.
     #[arg(long = "property", value_name = "NAME")]
     pub property: Vec<String>,
     /// Give up (and report the check incomplete, exit 3) beyond this many

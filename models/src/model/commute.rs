@@ -21,15 +21,22 @@
 //!   a message from the store is already at the head of its link (more only
 //!   queue behind it); none from the resource can come unless `c` has a
 //!   write in flight, so one must already be waiting or none be in flight;
-//!   its think, hold and deadline timers are armed and disarmed by `c`
-//!   alone, and its resend timer, whose firing depends on the links, must
-//!   be unable to fire until `c` acts: nothing outstanding, or the reply
-//!   already waiting. No fault can strike
-//!   `c` first: every fault budget that could is spent (or `c` finished,
-//!   where no crash, pause or partition is enabled for it), and it is not
-//!   paused, cut off, or waiting to hear it missed contact (a store step
-//!   that expires its session would read that). Crashing or cutting off
-//!   another client touches that client's slot only.
+//!   its think and hold timers are armed and disarmed by `c` alone; its
+//!   deadline fires only once it missed contact, which only a pause or a
+//!   partition of `c` makes it (so it must not have); and its resend timer,
+//!   whose firing depends on the links, must be unable to fire until `c`
+//!   acts: nothing outstanding, or the reply already waiting. No fault can
+//!   strike `c` first: every fault budget that could is spent (or `c`
+//!   finished, where no crash, pause or partition is offered to it, and no
+//!   step of `c` unfinishes it), and it is running and connected, so the
+//!   store offers no expiry of its session (a step of `c` that moves it to
+//!   a new session can only enable the expiry of the old one). Crashing or
+//!   cutting off another client touches that client's slot only. The test
+//!   `local_steps_commute_with_every_other_step` checks all of this on
+//!   every reachable state of small configurations: each step of the set
+//!   and each step outside it, taken in either order, reach the same
+//!   state, neither disables the other, and no step outside gives `c` a
+//!   local step the set lacks.
 //! - **C2**, invisible: every step in the set leaves the monitors — the
 //!   only thing properties read — as they were. Whether a client's step
 //!   feeds the monitors depends on its own state and the message only,
