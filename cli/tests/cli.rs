@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lockstep, stderr, stdout};
+use common::{lockstep, scratch, stderr, stdout};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -106,7 +106,7 @@ fn a_violation_exits_one_with_a_numbered_counterexample() {
 
 #[test]
 fn no_arguments_runs_the_tour_and_writes_the_report() {
-    let dir = temp_dir("tour");
+    let dir = scratch("tour");
     let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
         .current_dir(&dir)
         .output()
@@ -310,16 +310,9 @@ fn scenario(name: &str) -> String {
     format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("lockstep-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn run_reports_the_split_brain_writes_the_trace_and_exits_one() {
-    let dir = temp_dir("run");
+    let dir = scratch("run");
     let trace = dir.join("trace.jsonl");
     let html = dir.join("timeline.html");
     let o = lockstep(&[
@@ -381,7 +374,7 @@ fn run_reports_the_split_brain_writes_the_trace_and_exits_one() {
 
 #[test]
 fn hunt_shrinks_to_a_reproducer_that_replays_byte_for_byte() {
-    let dir = temp_dir("hunt");
+    let dir = scratch("hunt");
     let o = lockstep(&[
         "hunt",
         &scenario("gc-pause-split-brain"),
@@ -410,7 +403,7 @@ fn hunt_shrinks_to_a_reproducer_that_replays_byte_for_byte() {
 
 #[test]
 fn shards_merge_into_the_whole_hunt() {
-    let dir = temp_dir("shards");
+    let dir = scratch("shards");
     let whole = lockstep(&[
         "hunt",
         &scenario("gc-pause-split-brain"),
@@ -445,7 +438,7 @@ fn shards_merge_into_the_whole_hunt() {
 
 #[test]
 fn bad_simulator_input_is_a_clear_error_with_status_two() {
-    let dir = temp_dir("bad");
+    let dir = scratch("bad");
     let bad = dir.join("bad.toml");
     std::fs::write(
         &bad,
@@ -489,7 +482,7 @@ fn bad_simulator_input_is_a_clear_error_with_status_two() {
 
 #[test]
 fn herd_writes_json_csv_and_charts_that_match_the_closed_form() {
-    let dir = temp_dir("herd");
+    let dir = scratch("herd");
     let o = lockstep(&[
         "herd",
         "--recipes",
@@ -549,7 +542,7 @@ fn herd_writes_json_csv_and_charts_that_match_the_closed_form() {
 
 #[test]
 fn report_timeline_draws_a_run_trace() {
-    let dir = temp_dir("timeline");
+    let dir = scratch("timeline");
     let trace = dir.join("t.jsonl");
     lockstep(&[
         "run",
@@ -578,7 +571,7 @@ fn report_timeline_draws_a_run_trace() {
 /// same counterexample for Apalache and Quint, a state per step.
 #[test]
 fn check_writes_the_counterexample_viewer_and_itf_traces() {
-    let dir = temp_dir("check-html");
+    let dir = scratch("check-html");
     let html = dir.join("check.html");
     let itf = dir.join("itf");
     let o = lockstep(&[
@@ -636,7 +629,7 @@ fn check_writes_the_counterexample_viewer_and_itf_traces() {
 /// track per client, holds and the pause as slices with their durations.
 #[test]
 fn run_writes_a_chrome_trace_for_perfetto() {
-    let dir = temp_dir("chrome");
+    let dir = scratch("chrome");
     let trace = dir.join("run.json");
     let o = lockstep(&[
         "run",

@@ -5,17 +5,10 @@
 
 mod common;
 
-use common::{lockstep, stderr, stdout};
+use common::{lockstep, scratch, stderr, stdout};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lockstep-hard-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::process::{Command, Stdio};
 
 fn usage_error(args: &[&str], says: &str) {
     let o = lockstep(args);

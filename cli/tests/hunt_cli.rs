@@ -5,19 +5,11 @@
 
 mod common;
 
-use common::{lockstep, stderr, stdout};
-use std::path::{Path, PathBuf};
+use common::{lockstep, scratch, stderr, stdout};
+use std::path::Path;
 
 fn scenario(name: &str) -> String {
     format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lockstep-hunt-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn usage_error(args: &[&str], says: &str) {

@@ -6,19 +6,11 @@
 
 mod common;
 
-use common::{lockstep, stderr};
-use std::path::PathBuf;
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lockstep-report-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{lockstep, scratch, stderr};
 
 #[test]
 fn the_report_shows_expected_outcomes_version_contents_and_links() {
-    let dir = temp_dir("page");
+    let dir = scratch("page");
     let o = lockstep(&[
         "report",
         "--max-clients",
@@ -72,7 +64,7 @@ fn strokes(svg: &str) -> std::collections::BTreeSet<String> {
 
 #[test]
 fn a_recipe_keeps_its_colour_whatever_is_selected_and_scenario_runs_are_drawn() {
-    let (alone, both) = (temp_dir("alone"), temp_dir("both"));
+    let (alone, both) = (scratch("alone"), scratch("both"));
     for (dir, recipes) in [
         (&alone, "fair-predecessor"),
         (&both, "unfair-create,fair-predecessor"),

@@ -1047,6 +1047,7 @@ mod tests {
         let png = std::fs::read(dir.join("c.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         assert!(png.len() > 10_000, "a real picture, not an empty canvas");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
