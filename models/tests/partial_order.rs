@@ -53,6 +53,24 @@ fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
     ]
 }
 
+/// Two clients, every recipe at every variant, one configuration per
+/// kind of fault (those the recipe takes).
+fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
+    every_variant()
+        .into_iter()
+        .flat_map(|recipe| {
+            fault_kinds()
+                .into_iter()
+                .map(move |(faults, policy)| LockModelCfg {
+                    faults,
+                    policy,
+                    ..LockModelCfg::new(recipe.clone(), 2)
+                })
+        })
+        .filter(|cfg| cfg.validate().is_ok())
+        .collect()
+}
+
 /// The reduced search's verdicts against the full one's, on `cfg`; the
 /// unique states of both (the full search's unless it stopped early).
 fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
@@ -101,22 +119,12 @@ fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
 #[test]
 fn every_safety_verdict_is_kept_on_every_recipe_variant_and_fault() {
     let (mut fewer, mut compared, mut total) = (0, 0, 0);
-    for recipe in every_variant() {
-        for (faults, policy) in fault_kinds() {
-            let cfg = LockModelCfg {
-                faults,
-                policy,
-                ..LockModelCfg::new(recipe.clone(), 2)
-            };
-            if cfg.validate().is_err() {
-                continue; // a policy or fault the recipe does not take
-            }
-            if let (Some(full), part) = same_safety_verdicts(&cfg) {
-                compared += 1;
-                fewer += usize::from(part < full);
-            }
-            total += 1;
+    for cfg in two_clients_every_variant_and_fault() {
+        if let (Some(full), part) = same_safety_verdicts(&cfg) {
+            compared += 1;
+            fewer += usize::from(part < full);
         }
+        total += 1;
     }
     // Every configuration above, and the reduction bit in most of them.
     assert!(total >= 100, "{total} configurations");
@@ -329,20 +337,10 @@ fn commutes_at(model: &LockModel, s: &LockState) -> usize {
 #[test]
 fn local_steps_commute_with_every_other_step() {
     let mut pairs = 0;
-    for recipe in every_variant() {
-        for (faults, policy) in fault_kinds() {
-            let cfg = LockModelCfg {
-                faults,
-                policy,
-                ..LockModelCfg::new(recipe.clone(), 2)
-            };
-            if cfg.validate().is_err() {
-                continue;
-            }
-            let model = cfg.clone().into_model();
-            for s in reachable(&cfg, 20_000) {
-                pairs += commutes_at(&model, &s);
-            }
+    for cfg in two_clients_every_variant_and_fault() {
+        let model = cfg.clone().into_model();
+        for s in reachable(&cfg, 20_000) {
+            pairs += commutes_at(&model, &s);
         }
     }
     assert!(pairs > 10_000, "{pairs} pairs checked");
