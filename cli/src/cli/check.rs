@@ -201,7 +201,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         .find(|p| args.partial_order && p.kind() == Kind::Progress)
     {
         return Err(UsageError(format!(
-            "--property {p} with --partial-order: progress needs the whole state graph,              which the partial-order reduction does not explore; drop --partial-order to check it"
+            "--property {p} with --partial-order: progress needs the whole state graph, \
+             which the partial-order reduction does not explore; drop --partial-order to check it"
         )));
     }
     let opts = CheckOptions {
