@@ -71,6 +71,15 @@ fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
         .collect()
 }
 
+/// The properties `r` checked (all but those it reports not checked).
+fn checked(r: &CheckResult) -> Vec<PropertyName> {
+    r.properties
+        .iter()
+        .filter(|p| p.status != Status::NotChecked)
+        .map(|p| PropertyName::parse(p.name).unwrap())
+        .collect()
+}
+
 /// The reduced search's verdicts against the full one's, on `cfg`; the
 /// unique states of both (the full search's unless it stopped early).
 fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
@@ -82,12 +91,7 @@ fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
         assert_eq!(unchecked, p.kind() == Kind::Progress, "{cfg}: {p}");
     }
     // The full search, asked the rest, keeps no graph.
-    let asked: Vec<PropertyName> = part
-        .properties
-        .iter()
-        .filter(|p| p.status != Status::NotChecked)
-        .map(|p| PropertyName::parse(p.name).unwrap())
-        .collect();
+    let asked = checked(&part);
     let full = run(cfg, CheckOptions::default().asking(&asked));
     assert!(full.complete && part.complete, "{cfg}");
     assert!(part.partial_order);
@@ -236,12 +240,7 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
             },
         );
         // The full search asked the same properties (no graph kept).
-        let asked: Vec<PropertyName> = part
-            .properties
-            .iter()
-            .filter(|p| p.status != Status::NotChecked)
-            .map(|p| PropertyName::parse(p.name).unwrap())
-            .collect();
+        let asked = checked(&part);
         let full = run(
             &cfg,
             CheckOptions {
