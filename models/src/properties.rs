@@ -486,7 +486,8 @@ impl Monitors {
     }
 
     /// Feeds one observation; returns the violations it makes (for engines
-    /// that report them as they happen).
+    /// that report them as they happen). What it does not heed changes
+    /// nothing.
     pub fn observe(&mut self, obs: Observation) -> Vec<Breach> {
         let mut breaches = Vec::new();
         if !self.heeds(&obs) {
@@ -522,8 +523,9 @@ impl Monitors {
                 self.forfeit(client, &mut breaches);
             }
             Observation::Idle { client } => self.forfeit(client, &mut breaches),
-            Observation::Left { client, all_left } => {
-                if !all_left && !self.left_early {
+            // Heeded only when not every member had left.
+            Observation::Left { client, .. } => {
+                if !self.left_early {
                     self.left_early = true;
                     breaches.push(Breach {
                         property: PropertyName::NoEarlyLeave,
@@ -587,27 +589,20 @@ impl Monitors {
                     });
                 }
             }
-            Observation::Woke { futile } if self.app == App::Barrier => {
-                if futile > 1 && self.widest_wakeup <= 1 {
+            // The herd: a barrier's wake-ups, a lock's or an election's
+            // release steps (`heeds` says which; a queue's releases, the
+            // lock-safe deletes, are no hand-off).
+            Observation::Woke { futile: woken }
+            | Observation::ReleaseStep {
+                notifications: woken,
+            } => {
+                if woken > 1 && self.widest_wakeup <= 1 {
                     breaches.push(Breach {
                         property: PropertyName::HerdBound,
                         clients: Vec::new(),
                     });
                 }
-                self.widest_wakeup = self.widest_wakeup.max(futile.min(2) as u8);
-            }
-            Observation::Woke { .. } => {}
-            // A barrier's herd is its wake-ups; a queue's releases (the
-            // lock-safe deletes) are no hand-off.
-            Observation::ReleaseStep { .. } if matches!(self.app, App::Barrier | App::Queue) => {}
-            Observation::ReleaseStep { notifications } => {
-                if notifications > 1 && self.widest_wakeup <= 1 {
-                    breaches.push(Breach {
-                        property: PropertyName::HerdBound,
-                        clients: Vec::new(),
-                    });
-                }
-                self.widest_wakeup = self.widest_wakeup.max(notifications.min(2) as u8);
+                self.widest_wakeup = self.widest_wakeup.max(woken.min(2) as u8);
             }
         }
         // A rule reports only where it is one of the application's
