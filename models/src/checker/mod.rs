@@ -445,29 +445,30 @@ fn explore_successors(
     };
     // Successors already computed (for ample sets tried), by position.
     let mut computed: Vec<Option<Option<Successor>>> = Vec::new();
-    if judges.partial_order {
+    let candidates = match judges.partial_order {
+        true => model.ample_candidates(state, actions),
+        false => Vec::new(),
+    };
+    if !candidates.is_empty() {
         computed = actions.iter().map(|_| None).collect();
-        let ample = model
-            .ample_candidates(state, actions)
-            .into_iter()
-            .find_map(|c| {
-                let steps: Vec<usize> = (0..actions.len())
-                    .filter(|&i| local_to(&actions[i]) == Some(c))
-                    .collect();
-                let mut local = true;
-                for &i in &steps {
-                    let next = model.next_state(state, actions[i]);
-                    local &= next
-                        .as_ref()
-                        .is_none_or(|n| LockModel::stays_local(state, c, n));
-                    computed[i] = Some(next.map(&named));
-                }
-                let all_new = steps.iter().all(|&i| match &computed[i] {
-                    Some(Some((fp, _))) => !claimed.indexed_below(*fp, earlier),
-                    Some(None) | None => true,
-                });
-                (local && all_new).then_some(steps)
+        let ample = candidates.into_iter().find_map(|c| {
+            let steps: Vec<usize> = (0..actions.len())
+                .filter(|&i| local_to(&actions[i]) == Some(c))
+                .collect();
+            let mut local = true;
+            for &i in &steps {
+                let next = model.next_state(state, actions[i]);
+                local &= next
+                    .as_ref()
+                    .is_none_or(|n| LockModel::stays_local(state, c, n));
+                computed[i] = Some(next.map(&named));
+            }
+            let all_new = steps.iter().all(|&i| match &computed[i] {
+                Some(Some((fp, _))) => !claimed.indexed_below(*fp, earlier),
+                Some(None) | None => true,
             });
+            (local && all_new).then_some(steps)
+        });
         if let Some(steps) = ample {
             for i in steps {
                 if let Some(next) = computed[i].take().flatten() {
