@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lockstep, stderr};
+use common::{lockstep, scratch, stderr};
 use std::process::Output;
 
 fn json(o: &Output) -> serde_json::Value {
@@ -210,7 +210,7 @@ fn lowest_watch_keeps_exclusion_but_herds_and_matches_its_closed_form() {
     assert_eq!(status("progress"), "holds");
     assert_eq!(status("holder_owns_key"), "holds");
 
-    let dir = std::env::temp_dir().join(format!("lockstep-lowest-{}", std::process::id()));
+    let dir = scratch("lowest");
     let o = lockstep(&[
         "herd",
         "--recipes",
@@ -234,7 +234,6 @@ fn lowest_watch_keeps_exclusion_but_herds_and_matches_its_closed_form() {
         let closed: Vec<u64> = (1..=n).map(|k| n - k).collect();
         assert_eq!(per, closed, "lowest-watch with {n} clients");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Election recipes refuse lock-only settings and lock recipes election
@@ -264,8 +263,7 @@ fn lock_and_election_settings_do_not_mix() {
         ],
         &["unknown variant 'v3.4'", "v3.5, checked"],
     );
-    let dir = std::env::temp_dir().join(format!("lockstep-mix-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("mix");
     let write = |name: &str, body: &str| {
         let path = dir.join(name);
         std::fs::write(&path, body).unwrap();
@@ -310,7 +308,6 @@ fn lock_and_election_settings_do_not_mix() {
         &["run", &guid],
         &["`guid`: applies only to fair-predecessor"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `check` on an election recipe reports the election properties.
@@ -420,8 +417,7 @@ fn queue_and_barrier_options_are_checked() {
         &["check", "--recipe", "zk-barrier", "--clients", "1"],
         &["clients must be between 2 and 5"],
     );
-    let dir = std::env::temp_dir().join(format!("lockstep-queue-opts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("queue-opts");
     let run_refuses = |name: &str, text: &str, needles: &[&str]| {
         let file = dir.join(name);
         std::fs::write(&file, text).unwrap();
@@ -442,5 +438,4 @@ fn queue_and_barrier_options_are_checked() {
         "recipe = \"fair-predecessor\"\nclients = 3\n[timing]\nproduce_ms = [5, 5]\n",
         &["`timing.produce_ms`", "is no queue"],
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
