@@ -1,7 +1,8 @@
 //! The partial-order reduction (`CheckOptions::partial_order`) keeps every
-//! `always` and `sometimes` verdict of the full search, on every recipe and
-//! variant (the broken-on-purpose ones too) under every kind of fault;
-//! explores fewer states; and is as deterministic as the full search.
+//! verdict of the full search — `always`, `sometimes` and progress — on
+//! every recipe and variant (the broken-on-purpose ones too) under every
+//! kind of fault; explores fewer states; and is as deterministic as the
+//! full search.
 
 use models::checker::{check, replay, CheckOptions, CheckResult, Kind, Status};
 use models::client::Policy;
@@ -71,28 +72,29 @@ fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
         .collect()
 }
 
-/// The properties `r` checked (all but those it reports not checked).
-fn checked(r: &CheckResult) -> Vec<PropertyName> {
-    r.properties
+/// The properties of `cfg`'s application that are not progress.
+fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
+    PropertyName::of(cfg.recipe.app())
         .iter()
-        .filter(|p| p.status != Status::NotChecked)
-        .map(|p| PropertyName::parse(p.name).unwrap())
+        .copied()
+        .filter(|p| p.kind() != Kind::Progress)
         .collect()
 }
 
-/// The reduced search's verdicts against the full one's, on `cfg`; the
-/// unique states of both (the full search's unless it stopped early).
-fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
-    let part = run(cfg, reduced());
-    // Progress is not checked under the reduction, and says so.
-    for p in PropertyName::of(cfg.recipe.app()) {
-        let q = part.property(p.name());
-        let unchecked = q.status == Status::NotChecked;
-        assert_eq!(unchecked, p.kind() == Kind::Progress, "{cfg}: {p}");
-    }
-    // The full search, asked the rest, keeps no graph.
-    let asked = checked(&part);
-    let full = run(cfg, CheckOptions::default().asking(&asked));
+/// What one comparison found.
+struct Compared {
+    /// The full search's unique states, unless it stopped early.
+    full: Option<u64>,
+    reduced: u64,
+    /// Progress properties violated (in both searches).
+    progress_violated: usize,
+}
+
+/// The reduced search's verdicts against the full one's, on `cfg`, asked
+/// `asked` (every property when empty).
+fn same_verdicts(cfg: &LockModelCfg, asked: &[PropertyName]) -> Compared {
+    let part = run(cfg, reduced().asking(asked));
+    let full = run(cfg, CheckOptions::default().asking(asked));
     assert!(full.complete && part.complete, "{cfg}");
     assert!(part.partial_order);
     // (A full search whose every property was decided stops early.)
@@ -102,7 +104,8 @@ fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
         part.unique_states,
         full.unique_states
     );
-    assert_eq!(asked.len(), full.properties.len(), "{cfg}");
+    assert_eq!(part.properties.len(), full.properties.len(), "{cfg}");
+    let mut progress_violated = 0;
     for p in &full.properties {
         let q = part.property(p.name);
         assert_eq!(q.status, p.status, "{cfg}: {} under the reduction", p.name);
@@ -113,29 +116,45 @@ fn same_safety_verdicts(cfg: &LockModelCfg) -> (Option<u64>, u64) {
             assert!(path.len() >= short.len(), "{cfg}: {}", p.name);
             assert!(replay(&cfg.clone().into_model(), path).is_some());
         }
+        progress_violated += usize::from(p.kind == Kind::Progress && p.status == Status::Violated);
     }
-    (
-        (!full.decided_early).then_some(full.unique_states),
-        part.unique_states,
-    )
+    Compared {
+        full: (!full.decided_early).then_some(full.unique_states),
+        reduced: part.unique_states,
+        progress_violated,
+    }
 }
 
 #[test]
-fn every_safety_verdict_is_kept_on_every_recipe_variant_and_fault() {
-    let (mut fewer, mut compared, mut total) = (0, 0, 0);
+fn every_verdict_is_kept_on_every_recipe_variant_and_fault() {
+    let (mut fewer, mut compared, mut total, mut stuck) = (0, 0, 0, 0);
+    let mut safety_fewer = 0;
     for cfg in two_clients_every_variant_and_fault() {
-        if let (Some(full), part) = same_safety_verdicts(&cfg) {
+        // Every property: progress restricts the reduction.
+        let all = same_verdicts(&cfg, &[]);
+        if let Some(full) = all.full {
             compared += 1;
-            fewer += usize::from(part < full);
+            fewer += usize::from(all.reduced < full);
         }
+        stuck += all.progress_violated;
+        // Safety alone: the reduction unrestricted.
+        let some = same_verdicts(&cfg, &safety(&cfg));
+        safety_fewer += usize::from(some.full.is_some_and(|full| some.reduced < full));
         total += 1;
     }
-    // Every configuration above, and the reduction bit in most of them.
+    // Every configuration above, the reduction bit in most of them, and
+    // progress was found violated (and kept) in some.
     assert!(total >= 100, "{total} configurations");
     assert!(
         fewer * 2 > compared,
         "fewer states in {fewer} of {compared}"
     );
+    assert!(
+        safety_fewer * 2 > total,
+        "fewer states in {safety_fewer} of {total}"
+    );
+    assert!(stuck >= 5, "{stuck} progress violations compared");
+    eprintln!("{stuck} progress violations, {fewer} of {compared} reduced with progress, {safety_fewer} of {total} without");
 }
 
 #[test]
@@ -156,7 +175,7 @@ fn three_clients_keep_every_safety_verdict() {
                 policy,
                 ..LockModelCfg::new(recipe.clone(), 3)
             };
-            same_safety_verdicts(&cfg);
+            same_verdicts(&cfg, &[]);
         }
     }
 }
@@ -165,8 +184,11 @@ fn three_clients_keep_every_safety_verdict() {
 fn the_double_barrier_needs_a_third_of_the_states() {
     // Pinned: a change to which steps commute shows up here first.
     let cfg = LockModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
-    let (full, part) = same_safety_verdicts(&cfg);
-    assert_eq!((full, part), (Some(210_880), 66_389));
+    let some = same_verdicts(&cfg, &safety(&cfg));
+    assert_eq!((some.full, some.reduced), (Some(210_880), 66_389));
+    // Asked progress too, it takes single steps that leave the goals alone.
+    let all = same_verdicts(&cfg, &[]);
+    assert_eq!((all.full, all.reduced), (Some(210_880), 83_809));
 }
 
 #[test]
@@ -239,17 +261,15 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
                 ..reduced()
             },
         );
-        // The full search asked the same properties (no graph kept).
-        let asked = checked(&part);
         let full = run(
             &cfg,
             CheckOptions {
                 symmetry: false,
-                ..CheckOptions::default().asking(&asked)
+                ..CheckOptions::default()
             },
         );
         assert!(part.unique_states < full.unique_states, "{name}");
-        for p in part.properties.iter().filter(|p| p.kind != Kind::Progress) {
+        for p in &part.properties {
             assert_eq!(p.status, full.property(p.name).status, "{name}: {}", p.name);
         }
     }
@@ -322,15 +342,37 @@ fn commutes_at(model: &LockModel, s: &LockState) -> usize {
             for (&a, sa) in ample.iter().zip(&after) {
                 assert!(at_sb.contains(&a), "{b:?} disabled {a:?}");
                 assert!(enabled(sa).contains(&b), "{a:?} disabled {b:?}");
+                let sba = model.next_state(&sb, a);
                 assert!(
-                    model.next_state(sa, b) == model.next_state(&sb, a),
+                    model.next_state(sa, b) == sba,
                     "{a:?} and {b:?} do not commute"
                 );
+                // A step that leaves the goals alone here leaves them
+                // alone after `b` too (invisible wherever it is taken).
+                let sba = sba.expect("enabled");
+                if model.keeps_goals(s, c, sa) {
+                    assert!(model.keeps_goals(&sb, c, &sba), "{a:?} after {b:?}");
+                    assert_eq!(
+                        goals_at(model, &sb),
+                        goals_at(model, &sba),
+                        "{a:?} after {b:?}"
+                    );
+                }
                 pairs += 1;
             }
         }
     }
     pairs
+}
+
+/// Which progress goals hold at `s`.
+fn goals_at(model: &LockModel, s: &LockState) -> Vec<bool> {
+    let view = model.goal_view(s);
+    model
+        .progress_goals()
+        .iter()
+        .map(|(_, goal)| goal(model, &view))
+        .collect()
 }
 
 #[test]

@@ -88,7 +88,6 @@ pub fn html_page(cfg: &LockModelCfg, r: &CheckResult) -> String {
             (_, Status::Violated) => ("VIOLATED", "bad"),
             (_, Status::Holds) => ("holds", "good"),
             (_, Status::Unknown) => ("unknown", ""),
-            (_, Status::NotChecked) => ("not checked", ""),
         };
         let kind = match p.kind {
             Kind::Always => "always",

@@ -308,8 +308,9 @@ pub struct CheckArgs {
     pub no_symmetry: bool,
     /// Partial-order reduction: where a client's local steps (a delivery to
     /// it, its timer) commute with every other step, explore only those.
-    /// Every `always` and `sometimes` verdict is kept; progress properties
-    /// are not checked, and a counterexample may be longer than the shortest.
+    /// Every verdict is kept (progress too: with progress asked, a client's
+    /// step is taken alone only where it is its one local step and leaves
+    /// the goals alone); a counterexample may be longer than the shortest.
     #[arg(long = "partial-order")]
     pub partial_order: bool,
     /// Ask about this property only (repeatable; default: every property of

@@ -510,12 +510,6 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
                     class: "unknown",
                     link: None,
                 },
-                Status::NotChecked => Cell {
-                    text: "not checked".into(),
-                    mark: "-",
-                    class: "unknown",
-                    link: None,
-                },
             }));
             cells.push(Cell::plain(
                 expected.as_deref().map_or("—".to_string(), list),

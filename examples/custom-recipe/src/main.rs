@@ -102,7 +102,6 @@ fn status(s: Status) -> &'static str {
         Status::Holds => "holds",
         Status::Violated => "VIOLATED",
         Status::Unknown => "unknown (state limit)",
-        Status::NotChecked => "not checked",
     }
 }
 

@@ -16,7 +16,7 @@
 
 use crate::ids::ClientIdx;
 use crate::model::commute::local_to;
-use crate::model::{Action, Goal, LockModel, LockState};
+use crate::model::{Action, Goal, GoalView, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, Relabel,
@@ -55,8 +55,9 @@ pub struct CheckOptions {
     pub on_level: Option<fn(&Level)>,
     /// Partial-order reduction: where a client's local steps commute with
     /// everything else, explore only those ([`crate::model::commute`]).
-    /// Keeps every `always` and `sometimes` verdict; progress is not
-    /// checked, and counterexamples may be longer than the shortest.
+    /// Keeps every verdict (with progress asked, only a client's one local
+    /// step that leaves the goals alone is taken alone); counterexamples
+    /// may be longer than the shortest.
     pub partial_order: bool,
 }
 
@@ -172,9 +173,6 @@ pub enum Status {
     Violated,
     /// The exploration stopped at its state limit before deciding.
     Unknown,
-    /// Not checked: a progress property under the partial-order reduction,
-    /// which does not keep the whole graph progress is decided on.
-    NotChecked,
 }
 
 #[derive(Clone, Debug)]
@@ -200,8 +198,8 @@ pub struct CheckResult {
     pub seconds: f64,
     pub complete: bool,
     pub symmetry: bool,
-    /// The partial-order reduction was on: progress was not checked, and
-    /// `states`/`unique_states` count the reduced graph.
+    /// The partial-order reduction was on: `states`/`unique_states` count
+    /// the reduced graph.
     pub partial_order: bool,
     /// The search stopped before exploring everything because every
     /// property asked about was decided (see [`CheckOptions::ask`]).
@@ -449,18 +447,25 @@ fn explore_successors(
         true => model.ample_candidates(state, actions),
         false => Vec::new(),
     };
+    // Progress asks more of an ample set (condition C4 of
+    // [`crate::model::commute`]): one step, which leaves the goals alone.
+    let keeps_progress = !judges.goals.is_empty();
     if !candidates.is_empty() {
         computed = actions.iter().map(|_| None).collect();
         let ample = candidates.into_iter().find_map(|c| {
             let steps: Vec<usize> = (0..actions.len())
                 .filter(|&i| local_to(&actions[i]) == Some(c))
                 .collect();
+            if keeps_progress && steps.len() != 1 {
+                return None;
+            }
             let mut local = true;
             for &i in &steps {
                 let next = model.next_state(state, actions[i]);
-                local &= next
-                    .as_ref()
-                    .is_none_or(|n| LockModel::stays_local(state, c, n));
+                local &= next.as_ref().is_none_or(|n| {
+                    LockModel::stays_local(state, c, n)
+                        && (!keeps_progress || model.keeps_goals(state, c, n))
+                });
                 computed[i] = Some(next.map(&named));
             }
             let all_new = steps.iter().all(|&i| match &computed[i] {
@@ -548,11 +553,17 @@ fn expand(
     Expanded {
         asymmetry,
         hits,
-        reached: goals
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, goal))| goal(model, state))
-            .fold(0, |bits, (g, _)| bits | 1 << g),
+        reached: match goals.is_empty() {
+            true => 0,
+            false => {
+                let view = model.goal_view(state);
+                goals
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, goal))| goal(model, &view))
+                    .fold(0, |bits, (g, _)| bits | 1 << g)
+            }
+        },
         successors,
     }
 }
@@ -697,12 +708,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     assert!(props.len() <= 64, "property hits are kept in a u64");
     let mut goals = model.progress_goals();
     goals.retain(|(name, _)| opts.asks(name.name()));
-    // Progress needs the whole graph, which the partial-order reduction
-    // does not keep: reported as not checked.
-    let unchecked: Vec<_> = match opts.partial_order {
-        true => goals.drain(..).map(|(name, _)| name).collect(),
-        false => Vec::new(),
-    };
     assert!(goals.len() <= 8, "goals reached are kept in a u8");
     let judges = Judges {
         model,
@@ -887,15 +892,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             decided_after: started.elapsed().as_secs_f64(),
         });
     }
-    for name in unchecked {
-        properties.push(PropertyResult {
-            name: name.name(),
-            kind: Kind::Progress,
-            status: Status::NotChecked,
-            path: None,
-            decided_after: started.elapsed().as_secs_f64(),
-        });
-    }
 
     // Replay every path (in real client names) from the initial state and
     // re-check it. Under symmetry, a path that does not re-check means the
@@ -982,7 +978,7 @@ pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
 fn confirm_stuck(
     model: &LockModel,
     path: &[Action],
-    goal: fn(&LockModel, &LockState) -> bool,
+    goal: fn(&LockModel, &GoalView) -> bool,
 ) -> bool {
     let Some(end) = replay(model, path) else {
         return false;
@@ -991,7 +987,7 @@ fn confirm_stuck(
     let mut queue = VecDeque::from([end]);
     let mut actions = Vec::new();
     while let Some(s) = queue.pop_front() {
-        if goal(model, &s) {
+        if goal(model, &model.goal_view(&s)) {
             return false;
         }
         if !seen.insert(fingerprint(&s)) {

@@ -13,7 +13,7 @@
 //! local steps (an *ample set*) loses no reachable violation of an `always`
 //! property and no witness of a `sometimes` one (the classic conditions,
 //! Clarke, Grumberg and Peled, *Model Checking*, ch. 10; each condition
-//! below says which it meets):
+//! below says which it meets); with C4 too, no progress verdict either:
 //!
 //! - **C0**, not empty: `c` has a message from the store waiting.
 //! - **C1**, no step outside the set that depends on one inside can come
@@ -49,15 +49,34 @@
 //!   depth or before), so every cycle of the reduced graph holds a fully
 //!   expanded state.
 //!
+//! - **C4**, for progress (from every state a goal state is reachable: a
+//!   branching-time property, AG EF goal): when progress is asked, the set
+//!   is one step, and that step leaves `c`'s [`super::GoalMarks`] as they
+//!   were. With C0–C4 and deterministic steps (each action has at most one
+//!   successor, as here) the reduced graph is stuttering bisimilar to the
+//!   full one (Gerth, Kuiper, Peled and Penczek, *A partial order approach
+//!   to branching time logic model checking*, Information and Computation
+//!   150, 1999; the book's section 10.6), so CTL without next — progress
+//!   among it — has the same verdict on both. The goals read a client
+//!   through its marks alone, and the step leaves the store alone (C2), so
+//!   the goals cannot tell the states before and after it apart, wherever
+//!   it is taken: the marks are a function of `c`'s state and the message,
+//!   which no other actor changes. The test
+//!   `local_steps_commute_with_every_other_step` checks this too: a step
+//!   that keeps the goals keeps them after any other step. In the
+//!   configurations the tests measure, a qualifying client's first set was
+//!   always one step; the one-step rule is there because the theory needs
+//!   it, not because a count showed it.
+//!
 //! Under symmetry reduction the set is chosen at the representative the
 //! search expands; the same choice moved to any member of its orbit meets
 //! the same conditions, since clients are alike.
 //!
-//! What it does not cover: progress (from every state a goal is reachable)
-//! needs the whole graph — a reduced graph can drop the states a stuck
-//! path passes through — so it is not checked under the reduction; and the
-//! shortest counterexample of the reduced graph can be longer than the
-//! full graph's (the reduction takes `c`'s steps first).
+//! What it does not cover: the shortest counterexample of the reduced
+//! graph can be longer than the full graph's (the reduction takes `c`'s
+//! steps first). A stuck state the reduced graph finds is confirmed in
+//! the full model (a search of everything reachable from it) before it is
+//! reported.
 
 use super::{LockModel, LockState};
 use crate::client::Phase;

@@ -6,6 +6,7 @@
 //! - [`state`]: the state and the actions;
 //! - [`time`]: when a timer may fire (time is abstracted);
 //! - [`commute`]: which steps commute (the partial-order reduction);
+//! - `goals`: the progress goals, and what they read of a client;
 //! - [`describe`]: each action in words, for traces and the Explorer;
 //! - [`view`]: a state as its actors show it, field by field;
 //! - [`sequence`]: a path as a sequence diagram;
@@ -21,6 +22,7 @@
 pub mod commute;
 mod config;
 pub mod describe;
+mod goals;
 pub mod sequence;
 mod shared;
 mod state;
@@ -30,6 +32,7 @@ pub mod view;
 pub use config::{
     check_producers, default_producers, FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
 };
+pub use goals::{Goal, GoalMarks, GoalView};
 pub use shared::Shared;
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
@@ -533,75 +536,5 @@ impl Model for LockModel {
                 | P::QueueDrains => None,
             })
             .collect()
-    }
-}
-
-/// A progress property: its name and the states it asks to stay reachable.
-pub type Goal = (PropertyName, fn(&LockModel, &LockState) -> bool);
-
-impl LockModel {
-    /// The progress properties of the recipe's application, each with its
-    /// goal: from every reachable state, a goal state must be reachable.
-    pub fn progress_goals(&self) -> Vec<Goal> {
-        PropertyName::of(self.cfg.recipe.app())
-            .iter()
-            .filter_map(|&p| -> Option<Goal> {
-                match p {
-                    PropertyName::Progress | PropertyName::AllPass => {
-                        Some((p, |_, s| s.all_live_done()))
-                    }
-                    PropertyName::LeaderElected => {
-                        Some((p, |_, s| s.all_live_done() || s.holders().next().is_some()))
-                    }
-                    PropertyName::FollowersAgree => Some((p, LockModel::followers_agree)),
-                    PropertyName::QueueDrains => Some((p, LockModel::queue_drained)),
-                    PropertyName::MutualExclusion
-                    | PropertyName::ResourceExclusion
-                    | PropertyName::HerdBound
-                    | PropertyName::HolderOwnsKey
-                    | PropertyName::HolderWritesAccepted
-                    | PropertyName::HandOff
-                    | PropertyName::SingleLeader
-                    | PropertyName::ElectedWithKey
-                    | PropertyName::LeaderExclusion
-                    | PropertyName::NoEarlyPass
-                    | PropertyName::NoEarlyLeave
-                    | PropertyName::NoLostItem
-                    | PropertyName::NoDuplicateItem
-                    | PropertyName::FifoOrder => None,
-                }
-            })
-            .collect()
-    }
-
-    /// A queue has drained: every live producer finished, no element is
-    /// left in the store, and no live consumer is still processing an item.
-    pub fn queue_drained(&self, state: &LockState) -> bool {
-        state.store.zk.children().next().is_none()
-            && state.clients.iter().enumerate().all(|(c, s)| {
-                !s.is_live()
-                    || if self.client.produces(c as ClientIdx) {
-                        s.state.phase == Phase::Done
-                    } else {
-                        !s.state.holds_lock()
-                    }
-            })
-    }
-
-    /// Every live follower (a client still campaigning) has seen the current
-    /// leader, and there is exactly one; or nobody follows.
-    pub fn followers_agree(&self, state: &LockState) -> bool {
-        let mut leaders = state.holders();
-        let leader = match (leaders.next(), leaders.next()) {
-            (Some(l), None) => Some(state.clients[l as usize].state.session),
-            _ => None,
-        };
-        state.clients.iter().filter(|s| s.is_live()).all(|s| {
-            let c = &s.state;
-            c.phase != Phase::Acquiring
-                || c.recipe.as_ref().is_some_and(|r| {
-                    leader.is_some() && self.client.recipe.leader_seen(r) == leader
-                })
-        })
     }
 }

@@ -4,7 +4,7 @@
 
 use super::shared::Shared;
 use super::FaultBudget;
-use crate::client::{ClientState, Phase};
+use crate::client::ClientState;
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::{Msg, Timer};
 use crate::properties::{Monitors, PropertyName};
@@ -139,13 +139,6 @@ impl LockState {
             .enumerate()
             .filter(|(_, s)| s.is_live() && s.state.holds_lock())
             .map(|(c, _)| c as ClientIdx)
-    }
-
-    /// Every live client has finished its rounds.
-    pub fn all_live_done(&self) -> bool {
-        self.clients
-            .iter()
-            .all(|s| !s.is_live() || s.state.phase == Phase::Done)
     }
 
     /// Someone acquired the lock after someone else had it.
