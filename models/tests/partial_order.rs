@@ -158,7 +158,7 @@ fn every_verdict_is_kept_on_every_recipe_variant_and_fault() {
 }
 
 #[test]
-fn three_clients_keep_every_safety_verdict() {
+fn three_clients_keep_every_verdict() {
     for recipe in recipes::defaults() {
         for (faults, policy) in [
             (FaultBudget::default(), Policy::Naive),

@@ -148,7 +148,11 @@ fn an_identity_dependent_recipe_is_refused_under_symmetry() {
         Err(e @ CheckError::IdentityDependent { .. }) => {
             assert!(e.to_string().contains("--no-symmetry"), "{e}")
         }
-        Err(e @ (CheckError::Threads { .. } | CheckError::Collision { .. })) => panic!("{e}"),
+        Err(
+            e @ (CheckError::Threads { .. }
+            | CheckError::Collision { .. }
+            | CheckError::Reduction { .. }),
+        ) => panic!("{e}"),
         Ok(_) => panic!("symmetry reduction accepted an identity-dependent recipe"),
     }
     let full = try_check(

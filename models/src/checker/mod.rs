@@ -122,6 +122,13 @@ pub enum CheckError {
         /// Where the replay failed.
         found: String,
     },
+    /// A state the partial-order reduction's graph showed stuck is not
+    /// stuck in the full model: a step the reduction took alone did not
+    /// commute, or the goals saw it.
+    Reduction {
+        /// Which property, in words.
+        found: String,
+    },
     /// The worker threads asked for could not be started.
     Threads {
         /// How many were asked for.
@@ -145,6 +152,11 @@ impl fmt::Display for CheckError {
                 "two different states shared a fingerprint ({found} does not replay), \
                  so the search may have missed states and no verdict is given; \
                  check a smaller configuration, or with --no-symmetry"
+            ),
+            CheckError::Reduction { found } => write!(
+                f,
+                "the partial-order reduction gave a wrong answer: {found}, so no verdict is \
+                 given; check without --partial-order (and report this to lockstep)"
             ),
             CheckError::Threads { asked, reason } => write!(
                 f,
@@ -918,6 +930,14 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                     })
                 }
             };
+            if !confirmed && opts.partial_order && p.kind == Kind::Progress {
+                return Err(CheckError::Reduction {
+                    found: format!(
+                        "the state its {} counterexample reaches can still reach the goal",
+                        p.name
+                    ),
+                });
+            }
             if !confirmed && opts.symmetry {
                 return Err(not_alike(format!(
                     "the {} path found among representatives does not re-check in the clients' real names",

@@ -63,10 +63,11 @@
 //!   it is taken: the marks are a function of `c`'s state and the message,
 //!   which no other actor changes. The test
 //!   `local_steps_commute_with_every_other_step` checks this too: a step
-//!   that keeps the goals keeps them after any other step. In the
-//!   configurations the tests measure, a qualifying client's first set was
-//!   always one step; the one-step rule is there because the theory needs
-//!   it, not because a count showed it.
+//!   that keeps the goals keeps them after any other step. The one-step
+//!   rule is what the cited theorem (which keeps all of CTL without next)
+//!   asks; for "a goal stays reachable" alone, C0–C3 with goal-invisible
+//!   steps may well suffice, but lockstep keeps the condition it can cite.
+//!   In the configurations the tests measure it changed no count.
 //!
 //! Under symmetry reduction the set is chosen at the representative the
 //! search expands; the same choice moved to any member of its orbit meets
