@@ -303,15 +303,17 @@ fn reachable(cfg: &LockModelCfg, limit: usize) -> Vec<LockState> {
 /// clients the model offers as ample, each local step `a` and each step
 /// `b` outside the set commute — both orders reach the same state,
 /// neither disables the other — and `b` gives the client no local step
-/// the set lacks. Returns how many pairs were checked.
-fn commutes_at(model: &LockModel, s: &LockState) -> usize {
+/// the set lacks; and a set taken alone with progress asked is one step
+/// the goals do not see. Returns how many pairs were checked, and how
+/// many sets would be taken alone with progress asked.
+fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
     let enabled = |s: &LockState| {
         let mut v = Vec::new();
         model.actions(s, &mut v);
         v
     };
     let here = enabled(s);
-    let mut pairs = 0;
+    let (mut pairs, mut alone) = (0, 0);
     for c in model.ample_candidates(s, &here) {
         let ample: Vec<Action> = here
             .iter()
@@ -323,8 +325,17 @@ fn commutes_at(model: &LockModel, s: &LockState) -> usize {
             .iter()
             .map(|&a| model.next_state(s, a).expect("enabled"))
             .collect();
+        // With progress asked, a set the checker would take alone is one
+        // step, and the goals cannot tell its ends apart.
+        if LockModel::ample_size_allowed(ample.len(), true)
+            && after.iter().all(|n| model.may_take_alone(s, c, n, true))
+        {
+            assert_eq!(ample.len(), 1, "{ample:?}");
+            assert_eq!(goals_at(model, s), goals_at(model, &after[0]), "{ample:?}");
+            alone += 1;
+        }
         // The checker uses the set only if every step stays local.
-        if !after.iter().all(|n| LockModel::stays_local(s, c, n)) {
+        if !after.iter().all(|n| model.may_take_alone(s, c, n, false)) {
             continue;
         }
         for &b in here.iter().filter(|b| !ample.contains(b)) {
@@ -362,7 +373,7 @@ fn commutes_at(model: &LockModel, s: &LockState) -> usize {
             }
         }
     }
-    pairs
+    (pairs, alone)
 }
 
 /// Which progress goals hold at `s`.
@@ -377,12 +388,18 @@ fn goals_at(model: &LockModel, s: &LockState) -> Vec<bool> {
 
 #[test]
 fn local_steps_commute_with_every_other_step() {
-    let mut pairs = 0;
+    let (mut pairs, mut alone) = (0, 0);
     for cfg in two_clients_every_variant_and_fault() {
         let model = cfg.clone().into_model();
         for s in reachable(&cfg, 20_000) {
-            pairs += commutes_at(&model, &s);
+            let (p, a) = commutes_at(&model, &s);
+            pairs += p;
+            alone += a;
         }
     }
     assert!(pairs > 10_000, "{pairs} pairs checked");
+    assert!(
+        alone > 10_000,
+        "{alone} sets taken alone with progress asked"
+    );
 }

@@ -468,16 +468,15 @@ fn explore_successors(
             let steps: Vec<usize> = (0..actions.len())
                 .filter(|&i| local_to(&actions[i]) == Some(c))
                 .collect();
-            if keeps_progress && steps.len() != 1 {
+            if !LockModel::ample_size_allowed(steps.len(), keeps_progress) {
                 return None;
             }
             let mut local = true;
             for &i in &steps {
                 let next = model.next_state(state, actions[i]);
-                local &= next.as_ref().is_none_or(|n| {
-                    LockModel::stays_local(state, c, n)
-                        && (!keeps_progress || model.keeps_goals(state, c, n))
-                });
+                local &= next
+                    .as_ref()
+                    .is_none_or(|n| model.may_take_alone(state, c, n, keeps_progress));
                 computed[i] = Some(next.map(&named));
             }
             let all_new = steps.iter().all(|&i| match &computed[i] {

@@ -163,6 +163,25 @@ impl LockModel {
         found.into_iter().map(|(_, c)| c).collect()
     }
 
+    /// Whether an ample set of `steps` steps is allowed: any number for
+    /// safety, one when progress is asked (C4).
+    pub fn ample_size_allowed(steps: usize, progress: bool) -> bool {
+        !progress || steps == 1
+    }
+
+    /// Whether the local step of client `c` from `last` to `next` may be
+    /// taken alone: it stays local (C2 for the monitors, and C1's "touches
+    /// no one else"), and with progress asked it leaves the goals alone.
+    pub fn may_take_alone(
+        &self,
+        last: &LockState,
+        c: ClientIdx,
+        next: &LockState,
+        progress: bool,
+    ) -> bool {
+        LockModel::stays_local(last, c, next) && (!progress || self.keeps_goals(last, c, next))
+    }
+
     /// Whether `next`, reached from `last` by a local step of client `c`,
     /// differs from it in `c`'s slot alone: the step fed the monitors
     /// nothing (it is invisible) and touched no other actor.
