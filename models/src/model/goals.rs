@@ -1,10 +1,11 @@
 //! The progress goals: from every reachable state, a state where the goal
 //! holds must stay reachable.
 //!
-//! A goal reads the store and, of each client, its [`GoalMarks`] only. So
-//! a client's step that leaves its marks (and the store) as they were
-//! leaves every goal as it was, wherever in a run it is taken: the
-//! partial-order reduction keeps progress verdicts on that
+//! A goal reads the store and, of each client, its marks only
+//! ([`ClientMarks`], each read when a goal asks for it). So a client's
+//! step that leaves its marks ([`GoalMarks`], all of them) and the store
+//! as they were leaves every goal as it was, wherever in a run it is
+//! taken: the partial-order reduction keeps progress verdicts on that
 //! ([`super::commute`]).
 
 use super::{ClientSlot, LockModel, LockState};
@@ -12,9 +13,8 @@ use crate::client::Phase;
 use crate::ids::{ClientIdx, SessionId};
 use crate::properties::PropertyName;
 use crate::store::StoreState;
-use smallvec::SmallVec;
 
-/// What the progress goals read of a client.
+/// Every mark the progress goals can read of a client, to compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GoalMarks {
     /// Not crashed.
@@ -28,30 +28,88 @@ pub struct GoalMarks {
     pub leader_seen: Option<SessionId>,
 }
 
-/// A state as the goals see it.
+/// A state as the goals see it: the store, and each client's marks.
 pub struct GoalView<'a> {
-    pub store: &'a StoreState,
-    pub clients: SmallVec<[GoalMarks; 8]>,
+    model: &'a LockModel,
+    state: &'a LockState,
+}
+
+impl<'a> GoalView<'a> {
+    pub fn store(&self) -> &'a StoreState {
+        &self.state.store
+    }
+
+    /// The clients' marks, in client order.
+    pub fn clients(&self) -> impl Iterator<Item = ClientMarks<'a>> + 'a {
+        let model = self.model;
+        self.state
+            .clients
+            .iter()
+            .map(move |slot| ClientMarks { model, slot })
+    }
+}
+
+/// A client as the goals see it: each mark is read off its slot when a
+/// goal asks (most goals decide on the first few), and nothing else is.
+#[derive(Clone, Copy)]
+pub struct ClientMarks<'a> {
+    model: &'a LockModel,
+    slot: &'a ClientSlot,
+}
+
+impl ClientMarks<'_> {
+    /// Not crashed.
+    pub fn live(&self) -> bool {
+        self.slot.is_live()
+    }
+
+    pub fn done(&self) -> bool {
+        self.slot.state.phase == Phase::Done
+    }
+
+    pub fn holding(&self) -> bool {
+        self.slot.state.holds_lock()
+    }
+
+    /// Still campaigning (or waiting for the lock).
+    pub fn acquiring(&self) -> bool {
+        self.slot.state.phase == Phase::Acquiring
+    }
+
+    pub fn session(&self) -> SessionId {
+        self.slot.state.session
+    }
+
+    /// Election recipes: the leader as the store's answers have shown it.
+    pub fn leader_seen(&self) -> Option<SessionId> {
+        let recipe = &self.model.client.recipe;
+        self.slot
+            .state
+            .recipe
+            .as_ref()
+            .and_then(|r| recipe.leader_seen(r))
+    }
+
+    /// Every mark.
+    pub fn all(&self) -> GoalMarks {
+        GoalMarks {
+            live: self.live(),
+            done: self.done(),
+            holding: self.holding(),
+            acquiring: self.acquiring(),
+            session: self.session(),
+            leader_seen: self.leader_seen(),
+        }
+    }
 }
 
 /// A progress property: its name and the states it asks to stay reachable.
 pub type Goal = (PropertyName, fn(&LockModel, &GoalView) -> bool);
 
 impl LockModel {
-    /// What the goals read of `slot`'s client.
+    /// Every mark the goals can read of `slot`'s client.
     pub fn goal_marks(&self, slot: &ClientSlot) -> GoalMarks {
-        let st = &slot.state;
-        GoalMarks {
-            live: slot.is_live(),
-            done: st.phase == Phase::Done,
-            holding: st.holds_lock(),
-            acquiring: st.phase == Phase::Acquiring,
-            session: st.session,
-            leader_seen: st
-                .recipe
-                .as_ref()
-                .and_then(|r| self.client.recipe.leader_seen(r)),
-        }
+        ClientMarks { model: self, slot }.all()
     }
 
     /// Whether client `c`'s step from `last` to `next` left its marks as
@@ -62,11 +120,8 @@ impl LockModel {
     }
 
     /// `state` as the goals see it.
-    pub fn goal_view<'a>(&self, state: &'a LockState) -> GoalView<'a> {
-        GoalView {
-            store: &state.store,
-            clients: state.clients.iter().map(|s| self.goal_marks(s)).collect(),
-        }
+    pub fn goal_view<'a>(&'a self, state: &'a LockState) -> GoalView<'a> {
+        GoalView { model: self, state }
     }
 
     /// The progress properties of the recipe's application, each with its
@@ -80,7 +135,7 @@ impl LockModel {
                         Some((p, |_, v| all_live_done(v)))
                     }
                     PropertyName::LeaderElected => Some((p, |_, v| {
-                        all_live_done(v) || v.clients.iter().any(|c| c.live && c.holding)
+                        all_live_done(v) || v.clients().any(|c| c.live() && c.holding())
                     })),
                     PropertyName::FollowersAgree => Some((p, |_, v| followers_agree(v))),
                     PropertyName::QueueDrains => Some((p, LockModel::queue_drained)),
@@ -106,13 +161,13 @@ impl LockModel {
     /// A queue has drained: every live producer finished, no element is
     /// left in the store, and no live consumer is still processing an item.
     pub fn queue_drained(&self, view: &GoalView) -> bool {
-        view.store.zk.children().next().is_none()
-            && view.clients.iter().enumerate().all(|(c, m)| {
-                !m.live
+        view.store().zk.children().next().is_none()
+            && view.clients().enumerate().all(|(c, m)| {
+                !m.live()
                     || if self.client.produces(c as ClientIdx) {
-                        m.done
+                        m.done()
                     } else {
-                        !m.holding
+                        !m.holding()
                     }
             })
     }
@@ -126,17 +181,16 @@ impl LockModel {
 
 /// Every live client has finished its rounds.
 fn all_live_done(view: &GoalView) -> bool {
-    view.clients.iter().all(|c| !c.live || c.done)
+    view.clients().all(|c| !c.live() || c.done())
 }
 
 fn followers_agree(view: &GoalView) -> bool {
-    let mut leaders = view.clients.iter().filter(|c| c.live && c.holding);
+    let mut leaders = view.clients().filter(|c| c.live() && c.holding());
     let leader = match (leaders.next(), leaders.next()) {
-        (Some(l), None) => Some(l.session),
+        (Some(l), None) => Some(l.session()),
         _ => None,
     };
-    view.clients
-        .iter()
-        .filter(|c| c.live)
-        .all(|c| !c.acquiring || leader.is_some() && c.leader_seen == leader)
+    view.clients()
+        .filter(|c| c.live())
+        .all(|c| !c.acquiring() || leader.is_some() && c.leader_seen() == leader)
 }
