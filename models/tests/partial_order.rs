@@ -186,9 +186,27 @@ fn the_double_barrier_needs_a_third_of_the_states() {
     let cfg = LockModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
     let some = same_verdicts(&cfg, &safety(&cfg));
     assert_eq!((some.full, some.reduced), (Some(210_880), 66_389));
-    // Asked progress too, it takes single steps that leave the goals alone.
+    // Asked progress too: a member's step that finishes it is visible to
+    // `all_pass`, but only ever towards it, so it is still taken alone
+    // (C4) and progress costs the reduction nothing here (it cost 83,809
+    // states while only steps that left the goals as they were were).
     let all = same_verdicts(&cfg, &[]);
-    assert_eq!((all.full, all.reduced), (Some(210_880), 83_809));
+    assert_eq!((all.full, all.reduced), (Some(210_880), 66_389));
+}
+
+#[test]
+fn progress_restricts_the_reduction_where_a_goal_could_turn_false() {
+    // Pinned: an election's leader resigning (it stops holding) could make
+    // `leader_elected` false, and a follower's step changes what
+    // `followers_agree` reads, so those steps are not taken alone when
+    // progress is asked; a change to C4 shows up here.
+    let cfg = LockModelCfg::new(recipes::parse("zk-fair-election").unwrap(), 3);
+    let some = same_verdicts(&cfg, &safety(&cfg));
+    let all = same_verdicts(&cfg, &[]);
+    assert_eq!(
+        (all.full, all.reduced, some.reduced),
+        (Some(9_803), 7_573, 3_251)
+    );
 }
 
 #[test]
@@ -303,8 +321,8 @@ fn reachable(cfg: &LockModelCfg, limit: usize) -> Vec<LockState> {
 /// clients the model offers as ample, each local step `a` and each step
 /// `b` outside the set commute — both orders reach the same state,
 /// neither disables the other — and `b` gives the client no local step
-/// the set lacks; and a set taken alone with progress asked is one step
-/// the goals do not see. Returns how many pairs were checked, and how
+/// the set lacks; and a set taken alone with progress asked makes no goal
+/// false, here or after any other step (C4). Returns how many pairs were checked, and how
 /// many sets would be taken alone with progress asked.
 fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
     let enabled = |s: &LockState| {
@@ -325,17 +343,21 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
             .iter()
             .map(|&a| model.next_state(s, a).expect("enabled"))
             .collect();
-        // With progress asked, a set the checker would take alone is one
-        // step, and the goals cannot tell its ends apart.
-        if LockModel::ample_size_allowed(ample.len(), true)
-            && after.iter().all(|n| model.may_take_alone(s, c, n, true))
-        {
-            assert_eq!(ample.len(), 1, "{ample:?}");
-            assert_eq!(goals_at(model, s), goals_at(model, &after[0]), "{ample:?}");
+        // With progress asked, a set the checker would take alone makes no
+        // goal false (C4): each goal that held before each step holds after.
+        let goals = model.progress_goals();
+        if after.iter().all(|n| model.may_take_alone(s, c, n, &goals)) {
+            for n in &after {
+                let (before, then) = (goals_at(model, s), goals_at(model, n));
+                assert!(
+                    before.iter().zip(&then).all(|(b, t)| !b || *t),
+                    "{ample:?} made a goal false: {before:?} then {then:?}"
+                );
+            }
             alone += 1;
         }
         // The checker uses the set only if every step stays local.
-        if !after.iter().all(|n| model.may_take_alone(s, c, n, false)) {
+        if !after.iter().all(|n| model.may_take_alone(s, c, n, &[])) {
             continue;
         }
         for &b in here.iter().filter(|b| !ample.contains(b)) {
@@ -358,16 +380,22 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
                     model.next_state(sa, b) == sba,
                     "{a:?} and {b:?} do not commute"
                 );
-                // A step that leaves the goals alone here leaves them
-                // alone after `b` too (invisible wherever it is taken).
+                // A step that cannot make a goal false here cannot after
+                // `b` either (C4 wherever it is taken).
                 let sba = sba.expect("enabled");
-                if model.keeps_goals(s, c, sa) {
-                    assert!(model.keeps_goals(&sb, c, &sba), "{a:?} after {b:?}");
-                    assert_eq!(
-                        goals_at(model, &sb),
-                        goals_at(model, &sba),
-                        "{a:?} after {b:?}"
-                    );
+                for g in &goals {
+                    if g.cannot_falsify(model, s, c, sa) {
+                        assert!(
+                            g.cannot_falsify(model, &sb, c, &sba),
+                            "{a:?} after {b:?}: {:?}",
+                            g.name
+                        );
+                        assert!(
+                            !g.holds(model, &sb) || g.holds(model, &sba),
+                            "{a:?} after {b:?} made {:?} false",
+                            g.name
+                        );
+                    }
                 }
                 pairs += 1;
             }
@@ -378,11 +406,10 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
 
 /// Which progress goals hold at `s`.
 fn goals_at(model: &LockModel, s: &LockState) -> Vec<bool> {
-    let view = model.goal_view(s);
     model
         .progress_goals()
         .iter()
-        .map(|(_, goal)| goal(model, &view))
+        .map(|g| g.holds(model, s))
         .collect()
 }
 
@@ -402,4 +429,103 @@ fn local_steps_commute_with_every_other_step() {
         alone > 10_000,
         "{alone} sets taken alone with progress asked"
     );
+}
+
+/// `Goal::cannot_falsify` is sound on every client's local step, ample or
+/// not (in the shipped recipes the steps that lower a goal's bits also
+/// feed the monitors, so C2 alone keeps them out of ample sets): a step it
+/// clears never turns its goal from true to false.
+#[test]
+fn a_step_that_cannot_falsify_a_goal_does_not() {
+    let (mut cleared, mut refused) = (0usize, 0usize);
+    for cfg in two_clients_every_variant_and_fault() {
+        let model = cfg.clone().into_model();
+        let goals = model.progress_goals();
+        let mut actions = Vec::new();
+        for s in reachable(&cfg, 5_000) {
+            actions.clear();
+            model.actions(&s, &mut actions);
+            for &a in &actions {
+                let (Some(c), Some(next)) = (local_to(&a), model.next_state(&s, a)) else {
+                    continue;
+                };
+                for g in &goals {
+                    if !g.cannot_falsify(&model, &s, c, &next) {
+                        refused += 1;
+                    } else if s.store == next.store {
+                        // (The caller compares the store, which a goal may
+                        // read: C2 for an ample step.)
+                        assert!(
+                            !g.holds(&model, &s) || g.holds(&model, &next),
+                            "{cfg}: {a:?} made {:?} false",
+                            g.name
+                        );
+                        cleared += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        cleared > 10_000 && refused > 1_000,
+        "{cleared} cleared, {refused} refused"
+    );
+}
+
+/// A goal that reads rising bits is monotone in each (what C4 rests on):
+/// at every store a small configuration of each recipe reaches, for every
+/// client count the checker takes and every assignment of the bits the
+/// goal's clients were seen with, setting one more bit never turns the
+/// goal from true to false.
+#[test]
+fn goals_are_monotone_in_their_rising_bits() {
+    use models::model::{GoalReads, MAX_CLIENTS};
+    let mut checked = 0usize;
+    for recipe in recipes::defaults() {
+        let cfg = LockModelCfg::new(recipe, 2);
+        let model = cfg.clone().into_model();
+        let states = reachable(&cfg, 5_000);
+        for goal in model.progress_goals() {
+            let GoalReads::Rising { bits, holds } = goal.reads else {
+                continue;
+            };
+            // Every bit the goal reads, as the reachable states show them.
+            let mut used = 0u8;
+            for s in &states {
+                for (c, m) in model.goal_view(s).clients().enumerate() {
+                    used |= bits(&model, c as u16, &m);
+                }
+            }
+            assert!(used != 0 && used < 16, "{:?}: bits {used:#b}", goal.name);
+            let values: Vec<u8> = (0..=used).filter(|v| v & !used == 0).collect();
+            for s in states.iter().step_by(53) {
+                for n in 2..=usize::from(MAX_CLIENTS).min(4) {
+                    let mut read = vec![0u8; n];
+                    for k in 0..values.len().pow(n as u32) {
+                        let mut k = k;
+                        for r in read.iter_mut() {
+                            *r = values[k % values.len()];
+                            k /= values.len();
+                        }
+                        if !holds(&model, &s.store, &read) {
+                            continue;
+                        }
+                        for i in 0..n {
+                            for bit in (0..4).map(|b| 1u8 << b).filter(|b| used & b != 0) {
+                                let mut more = read.clone();
+                                more[i] |= bit;
+                                assert!(
+                                    holds(&model, &s.store, &more),
+                                    "{:?}: {read:?} holds, {more:?} does not",
+                                    goal.name
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked} rises checked");
 }

@@ -300,8 +300,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     );
     if r.partial_order {
         println!(
-            "partial-order reduction: on (with progress asked, only single steps that leave \
-             the goals alone are reduced; a counterexample may be longer than the shortest)"
+            "partial-order reduction: on (with progress asked, only steps that cannot make a \
+             goal false are taken alone; a counterexample may be longer than the shortest)"
         );
     }
     if !r.complete {

@@ -309,8 +309,8 @@ pub struct CheckArgs {
     /// Partial-order reduction: where a client's local steps (a delivery to
     /// it, its timer) commute with every other step, explore only those.
     /// Every verdict is kept (progress too: with progress asked, a client's
-    /// step is taken alone only where it is its one local step and leaves
-    /// the goals alone); a counterexample may be longer than the shortest.
+    /// steps are taken alone only where none can make a goal false); a
+    /// counterexample may be longer than the shortest.
     #[arg(long = "partial-order")]
     pub partial_order: bool,
     /// Ask about this property only (repeatable; default: every property of

@@ -16,7 +16,7 @@
 
 use crate::ids::ClientIdx;
 use crate::model::commute::local_to;
-use crate::model::{Action, Goal, GoalView, LockModel, LockState};
+use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, Relabel,
@@ -55,8 +55,8 @@ pub struct CheckOptions {
     pub on_level: Option<fn(&Level)>,
     /// Partial-order reduction: where a client's local steps commute with
     /// everything else, explore only those ([`crate::model::commute`]).
-    /// Keeps every verdict (with progress asked, only a client's one local
-    /// step that leaves the goals alone is taken alone); counterexamples
+    /// Keeps every verdict (with progress asked, a client's steps are taken
+    /// alone only where none can make an asked goal false); counterexamples
     /// may be longer than the shortest.
     pub partial_order: bool,
 }
@@ -124,7 +124,7 @@ pub enum CheckError {
     },
     /// A state the partial-order reduction's graph showed stuck is not
     /// stuck in the full model: a step the reduction took alone did not
-    /// commute, or the goals saw it.
+    /// commute, or it made a goal false.
     Reduction {
         /// Which property, in words.
         found: String,
@@ -460,23 +460,19 @@ fn explore_successors(
         false => Vec::new(),
     };
     // Progress asks more of an ample set (condition C4 of
-    // [`crate::model::commute`]): one step, which leaves the goals alone.
-    let keeps_progress = !judges.goals.is_empty();
+    // [`crate::model::commute`]): no step in it can make an asked goal false.
     if !candidates.is_empty() {
         computed = actions.iter().map(|_| None).collect();
         let ample = candidates.into_iter().find_map(|c| {
             let steps: Vec<usize> = (0..actions.len())
                 .filter(|&i| local_to(&actions[i]) == Some(c))
                 .collect();
-            if !LockModel::ample_size_allowed(steps.len(), keeps_progress) {
-                return None;
-            }
             let mut local = true;
             for &i in &steps {
                 let next = model.next_state(state, actions[i]);
                 local &= next
                     .as_ref()
-                    .is_none_or(|n| model.may_take_alone(state, c, n, keeps_progress));
+                    .is_none_or(|n| model.may_take_alone(state, c, n, judges.goals));
                 computed[i] = Some(next.map(&named));
             }
             let all_new = steps.iter().all(|&i| match &computed[i] {
@@ -566,14 +562,11 @@ fn expand(
         hits,
         reached: match goals.is_empty() {
             true => 0,
-            false => {
-                let view = model.goal_view(state);
-                goals
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, (_, goal))| goal(model, &view))
-                    .fold(0, |bits, (g, _)| bits | 1 << g)
-            }
+            false => goals
+                .iter()
+                .enumerate()
+                .filter(|(_, goal)| goal.holds(model, state))
+                .fold(0, |bits, (g, _)| bits | 1 << g),
         },
         successors,
     }
@@ -718,7 +711,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     props.retain(|p| opts.asks(p.name));
     assert!(props.len() <= 64, "property hits are kept in a u64");
     let mut goals = model.progress_goals();
-    goals.retain(|(name, _)| opts.asks(name.name()));
+    goals.retain(|g| opts.asks(g.name.name()));
     assert!(goals.len() <= 8, "goals reached are kept in a u8");
     let judges = Judges {
         model,
@@ -886,7 +879,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         true => graph.first_stuck(goals.len()),
         false => Vec::new(),
     };
-    for (g, (name, _)) in goals.iter().enumerate() {
+    for (g, Goal { name, .. }) in goals.iter().enumerate() {
         let (status, path) = match stuck.get(g) {
             Some(&Some(i)) => (
                 Status::Violated,
@@ -914,9 +907,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
                 Kind::Progress => {
                     let goal = goals
                         .iter()
-                        .find(|(name, _)| name.name() == p.name)
-                        .expect("known goal")
-                        .1;
+                        .find(|g| g.name.name() == p.name)
+                        .expect("known goal");
                     confirm_stuck(model, real, goal)
                 }
                 _ => {
@@ -994,11 +986,7 @@ pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
 
 /// Re-checks a progress counterexample: from the end of `path`, no state in
 /// which `goal` holds is reachable.
-fn confirm_stuck(
-    model: &LockModel,
-    path: &[Action],
-    goal: fn(&LockModel, &GoalView) -> bool,
-) -> bool {
+fn confirm_stuck(model: &LockModel, path: &[Action], goal: &Goal) -> bool {
     let Some(end) = replay(model, path) else {
         return false;
     };
@@ -1006,7 +994,7 @@ fn confirm_stuck(
     let mut queue = VecDeque::from([end]);
     let mut actions = Vec::new();
     while let Some(s) = queue.pop_front() {
-        if goal(model, &model.goal_view(&s)) {
+        if goal.holds(model, &s) {
             return false;
         }
         if !seen.insert(fingerprint(&s)) {

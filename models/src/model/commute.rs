@@ -49,25 +49,52 @@
 //!   depth or before), so every cycle of the reduced graph holds a fully
 //!   expanded state.
 //!
-//! - **C4**, for progress (from every state a goal state is reachable: a
-//!   branching-time property, AG EF goal): when progress is asked, the set
-//!   is one step, and that step leaves `c`'s [`super::GoalMarks`] as they
-//!   were. With C0–C4 and deterministic steps (each action has at most one
-//!   successor, as here) the reduced graph is stuttering bisimilar to the
-//!   full one (Gerth, Kuiper, Peled and Penczek, *A partial order approach
-//!   to branching time logic model checking*, Information and Computation
-//!   150, 1999; the book's section 10.6), so CTL without next — progress
-//!   among it — has the same verdict on both. The goals read a client
-//!   through its marks alone, and the step leaves the store alone (C2), so
-//!   the goals cannot tell the states before and after it apart, wherever
-//!   it is taken: the marks are a function of `c`'s state and the message,
-//!   which no other actor changes. The test
-//!   `local_steps_commute_with_every_other_step` checks this too: a step
-//!   that keeps the goals keeps them after any other step. The one-step
-//!   rule is what the cited theorem (which keeps all of CTL without next)
-//!   asks; for "a goal stays reachable" alone, C0–C3 with goal-invisible
-//!   steps may well suffice, but lockstep keeps the condition it can cite.
-//!   In the configurations the tests measure it changed no count.
+//! - **C4**, for progress (from every state a goal state is reachable:
+//!   AG EF goal): when progress is asked, no step in the set can make an
+//!   asked goal false — it leaves the store alone (C2) and, of `c`, turns
+//!   none of the goal's rising bits from true to false, or, for a goal that
+//!   reads the marks themselves, leaves them as they were
+//!   ([`super::Goal::cannot_falsify`]). What the step does to `c`'s marks
+//!   depends on `c`'s slot alone, which no other actor changes, so this
+//!   holds wherever the step is taken later; the test
+//!   `local_steps_commute_with_every_other_step` checks it after every
+//!   other step. A member's step that finishes it (visible to "every member
+//!   is done", but only ever towards it) may so be taken alone.
+//!
+//!   Why the verdict is the same on both graphs, for steps that are
+//!   deterministic (each action has at most one successor, as here):
+//!
+//!   *A goal the full graph reaches from a state `s` of the reduced one, the
+//!   reduced graph reaches too.* Take a shortest full path `π` from `s` to a
+//!   goal state `t`. If `s` is fully expanded, `π`'s first step is explored.
+//!   Otherwise let `A` be its ample set. If `π` takes a step `a` of `A`, the
+//!   steps before the first such are outside `A`, so by C1 `a` commutes with
+//!   each: `a` then the rest of `π` reaches the same `t`, and `a` is
+//!   explored. If `π` takes none, any `a` of `A` stays enabled along `π` and
+//!   commutes with all of it (C1): from `a(s)`, `π` reaches `a(t)`, where the
+//!   goal still holds (C4). Either way the reduced graph takes a step to a
+//!   state from which a path of `π`'s length or shorter reaches a goal. The
+//!   second case keeps the length, but the ample successors of a reduced
+//!   state are new to the search (C3), so each is one level deeper; since
+//!   the depth is bounded, the second case cannot repeat for ever, and by
+//!   induction the reduced graph reaches a goal state.
+//!
+//!   *Every state of the full graph reaches a state of the reduced one.*
+//!   The same argument, run from the initial state along a path to any
+//!   full-graph state `u` (every state is the target, no goal is needed),
+//!   finds a reduced-graph state `v` with `u` reaching `v`: the steps of the
+//!   second case, taken after `u`.
+//!
+//!   So if every state of the reduced graph reaches a goal (in it, hence in
+//!   the full graph), every state of the full graph does too, through `v`;
+//!   and a reduced-graph state that reaches no goal in the reduced graph
+//!   reaches none in the full graph either. The search confirms the latter
+//!   anyway before reporting it (below). Unlike the stuttering bisimulation
+//!   argument for all of CTL without next (Gerth, Kuiper, Peled and
+//!   Penczek 1999; Clarke, Grumberg and Peled §10.6), which asks for
+//!   single-step sets that leave the goals alone, this keeps one kind of
+//!   property, "a goal stays reachable", and asks only that the set cannot
+//!   make a goal false.
 //!
 //! Under symmetry reduction the set is chosen at the representative the
 //! search expands; the same choice moved to any member of its orbit meets
@@ -79,7 +106,7 @@
 //! the full model (a search of everything reachable from it) before it is
 //! reported.
 
-use super::{LockModel, LockState};
+use super::{Goal, LockModel, LockState};
 use crate::client::Phase;
 use crate::ids::ClientIdx;
 use crate::model::state::{Action, ClientSlot, Link, Status};
@@ -163,23 +190,19 @@ impl LockModel {
         found.into_iter().map(|(_, c)| c).collect()
     }
 
-    /// Whether an ample set of `steps` steps is allowed: any number for
-    /// safety, one when progress is asked (C4).
-    pub fn ample_size_allowed(steps: usize, progress: bool) -> bool {
-        !progress || steps == 1
-    }
-
     /// Whether the local step of client `c` from `last` to `next` may be
     /// taken alone: it stays local (C2 for the monitors, and C1's "touches
-    /// no one else"), and with progress asked it leaves the goals alone.
+    /// no one else"), and it cannot make any of the progress `goals` asked
+    /// false (C4; none asked, for safety alone).
     pub fn may_take_alone(
         &self,
         last: &LockState,
         c: ClientIdx,
         next: &LockState,
-        progress: bool,
+        goals: &[Goal],
     ) -> bool {
-        LockModel::stays_local(last, c, next) && (!progress || self.keeps_goals(last, c, next))
+        LockModel::stays_local(last, c, next)
+            && goals.iter().all(|g| g.cannot_falsify(self, last, c, next))
     }
 
     /// Whether `next`, reached from `last` by a local step of client `c`,

@@ -2,15 +2,21 @@
 //! holds must stay reachable.
 //!
 //! A goal reads the store and, of each client, its marks only
-//! ([`ClientMarks`], each read when a goal asks for it). So a client's
-//! step that leaves its marks ([`GoalMarks`], all of them) and the store
-//! as they were leaves every goal as it was, wherever in a run it is
-//! taken: the partial-order reduction keeps progress verdicts on that
-//! ([`super::commute`]).
+//! ([`ClientMarks`], each read when a goal asks for it). Most goals read
+//! less: a few *rising bits* of each client, in which they are monotone
+//! (a bit that turns true never turns the goal false) — "every live client
+//! is done" is true of a client that finished, and stays so whatever else
+//! that client's step changed. So a client's step that leaves the store
+//! alone and turns none of its bits from true to false cannot make such a
+//! goal false, wherever in a run it is taken; a goal that reads the marks
+//! themselves ([`GoalReads::Marks`]) can only be sure of a step that
+//! leaves them ([`GoalMarks`], all of them) as they were. The partial-order
+//! reduction keeps progress verdicts on that ([`super::commute`]).
 
 use super::{ClientSlot, LockModel, LockState};
 use crate::client::Phase;
 use crate::ids::{ClientIdx, SessionId};
+use crate::model::MAX_CLIENTS;
 use crate::properties::PropertyName;
 use crate::store::StoreState;
 
@@ -103,22 +109,83 @@ impl ClientMarks<'_> {
     }
 }
 
-/// A progress property: its name and the states it asks to stay reachable.
-pub type Goal = (PropertyName, fn(&LockModel, &GoalView) -> bool);
+/// A progress property: its name, and the states it asks to stay
+/// reachable, written over what it reads.
+#[derive(Clone, Copy)]
+pub struct Goal {
+    pub name: PropertyName,
+    pub reads: GoalReads,
+}
+
+/// What a goal reads of a state, and so which client steps cannot make it
+/// false.
+#[derive(Clone, Copy)]
+pub enum GoalReads {
+    /// The store, and of each client its `bits` (up to eight, from its
+    /// marks); `holds` sees nothing else and is monotone in every bit:
+    /// turning one from false to true never turns it from true to false
+    /// (`goals_are_monotone_in_their_rising_bits` checks it).
+    Rising {
+        bits: fn(&LockModel, ClientIdx, &ClientMarks) -> u8,
+        holds: fn(&LockModel, &StoreState, &[u8]) -> bool,
+    },
+    /// The store and any of the clients' marks.
+    Marks(fn(&LockModel, &GoalView) -> bool),
+}
+
+/// The rising bits of a goal that reads "live client `c` is done".
+const DONE_OR_GONE: u8 = 1;
+/// … "client `c` is live and holds" (a leader).
+const LIVE_HOLDER: u8 = 2;
+
+impl Goal {
+    /// Whether the goal holds at `state`.
+    pub fn holds(&self, model: &LockModel, state: &LockState) -> bool {
+        match self.reads {
+            GoalReads::Rising { bits, holds } => {
+                let mut read = [0u8; MAX_CLIENTS as usize];
+                let n = state.clients.len();
+                for (c, m) in model.goal_view(state).clients().enumerate() {
+                    read[c] = bits(model, c as ClientIdx, &m);
+                }
+                holds(model, &state.store, &read[..n])
+            }
+            GoalReads::Marks(holds) => holds(model, &model.goal_view(state)),
+        }
+    }
+
+    /// Whether client `c`'s step from `last` to `next`, which leaves the
+    /// store alone (the caller's to compare), cannot make the goal false:
+    /// it turns none of the client's rising bits from true to false, or,
+    /// for a goal that reads the marks, leaves them as they were. What the
+    /// step does to `c`'s marks depends on `c`'s slot alone, so this holds
+    /// wherever the step is taken.
+    pub fn cannot_falsify(
+        &self,
+        model: &LockModel,
+        last: &LockState,
+        c: ClientIdx,
+        next: &LockState,
+    ) -> bool {
+        let i = c as usize;
+        let before = ClientMarks {
+            model,
+            slot: &last.clients[i],
+        };
+        let after = ClientMarks {
+            model,
+            slot: &next.clients[i],
+        };
+        match self.reads {
+            GoalReads::Rising { bits, .. } => {
+                bits(model, c, &before) & !bits(model, c, &after) == 0
+            }
+            GoalReads::Marks(_) => before.all() == after.all(),
+        }
+    }
+}
 
 impl LockModel {
-    /// Every mark the goals can read of `slot`'s client.
-    pub fn goal_marks(&self, slot: &ClientSlot) -> GoalMarks {
-        ClientMarks { model: self, slot }.all()
-    }
-
-    /// Whether client `c`'s step from `last` to `next` left its marks as
-    /// they were (the store is the caller's to compare).
-    pub fn keeps_goals(&self, last: &LockState, c: ClientIdx, next: &LockState) -> bool {
-        let c = c as usize;
-        self.goal_marks(&last.clients[c]) == self.goal_marks(&next.clients[c])
-    }
-
     /// `state` as the goals see it.
     pub fn goal_view<'a>(&'a self, state: &'a LockState) -> GoalView<'a> {
         GoalView { model: self, state }
@@ -129,16 +196,37 @@ impl LockModel {
     pub fn progress_goals(&self) -> Vec<Goal> {
         PropertyName::of(self.cfg.recipe.app())
             .iter()
-            .filter_map(|&p| -> Option<Goal> {
-                match p {
-                    PropertyName::Progress | PropertyName::AllPass => {
-                        Some((p, |_, v| all_live_done(v)))
-                    }
-                    PropertyName::LeaderElected => Some((p, |_, v| {
-                        all_live_done(v) || v.clients().any(|c| c.live() && c.holding())
-                    })),
-                    PropertyName::FollowersAgree => Some((p, |_, v| followers_agree(v))),
-                    PropertyName::QueueDrains => Some((p, LockModel::queue_drained)),
+            .filter_map(|&name| {
+                let reads = match name {
+                    PropertyName::Progress | PropertyName::AllPass => GoalReads::Rising {
+                        bits: |_, _, m| done_or_gone(m),
+                        holds: |_, _, bits| bits.iter().all(|b| b & DONE_OR_GONE != 0),
+                    },
+                    PropertyName::LeaderElected => GoalReads::Rising {
+                        bits: |_, _, m| {
+                            done_or_gone(m)
+                                | if m.live() && m.holding() {
+                                    LIVE_HOLDER
+                                } else {
+                                    0
+                                }
+                        },
+                        holds: |_, _, bits| {
+                            bits.iter().all(|b| b & DONE_OR_GONE != 0)
+                                || bits.iter().any(|b| b & LIVE_HOLDER != 0)
+                        },
+                    },
+                    PropertyName::FollowersAgree => GoalReads::Marks(|_, v| followers_agree(v)),
+                    PropertyName::QueueDrains => GoalReads::Rising {
+                        bits: |model, c, m| match model.client.produces(c) {
+                            true => done_or_gone(m),
+                            false => u8::from(!m.live() || !m.holding()) * DONE_OR_GONE,
+                        },
+                        holds: |_, store, bits| {
+                            store.zk.children().next().is_none()
+                                && bits.iter().all(|b| b & DONE_OR_GONE != 0)
+                        },
+                    },
                     PropertyName::MutualExclusion
                     | PropertyName::ResourceExclusion
                     | PropertyName::HerdBound
@@ -152,24 +240,11 @@ impl LockModel {
                     | PropertyName::NoEarlyLeave
                     | PropertyName::NoLostItem
                     | PropertyName::NoDuplicateItem
-                    | PropertyName::FifoOrder => None,
-                }
+                    | PropertyName::FifoOrder => return None,
+                };
+                Some(Goal { name, reads })
             })
             .collect()
-    }
-
-    /// A queue has drained: every live producer finished, no element is
-    /// left in the store, and no live consumer is still processing an item.
-    pub fn queue_drained(&self, view: &GoalView) -> bool {
-        view.store().zk.children().next().is_none()
-            && view.clients().enumerate().all(|(c, m)| {
-                !m.live()
-                    || if self.client.produces(c as ClientIdx) {
-                        m.done()
-                    } else {
-                        !m.holding()
-                    }
-            })
     }
 
     /// Every live follower (a client still campaigning) has seen the current
@@ -179,9 +254,10 @@ impl LockModel {
     }
 }
 
-/// Every live client has finished its rounds.
-fn all_live_done(view: &GoalView) -> bool {
-    view.clients().all(|c| !c.live() || c.done())
+/// The client is crashed or has finished its rounds (a bit that, once
+/// true, no step of the client's own turns false).
+fn done_or_gone(m: &ClientMarks) -> u8 {
+    u8::from(!m.live() || m.done()) * DONE_OR_GONE
 }
 
 fn followers_agree(view: &GoalView) -> bool {

@@ -32,7 +32,7 @@ pub mod view;
 pub use config::{
     check_producers, default_producers, FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
 };
-pub use goals::{ClientMarks, Goal, GoalMarks, GoalView};
+pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::Shared;
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
