@@ -196,10 +196,12 @@ fn the_double_barrier_needs_a_third_of_the_states() {
 
 #[test]
 fn progress_restricts_the_reduction_where_a_goal_could_turn_false() {
-    // Pinned: an election's leader resigning (it stops holding) could make
-    // `leader_elected` false, and a follower's step changes what
-    // `followers_agree` reads, so those steps are not taken alone when
-    // progress is asked; a change to C4 shows up here.
+    // Pinned: a follower's step that changes what `followers_agree` reads
+    // (the leader it has seen, whether it campaigns) is not taken alone
+    // when progress is asked, which is all of the difference here (the
+    // steps that could make `leader_elected` false, a leader resigning, also
+    // feed the monitors, so C2 keeps them out already); a change to C4, or
+    // a checker that stops asking it, shows up here.
     let cfg = LockModelCfg::new(recipes::parse("zk-fair-election").unwrap(), 3);
     let some = same_verdicts(&cfg, &safety(&cfg));
     let all = same_verdicts(&cfg, &[]);

@@ -54,12 +54,20 @@
 //!   asked goal false — it leaves the store alone (C2) and, of `c`, turns
 //!   none of the goal's rising bits from true to false, or, for a goal that
 //!   reads the marks themselves, leaves them as they were
-//!   ([`super::Goal::cannot_falsify`]). What the step does to `c`'s marks
-//!   depends on `c`'s slot alone, which no other actor changes, so this
-//!   holds wherever the step is taken later; the test
-//!   `local_steps_commute_with_every_other_step` checks it after every
-//!   other step. A member's step that finishes it (visible to "every member
-//!   is done", but only ever towards it) may so be taken alone.
+//!   ([`super::Goal::cannot_falsify`]). The marks read `c`'s state and
+//!   process status only; `c`'s step is a function of its state and the
+//!   message at the head of its link (or the timer), which other actors do
+//!   not change (they touch `c`'s slot at the far ends of its links), and
+//!   its status changes only by a fault, which C1 rules out. So what the
+//!   step does to the marks is the same wherever it is taken later; the
+//!   test `local_steps_commute_with_every_other_step` checks it after every
+//!   other step, and `a_step_that_cannot_falsify_a_goal_does_not` checks
+//!   the rule itself on every local step. A member's step that finishes it
+//!   (visible to "every member is done", but only ever towards it) may so
+//!   be taken alone. (In the shipped recipes a step that lowers a goal's
+//!   bit — a leader resigning, a consumer taking an item — also feeds the
+//!   monitors, so C2 keeps it out of ample sets already; the rising-bit
+//!   rule is what keeps a recipe where that is not so sound.)
 //!
 //!   Why the verdict is the same on both graphs, for steps that are
 //!   deterministic (each action has at most one successor, as here):
@@ -81,15 +89,18 @@
 //!
 //!   *Every state of the full graph reaches a state of the reduced one.*
 //!   The same argument, run from the initial state along a path to any
-//!   full-graph state `u` (every state is the target, no goal is needed),
-//!   finds a reduced-graph state `v` with `u` reaching `v`: the steps of the
-//!   second case, taken after `u`.
+//!   full-graph state `u` with `u` as the target (no goal is needed: in
+//!   the second case the target moves from `u` to `a(u)`), finds a
+//!   reduced-graph state `v` with `u` reaching `v` by the steps of the
+//!   second case.
 //!
 //!   So if every state of the reduced graph reaches a goal (in it, hence in
-//!   the full graph), every state of the full graph does too, through `v`;
-//!   and a reduced-graph state that reaches no goal in the reduced graph
-//!   reaches none in the full graph either. The search confirms the latter
-//!   anyway before reporting it (below). Unlike the stuttering bisimulation
+//!   the full graph), every state of the full graph does too, through `v`:
+//!   a "holds" rests on C0–C3 alone. C4 is what makes a "violated" true: a
+//!   reduced-graph state that reaches no goal in the reduced graph reaches
+//!   none in the full graph either. The search confirms that anyway before
+//!   reporting it (below), so a broken C4 would show as
+//!   `CheckError::Reduction`, not as a wrong verdict. Unlike the stuttering bisimulation
 //!   argument for all of CTL without next (Gerth, Kuiper, Peled and
 //!   Penczek 1999; Clarke, Grumberg and Peled §10.6), which asks for
 //!   single-step sets that leave the goals alone, this keeps one kind of
@@ -98,7 +109,10 @@
 //!
 //! Under symmetry reduction the set is chosen at the representative the
 //! search expands; the same choice moved to any member of its orbit meets
-//! the same conditions, since clients are alike.
+//! the same conditions, since clients are alike, and the goals are the
+//! same on every member of an orbit (they read every client alike; the one
+//! goal whose bits depend on which client it is, `queue_drains` with its
+//! producers, belongs to the queue, never checked with symmetry).
 //!
 //! What it does not cover: the shortest counterexample of the reduced
 //! graph can be longer than the full graph's (the reduction takes `c`'s

@@ -157,9 +157,10 @@ impl Goal {
     /// Whether client `c`'s step from `last` to `next`, which leaves the
     /// store alone (the caller's to compare), cannot make the goal false:
     /// it turns none of the client's rising bits from true to false, or,
-    /// for a goal that reads the marks, leaves them as they were. What the
-    /// step does to `c`'s marks depends on `c`'s slot alone, so this holds
-    /// wherever the step is taken.
+    /// for a goal that reads the marks, leaves them as they were. What a
+    /// local step does to `c`'s marks depends on `c`'s state and the message
+    /// or timer it takes, so this holds wherever the step is taken (C4 in
+    /// [`super::commute`]).
     pub fn cannot_falsify(
         &self,
         model: &LockModel,
