@@ -542,6 +542,8 @@ fn expand(
         "a state enables at most 65,535 actions"
     );
     let mut successors = Vec::with_capacity(actions.len());
+    // Each successor's slot is fetched while the next are computed, and
+    // claimed after: the claims then seldom wait for memory.
     explore_successors(
         judges,
         claimed,
@@ -549,14 +551,19 @@ fn expand(
         state,
         &actions,
         |via, (fp, next)| {
-            let next = claimed.claim(fp).then(|| {
-                let mut next = next;
-                interner.intern(&mut next, state);
-                next
-            });
-            successors.push((via as u16, fp, next));
+            claimed.prefetch(fp);
+            successors.push((via as u16, fp, Some(next)));
         },
     );
+    for (_, fp, next) in &mut successors {
+        if claimed.claim(*fp) {
+            if let Some(next) = next {
+                interner.intern(next, state);
+            }
+        } else {
+            *next = None;
+        }
+    }
     Expanded {
         asymmetry,
         hits,
@@ -639,7 +646,16 @@ impl Merge<'_> {
     }
 
     fn take(&mut self, expanded: Vec<Expanded>) -> Result<(), EdgesOverflow> {
-        for e in expanded {
+        // The slots of the next state's successors are fetched while this
+        // one's are indexed.
+        let mut expanded = expanded.into_iter().peekable();
+        if let Some(e) = expanded.peek() {
+            e.successors.iter().for_each(|s| self.seen.prefetch(s.1));
+        }
+        while let Some(e) = expanded.next() {
+            if let Some(next) = expanded.peek() {
+                next.successors.iter().for_each(|s| self.seen.prefetch(s.1));
+            }
             for (k, hit) in self.first_hit.iter_mut().enumerate() {
                 if hit.is_none() && e.hits & (1 << k) != 0 {
                     *hit = Some(self.index);

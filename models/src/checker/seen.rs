@@ -19,8 +19,15 @@
 //! state, against about 45 for a `HashMap<u64, u32>` beside a concurrent
 //! set of claims. The fingerprint's lowest bit marks a claim not yet
 //! indexed, so fingerprints are compared on their other 63 bits.
+//!
+//! A slot is a cache miss (the table is far larger than the cache), so
+//! the checker asks for it ahead ([`Seen::prefetch`]): a worker as soon
+//! as it has a successor's fingerprint, claiming its state's successors
+//! after computing them all; the merge for the next state's successors
+//! while it indexes this one's (5–8% of the time of a full check of
+//! fair-predecessor at 4 clients with a crash, on one thread).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The top bits of a fingerprint choose its shard; the low bits its slot.
@@ -35,9 +42,32 @@ const PENDING: u64 = 1;
 
 pub struct Seen {
     shards: Box<[Mutex<Shard>]>,
+    /// Where each shard's slots are and how many, as of its last growth:
+    /// read without the lock only to prefetch a slot (a stale address is
+    /// harmless there: a prefetch never faults).
+    where_slots: Box<[Where]>,
     /// Written by the merge alone.
     indexed: AtomicUsize,
     with_indices: bool,
+}
+
+/// A shard's fingerprints and indices (null without), and its slots.
+struct Where {
+    fps: AtomicPtr<u64>,
+    idx: AtomicPtr<u32>,
+    cap: AtomicUsize,
+}
+
+impl Where {
+    fn set(&self, shard: &mut Shard) {
+        self.fps.store(shard.fps.as_mut_ptr(), Ordering::Relaxed);
+        let idx = match shard.idx.is_empty() {
+            true => std::ptr::null_mut(),
+            false => shard.idx.as_mut_ptr(),
+        };
+        self.idx.store(idx, Ordering::Relaxed);
+        self.cap.store(shard.fps.len(), Ordering::Relaxed);
+    }
 }
 
 struct Shard {
@@ -46,6 +76,26 @@ struct Shard {
     /// Each slot's state index (only with indices).
     idx: Vec<u32>,
     len: usize,
+}
+
+/// A hint to load the cache line at `at`; never faults, whatever the
+/// address.
+#[inline]
+fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
+/// The slot where a shard of `cap` slots first looks for `fp`: its bits
+/// below the shard's, as a fraction of the shard's size.
+fn home(fp: u64, cap: usize) -> usize {
+    ((u128::from(fp << SHARD_BITS) * cap as u128) >> 64) as usize
 }
 
 /// A fingerprint as stored, its lowest bit cleared.
@@ -73,8 +123,7 @@ impl Shard {
     /// The slot holding `fp` (as stored), or the empty slot where it would go.
     fn find(&self, fp: u64) -> Result<usize, usize> {
         let cap = self.fps.len();
-        // The bits below the shard's, as a fraction of the shard's size.
-        let mut i = ((u128::from(fp << SHARD_BITS) * cap as u128) >> 64) as usize;
+        let mut i = home(fp, cap);
         loop {
             match self.fps[i] {
                 EMPTY => return Err(i),
@@ -132,10 +181,24 @@ impl Seen {
     /// An empty table; `with_indices` keeps each state's index, which
     /// [`Indexed::Known`] then gives.
     pub fn new(with_indices: bool) -> Self {
+        let shards: Box<[Mutex<Shard>]> = (0..SHARDS)
+            .map(|_| Mutex::new(Shard::new(with_indices)))
+            .collect();
+        let where_slots = shards
+            .iter()
+            .map(|s| {
+                let w = Where {
+                    fps: AtomicPtr::new(std::ptr::null_mut()),
+                    idx: AtomicPtr::new(std::ptr::null_mut()),
+                    cap: AtomicUsize::new(0),
+                };
+                w.set(&mut s.lock().expect("a new table"));
+                w
+            })
+            .collect();
         Seen {
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(Shard::new(with_indices)))
-                .collect(),
+            shards,
+            where_slots,
             indexed: AtomicUsize::new(0),
             with_indices,
         }
@@ -167,10 +230,29 @@ impl Seen {
     /// Claims `fp` (from any thread): true for the first claim.
     pub fn claim(&self, fp: u64) -> bool {
         let fp = stored(fp);
-        self.shards[Self::shard(fp)]
-            .lock()
-            .expect("a checker thread panicked")
-            .claim(fp)
+        let k = Self::shard(fp);
+        let mut shard = self.shards[k].lock().expect("a checker thread panicked");
+        let cap = shard.fps.len();
+        let first = shard.claim(fp);
+        if shard.fps.len() != cap {
+            self.where_slots[k].set(&mut shard);
+        }
+        first
+    }
+
+    /// Asks the processor to bring `fp`'s slot (and its index) into the
+    /// cache, so that a claim or an index of it soon after does not wait
+    /// for memory.
+    pub fn prefetch(&self, fp: u64) {
+        let fp = stored(fp);
+        let w = &self.where_slots[Self::shard(fp)];
+        let cap = w.cap.load(Ordering::Relaxed);
+        let i = home(fp, cap);
+        prefetch(w.fps.load(Ordering::Relaxed).wrapping_add(i));
+        let idx = w.idx.load(Ordering::Relaxed);
+        if !idx.is_null() {
+            prefetch(idx.wrapping_add(i));
+        }
     }
 
     /// Indexes a claimed `fp` (the merge, one thread, while workers may
@@ -308,6 +390,25 @@ mod tests {
             );
         }
         assert_eq!(seen.len(), fps.len());
+    }
+
+    #[test]
+    fn where_a_prefetch_looks_follows_every_growth() {
+        for with_indices in [true, false] {
+            let seen = Seen::new(with_indices);
+            for i in 0..100_000u64 {
+                let fp = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                seen.prefetch(fp);
+                seen.claim(fp);
+            }
+            for (shard, w) in seen.shards.iter().zip(seen.where_slots.iter()) {
+                let mut shard = shard.lock().unwrap();
+                assert!(shard.fps.len() > 1 << 10, "every shard grew");
+                assert_eq!(w.cap.load(Ordering::Relaxed), shard.fps.len());
+                assert_eq!(w.fps.load(Ordering::Relaxed), shard.fps.as_mut_ptr());
+                assert_eq!(w.idx.load(Ordering::Relaxed).is_null(), !with_indices);
+            }
+        }
     }
 
     #[test]
