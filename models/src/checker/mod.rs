@@ -635,6 +635,8 @@ struct Merge<'a> {
     /// The next level's states by fingerprint (as the table keeps it: two
     /// fingerprints it takes for one are one here too), so that the
     /// expansion that claimed one (which may come later) finds its place.
+    /// Only where the table keeps no indices: where it does, the index
+    /// says the place.
     new_here: HashMap<u64, u32, BuildHasherDefault<Identity>>,
     successors_of_one: Vec<u32>,
 }
@@ -678,7 +680,9 @@ impl Merge<'_> {
                                 self.next_frontier.push(c);
                             }
                         }
-                        self.new_here.insert(Seen::key(fp), j);
+                        if !self.seen.keeps_indices() {
+                            self.new_here.insert(Seen::key(fp), j);
+                        }
                         Some(j)
                     }
                     Indexed::OverLimit => {
@@ -689,7 +693,11 @@ impl Merge<'_> {
                 if let Some(state) = next {
                     // The claim is made in the level that first reaches
                     // a state, so its state is new here.
-                    let k = self.new_here[&Seen::key(fp)] as usize - self.level_start;
+                    let k = match j {
+                        Some(j) => j,
+                        None => self.new_here[&Seen::key(fp)],
+                    } as usize
+                        - self.level_start;
                     self.next_frontier[k / self.chunk_size][k % self.chunk_size] =
                         Some((state, fp));
                 }

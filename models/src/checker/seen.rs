@@ -303,6 +303,11 @@ impl Seen {
         }
     }
 
+    /// Whether the table keeps each state's index.
+    pub fn keeps_indices(&self) -> bool {
+        self.with_indices
+    }
+
     /// States indexed so far.
     pub fn len(&self) -> usize {
         self.indexed.load(Ordering::Relaxed)
