@@ -7,7 +7,7 @@
 use models::checker::{check, replay, CheckOptions, CheckResult, Kind, Status};
 use models::client::Policy;
 use models::model::commute::local_to;
-use models::model::{Action, FaultBudget, LockModel, LockModelCfg, LockState};
+use models::model::{Action, FaultBudget, Goal, LockModel, LockModelCfg, LockState};
 use models::properties::PropertyName;
 use models::recipe::RecipeRef;
 use models::recipes::{self, REGISTRY};
@@ -323,10 +323,11 @@ fn reachable(cfg: &LockModelCfg, limit: usize) -> Vec<LockState> {
 /// clients the model offers as ample, each local step `a` and each step
 /// `b` outside the set commute — both orders reach the same state,
 /// neither disables the other — and `b` gives the client no local step
-/// the set lacks; and a set taken alone with progress asked makes no goal
-/// false, here or after any other step (C4). Returns how many pairs were checked, and how
-/// many sets would be taken alone with progress asked.
-fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
+/// the set lacks; and a set taken alone with progress asked (`goals`, the
+/// model's) makes no goal false, here or after any other step (C4).
+/// Returns how many pairs were checked, and how many sets would be taken
+/// alone with progress asked.
+fn commutes_at(model: &LockModel, goals: &[Goal], s: &LockState) -> (usize, usize) {
     let enabled = |s: &LockState| {
         let mut v = Vec::new();
         model.actions(s, &mut v);
@@ -347,10 +348,9 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
             .collect();
         // With progress asked, a set the checker would take alone makes no
         // goal false (C4): each goal that held before each step holds after.
-        let goals = model.progress_goals();
-        if after.iter().all(|n| model.may_take_alone(s, c, n, &goals)) {
+        if after.iter().all(|n| model.may_take_alone(s, c, n, goals)) {
             for n in &after {
-                let (before, then) = (goals_at(model, s), goals_at(model, n));
+                let (before, then) = (goals_at(model, goals, s), goals_at(model, goals, n));
                 assert!(
                     before.iter().zip(&then).all(|(b, t)| !b || *t),
                     "{ample:?} made a goal false: {before:?} then {then:?}"
@@ -385,7 +385,7 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
                 // A step that cannot make a goal false here cannot after
                 // `b` either (C4 wherever it is taken).
                 let sba = sba.expect("enabled");
-                for g in &goals {
+                for g in goals {
                     if g.cannot_falsify(model, s, c, sa) {
                         assert!(
                             g.cannot_falsify(model, &sb, c, &sba),
@@ -406,13 +406,9 @@ fn commutes_at(model: &LockModel, s: &LockState) -> (usize, usize) {
     (pairs, alone)
 }
 
-/// Which progress goals hold at `s`.
-fn goals_at(model: &LockModel, s: &LockState) -> Vec<bool> {
-    model
-        .progress_goals()
-        .iter()
-        .map(|g| g.holds(model, s))
-        .collect()
+/// Which of `goals` hold at `s`.
+fn goals_at(model: &LockModel, goals: &[Goal], s: &LockState) -> Vec<bool> {
+    goals.iter().map(|g| g.holds(model, s)).collect()
 }
 
 #[test]
@@ -420,8 +416,9 @@ fn local_steps_commute_with_every_other_step() {
     let (mut pairs, mut alone) = (0, 0);
     for cfg in two_clients_every_variant_and_fault() {
         let model = cfg.clone().into_model();
+        let goals = model.progress_goals();
         for s in reachable(&cfg, 20_000) {
-            let (p, a) = commutes_at(&model, &s);
+            let (p, a) = commutes_at(&model, &goals, &s);
             pairs += p;
             alone += a;
         }

@@ -567,14 +567,11 @@ fn expand(
     Expanded {
         asymmetry,
         hits,
-        reached: match goals.is_empty() {
-            true => 0,
-            false => goals
-                .iter()
-                .enumerate()
-                .filter(|(_, goal)| goal.holds(model, state))
-                .fold(0, |bits, (g, _)| bits | 1 << g),
-        },
+        reached: goals
+            .iter()
+            .enumerate()
+            .filter(|(_, goal)| goal.holds(model, state))
+            .fold(0, |bits, (g, _)| bits | 1 << g),
         successors,
     }
 }
@@ -651,9 +648,6 @@ impl Merge<'_> {
         // The slots of the next state's successors are fetched while this
         // one's are indexed.
         let mut expanded = expanded.into_iter().peekable();
-        if let Some(e) = expanded.peek() {
-            e.successors.iter().for_each(|s| self.seen.prefetch(s.1));
-        }
         while let Some(e) = expanded.next() {
             if let Some(next) = expanded.peek() {
                 next.successors.iter().for_each(|s| self.seen.prefetch(s.1));

@@ -52,6 +52,7 @@ pub struct Seen {
 }
 
 /// A shard's fingerprints and indices (null without), and its slots.
+#[derive(Default)]
 struct Where {
     fps: AtomicPtr<u64>,
     idx: AtomicPtr<u32>,
@@ -187,11 +188,7 @@ impl Seen {
         let where_slots = shards
             .iter()
             .map(|s| {
-                let w = Where {
-                    fps: AtomicPtr::new(std::ptr::null_mut()),
-                    idx: AtomicPtr::new(std::ptr::null_mut()),
-                    cap: AtomicUsize::new(0),
-                };
+                let w = Where::default();
                 w.set(&mut s.lock().expect("a new table"));
                 w
             })

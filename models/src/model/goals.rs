@@ -201,20 +201,14 @@ impl LockModel {
                 let reads = match name {
                     PropertyName::Progress | PropertyName::AllPass => GoalReads::Rising {
                         bits: |_, _, m| done_or_gone(m),
-                        holds: |_, _, bits| bits.iter().all(|b| b & DONE_OR_GONE != 0),
+                        holds: |_, _, bits| all_done_or_gone(bits),
                     },
                     PropertyName::LeaderElected => GoalReads::Rising {
                         bits: |_, _, m| {
-                            done_or_gone(m)
-                                | if m.live() && m.holding() {
-                                    LIVE_HOLDER
-                                } else {
-                                    0
-                                }
+                            done_or_gone(m) | (u8::from(m.live() && m.holding()) * LIVE_HOLDER)
                         },
                         holds: |_, _, bits| {
-                            bits.iter().all(|b| b & DONE_OR_GONE != 0)
-                                || bits.iter().any(|b| b & LIVE_HOLDER != 0)
+                            all_done_or_gone(bits) || bits.iter().any(|b| b & LIVE_HOLDER != 0)
                         },
                     },
                     PropertyName::FollowersAgree => GoalReads::Marks(|_, v| followers_agree(v)),
@@ -224,8 +218,7 @@ impl LockModel {
                             false => u8::from(!m.live() || !m.holding()) * DONE_OR_GONE,
                         },
                         holds: |_, store, bits| {
-                            store.zk.children().next().is_none()
-                                && bits.iter().all(|b| b & DONE_OR_GONE != 0)
+                            store.zk.children().next().is_none() && all_done_or_gone(bits)
                         },
                     },
                     PropertyName::MutualExclusion
@@ -259,6 +252,12 @@ impl LockModel {
 /// true, no step of the client's own turns false).
 fn done_or_gone(m: &ClientMarks) -> u8 {
     u8::from(!m.live() || m.done()) * DONE_OR_GONE
+}
+
+/// Every client's `DONE_OR_GONE` bit is set (for a queue's consumer, the
+/// bit says it holds no item).
+fn all_done_or_gone(bits: &[u8]) -> bool {
+    bits.iter().all(|b| b & DONE_OR_GONE != 0)
 }
 
 fn followers_agree(view: &GoalView) -> bool {
