@@ -469,25 +469,31 @@ fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
     // not depend on how the level was cut up.
     use models::properties::PropertyName;
     let model = cfg("fair-predecessor", 3, pause()).into_model();
-    for level_chunk in [7, models::checker::LEVEL_CHUNK] {
-        let r = check(
-            &model,
-            CheckOptions {
-                level_chunk,
-                ..CheckOptions::default().asking(&[PropertyName::MutualExclusion])
-            },
-        )
-        .unwrap();
-        assert!(r.decided_early);
-        assert_eq!(
-            (r.states, r.unique_states, r.max_depth),
-            (31_894, 11_844, 17),
-            "chunks of {level_chunk}"
-        );
-        assert_eq!(
-            r.property("mutual_exclusion").path.as_ref().map(Vec::len),
-            Some(16)
-        );
+    // With sleep sets (the default for such a check) fewer transitions
+    // reach the same states.
+    for (sleep_sets, transitions) in [(false, 31_894), (true, 26_980)] {
+        for level_chunk in [7, models::checker::LEVEL_CHUNK] {
+            let r = check(
+                &model,
+                CheckOptions {
+                    level_chunk,
+                    sleep_sets,
+                    ..CheckOptions::default().asking(&[PropertyName::MutualExclusion])
+                },
+            )
+            .unwrap();
+            assert!(r.decided_early);
+            assert_eq!(r.sleep_sets, sleep_sets);
+            assert_eq!(
+                (r.states, r.unique_states, r.max_depth),
+                (transitions, 11_844, 17),
+                "chunks of {level_chunk}, sleep sets {sleep_sets}"
+            );
+            assert_eq!(
+                r.property("mutual_exclusion").path.as_ref().map(Vec::len),
+                Some(16)
+            );
+        }
     }
 }
 
@@ -500,23 +506,53 @@ fn a_search_without_the_graph_sees_the_same_states() {
     let c = cfg("fair-predecessor", 3, crash());
     let model = c.into_model();
     let full = check(&model, CheckOptions::default()).unwrap();
-    let safety = check(
+    let asked = [
+        PropertyName::MutualExclusion,
+        PropertyName::ResourceExclusion,
+    ];
+    let every_step = check(
         &model,
-        CheckOptions::default().asking(&[
-            PropertyName::MutualExclusion,
-            PropertyName::ResourceExclusion,
-        ]),
+        CheckOptions {
+            sleep_sets: false,
+            ..CheckOptions::default().asking(&asked)
+        },
     )
     .unwrap();
-    assert!(!safety.decided_early);
+    assert!(!every_step.decided_early && !every_step.sleep_sets);
     assert_eq!(
-        (safety.states, safety.unique_states),
+        (every_step.states, every_step.unique_states),
         (full.states, full.unique_states)
     );
-    assert!(safety.index_bytes < full.index_bytes);
+    assert!(every_step.index_bytes < full.index_bytes);
     for name in ["mutual_exclusion", "resource_exclusion"] {
-        let (s, f) = (safety.property(name), full.property(name));
+        let (s, f) = (every_step.property(name), full.property(name));
         assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
+    }
+    // Sleep sets (the default here): the same states from fewer
+    // transitions, the same verdicts, counterexamples as short.
+    let sleeping = check(&model, CheckOptions::default().asking(&asked)).unwrap();
+    assert!(sleeping.sleep_sets && !full.sleep_sets);
+    assert_eq!(
+        (sleeping.unique_states, sleeping.max_depth),
+        (full.unique_states, full.max_depth)
+    );
+    assert!(
+        sleeping.states < full.states * 3 / 4,
+        "{} transitions of {}",
+        sleeping.states,
+        full.states
+    );
+    for name in ["mutual_exclusion", "resource_exclusion"] {
+        let (s, f) = (sleeping.property(name), full.property(name));
+        assert_eq!(s.status, f.status, "{name}");
+        assert_eq!(
+            s.path.as_ref().map(Vec::len),
+            f.path.as_ref().map(Vec::len),
+            "{name}"
+        );
+        if let Some(path) = &s.path {
+            assert!(replay(&model, path).is_some(), "{name}");
+        }
     }
 }
 

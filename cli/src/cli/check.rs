@@ -34,6 +34,9 @@ struct CheckJson {
     symmetry: bool,
     /// The partial-order reduction was on.
     partial_order: bool,
+    /// Sleep sets were used: `states` (transitions) is fewer, the unique
+    /// states the same.
+    sleep_sets: bool,
     complete: bool,
     /// The search stopped once every property asked (`--property`) was
     /// decided, before exploring everything.
@@ -198,6 +201,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
         partial_order: args.partial_order,
+        sleep_sets: !args.no_sleep_sets,
         max_states,
         threads: args.threads,
         on_level: std::io::stderr()
@@ -256,6 +260,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             policy: cfg.policy.to_string(),
             symmetry: r.symmetry,
             partial_order: r.partial_order,
+            sleep_sets: r.sleep_sets,
             complete: r.complete,
             decided_early: r.decided_early,
             max_states,

@@ -313,6 +313,13 @@ pub struct CheckArgs {
     /// counterexample may be longer than the shortest.
     #[arg(long = "partial-order")]
     pub partial_order: bool,
+    /// Take every enabled step from every state. By default, where no
+    /// progress property is asked and without --partial-order, a step that
+    /// commutes with the one that led to a state, and was taken before it,
+    /// is not taken again from there (sleep sets): the same states and
+    /// verdicts from fewer transitions.
+    #[arg(long = "no-sleep-sets")]
+    pub no_sleep_sets: bool,
     /// Ask about this property only (repeatable; default: every property of
     /// the recipe's application). With only `always` and `sometimes`
     /// properties asked, the search stops as soon as each is decided: an

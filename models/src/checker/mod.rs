@@ -15,15 +15,17 @@
 //!   it is returned.
 
 use crate::ids::ClientIdx;
-use crate::model::commute::local_to;
+use crate::model::commute::{independent, local_to};
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
-    fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, Relabel,
+    fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, PermBuf,
+    Relabel,
 };
 use edges::{EdgesOverflow, SuccessorLists};
 use intern::Interner;
 use seen::{Chunked, Indexed, Seen};
+use smallvec::SmallVec;
 use stateright::{Expectation, Model, Property};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -33,6 +35,9 @@ use std::time::Instant;
 mod edges;
 mod intern;
 mod seen;
+mod sleep;
+
+use sleep::Sleep;
 
 #[derive(Clone, Copy, Debug)]
 pub struct CheckOptions {
@@ -59,6 +64,12 @@ pub struct CheckOptions {
     /// alone only where none can make an asked goal false); counterexamples
     /// may be longer than the shortest.
     pub partial_order: bool,
+    /// Sleep sets ([`sleep`]): of two steps that commute, the second is not
+    /// taken again after the first. The same states, verdicts and shortest
+    /// counterexample lengths from fewer transitions; used where no edges
+    /// are kept (progress not asked) and without the partial-order
+    /// reduction.
+    pub sleep_sets: bool,
 }
 
 /// Where the search is, after a level.
@@ -81,6 +92,7 @@ impl Default for CheckOptions {
             level_chunk: LEVEL_CHUNK,
             on_level: None,
             partial_order: false,
+            sleep_sets: true,
         }
     }
 }
@@ -213,6 +225,9 @@ pub struct CheckResult {
     /// The partial-order reduction was on: `states`/`unique_states` count
     /// the reduced graph.
     pub partial_order: bool,
+    /// Sleep sets were used: `states` counts fewer transitions, the same
+    /// unique states.
+    pub sleep_sets: bool,
     /// The search stopped before exploring everything because every
     /// property asked about was decided (see [`CheckOptions::ask`]).
     pub decided_early: bool,
@@ -413,8 +428,23 @@ struct Expanded {
     /// Successors: the position of the action among the enabled ones,
     /// the successor's fingerprint, and the state itself if this expansion
     /// was the first to claim the fingerprint (the others drop theirs on
-    /// their own thread).
-    successors: Vec<(u16, u64, Option<LockState>)>,
+    /// their own thread), and the steps asleep there after this arrival.
+    successors: Vec<(u16, u64, Option<LockState>, Sleep)>,
+}
+
+/// A state of the frontier, waiting to be expanded.
+struct Queued {
+    state: LockState,
+    fp: u64,
+    /// The steps not to take from it ([`sleep`]).
+    asleep: Sleep,
+}
+
+/// A place in the next level: the state once its claimer hands it over,
+/// and the steps asleep there (what every arrival so far had asleep).
+struct Pending {
+    state: Option<(LockState, u64)>,
+    asleep: Sleep,
 }
 
 /// What every expansion judges a state by.
@@ -424,6 +454,8 @@ struct Judges<'a> {
     goals: &'a [Goal],
     symmetry: bool,
     partial_order: bool,
+    /// Sleep sets are used ([`CheckOptions::sleep_sets`], where they apply).
+    sleep: bool,
 }
 
 /// A successor as the search keeps it: its fingerprint and the state (the
@@ -435,24 +467,61 @@ type Successor = (u64, LockState);
 /// or under the partial-order reduction an ample set's. `earlier` is how
 /// many states the levels before this one's successors hold: a successor
 /// among them is not new (condition C3 of [`crate::model::commute`]).
+/// With sleep sets, the steps `asleep` are not taken, and each successor
+/// comes with the steps asleep there.
+#[allow(clippy::too_many_arguments)]
 fn explore_successors(
     judges: &Judges,
     claimed: &Seen,
     earlier: usize,
     state: &LockState,
     actions: &[Action],
-    mut found: impl FnMut(usize, Successor),
+    asleep: &Sleep,
+    mut found: impl FnMut(usize, Successor, Sleep),
 ) {
     let model = judges.model;
     let parent_keys = judges.symmetry.then(|| ParentKeys::new(state));
-    let named = |next: LockState| -> Successor {
+    // The successor's fingerprint and representative, and the renaming
+    // that made it the representative (none if it kept its names).
+    let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
-            let (rep, _, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
-            (fp.unwrap_or_else(|| fingerprint(&rep)), rep)
+            let (rep, perm, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
+            let moved = perm.iter().enumerate().any(|(i, &p)| p as usize != i);
+            (
+                (fp.unwrap_or_else(|| fingerprint(&rep)), rep),
+                moved.then_some(perm),
+            )
         } else {
-            (fingerprint(&next), next)
+            ((fingerprint(&next), next), None)
         }
     };
+    let named = |next: LockState| renamed(next).0;
+    if judges.sleep {
+        // The steps taken so far, each with whether it stayed local.
+        let mut taken: SmallVec<[(Action, bool); 16]> = SmallVec::new();
+        for (i, &a) in actions.iter().enumerate() {
+            if asleep.contains(&a) {
+                continue;
+            }
+            let Some(next) = model.next_state(state, a) else {
+                continue;
+            };
+            let quiet = local_to(&a).is_some_and(|c| LockModel::stays_local(state, c, &next));
+            let mut sleep = Sleep::default();
+            for &(b, b_quiet) in asleep.steps().iter().chain(&taken) {
+                if independent(&b, b_quiet, &a, quiet) {
+                    sleep.push(b, b_quiet);
+                }
+            }
+            taken.push((a, quiet));
+            let (successor, perm) = renamed(next);
+            if let Some(perm) = perm.filter(|_| !sleep.is_empty()) {
+                sleep.relabel(&perm);
+            }
+            found(i, successor, sleep);
+        }
+        return;
+    }
     // Successors already computed (for ample sets tried), by position.
     let mut computed: Vec<Option<Option<Successor>>> = Vec::new();
     let candidates = match judges.partial_order {
@@ -484,7 +553,7 @@ fn explore_successors(
         if let Some(steps) = ample {
             for i in steps {
                 if let Some(next) = computed[i].take().flatten() {
-                    found(i, next);
+                    found(i, next, Sleep::default());
                 }
             }
             return;
@@ -496,7 +565,7 @@ fn explore_successors(
             None => model.next_state(state, a).map(&named),
         };
         if let Some(next) = next {
-            found(i, next);
+            found(i, next, Sleep::default());
         }
     }
 }
@@ -507,9 +576,10 @@ fn expand(
     claimed: &Seen,
     earlier: usize,
     interner: &Interner,
-    state: &LockState,
-    fp: u64,
+    queued: &Queued,
 ) -> Expanded {
+    let Queued { state, fp, asleep } = queued;
+    let fp = *fp;
     let Judges {
         model,
         props,
@@ -550,12 +620,13 @@ fn expand(
         earlier,
         state,
         &actions,
-        |via, (fp, next)| {
+        asleep,
+        |via, (fp, next), sleep| {
             claimed.prefetch(fp);
-            successors.push((via as u16, fp, Some(next)));
+            successors.push((via as u16, fp, Some(next), sleep));
         },
     );
-    for (_, fp, next) in &mut successors {
+    for (_, fp, next, _) in &mut successors {
         if claimed.claim(*fp) {
             if let Some(next) = next {
                 interner.intern(next, state);
@@ -589,20 +660,19 @@ fn expand_level(
     claimed: &Seen,
     earlier: usize,
     interner: &Interner,
-    frontier: Vec<(LockState, u64)>,
+    frontier: Vec<Queued>,
 ) -> Vec<Expanded> {
     use rayon::prelude::*;
-    let expand =
-        |s: &LockState, fp: u64| expand(judges, audit_all, claimed, earlier, interner, s, fp);
+    let expand = |q: &Queued| expand(judges, audit_all, claimed, earlier, interner, q);
     if pool.current_num_threads() <= 1 || frontier.len() < 64 {
-        return frontier.iter().map(|(s, fp)| expand(s, *fp)).collect();
+        return frontier.iter().map(expand).collect();
     }
     pool.install(|| {
         // Each worker also frees the states it expanded.
         frontier
             .into_par_iter()
             .with_min_len(16)
-            .map(|(s, fp)| expand(&s, fp))
+            .map(|q| expand(&q))
             .collect()
     })
 }
@@ -628,13 +698,16 @@ struct Merge<'a> {
     level_start: usize,
     /// The next level's states by index; each is filled in by the
     /// expansion that claimed it, which may come later in the level.
-    next_frontier: Vec<Vec<Option<(LockState, u64)>>>,
+    next_frontier: Vec<Vec<Pending>>,
     /// The next level's states by fingerprint (as the table keeps it: two
     /// fingerprints it takes for one are one here too), so that the
     /// expansion that claimed one (which may come later) finds its place.
     /// Only where the table keeps no indices: where it does, the index
     /// says the place.
     new_here: HashMap<u64, u32, BuildHasherDefault<Identity>>,
+    /// Sleep sets are used: an arrival into a state of the next level
+    /// narrows the steps asleep there.
+    sleep: bool,
     successors_of_one: Vec<u32>,
 }
 
@@ -659,41 +732,59 @@ impl Merge<'_> {
                 }
             }
             self.successors_of_one.clear();
-            for (via, fp, next) in e.successors {
+            for (via, fp, next, sleep) in e.successors {
                 self.generated += 1;
-                let j = match self.seen.index(fp, self.max_states) {
-                    Indexed::Known(j) => j,
+                let (j, new) = match self.seen.index(fp, self.max_states) {
+                    Indexed::Known(j) => (j, false),
                     Indexed::New(j) => {
                         self.graph.parent.push(self.index);
                         self.graph.via.push(via);
+                        let pending = Pending {
+                            state: None,
+                            asleep: Sleep::default(),
+                        };
                         match self.next_frontier.last_mut() {
-                            Some(c) if c.len() < self.chunk_size => c.push(None),
+                            Some(c) if c.len() < self.chunk_size => c.push(pending),
                             _ => {
                                 let mut c = Vec::with_capacity(self.chunk_size);
-                                c.push(None);
+                                c.push(pending);
                                 self.next_frontier.push(c);
                             }
                         }
                         if !self.seen.keeps_indices() {
                             self.new_here.insert(Seen::key(fp), j);
                         }
-                        Some(j)
+                        (Some(j), true)
                     }
                     Indexed::OverLimit => {
                         self.complete = false;
                         continue;
                     }
                 };
-                if let Some(state) = next {
-                    // The claim is made in the level that first reaches
-                    // a state, so its state is new here.
-                    let k = match j {
-                        Some(j) => j,
-                        None => self.new_here[&Seen::key(fp)],
-                    } as usize
-                        - self.level_start;
-                    self.next_frontier[k / self.chunk_size][k % self.chunk_size] =
-                        Some((state, fp));
+                // Its place in the next level, if it is there: a new state
+                // is, and so is one claimed here (the claim is made in the
+                // level that first reaches a state); with sleep sets, any
+                // arrival into the next level is looked for.
+                let place = match new || next.is_some() || self.sleep {
+                    true => j
+                        .or_else(|| self.new_here.get(&Seen::key(fp)).copied())
+                        .and_then(|j| (j as usize).checked_sub(self.level_start)),
+                    false => None,
+                };
+                if let Some(k) = place {
+                    let pending = &mut self.next_frontier[k / self.chunk_size][k % self.chunk_size];
+                    match new {
+                        true => pending.asleep = sleep,
+                        false => pending.asleep.intersect(&sleep),
+                    }
+                    if let Some(state) = next {
+                        pending.state = Some((state, fp));
+                    }
+                } else {
+                    assert!(
+                        next.is_none(),
+                        "a state is claimed in the level that first reaches it"
+                    );
                 }
                 if let Some(j) = j.filter(|_| self.keep_edges) {
                     self.successors_of_one.push(j);
@@ -710,6 +801,12 @@ impl Merge<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether a check uses sleep sets: asked, and neither progress (whose
+/// graph needs every edge) nor the partial-order reduction is.
+fn use_sleep_sets(opts: &CheckOptions, goals: &[Goal]) -> bool {
+    opts.sleep_sets && goals.is_empty() && !opts.partial_order
 }
 
 /// Model-checks every property of `model`, and progress.
@@ -737,6 +834,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         goals: &goals,
         symmetry: opts.symmetry,
         partial_order: opts.partial_order,
+        sleep: use_sleep_sets(&opts, &goals),
     };
     let threads = opts
         .threads
@@ -771,6 +869,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         level_start: 0,
         next_frontier: Vec::new(),
         new_here: HashMap::default(),
+        sleep: judges.sleep,
         successors_of_one: Vec::new(),
     };
     let mut decided_early = false;
@@ -787,7 +886,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     // A level's states in chunks of `chunk_size`: a growing level never
     // copies itself into a vector twice its size, and each chunk is freed
     // once expanded.
-    let mut frontier: Vec<Vec<(LockState, u64)>> = vec![vec![(init, init_fp)]];
+    let mut frontier: Vec<Vec<Queued>> = vec![vec![Queued {
+        state: init,
+        fp: init_fp,
+        asleep: Sleep::default(),
+    }]];
     'search: while !frontier.is_empty() {
         peak_frontier = peak_frontier.max(frontier.iter().map(Vec::len).sum());
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
@@ -841,7 +944,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             .map(|chunk| {
                 chunk
                     .into_iter()
-                    .map(|s| s.expect("every new state was claimed by one expansion"))
+                    .map(|Pending { state, asleep }| {
+                        let (state, fp) =
+                            state.expect("every new state was claimed by one expansion");
+                        Queued { state, fp, asleep }
+                    })
                     .collect()
             })
             .collect();
@@ -971,6 +1078,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         complete,
         symmetry: opts.symmetry,
         partial_order: opts.partial_order,
+        sleep_sets: judges.sleep,
         decided_early,
         properties,
     })

@@ -145,6 +145,51 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
     }
 }
 
+/// The client whose slot `a` reads or changes other than at the far end
+/// of its links: the one it delivers from or to, whose timer fires, whom
+/// the fault strikes, whose session expires. Every step has one: the store
+/// and the resource act only on a client's message or a session's timer.
+pub fn concerns(a: &Action) -> ClientIdx {
+    match *a {
+        Action::Deliver(c, _)
+        | Action::Timeout(c, _)
+        | Action::Crash(c)
+        | Action::Pause(c)
+        | Action::Resume(c)
+        | Action::ResumeReconnect(c)
+        | Action::Partition(c)
+        | Action::Heal(c)
+        | Action::Reconnect(c)
+        | Action::LoseReply(c) => c,
+        Action::Expire(s) => s.client,
+    }
+}
+
+/// Whether two steps enabled at one state commute there: taken in either
+/// order they reach the same state, and neither disables the other. Each
+/// comes with `quiet`: it is a local step that stayed local there
+/// ([`LockModel::stays_local`]: it changed its client's slot alone and fed
+/// the monitors nothing).
+///
+/// They do when they concern different clients ([`concerns`]) and one of
+/// them is quiet. A quiet step of client `c` reads and writes `c`'s slot
+/// alone: its state, its timers, the heads of its inbound links, the tails
+/// of its outbound ones. A step that does not concern `c` touches that slot
+/// at most at the other ends (the store appends to `c`'s inbound link; only
+/// a step concerning `c` pops its outbound ones), and reads of it only its
+/// process status (a crashed client is sent nothing), which only a step
+/// concerning `c` changes; whether it is enabled reads its own client's
+/// slot, the store, the store's timers and the fault budget, none of which
+/// the quiet step changes. And the quiet step does not depend on what the
+/// other changes: its message is already at the head of its link, and
+/// whether its timer may fire reads `c`'s slot, where the other appends
+/// at most a watch event (no reply: replies go to whoever asked). The test
+/// `steps_called_independent_commute` checks this on every reachable state
+/// of small configurations of every recipe, faults included.
+pub fn independent(x: &Action, x_quiet: bool, y: &Action, y_quiet: bool) -> bool {
+    (x_quiet || y_quiet) && concerns(x) != concerns(y)
+}
+
 /// Whether timer `t`, armed at `slot`'s client, can neither come to fire
 /// nor stop being able to by another actor's step: it is armed and
 /// disarmed by the client alone, and whether it may fire depends on fields

@@ -1,0 +1,299 @@
+//! Sleep sets (`CheckOptions::sleep_sets`, `checker/sleep.rs`): the steps
+//! the checker calls independent commute, on every reachable state of small
+//! configurations of every recipe and variant under every kind of fault;
+//! and a search with sleep sets reaches the same states at the same depths
+//! as one without — the same counts, verdicts and shortest counterexample
+//! lengths — from fewer transitions, whatever the threads and chunks.
+
+use models::checker::{check, replay, CheckOptions, CheckResult, Kind};
+use models::client::Policy;
+use models::model::commute::{independent, local_to};
+use models::model::{Action, FaultBudget, LockModel, LockModelCfg, LockState};
+use models::properties::PropertyName;
+use models::recipe::RecipeRef;
+use models::recipes::{self, REGISTRY};
+use models::symmetry::fingerprint;
+use stateright::Model;
+
+/// Every recipe at every variant.
+fn every_variant() -> Vec<RecipeRef> {
+    REGISTRY
+        .iter()
+        .flat_map(|r| {
+            std::iter::once((r.build)(None))
+                .chain(r.variants.iter().map(|v| (r.build)(Some(v.name))))
+        })
+        .collect()
+}
+
+/// Two clients, every recipe at every variant, one configuration per kind
+/// of fault (and none), those the recipe takes.
+fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
+    let one = |f: fn(&mut FaultBudget)| {
+        let mut b = FaultBudget::default();
+        f(&mut b);
+        b
+    };
+    let faults = [
+        (FaultBudget::default(), Policy::Naive),
+        (one(|b| b.crashes = 1), Policy::Naive),
+        (one(|b| b.pauses = 1), Policy::Naive),
+        (one(|b| b.partitions = 1), Policy::Naive),
+        (one(|b| b.lost_replies = 1), Policy::Naive),
+        (one(|b| b.pauses = 1), Policy::LeaseAware),
+    ];
+    every_variant()
+        .into_iter()
+        .flat_map(|recipe| {
+            faults.iter().map(move |&(faults, policy)| LockModelCfg {
+                faults,
+                policy,
+                ..LockModelCfg::new(recipe.clone(), 2)
+            })
+        })
+        .filter(|cfg| cfg.validate().is_ok())
+        .collect()
+}
+
+/// States of `cfg` reachable without symmetry, breadth-first, up to `limit`.
+fn reachable(model: &LockModel, limit: usize) -> Vec<LockState> {
+    use std::collections::HashSet;
+    let mut seen = HashSet::new();
+    let mut states = model.init_states();
+    seen.insert(fingerprint(&states[0]));
+    let mut i = 0;
+    let mut actions = Vec::new();
+    while i < states.len() && states.len() < limit {
+        actions.clear();
+        model.actions(&states[i], &mut actions);
+        for &a in &actions {
+            if let Some(next) = model.next_state(&states[i], a) {
+                if seen.insert(fingerprint(&next)) {
+                    states.push(next);
+                }
+            }
+        }
+        i += 1;
+    }
+    states
+}
+
+/// Whether step `a` is quiet at `s`, where it leads to `next`: a local
+/// step that changed its client's slot alone and fed the monitors nothing.
+fn quiet(s: &LockState, a: &Action, next: &LockState) -> bool {
+    local_to(a).is_some_and(|c| LockModel::stays_local(s, c, next))
+}
+
+fn enabled(model: &LockModel, s: &LockState, a: &Action) -> bool {
+    let mut actions = Vec::new();
+    model.actions(s, &mut actions);
+    actions.contains(a)
+}
+
+/// At `s`, every pair of enabled steps the checker calls independent
+/// commutes: neither disables the other, both orders reach the same
+/// state, and each is quiet after the other exactly when it was before
+/// (which the sleep sets carry). Returns how many pairs were independent.
+fn independent_pairs_commute_at(model: &LockModel, cfg: &LockModelCfg, s: &LockState) -> usize {
+    let mut actions = Vec::new();
+    model.actions(s, &mut actions);
+    let next: Vec<LockState> = actions
+        .iter()
+        .map(|&a| model.next_state(s, a).expect("an enabled step has a successor"))
+        .collect();
+    let quiet_at: Vec<bool> = actions
+        .iter()
+        .zip(&next)
+        .map(|(a, n)| quiet(s, a, n))
+        .collect();
+    let mut pairs = 0;
+    for (i, x) in actions.iter().enumerate() {
+        for (j, y) in actions.iter().enumerate() {
+            if i == j || !independent(x, quiet_at[i], y, quiet_at[j]) {
+                continue;
+            }
+            pairs += 1;
+            assert!(
+                enabled(model, &next[i], y),
+                "{cfg}: {x:?} disables {y:?}, called independent"
+            );
+            let xy = model.next_state(&next[i], *y).expect("enabled");
+            let yx = model.next_state(&next[j], *x).expect("enabled");
+            assert!(
+                xy == yx,
+                "{cfg}: {x:?} and {y:?}, called independent, do not commute"
+            );
+            assert_eq!(
+                quiet(&next[j], x, &yx),
+                quiet_at[i],
+                "{cfg}: after {y:?}, {x:?} is quiet when it was not, or not when it was"
+            );
+        }
+    }
+    pairs
+}
+
+#[test]
+fn steps_called_independent_commute() {
+    let mut configs = two_clients_every_variant_and_fault();
+    // Three clients with a crash, as the benchmark checks it.
+    configs.push(LockModelCfg {
+        faults: FaultBudget {
+            crashes: 1,
+            ..FaultBudget::default()
+        },
+        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+    });
+    let mut pairs = 0;
+    for cfg in &configs {
+        let model = cfg.clone().into_model();
+        for s in reachable(&model, 4_000) {
+            pairs += independent_pairs_commute_at(&model, cfg, &s);
+        }
+    }
+    assert!(pairs > 100_000, "only {pairs} independent pairs checked");
+}
+
+/// The properties of `cfg`'s application that are not progress: asking
+/// only these keeps no edges, where sleep sets are used.
+fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
+    PropertyName::of(cfg.recipe.app())
+        .iter()
+        .copied()
+        .filter(|p| p.kind() != Kind::Progress)
+        .collect()
+}
+
+fn run(cfg: &LockModelCfg, opts: CheckOptions) -> CheckResult {
+    check(&cfg.clone().into_model(), opts).expect("clients are alike")
+}
+
+/// The search with sleep sets against the one without, on `cfg`: the same
+/// states at the same depths, the same verdicts, counterexamples as short
+/// (and replaying). Returns both searches' transitions.
+fn same_search(cfg: &LockModelCfg, symmetry: bool) -> (u64, u64) {
+    let opts = CheckOptions {
+        symmetry,
+        ..CheckOptions::default()
+    }
+    .asking(&safety(cfg));
+    let sleeping = run(cfg, opts);
+    let every = run(
+        cfg,
+        CheckOptions {
+            sleep_sets: false,
+            ..opts
+        },
+    );
+    assert!(sleeping.sleep_sets && !every.sleep_sets, "{cfg}");
+    assert_eq!(
+        (
+            sleeping.unique_states,
+            sleeping.max_depth,
+            sleeping.complete,
+            sleeping.decided_early
+        ),
+        (
+            every.unique_states,
+            every.max_depth,
+            every.complete,
+            every.decided_early
+        ),
+        "{cfg}"
+    );
+    assert!(sleeping.states <= every.states, "{cfg}");
+    for p in &every.properties {
+        let q = sleeping.property(p.name);
+        assert_eq!(q.status, p.status, "{cfg}: {} with sleep sets", p.name);
+        assert_eq!(
+            q.path.as_ref().map(Vec::len),
+            p.path.as_ref().map(Vec::len),
+            "{cfg}: {} with sleep sets",
+            p.name
+        );
+        if let Some(path) = &q.path {
+            assert!(replay(&cfg.clone().into_model(), path).is_some(), "{cfg}");
+        }
+    }
+    (sleeping.states, every.states)
+}
+
+#[test]
+fn sleep_sets_keep_every_state_verdict_and_shortest_length() {
+    let (mut fewer, mut all) = (0, 0);
+    for cfg in two_clients_every_variant_and_fault() {
+        let (s, e) = same_search(&cfg, true);
+        fewer += s;
+        all += e;
+    }
+    assert!(
+        fewer * 10 < all * 9,
+        "sleep sets took {fewer} of {all} transitions"
+    );
+}
+
+#[test]
+fn sleep_sets_keep_the_search_at_three_clients_and_without_symmetry() {
+    for (recipe, faults) in [
+        ("fair-predecessor", FaultBudget::default()),
+        (
+            "unfair-create",
+            FaultBudget {
+                crashes: 1,
+                ..FaultBudget::default()
+            },
+        ),
+        (
+            "etcd-revision",
+            FaultBudget {
+                pauses: 1,
+                ..FaultBudget::default()
+            },
+        ),
+        ("zk-fair-election", FaultBudget::default()),
+        ("zk-double-barrier", FaultBudget::default()),
+    ] {
+        let cfg = LockModelCfg {
+            faults,
+            ..LockModelCfg::new(recipes::parse(recipe).unwrap(), 3)
+        };
+        for symmetry in [true, false] {
+            let (s, e) = same_search(&cfg, symmetry);
+            assert!(s < e, "{cfg}: {s} transitions of {e}");
+        }
+    }
+}
+
+#[test]
+fn the_search_with_sleep_sets_is_the_same_whatever_the_threads_and_chunks() {
+    let cfg = LockModelCfg {
+        faults: FaultBudget {
+            crashes: 1,
+            ..FaultBudget::default()
+        },
+        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+    };
+    let model = cfg.clone().into_model();
+    let opts = CheckOptions::default().asking(&safety(&cfg));
+    let base = check(&model, opts).unwrap();
+    assert!(base.sleep_sets);
+    for (threads, level_chunk) in [(1, 7), (2, 7), (2, 1 << 20), (1, 1 << 20)] {
+        let r = check(
+            &model,
+            CheckOptions {
+                threads: Some(threads),
+                level_chunk,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (r.states, r.unique_states, r.max_depth),
+            (base.states, base.unique_states, base.max_depth),
+            "{threads} threads, chunks of {level_chunk}"
+        );
+        for (x, y) in r.properties.iter().zip(&base.properties) {
+            assert_eq!((x.status, &x.path), (y.status, &y.path), "{}", x.name);
+        }
+    }
+}
