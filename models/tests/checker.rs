@@ -471,7 +471,7 @@ fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
     let model = cfg("fair-predecessor", 3, pause()).into_model();
     // With sleep sets (the default for such a check) fewer transitions
     // reach the same states.
-    for (sleep_sets, transitions) in [(false, 31_894), (true, 26_980)] {
+    for (sleep_sets, transitions) in [(false, 31_894), (true, 21_582)] {
         for level_chunk in [7, models::checker::LEVEL_CHUNK] {
             let r = check(
                 &model,
@@ -529,7 +529,7 @@ fn a_search_without_the_graph_sees_the_same_states() {
         assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
     }
     // Sleep sets (the default here): the same states from fewer
-    // transitions, the same verdicts, counterexamples as short.
+    // transitions, the same verdicts and counterexamples.
     let sleeping = check(&model, CheckOptions::default().asking(&asked)).unwrap();
     assert!(sleeping.sleep_sets && !full.sleep_sets);
     assert_eq!(
@@ -544,15 +544,7 @@ fn a_search_without_the_graph_sees_the_same_states() {
     );
     for name in ["mutual_exclusion", "resource_exclusion"] {
         let (s, f) = (sleeping.property(name), full.property(name));
-        assert_eq!(s.status, f.status, "{name}");
-        assert_eq!(
-            s.path.as_ref().map(Vec::len),
-            f.path.as_ref().map(Vec::len),
-            "{name}"
-        );
-        if let Some(path) = &s.path {
-            assert!(replay(&model, path).is_some(), "{name}");
-        }
+        assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
     }
 }
 

@@ -441,7 +441,7 @@ struct Queued {
 }
 
 /// A place in the next level: the state once its claimer hands it over,
-/// and the steps asleep there (what every arrival so far had asleep).
+/// and the steps asleep there (those its first arrival brought).
 struct Pending {
     state: Option<(LockState, u64)>,
     asleep: Sleep,
@@ -705,9 +705,6 @@ struct Merge<'a> {
     /// Only where the table keeps no indices: where it does, the index
     /// says the place.
     new_here: HashMap<u64, u32, BuildHasherDefault<Identity>>,
-    /// Sleep sets are used: an arrival into a state of the next level
-    /// narrows the steps asleep there.
-    sleep: bool,
     successors_of_one: Vec<u32>,
 }
 
@@ -734,14 +731,16 @@ impl Merge<'_> {
             self.successors_of_one.clear();
             for (via, fp, next, sleep) in e.successors {
                 self.generated += 1;
-                let (j, new) = match self.seen.index(fp, self.max_states) {
-                    Indexed::Known(j) => (j, false),
+                let j = match self.seen.index(fp, self.max_states) {
+                    Indexed::Known(j) => j,
                     Indexed::New(j) => {
                         self.graph.parent.push(self.index);
                         self.graph.via.push(via);
+                        // Its first arrival, the one whose steps asleep it
+                        // keeps (`sleep.rs`).
                         let pending = Pending {
                             state: None,
-                            asleep: Sleep::default(),
+                            asleep: sleep,
                         };
                         match self.next_frontier.last_mut() {
                             Some(c) if c.len() < self.chunk_size => c.push(pending),
@@ -754,37 +753,23 @@ impl Merge<'_> {
                         if !self.seen.keeps_indices() {
                             self.new_here.insert(Seen::key(fp), j);
                         }
-                        (Some(j), true)
+                        Some(j)
                     }
                     Indexed::OverLimit => {
                         self.complete = false;
                         continue;
                     }
                 };
-                // Its place in the next level, if it is there: a new state
-                // is, and so is one claimed here (the claim is made in the
-                // level that first reaches a state); with sleep sets, any
-                // arrival into the next level is looked for.
-                let place = match new || next.is_some() || self.sleep {
-                    true => j
-                        .or_else(|| self.new_here.get(&Seen::key(fp)).copied())
-                        .and_then(|j| (j as usize).checked_sub(self.level_start)),
-                    false => None,
-                };
-                if let Some(k) = place {
-                    let pending = &mut self.next_frontier[k / self.chunk_size][k % self.chunk_size];
-                    match new {
-                        true => pending.asleep = sleep,
-                        false => pending.asleep.intersect(&sleep),
-                    }
-                    if let Some(state) = next {
-                        pending.state = Some((state, fp));
-                    }
-                } else {
-                    assert!(
-                        next.is_none(),
-                        "a state is claimed in the level that first reaches it"
-                    );
+                if let Some(state) = next {
+                    // The claim is made in the level that first reaches
+                    // a state, so its state is new here.
+                    let k = match j {
+                        Some(j) => j,
+                        None => self.new_here[&Seen::key(fp)],
+                    } as usize
+                        - self.level_start;
+                    self.next_frontier[k / self.chunk_size][k % self.chunk_size].state =
+                        Some((state, fp));
                 }
                 if let Some(j) = j.filter(|_| self.keep_edges) {
                     self.successors_of_one.push(j);
@@ -869,7 +854,6 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         level_start: 0,
         next_frontier: Vec::new(),
         new_here: HashMap::default(),
-        sleep: judges.sleep,
         successors_of_one: Vec::new(),
     };
     let mut decided_early = false;

@@ -5,36 +5,40 @@
 //! ([`crate::model::commute::independent`]), `b` then `a` and `a` then `b`
 //! reach the same state; a breadth-first search that takes both computes
 //! that state twice, and most of the successors the checker computes are
-//! such duplicates. So the enabled steps of a state are taken in their
-//! fixed order (the order of `Model::actions`, the same for every state:
-//! by client, then kind of step, then the store's timers), and the
+//! such duplicates. So the enabled steps of a state are taken in the
+//! order `Model::actions` lists them, and the
 //! successor `a(w)` is given a *sleep set*: the steps that commute with `a`
 //! at `w` and either were taken at `w` before `a` or were asleep at `w`
 //! already. From `a(w)` those steps are not taken.
 //!
-//! A state reached from several states of the level before sleeps on the
-//! intersection of what each arrival brought: a step asleep there is one
-//! every arrival could skip. Arrivals from its own level or later ones
-//! bring nothing into it.
+//! A state reached from several states of the level before keeps the
+//! sleep set of its first arrival: the one the merge meets first, in the
+//! order of the level's states and, within a state, of its steps — the
+//! arrival it records as the state's parent, with or without sleep sets.
 //!
-//! **Every state is still reached, at its breadth-first depth**, so the
-//! state counts, the verdicts and the shortest counterexamples' lengths
-//! are those of the search without sleep sets. Take a state `v` and, among
-//! the shortest paths to it, the least in the order of their steps
-//! (compared first step first). By induction along it, each of its steps
-//! is taken. Suppose its `i`th step `y`, from `s(i-1)`, were asleep there.
-//! The path's step `a(i-1)` into `s(i-1)` was taken (induction), from the
-//! level before, so it is one of the arrivals whose sleep sets were
-//! intersected: `y` commutes with `a(i-1)` at `s(i-2)` and was either taken
+//! **Every state is still reached, at its breadth-first depth, by the same
+//! first arrival**, so the state counts, the verdicts and the
+//! counterexamples themselves (each state's parent and step) are those of
+//! the search without sleep sets. Order the paths of one length by their
+//! steps, first step first (two paths first differ at a state they share,
+//! where steps are ordered as `Model::actions` lists them). The search
+//! numbers a level's states in the order of their least shortest paths,
+//! and a state's first arrival is the last step of its least shortest
+//! path (by induction over the levels: the merge takes the parents in
+//! their order, and each parent's steps in theirs). It remains to see that
+//! every step of the least shortest path `s(0) … s(n)` to a state is taken.
+//! By induction along it, suppose its `i`th step `y`, from `s(i-1)`, were
+//! asleep there. The arrival into `s(i-1)` is the path's own step
+//! `a(i-1)` from `s(i-2)` (its first arrival, its least path being the
+//! prefix), so `y` commutes with `a(i-1)` at `s(i-2)` and was either taken
 //! there before `a(i-1)` — so it comes before `a(i-1)` in the order — or
 //! asleep at `s(i-2)` already. In the second case the same holds one step
 //! back, and so on; since nothing sleeps at the initial state, at some
 //! `s(j)` the step `y` was taken before `a(j+1)` and commutes with every
 //! step of the path from there to `s(i-1)`. Moving `y` to just after
-//! `s(j)` then gives a path as short to the same `v` that comes before the
-//! chosen one in the order: a contradiction. (The argument stays within
-//! shortest paths, which is why only arrivals from the level before count,
-//! and why a breadth-first search needs nothing like the re-exploration a
+//! `s(j)` then gives a path as short to the same state that comes before
+//! the least one: a contradiction. (The argument stays within shortest
+//! paths: a breadth-first search needs nothing like the re-exploration a
 //! depth-first one does when it meets a state again with fewer steps
 //! asleep.)
 //!
@@ -77,12 +81,6 @@ impl Sleep {
         self.0.push((a, quiet));
     }
 
-    /// Keeps only the steps `other` has asleep too: a state reached by
-    /// several steps sleeps on what every one of them could skip.
-    pub fn intersect(&mut self, other: &Sleep) {
-        self.0.retain(|step| other.0.contains(step));
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -102,36 +100,19 @@ mod tests {
     use crate::model::Link;
 
     #[test]
-    fn an_intersection_keeps_what_both_sleep_on() {
-        let (a, b, c) = (
-            Action::Crash(0),
-            Action::Deliver(1, Link::StoreToClient),
-            Action::Pause(2),
-        );
-        let mut x = Sleep::default();
-        x.push(a, false);
-        x.push(b, true);
-        let mut y = Sleep::default();
-        y.push(b, true);
-        y.push(c, false);
-        x.intersect(&y);
-        assert!(x.contains(&b) && !x.contains(&a) && !x.contains(&c));
-        x.intersect(&y);
-        assert_eq!(
-            x.steps(),
-            &[(b, true)],
-            "intersecting again changes nothing"
-        );
-        x.intersect(&Sleep::default());
-        assert!(x.is_empty());
-    }
-
-    #[test]
     fn a_relabelled_sleep_set_names_the_new_clients() {
         let mut x = Sleep::default();
         x.push(Action::Deliver(0, Link::StoreToClient), true);
-        x.relabel(&[1, 0]);
-        assert!(x.contains(&Action::Deliver(1, Link::StoreToClient)));
+        x.push(Action::Crash(2), false);
+        // Client 0 is now 1, 1 is 2, 2 is 0 (`perm[old] = new`).
+        x.relabel(&[1, 2, 0]);
+        assert_eq!(
+            x.steps(),
+            &[
+                (Action::Deliver(1, Link::StoreToClient), true),
+                (Action::Crash(0), false)
+            ]
+        );
         assert!(!x.contains(&Action::Deliver(0, Link::StoreToClient)));
     }
 }
