@@ -65,8 +65,8 @@ pub struct CheckOptions {
     /// may be longer than the shortest.
     pub partial_order: bool,
     /// Sleep sets ([`sleep`]): of two steps that commute, the second is not
-    /// taken again after the first. The same states, verdicts and shortest
-    /// counterexample lengths from fewer transitions; used where no edges
+    /// taken again after the first. The same states, verdicts and
+    /// counterexamples from fewer transitions; used where no edges
     /// are kept (progress not asked) and without the partial-order
     /// reduction.
     pub sleep_sets: bool,
