@@ -668,6 +668,67 @@ fn run_writes_a_chrome_trace_for_perfetto() {
 }
 
 #[test]
+fn sleep_sets_keep_the_states_and_the_counterexample_on_fewer_transitions() {
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "check",
+            "--recipe",
+            "fair-predecessor",
+            "--clients",
+            "3",
+            "--crashes",
+            "1",
+            "--property",
+            "mutual_exclusion",
+            "--property",
+            "resource_exclusion",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let o = lockstep(&a);
+        // resource_exclusion is violated (a write in flight outlives a crash).
+        assert_eq!(o.status.code(), Some(1), "{a:?}: {}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("one JSON object")
+    };
+    let sleeping = args(&[]);
+    let every = args(&["--no-sleep-sets"]);
+    assert_eq!(sleeping["sleep_sets"], true);
+    assert_eq!(every["sleep_sets"], false);
+    assert_eq!(sleeping["unique_states"], every["unique_states"]);
+    assert_eq!(sleeping["max_depth"], every["max_depth"]);
+    let states = |v: &serde_json::Value| v["states"].as_u64().unwrap();
+    assert!(states(&sleeping) < states(&every));
+    assert_eq!(sleeping["properties"][1]["name"], "resource_exclusion");
+    for k in 0..2 {
+        let (p, q) = (&sleeping["properties"][k], &every["properties"][k]);
+        assert_eq!(p["status"], q["status"]);
+        assert_eq!(p["counterexample"], q["counterexample"]);
+    }
+    assert_eq!(sleeping["properties"][1]["status"], "violated");
+    // Progress needs every edge: a full check takes every step.
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "2",
+        "--json",
+    ]);
+    let full: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(full["sleep_sets"], false);
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "2",
+        "--property",
+        "mutual_exclusion",
+    ]);
+    assert!(stdout(&o).contains("sleep sets: on"), "{}", stdout(&o));
+}
+
+#[test]
 fn the_partial_order_reduction_keeps_every_verdict_on_fewer_states() {
     let args = |extra: &[&'static str]| {
         let mut a = vec![

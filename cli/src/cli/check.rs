@@ -309,6 +309,13 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
              goal false are taken alone; a counterexample may be longer than the shortest)"
         );
     }
+    if r.sleep_sets {
+        println!(
+            "sleep sets: on (of two commuting steps, the second is not taken again after the \
+             first: the same states and counterexamples from fewer transitions; \
+             --no-sleep-sets takes every step)"
+        );
+    }
     if !r.complete {
         println!(
             "INCOMPLETE: stopped at the limit of {} unique states ({max_states_from}); \
