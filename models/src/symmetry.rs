@@ -129,19 +129,9 @@ impl Relabel for LockState {
 
 impl Relabel for Action {
     fn relabel(&mut self, p: &Perm) {
-        match self {
-            Action::Deliver(c, _)
-            | Action::Timeout(c, _)
-            | Action::Crash(c)
-            | Action::Pause(c)
-            | Action::Resume(c)
-            | Action::ResumeReconnect(c)
-            | Action::Partition(c)
-            | Action::Heal(c)
-            | Action::Reconnect(c)
-            | Action::LoseReply(c) => c.relabel(p),
-            Action::Expire(s) => s.relabel(p),
-        }
+        // Every step names one client and no other (a session names its
+        // client).
+        self.client_mut().relabel(p);
     }
 }
 

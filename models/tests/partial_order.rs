@@ -4,14 +4,15 @@
 //! kind of fault; explores fewer states; and is as deterministic as the
 //! full search.
 
+mod common;
+
+use common::{reachable, safety, two_clients_every_variant_and_fault};
 use models::checker::{check, replay, CheckOptions, CheckResult, Kind, Status};
 use models::client::Policy;
 use models::model::commute::local_to;
 use models::model::{Action, FaultBudget, Goal, LockModel, LockModelCfg, LockState};
 use models::properties::PropertyName;
-use models::recipe::RecipeRef;
-use models::recipes::{self, REGISTRY};
-use models::symmetry::fingerprint;
+use models::recipes;
 use stateright::Model;
 
 fn reduced() -> CheckOptions {
@@ -24,61 +25,6 @@ fn reduced() -> CheckOptions {
 fn run(cfg: &LockModelCfg, opts: CheckOptions) -> CheckResult {
     cfg.validate().unwrap();
     check(&cfg.clone().into_model(), opts).expect("clients are alike")
-}
-
-/// Every recipe at every variant.
-fn every_variant() -> Vec<RecipeRef> {
-    REGISTRY
-        .iter()
-        .flat_map(|r| {
-            std::iter::once((r.build)(None))
-                .chain(r.variants.iter().map(|v| (r.build)(Some(v.name))))
-        })
-        .collect()
-}
-
-/// One configuration per kind of fault (and none).
-fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
-    let one = |f: fn(&mut FaultBudget)| {
-        let mut b = FaultBudget::default();
-        f(&mut b);
-        b
-    };
-    vec![
-        (FaultBudget::default(), Policy::Naive),
-        (one(|b| b.crashes = 1), Policy::Naive),
-        (one(|b| b.pauses = 1), Policy::Naive),
-        (one(|b| b.partitions = 1), Policy::Naive),
-        (one(|b| b.lost_replies = 1), Policy::Naive),
-        (one(|b| b.pauses = 1), Policy::LeaseAware),
-    ]
-}
-
-/// Two clients, every recipe at every variant, one configuration per
-/// kind of fault (those the recipe takes).
-fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
-    every_variant()
-        .into_iter()
-        .flat_map(|recipe| {
-            fault_kinds()
-                .into_iter()
-                .map(move |(faults, policy)| LockModelCfg {
-                    faults,
-                    policy,
-                    ..LockModelCfg::new(recipe.clone(), 2)
-                })
-        })
-        .filter(|cfg| cfg.validate().is_ok())
-        .collect()
-}
-
-/// The properties of `cfg`'s application that are not progress.
-fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
-    PropertyName::of(cfg.recipe.app())
-        .iter()
-        .copied()
-        .filter(|p| p.kind() != Kind::Progress)
-        .collect()
 }
 
 /// What one comparison found.
@@ -295,30 +241,6 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
     }
 }
 
-/// Every state of `cfg` reachable without symmetry, breadth-first.
-fn reachable(cfg: &LockModelCfg, limit: usize) -> Vec<LockState> {
-    use std::collections::HashSet;
-    let model = cfg.clone().into_model();
-    let mut seen = HashSet::new();
-    let mut states = model.init_states();
-    seen.insert(fingerprint(&states[0]));
-    let mut i = 0;
-    let mut actions = Vec::new();
-    while i < states.len() && states.len() < limit {
-        actions.clear();
-        model.actions(&states[i], &mut actions);
-        for &a in &actions {
-            if let Some(next) = model.next_state(&states[i], a) {
-                if seen.insert(fingerprint(&next)) {
-                    states.push(next);
-                }
-            }
-        }
-        i += 1;
-    }
-    states
-}
-
 /// Condition C1 of `model/commute.rs`, checked pairwise at `s`: for the
 /// clients the model offers as ample, each local step `a` and each step
 /// `b` outside the set commute — both orders reach the same state,
@@ -417,7 +339,7 @@ fn local_steps_commute_with_every_other_step() {
     for cfg in two_clients_every_variant_and_fault() {
         let model = cfg.clone().into_model();
         let goals = model.progress_goals();
-        for s in reachable(&cfg, 20_000) {
+        for s in reachable(&cfg.clone().into_model(), 20_000) {
             let (p, a) = commutes_at(&model, &goals, &s);
             pairs += p;
             alone += a;
@@ -441,7 +363,7 @@ fn a_step_that_cannot_falsify_a_goal_does_not() {
         let model = cfg.clone().into_model();
         let goals = model.progress_goals();
         let mut actions = Vec::new();
-        for s in reachable(&cfg, 5_000) {
+        for s in reachable(&cfg.clone().into_model(), 5_000) {
             actions.clear();
             model.actions(&s, &mut actions);
             for &a in &actions {
@@ -483,7 +405,7 @@ fn goals_are_monotone_in_their_rising_bits() {
     for recipe in recipes::defaults() {
         let cfg = LockModelCfg::new(recipe, 2);
         let model = cfg.clone().into_model();
-        let states = reachable(&cfg, 5_000);
+        let states = reachable(&cfg.clone().into_model(), 5_000);
         for goal in model.progress_goals() {
             let GoalReads::Rising { bits, holds } = goal.reads else {
                 continue;

@@ -7,78 +7,14 @@
 //! counterexamples — from fewer transitions, whatever the threads and
 //! chunks.
 
-use models::checker::{check, replay, CheckOptions, CheckResult, Kind, Level};
-use models::client::Policy;
+mod common;
+
+use common::{reachable, safety, two_clients_every_variant_and_fault};
+use models::checker::{check, replay, CheckOptions, CheckResult, Level};
 use models::model::commute::{independent, local_to};
 use models::model::{Action, FaultBudget, LockModel, LockModelCfg, LockState};
-use models::properties::PropertyName;
-use models::recipe::RecipeRef;
-use models::recipes::{self, REGISTRY};
-use models::symmetry::fingerprint;
+use models::recipes;
 use stateright::Model;
-
-/// Every recipe at every variant.
-fn every_variant() -> Vec<RecipeRef> {
-    REGISTRY
-        .iter()
-        .flat_map(|r| {
-            std::iter::once((r.build)(None))
-                .chain(r.variants.iter().map(|v| (r.build)(Some(v.name))))
-        })
-        .collect()
-}
-
-/// Two clients, every recipe at every variant, one configuration per kind
-/// of fault (and none), those the recipe takes.
-fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
-    let one = |f: fn(&mut FaultBudget)| {
-        let mut b = FaultBudget::default();
-        f(&mut b);
-        b
-    };
-    let faults = [
-        (FaultBudget::default(), Policy::Naive),
-        (one(|b| b.crashes = 1), Policy::Naive),
-        (one(|b| b.pauses = 1), Policy::Naive),
-        (one(|b| b.partitions = 1), Policy::Naive),
-        (one(|b| b.lost_replies = 1), Policy::Naive),
-        (one(|b| b.pauses = 1), Policy::LeaseAware),
-    ];
-    every_variant()
-        .into_iter()
-        .flat_map(|recipe| {
-            faults.iter().map(move |&(faults, policy)| LockModelCfg {
-                faults,
-                policy,
-                ..LockModelCfg::new(recipe.clone(), 2)
-            })
-        })
-        .filter(|cfg| cfg.validate().is_ok())
-        .collect()
-}
-
-/// States of `cfg` reachable without symmetry, breadth-first, up to `limit`.
-fn reachable(model: &LockModel, limit: usize) -> Vec<LockState> {
-    use std::collections::HashSet;
-    let mut seen = HashSet::new();
-    let mut states = model.init_states();
-    seen.insert(fingerprint(&states[0]));
-    let mut i = 0;
-    let mut actions = Vec::new();
-    while i < states.len() && states.len() < limit {
-        actions.clear();
-        model.actions(&states[i], &mut actions);
-        for &a in &actions {
-            if let Some(next) = model.next_state(&states[i], a) {
-                if seen.insert(fingerprint(&next)) {
-                    states.push(next);
-                }
-            }
-        }
-        i += 1;
-    }
-    states
-}
 
 /// Whether step `a` is quiet at `s`, where it leads to `next`: a local
 /// step that changed its client's slot alone and fed the monitors nothing.
@@ -161,16 +97,6 @@ fn steps_called_independent_commute() {
         }
     }
     assert!(pairs > 1_000_000, "only {pairs} independent pairs checked");
-}
-
-/// The properties of `cfg`'s application that are not progress: asking
-/// only these keeps no edges, where sleep sets are used.
-fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
-    PropertyName::of(cfg.recipe.app())
-        .iter()
-        .copied()
-        .filter(|p| p.kind() != Kind::Progress)
-        .collect()
 }
 
 thread_local! {

@@ -146,23 +146,9 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
 }
 
 /// The client whose slot `a` reads or changes other than at the far end
-/// of its links: the one it delivers from or to, whose timer fires, whom
-/// the fault strikes, whose session expires. Every step has one: the store
-/// and the resource act only on a client's message or a session's timer.
+/// of its links: the one the step is about ([`Action::client`]).
 pub fn concerns(a: &Action) -> ClientIdx {
-    match *a {
-        Action::Deliver(c, _)
-        | Action::Timeout(c, _)
-        | Action::Crash(c)
-        | Action::Pause(c)
-        | Action::Resume(c)
-        | Action::ResumeReconnect(c)
-        | Action::Partition(c)
-        | Action::Heal(c)
-        | Action::Reconnect(c)
-        | Action::LoseReply(c) => c,
-        Action::Expire(s) => s.client,
-    }
+    a.client()
 }
 
 /// Whether two steps enabled at one state commute there: taken in either

@@ -118,6 +118,32 @@ pub enum Action {
 }
 
 impl Action {
+    /// The client the step is about: the one it delivers from or to, whose
+    /// timer fires, whom the fault strikes, whose session expires. Every
+    /// step has one (the store and the resource act only on a client's
+    /// message or a session's timer).
+    pub fn client(self) -> ClientIdx {
+        let mut a = self;
+        *a.client_mut()
+    }
+
+    /// The client the step is about, to rename it.
+    pub fn client_mut(&mut self) -> &mut ClientIdx {
+        match self {
+            Action::Deliver(c, _)
+            | Action::Timeout(c, _)
+            | Action::Crash(c)
+            | Action::Pause(c)
+            | Action::Resume(c)
+            | Action::ResumeReconnect(c)
+            | Action::Partition(c)
+            | Action::Heal(c)
+            | Action::Reconnect(c)
+            | Action::LoseReply(c) => c,
+            Action::Expire(s) => &mut s.client,
+        }
+    }
+
     pub fn is_fault(&self) -> bool {
         matches!(
             self,

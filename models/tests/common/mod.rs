@@ -1,0 +1,92 @@
+//! Helpers the model tests share: every recipe variant under every kind of
+//! fault, the safety properties of a configuration, its reachable states.
+
+#![allow(dead_code)] // each test binary uses some of them
+
+use models::checker::Kind;
+use models::client::Policy;
+use models::model::{FaultBudget, LockModel, LockModelCfg, LockState};
+use models::properties::PropertyName;
+use models::recipe::RecipeRef;
+use models::recipes::REGISTRY;
+use models::symmetry::fingerprint;
+use stateright::Model;
+
+/// Every recipe at every variant.
+pub fn every_variant() -> Vec<RecipeRef> {
+    REGISTRY
+        .iter()
+        .flat_map(|r| {
+            std::iter::once((r.build)(None))
+                .chain(r.variants.iter().map(|v| (r.build)(Some(v.name))))
+        })
+        .collect()
+}
+
+/// One configuration per kind of fault (and none).
+pub fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
+    let one = |f: fn(&mut FaultBudget)| {
+        let mut b = FaultBudget::default();
+        f(&mut b);
+        b
+    };
+    vec![
+        (FaultBudget::default(), Policy::Naive),
+        (one(|b| b.crashes = 1), Policy::Naive),
+        (one(|b| b.pauses = 1), Policy::Naive),
+        (one(|b| b.partitions = 1), Policy::Naive),
+        (one(|b| b.lost_replies = 1), Policy::Naive),
+        (one(|b| b.pauses = 1), Policy::LeaseAware),
+    ]
+}
+
+/// Two clients, every recipe at every variant, one configuration per
+/// kind of fault (those the recipe takes).
+pub fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
+    every_variant()
+        .into_iter()
+        .flat_map(|recipe| {
+            fault_kinds()
+                .into_iter()
+                .map(move |(faults, policy)| LockModelCfg {
+                    faults,
+                    policy,
+                    ..LockModelCfg::new(recipe.clone(), 2)
+                })
+        })
+        .filter(|cfg| cfg.validate().is_ok())
+        .collect()
+}
+
+/// The properties of `cfg`'s application that are not progress.
+pub fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
+    PropertyName::of(cfg.recipe.app())
+        .iter()
+        .copied()
+        .filter(|p| p.kind() != Kind::Progress)
+        .collect()
+}
+
+/// States of `model` reachable without symmetry, breadth-first, up to
+/// `limit`.
+pub fn reachable(model: &LockModel, limit: usize) -> Vec<LockState> {
+    use std::collections::HashSet;
+    let mut seen = HashSet::new();
+    let mut states = model.init_states();
+    seen.insert(fingerprint(&states[0]));
+    let mut i = 0;
+    let mut actions = Vec::new();
+    while i < states.len() && states.len() < limit {
+        actions.clear();
+        model.actions(&states[i], &mut actions);
+        for &a in &actions {
+            if let Some(next) = model.next_state(&states[i], a) {
+                if seen.insert(fingerprint(&next)) {
+                    states.push(next);
+                }
+            }
+        }
+        i += 1;
+    }
+    states
+}
