@@ -481,47 +481,17 @@ fn explore_successors(
 ) {
     let model = judges.model;
     let parent_keys = judges.symmetry.then(|| ParentKeys::new(state));
-    // The successor's fingerprint and representative, and the renaming
-    // that made it the representative (none if it kept its names).
+    // The successor's fingerprint and representative, and (under
+    // symmetry) the renaming that made it the representative.
     let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
             let (rep, perm, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
-            let moved = perm.iter().enumerate().any(|(i, &p)| p as usize != i);
-            (
-                (fp.unwrap_or_else(|| fingerprint(&rep)), rep),
-                moved.then_some(perm),
-            )
+            ((fp.unwrap_or_else(|| fingerprint(&rep)), rep), Some(perm))
         } else {
             ((fingerprint(&next), next), None)
         }
     };
     let named = |next: LockState| renamed(next).0;
-    if judges.sleep {
-        // The steps taken so far, each with whether it stayed local.
-        let mut taken: SmallVec<[(Action, bool); 16]> = SmallVec::new();
-        for (i, &a) in actions.iter().enumerate() {
-            if asleep.contains(&a) {
-                continue;
-            }
-            let Some(next) = model.next_state(state, a) else {
-                continue;
-            };
-            let quiet = local_to(&a).is_some_and(|c| LockModel::stays_local(state, c, &next));
-            let mut sleep = Sleep::default();
-            for &(b, b_quiet) in asleep.steps().iter().chain(&taken) {
-                if independent(&b, b_quiet, &a, quiet) {
-                    sleep.push(b, b_quiet);
-                }
-            }
-            taken.push((a, quiet));
-            let (successor, perm) = renamed(next);
-            if let Some(perm) = perm.filter(|_| !sleep.is_empty()) {
-                sleep.relabel(&perm);
-            }
-            found(i, successor, sleep);
-        }
-        return;
-    }
     // Successors already computed (for ample sets tried), by position.
     let mut computed: Vec<Option<Option<Successor>>> = Vec::new();
     let candidates = match judges.partial_order {
@@ -559,14 +529,40 @@ fn explore_successors(
             return;
         }
     }
+    // Every step not asleep (none is without sleep sets), each successor
+    // with the steps asleep there: those taken before it or asleep here
+    // that commute with it.
+    let mut taken: SmallVec<[(Action, bool); 16]> = SmallVec::new();
     for (i, &a) in actions.iter().enumerate() {
-        let next = match computed.get_mut(i).and_then(Option::take) {
-            Some(done) => done,
-            None => model.next_state(state, a).map(&named),
-        };
-        if let Some(next) = next {
-            found(i, next, Sleep::default());
+        if asleep.contains(&a) {
+            continue;
         }
+        if let Some(done) = computed.get_mut(i).and_then(Option::take) {
+            // Computed for an ample set tried (the partial-order reduction
+            // goes without sleep sets).
+            if let Some(next) = done {
+                found(i, next, Sleep::default());
+            }
+            continue;
+        }
+        let Some(next) = model.next_state(state, a) else {
+            continue;
+        };
+        let mut sleep = Sleep::default();
+        if judges.sleep {
+            let quiet = local_to(&a).is_some_and(|c| LockModel::stays_local(state, c, &next));
+            for &(b, b_quiet) in asleep.steps().iter().chain(&taken) {
+                if independent(&b, b_quiet, &a, quiet) {
+                    sleep.push(b, b_quiet);
+                }
+            }
+            taken.push((a, quiet));
+        }
+        let (successor, perm) = renamed(next);
+        if let Some(perm) = perm.filter(|_| !sleep.is_empty()) {
+            sleep.relabel(&perm);
+        }
+        found(i, successor, sleep);
     }
 }
 

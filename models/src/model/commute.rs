@@ -145,20 +145,15 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
     }
 }
 
-/// The client whose slot `a` reads or changes other than at the far end
-/// of its links: the one the step is about ([`Action::client`]).
-pub fn concerns(a: &Action) -> ClientIdx {
-    a.client()
-}
-
 /// Whether two steps enabled at one state commute there: taken in either
 /// order they reach the same state, and neither disables the other. Each
 /// comes with `quiet`: it is a local step that stayed local there
 /// ([`LockModel::stays_local`]: it changed its client's slot alone and fed
 /// the monitors nothing).
 ///
-/// They do when they concern different clients ([`concerns`]) and one of
-/// them is quiet. A quiet step of client `c` reads and writes `c`'s slot
+/// They do when they concern different clients ([`Action::client`]: the
+/// one whose slot a step reads or changes other than at the far ends of
+/// its links) and one of them is quiet. A quiet step of client `c` reads and writes `c`'s slot
 /// alone: its state, its timers, the heads of its inbound links, the tails
 /// of its outbound ones. A step that does not concern `c` touches that slot
 /// at most at the other ends (the store appends to `c`'s inbound link; only
@@ -173,7 +168,7 @@ pub fn concerns(a: &Action) -> ClientIdx {
 /// `steps_called_independent_commute` checks this on every reachable state
 /// of small configurations of every recipe, faults included.
 pub fn independent(x: &Action, x_quiet: bool, y: &Action, y_quiet: bool) -> bool {
-    (x_quiet || y_quiet) && concerns(x) != concerns(y)
+    (x_quiet || y_quiet) && x.client() != y.client()
 }
 
 /// Whether timer `t`, armed at `slot`'s client, can neither come to fire
