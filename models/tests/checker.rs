@@ -470,8 +470,9 @@ fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
     use models::properties::PropertyName;
     let model = cfg("fair-predecessor", 3, pause()).into_model();
     // With sleep sets (the default for such a check) fewer transitions
-    // reach the same states.
-    for (sleep_sets, transitions) in [(false, 31_894), (true, 21_582)] {
+    // reach the same states (21,582 when only a step that touched nothing
+    // shared could commute; footprints let more pairs commute).
+    for (sleep_sets, transitions) in [(false, 31_894), (true, 18_876)] {
         for level_chunk in [7, models::checker::LEVEL_CHUNK] {
             let r = check(
                 &model,

@@ -15,7 +15,7 @@
 //!   it is returned.
 
 use crate::ids::ClientIdx;
-use crate::model::commute::{independent, local_to};
+use crate::model::commute::{independent, local_to, Footprint};
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
@@ -532,7 +532,7 @@ fn explore_successors(
     // Every step not asleep (none is without sleep sets), each successor
     // with the steps asleep there: those taken before it or asleep here
     // that commute with it.
-    let mut taken: SmallVec<[(Action, bool); 16]> = SmallVec::new();
+    let mut taken: SmallVec<[(Action, Footprint); 16]> = SmallVec::new();
     for (i, &a) in actions.iter().enumerate() {
         if asleep.contains(&a) {
             continue;
@@ -550,13 +550,13 @@ fn explore_successors(
         };
         let mut sleep = Sleep::default();
         if judges.sleep {
-            let quiet = local_to(&a).is_some_and(|c| LockModel::stays_local(state, c, &next));
-            for &(b, b_quiet) in asleep.steps().iter().chain(&taken) {
-                if independent(&b, b_quiet, &a, quiet) {
-                    sleep.push(b, b_quiet);
+            let at = Footprint::of(state, &a, &next);
+            for &(b, b_at) in asleep.steps().iter().chain(&taken) {
+                if independent(&b, b_at, &a, at) {
+                    sleep.push(b, b_at);
                 }
             }
-            taken.push((a, quiet));
+            taken.push((a, at));
         }
         let (successor, perm) = renamed(next);
         if let Some(perm) = perm.filter(|_| !sleep.is_empty()) {

@@ -47,38 +47,43 @@
 //! representative, and the argument runs on orbits (a relabelled step of a
 //! relabelled state reaches the relabelled successor).
 //!
-//! Each asleep step carries whether it is *quiet* (a local step that stays
-//! local): independence asks it, and a step asleep was not taken, so its
-//! successor was not computed. It was computed (or carried) where the step
-//! was put to sleep, and a step commuting with it changes nothing a quiet
-//! step reads, nor anything a step that is not quiet reads to decide what
-//! it touches: so it is quiet at the successor exactly when it was before.
+//! Each asleep step carries its *footprint*
+//! ([`crate::model::commute::Footprint`]: which shared parts — the store,
+//! the resource, the monitors, the fault budget — it reads and changes),
+//! which independence asks: a step asleep was not taken, so its successor
+//! was not computed. It was computed where the step was put to sleep, and
+//! after a step that commutes with it a step reads and changes no more
+//! than it did before (the footprint carried covers the one it has there,
+//! which the test `steps_called_independent_commute` checks): judged by
+//! the footprint carried, a step is called independent of no more steps
+//! than by its own.
 //!
 //! Used only for checks that keep no edges (no progress asked: progress
 //! needs every edge of the graph) and without the partial-order reduction
 //! (which already takes one client's steps alone).
 
+use crate::model::commute::Footprint;
 use crate::model::Action;
 use crate::symmetry::{Perm, Relabel};
 use smallvec::SmallVec;
 
-/// The steps not to take from a state, each with whether it is quiet
-/// there (see the module doc).
+/// The steps not to take from a state, each with its footprint where it
+/// was put to sleep (see the module doc).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Sleep(SmallVec<[(Action, bool); 4]>);
+pub struct Sleep(SmallVec<[(Action, Footprint); 4]>);
 
 impl Sleep {
     pub fn contains(&self, a: &Action) -> bool {
         self.0.iter().any(|(b, _)| b == a)
     }
 
-    /// The steps asleep, with whether each is quiet.
-    pub fn steps(&self) -> &[(Action, bool)] {
+    /// The steps asleep, each with its footprint.
+    pub fn steps(&self) -> &[(Action, Footprint)] {
         &self.0
     }
 
-    pub fn push(&mut self, a: Action, quiet: bool) {
-        self.0.push((a, quiet));
+    pub fn push(&mut self, a: Action, at: Footprint) {
+        self.0.push((a, at));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -102,15 +107,15 @@ mod tests {
     #[test]
     fn a_relabelled_sleep_set_names_the_new_clients() {
         let mut x = Sleep::default();
-        x.push(Action::Deliver(0, Link::StoreToClient), true);
-        x.push(Action::Crash(2), false);
+        x.push(Action::Deliver(0, Link::StoreToClient), Footprint::NONE);
+        x.push(Action::Crash(2), Footprint::ALL);
         // Client 0 is now 1, 1 is 2, 2 is 0 (`perm[old] = new`).
         x.relabel(&[1, 2, 0]);
         assert_eq!(
             x.steps(),
             &[
-                (Action::Deliver(1, Link::StoreToClient), true),
-                (Action::Crash(0), false)
+                (Action::Deliver(1, Link::StoreToClient), Footprint::NONE),
+                (Action::Crash(0), Footprint::ALL)
             ]
         );
         assert!(!x.contains(&Action::Deliver(0, Link::StoreToClient)));

@@ -149,12 +149,31 @@ impl LockModel {
                         }
                     }
                 }
-                Command::SetTimer(t, _) => insert_timer(self.timers_of(state, from), t),
-                Command::CancelTimer(t) => remove_timer(self.timers_of(state, from), &t),
+                // Timers armed already (a store hearing a session again)
+                // or not armed are left shared.
+                Command::SetTimer(t, _) => {
+                    if !self.armed(state, from, &t) {
+                        insert_timer(self.timers_of(state, from), t);
+                    }
+                }
+                Command::CancelTimer(t) => {
+                    if self.armed(state, from, &t) {
+                        remove_timer(self.timers_of(state, from), &t);
+                    }
+                }
                 Command::ChooseRandom(..) | Command::Save(_) => {}
             }
         }
         (notifications, futile)
+    }
+
+    /// Whether `id` has timer `t` armed.
+    fn armed(&self, state: &LockState, id: Id, t: &Timer) -> bool {
+        let timers = match client_of(id) {
+            Some(c) => &state.clients[c as usize].timers,
+            None => &*state.store_timers,
+        };
+        timers.binary_search(t).is_ok()
     }
 
     fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
@@ -177,8 +196,12 @@ impl LockModel {
         let mut out = Out::new();
         let mut cow = Cow::Borrowed(&*state.store);
         f(&mut cow, &mut out);
+        // A request that only read the store leaves it shared (the store
+        // takes a copy to serve any request).
         if let Cow::Owned(s) = cow {
-            state.store = Shared::new(s);
+            if s != *state.store {
+                state.store = Shared::new(s);
+            }
         }
         let (n, futile) = self.apply_out(state, store_id(), out);
         // In the simulator's order: the wake-ups, then the items removed.
