@@ -53,10 +53,15 @@
 //! which independence asks: a step asleep was not taken, so its successor
 //! was not computed. It was computed where the step was put to sleep, and
 //! after a step that commutes with it a step reads and changes no more
-//! than it did before (the footprint carried covers the one it has there,
-//! which the test `steps_called_independent_commute` checks): judged by
-//! the footprint carried, a step is called independent of no more steps
-//! than by its own.
+//! than it did before (the test `steps_called_independent_commute` checks
+//! this pairwise). By induction along the steps taken since, each
+//! independent of it as judged by what it carries: if the carried
+//! footprint covers the real one at a state, a step independent by the
+//! carried one is independent by the real one (independence only grows
+//! as a footprint shrinks), so the pairwise check shows the real one after
+//! that step is covered by the real one before, hence by the carried one.
+//! Judged by the footprint carried, a step is so called independent of no
+//! more steps than by its own.
 //!
 //! Used only for checks that keep no edges (no progress asked: progress
 //! needs every edge of the graph) and without the partial-order reduction

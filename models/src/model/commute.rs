@@ -152,8 +152,9 @@ const STORE: u8 = 1;
 const RESOURCE: u8 = 1 << 1;
 const MONITORS: u8 = 1 << 2;
 const BUDGET: u8 = 1 << 3;
-/// Every part: a step whose footprint says it touched another client's
-/// slot, which no step but the store's does.
+/// Every part: the footprint of a step that replaced another client's
+/// slot other than as the store appends a watch event (no step of the
+/// model does; such a step is independent of none).
 const EVERYTHING: u8 = u8::MAX;
 
 /// What a step enabled at a state reads and changes there of the parts
@@ -167,17 +168,21 @@ const EVERYTHING: u8 = u8::MAX;
 /// - a client's local step (a delivery to it, its timer) reads its own
 ///   slot only: its state, its timers, the head of an inbound link;
 /// - a store step (a delivery to the store, a session's expiry) reads the
-///   store and its timers, the head of its client's outbound link, and of
-///   the others only whether each has crashed (nothing is sent to a
-///   crashed client);
+///   store and its timers, its client's slot (the head of its outbound
+///   link; an expiry, whether the session's client is silent), and of the
+///   others only whether each has crashed (nothing is sent to a crashed
+///   client);
 /// - a delivery to the resource reads the resource;
 /// - a fault (crash, pause, partition, lost reply) reads the fault budget;
 /// - a resume, heal or reconnect reads the store (whether its session
-///   carries on);
+///   carries on; a reconnect filters its client's whole inbound link by
+///   it, which only a store step that writes the store appends to);
 ///
-/// and a step that changes a part read it too. A step that feeds the
-/// monitors changes them (they are shared only until fed), so two steps
-/// that both feed them never commute here, though some would.
+/// and a step that changes a part read it too. Monitors a step fed but
+/// left as they were count as read: what they heed does not depend on
+/// their state. Two steps that change the monitors, or one that changes
+/// them beside one that feeds them, are not independent here, though some
+/// would commute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Footprint {
     reads: u8,
@@ -191,8 +196,10 @@ impl Footprint {
         reads: 0,
         writes: 0,
     };
-    /// A step that may read and change every shared part (one that touched
-    /// another client's slot, as only the store's steps do).
+    /// A step that may read and change everything: one that replaced
+    /// another client's slot other than as the store appends a watch event
+    /// to it. No step of the model does; [`independent`] calls such a step
+    /// independent of none.
     pub const ALL: Footprint = Footprint {
         reads: EVERYTHING,
         writes: EVERYTHING,
@@ -296,14 +303,18 @@ impl Replaced {
 /// so the two orders append the same, and a timer that may fire only while
 /// no reply waits is not woken by a watch event. A crash of that client
 /// clears its inbound link, and the store sends nothing to a crashed
-/// client: either order leaves the link empty (and the count of watch
-/// events sent, which only the monitors read, matters only to a store step
-/// that feeds them, as a crash does: those two are not independent).
-/// Everything else a step reads is its own slot or the shared parts its
-/// footprint names. The test `steps_called_independent_commute` checks
-/// this on every reachable state of small configurations of every recipe,
-/// faults included, and that each step's footprint is the same after the
-/// other step as before (what the sleep sets carry).
+/// client: either order leaves the link empty. The count of watch events
+/// sent then differs by order, and only the monitors read it: a crash
+/// always feeds them, so the two are independent only where neither
+/// changes the monitors, and the monitors keep the widest wake-up as a
+/// maximum, so a count that left them as they were leaves them so when
+/// smaller too (a monitor that counted wake-ups exactly would have to make
+/// such a store step read the clients it sends to). Everything else a
+/// step reads is its own slot or the shared parts its footprint names. The
+/// test `steps_called_independent_commute` checks this on every reachable
+/// state of small configurations of every recipe, faults included, and
+/// that each step's footprint after the other step is covered by the one
+/// before (what the sleep sets carry).
 ///
 /// One pair of steps concerning the same client is independent too: its
 /// crash and a delivery of its message to the store or the resource. The
@@ -313,7 +324,11 @@ impl Replaced {
 pub fn independent(x: &Action, x_at: Footprint, y: &Action, y_at: Footprint) -> bool {
     let apart =
         x.client() != y.client() || crash_and_its_delivery(x, y) || crash_and_its_delivery(y, x);
-    apart && x_at.writes & y_at.reads == 0 && y_at.writes & x_at.reads == 0
+    apart
+        && x_at != Footprint::ALL
+        && y_at != Footprint::ALL
+        && x_at.writes & y_at.reads == 0
+        && y_at.writes & x_at.reads == 0
 }
 
 /// `x` crashes a client and `y` delivers that client's message to the

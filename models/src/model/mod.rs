@@ -125,12 +125,13 @@ impl LockModel {
             match cmd {
                 Command::Send(dst, msg) => {
                     if let Some(c) = client_of(dst) {
-                        let slot = state.slot_mut(c);
-                        if slot.status == Status::Crashed {
+                        if state.clients[c as usize].status == Status::Crashed {
                             // Its connection closed with it, and the server
-                            // dropped the connection's watches: nothing is sent.
+                            // dropped the connection's watches: nothing is
+                            // sent (and its slot stays shared).
                             continue;
                         }
+                        let slot = state.slot_mut(c);
                         if let Msg::Notify { owns_first, .. } = msg {
                             notifications = notifications.saturating_add(1);
                             futile = futile.saturating_add(u8::from(!owns_first));
