@@ -25,7 +25,8 @@ fn enabled(model: &LockModel, s: &LockState, a: &Action) -> bool {
 /// At `s`, every pair of enabled steps the checker calls independent
 /// commutes: neither disables the other, both orders reach the same
 /// state, and each step's footprint after the other is covered by what it
-/// was before (the sleep sets carry the one from before). Returns how many pairs were independent.
+/// was before (the sleep sets carry the one from before). Returns how many
+/// pairs were independent.
 fn independent_pairs_commute_at(model: &LockModel, cfg: &LockModelCfg, s: &LockState) -> usize {
     let mut actions = Vec::new();
     model.actions(s, &mut actions);

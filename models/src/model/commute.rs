@@ -152,10 +152,6 @@ const STORE: u8 = 1;
 const RESOURCE: u8 = 1 << 1;
 const MONITORS: u8 = 1 << 2;
 const BUDGET: u8 = 1 << 3;
-/// Every part: the footprint of a step that replaced another client's
-/// slot other than as the store appends a watch event (no step of the
-/// model does; such a step is independent of none).
-const EVERYTHING: u8 = u8::MAX;
 
 /// What a step enabled at a state reads and changes there of the parts
 /// shared between clients ([`independent`] compares two).
@@ -201,8 +197,8 @@ impl Footprint {
     /// to it. No step of the model does; [`independent`] calls such a step
     /// independent of none.
     pub const ALL: Footprint = Footprint {
-        reads: EVERYTHING,
-        writes: EVERYTHING,
+        reads: u8::MAX,
+        writes: u8::MAX,
     };
 
     /// The footprint of step `a` from `last`, which led to `next`.
