@@ -6,8 +6,13 @@
 //! relabelling for symmetry rebuilds every part, and sibling states rebuild
 //! the same parts independently; without this the frontier holds many
 //! copies of each. The workers intern each state they claim, before it
-//! waits for the merge; the table lives for one level (the frontier's
-//! states keep what they share alive, and the next level starts afresh).
+//! waits for the merge. A level's table lives while that level is made
+//! and while it is expanded: a part rebuilt in a successor (relabelling
+//! rebuilds every part, also those it leaves equal) is often one new in
+//! the level its parent is in, and is then shared with that one.
+//! Measured on fair-predecessor, 4 clients, 1 crash: 229 MB peak against
+//! 238 MB; on its first 1.5 M states, 0.90 of the time (single-threaded
+//! runs of both builds at once, one on each core, 12 pairs).
 
 use super::Identity;
 use crate::model::{ClientSlot, LockState, Shared};
@@ -90,7 +95,7 @@ impl Trim for Monitors {
 }
 
 impl<T: Hash + Eq + Trim> Table<T> {
-    fn intern(&self, part: &mut Shared<T>, parent: Option<&Shared<T>>) {
+    fn intern(&self, part: &mut Shared<T>, parent: Option<&Shared<T>>, earlier: &Table<T>) {
         if parent.is_some_and(|p| Shared::ptr_eq(p, part)) {
             // Left alone by the step: the parent's part, interned already.
             return;
@@ -98,33 +103,62 @@ impl<T: Hash + Eq + Trim> Table<T> {
         let h = part.hash_value();
         // Bits the shard's map does not use: it places by the low bits and
         // tags by the top seven.
-        let mut shard = self.0[(h >> 32) as usize % SHARDS]
-            .lock()
-            .expect("a checker thread panicked");
+        let at = (h >> 32) as usize % SHARDS;
+        let mut shard = self.0[at].lock().expect("a checker thread panicked");
         match shard.get(&h) {
             Some(p) if p == part => *part = p.clone(),
             Some(_) => {}
             None => {
-                Shared::trim(part, T::trim);
+                let before = earlier.0[at].lock().expect("a checker thread panicked");
+                match before.get(&h) {
+                    Some(p) if p == part => *part = p.clone(),
+                    Some(_) | None => Shared::trim(part, T::trim),
+                }
                 shard.insert(h, part.clone());
             }
         }
     }
 }
 
-impl Interner {
-    /// Shares `state`'s parts with equal ones interned before; `parent` is
-    /// the state it stepped from (whose parts are interned).
+/// The tables of the level being made and of the level before it, whose
+/// states are being expanded.
+#[derive(Clone, Copy)]
+pub struct Interning<'a> {
+    pub this_level: &'a Interner,
+    pub level_before: &'a Interner,
+}
+
+impl Interning<'_> {
+    /// Shares `state`'s parts with equal ones interned before, in either
+    /// level; `parent` is the state it stepped from (whose parts are
+    /// interned).
     pub fn intern(&self, state: &mut LockState, parent: &LockState) {
-        self.stores.intern(&mut state.store, Some(&parent.store));
-        self.store_timers
-            .intern(&mut state.store_timers, Some(&parent.store_timers));
-        self.resources
-            .intern(&mut state.resource, Some(&parent.resource));
-        self.monitors
-            .intern(&mut state.monitors, Some(&parent.monitors));
+        self.this_level.intern(state, parent, self.level_before);
+    }
+}
+
+impl Interner {
+    fn intern(&self, state: &mut LockState, parent: &LockState, earlier: &Interner) {
+        self.stores
+            .intern(&mut state.store, Some(&parent.store), &earlier.stores);
+        self.store_timers.intern(
+            &mut state.store_timers,
+            Some(&parent.store_timers),
+            &earlier.store_timers,
+        );
+        self.resources.intern(
+            &mut state.resource,
+            Some(&parent.resource),
+            &earlier.resources,
+        );
+        self.monitors.intern(
+            &mut state.monitors,
+            Some(&parent.monitors),
+            &earlier.monitors,
+        );
         for (k, slot) in state.clients.iter_mut().enumerate() {
-            self.slots.intern(slot, parent.clients.get(k));
+            self.slots
+                .intern(slot, parent.clients.get(k), &earlier.slots);
         }
     }
 }

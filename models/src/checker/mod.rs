@@ -23,7 +23,7 @@ use crate::symmetry::{
     Relabel,
 };
 use edges::{EdgesOverflow, SuccessorLists};
-use intern::Interner;
+use intern::{Interner, Interning};
 use seen::{Chunked, Indexed, Seen};
 use smallvec::SmallVec;
 use stateright::{Expectation, Model, Property};
@@ -571,7 +571,7 @@ fn expand(
     audit_all: bool,
     claimed: &Seen,
     earlier: usize,
-    interner: &Interner,
+    interner: Interning,
     queued: &Queued,
 ) -> Expanded {
     let Queued { state, fp, asleep } = queued;
@@ -655,7 +655,7 @@ fn expand_level(
     pool: &rayon::ThreadPool,
     claimed: &Seen,
     earlier: usize,
-    interner: &Interner,
+    interner: Interning,
     frontier: Vec<Queued>,
 ) -> Vec<Expanded> {
     use rayon::prelude::*;
@@ -871,10 +871,19 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         fp: init_fp,
         asleep: Sleep::default(),
     }]];
+    // The parts new in the frontier's states (interned as they were made).
+    let mut frontier_parts = Interner::default();
     'search: while !frontier.is_empty() {
         peak_frontier = peak_frontier.max(frontier.iter().map(Vec::len).sum());
         let audit_all = seen.len() < AUDIT_ALL_UP_TO;
-        let interner = Interner::default();
+        // A successor's new parts are shared with equal ones of the next
+        // level's states and of the frontier's (which a relabelled
+        // successor's parts often equal).
+        let next_parts = Interner::default();
+        let interner = Interning {
+            this_level: &next_parts,
+            level_before: &frontier_parts,
+        };
         merge.start_level();
         // The states of every level up to the one expanded now.
         let earlier = seen.len();
@@ -894,7 +903,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             let (next, merged) = pool.join(
                 || {
                     chunk.map(|c| {
-                        expand_level(&judges, audit_all, &pool, &seen, earlier, &interner, c)
+                        expand_level(&judges, audit_all, &pool, &seen, earlier, interner, c)
                     })
                 },
                 || expanded.take().map(|e| merge.take(e)),
@@ -907,6 +916,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             }
             expanded = next;
         }
+        frontier_parts = next_parts;
         let next_frontier = std::mem::take(&mut merge.next_frontier);
         if !next_frontier.is_empty() {
             depth += 1;
