@@ -864,8 +864,9 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     merge.graph.parent.push(0);
     merge.graph.via.push(0);
     // A level's states in chunks of `chunk_size`: a growing level never
-    // copies itself into a vector twice its size, and each chunk is freed
-    // once expanded.
+    // copies itself into a vector twice its size, and each chunk's states
+    // are freed once expanded (the parts new in the level stay in its
+    // interning table until the whole level is expanded).
     let mut frontier: Vec<Vec<Queued>> = vec![vec![Queued {
         state: init,
         fp: init_fp,
@@ -948,6 +949,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         // not depend on how the level was cut into chunks.
         if opts.ask != 0 && goals.is_empty() && merge.first_hit.iter().all(Option::is_some) {
             decided_early = !frontier.is_empty();
+            // Its states, left unexpanded, are not needed any more.
+            frontier.clear();
             break;
         }
     }
@@ -961,10 +964,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     } = merge;
     let searched = started.elapsed().as_secs_f64();
     // The fingerprint table has done its work: free it before progress
-    // transposes the graph.
+    // transposes the graph. So have the last level's interned parts.
     let unique_states = seen.len() as u64;
     let index_bytes = (seen.bytes() + graph.bytes()) as u64;
     drop(seen);
+    drop(frontier_parts);
 
     let mut properties = Vec::new();
     for (k, p) in props.iter().enumerate() {
