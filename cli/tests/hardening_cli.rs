@@ -275,3 +275,52 @@ fn bench_baselines_are_checked() {
         "letters, digits",
     );
 }
+
+/// `bench --against` times this build against another on the same search,
+/// pair by pair: against itself the states are the same and every pair has
+/// a ratio; a path that is no lockstep build, or no file, is exit 2.
+#[test]
+fn bench_against_another_build() {
+    let me = env!("CARGO_BIN_EXE_lockstep");
+    let o = lockstep(&[
+        "bench",
+        "--against",
+        me,
+        "--pairs",
+        "2",
+        "--pair-states",
+        "3000",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    for p in pairs {
+        assert_eq!(p["this_unique_states"], p["other_unique_states"]);
+        assert!(p["this_unique_states"].as_u64().unwrap() >= 3000);
+        assert!(p["ratio"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(v["same_states"], true);
+    let mean = v["geometric_mean"].as_f64().unwrap();
+    assert!(v["min"].as_f64().unwrap() <= mean && mean <= v["max"].as_f64().unwrap());
+
+    usage_error(
+        &["bench", "--against", "/no/such/lockstep"],
+        "--against /no/such/lockstep",
+    );
+    usage_error(&["bench", "--against", "/"], "not an executable file");
+    usage_error(
+        &["bench", "--against", "/bin/true", "--pair-states", "2000"],
+        "is it a lockstep build",
+    );
+    usage_error(
+        &["bench", "--against", me, "--pairs", "0"],
+        "--pairs takes 1 to 100",
+    );
+    usage_error(
+        &["bench", "--against", me, "--pair-states", "10"],
+        "--pair-states takes at least 1,000",
+    );
+    usage_error(&["bench", "--pairs", "3"], "--against");
+}

@@ -289,6 +289,9 @@ fn print_per_state(p: &super::spin_twin::PerState) {
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
+    if let Some(other) = &args.against {
+        return super::paired::run(args, other);
+    }
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
     let herd = (!args.skip_sim && !args.skip_herd)
         .then(herd_bench)

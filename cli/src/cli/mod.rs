@@ -8,6 +8,7 @@ mod counterexample;
 mod explore;
 mod herd;
 mod limits;
+mod paired;
 mod recipes;
 mod report;
 mod simulate;
@@ -242,6 +243,24 @@ pub struct BenchArgs {
     /// Compare this run's figures with baseline NAME, each with its change.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// Time this build's checker against another lockstep build's (a copy
+    /// of target/release/lockstep made before a change): both run the same
+    /// search at once, one on each core, cores swapped every pair; prints
+    /// the geometric mean of this build's time over the other's. Runs only
+    /// this comparison.
+    #[arg(long, value_name = "LOCKSTEP", conflicts_with_all = ["save_baseline", "baseline"])]
+    pub against: Option<PathBuf>,
+    /// With --against: pairs of runs (1–100).
+    #[arg(long, default_value_t = 6, requires = "against")]
+    pub pairs: u32,
+    /// With --against: unique states each search explores (fair-predecessor,
+    /// 4 clients, 1 crash, full check, one thread; at least 1,000).
+    #[arg(
+        long = "pair-states",
+        default_value_t = 1_500_000,
+        requires = "against"
+    )]
+    pub pair_states: u64,
     /// Print JSON on stdout.
     #[arg(long)]
     pub json: bool,
