@@ -76,6 +76,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    exit_on_failed_output();
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
@@ -84,6 +85,29 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `print!` panics when standard output cannot be written (a full disk,
+/// a closed file): that is an error of where the output goes, not a bug,
+/// so it is said in one line and the exit status is 2, like any other
+/// problem with what lockstep was given. Every other panic is reported as
+/// the default hook reports it.
+fn exit_on_failed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied());
+        match message.and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
+            Some(why) => {
+                eprintln!("lockstep: cannot write the output to standard output: {why}");
+                std::process::exit(2);
+            }
+            None => default(info),
+        }
+    }));
 }
 
 #[cfg(test)]

@@ -324,3 +324,147 @@ fn bench_against_another_build() {
     );
     usage_error(&["bench", "--pairs", "3"], "--against");
 }
+
+/// Output that cannot be written (a full disk) is one line and exit 2, not
+/// a panic.
+#[test]
+fn a_failed_write_to_stdout_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // no /dev/full on this system
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .arg("recipes")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("lockstep: cannot write the output to standard output"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+}
+
+/// `run`'s outputs are neither the scenario it reads nor each other, and a
+/// timeline is refused with --json (which would drop it).
+#[test]
+fn run_outputs_do_not_replace_their_input_or_each_other() {
+    let dir = scratch("run-outputs");
+    let scenario = dir.join("s.toml");
+    std::fs::copy("../scenarios/healthy.toml", &scenario).unwrap();
+    let s = scenario.to_str().unwrap();
+    usage_error(&["run", s, "--trace", s], "that is the file being run");
+    usage_error(&["run", s, "--html", s], "that is the file being run");
+    let x = dir.join("x");
+    let x = x.to_str().unwrap();
+    usage_error(&["run", s, "--trace", x, "--html", x], "both name");
+    assert!(std::fs::read_to_string(&scenario)
+        .unwrap()
+        .contains("recipe"));
+    let o = lockstep(&["run", s, "--json", "--timeline"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// A reproducer's `expect` is checked at its own seed only: at another seed
+/// the run is reported, not judged against it.
+#[test]
+fn expect_is_checked_at_the_files_seed_only() {
+    let file = "../scenarios/gc-pause-split-brain.toml";
+    let at_own = lockstep(&["run", file]);
+    assert_eq!(at_own.status.code(), Some(1), "{}", stdout(&at_own));
+    // A seed at which nothing is violated: judged against `expect`, it
+    // would be "did not reproduce" (exit 1).
+    let clean = (0..50u64)
+        .map(|seed| {
+            (
+                seed,
+                lockstep(&["run", file, "--seed", &seed.to_string(), "--json"]),
+            )
+        })
+        .find(|(_, o)| {
+            let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+            v["violations"].as_array().unwrap().is_empty()
+        });
+    let (seed, o) = clean.expect("a seed without violations among the first 50");
+    assert_eq!(o.status.code(), Some(0), "seed {seed}: {}", stdout(&o));
+    let text = lockstep(&["run", file, "--seed", &seed.to_string()]);
+    assert_eq!(text.status.code(), Some(0));
+    assert!(stderr(&text).contains("not checked"), "{}", stderr(&text));
+}
+
+/// bench refuses bad figures before it measures anything, and a run that
+/// would measure nothing.
+#[test]
+fn bench_checks_its_arguments_first() {
+    let started = std::time::Instant::now();
+    usage_error(
+        &["bench", "--clients", "abc", "--skip-sim"],
+        "--clients takes",
+    );
+    usage_error(&["bench", "--clients", "3,6", "--skip-sim"], "got '6'");
+    usage_error(
+        &["bench", "--crashes", "255", "--skip-sim"],
+        "--crashes 255",
+    );
+    usage_error(
+        &["bench", "--skip-check", "--skip-sim"],
+        "nothing to measure",
+    );
+    assert!(
+        started.elapsed().as_secs() < 30,
+        "an argument error waited for measuring"
+    );
+}
+
+/// A herd sweep's rows are one per recipe and count; a value given twice
+/// is an error, not a duplicated row.
+#[test]
+fn herd_refuses_repeated_rows() {
+    usage_error(&["herd", "--clients", "2,2"], "--clients: 2 is given twice");
+    usage_error(
+        &[
+            "herd",
+            "--recipes",
+            "unfair-create,unfair-create",
+            "--clients",
+            "2",
+        ],
+        "--recipes: unfair-create is given twice",
+    );
+}
+
+/// A herd row that violates a property exits 1, and stderr says which row
+/// (the table is of the herd, not of verdicts).
+#[test]
+fn herd_says_which_row_violated() {
+    let dir = scratch("herd-violation");
+    let scenario = dir.join("delayed.toml");
+    // Client 0's messages delayed by eleven days: it cannot finish its
+    // rounds in time, a progress violation.
+    std::fs::write(
+        &scenario,
+        "recipe = \"fair-predecessor\"\nclients = 3\nrounds = 50\nseed = 1\n\
+         [timing]\nsession_timeout_ms = 4000\nthink_ms = [5, 50]\nhold_ms = [10, 40]\nlatency_ms = [0.2, 2.0]\n\
+         [[schedule]]\nat_ms = 20\nkind = \"delay\"\nclient = 0\nduration_ms = 1000\nextra_ms = 1000000000\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = lockstep(&[
+        "herd",
+        "--recipes",
+        "unfair-create",
+        "--clients",
+        "2",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("properties were violated in 1 run: delayed-unfair-create-2"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -373,18 +373,21 @@ fn queue_and_barrier_options_are_checked() {
         ],
         &["producers are for queue recipes", "fair-predecessor"],
     );
-    usage_error(
-        &[
-            "check",
-            "--recipe",
-            "zk-barrier",
-            "--clients",
-            "3",
-            "--producers",
-            "1",
-        ],
-        &["producers are for queue recipes", "barrier"],
-    );
+    // Even 0, which is what a barrier has: given, it is a mistake.
+    for producers in ["1", "0"] {
+        usage_error(
+            &[
+                "check",
+                "--recipe",
+                "zk-barrier",
+                "--clients",
+                "3",
+                "--producers",
+                producers,
+            ],
+            &["--producers: producers are for queue recipes", "barrier"],
+        );
+    }
     usage_error(
         &[
             "check",

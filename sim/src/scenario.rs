@@ -408,6 +408,8 @@ impl Scenario {
                 ),
             ));
         }
+        models::model::check_producers_given(&recipe, raw.producers)
+            .map_err(|e| err("producers", e))?;
         let producers = raw.producers.unwrap_or_else(|| {
             models::model::default_producers(&recipe, raw.clients as u16).into()
         });
@@ -569,12 +571,18 @@ fn registered_recipe(
     let fair = registered.name == "fair-predecessor";
     let variant = match (raw.variant.as_deref(), raw.guid) {
         (v, None) => v,
-        (v, Some(true)) if fair => v,
-        (None, Some(false)) if fair => Some("no-guid"),
-        (Some(_), Some(false)) if fair => {
+        (Some("no-guid"), Some(true)) if fair => {
             return Err(err(
                 "guid",
-                "give the variant once: `variant = \"no-guid\"` or `guid = false`, not both".into(),
+                "`guid = true` contradicts `variant = \"no-guid\"` (the variant without the guid): give one".into(),
+            ))
+        }
+        (v, Some(true)) if fair => v,
+        (None | Some("no-guid"), Some(false)) if fair => Some("no-guid"),
+        (Some(v), Some(false)) if fair => {
+            return Err(err(
+                "guid",
+                format!("`guid = false` is variant no-guid, which contradicts `variant = \"{v}\"`: give one"),
             ))
         }
         (_, Some(_)) => {
@@ -817,6 +825,12 @@ fn resolve_profile(
                     "a lost reply has no duration".into(),
                 ))
             }
+            (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, Some([_, 0])) => {
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    format!("[0, 0]: a {} that lasts no time does nothing", kind.name()),
+                ))
+            }
             (_, Some(d)) => range_us(&format!("{key}.duration_ms"), d, err)?,
             (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, None) => {
                 return Err(err(
@@ -949,6 +963,12 @@ fn check_schedule(
                 return Err(missing(
                     "duration_ms",
                     &format!("a {} needs a duration", s.kind.name()),
+                ))
+            }
+            (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, Some(0), _) => {
+                return Err(missing(
+                    "duration_ms",
+                    &format!("0: a {} that lasts no time does nothing", s.kind.name()),
                 ))
             }
             (FaultKind::Delay, Some(_), None) => {

@@ -486,3 +486,39 @@ fn a_file_name_that_is_not_utf8_is_refused_not_mangled() {
     assert!(e.reason.contains("not valid UTF-8"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Settings that contradict each other, or a fault that does nothing, are
+/// refused naming the key: the run would not be the one the file describes.
+#[test]
+fn contradictions_and_empty_faults_are_refused() {
+    let fair = "recipe = \"fair-predecessor\"\nclients = 3\n";
+    let cases = [
+        // `guid = true` is the recipe with the guid; no-guid is without.
+        (format!("{fair}variant = \"no-guid\"\nguid = true\n"), "guid"),
+        (format!("{fair}variant = \"curator\"\nguid = false\n"), "guid"),
+        // Producers are a queue's; 0 given for a lock is a mistake too.
+        (format!("{fair}producers = 0\n"), "producers"),
+        (
+            format!("{fair}[faults]\npause = {{ rate_per_s = 1.0, duration_ms = [0, 0] }}\n"),
+            "faults.pause.duration_ms",
+        ),
+        (
+            format!("{fair}[[schedule]]\nat_ms = 5\nkind = \"partition\"\nclient = 0\nduration_ms = 0\n"),
+            "schedule[0].duration_ms",
+        ),
+    ];
+    for (toml, key) in cases {
+        assert_eq!(refused_key(&toml), key, "{toml}");
+    }
+    // What agrees is accepted: the variant and the older spelling of it,
+    // a crash with no down time (the process restarts at once), a pause
+    // range that may draw 0.
+    let no_guid = parse(&format!("{fair}variant = \"no-guid\"\nguid = false\n")).unwrap();
+    assert_eq!(no_guid.recipe.variant(), Some("no-guid"));
+    let curator = parse(&format!("{fair}variant = \"curator\"\nguid = true\n")).unwrap();
+    assert_eq!(curator.recipe.variant(), Some("curator"));
+    parse(&format!(
+        "{fair}[faults]\ncrash = {{ rate_per_s = 1.0, duration_ms = [0, 0] }}\npause = {{ rate_per_s = 1.0, duration_ms = [0, 5] }}\n"
+    ))
+    .unwrap();
+}

@@ -41,8 +41,20 @@ pub fn load(name: &str) -> Result<Value, UsageError> {
             path.display()
         ))
     })?;
-    serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("baseline '{name}': {}: {e}", path.display())))
+    let report: Value = serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("baseline '{name}': {}: {e}", path.display())))?;
+    if figures(&report).is_empty() {
+        return Err(UsageError(format!(
+            "baseline '{name}': {} holds no bench figures; save one with --save-baseline {name}",
+            path.display()
+        )));
+    }
+    Ok(report)
+}
+
+/// Checks a name for `--save-baseline` before the run it would keep.
+pub fn check_name(name: &str) -> Result<(), UsageError> {
+    path_of(name).map(|_| ())
 }
 
 /// Every number of a report, by a name that says what it is: objects by

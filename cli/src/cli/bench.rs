@@ -292,6 +292,20 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     if let Some(other) = &args.against {
         return super::paired::run(args, other);
     }
+    // The baselines are read (and a name to save under checked) before
+    // minutes of measuring.
+    let old = args.baseline.as_deref().map(baseline::load).transpose()?;
+    if let Some(name) = &args.save_baseline {
+        baseline::check_name(name)?;
+    }
+    if args.skip_check && args.skip_sim {
+        return Err(UsageError(
+            "--skip-check and --skip-sim leave nothing to measure".into(),
+        ));
+    }
+    // Every configuration is checked before anything is measured: a typo
+    // is an error now, not after minutes of measuring.
+    let configurations = checker_configurations(args)?;
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
     let herd = (!args.skip_sim && !args.skip_herd)
         .then(herd_bench)
@@ -347,43 +361,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     }
     if args.skip_check {
         let report = serde_json::json!({ "simulator": sim, "herd_sweep": herd });
-        return finish(args, &report);
+        return finish(args, old.as_ref(), &report);
     }
-    let clients: Vec<u8> = args
-        .clients
-        .split(',')
-        .map(|c| {
-            c.trim()
-                .parse::<u8>()
-                .ok()
-                .filter(|n| (MIN_CLIENTS..=MAX_CLIENTS).contains(n))
-                .ok_or_else(|| {
-                    UsageError(format!(
-                        "--clients takes a comma-separated list of counts between {MIN_CLIENTS} and {MAX_CLIENTS}, got '{c}'"
-                    ))
-                })
-        })
-        .collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
-    for &n in &clients {
-        // The locks and elections: a double barrier's leave at 4 members
-        // with a crash runs past tens of millions of states, which is no
-        // throughput figure but a long wait.
-        let measured = models::recipes::defaults()
-            .into_iter()
-            .filter(|r| match r.app() {
-                App::Lock | App::Election => true,
-                App::Barrier | App::Queue => false,
-            });
-        for recipe in measured {
-            let cfg = LockModelCfg {
-                faults: FaultBudget {
-                    crashes: args.crashes,
-                    ..FaultBudget::default()
-                },
-                ..LockModelCfg::new(recipe.clone(), n)
-            };
-            cfg.validate().map_err(UsageError)?;
+    for cfg in configurations {
+        let (recipe, n) = (cfg.recipe.clone(), cfg.clients);
+        {
             let model = cfg.into_model();
             let not_alike = |e: models::checker::CheckError| UsageError(e.to_string());
             let with = check(&model, CheckOptions::default()).map_err(not_alike)?;
@@ -439,7 +422,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
         "checker": rows,
     });
     if args.json {
-        return finish(args, &report);
+        return finish(args, old.as_ref(), &report);
     }
     let table: Vec<Vec<String>> = rows
         .iter()
@@ -477,21 +460,76 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
             &table
         )
     );
-    finish(args, &report)
+    finish(args, old.as_ref(), &report)
+}
+
+/// The model checker's configurations: every lock and election recipe at
+/// each of `--clients`, with `--crashes`.
+fn checker_configurations(args: &BenchArgs) -> Result<Vec<LockModelCfg>, UsageError> {
+    let clients: Vec<u8> = args
+        .clients
+        .split(',')
+        .map(|c| {
+            c.trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|n| (MIN_CLIENTS..=MAX_CLIENTS).contains(n))
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--clients takes a comma-separated list of counts between {MIN_CLIENTS} and {MAX_CLIENTS}, got '{c}'"
+                    ))
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let mut configurations = Vec::new();
+    for &n in &clients {
+        // The locks and elections: a double barrier's leave at 4 members
+        // with a crash runs past tens of millions of states, which is no
+        // throughput figure but a long wait.
+        let measured = models::recipes::defaults()
+            .into_iter()
+            .filter(|r| match r.app() {
+                App::Lock | App::Election => true,
+                App::Barrier | App::Queue => false,
+            });
+        for recipe in measured {
+            let cfg = LockModelCfg {
+                faults: FaultBudget {
+                    crashes: args.crashes,
+                    ..FaultBudget::default()
+                },
+                ..LockModelCfg::new(recipe, n)
+            };
+            cfg.validate().map_err(|e| {
+                UsageError(format!("--clients {n} --crashes {}: {e}", args.crashes))
+            })?;
+            configurations.push(cfg);
+        }
+    }
+    Ok(configurations)
 }
 
 /// Prints the JSON report (`--json`), saves it as a baseline, and compares
 /// it with one: every figure beside its baseline's, criterion-style.
-fn finish(args: &BenchArgs, report: &serde_json::Value) -> Result<ExitCode, UsageError> {
+fn finish(
+    args: &BenchArgs,
+    old: Option<&serde_json::Value>,
+    report: &serde_json::Value,
+) -> Result<ExitCode, UsageError> {
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(report).expect("serialisable")
         );
     }
-    if let Some(name) = &args.baseline {
-        let old = baseline::load(name)?;
-        let changes = baseline::compare(&old, report);
+    if let (Some(name), Some(old)) = (&args.baseline, old) {
+        let changes = baseline::compare(old, report);
+        if changes.is_empty() {
+            return Err(UsageError(format!(
+                "baseline '{name}' has none of this run's figures (it measured other parts: \
+                 run the bench with the same --skip-* flags as the baseline)"
+            )));
+        }
         if !args.json {
             println!();
             println!("against baseline '{name}':");

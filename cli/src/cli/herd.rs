@@ -21,9 +21,27 @@ fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
     if s == "all" {
         return Ok(sim::herd::swept_recipes());
     }
-    s.split(',')
+    let recipes: Vec<RecipeRef> = s
+        .split(',')
         .map(|r| models::recipes::parse(r.trim()).map_err(UsageError))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    no_repeats(&recipes, "--recipes", |r| r.to_string())?;
+    Ok(recipes)
+}
+
+/// A sweep's rows are one per recipe and count: a value given twice would
+/// write the same row twice into the table, the CSV and the charts.
+fn no_repeats<T: PartialEq>(
+    values: &[T],
+    flag: &str,
+    show: impl Fn(&T) -> String,
+) -> Result<(), UsageError> {
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(UsageError(format!("{flag}: {} is given twice", show(v))));
+        }
+    }
+    Ok(())
 }
 
 fn parse_clients(s: &str) -> Result<Vec<u16>, UsageError> {
@@ -151,6 +169,7 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         Some(c) => parse_clients(c)?,
         None => DEFAULT_CLIENTS.to_vec(),
     };
+    no_repeats(&clients, "--clients", u16::to_string)?;
     let extra = args
         .scenario
         .as_ref()
@@ -212,10 +231,22 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
             args.out.display()
         );
     }
-    let violated = rows.iter().any(|r| r.violations > 0);
-    Ok(if violated {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    // The exit status says a property was violated; stderr says where
+    // (the table is of the herd, not of verdicts).
+    let violated: Vec<String> = rows
+        .iter()
+        .filter(|r| r.violations > 0)
+        .map(|r| format!("{} ({} violations)", r.scenario, r.violations))
+        .collect();
+    if violated.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "lockstep herd: properties were violated in {} run{}: {}; run the scenario with \
+         `lockstep run` to see them",
+        violated.len(),
+        if violated.len() == 1 { "" } else { "s" },
+        violated.join(", ")
+    );
+    Ok(ExitCode::from(1))
 }

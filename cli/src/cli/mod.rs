@@ -164,7 +164,7 @@ pub struct RunOutput {
     #[arg(long, value_enum, default_value_t = TraceFormat::Jsonl, requires = "trace")]
     pub trace_format: TraceFormat,
     /// Print a readable timeline before each violation.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json")]
     pub timeline: bool,
     /// Write the run's interactive timeline (one self-contained HTML file).
     #[arg(long, value_name = "FILE")]
@@ -382,6 +382,8 @@ impl ModelArgs {
         };
         let recipe = recipe_arg(name, self.variant.as_deref(), self.no_guid)?;
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
+        models::model::check_producers_given(&recipe, self.producers.map(u32::from))
+            .map_err(|e| UsageError(format!("--producers: {e}")))?;
         let cfg = LockModelCfg {
             clients,
             rounds: self.rounds,

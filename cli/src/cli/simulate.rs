@@ -322,6 +322,42 @@ fn reproduced(s: &Scenario, o: &Outcome) -> Option<Result<(), String>> {
     })
 }
 
+/// Whether two paths name one file (as far as can be told before one of
+/// them is written).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The files a run writes must be neither the file it reads nor each
+/// other: one would silently replace the other.
+fn distinct_outputs(input: &Path, out: &RunOutput) -> Result<(), UsageError> {
+    let outputs = [
+        ("--trace", out.trace.as_ref()),
+        ("--html", out.html.as_ref()),
+    ];
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        let Some(path) = path else { continue };
+        if same_file(path, input) {
+            return Err(UsageError(format!(
+                "{flag} {}: that is the file being run; writing there would replace it",
+                path.display()
+            )));
+        }
+        for (other, other_path) in &outputs[..i] {
+            if other_path.is_some_and(|o| same_file(o, path)) {
+                return Err(UsageError(format!(
+                    "{other} and {flag} both name {}: give each its own file",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs `s` with `seed` and reports it as `out` asks.
 fn simulate_and_report(
     s: &Scenario,
@@ -409,13 +445,24 @@ fn simulate_and_report(
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
-    let s = load(&args.scenario)?;
+    distinct_outputs(&args.scenario, &args.output)?;
+    let mut s = load(&args.scenario)?;
     let seed = args.seed.unwrap_or(s.seed);
+    // A file's `expect` is what happens at its own seed; at another seed
+    // the run is a different run, and its outcome is only reported.
+    if seed != s.seed && s.expect.take().is_some() && !args.output.json {
+        eprintln!(
+            "note: {} expects its outcome at seed {}; at seed {seed} that is not checked",
+            args.scenario.display(),
+            s.seed
+        );
+    }
     let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
     simulate_and_report(&s, seed, &args.output, &reproduce)
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
+    distinct_outputs(&args.file, &args.output)?;
     let s = load(&args.file)?;
     let reproduce = format!("lockstep replay {}", args.file.display());
     simulate_and_report(&s, s.seed, &args.output, &reproduce)
@@ -613,6 +660,14 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
         writable_dir(dir, "--out")?;
     }
     let seeds = SeedSet { start, end, shard };
+    if seeds.is_empty() {
+        // Still a shard's result, which a merge of every shard needs.
+        eprintln!(
+            "note: shard {} of seeds {start}..{end} holds no seeds (there are fewer seeds than \
+             shards), so nothing is run",
+            args.shard.as_deref().unwrap_or_default()
+        );
+    }
     let bar = if !args.json && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(seeds.len());
         bar.set_style(

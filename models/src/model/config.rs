@@ -34,17 +34,30 @@ pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Resu
              ({clients}), so that someone consumes (got {producers})"
         )),
         App::Queue => Ok(()),
-        App::Lock | App::Election | App::Barrier if producers != 0 => Err(format!(
-            "producers are for queue recipes; {recipe} is a{} {} recipe",
-            if recipe.app() == App::Election {
-                "n"
-            } else {
-                ""
-            },
-            recipe.app()
-        )),
+        App::Lock | App::Election | App::Barrier if producers != 0 => Err(not_a_queue(recipe)),
         App::Lock | App::Election | App::Barrier => Ok(()),
     }
+}
+
+/// A count of producers the user gave (`--producers`, `producers =`) is
+/// for a queue: given for any other recipe, even as 0, it is a mistake.
+pub fn check_producers_given(recipe: &RecipeRef, given: Option<u32>) -> Result<(), String> {
+    match (recipe.app(), given) {
+        (App::Queue, _) | (_, None) => Ok(()),
+        (App::Lock | App::Election | App::Barrier, Some(_)) => Err(not_a_queue(recipe)),
+    }
+}
+
+fn not_a_queue(recipe: &RecipeRef) -> String {
+    format!(
+        "producers are for queue recipes; {recipe} is a{} {} recipe",
+        if recipe.app() == App::Election {
+            "n"
+        } else {
+            ""
+        },
+        recipe.app()
+    )
 }
 
 /// How many faults of each kind a run may inject.
