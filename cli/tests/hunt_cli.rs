@@ -323,4 +323,26 @@ fn merge_refuses_tampered_results() {
         &|t| t["by_property"] = serde_json::json!({}),
         "not exactly the seeds listed by_property",
     );
+    let property = v["by_property"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    tamper(
+        "emptied.json",
+        &|t| t["by_property"][&property] = serde_json::json!([]),
+        "lists no seeds",
+    );
+    tamper(
+        "bogus-reproducer.json",
+        &|t| t["reproducers"] = serde_json::json!({ "resource_exclusion_x": "x" }),
+        "which no seed of this result violated",
+    );
+    tamper(
+        "stray-reproducer.json",
+        &|t| t["reproducer"] = "/etc/passwd".into(),
+        "is not among the reproducers",
+    );
 }

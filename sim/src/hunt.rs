@@ -281,8 +281,31 @@ pub fn check_result(r: &HuntResult, what: &str) -> Result<SeedSet, String> {
             )))
             }
         }
+        if seeds.is_empty() {
+            return Err(bad(format!(
+                "by_property.{name} lists no seeds (a hunt lists only properties it saw violated)"
+            )));
+        }
         seeds_ok(&format!("by_property.{name}"), seeds)?;
         union.extend(seeds.iter().copied());
+    }
+    // A reproducer is written for a property some seed violated, and the
+    // first one written is one of them.
+    if let Some(name) = r
+        .reproducers
+        .keys()
+        .find(|p| !r.by_property.contains_key(*p))
+    {
+        return Err(bad(format!(
+            "reproducers names '{name}', which no seed of this result violated"
+        )));
+    }
+    if let Some(first) = &r.reproducer {
+        if !r.reproducers.values().any(|v| v == first) {
+            return Err(bad(format!(
+                "reproducer {first} is not among the reproducers written per property"
+            )));
+        }
     }
     if !union.iter().copied().eq(r.violating_seeds.iter().copied()) {
         return Err(bad(

@@ -183,18 +183,88 @@ pub fn parse_lines(text: &str) -> Result<Vec<TraceLine>, String> {
 /// Parses a whole trace as a run writes it: [`parse_lines`], and it must
 /// open with its `start` line and close with its `end` line, so a file cut
 /// short at a line boundary is an error too, not a shorter story.
+///
+/// It must also be one run's story: one `start` and one `end`, time that
+/// never runs backwards, and no client beyond the `start` line's count
+/// (a chart drawn from anything else would show what never ran).
 pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
     let lines = parse_lines(text)?;
-    match lines.first().map(|l| &l.event) {
-        Some(TraceEvent::Start { .. }) => {}
+    let clients = match lines.first().map(|l| &l.event) {
+        Some(TraceEvent::Start { clients, .. }) => *clients,
         _ => return Err("the trace does not open with its `start` line".to_string()),
+    };
+    if clients == 0 {
+        return Err("the `start` line says 0 clients: no run has none".to_string());
     }
     match lines.last().map(|l| &l.event) {
-        Some(TraceEvent::End { .. }) => Ok(lines),
-        _ => Err(format!(
-            "the trace stops after {} lines without its `end` line: it was cut short",
-            lines.len()
-        )),
+        Some(TraceEvent::End { .. }) => {}
+        _ => {
+            return Err(format!(
+                "the trace stops after {} lines without its `end` line: it was cut short",
+                lines.len()
+            ))
+        }
+    }
+    // Line numbers count the events (blank lines are skipped).
+    for (i, pair) in lines.windows(2).enumerate() {
+        let (before, line) = (&pair[0], &pair[1]);
+        let n = i + 2;
+        if line.t < before.t {
+            return Err(format!(
+                "event {n}: time goes back ({} after {}): not one run's trace",
+                secs(line.t),
+                secs(before.t)
+            ));
+        }
+        let ends = n == lines.len();
+        match &line.event {
+            TraceEvent::Start { .. } => {
+                return Err(format!(
+                    "event {n}: a second `start` line: two traces in one file"
+                ))
+            }
+            TraceEvent::End { .. } if !ends => {
+                return Err(format!("event {n}: an `end` line before the trace's last"))
+            }
+            _ => {}
+        }
+        if let Some(c) = line
+            .event
+            .clients()
+            .find(|&c| u32::from(c) >= u32::from(clients))
+        {
+            return Err(format!(
+                "event {n}: client {c}, but the `start` line says {clients} clients (0..{clients})"
+            ));
+        }
+    }
+    Ok(lines)
+}
+
+impl TraceEvent {
+    /// Every client the event names.
+    pub fn clients(&self) -> impl Iterator<Item = ClientIdx> + '_ {
+        let client = |p: &Party| match p {
+            Party::Client(c) => Some(*c),
+            Party::Store | Party::Resource => None,
+        };
+        let (named, many): ([Option<ClientIdx>; 2], &[ClientIdx]) = match self {
+            TraceEvent::Start { .. } | TraceEvent::End { .. } => ([None, None], &[]),
+            TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
+            TraceEvent::Timer { client, .. }
+            | TraceEvent::Fault { client, .. }
+            | TraceEvent::Restart { client }
+            | TraceEvent::Resume { client }
+            | TraceEvent::Heal { client }
+            | TraceEvent::DelayEnd { client }
+            | TraceEvent::Connection { client, .. }
+            | TraceEvent::Write { client, .. }
+            | TraceEvent::Hold { client, .. }
+            | TraceEvent::Release { client }
+            | TraceEvent::Expire { client, .. } => ([Some(*client), None], &[]),
+            TraceEvent::Violation { clients, .. } => ([None, None], clients.as_slice()),
+        };
+        named.into_iter().flatten().chain(many.iter().copied())
     }
 }
 

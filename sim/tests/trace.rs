@@ -4,7 +4,7 @@
 
 use sim::engine::simulate;
 use sim::scenario::Scenario;
-use sim::trace::{hash, parse_lines, TraceEvent, TraceLine};
+use sim::trace::{hash, parse_lines, parse_trace, TraceEvent, TraceLine};
 
 fn shipped(name: &str) -> Scenario {
     let path = format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
@@ -163,4 +163,61 @@ fn the_readable_form_is_the_timeline_line() {
         v.to_string(),
         "      5.336045 s  VIOLATION mutual_exclusion by clients [0,2]"
     );
+}
+
+/// A trace file is one run's story: every recorded run's trace is read
+/// back, and a file that could not come from one run is refused, naming
+/// what is wrong.
+#[test]
+fn a_trace_that_is_no_single_run_is_refused() {
+    let s = shipped("gc-pause-split-brain");
+    let o = simulate(&s, s.seed, true);
+    let text =
+        |lines: &[TraceLine]| -> String { lines.iter().map(|l| l.to_json() + "\n").collect() };
+    assert_eq!(parse_trace(&text(&o.trace)).unwrap(), o.trace);
+
+    let edited = |edit: &dyn Fn(&mut Vec<TraceLine>)| {
+        let mut lines = o.trace.clone();
+        edit(&mut lines);
+        parse_trace(&text(&lines)).unwrap_err()
+    };
+    let err = edited(&|l| {
+        if let TraceEvent::Start { clients, .. } = &mut l[0].event {
+            *clients = 0;
+        }
+    });
+    assert!(err.contains("0 clients"), "{err}");
+    // A client beyond the count: the first event naming a client names 99.
+    let err = edited(&|l| {
+        let i = l
+            .iter()
+            .position(|x| x.event.clients().next().is_some())
+            .unwrap();
+        l[i].event = TraceEvent::Release { client: 99 };
+    });
+    assert!(
+        err.contains("client 99, but the `start` line says 3 clients"),
+        "{err}"
+    );
+    let err = edited(&|l| {
+        let last = l.len() - 2;
+        l[last].t = 0;
+    });
+    assert!(err.contains("time goes back"), "{err}");
+    let err = edited(&|l| {
+        let again = l.clone();
+        l.extend(again);
+    });
+    assert!(
+        err.contains("an `end` line before the trace's last"),
+        "{err}"
+    );
+    let err = edited(&|l| {
+        let start = TraceLine {
+            t: l[1].t,
+            ..l[0].clone()
+        };
+        l.insert(2, start);
+    });
+    assert!(err.contains("a second `start` line"), "{err}");
 }

@@ -119,8 +119,11 @@ impl Shared {
     }
 
     fn line(&self, event: TraceEvent) {
+        // The time is read under the lock: lines from several tasks go in
+        // in time order, as a trace's reader requires.
+        let mut log = self.log.lock().unwrap();
         let t = self.now_us();
-        self.log.lock().unwrap().lines.push(TraceLine { t, event });
+        log.lines.push(TraceLine { t, event });
     }
 
     /// Feeds the monitors; what they find goes into the log and the trace.

@@ -33,6 +33,16 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
             _ => None,
         })
         .unwrap_or_else(|| format!("Who believes it holds — {}", trace.display()));
+    if let Some(out) = out {
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir.filter(|d| !d.is_dir()) {
+            return Err(UsageError(format!(
+                "--out {}: no directory {} to write the charts into",
+                out.display(),
+                dir.display()
+            )));
+        }
+    }
     let t = timeline_from_trace(&title, &lines);
     let base = out.map(Path::to_path_buf).unwrap_or_else(|| {
         // The chart goes beside the trace, named after it byte for byte.
