@@ -52,12 +52,6 @@ pub struct ResourceState {
     pub log: Vec<Accepted>,
 }
 
-impl ResourceState {
-    pub fn highest_token(&self) -> Option<u64> {
-        self.log.iter().map(|a| a.token).max()
-    }
-}
-
 impl Actor for Resource {
     type Msg = Msg;
     type Timer = Timer;

@@ -324,12 +324,7 @@ impl Scenario {
     }
 
     pub fn parse(text: &str, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
-        let raw: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError {
-            file: file.to_string(),
-            key: String::new(),
-            reason: e.to_string().trim().replace('\n', " "),
-        })?;
-        Scenario::resolve(raw, file, name)
+        Scenario::resolve(read_toml(text, file)?, file, name)
     }
 
     /// A scenario for `recipe`, which need not be registered (a user's own
@@ -340,12 +335,7 @@ impl Scenario {
         name: &str,
         recipe: RecipeRef,
     ) -> Result<Scenario, ScenarioError> {
-        let raw: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError {
-            file: file.to_string(),
-            key: String::new(),
-            reason: e.to_string().trim().replace('\n', " "),
-        })?;
-        Scenario::resolve_with(raw, file, name, Some(recipe))
+        Scenario::resolve_with(read_toml(text, file)?, file, name, Some(recipe))
     }
 
     pub fn resolve(raw: ScenarioFile, file: &str, name: &str) -> Result<Scenario, ScenarioError> {
@@ -554,6 +544,25 @@ impl Scenario {
     }
 }
 
+/// A scenario file's TOML, or what is wrong with it, on one line.
+fn read_toml(text: &str, file: &str) -> Result<ScenarioFile, ScenarioError> {
+    toml::from_str(text).map_err(|e| {
+        let mut reason = e.to_string().trim().replace('\n', " ");
+        // TOML's integers stop at 2^63 - 1; lockstep's seeds go on to 2^64 - 1.
+        if reason.contains("number too large to fit in target type") {
+            reason.push_str(
+                " (TOML integers stop at 9223372036854775807: write a larger seed as a string, \
+                 seed = \"18446744073709551615\")",
+            );
+        }
+        ScenarioError {
+            file: file.to_string(),
+            key: String::new(),
+            reason,
+        }
+    })
+}
+
 /// The registered recipe a scenario file names (`recipe`, `variant`, or the
 /// older `guid = false`).
 fn registered_recipe(
@@ -564,6 +573,16 @@ fn registered_recipe(
         return Err(err(
             "recipe",
             "missing: name a recipe (`lockstep recipes` lists them)".into(),
+        ));
+    }
+    if let Some((name, variant)) = raw.recipe.split_once(':') {
+        return Err(err(
+            "recipe",
+            format!(
+                "'{}': in a scenario file the variant is its own key: \
+                 recipe = \"{name}\" and variant = \"{variant}\"",
+                raw.recipe
+            ),
         ));
     }
     let registered = recipes::find(&raw.recipe).map_err(|e| err("recipe", e))?;

@@ -522,3 +522,23 @@ fn contradictions_and_empty_faults_are_refused() {
     ))
     .unwrap();
 }
+
+/// Two mistakes a user makes from the CLI's habits get a message that says
+/// what to write instead.
+#[test]
+fn cli_spellings_in_a_file_say_what_to_write() {
+    let e = parse("recipe = \"fair-predecessor:curator\"\nclients = 2\n").unwrap_err();
+    assert_eq!(e.key, "recipe");
+    assert!(e.reason.contains("variant = \"curator\""), "{}", e.reason);
+    let e = parse("recipe = \"fair-predecessor\"\nclients = 2\nseed = 18446744073709551615\n")
+        .unwrap_err();
+    assert!(
+        e.reason.contains("write a larger seed as a string"),
+        "{}",
+        e.reason
+    );
+    let big =
+        parse("recipe = \"fair-predecessor\"\nclients = 2\nseed = \"18446744073709551615\"\n")
+            .unwrap();
+    assert_eq!(big.seed, u64::MAX);
+}

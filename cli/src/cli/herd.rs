@@ -175,6 +175,18 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         .as_ref()
         .map(|p| Scenario::load(p).map_err(|e| UsageError(e.to_string())))
         .transpose()?;
+    if let Some(s) = &extra {
+        // `adapt` keeps a scheduled fault only where its client exists.
+        let smallest = clients.iter().copied().min().unwrap_or(0);
+        let dropped = s.schedule.iter().filter(|f| f.client >= u32::from(smallest)).count();
+        if dropped > 0 && !args.json {
+            eprintln!(
+                "note: {dropped} of {}'s scheduled faults name clients that rows of {smallest} \
+                 clients do not have; those rows run without them",
+                s.name
+            );
+        }
+    }
     super::writable_dir(&args.out, "--out")?;
     let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json)?;
     write_files(&args.out, &rows, args.seed)?;
