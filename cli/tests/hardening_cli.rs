@@ -36,6 +36,13 @@ fn an_incomplete_check_exits_three_not_zero() {
     assert!(
         stdout(&o).contains("INCOMPLETE: stopped at the limit of 10 unique states (--max-states)")
     );
+    // A verdict not reached has no time it was decided at.
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("mutual_exclusion"))
+        .map(str::to_string)
+        .unwrap();
+    assert!(row.trim_end().ends_with(" -"), "{row}");
     let mut json = args.to_vec();
     json.push("--json");
     let o = lockstep(&json);

@@ -378,7 +378,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 p.name.to_string(),
                 kind_word(p.kind).to_string(),
                 what,
-                format!("{:.2}", p.decided_after),
+                // An unknown verdict was never decided.
+                match p.status {
+                    Status::Unknown => "-".to_string(),
+                    Status::Holds | Status::Violated => format!("{:.2}", p.decided_after),
+                },
             ]
         })
         .collect();

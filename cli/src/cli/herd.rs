@@ -178,7 +178,11 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
     if let Some(s) = &extra {
         // `adapt` keeps a scheduled fault only where its client exists.
         let smallest = clients.iter().copied().min().unwrap_or(0);
-        let dropped = s.schedule.iter().filter(|f| f.client >= u32::from(smallest)).count();
+        let dropped = s
+            .schedule
+            .iter()
+            .filter(|f| f.client >= u32::from(smallest))
+            .count();
         if dropped > 0 && !args.json {
             eprintln!(
                 "note: {dropped} of {}'s scheduled faults name clients that rows of {smallest} \
