@@ -188,6 +188,15 @@ pub fn parse_lines(text: &str) -> Result<Vec<TraceLine>, String> {
 /// never runs backwards, and no client beyond the `start` line's count
 /// (a chart drawn from anything else would show what never ran).
 pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
+    // `run --trace-format chrome` writes one JSON object for Perfetto.
+    let opening = text.trim_start().lines().next().unwrap_or_default();
+    if opening.starts_with('{') && opening.contains("\"traceEvents\"") {
+        return Err(
+            "a Chrome trace (Trace Event Format, for Perfetto), not lockstep's \
+                    JSON Lines trace: write one with `run --trace FILE` (the default format)"
+                .to_string(),
+        );
+    }
     let lines = parse_lines(text)?;
     let clients = match lines.first().map(|l| &l.event) {
         Some(TraceEvent::Start { clients, .. }) => *clients,

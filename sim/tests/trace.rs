@@ -220,4 +220,9 @@ fn a_trace_that_is_no_single_run_is_refused() {
         l.insert(2, start);
     });
     assert!(err.contains("a second `start` line"), "{err}");
+
+    // The run's Chrome trace is another format, and is said to be.
+    let chrome = serde_json::to_string(&sim::chrome::chrome_trace(&o.trace)).unwrap();
+    let err = parse_trace(&chrome).unwrap_err();
+    assert!(err.starts_with("a Chrome trace"), "{err}");
 }
