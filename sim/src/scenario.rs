@@ -438,6 +438,14 @@ impl Scenario {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
+        if let Some(ps) = &expect {
+            if let Some((i, p)) = ps.iter().enumerate().find(|(i, p)| ps[..*i].contains(p)) {
+                return Err(err(
+                    &format!("expect[{i}]"),
+                    format!("'{}' is listed twice", p.name()),
+                ));
+            }
+        }
         liveness_bound_us(&timing, raw.clients as u64, rounds as u64).ok_or_else(|| {
             err(
                 "timing",

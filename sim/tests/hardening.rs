@@ -499,6 +499,10 @@ fn contradictions_and_empty_faults_are_refused() {
         // Producers are a queue's; 0 given for a lock is a mistake too.
         (format!("{fair}producers = 0\n"), "producers"),
         (
+            format!("{fair}expect = [\"mutual_exclusion\", \"mutual_exclusion\"]\n"),
+            "expect[1]",
+        ),
+        (
             format!("{fair}[faults]\npause = {{ rate_per_s = 1.0, duration_ms = [0, 0] }}\n"),
             "faults.pause.duration_ms",
         ),
