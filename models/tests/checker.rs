@@ -320,6 +320,9 @@ fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
     };
     let r = run(&c);
     assert_eq!(status(&r, "mutual_exclusion"), Status::Violated);
+    // Its holder takes the lock while an older node is still there: it does
+    // not own the first key (the store's mark on the event says so).
+    assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
     // The middle waiter crashed: the crashed client neither held the lock
     // first nor holds it at the end.
     let path = r.property("mutual_exclusion").path.clone().unwrap();
@@ -341,6 +344,28 @@ fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
         ..c
     });
     assert_eq!(status(&calm, "mutual_exclusion"), Status::Holds);
+    // The recipe as written, under the same crash: every holder owns the
+    // first key.
+    let sound = run(&LockModelCfg {
+        faults: crash(),
+        ..LockModelCfg::new(recipe("fair-predecessor"), 3)
+    });
+    assert_eq!(status(&sound, "holder_owns_key"), Status::Holds);
+}
+
+/// `defaults()` is every registered recipe, once, at its default variant:
+/// the bench, the tour and the sweeps iterate it.
+#[test]
+fn defaults_are_every_registered_recipe() {
+    let names: Vec<&str> = models::recipes::defaults()
+        .iter()
+        .map(|r| r.name())
+        .collect();
+    let registered: Vec<&str> = models::recipes::REGISTRY.iter().map(|r| r.name).collect();
+    assert_eq!(names, registered);
+    assert!(models::recipes::defaults()
+        .iter()
+        .all(|r| r.variant().is_none()));
 }
 
 #[test]
