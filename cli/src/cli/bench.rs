@@ -365,54 +365,52 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     }
     let mut rows = Vec::new();
     for cfg in configurations {
-        let (recipe, n) = (cfg.recipe.clone(), cfg.clients);
-        {
-            let model = cfg.into_model();
-            let not_alike = |e: models::checker::CheckError| UsageError(e.to_string());
-            let with = check(&model, CheckOptions::default()).map_err(not_alike)?;
-            let without = match n <= args.compare_up_to {
-                true => Some(
-                    check(
-                        &model,
-                        CheckOptions {
-                            symmetry: false,
-                            ..CheckOptions::default()
-                        },
-                    )
-                    .map_err(not_alike)?,
-                ),
-                false => None,
-            };
-            let reduced = check(
-                &model,
-                CheckOptions {
-                    partial_order: true,
-                    ..CheckOptions::default()
-                },
-            )
-            .map_err(not_alike)?;
-            if !args.json {
-                eprintln!("measured {} with {n} clients", recipe.name());
-            }
-            rows.push(Row {
-                recipe: recipe.name(),
-                clients: n,
-                crashes: args.crashes,
-                states: with.states,
-                unique_states: with.unique_states,
-                seconds: with.seconds,
-                states_per_second: rate(&with),
-                unique_states_without_symmetry: without.as_ref().map(|w| w.unique_states),
-                seconds_without_symmetry: without.as_ref().map(|w| w.seconds),
-                symmetry_reduction: without
-                    .as_ref()
-                    .map(|w| w.unique_states as f64 / with.unique_states as f64),
-                unique_states_partial_order: reduced.unique_states,
-                seconds_partial_order: reduced.seconds,
-                partial_order_reduction: with.unique_states as f64
-                    / reduced.unique_states.max(1) as f64,
-            });
+        let (name, n) = (cfg.recipe.name(), cfg.clients);
+        let model = cfg.into_model();
+        let not_alike = |e: models::checker::CheckError| UsageError(e.to_string());
+        let with = check(&model, CheckOptions::default()).map_err(not_alike)?;
+        let without = match n <= args.compare_up_to {
+            true => Some(
+                check(
+                    &model,
+                    CheckOptions {
+                        symmetry: false,
+                        ..CheckOptions::default()
+                    },
+                )
+                .map_err(not_alike)?,
+            ),
+            false => None,
+        };
+        let reduced = check(
+            &model,
+            CheckOptions {
+                partial_order: true,
+                ..CheckOptions::default()
+            },
+        )
+        .map_err(not_alike)?;
+        if !args.json {
+            eprintln!("measured {name} with {n} clients");
         }
+        rows.push(Row {
+            recipe: name,
+            clients: n,
+            crashes: args.crashes,
+            states: with.states,
+            unique_states: with.unique_states,
+            seconds: with.seconds,
+            states_per_second: rate(&with),
+            unique_states_without_symmetry: without.as_ref().map(|w| w.unique_states),
+            seconds_without_symmetry: without.as_ref().map(|w| w.seconds),
+            symmetry_reduction: without
+                .as_ref()
+                .map(|w| w.unique_states as f64 / with.unique_states as f64),
+            unique_states_partial_order: reduced.unique_states,
+            seconds_partial_order: reduced.seconds,
+            partial_order_reduction: with.unique_states as f64
+                / reduced.unique_states.max(1) as f64,
+        });
     }
     let report = serde_json::json!({
         "simulator": sim,

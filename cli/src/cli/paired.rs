@@ -9,16 +9,11 @@
 //! summed up by their geometric mean.
 
 use super::check::grouped;
+use super::spin_twin::{child_args, PER_STATE_CLIENTS, PER_STATE_CRASHES, PER_STATE_RECIPE};
 use super::{BenchArgs, UsageError};
 use serde::Serialize;
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
-
-/// The search each build runs: the bench's per-state configuration, full
-/// check, one thread, stopped after `--pair-states` unique states.
-const RECIPE: &str = "fair-predecessor";
-const CLIENTS: u8 = 4;
-const CRASHES: u8 = 1;
 
 /// Bounds of `--pairs` and `--pair-states`.
 const MAX_PAIRS: u32 = 100;
@@ -77,8 +72,8 @@ pub fn run(args: &BenchArgs, other: &Path) -> Result<ExitCode, UsageError> {
     check_executable(other)?;
     let cores = two_cores();
     let search = format!(
-        "{RECIPE}, {CLIENTS} clients, {CRASHES} crash, full check, one thread each, \
-         first {} unique states",
+        "{PER_STATE_RECIPE}, {PER_STATE_CLIENTS} clients, {PER_STATE_CRASHES} crash, full check, \
+         one thread each, first {} unique states",
         grouped(args.pair_states)
     );
     if !args.json {
@@ -150,25 +145,12 @@ fn two_cores() -> Option<(usize, usize)> {
     Some((allowed.next()?, allowed.next()?))
 }
 
-/// The check both builds run.
+/// The check both builds run: the bench's per-state full check, on one
+/// thread, stopped after `states` unique states.
 fn search_args(states: u64) -> Vec<String> {
-    [
-        "check",
-        "--recipe",
-        RECIPE,
-        "--clients",
-        &CLIENTS.to_string(),
-        "--crashes",
-        &CRASHES.to_string(),
-        "--threads",
-        "1",
-        "--max-states",
-        &states.to_string(),
-        "--json",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    let mut args = child_args(None);
+    args.extend(["--threads", "1", "--max-states", &states.to_string()].map(String::from));
+    args
 }
 
 /// Starts `exe`'s search, pinned to `core` if given.

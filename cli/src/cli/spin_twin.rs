@@ -187,9 +187,11 @@ impl Drop for ScratchDir {
 // Throughput and memory per unique state, beside the SPIN twin.
 
 /// The configuration both sides check: fair-predecessor, 4 clients, 1
-/// crash (the twin's `-DN=4 -DCRASHES=1`).
-const PER_STATE_CLIENTS: u8 = 4;
-const PER_STATE_CRASHES: u8 = 1;
+/// crash (the twin's `-DN=4 -DCRASHES=1`). `bench --against` times the
+/// same search.
+pub const PER_STATE_RECIPE: &str = "fair-predecessor";
+pub const PER_STATE_CLIENTS: u8 = 4;
+pub const PER_STATE_CRASHES: u8 = 1;
 
 /// One `lockstep check --json`, run as a child process so its peak memory
 /// is its own.
@@ -296,11 +298,11 @@ pub fn measure_per_state(anchors: &Path, quiet: bool) -> Result<PerState, UsageE
 }
 
 /// The check's arguments, `--property mutual_exclusion` for safety only.
-fn child_args(property: Option<&str>) -> Vec<String> {
+pub fn child_args(property: Option<&str>) -> Vec<String> {
     let mut args: Vec<String> = [
         "check",
         "--recipe",
-        "fair-predecessor",
+        PER_STATE_RECIPE,
         "--clients",
         &PER_STATE_CLIENTS.to_string(),
         "--crashes",
