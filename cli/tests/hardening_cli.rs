@@ -475,3 +475,25 @@ fn herd_says_which_row_violated() {
         stderr(&o)
     );
 }
+
+/// A run with no hand-off has no hand-off time: `-`, not `0.000 ms`.
+#[test]
+fn a_run_without_hand_offs_shows_no_hand_off_time() {
+    let dir = scratch("no-hand-off");
+    let scenario = dir.join("alone.toml");
+    std::fs::write(
+        &scenario,
+        "recipe = \"fair-predecessor\"\nclients = 1\nrounds = 1\nseed = 1\n",
+    )
+    .unwrap();
+    let o = lockstep(&["run", scenario.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let row = |name: &str| {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap();
+        line[name.len()..].trim().to_string()
+    };
+    assert_eq!(row("hand-off p50 / p99"), "-", "{text}");
+    // It waited for nothing, but it did wait: that is measured.
+    assert_ne!(row("wait p50 / p99"), "-", "{text}");
+}

@@ -137,15 +137,36 @@ impl fmt::Display for ZPath {
 }
 
 impl fmt::Display for Child {
+    /// `_c_<client:04x><incarnation:04x>-lock-<seq:010>`, or without the
+    /// guid `lock-<seq:010>`: fixed widths, written digit by digit, because a
+    /// traced `get_children` reply of a large herd lists thousands of them.
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self.guid {
-            Some(g) => write!(
-                f,
-                "_c_{:04x}{:04x}-lock-{:010}",
-                g.client, g.incarnation, self.seq
-            ),
-            None => write!(f, "lock-{:010}", self.seq),
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut name = [0u8; 27];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            name[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        if let Some(g) = self.guid {
+            put(b"_c_");
+            for half in [g.client, g.incarnation] {
+                for shift in [12, 8, 4, 0] {
+                    put(&[HEX[usize::from((half >> shift) & 0xf)]]);
+                }
+            }
+            put(b"-");
         }
+        put(b"lock-");
+        // u32::MAX has ten digits, so `{:010}` is always exactly ten.
+        let mut digits = [b'0'; 10];
+        let mut seq = self.seq;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (seq % 10) as u8;
+            seq /= 10;
+        }
+        put(&digits);
+        f.write_str(std::str::from_utf8(&name[..at]).expect("ASCII"))
     }
 }
 
@@ -253,5 +274,61 @@ mod tests {
         assert_eq!(SessionId::from_lease_id(s.lease_id()), Some(s));
         assert_eq!(ZPath::parse("/other"), None);
         assert_eq!(Key::parse("/lock/zz"), None);
+    }
+
+    /// A child's name is ZooKeeper's: the guid's two halves as four hex
+    /// digits each, the sequence number as ten decimal digits.
+    #[test]
+    fn child_names_have_zookeeper_widths() {
+        let guid = |client, incarnation| {
+            Some(SessionId {
+                client,
+                incarnation,
+            })
+        };
+        for (child, name) in [
+            (Child { guid: None, seq: 0 }, "lock-0000000000"),
+            (
+                Child {
+                    guid: None,
+                    seq: 42,
+                },
+                "lock-0000000042",
+            ),
+            (
+                Child {
+                    guid: None,
+                    seq: u32::MAX,
+                },
+                "lock-4294967295",
+            ),
+            (
+                Child {
+                    guid: guid(0, 0),
+                    seq: 7,
+                },
+                "_c_00000000-lock-0000000007",
+            ),
+            (
+                Child {
+                    guid: guid(0xabc, 0x1f),
+                    seq: 1_234_567_890,
+                },
+                "_c_0abc001f-lock-1234567890",
+            ),
+            (
+                Child {
+                    guid: guid(u16::MAX, u16::MAX),
+                    seq: u32::MAX,
+                },
+                "_c_ffffffff-lock-4294967295",
+            ),
+        ] {
+            assert_eq!(child.to_string(), name);
+            assert_eq!(
+                ZPath::parse(&format!("/lock/{name}")),
+                Some(ZPath::Child(child))
+            );
+        }
     }
 }

@@ -429,8 +429,14 @@ impl fmt::Display for Reply {
             Reply::Stat(Some(s)) => write!(f, "exists (czxid {})", s.czxid),
             Reply::Stat(None) => write!(f, "no node"),
             Reply::Children(children) => {
-                let names: Vec<String> = children.iter().map(|c| c.to_string()).collect();
-                write!(f, "children [{}]", names.join(", "))
+                f.write_str("children [")?;
+                for (i, c) in children.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    c.fmt(f)?;
+                }
+                f.write_str("]")
             }
             Reply::Error(e) => write!(f, "error {e:?}"),
             Reply::LeaseGranted => write!(f, "lease granted"),

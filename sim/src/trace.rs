@@ -145,6 +145,11 @@ impl TraceLine {
         serde_json::to_string(self).expect("trace lines serialise")
     }
 
+    /// Appends the line as JSON (no newline) to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        serde_json::to_writer(out, self).expect("trace lines serialise")
+    }
+
     /// Parses one line of a trace file; an error says what is wrong and at
     /// which column.
     pub fn parse(line: &str) -> Result<TraceLine, String> {

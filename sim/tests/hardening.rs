@@ -197,6 +197,26 @@ fn a_time_limit_is_not_a_progress_violation() {
 }
 
 #[test]
+fn a_zero_time_herd_is_slow_but_not_stuck() {
+    // Every time zero: each release wakes every waiter, all at one instant,
+    // so 1,000 clients take about 2.5 M events at time 0 — past the
+    // at-one-instant guard (1 M + 1,000 a client), which used to call the
+    // run stuck. Clients acquiring is progress.
+    let clients: u16 = 1000;
+    let toml = format!(
+        "recipe = \"unfair-create\"\nclients = {clients}\nrounds = 1\n[timing]\n\
+         think_ms = [0, 0]\nhold_ms = [0, 0]\nlatency_ms = [0.0, 0.0]\n"
+    );
+    let o = simulate(&parse(&toml).unwrap(), 1, false);
+    assert_eq!(o.end, RunEnd::Finished);
+    assert_eq!(o.metrics.end_us, 0);
+    assert_eq!(o.metrics.acquisitions, u64::from(clients));
+    let guard = sim::engine::MAX_EVENTS_AT_ONE_INSTANT
+        + sim::engine::EVENTS_AT_ONE_INSTANT_PER_CLIENT * u64::from(clients);
+    assert!(o.metrics.events > guard, "{} events", o.metrics.events);
+}
+
+#[test]
 fn a_run_whose_time_stands_still_is_cut_off_not_hung() {
     // Validation refuses this timing; built behind its back, the engine
     // must still stop and say why.

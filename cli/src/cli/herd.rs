@@ -208,16 +208,24 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
             .iter()
             .map(|r| {
                 let req = |k: &str| r.requests_per_acquisition(k);
+                let handoff = |which: fn((u64, u64)) -> u64| match r.handoff_us.p50_p99() {
+                    Some(q) => format!("{:.3}", which(q) as f64 / 1000.0),
+                    None => "-".to_string(),
+                };
                 vec![
                     r.scenario.clone(),
                     r.clients.to_string(),
                     grouped(r.notifications),
-                    format!("{:.2}", r.notifications_per_release_mean()),
+                    if r.notifications_per_release.is_empty() {
+                        "-".to_string()
+                    } else {
+                        format!("{:.2}", r.notifications_per_release_mean())
+                    },
                     format!("{:.2}", req("writes")),
                     format!("{:.2}", req("reads")),
                     format!("{:.2}", req("watches")),
-                    format!("{:.3}", r.handoff_us.p50 as f64 / 1000.0),
-                    format!("{:.3}", r.handoff_us.p99 as f64 / 1000.0),
+                    handoff(|(p50, _)| p50),
+                    handoff(|(_, p99)| p99),
                     grouped(r.events),
                     format!("{:.3}", r.wall_seconds),
                 ]

@@ -127,18 +127,11 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         rows.insert(1, vec!["releases".to_string(), m.releases.to_string()]);
         rows.push(vec![
             "hand-off p50 / p99".to_string(),
-            format!(
-                "{} / {}",
-                millis(m.handoff_us.p50),
-                millis(m.handoff_us.p99)
-            ),
+            p50_p99(&m.handoff_us),
         ]);
     }
     rows.extend([
-        vec![
-            "wait p50 / p99".to_string(),
-            format!("{} / {}", millis(m.wait_us.p50), millis(m.wait_us.p99)),
-        ],
+        vec!["wait p50 / p99".to_string(), p50_p99(&m.wait_us)],
         vec!["events".to_string(), m.events.to_string()],
         vec!["virtual time".to_string(), secs(m.end_us)],
     ]);
@@ -164,13 +157,14 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         println!("no violations");
     }
     for v in &o.violations {
+        // A herd bound or a drained queue is about the run, not a client.
         let who: Vec<String> = v.clients.iter().map(|c| c.to_string()).collect();
-        println!(
-            "VIOLATED {} at {} (clients {})",
-            v.property,
-            secs(v.at_us),
-            who.join(", ")
-        );
+        let who = match who.len() {
+            0 => String::new(),
+            1 => format!(" (client {})", who[0]),
+            _ => format!(" (clients {})", who.join(", ")),
+        };
+        println!("VIOLATED {} at {}{who}", v.property, secs(v.at_us));
     }
     if let Some(h) = &o.trace_hash {
         println!("trace hash: {h}");
@@ -182,6 +176,14 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     if !o.violations.is_empty() {
         println!();
         println!("reproduce: {reproduce}");
+    }
+}
+
+/// `p50 / p99` in milliseconds, or `-` when nothing was measured.
+fn p50_p99(s: &sim::engine::Summary) -> String {
+    match s.p50_p99() {
+        Some((p50, p99)) => format!("{} / {}", millis(p50), millis(p99)),
+        None => "-".to_string(),
     }
 }
 

@@ -867,7 +867,10 @@ impl<'a> Sim<'a> {
         let limit = self.scenario.duration_us.unwrap_or(progress_due);
         let at_one_instant_cap = MAX_EVENTS_AT_ONE_INSTANT
             + EVENTS_AT_ONE_INSTANT_PER_CLIENT * self.scenario.clients as u64;
+        // Events at this instant since time last advanced or a client last
+        // acquired or released: a zero-latency herd is slow but moving.
         let mut at_one_instant = 0u64;
+        let mut moved = 0u64;
         let pending_crash_restart = |s: &Self| {
             s.faults.iter().any(|f| {
                 f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired
@@ -880,7 +883,8 @@ impl<'a> Sim<'a> {
                 end = RunEnd::TimeLimit { at_us: limit };
                 break;
             }
-            if q.at == self.now {
+            let moved_now = self.metrics.acquisitions + self.metrics.releases;
+            if q.at == self.now && moved_now == moved {
                 at_one_instant += 1;
                 if at_one_instant > at_one_instant_cap {
                     end = RunEnd::Stuck {
@@ -891,6 +895,7 @@ impl<'a> Sim<'a> {
                 }
             } else {
                 at_one_instant = 0;
+                moved = moved_now;
             }
             if self.metrics.events >= self.scenario.max_events {
                 end = RunEnd::EventLimit {

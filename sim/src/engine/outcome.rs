@@ -46,6 +46,12 @@ impl Summary {
             max: *xs.last().unwrap(),
         }
     }
+
+    /// The median and the 99th percentile, or `None` for no samples (a
+    /// run without hand-offs has no hand-off time, not one of zero).
+    pub fn p50_p99(&self) -> Option<(u64, u64)> {
+        (self.count > 0).then_some((self.p50, self.p99))
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -77,7 +83,8 @@ pub enum RunEnd {
     /// The time limit: `progress` was judged only if the liveness bound
     /// had passed by then.
     TimeLimit { at_us: u64 },
-    /// Virtual time stopped advancing: this many events at one instant.
+    /// Virtual time stopped advancing: this many events at one instant
+    /// with no client acquiring or releasing.
     /// No verdict on `progress`; the configuration cannot make progress.
     Stuck { at_us: u64, events: u64 },
     /// The run reached the cap on events.
@@ -104,6 +111,7 @@ impl std::fmt::Display for RunEnd {
             RunEnd::Stuck { at_us, events } => write!(
                 f,
                 "stuck: {events} events at virtual time {:.6} s without time advancing \
+                 or any client acquiring or releasing \
                  (zero latencies and timers that re-arm at once?)",
                 at_us as f64 / 1e6
             ),

@@ -33,6 +33,8 @@ pub(super) struct Recorder<'w> {
     on: bool,
     keep: bool,
     lines: Vec<TraceLine>,
+    /// The line being recorded, as JSON and a newline.
+    json: Vec<u8>,
     hash: u64,
     write: Option<Box<dyn Write + 'w>>,
     /// The first write error; nothing more is written after it.
@@ -45,6 +47,7 @@ impl<'w> Recorder<'w> {
             on: opts.keep || opts.hash || opts.write.is_some(),
             keep: opts.keep,
             lines: Vec::new(),
+            json: Vec::new(),
             hash: trace::FNV_OFFSET,
             write: opts.write,
             error: None,
@@ -59,14 +62,14 @@ impl<'w> Recorder<'w> {
     /// same value as `trace::hash` of the whole trace).
     pub fn record(&mut self, t: u64, event: TraceEvent) {
         let line = TraceLine { t, event };
-        let json = line.to_json();
-        self.hash = trace::fnv1a(self.hash, json.as_bytes());
-        self.hash = trace::fnv1a(self.hash, b"\n");
+        // One buffer for every line: a large herd's `get_children` replies
+        // make lines of hundreds of kilobytes.
+        self.json.clear();
+        line.write_json(&mut self.json);
+        self.json.push(b'\n');
+        self.hash = trace::fnv1a(self.hash, &self.json);
         if let (Some(w), None) = (self.write.as_mut(), self.error.as_ref()) {
-            if let Err(e) = w
-                .write_all(json.as_bytes())
-                .and_then(|()| w.write_all(b"\n"))
-            {
+            if let Err(e) = w.write_all(&self.json) {
                 self.error = Some(e);
             }
         }
