@@ -497,3 +497,39 @@ fn a_run_without_hand_offs_shows_no_hand_off_time() {
     // It waited for nothing, but it did wait: that is measured.
     assert_ne!(row("wait p50 / p99"), "-", "{text}");
 }
+
+/// A barrier hands nothing off: its herd row has no hand-off time, in the
+/// table (`-`) and in the CSV (empty cells), rather than zero.
+#[test]
+fn a_herd_row_without_hand_offs_has_no_hand_off_time() {
+    let dir = scratch("herd-no-hand-off");
+    let out = dir.join("out");
+    let o = lockstep(&[
+        "herd",
+        "--recipes",
+        "zk-barrier,fair-predecessor",
+        "--clients",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(out.join("herd.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let p50 = header.iter().position(|h| *h == "handoff_p50_us").unwrap();
+    let cell = |recipe: &str| {
+        let line = csv.lines().find(|l| l.starts_with(recipe)).unwrap();
+        line.split(',').nth(p50).unwrap().to_string()
+    };
+    assert_eq!(cell("zk-barrier,"), "", "{csv}");
+    assert!(
+        cell("fair-predecessor,").parse::<u64>().unwrap() > 0,
+        "{csv}"
+    );
+    let text = stdout(&o);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("baseline-zk-barrier-3"))
+        .unwrap();
+    assert!(row.contains(" - "), "{text}");
+}

@@ -83,6 +83,11 @@ pub fn csv(rows: &[HerdRow]) -> String {
     );
     for r in rows {
         let req = |k: &str| r.requests_per_acquisition(k);
+        // No hand-off measured: empty cells, not zero.
+        let handoff = match r.handoff_us.p50_p99() {
+            Some((p50, p99)) => (p50.to_string(), p99.to_string()),
+            None => (String::new(), String::new()),
+        };
         out.push_str(&format!(
             "{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.4}\n",
             r.recipe,
@@ -99,8 +104,8 @@ pub fn csv(rows: &[HerdRow]) -> String {
             req("writes"),
             req("reads"),
             req("watches"),
-            r.handoff_us.p50,
-            r.handoff_us.p99,
+            handoff.0,
+            handoff.1,
             r.events,
             r.wall_seconds
         ));

@@ -717,7 +717,10 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
                         .to_string(),
                 ),
                 Cell::plain(format!("{:.2}", r.requests_per_acquisition("all"))),
-                Cell::plain(format!("{:.1}", r.handoff_us.p50 as f64 / 1000.0)),
+                Cell::plain(match r.handoff_us.p50_p99() {
+                    Some((p50, _)) => format!("{:.1}", p50 as f64 / 1000.0),
+                    None => "-".to_string(),
+                }),
             ],
             differs: false,
         })
