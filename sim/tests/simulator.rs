@@ -44,6 +44,36 @@ const SHIPPED: [&str; 16] = [
     "kazoo-oblivious-pause",
 ];
 
+/// A run watched for a progress line is the same run, told how far it has
+/// gone every `PROGRESS_EVERY` events, its time never going back and its
+/// limit fixed.
+#[test]
+fn a_watched_run_is_the_same_run() {
+    use sim::engine::{simulate_watched, Progress, TraceOptions, PROGRESS_EVERY};
+    let s = inline(
+        "recipe = \"fair-predecessor\"\nclients = 20\nrounds = 150\n\
+         [timing]\nthink_ms = [0, 100]\nhold_ms = [1, 2]\n",
+    );
+    let plain = simulate(&s, 7, true);
+    let mut told: Vec<Progress> = Vec::new();
+    let watched = simulate_watched(&s, 7, TraceOptions::kept(), |p| told.push(*p)).unwrap();
+    assert_eq!(watched.trace, plain.trace);
+    assert_eq!(watched.trace_hash, plain.trace_hash);
+    assert_eq!(watched.metrics, plain.metrics);
+    let events = plain.metrics.events;
+    assert!(
+        events > 2 * PROGRESS_EVERY,
+        "{events} events: too few to be told"
+    );
+    assert_eq!(told.len() as u64, events / PROGRESS_EVERY);
+    for (k, p) in told.iter().enumerate() {
+        assert_eq!(p.events, (k as u64 + 1) * PROGRESS_EVERY);
+        assert_eq!(p.limit_us, told[0].limit_us);
+        assert!(p.now_us <= p.limit_us && p.unfinished <= 20);
+    }
+    assert!(told.windows(2).all(|w| w[0].now_us <= w[1].now_us));
+}
+
 #[test]
 fn same_scenario_and_seed_give_the_byte_identical_trace() {
     for name in SHIPPED {

@@ -152,7 +152,29 @@ pub struct Sim<'a> {
     client_out: Lender<Client>,
     store_out: Lender<Store>,
     resource_out: Lender<Resource>,
+    /// Told how the run is going every [`PROGRESS_EVERY`] events (a long
+    /// run's progress line); it sees the run, never steers it.
+    progress: Option<Watcher<'a>>,
 }
+
+/// How far a run has gone, for a progress line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Virtual time now.
+    pub now_us: u64,
+    /// Where the run will stop at the latest: the file's `duration_ms`, or
+    /// the liveness bound after the last fault.
+    pub limit_us: u64,
+    pub events: u64,
+    /// Clients neither crashed nor done.
+    pub unfinished: usize,
+}
+
+/// What a watched run tells how far it has gone.
+type Watcher<'a> = Box<dyn FnMut(&Progress) + 'a>;
+
+/// Events between two [`Progress`] reports (a power of two).
+pub const PROGRESS_EVERY: u64 = 1 << 14;
 
 impl<'a> Sim<'a> {
     /// A simulation of `scenario` with `seed`, its trace recorded as `trace`
@@ -196,6 +218,7 @@ impl<'a> Sim<'a> {
             client_out: Lender::default(),
             store_out: Lender::default(),
             resource_out: Lender::default(),
+            progress: None,
         };
         trace!(
             sim,
@@ -916,6 +939,16 @@ impl<'a> Sim<'a> {
                 }
             }
             self.metrics.events += 1;
+            if self.metrics.events & (PROGRESS_EVERY - 1) == 0 {
+                if let Some(tell) = self.progress.as_mut() {
+                    tell(&Progress {
+                        now_us: self.now,
+                        limit_us: limit,
+                        events: self.metrics.events,
+                        unfinished: self.unfinished,
+                    });
+                }
+            }
             match q.event {
                 Event::Deliver { from, to, msg } => {
                     let c = client_of(to)
@@ -1127,7 +1160,29 @@ pub fn simulate_traced<'a>(
     seed: u64,
     trace: TraceOptions<'a>,
 ) -> std::io::Result<Outcome> {
-    let mut o = Sim::new(scenario, seed, trace).run()?;
+    simulate_with(scenario, seed, trace, None)
+}
+
+/// [`simulate_traced`], telling `progress` how the run is going every
+/// [`PROGRESS_EVERY`] events. The same run: the same outcome and trace.
+pub fn simulate_watched<'a>(
+    scenario: &'a Scenario,
+    seed: u64,
+    trace: TraceOptions<'a>,
+    progress: impl FnMut(&Progress) + 'a,
+) -> std::io::Result<Outcome> {
+    simulate_with(scenario, seed, trace, Some(Box::new(progress)))
+}
+
+fn simulate_with<'a>(
+    scenario: &'a Scenario,
+    seed: u64,
+    trace: TraceOptions<'a>,
+    progress: Option<Watcher<'a>>,
+) -> std::io::Result<Outcome> {
+    let mut sim = Sim::new(scenario, seed, trace);
+    sim.progress = progress;
+    let mut o = sim.run()?;
     o.seed = seed;
     Ok(o)
 }
