@@ -347,3 +347,59 @@ fn waiting_followers_name_the_current_leader() {
         );
     }
 }
+
+/// A lost reply is sent again. etcd's `Campaign` txn that went through
+/// fails its compare when resent (the key is there, ours) and takes the
+/// key's create revision from the failure branch's range: it campaigns on
+/// and every property holds. The ZooKeeper recipes: the fair one finds its
+/// node by its guid and holds too; the unfair one's resent create finds
+/// `/leader` there, its own, and follows itself for good.
+#[test]
+fn a_lost_reply_is_resent_and_only_the_unfair_election_stalls() {
+    let lost = FaultBudget {
+        lost_replies: 1,
+        ..Default::default()
+    };
+    for name in ELECTIONS {
+        let r = run(name, 2, lost, false, Policy::Naive);
+        assert!(
+            r.properties.iter().any(|p| p.name == "leader_elected"),
+            "{name}: every election property is judged"
+        );
+        for p in &r.properties {
+            let stalls = name.starts_with("zk-unfair")
+                && matches!(p.name, "leader_elected" | "followers_agree");
+            let expected = if stalls {
+                Status::Violated
+            } else {
+                Status::Holds
+            };
+            assert_eq!(p.status, expected, "{name}: {}", p.name);
+        }
+    }
+}
+
+/// A lease-aware client gives its session up when cut off and reconnects
+/// with a new one. The recipe text's client closes the old session, so its
+/// node goes at once, and starts over; Curator's fixed latch leaves the old
+/// session to expire, finds its old node lowest but owned by that session,
+/// deletes it (`reset()`) and runs again. Both must still elect a leader
+/// every follower names. Pinned: which of the two ran shows here.
+#[test]
+fn after_a_new_session_both_fair_elections_still_elect_a_leader() {
+    for (name, states) in [
+        ("zk-fair-election", 78_932),
+        ("zk-fair-election:curator", 159_683),
+    ] {
+        let r = run(name, 2, partition(), false, Policy::LeaseAware);
+        for p in [
+            "single_leader",
+            "elected_with_key",
+            "leader_elected",
+            "followers_agree",
+        ] {
+            assert_eq!(status(&r, p), Status::Holds, "{name}: {p}");
+        }
+        assert_eq!(r.unique_states, states, "{name}");
+    }
+}
