@@ -639,11 +639,6 @@ impl Monitors {
             | PropertyName::QueueDrains => true,
         }
     }
-
-    /// Clients that believe they hold now.
-    pub fn believers(&self) -> impl Iterator<Item = ClientIdx> + '_ {
-        self.believers.iter().map(|(c, _)| *c)
-    }
 }
 
 impl Relabel for Acquisition {
