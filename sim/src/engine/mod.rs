@@ -891,7 +891,8 @@ impl<'a> Sim<'a> {
         let at_one_instant_cap = MAX_EVENTS_AT_ONE_INSTANT
             + EVENTS_AT_ONE_INSTANT_PER_CLIENT * self.scenario.clients as u64;
         // Events at this instant since time last advanced or a client last
-        // acquired or released: a zero-latency herd is slow but moving.
+        // acquired (took the lock, led, passed, took an item): a zero-latency
+        // herd is slow but moving, and rounds bound the acquisitions.
         let mut at_one_instant = 0u64;
         let mut moved = 0u64;
         let pending_crash_restart = |s: &Self| {
@@ -906,7 +907,7 @@ impl<'a> Sim<'a> {
                 end = RunEnd::TimeLimit { at_us: limit };
                 break;
             }
-            let moved_now = self.metrics.acquisitions + self.metrics.releases;
+            let moved_now = self.metrics.acquisitions;
             if q.at == self.now && moved_now == moved {
                 at_one_instant += 1;
                 if at_one_instant > at_one_instant_cap {

@@ -84,7 +84,7 @@ pub enum RunEnd {
     /// had passed by then.
     TimeLimit { at_us: u64 },
     /// Virtual time stopped advancing: this many events at one instant
-    /// with no client acquiring or releasing.
+    /// with no client acquiring.
     /// No verdict on `progress`; the configuration cannot make progress.
     Stuck { at_us: u64, events: u64 },
     /// The run reached the cap on events.
@@ -111,7 +111,7 @@ impl std::fmt::Display for RunEnd {
             RunEnd::Stuck { at_us, events } => write!(
                 f,
                 "stuck: {events} events at virtual time {:.6} s without time advancing \
-                 or any client acquiring or releasing \
+                 or any client acquiring \
                  (zero latencies and timers that re-arm at once?)",
                 at_us as f64 / 1e6
             ),
