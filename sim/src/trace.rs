@@ -145,9 +145,12 @@ impl TraceLine {
         serde_json::to_string(self).expect("trace lines serialise")
     }
 
-    /// Appends the line as JSON (no newline) to `out`.
-    pub fn write_json(&self, out: &mut Vec<u8>) {
-        serde_json::to_writer(out, self).expect("trace lines serialise")
+    /// The line as a trace file holds it, JSON and a newline, in `out`
+    /// (cleared first, so one buffer serves every line).
+    pub fn json_line(&self, out: &mut Vec<u8>) {
+        out.clear();
+        serde_json::to_writer(&mut *out, self).expect("trace lines serialise");
+        out.push(b'\n');
     }
 
     /// Parses one line of a trace file; an error says what is wrong and at
@@ -287,9 +290,10 @@ impl TraceEvent {
 /// computes the same value as it records.
 pub fn hash(lines: &[TraceLine]) -> String {
     let mut h = FNV_OFFSET;
+    let mut json = Vec::new();
     for line in lines {
-        h = fnv1a(h, line.to_json().as_bytes());
-        h = fnv1a(h, b"\n");
+        line.json_line(&mut json);
+        h = fnv1a(h, &json);
     }
     format!("{h:016x}")
 }

@@ -5,7 +5,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use models::properties::PropertyName;
 use models::recipe::App;
 use serde::Serialize;
-use sim::engine::{simulate_watched, Metrics, Outcome, RunEnd, TraceOptions, Violation};
+use sim::engine::{
+    simulate_traced, simulate_watched, Metrics, Outcome, RunEnd, TraceOptions, Violation,
+};
 use sim::hunt::{hunt as hunt_seeds, merge, parse_range, parse_shard, shrink, HuntResult, SeedSet};
 use sim::parallel::MAX_THREADS;
 use sim::scenario::Scenario;
@@ -384,30 +386,28 @@ fn simulate_and_report(
         hash: true,
         write: writer.map(|w| Box::new(w) as Box<dyn std::io::Write>),
     };
-    let bar = (!json && std::io::stderr().is_terminal()).then(|| {
+    // A progress line on a terminal only; otherwise the run is not watched.
+    let result = if !json && std::io::stderr().is_terminal() {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"),
         );
-        bar
-    });
-    let (watched, clients) = (bar.clone(), s.clients);
-    let result = simulate_watched(s, seed, options, move |p| {
-        if let Some(bar) = &watched {
+        let result = simulate_watched(s, seed, options, |p| {
             bar.set_message(format!(
                 "virtual time {:.3} s (limit {:.3} s), {} events, {} of {} clients unfinished",
                 p.now_us as f64 / 1e6,
                 p.limit_us as f64 / 1e6,
                 p.events,
                 p.unfinished,
-                clients
+                s.clients
             ));
             bar.tick();
-        }
-    });
-    if let Some(bar) = bar {
+        });
         bar.finish_and_clear();
-    }
+        result
+    } else {
+        simulate_traced(s, seed, options)
+    };
     let o = &result.map_err(|e| {
         let path = trace.map(|p| p.display().to_string()).unwrap_or_default();
         UsageError(format!("cannot write the trace to {path}: {e}"))

@@ -894,7 +894,7 @@ impl<'a> Sim<'a> {
         // acquired (took the lock, led, passed, took an item): a zero-latency
         // herd is slow but moving, and rounds bound the acquisitions.
         let mut at_one_instant = 0u64;
-        let mut moved = 0u64;
+        let mut acquisitions_then = 0u64;
         let pending_crash_restart = |s: &Self| {
             s.faults.iter().any(|f| {
                 f.fault.kind == FaultKind::Crash && f.fault.duration_ms.is_some() && !f.fired
@@ -907,8 +907,7 @@ impl<'a> Sim<'a> {
                 end = RunEnd::TimeLimit { at_us: limit };
                 break;
             }
-            let moved_now = self.metrics.acquisitions;
-            if q.at == self.now && moved_now == moved {
+            if q.at == self.now && self.metrics.acquisitions == acquisitions_then {
                 at_one_instant += 1;
                 if at_one_instant > at_one_instant_cap {
                     end = RunEnd::Stuck {
@@ -919,7 +918,7 @@ impl<'a> Sim<'a> {
                 }
             } else {
                 at_one_instant = 0;
-                moved = moved_now;
+                acquisitions_then = self.metrics.acquisitions;
             }
             if self.metrics.events >= self.scenario.max_events {
                 end = RunEnd::EventLimit {

@@ -64,9 +64,7 @@ impl<'w> Recorder<'w> {
         let line = TraceLine { t, event };
         // One buffer for every line: a large herd's `get_children` replies
         // make lines of hundreds of kilobytes.
-        self.json.clear();
-        line.write_json(&mut self.json);
-        self.json.push(b'\n');
+        line.json_line(&mut self.json);
         self.hash = trace::fnv1a(self.hash, &self.json);
         if let (Some(w), None) = (self.write.as_mut(), self.error.as_ref()) {
             if let Err(e) = w.write_all(&self.json) {
