@@ -111,8 +111,9 @@ impl Relabel for LockState {
             w.client.relabel(p);
         }
         Shared::make_mut(&mut self.monitors).relabel(p);
+        // A slot's label-free key is the same in any names.
         for slot in &mut self.clients {
-            Shared::make_mut(slot).relabel(p);
+            Shared::make_mut_keeping_key(slot).relabel(p);
         }
         // Each slot to its new place, in place: a swap puts the slot at
         // `i` where it goes, and brings `i` the slot from there.
@@ -242,34 +243,16 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
-    let (rep, perm, _) = representative_and_fingerprint(state.clone(), None);
+    let (rep, perm, _) = representative_and_fingerprint(state.clone());
     (rep, perm.to_vec())
 }
 
-/// A state's clients' label-free keys, for its successors: a successor
-/// shares every slot its step left alone, and a shared slot's key is its
-/// parent's (the checker would otherwise key every client of every
-/// successor).
-pub struct ParentKeys<'a> {
-    parent: &'a LockState,
-    keys: SmallVec<[u64; 8]>,
-}
-
-impl<'a> ParentKeys<'a> {
-    pub fn new(parent: &'a LockState) -> Self {
-        ParentKeys {
-            parent,
-            keys: parent.clients.iter().map(|s| label_free_key(s)).collect(),
-        }
-    }
-
-    /// The key of a successor's client `i`.
-    fn key(&self, i: usize, slot: &Shared<ClientSlot>) -> u64 {
-        match self.parent.clients.get(i) {
-            Some(p) if Shared::ptr_eq(p, slot) => self.keys[i],
-            _ => label_free_key(slot),
-        }
-    }
+/// A client's label-free key, computed once per slot: a successor shares
+/// every slot its step left alone, with its key, and renaming clients
+/// keeps each slot's key (`LockState::relabel`), so a state's keys are
+/// mostly its parent's.
+fn slot_key(slot: &Shared<ClientSlot>) -> u64 {
+    slot.key(label_free_key)
 }
 
 /// A permutation of a state's clients, kept inline (the checker takes one
@@ -284,22 +267,10 @@ pub fn fingerprint(state: &LockState) -> u64 {
 /// [`representative`] of a state the caller gives up (relabelled in place:
 /// the parts it does not share are not copied again), and the
 /// representative's fingerprint when choosing it took one (clients tied),
-/// so the checker need not hash it again. `parent`: the keys of the state
-/// `state` stepped from, if known.
-pub fn representative_and_fingerprint(
-    state: LockState,
-    parent: Option<&ParentKeys>,
-) -> (LockState, PermBuf, Option<u64>) {
+/// so the checker need not hash it again.
+pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, Option<u64>) {
     let n = state.clients.len();
-    let keys: SmallVec<[u64; 8]> = state
-        .clients
-        .iter()
-        .enumerate()
-        .map(|(i, s)| match parent {
-            Some(p) => p.key(i, s),
-            None => label_free_key(s),
-        })
-        .collect();
+    let keys: SmallVec<[u64; 8]> = state.clients.iter().map(slot_key).collect();
     let mut order: SmallVec<[usize; 8]> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
     let groups = tied_groups(&order, &keys);

@@ -19,8 +19,7 @@ use crate::model::commute::{independent, local_to, Footprint};
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
 use crate::symmetry::{
-    fingerprint, inverse, representative, representative_and_fingerprint, ParentKeys, PermBuf,
-    Relabel,
+    fingerprint, inverse, representative, representative_and_fingerprint, PermBuf, Relabel,
 };
 use edges::{EdgesOverflow, SuccessorLists};
 use intern::{Interner, Interning};
@@ -480,12 +479,11 @@ fn explore_successors(
     mut found: impl FnMut(usize, Successor, Sleep),
 ) {
     let model = judges.model;
-    let parent_keys = judges.symmetry.then(|| ParentKeys::new(state));
     // The successor's fingerprint and representative, and (under
     // symmetry) the renaming that made it the representative.
     let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
-            let (rep, perm, fp) = representative_and_fingerprint(next, parent_keys.as_ref());
+            let (rep, perm, fp) = representative_and_fingerprint(next);
             ((fp.unwrap_or_else(|| fingerprint(&rep)), rep), Some(perm))
         } else {
             ((fingerprint(&next), next), None)

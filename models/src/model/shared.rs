@@ -1,7 +1,9 @@
 //! A part of a state (the store, a client's slot, the monitors) shared
 //! between a state and its successors until a step changes it, with its
 //! hash kept beside it: a successor's fingerprint hashes only the parts its
-//! step changed, and the checker's hash-consing reuses the same hash.
+//! step changed, and the checker's hash-consing reuses the same hash. A
+//! client's slot also keeps its label-free key (`symmetry.rs`), which a
+//! renaming of clients leaves as it was.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -13,6 +15,9 @@ pub struct Shared<T> {
     part: Arc<T>,
     /// The part's hash; 0 until first asked (a hash of 0 is kept as 1).
     hash: AtomicU64,
+    /// A second value computed from the part and kept the same way: for a
+    /// client's slot, its label-free key (`Shared::key`).
+    key: AtomicU64,
 }
 
 impl<T> Shared<T> {
@@ -20,12 +25,24 @@ impl<T> Shared<T> {
         Shared {
             part: Arc::new(part),
             hash: AtomicU64::new(0),
+            key: AtomicU64::new(0),
         }
     }
 
     /// The part, to change it (copied first if shared); its hash is
     /// recomputed when next asked.
     pub fn make_mut(this: &mut Self) -> &mut T
+    where
+        T: Clone,
+    {
+        *this.key.get_mut() = 0;
+        Self::make_mut_keeping_key(this)
+    }
+
+    /// The part, to change it in a way that keeps its key (renaming
+    /// clients keeps a label-free key); its hash is recomputed when next
+    /// asked.
+    pub fn make_mut_keeping_key(this: &mut Self) -> &mut T
     where
         T: Clone,
     {
@@ -62,6 +79,20 @@ impl<T> Shared<T> {
             h => h,
         }
     }
+
+    /// The part's key as `compute` gives it, computed once (a key of 0 is
+    /// kept as 1). Every caller passes the same function: a part has one
+    /// key.
+    pub fn key(&self, compute: impl FnOnce(&T) -> u64) -> u64 {
+        match self.key.load(Ordering::Relaxed) {
+            0 => {
+                let k = compute(&self.part).max(1);
+                self.key.store(k, Ordering::Relaxed);
+                k
+            }
+            k => k,
+        }
+    }
 }
 
 impl<T> Deref for Shared<T> {
@@ -76,6 +107,7 @@ impl<T> Clone for Shared<T> {
         Shared {
             part: Arc::clone(&self.part),
             hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
+            key: AtomicU64::new(self.key.load(Ordering::Relaxed)),
         }
     }
 }
@@ -130,5 +162,19 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.hash_value(), before);
         assert!(!Shared::ptr_eq(&a, &b));
+    }
+
+    #[test]
+    fn a_change_forgets_the_key_unless_it_keeps_it() {
+        let len = |v: &Vec<u8>| v.len() as u64;
+        let mut a = Shared::new(vec![1u8, 2]);
+        assert_eq!(a.key(len), 2);
+        assert_eq!(a.clone().key(|_| unreachable!("kept")), 2);
+        Shared::make_mut(&mut a).push(3);
+        assert_eq!(a.key(len), 3);
+        Shared::make_mut_keeping_key(&mut a).push(4);
+        assert_eq!(a.key(len), 3, "kept, as asked");
+        assert_ne!(a.hash_value(), Shared::new(vec![1u8, 2, 3]).hash_value());
+        assert_eq!(Shared::new(Vec::<u8>::new()).key(len), 1, "0 is kept as 1");
     }
 }
