@@ -99,6 +99,21 @@ pub struct ScenarioFile {
     pub schedule: Option<Vec<ScheduledFault>>,
 }
 
+/// A `[low, high]` range as a file writes it: exactly two numbers. (toml
+/// does not check the length of a fixed-size array: `[5, 50, 99]` would
+/// lose its third number without a word.)
+fn pair<'de, D, T>(d: D) -> Result<Option<[T; 2]>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let items = Vec::<T>::deserialize(d)?;
+    let n = items.len();
+    <[T; 2]>::try_from(items)
+        .map(Some)
+        .map_err(|_| serde::de::Error::invalid_length(n, &"two numbers, [low, high]"))
+}
+
 /// A seed as a scenario file writes it: an integer, or a string of digits
 /// for a seed above 2^63 − 1, which a TOML integer cannot hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,11 +159,15 @@ impl<'de> Deserialize<'de> for Seed {
 pub struct TimingFile {
     pub session_timeout_ms: Option<u64>,
     pub ping_interval_ms: Option<u64>,
+    #[serde(default, deserialize_with = "pair")]
     pub think_ms: Option<[u64; 2]>,
     /// A queue's producers: think time between items (default `think_ms`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "pair")]
     pub produce_ms: Option<[u64; 2]>,
+    #[serde(default, deserialize_with = "pair")]
     pub hold_ms: Option<[u64; 2]>,
+    #[serde(default, deserialize_with = "pair")]
     pub latency_ms: Option<[f64; 2]>,
     pub retry_ms: Option<u64>,
     pub deadline_ms: Option<u64>,
@@ -159,8 +178,10 @@ pub struct TimingFile {
 #[serde(deny_unknown_fields)]
 pub struct FaultRate {
     pub rate_per_s: f64,
+    #[serde(default, deserialize_with = "pair")]
     pub duration_ms: Option<[u64; 2]>,
     /// Delay spikes only: extra one-way latency.
+    #[serde(default, deserialize_with = "pair")]
     pub extra_ms: Option<[u64; 2]>,
 }
 
@@ -456,6 +477,16 @@ impl Scenario {
                 ),
             )
         })?;
+        let ping_key = match raw
+            .timing
+            .as_ref()
+            .is_some_and(|t| t.ping_interval_ms.is_some())
+        {
+            true => "timing.ping_interval_ms",
+            false => "timing.session_timeout_ms",
+        };
+        check_heartbeats(&timing, recipe.app(), rounds as u64, duration_us)
+            .map_err(|reason| err(ping_key, reason))?;
         Ok(Scenario {
             name: name.to_string(),
             recipe,
@@ -648,6 +679,38 @@ fn range_us(
         return Err(err(key, format!("low {lo} is above high {hi}")));
     }
     Ok((time_us(key, lo, err)?, time_us(key, hi, err)?))
+}
+
+/// Refuses a run that must reach the simulator's event cap before it can
+/// end, rather than grind for minutes to say so. A client's session
+/// heartbeats every ping interval until the client is done (a timer, the
+/// ping and its answer: three events), and client 0 is not done before it
+/// has thought and held (produced, for a queue's producer) for its rounds'
+/// low times, unless `duration_ms` ends the run first.
+fn check_heartbeats(
+    timing: &Timing,
+    app: App,
+    rounds: u64,
+    duration_us: Option<u64>,
+) -> Result<(), String> {
+    let per_round_us = match app {
+        App::Queue => timing.produce_us.0,
+        App::Lock | App::Election | App::Barrier => timing.think_us.0 + timing.hold_us.0,
+    };
+    // Times are at most MAX_TIME_MS and rounds at most 200: no wrap.
+    let busy_us = (rounds * per_round_us).min(duration_us.unwrap_or(u64::MAX));
+    let events = 3 * (busy_us / timing.ping_interval_us);
+    let cap = crate::engine::MAX_EVENTS;
+    if events > cap {
+        return Err(format!(
+            "a client heartbeats every {} ms for at least the {} ms of its rounds' least think and hold time: \
+             {events} events or more, past the simulator's cap of {cap}; lengthen the ping interval \
+             (or the session timeout), or shorten the times",
+            ms_text(timing.ping_interval_us),
+            ms_text(busy_us),
+        ));
+    }
+    Ok(())
 }
 
 /// The `[timing]` table, resolved and checked so that a run without faults

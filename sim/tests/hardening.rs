@@ -236,6 +236,27 @@ fn a_run_whose_time_stands_still_is_cut_off_not_hung() {
 }
 
 #[test]
+fn a_run_that_must_reach_the_event_cap_is_refused_up_front() {
+    // A 3 ms session heartbeats every millisecond (three events) through a
+    // hold of a million seconds: 3 G events before client 0 can be done,
+    // past the 2 G cap. It used to run for half an hour to say so.
+    let toml = |more: &str| {
+        format!("recipe = \"fair-predecessor\"\nclients = 1\n{more}[timing]\nsession_timeout_ms = 3\nlatency_ms = [0, 0]\nhold_ms = [1000000000, 1000000000]\n")
+    };
+    let e = parse(&toml("")).unwrap_err();
+    assert_eq!(e.key, "timing.session_timeout_ms");
+    assert!(e.reason.contains("past the simulator's cap"), "{e}");
+    // A time limit that ends it sooner, and a queue's producers (who do
+    // not hold), are not refused.
+    parse(&toml("duration_ms = 1000\n")).unwrap();
+    let queue = toml("").replace(
+        "fair-predecessor\"\nclients = 1",
+        "zk-fifo-queue\"\nclients = 2",
+    );
+    parse(&queue).unwrap();
+}
+
+#[test]
 fn every_run_is_bounded_in_events() {
     let mut s = parse(HEALTHY).unwrap();
     s.max_events = 50;

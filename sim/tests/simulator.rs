@@ -356,6 +356,21 @@ fn bad_scenarios_name_the_file_the_key_and_the_reason() {
         err("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nhold_ms = [50, 10]\n")
             .contains("`timing.hold_ms`: low 50 is above high 10")
     );
+    // A range is two numbers: a third is refused, not dropped.
+    for range in [
+        "[timing]\nthink_ms = [5, 50, 99999]",
+        "[timing]\nhold_ms = [10, 40, 1, 2]",
+        "[timing]\nlatency_ms = [1.0, 2.0, 3.0]",
+        "[faults]\npause = { rate_per_s = 0.5, duration_ms = [2500, 4000, 1] }",
+    ] {
+        let e = err(&format!(
+            "recipe = \"etcd-revision\"\nclients = 3\n{range}\n"
+        ));
+        assert!(
+            e.contains("invalid length") && e.contains("two numbers, [low, high]"),
+            "{range}: {e}"
+        );
+    }
     assert!(
         err("recipe = \"etcd-revision\"\nclients = 3\nguid = false\n")
             .contains("`guid`: applies only to fair-predecessor")
