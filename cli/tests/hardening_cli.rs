@@ -366,6 +366,11 @@ fn run_outputs_do_not_replace_their_input_or_each_other() {
     let x = dir.join("x");
     let x = x.to_str().unwrap();
     usage_error(&["run", s, "--trace", x, "--html", x], "both name");
+    // One file spelled two ways, before either exists.
+    let x2 = dir.join(".").join("x");
+    let x2 = x2.to_str().unwrap();
+    usage_error(&["run", s, "--trace", x, "--html", x2], "both name");
+    assert!(!dir.join("x").exists(), "nothing written");
     assert!(std::fs::read_to_string(&scenario)
         .unwrap()
         .contains("recipe"));
@@ -532,4 +537,87 @@ fn a_herd_row_without_hand_offs_has_no_hand_off_time() {
         .find(|l| l.starts_with("baseline-zk-barrier-3"))
         .unwrap();
     assert!(row.contains(" - "), "{text}");
+}
+
+/// No output replaces an input or another output, whatever the spelling.
+#[test]
+fn outputs_do_not_replace_inputs_or_each_other() {
+    let dir = scratch("outputs");
+    // A timeline drawn over its own trace.
+    let trace = dir.join("t.html");
+    let o = lockstep(&[
+        "run",
+        "../scenarios/healthy.toml",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = std::fs::read(&trace).unwrap();
+    let base = dir.join("t");
+    usage_error(
+        &[
+            "report",
+            "timeline",
+            trace.to_str().unwrap(),
+            "--out",
+            base.to_str().unwrap(),
+        ],
+        "is the trace being drawn",
+    );
+    assert_eq!(
+        std::fs::read(&trace).unwrap(),
+        before,
+        "the trace is intact"
+    );
+    // A check's page where its ITF traces go.
+    let itf = dir.join("itf");
+    let page = itf.join("progress.itf.json");
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "unfair-create",
+            "--clients",
+            "2",
+            "--pauses",
+            "1",
+            "--itf",
+            itf.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        "is where --itf",
+    );
+}
+
+/// A flag that would be ignored is an error, not a silent no-op.
+#[test]
+fn flags_that_would_do_nothing_are_refused() {
+    usage_error(&["check", "--list", "--recipe", "nope"], "--list");
+    usage_error(
+        &["report", "--out", "elsewhere", "timeline", "t.jsonl"],
+        "cannot be used with",
+    );
+    usage_error(
+        &["bench", "--against", "/bin/true", "--clients", "3"],
+        "cannot be used with",
+    );
+    usage_error(
+        &["bench", "--skip-sim", "--clients", "3,3"],
+        "3 is given twice",
+    );
+    for recipe in ["zk-barrier", "zk-fifo-queue"] {
+        usage_error(
+            &["check", "--recipe", recipe, "--clients", "3", "--fencing"],
+            "whose clients write nothing",
+        );
+    }
+    let dir = scratch("fenced-barrier");
+    let file = dir.join("b.toml");
+    std::fs::write(
+        &file,
+        "recipe = \"zk-barrier\"\nclients = 3\nfencing = true\n",
+    )
+    .unwrap();
+    usage_error(&["run", file.to_str().unwrap()], "`fencing`");
 }

@@ -435,6 +435,8 @@ impl Scenario {
                 format!("is a queue's producers' pace; {recipe} is no queue"),
             ));
         }
+        models::model::check_fencing(&recipe, raw.fencing.unwrap_or(false))
+            .map_err(|e| err("fencing", e))?;
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,

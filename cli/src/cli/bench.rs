@@ -479,6 +479,8 @@ fn checker_configurations(args: &BenchArgs) -> Result<Vec<LockModelCfg>, UsageEr
                 })
         })
         .collect::<Result<_, _>>()?;
+    // One row per recipe and count.
+    super::herd::no_repeats(&clients, "--clients", u8::to_string)?;
     let mut configurations = Vec::new();
     for &n in &clients {
         // The locks and elections: a double barrier's leave at 4 members

@@ -211,6 +211,22 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     }
     .asking(&asked);
     // Bad output paths fail before the search, not after it.
+    if let Some(dir) = &args.itf {
+        super::writable_dir(dir, "--itf")?;
+    }
+    if let (Some(html), Some(dir)) = (&args.html, &args.itf) {
+        let itf_name = html
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".itf.json"));
+        if itf_name && super::same_file(&dir.join(html.file_name().unwrap_or_default()), html) {
+            return Err(UsageError(format!(
+                "--html {} is where --itf {} writes a property's trace (PROPERTY.itf.json): give the page another name",
+                html.display(),
+                dir.display()
+            )));
+        }
+    }
     let html = args
         .html
         .as_ref()
@@ -220,9 +236,6 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 .map_err(|e| UsageError(format!("--html {}: cannot write: {e}", p.display())))
         })
         .transpose()?;
-    if let Some(dir) = &args.itf {
-        super::writable_dir(dir, "--itf")?;
-    }
     let model = cfg.clone().into_model();
     let r = check(&model, opts);
     if opts.on_level.is_some() {

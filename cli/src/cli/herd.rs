@@ -31,7 +31,7 @@ fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
 
 /// A sweep's rows are one per recipe and count: a value given twice would
 /// write the same row twice into the table, the CSV and the charts.
-fn no_repeats<T: PartialEq>(
+pub(super) fn no_repeats<T: PartialEq>(
     values: &[T],
     flag: &str,
     show: impl Fn(&T) -> String,

@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use models::client::Policy;
 use models::model::{FaultBudget, LockModelCfg};
 use models::recipe::RecipeRef;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Bad usage or bad input; the message names the problem. Exit status 2.
@@ -28,6 +28,24 @@ pub struct UsageError(pub String);
 
 /// Checks, before long work starts, that `dir` (given with `flag`) can be
 /// created and written: results are not lost to a bad path found at the end.
+/// Whether two paths name one file, as far as can be told before either is
+/// written: a path that does not exist yet is resolved through its
+/// directory (`./a` and `/here/a` are one file).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    fn resolved(p: &Path) -> Option<PathBuf> {
+        if let Ok(p) = std::fs::canonicalize(p) {
+            return Some(p);
+        }
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
+        Some(dir.join(p.file_name()?))
+    }
+    match (resolved(a), resolved(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError> {
     let fail = |e: std::io::Error| {
         UsageError(format!("{flag} {}: cannot write there: {e}", dir.display()))
@@ -112,6 +130,7 @@ pub struct HerdArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ReportArgs {
     #[command(subcommand)]
     pub what: Option<ReportWhat>,
@@ -248,7 +267,14 @@ pub struct BenchArgs {
     /// search at once, one on each core, cores swapped every pair; prints
     /// the geometric mean of this build's time over the other's. Runs only
     /// this comparison.
-    #[arg(long, value_name = "LOCKSTEP", conflicts_with_all = ["save_baseline", "baseline"])]
+    #[arg(
+        long,
+        value_name = "LOCKSTEP",
+        conflicts_with_all = [
+            "save_baseline", "baseline", "clients", "crashes", "compare_up_to",
+            "skip_check", "skip_sim", "skip_herd", "anchors",
+        ]
+    )]
     pub against: Option<PathBuf>,
     /// With --against: pairs of runs (1–100).
     #[arg(long, default_value_t = 6, requires = "against")]
@@ -270,7 +296,7 @@ pub struct BenchArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
     /// List the recipes and their variants, and exit (as `lockstep recipes`).
-    #[arg(long)]
+    #[arg(long, exclusive = true)]
     pub list: bool,
     /// Recipe (`--list` shows them), optionally `name:variant`.
     #[arg(long, required_unless_present = "list")]
@@ -300,7 +326,8 @@ pub struct ModelArgs {
     /// Replies the store sends that never arrive (the client resends).
     #[arg(long = "lost-replies", default_value_t = 0)]
     pub lost_replies: u8,
-    /// The guarded resource rejects tokens lower than the highest it accepted.
+    /// The guarded resource rejects tokens lower than the highest it accepted
+    /// (locks and elections: a barrier's and a queue's clients write nothing).
     #[arg(long)]
     pub fencing: bool,
     /// What a holder does about its session: naive (drops its belief when told
@@ -445,7 +472,9 @@ pub fn default_cfg(recipe: RecipeRef) -> LockModelCfg {
             crashes: 1,
             ..FaultBudget::default()
         },
-        fencing: true,
+        // Where the clients write to the resource: a barrier's and a
+        // queue's write nothing.
+        fencing: models::model::writes_to_resource(&recipe),
         ..LockModelCfg::new(recipe, 3)
     }
 }

@@ -50,8 +50,20 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
         name.push("-timeline");
         trace.with_file_name(name)
     });
-    timeline(&t, &base).map_err(chart_err)?;
     let html = base.with_extension("html");
+    for written in [
+        base.with_extension("svg"),
+        base.with_extension("png"),
+        html.clone(),
+    ] {
+        if super::same_file(&written, trace) {
+            return Err(UsageError(format!(
+                "{} is the trace being drawn; writing the timeline there would replace it (give --out another name)",
+                written.display()
+            )));
+        }
+    }
+    timeline(&t, &base).map_err(chart_err)?;
     std::fs::write(&html, sim::html::timeline_page(&title, &lines))
         .map_err(|e| UsageError(format!("cannot write {}: {e}", html.display())))?;
     println!(

@@ -1,6 +1,8 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
-use super::{writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError};
+use super::{
+    same_file, writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::properties::PropertyName;
 use models::recipe::App;
@@ -324,15 +326,6 @@ fn reproduced(s: &Scenario, o: &Outcome) -> Option<Result<(), String>> {
             names(&violated)
         ))
     })
-}
-
-/// Whether two paths name one file (as far as can be told before one of
-/// them is written).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
 }
 
 /// The files a run writes must be neither the file it reads nor each

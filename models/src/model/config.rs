@@ -60,6 +60,28 @@ fn not_a_queue(recipe: &RecipeRef) -> String {
     )
 }
 
+/// Whether a recipe's clients write to the guarded resource: a lock's
+/// holder and a leader do; a barrier's and a queue's clients do not.
+pub fn writes_to_resource(recipe: &RecipeRef) -> bool {
+    match recipe.app() {
+        App::Lock | App::Election => true,
+        App::Barrier | App::Queue => false,
+    }
+}
+
+/// Fencing (`--fencing`, `fencing = true`) guards the resource that a
+/// holder's writes go to: asked for a recipe whose clients write nothing,
+/// it would change nothing, and saying so beats a silent no-op.
+pub fn check_fencing(recipe: &RecipeRef, fencing: bool) -> Result<(), String> {
+    if fencing && !writes_to_resource(recipe) {
+        return Err(format!(
+            "fencing guards the resource a lock holder's or leader's writes go to; {recipe} is a {} recipe, whose clients write nothing to it",
+            recipe.app()
+        ));
+    }
+    Ok(())
+}
+
 /// How many faults of each kind a run may inject.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FaultBudget {
@@ -119,6 +141,7 @@ impl LockModelCfg {
             ));
         }
         check_producers(&self.recipe, self.clients.into(), self.producers.into())?;
+        check_fencing(&self.recipe, self.fencing)?;
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(format!(
                 "{} is a barrier, which its group passes once: rounds must be 1 (got {})",

@@ -30,8 +30,8 @@ mod time;
 pub mod view;
 
 pub use config::{
-    check_producers, check_producers_given, default_producers, FaultBudget, LockModelCfg,
-    MAX_CLIENTS, MIN_CLIENTS,
+    check_fencing, check_producers, check_producers_given, default_producers, writes_to_resource,
+    FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::Shared;
