@@ -147,6 +147,26 @@ fn a_tampered_trace_is_refused_naming_file_and_line() {
             text.lines().skip(1).map(|l| format!("{l}\n")).collect(),
             "`start` line",
         ),
+        (
+            "unknown-field.jsonl",
+            text.replacen("\"event\":\"end\"", "\"event\":\"end\",\"bogus\":7", 1),
+            "unknown field `bogus`",
+        ),
+        (
+            "no-rounds.jsonl",
+            text.replacen("\"rounds\":3", "\"rounds\":0", 1),
+            "0 rounds",
+        ),
+        (
+            "too-many.jsonl",
+            text.replacen("\"clients\":5", "\"clients\":20000", 1),
+            "20000 clients",
+        ),
+        (
+            "no-policy.jsonl",
+            text.replacen("\"policy\":\"naive\"", "\"policy\":\"whatever\"", 1),
+            "policy",
+        ),
     ];
     for (name, body, says) in cases {
         let path = dir.join(name);
@@ -568,6 +588,17 @@ fn outputs_do_not_replace_inputs_or_each_other() {
         std::fs::read(&trace).unwrap(),
         before,
         "the trace is intact"
+    );
+    // A directory is no path without extension (the charts went beside it).
+    usage_error(
+        &[
+            "report",
+            "timeline",
+            trace.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        "is a directory",
     );
     // A check's page where its ITF traces go.
     let itf = dir.join("itf");

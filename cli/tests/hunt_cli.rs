@@ -245,6 +245,14 @@ fn merge_refuses_what_does_not_belong_together() {
     usage_error(&["hunt", "--merge", &s1, &s1, &s2, &s3], "given twice");
     usage_error(&["hunt", "--merge", &s1, &other_n], "overlap");
     usage_error(&["hunt", "--merge", &full, &s1], "not a shard");
+    // One range, however it is spaced.
+    let mut spaced: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&s2).unwrap()).unwrap();
+    spaced["seeds"] = "0..90 ".into();
+    let s2_spaced = dir.join("s2-spaced.json");
+    std::fs::write(&s2_spaced, spaced.to_string()).unwrap();
+    let o = lockstep(&["hunt", "--merge", &s1, s2_spaced.to_str().unwrap(), &s3]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 
     // A lone shard is not shown as complete.
     let o = lockstep(&["hunt", "--merge", &s1, &s3]);
@@ -318,6 +326,11 @@ fn merge_refuses_tampered_results() {
         "seeds_run",
     );
     tamper("unknown.json", &|t| t["extra"] = 1.into(), "unknown field");
+    tamper(
+        "hash.json",
+        &|t| t["scenario_hash"] = "zzz".into(),
+        "scenario_hash 'zzz'",
+    );
     tamper(
         "inconsistent.json",
         &|t| t["by_property"] = serde_json::json!({}),

@@ -240,6 +240,13 @@ pub fn check_result(r: &HuntResult, what: &str) -> Result<SeedSet, String> {
         None => None,
     };
     let set = SeedSet { start, end, shard };
+    // As `hunt` writes it: the scenario file's hash in 16 hex digits.
+    if r.scenario_hash.len() != 16 || !r.scenario_hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad(format!(
+            "scenario_hash '{}' is not the 16 hex digits a hunt writes",
+            r.scenario_hash
+        )));
+    }
     if !r.missing_shards.is_empty() || r.shards_missing > 0 {
         return Err(bad(format!(
             "a merge that lacks shards ({}) cannot be merged again: merge the shard files",
@@ -334,7 +341,8 @@ pub fn merge(parts: Vec<(String, HuntResult)>) -> Result<HuntResult, String> {
                 p.scenario, p.scenario_hash, first.scenario, first.scenario_hash
             ));
         }
-        if p.seeds != first.seeds {
+        // Compared as ranges ("0..30 " is "0..30"), each checked above.
+        if parse_range(&p.seeds) != parse_range(&first.seeds) {
             return Err(format!(
                 "{file} ran seeds {}, {first_file} seeds {}: merge results of one range",
                 p.seeds, first.seeds

@@ -312,6 +312,9 @@ pub struct Scenario {
 /// The largest client count the simulator accepts.
 pub const MAX_SIM_CLIENTS: u32 = 10_000;
 
+/// The most rounds a simulated client runs.
+pub const MAX_ROUNDS: u8 = 200;
+
 /// The longest time any setting may name (about 11.6 days of virtual time):
 /// every sum the simulator forms from settings then fits in 64-bit
 /// microseconds.
@@ -405,10 +408,10 @@ impl Scenario {
             ));
         }
         let rounds = raw.rounds.unwrap_or(1);
-        if !(1..=200).contains(&rounds) {
+        if !(1..=u32::from(MAX_ROUNDS)).contains(&rounds) {
             return Err(err(
                 "rounds",
-                format!("must be between 1 and 200 (got {rounds})"),
+                format!("must be between 1 and {MAX_ROUNDS} (got {rounds})"),
             ));
         }
         if recipe.app() == models::recipe::App::Barrier && rounds != 1 {
@@ -424,8 +427,14 @@ impl Scenario {
         let producers = raw.producers.unwrap_or_else(|| {
             models::model::default_producers(&recipe, raw.clients as u16).into()
         });
+        // Too few clients for a queue is the clients' fault, not the
+        // producers' (which may not even be given).
+        let blame = match recipe.app() == App::Queue && raw.clients < 2 {
+            true => "clients",
+            false => "producers",
+        };
         models::model::check_producers(&recipe, raw.clients as u16, producers)
-            .map_err(|e| err("producers", e))?;
+            .map_err(|e| err(blame, e))?;
         // Fewer than the clients, which are at most MAX_SIM_CLIENTS.
         let producers = producers as u16;
         let produce_given = raw.timing.as_ref().is_some_and(|t| t.produce_ms.is_some());

@@ -68,7 +68,7 @@ impl MsgKind {
 
 /// What happened.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TraceEvent {
     /// The run's settings.
     Start {
@@ -206,13 +206,31 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
         );
     }
     let lines = parse_lines(text)?;
-    let clients = match lines.first().map(|l| &l.event) {
-        Some(TraceEvent::Start { clients, .. }) => *clients,
+    let (clients, rounds, policy) = match lines.first().map(|l| &l.event) {
+        Some(TraceEvent::Start {
+            clients,
+            rounds,
+            policy,
+            ..
+        }) => (*clients, *rounds, policy),
         _ => return Err("the trace does not open with its `start` line".to_string()),
     };
-    if clients == 0 {
-        return Err("the `start` line says 0 clients: no run has none".to_string());
+    // What a scenario can say, the `start` line can say: nothing else.
+    let max = crate::scenario::MAX_SIM_CLIENTS;
+    if clients == 0 || u32::from(clients) > max {
+        return Err(format!(
+            "the `start` line says {clients} clients: a run has 1 to {max}"
+        ));
     }
+    if !(1..=crate::scenario::MAX_ROUNDS).contains(&rounds) {
+        return Err(format!(
+            "the `start` line says {rounds} rounds: a run has 1 to {}",
+            crate::scenario::MAX_ROUNDS
+        ));
+    }
+    policy
+        .parse::<models::client::Policy>()
+        .map_err(|e| format!("the `start` line's policy: {e}"))?;
     match lines.last().map(|l| &l.event) {
         Some(TraceEvent::End { .. }) => {}
         _ => {

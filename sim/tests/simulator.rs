@@ -356,6 +356,8 @@ fn bad_scenarios_name_the_file_the_key_and_the_reason() {
         err("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nhold_ms = [50, 10]\n")
             .contains("`timing.hold_ms`: low 50 is above high 10")
     );
+    assert!(err("recipe = \"zk-fifo-queue\"\nclients = 1\n")
+        .contains("`clients`: zk-fifo-queue is a queue, which needs at least 2 clients"));
     // A range is two numbers: a third is refused, not dropped.
     for range in [
         "[timing]\nthink_ms = [5, 50, 99999]",

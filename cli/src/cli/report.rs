@@ -34,6 +34,13 @@ pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageErr
         })
         .unwrap_or_else(|| format!("Who believes it holds — {}", trace.display()));
     if let Some(out) = out {
+        if out.is_dir() {
+            return Err(UsageError(format!(
+                "--out {} is a directory; --out takes the charts' path without extension (e.g. {})",
+                out.display(),
+                out.join("timeline").display()
+            )));
+        }
         let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir.filter(|d| !d.is_dir()) {
             return Err(UsageError(format!(

@@ -29,6 +29,9 @@ pub fn default_producers(recipe: &RecipeRef, clients: u16) -> u16 {
 /// setting.
 pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Result<(), String> {
     match recipe.app() {
+        App::Queue if clients < 2 => Err(format!(
+            "{recipe} is a queue, which needs at least 2 clients: a producer and a consumer (got {clients})"
+        )),
         App::Queue if producers == 0 || producers >= u32::from(clients) => Err(format!(
             "{recipe} is a queue: producers must be at least 1 and fewer than the clients \
              ({clients}), so that someone consumes (got {producers})"
