@@ -803,20 +803,23 @@ fn resolve_timing(
     })
 }
 
+/// A number as a file gave it, short whatever its magnitude: 1e300 and
+/// 1e-300 are not printed digit by digit.
+pub fn short_number(x: f64) -> String {
+    if x == 0.0 || (1e-6..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// One-way latency, `[low, high]` in (fractional) milliseconds.
 fn latency_us(
     [lo, hi]: [f64; 2],
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(u64, u64), ScenarioError> {
     let key = "timing.latency_ms";
-    // Short, whatever the magnitude (1e300 is not printed digit by digit).
-    let show = |x: f64| {
-        if x.abs() < 1e9 {
-            format!("{x}")
-        } else {
-            format!("{x:e}")
-        }
-    };
+    let show = short_number;
     if !(lo >= 0.0 && hi >= lo && hi.is_finite()) {
         return Err(err(
             key,
@@ -832,7 +835,17 @@ fn latency_us(
             ),
         ));
     }
-    Ok(((lo * 1000.0).round() as u64, (hi * 1000.0).round() as u64))
+    let us = |x: f64| (x * 1000.0).round() as u64;
+    if let Some(x) = [lo, hi].into_iter().find(|&x| x > 0.0 && us(x) == 0) {
+        return Err(err(
+            key,
+            format!(
+                "{} ms is below the simulator's resolution of 1 µs (0.001 ms) and would be 0: give 0 or at least 0.001",
+                show(x)
+            ),
+        ));
+    }
+    Ok((us(lo), us(hi)))
 }
 
 /// The lease-aware client's deadline; naive clients have none.
@@ -975,7 +988,8 @@ fn resolve_profile(
             return Err(err(
                 &format!("{key}.rate_per_s"),
                 format!(
-                    "the rates draw about {expected:.0} faults before until_ms; at most {MAX_FAULTS} are allowed in a run"
+                    "the rates draw about {} faults before until_ms; at most {MAX_FAULTS} are allowed in a run",
+                    short_number(expected.round())
                 ),
             ));
         }

@@ -358,6 +358,10 @@ fn bad_scenarios_name_the_file_the_key_and_the_reason() {
     );
     assert!(err("recipe = \"zk-fifo-queue\"\nclients = 1\n")
         .contains("`clients`: zk-fifo-queue is a queue, which needs at least 2 clients"));
+    assert!(err(
+        "recipe = \"etcd-revision\"\nclients = 3\n[timing]\nlatency_ms = [0.0001, 0.0004]\n"
+    )
+    .contains("0.0001 ms is below the simulator's resolution of 1 µs"));
     // A range is two numbers: a third is refused, not dropped.
     for range in [
         "[timing]\nthink_ms = [5, 50, 99999]",

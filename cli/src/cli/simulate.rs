@@ -78,7 +78,7 @@ fn describe_settings(s: &Scenario, seed: u64) {
         println!(
             "faults: {} at {}/s, lasting {}–{} ms, until {} ms",
             kind.name(),
-            rate.per_second,
+            sim::scenario::short_number(rate.per_second),
             rate.duration_us.0 / 1000,
             rate.duration_us.1 / 1000,
             s.faults_until_us / 1000
