@@ -320,16 +320,20 @@ pub const MAX_ROUNDS: u8 = 200;
 /// microseconds.
 pub const MAX_TIME_MS: u64 = 1_000_000_000;
 
+/// The longest scenario file read: a schedule of [`MAX_FAULTS`] faults
+/// fits many times over.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// At most this many faults in a run, drawn (expected) or scheduled.
 pub const MAX_FAULTS: u64 = 100_000;
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = crate::read_capped(path, MAX_FILE_BYTES).map_err(|reason| ScenarioError {
             file: file.clone(),
             key: String::new(),
-            reason: format!("cannot read: {e}"),
+            reason,
         })?;
         // The name goes into traces and results; a name that is not UTF-8
         // would be changed on the way, so it is refused instead.

@@ -587,3 +587,12 @@ fn cli_spellings_in_a_file_say_what_to_write() {
             .unwrap();
     assert_eq!(big.seed, u64::MAX);
 }
+
+/// A path that never ends is refused at the cap, not read until memory
+/// runs out.
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_not_read_forever() {
+    let e = Scenario::load(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(e.reason.contains("longer than 64 MiB"), "{e}");
+}

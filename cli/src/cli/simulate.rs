@@ -489,8 +489,8 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
 
 fn read_result(path: &Path) -> Result<(String, HuntResult), UsageError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{name}: cannot read: {e}")))?;
+    // A result lists seeds: a gibibyte holds about a hundred million.
+    let text = sim::read_capped(path, 1 << 30).map_err(|e| UsageError(format!("{name}: {e}")))?;
     let r = serde_json::from_str(&text)
         .map_err(|e| UsageError(format!("{name}: not a hunt result: {e}")))?;
     Ok((name, r))
