@@ -254,6 +254,13 @@ fn a_run_that_must_reach_the_event_cap_is_refused_up_front() {
         "zk-fifo-queue\"\nclients = 2",
     );
     parse(&queue).unwrap();
+    // With faults it is no bound: a crash for good ends client 0 at once.
+    let crashed = format!(
+        "{}[[schedule]]\nat_ms = 0\nkind = \"crash\"\nclient = 0\n",
+        toml("")
+    );
+    let s = parse(&crashed).unwrap();
+    assert_eq!(simulate(&s, 1, false).end, RunEnd::Finished);
 }
 
 #[test]

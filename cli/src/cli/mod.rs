@@ -26,8 +26,6 @@ use std::process::ExitCode;
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
-/// Checks, before long work starts, that `dir` (given with `flag`) can be
-/// created and written: results are not lost to a bad path found at the end.
 /// Whether two paths name one file, as far as can be told before either is
 /// written: a path that does not exist yet is resolved through its
 /// directory (`./a` and `/here/a` are one file).
@@ -46,6 +44,8 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Checks, before long work starts, that `dir` (given with `flag`) can be
+/// created and written: results are not lost to a bad path found at the end.
 pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError> {
     let fail = |e: std::io::Error| {
         UsageError(format!("{flag} {}: cannot write there: {e}", dir.display()))
