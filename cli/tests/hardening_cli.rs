@@ -391,6 +391,21 @@ fn run_outputs_do_not_replace_their_input_or_each_other() {
     let x2 = x2.to_str().unwrap();
     usage_error(&["run", s, "--trace", x, "--html", x2], "both name");
     assert!(!dir.join("x").exists(), "nothing written");
+    // A link to the other output, not yet written; and a loop of links.
+    #[cfg(unix)]
+    {
+        let link = dir.join("link");
+        std::os::unix::fs::symlink("x", &link).unwrap();
+        usage_error(
+            &["run", s, "--trace", link.to_str().unwrap(), "--html", x],
+            "both name",
+        );
+        let (l1, l2) = (dir.join("l1"), dir.join("l2"));
+        std::os::unix::fs::symlink("l2", &l1).unwrap();
+        std::os::unix::fs::symlink("l1", &l2).unwrap();
+        let o = lockstep(&["run", s, "--trace", l1.to_str().unwrap(), "--html", x]);
+        assert_eq!(o.status.code(), Some(2), "a loop of links: {}", stderr(&o));
+    }
     assert!(std::fs::read_to_string(&scenario)
         .unwrap()
         .contains("recipe"));

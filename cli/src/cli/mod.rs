@@ -30,15 +30,21 @@ pub struct UsageError(pub String);
 /// written: a path that does not exist yet is resolved through its
 /// directory (`./a` and `/here/a` are one file).
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    fn resolved(p: &Path) -> Option<PathBuf> {
+    // `links`: symbolic links still to follow (a loop of them ends).
+    fn resolved(p: &Path, links: u8) -> Option<PathBuf> {
         if let Ok(p) = std::fs::canonicalize(p) {
             return Some(p);
         }
+        // A link to a file not yet written: the file it will write.
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Ok(target) = std::fs::read_link(p) {
+            let to = dir.unwrap_or(Path::new(".")).join(target);
+            return resolved(&to, links.checked_sub(1)?);
+        }
         let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
         Some(dir.join(p.file_name()?))
     }
-    match (resolved(a), resolved(b)) {
+    match (resolved(a, 40), resolved(b, 40)) {
         (Some(a), Some(b)) => a == b,
         _ => a == b,
     }
