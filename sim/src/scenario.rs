@@ -454,7 +454,8 @@ impl Scenario {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
         };
-        let timing = resolve_timing(&raw.timing.clone().unwrap_or_default(), policy, &err)?;
+        let timing_file = raw.timing.clone().unwrap_or_default();
+        let timing = resolve_timing(&timing_file, policy, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
@@ -492,19 +493,11 @@ impl Scenario {
                 ),
             )
         })?;
-        let ping_key = match raw
-            .timing
-            .as_ref()
-            .is_some_and(|t| t.ping_interval_ms.is_some())
-        {
-            true => "timing.ping_interval_ms",
-            false => "timing.session_timeout_ms",
-        };
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
             check_heartbeats(&timing, recipe.app(), rounds as u64, duration_us)
-                .map_err(|reason| err(ping_key, reason))?;
+                .map_err(|reason| err(ping_setting(&timing_file), reason))?;
         }
         Ok(Scenario {
             name: name.to_string(),
@@ -717,7 +710,7 @@ fn check_heartbeats(
         App::Queue => timing.produce_us.0,
         App::Lock | App::Election | App::Barrier => timing.think_us.0 + timing.hold_us.0,
     };
-    // Times are at most MAX_TIME_MS and rounds at most 200: no wrap.
+    // Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
     let busy_us = (rounds * per_round_us).min(duration_us.unwrap_or(u64::MAX));
     let events = 3 * (busy_us / timing.ping_interval_us);
     let cap = crate::engine::MAX_EVENTS;
@@ -731,6 +724,16 @@ fn check_heartbeats(
         ));
     }
     Ok(())
+}
+
+/// The setting that makes the ping interval what it is, to blame for a
+/// heartbeat that comes too late or too often: the interval if the file
+/// gives one, else the session timeout (a third of which it defaults to).
+fn ping_setting(t: &TimingFile) -> &'static str {
+    match t.ping_interval_ms {
+        Some(_) => "timing.ping_interval_ms",
+        None => "timing.session_timeout_ms",
+    }
 }
 
 /// The `[timing]` table, resolved and checked so that a run without faults
@@ -762,13 +765,8 @@ fn resolve_timing(
     // The store hears a heartbeat at most a ping interval plus a one-way
     // latency after the one before.
     if ping_interval_us + latency_us.1 >= session_timeout_us {
-        let blame = if t.ping_interval_ms.is_some() {
-            "timing.ping_interval_ms"
-        } else {
-            "timing.session_timeout_ms"
-        };
         return Err(err(
-            blame,
+            ping_setting(t),
             format!(
                 "the ping interval ({ping_ms} ms) plus the longest one-way latency ({one_way_ms} ms) must be \
                  below the session timeout ({session_timeout_ms} ms), or sessions expire without any fault"

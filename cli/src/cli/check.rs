@@ -217,9 +217,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     if let (Some(html), Some(dir)) = (&args.html, &args.itf) {
         let itf_name = html
             .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".itf.json"));
-        if itf_name && super::same_file(&dir.join(html.file_name().unwrap_or_default()), html) {
+            .filter(|n| n.to_str().is_some_and(|n| n.ends_with(".itf.json")));
+        if itf_name.is_some_and(|n| super::same_file(&dir.join(n), html)) {
             return Err(UsageError(format!(
                 "--html {} is where --itf {} writes a property's trace (PROPERTY.itf.json): give the page another name",
                 html.display(),
