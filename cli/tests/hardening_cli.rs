@@ -405,6 +405,22 @@ fn run_outputs_do_not_replace_their_input_or_each_other() {
         std::os::unix::fs::symlink("l1", &l2).unwrap();
         let o = lockstep(&["run", s, "--trace", l1.to_str().unwrap(), "--html", x]);
         assert_eq!(o.status.code(), Some(2), "a loop of links: {}", stderr(&o));
+        // A second name of one file (a hard link).
+        let (t, h) = (dir.join("t"), dir.join("h"));
+        std::fs::write(&t, "kept").unwrap();
+        std::fs::hard_link(&t, &h).unwrap();
+        usage_error(
+            &[
+                "run",
+                s,
+                "--trace",
+                t.to_str().unwrap(),
+                "--html",
+                h.to_str().unwrap(),
+            ],
+            "both name",
+        );
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "kept");
     }
     assert!(std::fs::read_to_string(&scenario)
         .unwrap()
@@ -634,6 +650,21 @@ fn outputs_do_not_replace_inputs_or_each_other() {
         ],
         "is where --itf",
     );
+    // A page named like a trace of no property is written.
+    let page = itf.join("report.itf.json");
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "unfair-create",
+        "--clients",
+        "2",
+        "--itf",
+        itf.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
 }
 
 /// A flag that would be ignored is an error, not a silent no-op.

@@ -215,9 +215,16 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         super::writable_dir(dir, "--itf")?;
     }
     if let (Some(html), Some(dir)) = (&args.html, &args.itf) {
-        let itf_name = html
-            .file_name()
-            .filter(|n| n.to_str().is_some_and(|n| n.ends_with(".itf.json")));
+        // The traces the check may write: one for each property asked.
+        let may_write = match asked.is_empty() {
+            true => PropertyName::of(cfg.recipe.app()),
+            false => &asked[..],
+        };
+        let itf_name = html.file_name().filter(|n| {
+            may_write
+                .iter()
+                .any(|p| n.to_str() == Some(&format!("{}.itf.json", p.name())))
+        });
         if itf_name.is_some_and(|n| super::same_file(&dir.join(n), html)) {
             return Err(UsageError(format!(
                 "--html {} is where --itf {} writes a property's trace (PROPERTY.itf.json): give the page another name",

@@ -28,7 +28,8 @@ pub struct UsageError(pub String);
 
 /// Whether two paths name one file, as far as can be told before either is
 /// written: a path that does not exist yet is resolved through its
-/// directory (`./a` and `/here/a` are one file).
+/// directory (`./a` and `/here/a` are one file); two that exist are one
+/// file if they are one inode (hard links too).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     // `links`: symbolic links still to follow (a loop of them ends).
     fn resolved(p: &Path, links: u8) -> Option<PathBuf> {
@@ -43,6 +44,14 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         }
         let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
         Some(dir.join(p.file_name()?))
+    }
+    // Two names of one file (a hard link) resolve to two paths.
+    #[cfg(unix)]
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt;
+        if (x.dev(), x.ino()) == (y.dev(), y.ino()) {
+            return true;
+        }
     }
     match (resolved(a, 40), resolved(b, 40)) {
         (Some(a), Some(b)) => a == b,
