@@ -17,6 +17,7 @@ use crate::properties::Monitors;
 use crate::relabel::Perm;
 use crate::resource::ResourceState;
 use crate::store::StoreState;
+use std::hash::Hash;
 
 /// One table per kind of part.
 pub struct Memos {
@@ -57,7 +58,7 @@ pub struct Memo<T> {
     entries: Box<[Option<Entry<T>>]>,
 }
 
-impl<T> Memo<T> {
+impl<T: Hash> Memo<T> {
     fn new(size: usize) -> Self {
         debug_assert!(size.is_power_of_two());
         Memo {
@@ -86,6 +87,9 @@ impl<T> Memo<T> {
         }
         let from = part.clone();
         relabel(part);
+        // Hashed here, not in the copy the state takes: a copy's hash is
+        // its own, and every state renamed from this entry needs it.
+        part.hash_value();
         self.entries[at] = Some(Entry {
             from,
             perm,
