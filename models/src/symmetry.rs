@@ -19,7 +19,14 @@ use crate::store::StoreState;
 use smallvec::SmallVec;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-mod memo;
+pub(crate) mod memo;
+
+/// Tells this thread's renamed parts that `copy`, made by a renaming, is
+/// equal to `kept`, the part the checker keeps (its hash-consing): a
+/// renaming that would give `copy` gives `kept` from now on.
+pub(crate) fn adopt<T: memo::Memoized + Hash>(copy: &Shared<T>, kept: &Shared<T>) {
+    MEMO.with_borrow_mut(|memos| T::table(memos).adopt(copy, kept));
+}
 
 thread_local! {
     /// This thread's parts relabelled lately (`memo.rs`).

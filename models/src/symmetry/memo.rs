@@ -56,13 +56,56 @@ struct Entry<T> {
 
 pub struct Memo<T> {
     entries: Box<[Option<Entry<T>>]>,
+    /// Entries by where their copy is held (1 + the entry's place; 0: none
+    /// there), for [`Memo::adopt`].
+    by_copy: Box<[u32]>,
 }
+
+/// The part types kept, each with its table.
+pub trait Memoized: Sized {
+    fn table(memos: &mut Memos) -> &mut Memo<Self>;
+}
+
+macro_rules! memoized {
+    ($($t:ty => $field:ident),*) => {
+        $(impl Memoized for $t {
+            fn table(memos: &mut Memos) -> &mut Memo<Self> {
+                &mut memos.$field
+            }
+        })*
+    };
+}
+memoized!(
+    ClientSlot => slots,
+    StoreState => stores,
+    Vec<Timer> => store_timers,
+    ResourceState => resources,
+    Monitors => monitors
+);
 
 impl<T: Hash> Memo<T> {
     fn new(size: usize) -> Self {
         debug_assert!(size.is_power_of_two());
         Memo {
             entries: (0..size).map(|_| None).collect(),
+            by_copy: vec![0; size].into_boxed_slice(),
+        }
+    }
+
+    /// `copy` is equal to `kept`, which the checker keeps for every state
+    /// that has that part: an entry whose copy is `copy` gives `kept` from
+    /// now on, so that the states renamed from it share it at once.
+    pub fn adopt(&mut self, copy: &Shared<T>, kept: &Shared<T>) {
+        let by = slot_of(Shared::addr(copy), 0, self.by_copy.len());
+        let Some(at) = self.by_copy[by].checked_sub(1) else {
+            return;
+        };
+        if let Some(e) = &mut self.entries[at as usize] {
+            if Shared::ptr_eq(&e.to, copy) {
+                e.to = kept.clone();
+                self.by_copy[by] = 0;
+                self.by_copy[slot_of(Shared::addr(kept), 0, self.by_copy.len())] = at + 1;
+            }
         }
     }
 
@@ -90,6 +133,7 @@ impl<T: Hash> Memo<T> {
         // Hashed here, not in the copy the state takes: a copy's hash is
         // its own, and every state renamed from this entry needs it.
         part.hash_value();
+        self.by_copy[slot_of(Shared::addr(part), 0, self.by_copy.len())] = at as u32 + 1;
         self.entries[at] = Some(Entry {
             from,
             perm,
@@ -153,6 +197,33 @@ mod tests {
         let elsewhere = relabel(&timers(0, 1), swap);
         assert_eq!(*elsewhere, *fresh);
         assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn an_adopted_part_is_given_in_place_of_the_copy() {
+        use crate::ids::SessionId;
+        let part = Shared::new(vec![Timer::Expiry(SessionId {
+            client: 0,
+            incarnation: 0,
+        })]);
+        let to_one: &Perm = &[1, 0];
+        let mut memo = Memo::new(4);
+        let relabel = |memo: &mut Memo<Vec<Timer>>| {
+            let mut x = part.clone();
+            memo.relabel(&mut x, perm_key(to_one), |x| reversed(x, to_one));
+            x
+        };
+        let copy = relabel(&mut memo);
+        let kept = Shared::new((*copy).clone());
+        // Something else is not adopted in its place.
+        memo.adopt(&kept, &part);
+        assert!(Shared::ptr_eq(&relabel(&mut memo), &copy));
+        memo.adopt(&copy, &kept);
+        assert!(Shared::ptr_eq(&relabel(&mut memo), &kept));
+        // And adopted again.
+        let again = Shared::new((*copy).clone());
+        memo.adopt(&kept, &again);
+        assert!(Shared::ptr_eq(&relabel(&mut memo), &again));
     }
 
     #[test]
