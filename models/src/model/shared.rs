@@ -1,6 +1,6 @@
 //! A part of a state (the store, a client's slot, the monitors) shared
 //! between a state and its successors until a step changes it, with its
-//! hash kept beside it: a successor's fingerprint hashes only the parts its
+//! hash kept with it (in the one allocation all copies share): a successor's fingerprint hashes only the parts its
 //! step changed, and the checker's hash-consing reuses the same hash. A
 //! client's slot also keeps its label-free key (`symmetry.rs`), which a
 //! renaming of clients leaves as it was.
@@ -12,20 +12,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub struct Shared<T> {
-    part: Arc<T>,
+    held: Arc<Held<T>>,
+}
+
+/// The part with what is computed from it, in one allocation: every copy
+/// of a `Shared` sees a hash or key as soon as one of them computed it.
+struct Held<T> {
     /// The part's hash; 0 until first asked (a hash of 0 is kept as 1).
     hash: AtomicU64,
     /// A second value computed from the part and kept the same way: for a
     /// client's slot, its label-free key (`Shared::key`).
     key: AtomicU64,
+    part: T,
+}
+
+impl<T: Clone> Clone for Held<T> {
+    fn clone(&self) -> Self {
+        Held {
+            hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
+            key: AtomicU64::new(self.key.load(Ordering::Relaxed)),
+            part: self.part.clone(),
+        }
+    }
 }
 
 impl<T> Shared<T> {
     pub fn new(part: T) -> Self {
         Shared {
-            part: Arc::new(part),
-            hash: AtomicU64::new(0),
-            key: AtomicU64::new(0),
+            held: Arc::new(Held {
+                hash: AtomicU64::new(0),
+                key: AtomicU64::new(0),
+                part,
+            }),
         }
     }
 
@@ -35,8 +53,10 @@ impl<T> Shared<T> {
     where
         T: Clone,
     {
-        *this.key.get_mut() = 0;
-        Self::make_mut_keeping_key(this)
+        let held = Arc::make_mut(&mut this.held);
+        *held.key.get_mut() = 0;
+        *held.hash.get_mut() = 0;
+        &mut held.part
     }
 
     /// The part, to change it in a way that keeps its key (renaming
@@ -46,27 +66,28 @@ impl<T> Shared<T> {
     where
         T: Clone,
     {
-        *this.hash.get_mut() = 0;
-        Arc::make_mut(&mut this.part)
+        let held = Arc::make_mut(&mut this.held);
+        *held.hash.get_mut() = 0;
+        &mut held.part
     }
 
     /// Lets `trim` change how the part is held — spare capacity, never
     /// its value — if no one else holds it; its hash is kept.
     pub fn trim(this: &mut Self, trim: impl FnOnce(&mut T)) {
-        if let Some(part) = Arc::get_mut(&mut this.part) {
-            trim(part);
+        if let Some(held) = Arc::get_mut(&mut this.held) {
+            trim(&mut held.part);
         }
     }
 
     /// Where the part is held: the same for every copy of this `Shared`
     /// while any lives.
     pub fn addr(this: &Self) -> usize {
-        Arc::as_ptr(&this.part) as *const () as usize
+        Arc::as_ptr(&this.held) as *const () as usize
     }
 
     /// The same part, not merely an equal one.
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
-        Arc::ptr_eq(&a.part, &b.part)
+        Arc::ptr_eq(&a.held, &b.held)
     }
 
     /// The part's hash (fixed seeds: the same in every run).
@@ -74,12 +95,12 @@ impl<T> Shared<T> {
     where
         T: Hash,
     {
-        match self.hash.load(Ordering::Relaxed) {
+        match self.held.hash.load(Ordering::Relaxed) {
             0 => {
                 let h = ahash::RandomState::with_seeds(0x7061, 0x7274, 0x6861, 0x7368)
-                    .hash_one(&*self.part)
+                    .hash_one(&self.held.part)
                     .max(1);
-                self.hash.store(h, Ordering::Relaxed);
+                self.held.hash.store(h, Ordering::Relaxed);
                 h
             }
             h => h,
@@ -90,10 +111,10 @@ impl<T> Shared<T> {
     /// kept as 1). Every caller passes the same function: a part has one
     /// key.
     pub fn key(&self, compute: impl FnOnce(&T) -> u64) -> u64 {
-        match self.key.load(Ordering::Relaxed) {
+        match self.held.key.load(Ordering::Relaxed) {
             0 => {
-                let k = compute(&self.part).max(1);
-                self.key.store(k, Ordering::Relaxed);
+                let k = compute(&self.held.part).max(1);
+                self.held.key.store(k, Ordering::Relaxed);
                 k
             }
             k => k,
@@ -104,16 +125,14 @@ impl<T> Shared<T> {
 impl<T> Deref for Shared<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.part
+        &self.held.part
     }
 }
 
 impl<T> Clone for Shared<T> {
     fn clone(&self) -> Self {
         Shared {
-            part: Arc::clone(&self.part),
-            hash: AtomicU64::new(self.hash.load(Ordering::Relaxed)),
-            key: AtomicU64::new(self.key.load(Ordering::Relaxed)),
+            held: Arc::clone(&self.held),
         }
     }
 }
@@ -124,13 +143,13 @@ impl<T: PartialEq> PartialEq for Shared<T> {
             return true;
         }
         let (a, b) = (
-            self.hash.load(Ordering::Relaxed),
-            other.hash.load(Ordering::Relaxed),
+            self.held.hash.load(Ordering::Relaxed),
+            other.held.hash.load(Ordering::Relaxed),
         );
         if a != 0 && b != 0 && a != b {
             return false;
         }
-        *self.part == *other.part
+        self.held.part == other.held.part
     }
 }
 
@@ -147,7 +166,7 @@ impl<T: Hash> Hash for Shared<T> {
 
 impl<T: fmt::Debug> fmt::Debug for Shared<T> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        self.part.fmt(f)
+        self.held.part.fmt(f)
     }
 }
 
@@ -176,6 +195,10 @@ mod tests {
         let mut a = Shared::new(vec![1u8, 2]);
         assert_eq!(a.key(len), 2);
         assert_eq!(a.clone().key(|_| unreachable!("kept")), 2);
+        // A key one copy computes, every copy has.
+        let c = Shared::new(vec![5u8]);
+        assert_eq!(c.clone().key(len), 1);
+        assert_eq!(c.key(|_| unreachable!("computed by a copy")), 1);
         Shared::make_mut(&mut a).push(3);
         assert_eq!(a.key(len), 3);
         Shared::make_mut_keeping_key(&mut a).push(4);

@@ -130,8 +130,7 @@ impl<T: Hash> Memo<T> {
         }
         let from = part.clone();
         relabel(part);
-        // Hashed here, not in the copy the state takes: a copy's hash is
-        // its own, and every state renamed from this entry needs it.
+        // Every state renamed from this entry needs its hash.
         part.hash_value();
         self.by_copy[slot_of(Shared::addr(part), 0, self.by_copy.len())] = at as u32 + 1;
         self.entries[at] = Some(Entry {
