@@ -1,0 +1,201 @@
+//! The store's, client's and resource's steps called directly, for what a
+//! mutation test of them found that no model check, simulation or other
+//! test pinned: each test here fails with one injected bug (named in its
+//! doc comment) and passes on the real code.
+
+use models::ids::{Key, SessionId};
+use models::store::etcd::EtcdKv;
+
+fn sid(c: u16) -> SessionId {
+    SessionId::first(c)
+}
+
+/// etcd's `version` counts the puts to a key since its creation (1, 2,
+/// ...); no recipe reads it, so the checker cannot see it.
+/// Kills: etcd.rs put_at `kv.version += 1` -> `*= 1` (and `-= 1`).
+#[test]
+fn an_etcd_key_counts_its_puts() {
+    let mut kv = EtcdKv::default();
+    let a = Key(sid(0));
+    kv.put(a, sid(0), &mut Vec::new());
+    assert_eq!(kv.get(a).unwrap().version, 1);
+    let second = kv.put(a, sid(0), &mut Vec::new());
+    let got = kv.get(a).unwrap();
+    assert_eq!(got.version, 2);
+    assert_eq!(got.mod_revision, second);
+    assert!(got.create_revision < got.mod_revision);
+}
+
+/// A watch set answers `contains` for what it holds (store_props asserts
+/// only `!contains` after a watch fires, which a `contains` that always
+/// says false passes).
+/// Kills: zookeeper.rs WatchSet::contains -> false.
+#[test]
+fn a_watch_set_contains_what_was_set() {
+    use models::ids::ZPath;
+    use models::store::zookeeper::ZkTree;
+    let mut tree = ZkTree::new(true);
+    assert!(tree.exists(ZPath::Ready, Some(sid(1))).is_none());
+    assert!(tree.data_watches.contains(&(ZPath::Ready, sid(1))));
+    assert!(!tree.data_watches.contains(&(ZPath::Ready, sid(0))));
+    tree.get_children(ZPath::Lock, Some(sid(0))).unwrap();
+    assert!(tree.child_watches.contains(&(ZPath::Lock, sid(0))));
+}
+
+/// The counterexample viewer (`check --html`, `--itf`) lists a ZooKeeper
+/// store's watches: a state whose only difference is a watch must not
+/// look the same as one without it.
+/// Kills: zookeeper.rs `impl IntoIterator for &WatchSet` -> empty iterator.
+#[test]
+fn the_state_view_lists_the_stores_watches() {
+    use models::ids::ZPath;
+    use models::model::{view::view, LockModelCfg, Shared};
+    use models::recipes::lookup;
+    use stateright::Model;
+    let model = LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2).into_model();
+    let mut state = model.init_states().remove(0);
+    let store = Shared::make_mut(&mut state.store);
+    store.zk.exists(ZPath::Ready, Some(sid(1)));
+    store.zk.get_children(ZPath::Lock, Some(sid(0))).unwrap();
+    let actors = view(&model, &state);
+    let store = actors
+        .iter()
+        .find(|a| a.name == "store")
+        .expect("a store view");
+    let field = |k: &str| {
+        store
+            .fields
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no field {k}"))
+    };
+    assert_ne!(field("data watches"), "—");
+    assert!(field("data watches").contains(&sid(1).to_string()));
+    assert!(field("child watches").contains(&sid(0).to_string()));
+}
+
+/// A watch from a revision not yet reached (a custom recipe may ask for
+/// one; etcd allows it) fires for the events at that revision and after,
+/// and for none before it. The built-in recipes watch from the revision of
+/// their last range, already reached, so every event a registered watch
+/// sees is past its start and the checker never tells `<` from `<=`/`==`.
+/// Kills: etcd.rs notify `revision < w.start_revision` -> `==` (and `<=`).
+#[test]
+fn an_etcd_watch_from_a_future_revision_starts_there() {
+    use models::msg::EtcdEvent;
+    let mut kv = EtcdKv::default();
+    let (a, b) = (Key(sid(0)), Key(sid(1)));
+    let mut fired = Vec::new();
+    // From the next revision: the next put is at it, and is seen.
+    let next = kv.revision + 1;
+    kv.watch(7, a, next, &mut fired);
+    assert!(fired.is_empty());
+    let rev = kv.put(a, sid(0), &mut fired);
+    assert_eq!(rev, next);
+    assert_eq!(fired, vec![(7, EtcdEvent::Put, a, next)]);
+    // From two revisions on: a put before then is not seen, one at it is.
+    fired.clear();
+    let later = kv.revision + 2;
+    kv.watch(8, b, later, &mut fired);
+    kv.put(b, sid(1), &mut fired);
+    assert!(
+        fired.iter().all(|(c, ..)| *c != 8),
+        "an event before the watch's start revision fired: {fired:?}"
+    );
+    fired.clear();
+    kv.put(b, sid(1), &mut fired);
+    assert!(fired.contains(&(8, EtcdEvent::Put, b, later)), "{fired:?}");
+}
+
+/// A restarted client (the simulator restarts crashed clients) opens a
+/// new session and goes on from what it saved: the rounds it has done
+/// and its count of acquisitions, so that its writes are not taken for an
+/// earlier acquisition's.
+/// Kills: client.rs on_start, delete field `rounds_done` (and `holds`) from
+/// the restored `ClientState`. The model checker's crashes are for good, so
+/// only the simulator restarts a client: without `rounds_done` the suite
+/// ran past its time limit rather than failing; without `holds` only a
+/// simulator trace comparison failed.
+#[test]
+fn a_restarted_client_goes_on_from_what_it_saved() {
+    use models::client::ClientStorage;
+    use models::ids::client_id;
+    use models::model::LockModelCfg;
+    use models::recipes::lookup;
+    use stateright::actor::{Actor, Command, Out};
+    let model = LockModelCfg {
+        rounds: 3,
+        ..LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
+    }
+    .into_model();
+    let saved = ClientStorage {
+        incarnation: 2,
+        rounds_done: 1,
+        holds: 4,
+    };
+    let mut out = Out::new();
+    let st = model.client.on_start(client_id(1), &Some(saved), &mut out);
+    assert_eq!(
+        st.session,
+        SessionId {
+            client: 1,
+            incarnation: 3
+        }
+    );
+    assert_eq!((st.rounds_done, st.holds), (1, 4));
+    let saves: Vec<ClientStorage> = out
+        .iter()
+        .filter_map(|c| match c {
+            Command::Save(s) => Some(*s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        saves,
+        vec![ClientStorage {
+            incarnation: 3,
+            rounds_done: 1,
+            holds: 4
+        }]
+    );
+}
+
+/// A ZooKeeper connect resent on a live session (its reply was lost) is
+/// answered Connected again; only a session that ended is refused.
+/// Kills: store/mod.rs apply, Connect `open_session(s) || is_alive(s)` ->
+/// `&&` (which no property noticed: the client just opens another session;
+/// only a pinned state count in the checker's tests changed).
+#[test]
+fn a_resent_connect_on_a_live_session_is_connected() {
+    use models::msg::{Reply, Request, ZkError};
+    use models::store::{SessionEnd, StoreState};
+    let mut store = StoreState::new(true);
+    let s = sid(0);
+    assert_eq!(store.apply(s, &Request::Connect).0, Reply::Connected);
+    assert_eq!(store.apply(s, &Request::Connect).0, Reply::Connected);
+    assert!(store.is_alive(s));
+    store.end_session(s, SessionEnd::Expired);
+    assert_eq!(
+        store.apply(s, &Request::Connect).0,
+        Reply::Error(ZkError::SessionExpired)
+    );
+}
+
+/// An etcd lease grant under an id whose lease expired grants it afresh
+/// (the id is free again): a grant resent after its reply was lost and
+/// the lease expired meanwhile must leave a live lease.
+/// Kills: store/mod.rs apply, LeaseGrant `if !self.open_session(s)` ->
+/// `if self.open_session(s)`.
+#[test]
+fn a_lease_grant_on_an_expired_id_revives_it() {
+    use models::msg::{Reply, Request};
+    use models::store::{SessionEnd, StoreState};
+    let mut store = StoreState::new(false);
+    let s = sid(0);
+    assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
+    store.end_session(s, SessionEnd::Expired);
+    assert!(store.ended(s));
+    assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
+    assert!(store.is_alive(s), "the granted lease is alive");
+}
