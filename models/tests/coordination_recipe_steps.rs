@@ -1,0 +1,106 @@
+//! The election, barrier and queue recipes, called directly and through
+//! the registry, on what a mutation test of them found unpinned: no model
+//! check, simulation or other test tells the mutant from the recipe.
+//!
+//! - A variant that reports itself as the default (`variant()` → `None`)
+//!   checks as the variant it is, so every verdict stays right, but its
+//!   `RecipeRef` then equals the default's, and reports, the CLI and
+//!   scenario files name it as the default: `zk-barrier:article` shown
+//!   as `zk-barrier`, a reproducer that replays the wrong recipe.
+//! - etcd-election's steps that the model never reaches, as the lock
+//!   recipes' in `lock_recipe_steps.rs`: a delete of a key other than the
+//!   one waited on, and a failed campaign txn whose read is empty.
+
+use models::recipes;
+
+/// Each election, barrier and queue variant that departs from its
+/// recipe's default reports itself (and so is told apart from the default,
+/// also once made for a group); `etcd-election:v3.5` is the default spelled
+/// out.
+#[test]
+fn every_coordination_variant_names_itself() {
+    for (name, variant) in [
+        ("zk-unfair-election", "getdata"),
+        ("zk-fair-election", "curator-696"),
+        ("zk-fair-election", "curator"),
+        ("etcd-election", "checked"),
+        ("zk-barrier", "article"),
+        ("zk-double-barrier", "tutorial"),
+        ("zk-fifo-queue", "take-safe"),
+        ("zk-fifo-queue", "lock-safe"),
+    ] {
+        let default = recipes::lookup(name, None).unwrap();
+        assert_eq!(default.variant(), None, "{name}");
+        let r = recipes::lookup(name, Some(variant)).unwrap();
+        assert_eq!(r.name(), name);
+        assert_eq!(r.variant(), Some(variant), "{name}:{variant}");
+        assert_eq!(r.id(), format!("{name}:{variant}"));
+        assert_ne!(r, default, "{name}:{variant} is not the default");
+        assert_eq!(r.in_group(3).variant(), Some(variant), "{name}:{variant}");
+        assert_eq!(recipes::parse(&r.id()).unwrap(), r);
+    }
+    let v35 = recipes::lookup("etcd-election", Some("v3.5")).unwrap();
+    assert_eq!(v35, recipes::lookup("etcd-election", None).unwrap());
+}
+
+/// etcd's `waitDeletes` watches one key (the last created before ours) and
+/// ranges again only on *its* delete. In the model a waiter's one watch is
+/// on that key, so no other delete reaches it and no check tells a recipe
+/// that wakes on any delete apart.
+#[test]
+fn etcd_election_wakes_only_for_the_key_it_waits_on() {
+    use models::ids::{Key, SessionId};
+    use models::msg::{EtcdEvent, Request, WatchEvent};
+    use models::recipe::{Recipe, Step};
+    use models::recipes::etcd_election::{EtcdElection, State};
+    let (key, other) = (Key(SessionId::first(0)), Key(SessionId::first(1)));
+    let delete = |key| WatchEvent::Etcd {
+        kind: EtcdEvent::Delete,
+        key,
+        revision: 9,
+    };
+    let r = EtcdElection::default();
+    let mut st = State::Waiting { leader_rev: 5, key };
+    assert_eq!(r.on_event(&mut st, &delete(other)), Step::Wait);
+    assert_eq!(st, State::Waiting { leader_rev: 5, key });
+    match r.on_event(&mut st, &delete(key)) {
+        Step::Send(Request::Range(range)) => assert_eq!(range.max_create_revision, 4),
+        s => panic!("{s:?}"),
+    }
+    assert_eq!(st, State::Ranging { leader_rev: 5 });
+}
+
+/// `Campaign`'s txn failed (our key exists: a resent txn after a lost
+/// reply) but its read shows no key: the store broke the txn's atomicity.
+/// The model's store never does, so only this test reaches the arm; the
+/// recipe stops visibly (`Unexpected`) rather than indexing an empty read.
+#[test]
+fn etcd_election_a_failed_campaign_txn_with_an_empty_read_is_unexpected() {
+    use models::ids::{Key, SessionId};
+    use models::msg::{Kv, OpResult, Reply};
+    use models::recipe::{Recipe, Step};
+    use models::recipes::etcd_election::{EtcdElection, State};
+    let me = SessionId::first(0);
+    let r = EtcdElection::default();
+    let failed = |kvs| Reply::TxnResult {
+        succeeded: false,
+        revision: 12,
+        responses: vec![OpResult::Range { kvs }],
+    };
+    let mut st = State::Putting;
+    assert_eq!(r.on_reply(me, &mut st, &failed(vec![])), Step::Unexpected);
+    // With the key there, its create revision is the campaign's.
+    let kv = Kv {
+        key: Key(me),
+        create_revision: 7,
+        mod_revision: 7,
+        version: 1,
+        lease: me,
+    };
+    let mut st = State::Putting;
+    assert!(matches!(
+        r.on_reply(me, &mut st, &failed(vec![kv])),
+        Step::Send(_)
+    ));
+    assert_eq!(st, State::Ranging { leader_rev: 7 });
+}
