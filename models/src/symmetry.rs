@@ -19,20 +19,6 @@ use crate::store::StoreState;
 use smallvec::SmallVec;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-pub(crate) mod memo;
-
-/// Tells this thread's renamed parts that `copy`, made by a renaming, is
-/// equal to `kept`, the part the checker keeps (its hash-consing): a
-/// renaming that would give `copy` gives `kept` from now on.
-pub(crate) fn adopt<T: memo::Memoized + Hash>(copy: &Shared<T>, kept: &Shared<T>) {
-    MEMO.with_borrow_mut(|memos| T::table(memos).adopt(copy, kept));
-}
-
-thread_local! {
-    /// This thread's parts relabelled lately (`memo.rs`).
-    static MEMO: std::cell::RefCell<memo::Memos> = Default::default();
-}
-
 impl Relabel for ClientState {
     fn relabel(&mut self, p: &Perm) {
         self.session.relabel(p);
@@ -117,32 +103,18 @@ impl Relabel for LockState {
             is_permutation(p, self.clients.len()),
             "a state is relabelled by a permutation of its clients, not {p:?}"
         );
-        MEMO.with_borrow_mut(|memo| {
-            let key = memo::perm_key(p);
-            memo.stores.relabel(&mut self.store, key, |store| {
-                Shared::make_mut(store).relabel(p);
-            });
-            memo.store_timers
-                .relabel(&mut self.store_timers, key, |timers| {
-                    let timers = Shared::make_mut(timers);
-                    timers.relabel(p);
-                    timers.sort();
-                });
-            memo.resources.relabel(&mut self.resource, key, |resource| {
-                for w in &mut Shared::make_mut(resource).log {
-                    w.client.relabel(p);
-                }
-            });
-            memo.monitors.relabel(&mut self.monitors, key, |monitors| {
-                Shared::make_mut(monitors).relabel(p);
-            });
-            // A slot's label-free key is the same in any names.
-            for slot in &mut self.clients {
-                memo.slots.relabel(slot, key, |slot| {
-                    Shared::make_mut_keeping_key(slot).relabel(p);
-                });
-            }
-        });
+        Shared::make_mut(&mut self.store).relabel(p);
+        let timers = Shared::make_mut(&mut self.store_timers);
+        timers.relabel(p);
+        timers.sort();
+        for w in &mut Shared::make_mut(&mut self.resource).log {
+            w.client.relabel(p);
+        }
+        Shared::make_mut(&mut self.monitors).relabel(p);
+        // A slot's label-free key is the same in any names.
+        for slot in &mut self.clients {
+            Shared::make_mut_keeping_key(slot).relabel(p);
+        }
         // Each slot to its new place, in place: a swap puts the slot at
         // `i` where it goes, and brings `i` the slot from there.
         let mut to: SmallVec<[ClientIdx; 8]> = SmallVec::from_slice(p);

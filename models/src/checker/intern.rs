@@ -22,7 +22,6 @@ use crate::msg::Timer;
 use crate::properties::Monitors;
 use crate::resource::ResourceState;
 use crate::store::StoreState;
-use crate::symmetry::{adopt, memo::Memoized};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::hash::Hash;
@@ -97,7 +96,7 @@ impl Trim for Monitors {
     }
 }
 
-impl<T: Hash + Eq + Trim + Memoized> Table<T> {
+impl<T: Hash + Eq + Trim> Table<T> {
     fn intern(&self, part: &mut Shared<T>, parent: Option<&Shared<T>>, earlier: &Table<T>) {
         if parent.is_some_and(|p| Shared::ptr_eq(p, part)) {
             // Left alone by the step: the parent's part, interned already.
@@ -108,20 +107,13 @@ impl<T: Hash + Eq + Trim + Memoized> Table<T> {
         // tags by the top seven.
         let at = (h >> 32) as usize % SHARDS;
         let mut shard = self.0[at].lock().expect("a checker thread panicked");
-        // A copy a renaming made is shared from now on.
-        let share = |part: &mut Shared<T>, kept: &Shared<T>| {
-            if !Shared::ptr_eq(part, kept) {
-                adopt(part, kept);
-                *part = kept.clone();
-            }
-        };
         match shard.get(&h) {
-            Some(p) if p == part => share(part, p),
+            Some(p) if p == part => *part = p.clone(),
             Some(_) => {}
             None => {
                 let before = earlier.0[at].lock().expect("a checker thread panicked");
                 match before.get(&h) {
-                    Some(p) if p == part => share(part, p),
+                    Some(p) if p == part => *part = p.clone(),
                     Some(_) | None => Shared::trim(part, T::trim),
                 }
                 shard.insert(h, part.clone());

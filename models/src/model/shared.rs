@@ -79,12 +79,6 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Where the part is held: the same for every copy of this `Shared`
-    /// while any lives.
-    pub fn addr(this: &Self) -> usize {
-        Arc::as_ptr(&this.held) as *const () as usize
-    }
-
     /// The same part, not merely an equal one.
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         Arc::ptr_eq(&a.held, &b.held)
