@@ -1,7 +1,8 @@
 //! A part of a state (the store, a client's slot, the monitors) shared
 //! between a state and its successors until a step changes it, with its
-//! hash kept with it (in the one allocation all copies share): a successor's fingerprint hashes only the parts its
-//! step changed, and the checker's hash-consing reuses the same hash. A
+//! hash kept with it (in the one allocation all copies share): a
+//! successor's fingerprint hashes only the parts its step changed, and the
+//! checker's hash-consing reuses the same hash. A
 //! client's slot also keeps its label-free key (`symmetry.rs`), which a
 //! renaming of clients leaves as it was.
 
@@ -53,9 +54,8 @@ impl<T> Shared<T> {
     where
         T: Clone,
     {
-        let held = Arc::make_mut(&mut this.held);
+        let held = Self::changing(this);
         *held.key.get_mut() = 0;
-        *held.hash.get_mut() = 0;
         &mut held.part
     }
 
@@ -66,9 +66,17 @@ impl<T> Shared<T> {
     where
         T: Clone,
     {
+        &mut Self::changing(this).part
+    }
+
+    /// The part and what is kept with it, unshared, its hash forgotten.
+    fn changing(this: &mut Self) -> &mut Held<T>
+    where
+        T: Clone,
+    {
         let held = Arc::make_mut(&mut this.held);
         *held.hash.get_mut() = 0;
-        &mut held.part
+        held
     }
 
     /// Lets `trim` change how the part is held — spare capacity, never
