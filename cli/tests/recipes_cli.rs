@@ -72,7 +72,8 @@ fn recipes_lists_the_registry_with_variants() {
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");
-    let fair: Vec<(&str, bool)> = v[1]["variants"]
+    // (name, test only, the default written out)
+    let fair: Vec<(&str, bool, bool)> = v[1]["variants"]
         .as_array()
         .unwrap()
         .iter()
@@ -80,23 +81,26 @@ fn recipes_lists_the_registry_with_variants() {
             (
                 x["name"].as_str().unwrap(),
                 x["test_only"].as_bool().unwrap(),
+                x["default"].as_bool().unwrap(),
             )
         })
         .collect();
     assert_eq!(
         fair,
         [
-            ("zk-docs", false),
-            ("curator", false),
-            ("kazoo", false),
-            ("no-guid", false),
-            ("no-relist", true)
+            ("zk-docs", false, true),
+            ("curator", false, false),
+            ("kazoo", false, false),
+            ("no-guid", false, false),
+            ("no-relist", true, false)
         ]
     );
     let mutex = &v[2]["variants"];
     assert_eq!(mutex[0]["name"], "v3.5");
     assert_eq!(mutex[1]["name"], "v3.4");
     assert_eq!(mutex[1]["test_only"], false);
+    assert_eq!(mutex[0]["default"], true);
+    assert_eq!(mutex[1]["default"], false);
 }
 
 #[test]

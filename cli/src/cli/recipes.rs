@@ -18,6 +18,7 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
                         "name": v.name,
                         "summary": v.summary,
                         "test_only": v.test_only,
+                        "default": v.default,
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -31,7 +32,11 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
     for r in REGISTRY {
         println!("{} ({})\n    {}", r.name, (r.build)(None).app(), r.summary);
         for v in r.variants {
-            let note = if v.test_only { " [test only]" } else { "" };
+            let note = match (v.test_only, v.default) {
+                (true, _) => " [test only]",
+                (false, true) => " [the default]",
+                (false, false) => "",
+            };
             println!("  :{}{note}\n      {}", v.name, v.summary);
         }
     }

@@ -42,12 +42,14 @@ pub const REGISTERED: Registered = Registered {
             summary: "as shipped (3.4, 3.5, head): no check of one's own key after waitDeletes \
                       (the phantom leader)",
             test_only: false,
+            default: true,
         },
         Variant {
             name: "checked",
             summary:
                 "get(own key) after waitDeletes; gone means the session expired (etcd PR #22387)",
             test_only: false,
+            default: false,
         },
     ],
     build: |variant| {

@@ -31,13 +31,15 @@ pub const REGISTERED: Registered = Registered {
     variants: &[
         Variant {
             name: "v3.5",
-            summary: "as etcd 3.5 ships it (the default): get(myKey) after waitDeletes, the fix of etcd #11456",
+            summary: "as etcd 3.5 ships it: get(myKey) after waitDeletes, the fix of etcd #11456",
             test_only: false,
+            default: true,
         },
         Variant {
             name: "v3.4",
             summary: "as every etcd 3.4.x ships it (etcdctl lock): no get(myKey) after waitDeletes, so etcd #11456",
             test_only: false,
+            default: false,
         },
     ],
     build: |variant| {

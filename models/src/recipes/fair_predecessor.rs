@@ -34,28 +34,33 @@ pub const REGISTERED: Registered = Registered {
     variants: &[
         Variant {
             name: "zk-docs",
-            summary: "the recipe text (the default): exists() watch on the predecessor",
+            summary: "the recipe text: exists() watch on the predecessor",
             test_only: false,
+            default: true,
         },
         Variant {
             name: "curator",
             summary: "Curator 5 InterProcessMutex: getData() watch on the predecessor, protection guid",
             test_only: false,
+            default: false,
         },
         Variant {
             name: "kazoo",
             summary: "kazoo 2 Lock: getData() watch on the predecessor, uuid prefix",
             test_only: false,
+            default: false,
         },
         Variant {
             name: "no-guid",
             summary: "without the guid: a lost create reply leaves an orphan node (ZOOKEEPER-1262)",
             test_only: false,
+            default: false,
         },
         Variant {
             name: "no-relist",
             summary: "broken on purpose: takes the lock on the predecessor's delete event without re-listing",
             test_only: true,
+            default: false,
         },
     ],
     build: |variant| {

@@ -27,6 +27,12 @@ pub struct Variant {
     /// A deliberately broken variant that tests use to show a property
     /// catches a bug; not meant for users' conclusions.
     pub test_only: bool,
+    /// The default written out under a name (`fair-predecessor:zk-docs`):
+    /// it builds what the recipe's name alone builds, so the recipe built
+    /// at it says no variant (`Recipe::variant` is `None`), and a scenario
+    /// or trace made with it names the default. Every other variant names
+    /// itself.
+    pub default: bool,
 }
 
 /// A recipe as the registry lists it.

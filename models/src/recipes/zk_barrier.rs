@@ -39,6 +39,7 @@ pub const REGISTERED: Registered = Registered {
         name: "article",
         summary: "as the article's code: a member whose create of /start finds it there (NodeExists) throws",
         test_only: false,
+        default: false,
     }],
     build: |variant| {
         RecipeRef::new(ZkBarrier {

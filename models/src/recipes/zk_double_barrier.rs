@@ -67,6 +67,7 @@ pub const REGISTERED: Registered = Registered {
         name: "tutorial",
         summary: "the ZooKeeper tutorial's Barrier: no ready node; enter and leave re-list the children on every change until size are in, then none",
         test_only: false,
+        default: false,
     }],
     build: |variant| {
         RecipeRef::new(ZkDoubleBarrier {

@@ -43,11 +43,13 @@ pub const REGISTERED: Registered = Registered {
             name: "curator-696",
             summary: "Curator LeaderLatch before CURATOR-696: after a new session it trusts its old node path",
             test_only: false,
+            default: false,
         },
         Variant {
             name: "curator",
             summary: "Curator LeaderLatch with the CURATOR-696 fix: checks the node's ephemeralOwner before leading",
             test_only: false,
+            default: false,
         },
     ],
     build: |variant| {

@@ -51,11 +51,13 @@ pub const REGISTERED: Registered = Registered {
             name: "take-safe",
             summary: "ZooKeeper's DistributedQueue.take(): on NoNode, try the next child of the same listing",
             test_only: false,
+            default: false,
         },
         Variant {
             name: "lock-safe",
             summary: "Curator's DistributedQueue with lockPath: lock the element (ephemeral /taken/<element>), process, then delete it",
             test_only: false,
+            default: false,
         },
     ],
     build: |variant| {

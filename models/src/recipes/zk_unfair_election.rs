@@ -34,6 +34,7 @@ pub const REGISTERED: Registered = Registered {
         summary:
             "the seed article's findLeader: getData(/leader, watch) first, create it if absent",
         test_only: false,
+        default: false,
     }],
     build: |variant| {
         RecipeRef::new(ZkUnfairElection {
