@@ -122,6 +122,9 @@ struct HerdBench {
     longest_row_seconds: f64,
 }
 
+/// The checker's memory target at 4 clients: bytes a unique state.
+const TARGET_BYTES_PER_STATE: u64 = 64;
+
 /// The sweep's target: under a minute on 2 cores.
 const HERD_TARGET_SECONDS: f64 = 60.0;
 
@@ -283,6 +286,14 @@ fn print_per_state(p: &super::spin_twin::PerState) {
             times(r.safety_only_bytes_per_state),
             times(r.full_check_bytes_per_state),
             s.wall_seconds
+        );
+        let met = |ok: bool| if ok { "met" } else { "not met" };
+        let bytes = p.lockstep_safety_only.bytes_per_state;
+        println!(
+            "targets: unique states/s at least SPIN's (1.00x), safety only: {}; \
+             at most {TARGET_BYTES_PER_STATE} bytes a unique state, safety only: {}",
+            met(r.safety_only_rate >= 1.0),
+            bytes.map_or("not measured", |b| met(b <= TARGET_BYTES_PER_STATE as f64)),
         );
     }
     println!();
