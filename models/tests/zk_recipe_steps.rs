@@ -3,9 +3,9 @@
 //! that no model check or simulation tells a changed step from the recipe:
 //!
 //! - the tutorial `Barrier`'s `leave()` returns once `getChildren` shows
-//!   no child; the model's properties judge passing and leaving early, not
-//!   leaving at all, so a member that waited on an empty barrier for good
-//!   checked alike;
+//!   no child; a last member that waited on an empty barrier for good
+//!   would break `all_pass`, but the tutorial's barrier breaks it already
+//!   (a slow member stranded, `barrier.rs`), so its check reads alike;
 //! - the recipes page's leave and the election's followers wait on one
 //!   node and go on only when *that* node goes; in the model their one
 //!   armed watch is on that node, so no other delete reaches them (as the
