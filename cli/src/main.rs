@@ -70,29 +70,7 @@ unsafe impl GlobalAlloc for Allocator {
     }
 }
 
-/// mimalloc's `mi_option_purge_delay` (the v2 series' option 15; the
-/// crate names no constant for it).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Keeps the pages the checker frees for the next level's states instead
-/// of handing them back to the system (purging them after 10 ms, mimalloc's
-/// default): each BFS level frees about as much as the next allocates, and
-/// a purged page is faulted in and zeroed again when reused. Large (2 MiB)
-/// pages where the system gives them: the fingerprint table and the
-/// frontier are read at random. Measured on fair-predecessor, 4 clients,
-/// 1 crash, safety only, one thread: see the README (`lockstep bench
-/// --against`).
-fn tune_allocator() {
-    // SAFETY: setting an option is safe at any time; these two are read
-    // when pages are purged and when segments are allocated.
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
-        libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
-    }
-}
-
 fn main() -> ExitCode {
-    tune_allocator();
     // Behave like a Unix tool when the reader goes away (`lockstep … | head`).
     #[cfg(unix)]
     unsafe {
