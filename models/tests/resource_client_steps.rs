@@ -75,18 +75,25 @@ fn requests(out: &Out<Client>) -> Vec<(u8, Request)> {
         .collect()
 }
 
-fn disconnect(model: &LockModel, st: &ClientState) -> (ClientState, Out<Client>) {
+/// Client 0 at `st` taking one step of its actor (`step` calls the
+/// handler): the state after it and what it sent or set.
+fn client_step(
+    model: &LockModel,
+    st: &ClientState,
+    step: impl FnOnce(&Client, &mut Cow<ClientState>, &mut Out<Client>),
+) -> (ClientState, Out<Client>) {
     let mut cow = Cow::Borrowed(st);
     let mut out = Out::new();
-    model.client.on_disconnect(&mut cow, &mut out);
+    step(&model.client, &mut cow, &mut out);
     (cow.into_owned(), out)
 }
 
+fn disconnect(model: &LockModel, st: &ClientState) -> (ClientState, Out<Client>) {
+    client_step(model, st, |c, st, out| c.on_disconnect(st, out))
+}
+
 fn reconnect(model: &LockModel, st: &ClientState, alive: bool) -> (ClientState, Out<Client>) {
-    let mut cow = Cow::Borrowed(st);
-    let mut out = Out::new();
-    model.client.on_reconnect(&mut cow, alive, &mut out);
-    (cow.into_owned(), out)
+    client_step(model, st, |c, st, out| c.on_reconnect(st, alive, out))
 }
 
 fn deliver(
@@ -95,12 +102,9 @@ fn deliver(
     from: stateright::actor::Id,
     msg: Msg,
 ) -> (ClientState, Out<Client>) {
-    let mut cow = Cow::Borrowed(st);
-    let mut out = Out::new();
-    model
-        .client
-        .on_msg(client_id(0), &mut cow, from, msg, &mut out);
-    (cow.into_owned(), out)
+    client_step(model, st, |c, st, out| {
+        c.on_msg(client_id(0), st, from, msg, out)
+    })
 }
 
 /// A connection that drops makes a connected client SUSPENDED, whatever it
@@ -638,12 +642,9 @@ fn an_expiry_notice_is_about_the_session_it_names() {
 }
 
 fn timeout(model: &LockModel, st: &ClientState, timer: Timer) -> (ClientState, Out<Client>) {
-    let mut cow = Cow::Borrowed(st);
-    let mut out = Out::new();
-    model
-        .client
-        .on_timeout(client_id(0), &mut cow, &timer, &mut out);
-    (cow.into_owned(), out)
+    client_step(model, st, |c, st, out| {
+        c.on_timeout(client_id(0), st, &timer, out)
+    })
 }
 
 /// A client in a session sends a heartbeat on its ping timer, for that

@@ -40,6 +40,17 @@ fn deleted(c: Child) -> WatchEvent {
     }
 }
 
+/// An `exists`/`getData` reply: the node is there, created (and last
+/// written) at `czxid`, owned by `owner`'s session.
+fn there(czxid: u64, owner: Option<SessionId>) -> Reply {
+    Reply::Stat(Some(models::msg::Stat {
+        czxid,
+        mzxid: czxid,
+        ephemeral_owner: owner,
+        data: 0,
+    }))
+}
+
 fn list(watch: bool) -> Step {
     Step::Send(Request::GetChildren {
         path: ZPath::Lock,
@@ -162,12 +173,7 @@ mod double_barrier {
                 watch: true
             })
         );
-        let there = Reply::Stat(Some(models::msg::Stat {
-            czxid: lowest.czxid,
-            mzxid: lowest.czxid,
-            ephemeral_owner: lowest.node.guid,
-            data: 0,
-        }));
+        let there = there(lowest.czxid, lowest.node.guid);
         assert_eq!(r.on_release_reply(s, &mut st, &there), Step::Wait);
         assert_eq!(st, State::WaitingOn(me, lowest.node));
         assert_eq!(
@@ -189,7 +195,6 @@ mod double_barrier {
 
 mod fair_election {
     use super::*;
-    use models::msg::Stat;
     use models::recipes::zk_fair_election::{Latch, Mine, State, ZkFairElection};
 
     /// Step 4 of the recipe text ("watch for changes on the node with the
@@ -220,12 +225,7 @@ mod fair_election {
                 Step::Send(watch),
                 "{latch:?}"
             );
-            let there = Reply::Stat(Some(Stat {
-                czxid: 11,
-                mzxid: 11,
-                ephemeral_owner: next_lower.guid,
-                data: 0,
-            }));
+            let there = there(11, next_lower.guid);
             assert_eq!(r.on_reply(s, &mut st, &there), Step::Wait, "{latch:?}");
             let following = State::Following {
                 mine,
@@ -264,14 +264,7 @@ mod fair_election {
             czxid: None,
         };
         let r = ZkFairElection(Latch::Curator);
-        let owned_by = |owner| {
-            Reply::Stat(Some(Stat {
-                czxid: 13,
-                mzxid: 13,
-                ephemeral_owner: Some(owner),
-                data: 0,
-            }))
-        };
+        let owned_by = |owner| there(13, Some(owner));
         let delete_mine = Step::Send(Request::Delete {
             path: ZPath::Child(me),
         });
