@@ -199,3 +199,68 @@ fn a_lease_grant_on_an_expired_id_revives_it() {
     assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
     assert!(store.is_alive(s), "the granted lease is alive");
 }
+
+/// Connects clients `0..n` and has each create an ephemeral sequential
+/// child of `/lock`, in order; returns the children's paths.
+fn queue_up(store: &mut models::store::StoreState, n: u16) -> Vec<models::ids::ZPath> {
+    use models::ids::{Child, ZPath};
+    use models::msg::{Reply, Request};
+    (0..n)
+        .map(|c| {
+            assert_eq!(store.apply(sid(c), &Request::Connect).0, Reply::Connected);
+            let create = Request::Create {
+                path: ZPath::Child(Child {
+                    guid: Some(sid(c)),
+                    seq: 0,
+                }),
+                ephemeral: true,
+                sequential: true,
+                data: 0,
+            };
+            match store.apply(sid(c), &create).0 {
+                Reply::Created { path, .. } => path,
+                other => panic!("client {c}'s create answered {other:?}"),
+            }
+        })
+        .collect()
+}
+
+/// A notification carries the mark "your client's live session owns the
+/// entry first in line", on which a recipe that takes the lock on a
+/// notification (fair-predecessor's no-relist variant) is judged by
+/// `holder_owns_key`: the owner of the lowest child has it, the others
+/// do not, the next one has it once the first is gone, and no one whose
+/// session ended does.
+/// Kills: store/mod.rs client_owns_first `s.client == client` -> `!=`.
+#[test]
+fn a_notification_is_marked_first_in_line_for_the_lowest_childs_owner() {
+    use models::msg::Request;
+    use models::store::{SessionEnd, StoreState};
+    let mut store = StoreState::new(true);
+    let paths = queue_up(&mut store, 3);
+    assert!(store.client_owns_first(0));
+    assert!(!store.client_owns_first(1));
+    assert!(!store.client_owns_first(2));
+    store.apply(sid(0), &Request::Delete { path: paths[0] });
+    assert!(!store.client_owns_first(0));
+    assert!(store.client_owns_first(1));
+    assert!(!store.client_owns_first(2));
+    // The first in line's session ends: its node goes with it.
+    store.end_session(sid(1), SessionEnd::Expired);
+    assert!(!store.client_owns_first(1));
+    assert!(store.client_owns_first(2));
+}
+
+/// The checker's frontier keeps many stores, each trimmed of the room
+/// its vectors grew.
+/// Kills: store/mod.rs StoreState::shrink_to_fit -> ().
+#[test]
+fn a_store_gives_back_the_room_its_vectors_grew() {
+    use models::store::StoreState;
+    let mut store = StoreState::new(true);
+    queue_up(&mut store, 3);
+    assert!(store.sessions.capacity() > store.sessions.len());
+    store.shrink_to_fit();
+    assert_eq!(store.sessions.capacity(), store.sessions.len());
+    assert_eq!(store.zk.nodes.capacity(), store.zk.nodes.len());
+}
