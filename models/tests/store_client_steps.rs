@@ -264,3 +264,33 @@ fn a_store_gives_back_the_room_its_vectors_grew() {
     assert_eq!(store.sessions.capacity(), store.sessions.len());
     assert_eq!(store.zk.nodes.capacity(), store.zk.nodes.len());
 }
+
+/// A queue's ephemeral elements leave with their session, and the ledger
+/// (`no_lost_item`) charges each to its owner: only the ended session's
+/// elements, by its client.
+/// Kills: store/mod.rs end_session `owner == s` -> `!=`.
+#[test]
+fn a_session_that_ends_takes_only_its_own_queue_elements() {
+    use models::ids::{Child, ZPath};
+    use models::msg::{Reply, Request};
+    use models::store::{QueueLedger, SessionEnd, StoreState};
+    let mut store = StoreState::new(true);
+    store.queue = Some(QueueLedger::default());
+    for (c, item) in [(0, 10), (1, 11), (0, 12)] {
+        store.apply(sid(c), &Request::Connect);
+        let enqueue = Request::Create {
+            path: ZPath::Child(Child { guid: None, seq: 0 }),
+            ephemeral: true,
+            sequential: true,
+            data: item,
+        };
+        assert!(matches!(
+            store.apply(sid(c), &enqueue).0,
+            Reply::Created { .. }
+        ));
+    }
+    store.end_session(sid(0), SessionEnd::Expired);
+    let ledger = store.queue.as_ref().unwrap();
+    assert_eq!(ledger.removed, vec![(10, 0), (12, 0)]);
+    assert_eq!(store.items_removed(), 2);
+}
