@@ -294,3 +294,56 @@ fn a_session_that_ends_takes_only_its_own_queue_elements() {
     assert_eq!(ledger.removed, vec![(10, 0), (12, 0)]);
     assert_eq!(store.items_removed(), 2);
 }
+
+/// The store actor starts in its configured state (the simulator starts
+/// it through `on_start`; the checker builds the state itself): the lock
+/// directory, and a barrier's ghost members.
+/// Kills: store/mod.rs `<impl Actor for Store>::on_start` -> Default.
+#[test]
+fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
+    use models::ids::{store_id, ZPath};
+    use models::store::Store;
+    use stateright::actor::{Actor, Out};
+    use std::time::Duration;
+    let store = Store {
+        session_timeout: Duration::from_millis(100),
+        lock_dir: true,
+        barrier_group: Some(3),
+        queue: true,
+        tell_expiry: true,
+    };
+    let st = store.on_start(store_id(), &None, &mut Out::new());
+    assert_eq!(st, store.initial_state());
+    assert!(st.zk.node(ZPath::Lock).is_some());
+    assert_eq!(st.barrier.as_ref().map(|b| b.group), Some(3));
+    assert!(st.queue.is_some());
+}
+
+/// A close names the session it ends; the store takes it only from that
+/// session's own client, as it takes pings (a message from another
+/// client naming someone else's session changes nothing).
+/// Kills: store/mod.rs on_msg, Close guard `session.client == client` ->
+/// `true`.
+#[test]
+fn a_close_from_another_client_ends_no_session() {
+    use models::ids::{client_id, store_id};
+    use models::msg::Msg;
+    use models::recipe::Face;
+    use models::store::Store;
+    use stateright::actor::{Actor, Out};
+    use std::borrow::Cow;
+    use std::time::Duration;
+    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
+    let mut st = store.initial_state();
+    queue_up(&mut st, 2);
+    let mut cow = Cow::Borrowed(&st);
+    let mut out = Out::new();
+    let close = Msg::Close { session: sid(0) };
+    store.on_msg(store_id(), &mut cow, client_id(1), close.clone(), &mut out);
+    assert!(
+        cow.is_alive(sid(0)),
+        "client 1 cannot close client 0's session"
+    );
+    store.on_msg(store_id(), &mut cow, client_id(0), close, &mut out);
+    assert!(!cow.is_alive(sid(0)), "client 0 closes its own");
+}
