@@ -347,3 +347,42 @@ fn a_close_from_another_client_ends_no_session() {
     store.on_msg(store_id(), &mut cow, client_id(0), close, &mut out);
     assert!(!cow.is_alive(sid(0)), "client 0 closes its own");
 }
+
+/// A ping keeps its session alive and is answered on its own client's
+/// link; a ping from another client naming someone else's session is
+/// neither.
+/// Kills: store/mod.rs on_msg, Ping guard `session.client == client` ->
+/// `true`, -> `false`, and `==` -> `!=`.
+#[test]
+fn a_ping_is_answered_only_from_its_sessions_own_client() {
+    use models::ids::{client_id, store_id};
+    use models::msg::{Msg, Timer};
+    use models::recipe::Face;
+    use models::store::Store;
+    use stateright::actor::{Actor, Command, Out};
+    use std::borrow::Cow;
+    use std::time::Duration;
+    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
+    let mut st = store.initial_state();
+    queue_up(&mut st, 2);
+    let mut cow = Cow::Borrowed(&st);
+    let ping = Msg::Ping { session: sid(0) };
+    let mut foreign = Out::new();
+    store.on_msg(
+        store_id(),
+        &mut cow,
+        client_id(1),
+        ping.clone(),
+        &mut foreign,
+    );
+    assert!(foreign.is_empty(), "{foreign:?}");
+    let mut own = Out::new();
+    store.on_msg(store_id(), &mut cow, client_id(0), ping, &mut own);
+    assert!(own.iter().any(|c| matches!(
+        c,
+        Command::Send(to, Msg::Pong { session }) if *to == client_id(0) && *session == sid(0)
+    )));
+    assert!(own
+        .iter()
+        .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(s), _) if *s == sid(0))));
+}
