@@ -386,3 +386,53 @@ fn a_ping_is_answered_only_from_its_sessions_own_client() {
         .iter()
         .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(s), _) if *s == sid(0))));
 }
+
+/// A client speaks only in its own sessions: a request naming another
+/// client's session is dropped unanswered and changes nothing; the same
+/// request from the session's own client is served and answered on its
+/// link.
+/// Kills: store/mod.rs on_msg -> (), its Request arm deleted, and its
+/// guard `session.client != client` -> `==`.
+#[test]
+fn a_request_is_served_only_in_its_clients_own_session() {
+    use models::ids::{client_id, store_id, ZPath};
+    use models::msg::{Msg, Reply, Request};
+    use models::recipe::Face;
+    use models::store::Store;
+    use stateright::actor::{Actor, Command, Out};
+    use std::borrow::Cow;
+    use std::time::Duration;
+    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
+    let mut st = store.initial_state();
+    queue_up(&mut st, 2);
+    let before = st.clone();
+    let request = Msg::Request {
+        session: sid(0),
+        epoch: 0,
+        release: false,
+        req: Request::Create {
+            path: ZPath::Ready,
+            ephemeral: false,
+            sequential: false,
+            data: 0,
+        },
+    };
+    let mut cow = Cow::Borrowed(&st);
+    let mut foreign = Out::new();
+    store.on_msg(
+        store_id(),
+        &mut cow,
+        client_id(1),
+        request.clone(),
+        &mut foreign,
+    );
+    assert!(foreign.is_empty(), "{foreign:?}");
+    assert_eq!(*cow, before);
+    let mut own = Out::new();
+    store.on_msg(store_id(), &mut cow, client_id(0), request, &mut own);
+    assert!(cow.zk.node(ZPath::Ready).is_some());
+    assert!(own.iter().any(|c| matches!(
+        c,
+        Command::Send(to, Msg::Reply { reply: Reply::Created { .. }, .. }) if *to == client_id(0)
+    )));
+}
