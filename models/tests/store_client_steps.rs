@@ -265,6 +265,17 @@ fn a_store_gives_back_the_room_its_vectors_grew() {
     assert_eq!(store.zk.nodes.capacity(), store.zk.nodes.len());
 }
 
+/// A ZooKeeper store actor, and its state with clients 0 and 1 queued
+/// up ([`queue_up`]).
+fn zk_store_with_two_queued() -> (models::store::Store, models::store::StoreState) {
+    use models::recipe::Face;
+    use models::store::Store;
+    let store = Store::for_face(Face::ZooKeeper, std::time::Duration::from_millis(100), true);
+    let mut st = store.initial_state();
+    queue_up(&mut st, 2);
+    (store, st)
+}
+
 /// A queue's ephemeral elements leave with their session, and the ledger
 /// (`no_lost_item`) charges each to its owner: only the ended session's
 /// elements, by its client.
@@ -328,14 +339,9 @@ fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
 fn a_close_from_another_client_ends_no_session() {
     use models::ids::{client_id, store_id};
     use models::msg::Msg;
-    use models::recipe::Face;
-    use models::store::Store;
     use stateright::actor::{Actor, Out};
     use std::borrow::Cow;
-    use std::time::Duration;
-    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
-    let mut st = store.initial_state();
-    queue_up(&mut st, 2);
+    let (store, st) = zk_store_with_two_queued();
     let mut cow = Cow::Borrowed(&st);
     let mut out = Out::new();
     let close = Msg::Close { session: sid(0) };
@@ -357,14 +363,9 @@ fn a_close_from_another_client_ends_no_session() {
 fn a_ping_is_answered_only_from_its_sessions_own_client() {
     use models::ids::{client_id, store_id};
     use models::msg::{Msg, Timer};
-    use models::recipe::Face;
-    use models::store::Store;
     use stateright::actor::{Actor, Command, Out};
     use std::borrow::Cow;
-    use std::time::Duration;
-    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
-    let mut st = store.initial_state();
-    queue_up(&mut st, 2);
+    let (store, st) = zk_store_with_two_queued();
     let mut cow = Cow::Borrowed(&st);
     let ping = Msg::Ping { session: sid(0) };
     let mut foreign = Out::new();
@@ -397,14 +398,9 @@ fn a_ping_is_answered_only_from_its_sessions_own_client() {
 fn a_request_is_served_only_in_its_clients_own_session() {
     use models::ids::{client_id, store_id, ZPath};
     use models::msg::{Msg, Reply, Request};
-    use models::recipe::Face;
-    use models::store::Store;
     use stateright::actor::{Actor, Command, Out};
     use std::borrow::Cow;
-    use std::time::Duration;
-    let store = Store::for_face(Face::ZooKeeper, Duration::from_millis(100), true);
-    let mut st = store.initial_state();
-    queue_up(&mut st, 2);
+    let (store, st) = zk_store_with_two_queued();
     let before = st.clone();
     let request = Msg::Request {
         session: sid(0),
