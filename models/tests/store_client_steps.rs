@@ -358,7 +358,8 @@ fn a_close_from_another_client_ends_no_session() {
 /// link; a ping from another client naming someone else's session is
 /// neither.
 /// Kills: store/mod.rs on_msg, Ping guard `session.client == client` ->
-/// `true`, -> `false`, and `==` -> `!=`.
+/// `true`, -> `false`, and `==` -> `!=`; timeout_range's `+` -> `-` (an
+/// empty range).
 #[test]
 fn a_ping_is_answered_only_from_its_sessions_own_client() {
     use models::ids::{client_id, store_id};
@@ -383,9 +384,13 @@ fn a_ping_is_answered_only_from_its_sessions_own_client() {
         c,
         Command::Send(to, Msg::Pong { session }) if *to == client_id(0) && *session == sid(0)
     )));
-    assert!(own
-        .iter()
-        .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(s), _) if *s == sid(0))));
+    // The session lives its timeout from now: the timer's range starts
+    // there and is not empty (the simulator draws from it).
+    assert!(own.iter().any(|c| matches!(
+        c,
+        Command::SetTimer(Timer::Expiry(s), when)
+            if *s == sid(0) && when.start == store.session_timeout && !when.is_empty()
+    )));
 }
 
 /// A client speaks only in its own sessions: a request naming another
