@@ -200,28 +200,34 @@ fn a_lease_grant_on_an_expired_id_revives_it() {
     assert!(store.is_alive(s), "the granted lease is alive");
 }
 
-/// Connects clients `0..n` and has each create an ephemeral sequential
-/// child of `/lock`, in order; returns the children's paths.
-fn queue_up(store: &mut models::store::StoreState, n: u16) -> Vec<models::ids::ZPath> {
+/// Connects client `c` and has it create an ephemeral sequential child of
+/// `/lock` named by `guid` and holding `data`; returns the child's path.
+fn create_child(
+    store: &mut models::store::StoreState,
+    c: u16,
+    guid: Option<SessionId>,
+    data: u64,
+) -> models::ids::ZPath {
     use models::ids::{Child, ZPath};
     use models::msg::{Reply, Request};
+    assert_eq!(store.apply(sid(c), &Request::Connect).0, Reply::Connected);
+    let create = Request::Create {
+        path: ZPath::Child(Child { guid, seq: 0 }),
+        ephemeral: true,
+        sequential: true,
+        data,
+    };
+    match store.apply(sid(c), &create).0 {
+        Reply::Created { path, .. } => path,
+        other => panic!("client {c}'s create answered {other:?}"),
+    }
+}
+
+/// Clients `0..n` each create their own child of `/lock` ([`create_child`]),
+/// in order; returns the children's paths.
+fn queue_up(store: &mut models::store::StoreState, n: u16) -> Vec<models::ids::ZPath> {
     (0..n)
-        .map(|c| {
-            assert_eq!(store.apply(sid(c), &Request::Connect).0, Reply::Connected);
-            let create = Request::Create {
-                path: ZPath::Child(Child {
-                    guid: Some(sid(c)),
-                    seq: 0,
-                }),
-                ephemeral: true,
-                sequential: true,
-                data: 0,
-            };
-            match store.apply(sid(c), &create).0 {
-                Reply::Created { path, .. } => path,
-                other => panic!("client {c}'s create answered {other:?}"),
-            }
-        })
+        .map(|c| create_child(store, c, Some(sid(c)), 0))
         .collect()
 }
 
@@ -282,23 +288,11 @@ fn zk_store_with_two_queued() -> (models::store::Store, models::store::StoreStat
 /// Kills: store/mod.rs end_session `owner == s` -> `!=`.
 #[test]
 fn a_session_that_ends_takes_only_its_own_queue_elements() {
-    use models::ids::{Child, ZPath};
-    use models::msg::{Reply, Request};
     use models::store::{QueueLedger, SessionEnd, StoreState};
     let mut store = StoreState::new(true);
     store.queue = Some(QueueLedger::default());
     for (c, item) in [(0, 10), (1, 11), (0, 12)] {
-        store.apply(sid(c), &Request::Connect);
-        let enqueue = Request::Create {
-            path: ZPath::Child(Child { guid: None, seq: 0 }),
-            ephemeral: true,
-            sequential: true,
-            data: item,
-        };
-        assert!(matches!(
-            store.apply(sid(c), &enqueue).0,
-            Reply::Created { .. }
-        ));
+        create_child(&mut store, c, None, item);
     }
     store.end_session(sid(0), SessionEnd::Expired);
     let ledger = store.queue.as_ref().unwrap();
@@ -406,7 +400,6 @@ fn a_request_is_served_only_in_its_clients_own_session() {
     use stateright::actor::{Actor, Command, Out};
     use std::borrow::Cow;
     let (store, st) = zk_store_with_two_queued();
-    let before = st.clone();
     let request = Msg::Request {
         session: sid(0),
         epoch: 0,
@@ -428,7 +421,7 @@ fn a_request_is_served_only_in_its_clients_own_session() {
         &mut foreign,
     );
     assert!(foreign.is_empty(), "{foreign:?}");
-    assert_eq!(*cow, before);
+    assert_eq!(*cow, st);
     let mut own = Out::new();
     store.on_msg(store_id(), &mut cow, client_id(0), request, &mut own);
     assert!(cow.zk.node(ZPath::Ready).is_some());
