@@ -12,6 +12,7 @@
 //!   one waited on, and a failed campaign txn whose read is empty.
 
 use models::recipes;
+use models::recipes::VariantKind;
 
 /// Every variant of every registered recipe — locks, elections, barriers,
 /// queues — that departs from its recipe's default reports itself (and so
@@ -27,14 +28,18 @@ fn every_variant_names_itself_or_is_the_default() {
         assert_eq!(default.variant(), None, "{name}");
         assert_eq!(default.id(), name);
         assert!(
-            reg.variants.iter().filter(|v| v.default).count() <= 1,
+            reg.variants
+                .iter()
+                .filter(|v| v.kind == VariantKind::Default)
+                .count()
+                <= 1,
             "{name} names its default twice"
         );
         for v in reg.variants {
             let variant = v.name;
             let r = recipes::lookup(name, Some(variant)).unwrap();
             assert_eq!(r.name(), name);
-            if v.default {
+            if v.kind == VariantKind::Default {
                 assert_eq!(r, default, "{name}:{variant} is the default");
                 assert_eq!(r.variant(), None, "{name}:{variant}");
                 continue;

@@ -1,7 +1,7 @@
 //! `lockstep recipes`: what the registry holds.
 
 use super::UsageError;
-use models::recipes::REGISTRY;
+use models::recipes::{VariantKind, REGISTRY};
 use std::process::ExitCode;
 
 pub fn run(json: bool) -> Result<ExitCode, UsageError> {
@@ -17,8 +17,8 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
                     "variants": r.variants.iter().map(|v| serde_json::json!({
                         "name": v.name,
                         "summary": v.summary,
-                        "test_only": v.test_only,
-                        "default": v.default,
+                        "test_only": v.kind == VariantKind::TestOnly,
+                        "default": v.kind == VariantKind::Default,
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -32,10 +32,10 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
     for r in REGISTRY {
         println!("{} ({})\n    {}", r.name, (r.build)(None).app(), r.summary);
         for v in r.variants {
-            let note = match (v.test_only, v.default) {
-                (true, _) => " [test only]",
-                (false, true) => " [the default]",
-                (false, false) => "",
+            let note = match v.kind {
+                VariantKind::TestOnly => " [test only]",
+                VariantKind::Default => " [the default]",
+                VariantKind::Departure => "",
             };
             println!("  :{}{note}\n      {}", v.name, v.summary);
         }

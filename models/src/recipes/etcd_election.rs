@@ -23,7 +23,7 @@
 //! `Campaign` does not learn who leads, and the model has no `Observe`
 //! stream: a campaigning candidate names no leader (see ARCHITECTURE.md).
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Key, SessionId};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
@@ -41,15 +41,13 @@ pub const REGISTERED: Registered = Registered {
             name: "v3.5",
             summary: "as shipped (3.4, 3.5, head): no check of one's own key after waitDeletes \
                       (the phantom leader)",
-            test_only: false,
-            default: true,
+            kind: VariantKind::Default,
         },
         Variant {
             name: "checked",
             summary:
                 "get(own key) after waitDeletes; gone means the session expired (etcd PR #22387)",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
     ],
     build: |variant| {

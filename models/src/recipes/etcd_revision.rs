@@ -15,7 +15,7 @@
 //!    waiter whose lease expired while it waited takes the lock with no key.
 //! 4. Release: delete(key). The token is `myRev`.
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Key, SessionId};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
@@ -32,14 +32,12 @@ pub const REGISTERED: Registered = Registered {
         Variant {
             name: "v3.5",
             summary: "as etcd 3.5 ships it: get(myKey) after waitDeletes, the fix of etcd #11456",
-            test_only: false,
-            default: true,
+            kind: VariantKind::Default,
         },
         Variant {
             name: "v3.4",
             summary: "as every etcd 3.4.x ships it (etcdctl lock): no get(myKey) after waitDeletes, so etcd #11456",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
     ],
     build: |variant| {

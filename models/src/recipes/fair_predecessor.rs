@@ -20,7 +20,7 @@
 //! path name" — without it, a create whose reply was lost leaves an orphan
 //! node that the retry then waits behind forever (ZOOKEEPER-1262).
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
@@ -35,32 +35,27 @@ pub const REGISTERED: Registered = Registered {
         Variant {
             name: "zk-docs",
             summary: "the recipe text: exists() watch on the predecessor",
-            test_only: false,
-            default: true,
+            kind: VariantKind::Default,
         },
         Variant {
             name: "curator",
             summary: "Curator 5 InterProcessMutex: getData() watch on the predecessor, protection guid",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "kazoo",
             summary: "kazoo 2 Lock: getData() watch on the predecessor, uuid prefix",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "no-guid",
             summary: "without the guid: a lost create reply leaves an orphan node (ZOOKEEPER-1262)",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "no-relist",
             summary: "broken on purpose: takes the lock on the predecessor's delete event without re-listing",
-            test_only: true,
-            default: false,
+            kind: VariantKind::TestOnly,
         },
     ],
     build: |variant| {

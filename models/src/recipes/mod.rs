@@ -24,15 +24,24 @@ use crate::recipe::RecipeRef;
 pub struct Variant {
     pub name: &'static str,
     pub summary: &'static str,
-    /// A deliberately broken variant that tests use to show a property
-    /// catches a bug; not meant for users' conclusions.
-    pub test_only: bool,
+    pub kind: VariantKind,
+}
+
+/// What a variant is to its recipe: one of three, so that no variant is
+/// both the default and broken on purpose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariantKind {
     /// The default written out under a name (`fair-predecessor:zk-docs`):
     /// it builds what the recipe's name alone builds, so the recipe built
     /// at it says no variant (`Recipe::variant` is `None`), and a scenario
-    /// or trace made with it names the default. Every other variant names
-    /// itself.
-    pub default: bool,
+    /// or trace made with it names the default. A recipe has at most one.
+    Default,
+    /// A documented departure from the default (another library's code, a
+    /// known-unsafe configuration): it names itself.
+    Departure,
+    /// A departure broken on purpose, which tests use to show a property
+    /// catches a bug; not meant for users' conclusions. It names itself.
+    TestOnly,
 }
 
 /// A recipe as the registry lists it.

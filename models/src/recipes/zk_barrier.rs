@@ -25,7 +25,7 @@
 //! it is and passes. A member that crashes after entering and before
 //! creating `/lock/ready` leaves everyone waiting for good.
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -38,8 +38,7 @@ pub const REGISTERED: Registered = Registered {
     variants: &[Variant {
         name: "article",
         summary: "as the article's code: a member whose create of /start finds it there (NodeExists) throws",
-        test_only: false,
-        default: false,
+        kind: VariantKind::Departure,
     }],
     build: |variant| {
         RecipeRef::new(ZkBarrier {

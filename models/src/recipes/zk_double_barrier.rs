@@ -53,7 +53,7 @@
 //! reports from four members on. And a slow member that lists after the
 //! first has left sees fewer than `size` children and waits for good.
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -66,8 +66,7 @@ pub const REGISTERED: Registered = Registered {
     variants: &[Variant {
         name: "tutorial",
         summary: "the ZooKeeper tutorial's Barrier: no ready node; enter and leave re-list the children on every change until size are in, then none",
-        test_only: false,
-        default: false,
+        kind: VariantKind::Departure,
     }],
     build: |variant| {
         RecipeRef::new(ZkDoubleBarrier {

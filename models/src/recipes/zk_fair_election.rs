@@ -27,7 +27,7 @@
 /// Our node and its czxid (unknown when we found it by guid), as the lock
 /// recipe keeps it.
 pub use super::fair_predecessor::Mine;
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Resume, Setup, Step};
@@ -42,14 +42,12 @@ pub const REGISTERED: Registered = Registered {
         Variant {
             name: "curator-696",
             summary: "Curator LeaderLatch before CURATOR-696: after a new session it trusts its old node path",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "curator",
             summary: "Curator LeaderLatch with the CURATOR-696 fix: checks the node's ephemeralOwner before leading",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
     ],
     build: |variant| {

@@ -36,7 +36,7 @@
 //! Curator works through a whole listing before it lists again; here a
 //! consumer lists again after each item it took (one item a round).
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -50,14 +50,12 @@ pub const REGISTERED: Registered = Registered {
         Variant {
             name: "take-safe",
             summary: "ZooKeeper's DistributedQueue.take(): on NoNode, try the next child of the same listing",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "lock-safe",
             summary: "Curator's DistributedQueue with lockPath: lock the element (ephemeral /taken/<element>), process, then delete it",
-            test_only: false,
-            default: false,
+            kind: VariantKind::Departure,
         },
     ],
     build: |variant| {

@@ -18,7 +18,7 @@
 //! every follower: the herd. The model names the node `/lock` in traces (the
 //! store models one namespace; see ARCHITECTURE.md).
 
-use super::{Registered, Variant};
+use super::{Registered, Variant, VariantKind};
 use crate::ids::{SessionId, ZPath};
 use crate::msg::{Reply, Request, Stat, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -33,8 +33,7 @@ pub const REGISTERED: Registered = Registered {
         name: "getdata",
         summary:
             "the seed article's findLeader: getData(/leader, watch) first, create it if absent",
-        test_only: false,
-        default: false,
+        kind: VariantKind::Departure,
     }],
     build: |variant| {
         RecipeRef::new(ZkUnfairElection {
