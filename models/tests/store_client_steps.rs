@@ -3,7 +3,7 @@
 //! test pinned: each test here fails with one injected bug (named in its
 //! doc comment) and passes on the real code.
 
-use models::ids::{Key, SessionId};
+use models::ids::{Key, SessionId, ZPath};
 use models::store::etcd::EtcdKv;
 
 fn sid(c: u16) -> SessionId {
@@ -32,7 +32,6 @@ fn an_etcd_key_counts_its_puts() {
 /// Kills: zookeeper.rs WatchSet::contains -> false.
 #[test]
 fn a_watch_set_contains_what_was_set() {
-    use models::ids::ZPath;
     use models::store::zookeeper::ZkTree;
     let mut tree = ZkTree::new(true);
     assert!(tree.exists(ZPath::Ready, Some(sid(1))).is_none());
@@ -48,7 +47,6 @@ fn a_watch_set_contains_what_was_set() {
 /// Kills: zookeeper.rs `impl IntoIterator for &WatchSet` -> empty iterator.
 #[test]
 fn the_state_view_lists_the_stores_watches() {
-    use models::ids::ZPath;
     use models::model::{view::view, LockModelCfg, Shared};
     use models::recipes::lookup;
     use stateright::Model;
@@ -258,17 +256,43 @@ fn a_notification_is_marked_first_in_line_for_the_lowest_childs_owner() {
 }
 
 /// The checker's frontier keeps many stores, each trimmed of the room
-/// its vectors grew.
-/// Kills: store/mod.rs StoreState::shrink_to_fit -> ().
+/// its vectors grew, its watch tables too.
+/// Kills: store/mod.rs StoreState::shrink_to_fit -> (); zookeeper.rs
+/// WatchSet::shrink_to_fit -> ().
 #[test]
 fn a_store_gives_back_the_room_its_vectors_grew() {
     use models::store::StoreState;
     let mut store = StoreState::new(true);
-    queue_up(&mut store, 3);
+    let paths = queue_up(&mut store, 3);
+    for (c, path) in paths.iter().enumerate() {
+        store.zk.data_watches.insert((*path, sid(c as u16)));
+        store.zk.child_watches.insert((ZPath::Lock, sid(c as u16)));
+    }
     assert!(store.sessions.capacity() > store.sessions.len());
+    assert!(store.zk.data_watches.capacity() > 3);
     store.shrink_to_fit();
     assert_eq!(store.sessions.capacity(), store.sessions.len());
     assert_eq!(store.zk.nodes.capacity(), store.zk.nodes.len());
+    assert_eq!(store.zk.data_watches.capacity(), 3);
+    assert_eq!(store.zk.child_watches.capacity(), 3);
+}
+
+/// A watch table prints as the set it stands for (traces and test
+/// failures show a store's watches): every watch, in order.
+/// Kills: zookeeper.rs `<impl Debug for WatchSet>::fmt` -> Ok(()).
+#[test]
+fn a_watch_table_prints_every_watch() {
+    use models::store::zookeeper::WatchSet;
+    let mut set = WatchSet::default();
+    set.insert((ZPath::Lock, sid(1)));
+    set.insert((ZPath::Lock, sid(0)));
+    let printed = format!("{set:?}");
+    let expected = format!(
+        "{{{:?}, {:?}}}",
+        (ZPath::Lock, sid(0)),
+        (ZPath::Lock, sid(1))
+    );
+    assert_eq!(printed, expected);
 }
 
 /// A ZooKeeper store actor, and its state with clients 0 and 1 queued
@@ -306,7 +330,7 @@ fn a_session_that_ends_takes_only_its_own_queue_elements() {
 /// Kills: store/mod.rs `<impl Actor for Store>::on_start` -> Default.
 #[test]
 fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
-    use models::ids::{store_id, ZPath};
+    use models::ids::store_id;
     use models::store::Store;
     use stateright::actor::{Actor, Out};
     use std::time::Duration;

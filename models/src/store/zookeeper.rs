@@ -105,6 +105,11 @@ impl WatchSet {
         self.0.shrink_to_fit();
     }
 
+    /// Watches it has room for without growing (what a trimmed store holds).
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
     pub fn retain(&mut self, keep: impl FnMut(&(ZPath, SessionId)) -> bool) {
         self.0.retain(keep);
     }
