@@ -3,7 +3,7 @@
 //! not speed.
 
 use models::ids::{Child, Key, SessionId, ZPath};
-use models::msg::{EtcdEvent, Range, SortByCreate, ZkEvent};
+use models::msg::{EtcdEvent, OpResult, Range, SortByCreate, Txn, TxnOp, ZkEvent};
 use models::store::etcd::EtcdKv;
 use models::store::zookeeper::{SessionEnd, ZkTree};
 use proptest::prelude::*;
@@ -199,10 +199,26 @@ proptest! {
 
 #[derive(Clone, Debug)]
 enum EtcdOp {
-    Put { lease: u16 },
-    Delete { nth: usize },
-    Expire { lease: u16 },
-    Range { max_create_revision: u64 },
+    Put {
+        lease: u16,
+    },
+    Delete {
+        nth: usize,
+    },
+    Expire {
+        lease: u16,
+    },
+    /// `key`: none (the prefix), the nth live key, or a missing one.
+    Range {
+        key: Option<usize>,
+        sort: SortByCreate,
+        limit: u32,
+        max_create_revision: u64,
+    },
+    /// etcd's Mutex: put our key if it does not exist, and read it back.
+    Txn {
+        lease: u16,
+    },
 }
 
 fn etcd_op() -> impl Strategy<Value = EtcdOp> {
@@ -210,10 +226,45 @@ fn etcd_op() -> impl Strategy<Value = EtcdOp> {
         (0..SESSIONS).prop_map(|lease| EtcdOp::Put { lease }),
         (0..6usize).prop_map(|nth| EtcdOp::Delete { nth }),
         (0..SESSIONS).prop_map(|lease| EtcdOp::Expire { lease }),
-        (0..30u64).prop_map(|max_create_revision| EtcdOp::Range {
-            max_create_revision
-        }),
+        (
+            prop::option::of(0..6usize),
+            prop_oneof![
+                Just(SortByCreate::None),
+                Just(SortByCreate::Ascend),
+                Just(SortByCreate::Descend)
+            ],
+            0..3u32,
+            0..30u64
+        )
+            .prop_map(|(key, sort, limit, max_create_revision)| EtcdOp::Range {
+                key,
+                sort,
+                limit,
+                max_create_revision
+            }),
+        (0..SESSIONS).prop_map(|lease| EtcdOp::Txn { lease }),
     ]
+}
+
+/// `range` on the reference: the keys that match, in key order, sorted by
+/// create revision as asked (a stable sort: ties stay in key order), then
+/// the first `limit` (0: all).
+fn reference_range(reference: &BTreeMap<Key, (u64, SessionId)>, r: &Range) -> Vec<Key> {
+    let mut matching: Vec<(u64, Key)> = reference
+        .iter()
+        .filter(|(k, _)| r.key.is_none_or(|key| key == **k))
+        .filter(|(_, (c, _))| r.max_create_revision == 0 || *c <= r.max_create_revision)
+        .map(|(k, (c, _))| (*c, *k))
+        .collect();
+    match r.sort {
+        SortByCreate::None => {}
+        SortByCreate::Ascend => matching.sort_by_key(|(c, _)| *c),
+        SortByCreate::Descend => matching.sort_by_key(|(c, _)| std::cmp::Reverse(*c)),
+    }
+    if r.limit > 0 {
+        matching.truncate(r.limit as usize);
+    }
+    matching.into_iter().map(|(_, k)| k).collect()
 }
 
 proptest! {
@@ -260,15 +311,39 @@ proptest! {
                     prop_assert_eq!(kv.revision > before, had);
                     incarnation[lease as usize] += 1;
                 }
-                EtcdOp::Range { max_create_revision } => {
-                    let r = Range { key: None, sort: SortByCreate::Ascend, limit: 0, max_create_revision };
+                EtcdOp::Range { key, sort, limit, max_create_revision } => {
+                    // The nth live key, or (past the last) one never written.
+                    let key = key.map(|nth| {
+                        reference.keys().nth(nth).copied()
+                            .unwrap_or(Key(SessionId { client: 9, incarnation: 0 }))
+                    });
+                    let r = Range { key, sort, limit, max_create_revision };
                     let got: Vec<Key> = kv.range(&r).iter().map(|kv| kv.key).collect();
-                    let mut want: Vec<(u64, Key)> = reference.iter()
-                        .filter(|(_, (c, _))| max_create_revision == 0 || *c <= max_create_revision)
-                        .map(|(k, (c, _))| (*c, *k)).collect();
-                    want.sort();
-                    let want: Vec<Key> = want.into_iter().map(|(_, k)| k).collect();
-                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(got, reference_range(&reference, &r));
+                }
+                EtcdOp::Txn { lease } => {
+                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let key = Key(s);
+                    let read = Range { key: Some(key), sort: SortByCreate::None, limit: 0, max_create_revision: 0 };
+                    let txn = Txn {
+                        compare_create_revision: (key, 0),
+                        success: vec![TxnOp::Put { key, lease: s }, TxnOp::Range(read.clone())],
+                        failure: vec![TxnOp::Range(read)],
+                    };
+                    let (succeeded, results) = kv.txn(&txn, &mut fired);
+                    prop_assert_eq!(succeeded, !reference.contains_key(&key));
+                    if succeeded {
+                        prop_assert_eq!(kv.revision, before + 1);
+                        reference.insert(key, (kv.revision, s));
+                    } else {
+                        prop_assert_eq!(kv.revision, before);
+                    }
+                    let created = reference[&key].0;
+                    let put = OpResult::Put { revision: kv.revision };
+                    let listed = OpResult::Range { kvs: vec![*kv.get(key).unwrap()] };
+                    prop_assert_eq!(kv.get(key).unwrap().create_revision, created);
+                    let want = if succeeded { vec![put, listed] } else { vec![listed] };
+                    prop_assert_eq!(results, want);
                 }
             }
             prop_assert!(fired.iter().all(|(_, kind, _, _)| *kind == EtcdEvent::Put || *kind == EtcdEvent::Delete));

@@ -130,9 +130,11 @@ impl EtcdKv {
                     .into_iter()
                     .collect()
             }
+            // (The first of equal revisions, as the stable sort below
+            // leaves them: `max_by_key` would take the last.)
             (SortByCreate::Descend, 1) => {
                 return matching
-                    .max_by_key(|kv| kv.create_revision)
+                    .min_by_key(|kv| std::cmp::Reverse(kv.create_revision))
                     .into_iter()
                     .collect()
             }
@@ -242,27 +244,27 @@ impl EtcdKv {
 mod tests {
     use super::*;
 
+    /// A txn that, if `first`'s key does not exist, puts `first`'s key and
+    /// then `second`'s, each on its own lease.
+    fn putting_both(first: SessionId, second: SessionId) -> Txn {
+        let put = |s: SessionId| TxnOp::Put {
+            key: Key(s),
+            lease: s,
+        };
+        Txn {
+            compare_create_revision: (Key(first), 0),
+            success: vec![put(first), put(second)],
+            failure: vec![],
+        }
+    }
+
     #[test]
     fn a_txn_with_two_puts_is_one_revision() {
         let a = SessionId::first(0);
         let b = SessionId::first(1);
         let mut kv = EtcdKv::default();
         let before = kv.revision;
-        let txn = Txn {
-            compare_create_revision: (Key(a), 0),
-            success: vec![
-                TxnOp::Put {
-                    key: Key(a),
-                    lease: a,
-                },
-                TxnOp::Put {
-                    key: Key(b),
-                    lease: b,
-                },
-            ],
-            failure: vec![],
-        };
-        let (ok, results) = kv.txn(&txn, &mut Vec::new());
+        let (ok, results) = kv.txn(&putting_both(a, b), &mut Vec::new());
         assert!(ok);
         assert_eq!(kv.revision, before + 1);
         assert_eq!(
@@ -280,6 +282,73 @@ mod tests {
         assert_eq!(kv.get(Key(b)).unwrap().create_revision, before + 1);
         // A put outside a txn takes a revision of its own.
         assert_eq!(kv.put(Key(a), a, &mut Vec::new()), before + 2);
+    }
+
+    /// Keys written by one txn share a create revision; a range limited to
+    /// the first (or last) created key picks the same one among them as
+    /// the whole sorted range lists first: the lowest key.
+    #[test]
+    fn a_limited_range_breaks_create_revision_ties_as_the_sorted_range_does() {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let mut kv = EtcdKv::default();
+        kv.txn(&putting_both(b, a), &mut Vec::new());
+        for sort in [SortByCreate::Ascend, SortByCreate::Descend] {
+            let range = |limit| {
+                kv.range(&Range {
+                    key: None,
+                    sort,
+                    limit,
+                    max_create_revision: 0,
+                })
+            };
+            let all = range(0);
+            assert_eq!(all.len(), 2);
+            assert_eq!(all[0].key, Key(a), "{sort:?}");
+            assert_eq!(range(1), vec![all[0]], "{sort:?}");
+        }
+    }
+
+    /// A watch replays only its own key's events at or after its start:
+    /// not another key's delete, nor its key's put from before it.
+    #[test]
+    fn a_watch_replays_only_its_keys_events_since_its_start() {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let mut kv = EtcdKv::default();
+        let mut sink = Vec::new();
+        let put_a = kv.put(Key(a), a, &mut sink);
+        kv.put(Key(b), b, &mut sink);
+        kv.delete(Key(b), &mut sink);
+        let mut fired = Vec::new();
+        kv.watch(7, Key(a), put_a + 1, &mut fired);
+        assert_eq!(
+            fired,
+            vec![],
+            "b's delete and a's earlier put are not a's news"
+        );
+        kv.watch(8, Key(a), put_a, &mut fired);
+        assert_eq!(fired, vec![(8, EtcdEvent::Put, Key(a), put_a)]);
+        assert_eq!(kv.watchers.len(), 2, "both watches wait on");
+        // A put is news that keeps a watch; the delete it waits for ends it.
+        fired.clear();
+        let again = kv.put(Key(a), a, &mut fired);
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Put, Key(a), again),
+                (8, EtcdEvent::Put, Key(a), again)
+            ]
+        );
+        assert_eq!(kv.watchers.len(), 2);
+        fired.clear();
+        let (gone, _) = kv.delete(Key(a), &mut fired);
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Delete, Key(a), gone),
+                (8, EtcdEvent::Delete, Key(a), gone)
+            ]
+        );
+        assert!(kv.watchers.is_empty());
     }
 
     /// A watch from a past revision: etcd replays every event of the key
