@@ -34,17 +34,14 @@ pub struct GoalMarks {
     pub leader_seen: Option<SessionId>,
 }
 
-/// A state as the goals see it: the store, and each client's marks.
+/// A state as a goal that reads the marks sees it: each client's marks
+/// (a goal of rising bits is handed the store beside them).
 pub struct GoalView<'a> {
     model: &'a LockModel,
     state: &'a LockState,
 }
 
 impl<'a> GoalView<'a> {
-    pub fn store(&self) -> &'a StoreState {
-        &self.state.store
-    }
-
     /// The clients' marks, in client order.
     pub fn clients(&self) -> impl Iterator<Item = ClientMarks<'a>> + 'a {
         let model = self.model;
