@@ -3,14 +3,23 @@
 use models::properties::{Acquisition, Monitors, Observation, PropertyName};
 use models::recipe::App;
 
+/// An owned acquisition whose token is where the store decided it.
 fn acquired(client: u16, hold: u32, granted: u64) -> Observation {
+    acquired_with(client, hold, granted, granted)
+}
+
+fn acquired_with(client: u16, hold: u32, granted: u64, token: u64) -> Observation {
     Observation::Acquired(Acquisition {
         client,
         hold,
         granted,
-        token: granted,
+        token,
         owned: true,
     })
+}
+
+fn dequeued(item: u64, by: u16) -> Observation {
+    Observation::Dequeued { item, by }
 }
 
 /// `hand_off` is witnessed only once the lock passes from one client to
@@ -35,16 +44,6 @@ fn hand_off_needs_two_different_holders_in_a_row() {
     assert_eq!(breaches.len(), 1);
     assert_eq!(breaches[0].property, PropertyName::MutualExclusion);
     assert!(!m.holds(PropertyName::MutualExclusion));
-}
-
-fn acquired_with(client: u16, hold: u32, granted: u64, token: u64) -> Observation {
-    Observation::Acquired(Acquisition {
-        client,
-        hold,
-        granted,
-        token,
-        owned: true,
-    })
 }
 
 /// The properties `observe` reported, by name.
@@ -116,7 +115,6 @@ fn each_property_belongs_to_its_application() {
 fn a_queue_consumer_owes_what_it_deleted_until_it_processes_it() {
     let queue = || Monitors::new(App::Queue, 1);
     let lost = |c: u16| vec![(PropertyName::NoLostItem, vec![c])];
-    let dequeued = |item: u64, by: u16| Observation::Dequeued { item, by };
 
     // Deleted, then processed: owes nothing after, whatever follows.
     let mut m = queue();
@@ -390,7 +388,6 @@ fn a_client_is_seen_idle_once_when_it_comes_to_rest() {
 /// Kills: properties.rs Monitors::forfeit's `c != client` -> `==`.
 #[test]
 fn a_loss_clears_only_the_losers_debts() {
-    let dequeued = |item: u64, by: u16| Observation::Dequeued { item, by };
     let mut m = Monitors::new(App::Queue, 1);
     m.observe(dequeued(10, 1));
     m.observe(dequeued(11, 2));

@@ -246,6 +246,21 @@ fn etcd_op() -> impl Strategy<Value = EtcdOp> {
     ]
 }
 
+/// A key no op writes (no session is numbered 9).
+const NEVER_WRITTEN: Key = Key(SessionId {
+    client: 9,
+    incarnation: 0,
+});
+
+/// Lease `lease` as it is now: its latest incarnation (each expiry
+/// starts the next).
+fn live_lease(incarnation: &[u16], lease: u16) -> SessionId {
+    SessionId {
+        client: lease,
+        incarnation: incarnation[lease as usize],
+    }
+}
+
 /// `range` on the reference: the keys that match, in key order, sorted by
 /// create revision as asked (a stable sort: ties stay in key order), then
 /// the first `limit` (0: all).
@@ -281,7 +296,7 @@ proptest! {
             let mut fired = Vec::new();
             match op {
                 EtcdOp::Put { lease } => {
-                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let s = live_lease(&incarnation, lease);
                     let key = Key(s);
                     let rev = kv.put(key, s, &mut fired);
                     // Revisions strictly increase with every write.
@@ -298,13 +313,13 @@ proptest! {
                             reference.remove(&key);
                         }
                         None => {
-                            let (rev, n) = kv.delete(Key(SessionId { client: 9, incarnation: 0 }), &mut fired);
+                            let (rev, n) = kv.delete(NEVER_WRITTEN, &mut fired);
                             prop_assert_eq!((rev, n), (before, 0));
                         }
                     }
                 }
                 EtcdOp::Expire { lease } => {
-                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let s = live_lease(&incarnation, lease);
                     let had = reference.values().any(|(_, l)| *l == s);
                     kv.expire(s, &mut fired);
                     reference.retain(|_, (_, l)| *l != s);
@@ -315,14 +330,14 @@ proptest! {
                     // The nth live key, or (past the last) one never written.
                     let key = key.map(|nth| {
                         reference.keys().nth(nth).copied()
-                            .unwrap_or(Key(SessionId { client: 9, incarnation: 0 }))
+                            .unwrap_or(NEVER_WRITTEN)
                     });
                     let r = Range { key, sort, limit, max_create_revision };
                     let got: Vec<Key> = kv.range(&r).iter().map(|kv| kv.key).collect();
                     prop_assert_eq!(got, reference_range(&reference, &r));
                 }
                 EtcdOp::Txn { lease } => {
-                    let s = SessionId { client: lease, incarnation: incarnation[lease as usize] };
+                    let s = live_lease(&incarnation, lease);
                     let key = Key(s);
                     let read = Range { key: Some(key), sort: SortByCreate::None, limit: 0, max_create_revision: 0 };
                     let txn = Txn {
