@@ -304,7 +304,8 @@ fn progress_properties_catch_followers_left_behind() {
 
 /// Followers of the ZooKeeper recipes name the leader their last answer
 /// showed: some reachable state has one leader and two followers that both
-/// name it (and `followers_agree` holds there).
+/// name it (and `followers_agree` holds there), and some has a leader and
+/// a follower that does not name it yet (and `followers_agree` fails).
 #[test]
 fn waiting_followers_name_the_current_leader() {
     use stateright::Model;
@@ -314,7 +315,11 @@ fn waiting_followers_name_the_current_leader() {
         let mut seen = std::collections::HashSet::new();
         let mut queue = std::collections::VecDeque::from(model.init_states());
         let mut found = false;
+        let mut behind = false;
         while let Some(state) = queue.pop_front() {
+            if found && behind {
+                break;
+            }
             if !seen.insert(state.clone()) {
                 continue;
             }
@@ -326,13 +331,15 @@ fn waiting_followers_name_the_current_leader() {
                 .collect();
             if let ([leader], [_, _]) = (&leaders[..], &followers[..]) {
                 let session = state.clients[*leader as usize].state.session;
-                let named = followers.iter().all(|f| {
+                let names_leader = |f: &models::model::ClientSlot| {
                     f.state.recipe.as_ref().and_then(|r| recipe.leader_seen(r)) == Some(session)
-                });
-                if named {
+                };
+                if followers.iter().all(|f| names_leader(f)) {
                     assert!(model.followers_agree(&state), "{name}");
                     found = true;
-                    break;
+                } else if followers.iter().any(|f| f.is_live() && !names_leader(f)) {
+                    assert!(!model.followers_agree(&state), "{name}");
+                    behind = true;
                 }
             }
             let mut actions = Vec::new();
@@ -344,6 +351,10 @@ fn waiting_followers_name_the_current_leader() {
         assert!(
             found,
             "{name}: no state where two followers name the leader"
+        );
+        assert!(
+            behind,
+            "{name}: no state where a follower has not seen the leader"
         );
     }
 }
