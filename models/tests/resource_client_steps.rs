@@ -6,7 +6,8 @@
 //! hides a reconnect that resends nothing), what restarts the client's
 //! deadline, which store messages it reads at all, heartbeats (never fired
 //! by the checker), what it does with a step its recipe should not take,
-//! its ghost count of acquisitions, and the exact fence of the resource.
+//! its ghost count of acquisitions, the exact fence of the resource, the
+//! names of policies and connection states, and a queue's roles.
 
 use models::client::{Client, ClientState, Connection, Phase, Policy};
 use models::ids::{client_id, resource_id, store_id, SessionId, ZPath};
@@ -752,4 +753,80 @@ fn the_fence_refuses_lower_tokens_and_the_broken_one_equal_ones_too() {
     );
     let open = Resource::new(false);
     assert_eq!(write_all(&open, &tokens), (vec![true; 6], tokens.to_vec()));
+}
+
+/// A policy's name parses back to it (scenario files and `--policy` use
+/// them), an unknown one is refused naming the known ones; the connection
+/// states print as the Java and Python libraries name them.
+#[test]
+fn policies_and_connection_states_have_their_library_names() {
+    let policies = [
+        (Policy::Naive, "naive"),
+        (Policy::Oblivious, "oblivious"),
+        (Policy::SuspendAware, "suspend-aware"),
+        (Policy::LeaseAware, "lease-aware"),
+    ];
+    for (policy, name) in policies {
+        assert_eq!(name.parse::<Policy>(), Ok(policy));
+        assert_eq!(policy.to_string(), name);
+    }
+    let err = "sloppy".parse::<Policy>().unwrap_err();
+    assert!(
+        err.contains("'sloppy'") && err.contains("lease-aware"),
+        "{err}"
+    );
+    let states = [
+        (Connection::Connected, "RECONNECTED", "connected"),
+        (Connection::Suspended, "SUSPENDED", "suspended"),
+        (Connection::Lost, "LOST", "lost"),
+    ];
+    for (state, word, shown) in states {
+        assert_eq!(state.word(), word);
+        assert_eq!(state.to_string(), shown);
+    }
+}
+
+/// A queue's first `producers` clients produce and the rest consume; in
+/// any other application nobody does either. A client waits (for a watch
+/// event) when it acquires or releases with nothing outstanding.
+#[test]
+fn producers_consumers_and_waiting() {
+    let client = |recipe: &str, producers| Client {
+        recipe: lookup(recipe, None).unwrap(),
+        rounds: 1,
+        policy: Policy::Naive,
+        timing: Default::default(),
+        producers,
+    };
+    let roles = |client: Client| -> Vec<_> {
+        (0..4)
+            .map(|c| (client.produces(c), client.consumes(c)))
+            .collect()
+    };
+    let (producer, consumer) = ((true, false), (false, true));
+    assert_eq!(
+        roles(client("zk-fifo-queue", 2)),
+        [producer, producer, consumer, consumer]
+    );
+    assert_eq!(
+        roles(client("zk-fifo-queue", 3)),
+        [producer, producer, producer, consumer]
+    );
+    assert_eq!(roles(client("fair-predecessor", 0)), [(false, false); 4]);
+
+    let mut st = ClientState::new(SessionId::first(0));
+    let waiting = |st: &ClientState| st.is_waiting();
+    assert!(!waiting(&st), "connecting");
+    for phase in [Phase::Acquiring, Phase::Releasing] {
+        st.phase = phase;
+        st.pending = None;
+        assert!(waiting(&st), "{phase:?}, nothing outstanding");
+        st.pending = Some(create());
+        assert!(!waiting(&st), "{phase:?}, a request outstanding");
+    }
+    st.pending = None;
+    for phase in [Phase::Thinking, Phase::Done] {
+        st.phase = phase;
+        assert!(!waiting(&st), "{phase:?}");
+    }
 }
