@@ -786,8 +786,8 @@ fn policies_and_connection_states_have_their_library_names() {
     }
 }
 
-/// A queue's first `producers` clients produce and the rest consume; in
-/// any other application nobody does either. A client waits (for a watch
+/// A queue's first `producers` clients produce and the rest consume, each
+/// producer its own items; in any other application nobody does either. A client waits (for a watch
 /// event) when it acquires or releases with nothing outstanding.
 #[test]
 fn producers_consumers_and_waiting() {
@@ -814,6 +814,18 @@ fn producers_consumers_and_waiting() {
     );
     assert_eq!(roles(client("fair-predecessor", 0)), [(false, false); 4]);
 
+    // Items are numbered from 1, producer by producer, round by round:
+    // every item of every producer distinct.
+    let three_rounds = Client {
+        rounds: 3,
+        ..client("zk-fifo-queue", 2)
+    };
+    let items: Vec<u64> = (0..2)
+        .flat_map(|p| (0..3).map(move |r| (p, r)))
+        .map(|(p, r)| three_rounds.item(p, r))
+        .collect();
+    assert_eq!(items, [1, 2, 3, 4, 5, 6]);
+
     let mut st = ClientState::new(SessionId::first(0));
     let waiting = |st: &ClientState| st.is_waiting();
     assert!(!waiting(&st), "connecting");
@@ -828,5 +840,83 @@ fn producers_consumers_and_waiting() {
     for phase in [Phase::Thinking, Phase::Done] {
         st.phase = phase;
         assert!(!waiting(&st), "{phase:?}");
+    }
+}
+
+/// Client 0 at `st` firing `timer`.
+fn fire(model: &LockModel, st: &ClientState, timer: Timer) -> (ClientState, Out<Client>) {
+    client_step(model, st, |c, st, out| {
+        c.on_timeout(client_id(0), st, &timer, out)
+    })
+}
+
+/// A timer that fires outside the phase it was set for (one a step did
+/// not cancel, as a simulator's may be) does nothing: no think while
+/// acquiring, no write unless holding, no resend with nothing outstanding,
+/// no heartbeat once done, no deadline while connecting or done. In its
+/// phase each one acts.
+#[test]
+fn a_timer_out_of_its_phase_does_nothing() {
+    let m = model("fair-predecessor", Policy::LeaseAware);
+    let thinking = drive(&m, |st| st.phase == Phase::Thinking);
+    assert!(thinking.pending.is_none());
+    let asking = acquiring(&m);
+    let held = holding(&m);
+    let connecting = ClientState::new(SessionId::first(0));
+    let done = ClientState {
+        phase: Phase::Done,
+        ..thinking.clone()
+    };
+    let idle = [
+        (&asking, Timer::Think),
+        (&held, Timer::Think),
+        (&thinking, Timer::Hold),
+        (&asking, Timer::Hold),
+        (&thinking, Timer::Retry),
+        (&held, Timer::Retry),
+        (&done, Timer::Ping),
+        (&connecting, Timer::Deadline),
+        (&done, Timer::Deadline),
+    ];
+    for (st, timer) in idle {
+        let (after, out) = fire(&m, st, timer);
+        assert_eq!(&after, st, "{timer:?} in {:?}", st.phase);
+        assert_eq!(out.iter().count(), 0, "{timer:?} in {:?}", st.phase);
+    }
+    let acting = [
+        (&thinking, Timer::Think),
+        (&held, Timer::Hold),
+        (&asking, Timer::Retry),
+        (&thinking, Timer::Ping),
+        (&asking, Timer::Deadline),
+    ];
+    for (st, timer) in acting {
+        let (_, out) = fire(&m, st, timer);
+        assert_ne!(out.iter().count(), 0, "{timer:?} in {:?}", st.phase);
+    }
+    assert_eq!(m.client.name(), "client");
+    // A barrier's or a queue's hold ends in a release, not a write: out of
+    // its phase it must not release either.
+    for recipe in ["zk-barrier", "zk-fifo-queue"] {
+        let m = model(recipe, Policy::Naive);
+        let st = acquiring(&m);
+        let (after, out) = fire(&m, &st, Timer::Hold);
+        assert_eq!((after, out.iter().count()), (st, 0), "{recipe}");
+    }
+}
+
+/// A lease-aware client whose own clock says its session may be gone
+/// starts over on a new session; a release under way counts as its round
+/// done (what it held went with the session), an acquisition does not.
+#[test]
+fn a_deadline_ends_a_release_as_a_round_and_an_acquisition_as_none() {
+    let m = model("fair-predecessor", Policy::LeaseAware);
+    let asking = acquiring(&m);
+    let releasing = drive(&m, |st| st.phase == Phase::Releasing);
+    for (st, rounds) in [(&asking, 0), (&releasing, 1)] {
+        assert_eq!(st.rounds_done, 0);
+        let (after, _) = fire(&m, st, Timer::Deadline);
+        assert_eq!(after.rounds_done, rounds, "{:?}", st.phase);
+        assert_eq!(after.session, st.session.next(), "{:?}", st.phase);
     }
 }
