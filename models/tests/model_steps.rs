@@ -1,13 +1,16 @@
 //! The model's own rules, called directly, for what a mutation test of
 //! `model/mod.rs` found unpinned by the other tests of this crate: which
-//! sessions a client's connection carries on after a cut link, and which
-//! messages in flight a reconnect keeps.
+//! sessions a client's connection carries on after a cut link, which
+//! messages in flight a reconnect keeps, and how a pause or a partition
+//! may end.
 
 use models::client::{ClientState, Connection};
 use models::ids::{Key, SessionId, ZPath};
-use models::model::{session_carries_on, survives_reconnect};
+use models::model::{session_carries_on, survives_reconnect, Action, LockModelCfg, Shared, Status};
 use models::msg::{EtcdEvent, Msg, Reply, Request, WatchEvent, ZkEvent};
+use models::recipes::lookup;
 use models::store::StoreState;
+use stateright::Model;
 
 /// A live session carries on, even for a client that gave up on it; an
 /// ended one never does; one not opened yet does, unless the client gave
@@ -101,5 +104,70 @@ fn a_reconnect_keeps_events_notices_and_closes() {
         for msg in &lost {
             assert!(!survives_reconnect(msg, alive), "{msg:?}, alive {alive}");
         }
+    }
+}
+
+/// How client 0 may come back in `recipe` when it is paused (`paused`) or
+/// cut off (not `paused`), with its first session alive or expired.
+fn ways_back(recipe: &str, paused: bool, expired: bool) -> Vec<Action> {
+    let model = LockModelCfg::new(lookup(recipe, None).unwrap(), 2).into_model();
+    let mut state = model.init_states().remove(0);
+    let slot = state.slot_mut(0);
+    match paused {
+        true => slot.status = Status::Paused,
+        false => slot.partitioned = true,
+    }
+    Shared::make_mut(&mut state.store).sessions = vec![(SessionId::first(0), !expired)];
+    let mut actions = Vec::new();
+    model.actions(&state, &mut actions);
+    actions.retain(|a| {
+        matches!(
+            a,
+            Action::Resume(0) | Action::ResumeReconnect(0) | Action::Heal(0) | Action::Reconnect(0)
+        )
+    });
+    actions
+}
+
+/// A pause or a partition that outlived the session outlived the read
+/// timeout too: a ZooKeeper client then comes back only on a new
+/// connection; within it, either way. An etcd client's pause ends as it
+/// was (its connection does not time out); a partition past the lease
+/// ends in a reconnect.
+#[test]
+fn a_pause_or_partition_past_the_session_ends_in_a_reconnect() {
+    use Action::{Heal, Reconnect, Resume, ResumeReconnect};
+    for (recipe, expired, paused_ways, cut_ways) in [
+        (
+            "fair-predecessor",
+            false,
+            vec![Resume(0), ResumeReconnect(0)],
+            vec![Heal(0), Reconnect(0)],
+        ),
+        (
+            "fair-predecessor",
+            true,
+            vec![ResumeReconnect(0)],
+            vec![Reconnect(0)],
+        ),
+        (
+            "etcd-revision",
+            false,
+            vec![Resume(0)],
+            vec![Heal(0), Reconnect(0)],
+        ),
+        ("etcd-revision", true, vec![Resume(0)], vec![Reconnect(0)]),
+    ] {
+        let what = format!("{recipe}, session expired: {expired}");
+        assert_eq!(
+            ways_back(recipe, true, expired),
+            paused_ways,
+            "paused, {what}"
+        );
+        assert_eq!(
+            ways_back(recipe, false, expired),
+            cut_ways,
+            "cut off, {what}"
+        );
     }
 }
