@@ -1,8 +1,8 @@
 //! The model's own rules, called directly, for what a mutation test of
 //! `model/mod.rs` found unpinned by the other tests of this crate: which
 //! sessions a client's connection carries on after a cut link, which
-//! messages in flight a reconnect keeps, and how a pause or a partition
-//! may end.
+//! messages in flight a reconnect keeps, how a pause or a partition may
+//! end, and what stateright's Explorer is shown of each step.
 
 use models::client::{ClientState, Connection};
 use models::ids::{Key, SessionId, ZPath};
@@ -170,4 +170,52 @@ fn a_pause_or_partition_past_the_session_ends_in_a_reconnect() {
             "cut off, {what}"
         );
     }
+}
+
+/// The Explorer lists each step in words naming its client (faults marked
+/// FAULT), shows a step as the configuration, the step and every actor of
+/// the state it leads to, and draws the path as a sequence diagram.
+#[test]
+fn the_explorer_shows_each_step_in_words() {
+    let model = LockModelCfg::new(lookup("fair-predecessor", None).unwrap(), 2).into_model();
+    let session = SessionId::first(1);
+    let expire = Action::Expire(session);
+    assert_eq!(
+        model.format_action(&expire),
+        format!("store: session {session} expires")
+    );
+    let faults = [
+        Action::Crash(1),
+        Action::Pause(1),
+        Action::Partition(1),
+        Action::LoseReply(1),
+    ];
+    for a in faults {
+        let words = model.format_action(&a);
+        assert!(
+            words.starts_with("FAULT") && words.contains("client 1"),
+            "{words}"
+        );
+    }
+    let init = model.init_states().remove(0);
+    let mut actions = Vec::new();
+    model.actions(&init, &mut actions);
+    let first = actions[0];
+    assert_eq!(
+        first,
+        Action::Deliver(0, models::model::Link::ClientToStore)
+    );
+    assert_eq!(model.format_action(&first), "client 0 → store: deliver");
+    let step = model
+        .format_step(&init, first)
+        .expect("the step can be taken");
+    assert!(step.starts_with(&model.cfg.to_string()), "{step}");
+    assert!(step.contains("client 0 → store:"), "{step}");
+    assert!(
+        step.contains("\nclient 1\n"),
+        "every actor is shown: {step}"
+    );
+    let path = stateright::Path::from_actions(&model, init, [&first]).unwrap();
+    let svg = model.as_svg(path).expect("a diagram");
+    assert!(svg.starts_with("<svg") && svg.contains("client 0"), "{svg}");
 }
