@@ -215,6 +215,24 @@ fn the_explorer_shows_each_step_in_words() {
         step.contains("\nclient 1\n"),
         "every actor is shown: {step}"
     );
+    // A step between two actors is drawn as an arrow; one within an actor
+    // (a timer) is not.
+    let line = |step: &str| step.split("\n\n").nth(1).unwrap().to_string();
+    assert_eq!(line(&step), "client 0 → store: connect [session 0x694d00000000]");
+    let mut state = init.clone();
+    let timeout = loop {
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        if let Some(t) = actions.iter().find(|a| matches!(a, Action::Timeout(..))) {
+            break *t;
+        }
+        state = model.next_state(&state, actions[0]).unwrap();
+    };
+    let timed = line(&model.format_step(&state, timeout).unwrap());
+    assert!(
+        timed.starts_with("client ") && !timed.contains('→'),
+        "{timed}"
+    );
     let path = stateright::Path::from_actions(&model, init, [&first]).unwrap();
     let svg = model.as_svg(path).expect("a diagram");
     assert!(svg.starts_with("<svg") && svg.contains("client 0"), "{svg}");
