@@ -218,7 +218,10 @@ fn the_explorer_shows_each_step_in_words() {
     // A step between two actors is drawn as an arrow; one within an actor
     // (a timer) is not.
     let line = |step: &str| step.split("\n\n").nth(1).unwrap().to_string();
-    assert_eq!(line(&step), "client 0 → store: connect [session 0x694d00000000]");
+    assert_eq!(
+        line(&step),
+        "client 0 → store: connect [session 0x694d00000000]"
+    );
     let mut state = init.clone();
     let timeout = loop {
         let mut actions = Vec::new();
