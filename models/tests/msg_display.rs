@@ -1,8 +1,9 @@
 //! How traces, counterexamples and the Explorer word the messages, requests,
 //! replies and timers (a mutation test of `msg.rs` found none of these
-//! words pinned by a test of this crate): each kind of each, with the
-//! parts that are shown only sometimes (a create's data, a range's sort
-//! and bound, a transaction's several operations, a list's separators).
+//! words pinned by a test of this crate): every timer, message and
+//! request class, and the requests and replies with parts shown only
+//! sometimes (a create's mode and data, a range's sort and bound, a
+//! transaction's several operations, a list's separators).
 
 use models::ids::{Child, Key, SessionId, ZPath};
 use models::msg::{
