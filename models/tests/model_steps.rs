@@ -6,7 +6,9 @@
 
 use models::client::{ClientState, Connection};
 use models::ids::{Key, SessionId, ZPath};
-use models::model::{session_carries_on, survives_reconnect, Action, LockModelCfg, Shared, Status};
+use models::model::{
+    session_carries_on, survives_reconnect, Action, LockModel, LockModelCfg, Shared, Status,
+};
 use models::msg::{EtcdEvent, Msg, Reply, Request, WatchEvent, ZkEvent};
 use models::recipes::lookup;
 use models::store::StoreState;
@@ -110,10 +112,15 @@ fn a_reconnect_keeps_events_notices_and_closes() {
     }
 }
 
+/// `recipe`'s model with two clients and no faults.
+fn two_clients(recipe: &str) -> LockModel {
+    LockModelCfg::new(lookup(recipe, None).unwrap(), 2).into_model()
+}
+
 /// How client 0 may come back in `recipe` when it is paused (`paused`) or
 /// cut off (not `paused`), with its first session alive or expired.
 fn ways_back(recipe: &str, paused: bool, expired: bool) -> Vec<Action> {
-    let model = LockModelCfg::new(lookup(recipe, None).unwrap(), 2).into_model();
+    let model = two_clients(recipe);
     let mut state = model.init_states().remove(0);
     let slot = state.slot_mut(0);
     match paused {
@@ -180,7 +187,7 @@ fn a_pause_or_partition_past_the_session_ends_in_a_reconnect() {
 /// the state it leads to, and draws the path as a sequence diagram.
 #[test]
 fn the_explorer_shows_each_step_in_words() {
-    let model = LockModelCfg::new(lookup("fair-predecessor", None).unwrap(), 2).into_model();
+    let model = two_clients("fair-predecessor");
     let session = SessionId::first(1);
     let expire = Action::Expire(session);
     assert_eq!(
