@@ -15,6 +15,8 @@ use models::store::StoreState;
 use stateright::actor::Actor;
 use stateright::Model;
 
+mod common;
+
 /// A live session carries on, even for a client that gave up on it; an
 /// ended one never does; one not opened yet does, unless the client gave
 /// up on its last (LOST: a new session is a new connection).
@@ -229,21 +231,17 @@ fn the_explorer_shows_each_step_in_words() {
         line(&step),
         "client 0 → store: connect [session 0x694d00000000]"
     );
-    let mut state = init.clone();
-    let mut timeout = None;
-    for _ in 0..100 {
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        timeout = actions
-            .iter()
-            .find(|a| matches!(a, Action::Timeout(..)))
-            .copied();
-        if timeout.is_some() {
-            break;
-        }
-        state = model.next_state(&state, actions[0]).unwrap();
-    }
-    let timeout = timeout.expect("a timer fires within 100 steps");
+    let (state, timeout) = common::reachable(&model, 1_000)
+        .into_iter()
+        .find_map(|state| {
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            let timeout = actions
+                .into_iter()
+                .find(|a| matches!(a, Action::Timeout(..)));
+            timeout.map(|t| (state, t))
+        })
+        .expect("a timer fires in the first 1,000 states");
     let timed = line(&model.format_step(&state, timeout).unwrap());
     assert!(
         timed.starts_with("client ") && !timed.contains('→'),

@@ -787,8 +787,9 @@ fn policies_and_connection_states_have_their_library_names() {
 }
 
 /// A queue's first `producers` clients produce and the rest consume, each
-/// producer its own items; in any other application nobody does either. A client waits (for a watch
-/// event) when it acquires or releases with nothing outstanding.
+/// producer its own items; in any other application nobody does either.
+/// A client waits (for a watch event) when it acquires or releases with
+/// nothing outstanding.
 #[test]
 fn producers_consumers_and_waiting() {
     let client = |recipe: &str, producers| Client {
@@ -827,19 +828,18 @@ fn producers_consumers_and_waiting() {
     assert_eq!(items, [1, 2, 3, 4, 5, 6]);
 
     let mut st = ClientState::new(SessionId::first(0));
-    let waiting = |st: &ClientState| st.is_waiting();
-    assert!(!waiting(&st), "connecting");
+    assert!(!st.is_waiting(), "connecting");
     for phase in [Phase::Acquiring, Phase::Releasing] {
         st.phase = phase;
         st.pending = None;
-        assert!(waiting(&st), "{phase:?}, nothing outstanding");
+        assert!(st.is_waiting(), "{phase:?}, nothing outstanding");
         st.pending = Some(create());
-        assert!(!waiting(&st), "{phase:?}, a request outstanding");
+        assert!(!st.is_waiting(), "{phase:?}, a request outstanding");
     }
     st.pending = None;
     for phase in [Phase::Thinking, Phase::Done] {
         st.phase = phase;
-        assert!(!waiting(&st), "{phase:?}");
+        assert!(!st.is_waiting(), "{phase:?}");
     }
 }
 
