@@ -8,6 +8,7 @@
 
 pub mod checker;
 pub mod client;
+pub mod fixed_hash;
 pub mod html;
 pub mod ids;
 pub mod model;

@@ -322,9 +322,9 @@ struct Hashed<S: ?Sized> {
 /// enough for any client index a state can name (sessions use 16 bits).
 static ERASE: [crate::ids::ClientIdx; 1 << 16] = [0; 1 << 16];
 
-fn fixed_hasher() -> ahash::AHasher {
+fn fixed_hasher() -> impl std::hash::Hasher {
     use std::hash::BuildHasher;
-    ahash::RandomState::with_seeds(0x7265, 0x6369, 0x7065, 0x7374).build_hasher()
+    crate::fixed_hash::seeded(0x7265_6369_7065_7374).build_hasher()
 }
 
 trait ErasedState: Any + Send + Sync {

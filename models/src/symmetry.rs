@@ -150,22 +150,25 @@ impl Relabel for Action {
 /// their names, against 40% with one hash of everything.
 fn label_free_key(slot: &ClientSlot) -> u64 {
     let st = &slot.state;
-    let seldom = ahash::RandomState::with_seeds(5, 6, 7, 8).hash_one((
-        slot.status,
-        slot.partitioned,
-        slot.missed_contact,
-        st.rounds_done,
-        st.holds,
-        st.session.incarnation,
-        st.connection,
-        std::mem::discriminant(&st.phase),
-    ));
+    let seldom = crate::fixed_hash::hash_one(
+        5,
+        &(
+            slot.status,
+            slot.partitioned,
+            slot.missed_contact,
+            st.rounds_done,
+            st.holds,
+            st.session.incarnation,
+            st.connection,
+            std::mem::discriminant(&st.phase),
+        ),
+    );
     (seldom & !0xffff_ffff) | (often_changed_key(slot) & 0xffff_ffff)
 }
 
 /// The label-free hash of what a client's steps change most often.
 fn often_changed_key(slot: &ClientSlot) -> u64 {
-    let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
+    let mut h = crate::fixed_hash::seeded(1).build_hasher();
     let st = &slot.state;
     st.epoch.hash(&mut h);
     match st.phase {
@@ -261,7 +264,7 @@ pub type PermBuf = SmallVec<[ClientIdx; 8]>;
 
 /// The checker's fingerprint of a state: a 64-bit hash with fixed seeds.
 pub fn fingerprint(state: &LockState) -> u64 {
-    ahash::RandomState::with_seeds(0x6c6f, 0x636b, 0x7374, 0x6570).hash_one(state)
+    crate::fixed_hash::hash_one(0x6c6f_636b_7374_6570, state)
 }
 
 /// [`representative`] of a state the caller gives up (relabelled in place:

@@ -99,9 +99,7 @@ impl<T> Shared<T> {
     {
         match self.held.hash.load(Ordering::Relaxed) {
             0 => {
-                let h = ahash::RandomState::with_seeds(0x7061, 0x7274, 0x6861, 0x7368)
-                    .hash_one(&self.held.part)
-                    .max(1);
+                let h = crate::fixed_hash::hash_one(0x7061_7274_6861_7368, &self.held.part).max(1);
                 self.held.hash.store(h, Ordering::Relaxed);
                 h
             }
