@@ -418,3 +418,132 @@ impl LockModel {
         parts == 0 && !another_client
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(reads: u8, writes: u8) -> Footprint {
+        Footprint { reads, writes }
+    }
+
+    /// `covers` is what the sleep-set test holds a step's footprint after
+    /// another step to (`steps_called_independent_commute`): a weaker
+    /// `covers` would let that test pass footprints that grew.
+    #[test]
+    fn a_footprint_covers_what_reads_and_changes_no_more() {
+        let reads_store = at(STORE, 0);
+        let writes_store = at(STORE, STORE);
+        let reads_resource = at(RESOURCE, 0);
+        assert!(Footprint::ALL.covers(writes_store));
+        assert!(writes_store.covers(writes_store));
+        assert!(writes_store.covers(reads_store));
+        assert!(writes_store.covers(Footprint::NONE));
+        assert!(
+            !reads_store.covers(writes_store),
+            "changes a part the other only reads"
+        );
+        assert!(
+            !writes_store.covers(reads_resource),
+            "reads a part the other does not"
+        );
+        assert!(!Footprint::NONE.covers(reads_store));
+        assert!(!writes_store.covers(Footprint::ALL));
+    }
+
+    #[test]
+    fn steps_are_independent_when_apart_and_neither_changes_what_the_other_reads() {
+        let local = |c| Action::Deliver(c, Link::StoreToClient);
+        let to_store = |c| Action::Deliver(c, Link::ClientToStore);
+        let none = Footprint::NONE;
+        let writes_store = at(STORE, STORE);
+        let reads_store = at(STORE, 0);
+        let feeds_monitors = at(MONITORS, 0);
+        let changes_monitors = at(MONITORS, MONITORS);
+        // Two clients' local steps.
+        assert!(independent(&local(0), none, &local(1), none));
+        // One client's two steps.
+        assert!(!independent(
+            &local(0),
+            none,
+            &Action::Timeout(0, Timer::Think),
+            none
+        ));
+        // A store write beside another client's store read, either way
+        // round; two reads are independent.
+        assert!(!independent(
+            &to_store(0),
+            writes_store,
+            &Action::Resume(1),
+            reads_store
+        ));
+        assert!(!independent(
+            &Action::Resume(1),
+            reads_store,
+            &to_store(0),
+            writes_store
+        ));
+        assert!(independent(
+            &Action::Resume(0),
+            reads_store,
+            &Action::Resume(1),
+            reads_store
+        ));
+        // Monitors changed beside monitors fed; fed on both sides is fine.
+        assert!(!independent(
+            &local(0),
+            changes_monitors,
+            &local(1),
+            feeds_monitors
+        ));
+        assert!(independent(
+            &local(0),
+            feeds_monitors,
+            &local(1),
+            feeds_monitors
+        ));
+        // Two clients' writes to the resource, two clients' faults (each
+        // spends the budget).
+        let to_resource = |c| Action::Deliver(c, Link::ClientToResource);
+        let writes_resource = at(RESOURCE, RESOURCE);
+        assert!(!independent(
+            &to_resource(0),
+            writes_resource,
+            &to_resource(1),
+            writes_resource
+        ));
+        let spends = at(BUDGET, BUDGET);
+        assert!(!independent(
+            &Action::Crash(0),
+            spends,
+            &Action::Pause(1),
+            spends
+        ));
+        // A step that may touch everything is independent of nothing.
+        assert!(!independent(&local(0), Footprint::ALL, &local(1), none));
+        assert!(!independent(&local(0), none, &local(1), Footprint::ALL));
+        // A client's crash and the delivery of its message, either order;
+        // not its other steps.
+        let crash = at(BUDGET | MONITORS, BUDGET | MONITORS);
+        assert!(independent(
+            &Action::Crash(0),
+            crash,
+            &to_store(0),
+            writes_store
+        ));
+        assert!(independent(
+            &to_store(0),
+            writes_store,
+            &Action::Crash(0),
+            crash
+        ));
+        assert!(independent(
+            &Action::Crash(0),
+            crash,
+            &to_resource(0),
+            writes_resource
+        ));
+        assert!(!independent(&Action::Crash(0), crash, &local(0), none));
+        assert!(!independent(&Action::Crash(1), crash, &to_store(0), crash));
+    }
+}
