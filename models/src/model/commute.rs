@@ -451,6 +451,27 @@ mod tests {
         assert!(!writes_store.covers(Footprint::ALL));
     }
 
+    /// Only the store writes into other clients' slots (a watch event on
+    /// their inbound links). No other step of the model does; one that
+    /// did would be independent of nothing.
+    #[test]
+    fn a_step_that_replaced_another_clients_slot_touches_everything() {
+        use stateright::Model;
+        let recipe = crate::recipes::parse("fair-predecessor").expect("a shipped recipe");
+        let model = crate::model::LockModelCfg::new(recipe, 2).into_model();
+        let last = model.init_states().remove(0);
+        let mut next = last.clone();
+        next.slot_mut(1).partitioned = true;
+        let timer = Action::Timeout(0, Timer::Think);
+        assert_eq!(Footprint::of(&last, &timer, &next), Footprint::ALL);
+        let delivery = Action::Deliver(0, Link::ClientToStore);
+        assert_ne!(Footprint::of(&last, &delivery, &next), Footprint::ALL);
+        // Its own slot is its own business.
+        let mut own = last.clone();
+        own.slot_mut(0).partitioned = true;
+        assert_eq!(Footprint::of(&last, &timer, &own), Footprint::NONE);
+    }
+
     #[test]
     fn steps_are_independent_when_apart_and_neither_changes_what_the_other_reads() {
         let local = |c| Action::Deliver(c, Link::StoreToClient);
