@@ -592,7 +592,9 @@ fn expand(
             hits |= 1 << k;
         }
     }
-    let mut actions = Vec::new();
+    // Room for what a state usually enables (one allocation, not the
+    // three or four of growing from empty).
+    let mut actions = Vec::with_capacity(8 * state.clients.len());
     model.actions(state, &mut actions);
     let asymmetry = if symmetry {
         (audit_all || fp.is_multiple_of(AUDIT_EVERY))
@@ -659,15 +661,46 @@ fn expand_level(
     use rayon::prelude::*;
     let expand = |q: &Queued| expand(judges, audit_all, claimed, earlier, interner, q);
     if pool.current_num_threads() <= 1 || frontier.len() < 64 {
-        return frontier.iter().map(expand).collect();
+        return expand_in_order(frontier, expand).collect();
     }
+    // Runs of states, each expanded in order by one worker, which also
+    // frees the states it expanded.
+    let mut states = frontier.into_iter();
+    let runs: Vec<Vec<Queued>> = std::iter::from_fn(|| {
+        let run: Vec<Queued> = states.by_ref().take(RUN).collect();
+        (!run.is_empty()).then_some(run)
+    })
+    .collect();
     pool.install(|| {
-        // Each worker also frees the states it expanded.
-        frontier
-            .into_par_iter()
-            .with_min_len(16)
-            .map(|q| expand(&q))
+        runs.into_par_iter()
+            .flat_map_iter(|run| expand_in_order(run, expand))
             .collect()
+    })
+}
+
+/// States a worker expands in a row (with the parts of the next ones asked
+/// for ahead).
+const RUN: usize = 32;
+
+/// Expands `states` in order, each freed once expanded. A frontier's states
+/// are far apart in memory and a step reads every part of its state: the
+/// next state's parts are asked for while this one is expanded, and where
+/// the one after keeps its slots.
+fn expand_in_order(
+    states: Vec<Queued>,
+    expand: impl Fn(&Queued) -> Expanded,
+) -> impl Iterator<Item = Expanded> {
+    let mut rest = states.into_iter();
+    std::iter::from_fn(move || {
+        let q = rest.next()?;
+        let ahead = rest.as_slice();
+        if let Some(after_next) = ahead.get(1) {
+            after_next.state.prefetch_slots();
+        }
+        if let Some(next) = ahead.first() {
+            next.state.prefetch_parts();
+        }
+        Some(expand(&q))
     })
 }
 
@@ -744,7 +777,9 @@ impl Merge<'_> {
                                 self.next_frontier.push(c);
                             }
                         }
-                        if !self.seen.keeps_indices() {
+                        // Its place, for the expansion that claimed it
+                        // (when not this one, whose state is placed below).
+                        if !self.seen.keeps_indices() && next.is_none() {
                             self.new_here.insert(Seen::key(fp), j);
                         }
                         Some(j)

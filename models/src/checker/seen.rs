@@ -30,6 +30,8 @@
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::model::prefetch;
+
 /// The top bits of a fingerprint choose its shard; the low bits its slot.
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
@@ -77,20 +79,6 @@ struct Shard {
     /// Each slot's state index (only with indices).
     idx: Vec<u32>,
     len: usize,
-}
-
-/// A hint to load the cache line at `at`; never faults, whatever the
-/// address.
-#[inline]
-fn prefetch<T>(at: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }
 
 /// The slot where a shard of `cap` slots first looks for `fp`: its bits

@@ -34,7 +34,7 @@ pub use config::{
     FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
-pub use shared::Shared;
+pub use shared::{prefetch, Shared};
 pub use state::{Action, ClientSlot, Link, LockState, Status};
 
 use crate::client::{Client, ClientState, Connection, Phase};

@@ -12,6 +12,20 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// A hint to load the cache line at `at`; never faults, whatever the
+/// address.
+#[inline]
+pub fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 pub struct Shared<T> {
     held: Arc<Held<T>>,
 }
@@ -85,6 +99,13 @@ impl<T> Shared<T> {
         if let Some(held) = Arc::get_mut(&mut this.held) {
             trim(&mut held.part);
         }
+    }
+
+    /// Asks for the part's first cache line (its counts, kept hash and key,
+    /// and the part's first fields) ahead of a read.
+    #[inline]
+    pub fn prefetch(&self) {
+        prefetch(Arc::as_ptr(&self.held));
     }
 
     /// The same part, not merely an equal one.

@@ -158,6 +158,22 @@ impl LockState {
         Shared::make_mut(&mut self.clients[c as usize])
     }
 
+    /// Asks for where the client slots are kept, ahead of
+    /// [`LockState::prefetch_parts`] (a frontier's states are far apart in
+    /// memory, and a step reads every part of its state).
+    pub fn prefetch_slots(&self) {
+        super::shared::prefetch(self.clients.as_ptr());
+    }
+
+    /// Asks for every part's first cache line ahead of a read.
+    pub fn prefetch_parts(&self) {
+        self.store.prefetch();
+        self.store_timers.prefetch();
+        self.resource.prefetch();
+        self.monitors.prefetch();
+        self.clients.iter().for_each(Shared::prefetch);
+    }
+
     /// Live clients that believe they hold the lock.
     pub fn holders(&self) -> impl Iterator<Item = ClientIdx> + '_ {
         self.clients
