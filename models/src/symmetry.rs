@@ -166,6 +166,93 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     (seldom & !0xffff_ffff) | (often_changed_key(slot) & 0xffff_ffff)
 }
 
+/// A label-free hash of what the parts outside client `c`'s slot say
+/// about it: its sessions, the nodes and keys they own and the watches they
+/// hold, its writes the resource accepted and its acquisitions, each item
+/// with what places it that names no client (a zxid, a revision, a place in
+/// the log) and without the client names in it. Items are summed, so the
+/// order of a table sorted by client names does not count.
+///
+/// Computed only for clients whose slots tie: measured on fair-predecessor
+/// at 4 clients with a crash, 97% of the states with tied slots are told
+/// apart only by the resource's log, the monitors or the ZooKeeper tree.
+fn outside_key(state: &LockState, c: ClientIdx) -> u64 {
+    use crate::ids::{SessionId, ZPath};
+    fn item<T: Hash>(what: &T) -> u64 {
+        crate::fixed_hash::hash_one(7, what)
+    }
+    let mine = |s: &SessionId| s.client == c;
+    // A path with the client in its guid erased (whose node it is, is what
+    // `mine` asks of the owner).
+    let shape = |p: &ZPath| match *p {
+        ZPath::Child(child) | ZPath::Taken(child) => (
+            std::mem::discriminant(p),
+            child.seq,
+            child.guid.map(|g| (g.incarnation, mine(&g))),
+        ),
+        ZPath::Lock | ZPath::Ready => (std::mem::discriminant(p), 0, None),
+    };
+    let store = &state.store;
+    let mut sum = 0u64;
+    let mut add = |v: u64| sum = sum.wrapping_add(v);
+    for (s, alive) in store.sessions.iter().filter(|(s, _)| mine(s)) {
+        add(item(&(1u8, s.incarnation, alive)));
+    }
+    for (path, node) in &store.zk.nodes {
+        let owner = node.ephemeral_owner.filter(mine).map(|s| s.incarnation);
+        let named = shape(path).2.is_some_and(|(_, m)| m);
+        if owner.is_some() || named {
+            add(item(&(
+                2u8,
+                shape(path),
+                owner,
+                node.czxid,
+                node.mzxid,
+                node.data,
+            )));
+        }
+    }
+    for (tag, watches) in [(3u8, &store.zk.data_watches), (4, &store.zk.child_watches)] {
+        for (path, s) in watches.iter().filter(|(_, s)| mine(s)) {
+            add(item(&(tag, shape(path), s.incarnation)));
+        }
+    }
+    let etcd = &store.etcd;
+    for kv in etcd
+        .kvs
+        .iter()
+        .filter(|kv| mine(&kv.key.0) || mine(&kv.lease))
+    {
+        let who = (mine(&kv.key.0), kv.key.0.incarnation);
+        let lease = (mine(&kv.lease), kv.lease.incarnation);
+        add(item(&(
+            5u8,
+            who,
+            lease,
+            kv.create_revision,
+            kv.mod_revision,
+            kv.version,
+        )));
+    }
+    for (key, rev) in etcd.deletes.iter().filter(|(k, _)| mine(&k.0)) {
+        add(item(&(6u8, key.0.incarnation, rev)));
+    }
+    for w in etcd.watchers.iter().filter(|w| w.client == c) {
+        add(item(&(7u8, w.key.0.incarnation, w.start_revision)));
+    }
+    for (at, w) in state.resource.log.iter().enumerate() {
+        if w.client == c {
+            add(item(&(8u8, at, w.hold, w.token)));
+        }
+    }
+    for (at, a) in state.monitors.acquisitions.iter().enumerate() {
+        if a.client == c {
+            add(item(&(9u8, at, a.hold, a.granted, a.token, a.owned)));
+        }
+    }
+    sum
+}
+
 /// The label-free hash of what a client's steps change most often.
 fn often_changed_key(slot: &ClientSlot) -> u64 {
     let mut h = crate::fixed_hash::seeded(1).build_hasher();
@@ -276,7 +363,21 @@ pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, 
     let keys: SmallVec<[u64; 8]> = state.clients.iter().map(slot_key).collect();
     let mut order: SmallVec<[usize; 8]> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i], i));
-    let groups = tied_groups(&order, &keys);
+    let mut groups = tied_groups(&order, &keys);
+    if !groups.is_empty() {
+        // Clients whose slots tie, told apart where they can be by what
+        // the rest of the state says about each: every order of a tie is
+        // built and hashed, an order of the others is not.
+        let mut outside: SmallVec<[u64; 8]> = smallvec::smallvec![0; n];
+        for g in &groups {
+            for &i in &order[g.clone()] {
+                outside[i] = outside_key(&state, i as ClientIdx);
+            }
+        }
+        let refined: SmallVec<[(u64, u64); 8]> = (0..n).map(|i| (keys[i], outside[i])).collect();
+        order.sort_by_key(|&i| (refined[i], i));
+        groups = tied_groups(&order, &refined);
+    }
     if groups.is_empty() {
         let (rep, perm) = renamed(state, &order);
         return (rep, perm, None);
@@ -311,7 +412,7 @@ fn renamed(mut state: LockState, order: &[usize]) -> (LockState, PermBuf) {
 }
 
 /// Ranges of `order` (sorted by key) whose keys are equal, two or more long.
-fn tied_groups(order: &[usize], keys: &[u64]) -> Vec<std::ops::Range<usize>> {
+fn tied_groups<K: PartialEq>(order: &[usize], keys: &[K]) -> Vec<std::ops::Range<usize>> {
     let mut groups = Vec::new();
     let mut start = 0;
     for end in 1..=order.len() {
@@ -369,4 +470,96 @@ pub fn inverse(perm: &Perm) -> Vec<ClientIdx> {
         inv[new as usize] = old as ClientIdx;
     }
     inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FaultBudget, LockModelCfg};
+    use stateright::Model;
+
+    /// Random walks from the initial state of every shipped recipe, under
+    /// faults, each state with every client's slot key and outside key.
+    fn walk_states(mut seen: impl FnMut(&LockState)) {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for r in crate::recipes::REGISTRY {
+            let cfg = LockModelCfg {
+                faults: FaultBudget {
+                    crashes: 1,
+                    pauses: 1,
+                    lost_replies: 1,
+                    ..Default::default()
+                },
+                ..LockModelCfg::new((r.build)(None), 3)
+            };
+            let model = cfg.into_model();
+            for _ in 0..30 {
+                let mut state = model.init_states().remove(0);
+                let mut actions = Vec::new();
+                for _ in 0..60 {
+                    seen(&state);
+                    actions.clear();
+                    model.actions(&state, &mut actions);
+                    let Some(&a) = actions.get(next() as usize % actions.len().max(1)) else {
+                        break;
+                    };
+                    if let Some(s) = model.next_state(&state, a) {
+                        state = s;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_outside_key_names_no_client() {
+        walk_states(|state| {
+            for p in [[1, 2, 0], [0, 2, 1], [2, 1, 0]] {
+                let mut renamed = state.clone();
+                renamed.relabel(&p);
+                for c in 0..3 {
+                    assert_eq!(
+                        outside_key(&renamed, p[c as usize]),
+                        outside_key(state, c),
+                        "client {c} renamed by {p:?} in {state:?}"
+                    );
+                }
+            }
+        });
+    }
+
+    /// What the outside key is for: clients whose slots tie, and who are
+    /// not interchangeable (swapping their names changes the state), are
+    /// told apart.
+    #[test]
+    fn the_outside_key_tells_apart_clients_whose_slots_tie() {
+        let (mut tied, mut told_apart) = (0, 0);
+        walk_states(|state| {
+            for a in 0..3 {
+                for b in a + 1..3 {
+                    let (sa, sb) = (&state.clients[a], &state.clients[b]);
+                    let mut swap: [ClientIdx; 3] = [0, 1, 2];
+                    swap.swap(a, b);
+                    let mut swapped = state.clone();
+                    swapped.relabel(&swap);
+                    if slot_key(sa) == slot_key(sb) && swapped != *state {
+                        tied += 1;
+                        let outside = |c: usize| outside_key(state, c as ClientIdx);
+                        told_apart += usize::from(outside(a) != outside(b));
+                    }
+                }
+            }
+        });
+        assert!(tied > 20, "the walks meet ties: {tied}");
+        assert!(
+            told_apart * 10 >= tied * 9,
+            "{told_apart} of {tied} tied pairs told apart"
+        );
+    }
 }
