@@ -6,9 +6,11 @@
 //! guids, etcd keys and leases, watches, the resource's log and the ghost
 //! acquisition order. Sorted tables are re-sorted afterwards, so a relabelled
 //! state is exactly a state the model can reach. The representative orders
-//! clients by a label-free key; every order of clients whose keys tie is
-//! tried and the one with the smallest fingerprint kept, so every state of
-//! an orbit has the same representative (up to hash collisions).
+//! clients by a label-free key of their slots, then clients whose slots tie
+//! by a label-free key of what the rest of the state says about each
+//! ([`outside_key`]); every order of clients still tied is tried and the
+//! one with the smallest fingerprint kept, so every state of an orbit has
+//! the same representative (up to hash collisions).
 
 use crate::client::{ClientState, Phase};
 use crate::ids::ClientIdx;
@@ -342,8 +344,9 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// The representative of `state`'s orbit, and the permutation that maps
 /// `state` to it.
 ///
-/// Clients are sorted by their label-free key. Clients whose keys tie are in
-/// the same situation up to names, and any order of them is a candidate; the
+/// Clients are sorted by their slots' label-free keys, clients whose slots
+/// tie by [`outside_key`]. Clients whose keys both tie are in the same
+/// situation up to names, and any order of them is a candidate; the
 /// candidate with the smallest hash is chosen, so the representative does
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).

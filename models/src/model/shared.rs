@@ -101,8 +101,8 @@ impl<T> Shared<T> {
         }
     }
 
-    /// Asks for the part's first cache line (its counts, kept hash and key,
-    /// and the part's first fields) ahead of a read.
+    /// Asks for the first cache line of the part and what is kept with it
+    /// ahead of a read.
     #[inline]
     pub fn prefetch(&self) {
         prefetch(Arc::as_ptr(&self.held));
