@@ -1163,3 +1163,25 @@ fn confirm_stuck(model: &LockModel, path: &[Action], goal: &Goal) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A property named twice (`--property X --property X`) is asked, and
+    /// nothing else is; none named asks every one. (A mutation test: `^`
+    /// for `|` when the names are gathered left a repeated name asked as
+    /// none, which asks everything.)
+    #[test]
+    fn a_property_asked_twice_is_asked_alone() {
+        use PropertyName::{MutualExclusion, Progress};
+        let twice = CheckOptions::default().asking(&[MutualExclusion, MutualExclusion]);
+        assert!(twice.asks("mutual_exclusion"));
+        assert!(!twice.asks("progress"));
+        let both = CheckOptions::default().asking(&[MutualExclusion, Progress]);
+        assert!(both.asks("mutual_exclusion") && both.asks("progress"));
+        assert!(!both.asks("herd_bound"));
+        let all = CheckOptions::default().asking(&[]);
+        assert!(all.asks("herd_bound") && all.asks("progress"));
+    }
+}
