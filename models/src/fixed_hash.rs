@@ -25,3 +25,20 @@ pub fn seeded(seed: u64) -> foldhash::quality::FixedState {
 pub fn hash_one<T: Hash + ?Sized>(seed: u64, value: &T) -> u64 {
     seeded(seed).hash_one(value)
 }
+
+/// A hasher for keys that are already hashes (fingerprints, parts'
+/// hashes): it hashes them no further.
+#[derive(Default)]
+pub struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 hashes are hashed again")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}

@@ -17,6 +17,7 @@ pub mod properties;
 pub mod recipe;
 pub mod recipes;
 pub mod relabel;
+pub mod renamings;
 pub mod resource;
 pub mod store;
 pub mod symmetry;

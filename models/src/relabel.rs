@@ -47,6 +47,17 @@ impl<T: Relabel> Relabel for Vec<T> {
     }
 }
 
+impl<A: smallvec::Array> Relabel for smallvec::SmallVec<A>
+where
+    A::Item: Relabel,
+{
+    fn relabel(&mut self, p: &Perm) {
+        for x in self {
+            x.relabel(p);
+        }
+    }
+}
+
 impl<A: Relabel, B: Relabel> Relabel for (A, B) {
     fn relabel(&mut self, p: &Perm) {
         self.0.relabel(p);

@@ -17,6 +17,7 @@ use crate::ids::ClientIdx;
 use crate::model::{Action, ClientSlot, LockState, Shared};
 use crate::msg::Msg;
 pub use crate::relabel::{Perm, Relabel};
+use crate::renamings::{Afresh, RenameParts};
 use crate::store::StoreState;
 use smallvec::SmallVec;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -99,23 +100,26 @@ impl Relabel for StoreState {
 /// names is for parts: a state's slots must each go somewhere).
 impl Relabel for LockState {
     fn relabel(&mut self, p: &Perm) {
+        self.rename_with(p, &mut Afresh);
+    }
+}
+
+impl LockState {
+    /// Relabels the state by a permutation of its clients, each part
+    /// renamed by `parts` (afresh, or from renamings kept).
+    pub fn rename_with(&mut self, p: &Perm, parts: &mut impl RenameParts) {
         // Checked in every build: the in-place move of the slots below
         // would not end for a map that is not a permutation.
         assert!(
             is_permutation(p, self.clients.len()),
             "a state is relabelled by a permutation of its clients, not {p:?}"
         );
-        Shared::make_mut(&mut self.store).relabel(p);
-        let timers = Shared::make_mut(&mut self.store_timers);
-        timers.relabel(p);
-        timers.sort();
-        for w in &mut Shared::make_mut(&mut self.resource).log {
-            w.client.relabel(p);
-        }
-        Shared::make_mut(&mut self.monitors).relabel(p);
-        // A slot's label-free key is the same in any names.
+        parts.rename(&mut self.store, p);
+        parts.rename(&mut self.store_timers, p);
+        parts.rename(&mut self.resource, p);
+        parts.rename(&mut self.monitors, p);
         for slot in &mut self.clients {
-            Shared::make_mut_keeping_key(slot).relabel(p);
+            parts.rename(slot, p);
         }
         // Each slot to its new place, in place: a swap puts the slot at
         // `i` where it goes, and brings `i` the slot from there.
@@ -345,7 +349,7 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).
 pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
-    let (rep, perm, _) = representative_and_fingerprint(state.clone());
+    let (rep, perm, _) = representative_and_fingerprint(state.clone(), &mut Afresh);
     (rep, perm.to_vec())
 }
 
@@ -369,8 +373,14 @@ pub fn fingerprint(state: &LockState) -> u64 {
 /// [`representative`] of a state the caller gives up (relabelled in place:
 /// the parts it does not share are not copied again), and the
 /// representative's fingerprint when choosing it took one (clients tied),
-/// so the checker need not hash it again.
-pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, Option<u64>) {
+/// so the checker need not hash it again. Its parts are renamed by
+/// `parts` (the checker keeps the renamings it did: [`Renamings`]).
+///
+/// [`Renamings`]: crate::renamings::Renamings
+pub fn representative_and_fingerprint(
+    state: LockState,
+    parts: &mut impl RenameParts,
+) -> (LockState, PermBuf, Option<u64>) {
     let n = state.clients.len();
     let keys: SmallVec<[u64; 8]> = state.clients.iter().map(slot_key).collect();
     let mut order: SmallVec<[usize; 8]> = (0..n).collect();
@@ -390,13 +400,13 @@ pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, 
         groups = tied_groups(&order, &refined);
     }
     if groups.is_empty() {
-        let (rep, perm) = renamed(state, &order);
+        let (rep, perm) = renamed(state, &order, parts);
         return (rep, perm, None);
     }
     let mut best: Option<(u64, LockState, PermBuf)> = None;
     let mut candidate = order;
     loop {
-        let (rep, perm) = renamed(state.clone(), &candidate);
+        let (rep, perm) = renamed(state.clone(), &candidate, parts);
         let h = fingerprint(&rep);
         if best.as_ref().is_none_or(|(bh, _, _)| h < *bh) {
             best = Some((h, rep, perm));
@@ -411,13 +421,17 @@ pub fn representative_and_fingerprint(state: LockState) -> (LockState, PermBuf, 
 
 /// `state` with client `order[k]` renamed `k` (in place: the parts it does
 /// not share are not copied again), and that permutation.
-fn renamed(mut state: LockState, order: &[usize]) -> (LockState, PermBuf) {
+fn renamed(
+    mut state: LockState,
+    order: &[usize],
+    parts: &mut impl RenameParts,
+) -> (LockState, PermBuf) {
     let mut perm: PermBuf = smallvec::smallvec![0; order.len()];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as ClientIdx;
     }
     if perm.iter().enumerate().any(|(i, &p)| p as usize != i) {
-        state.relabel(&perm);
+        state.rename_with(&perm, parts);
     }
     (state, perm)
 }
@@ -572,5 +586,43 @@ mod tests {
             told_apart * 10 >= tied * 9,
             "{told_apart} of {tied} tied pairs told apart"
         );
+    }
+
+    /// Renaming from the renamings kept gives exactly what renaming afresh
+    /// gives, every part with its true hash and key; a part renamed again
+    /// by the same permutation is the one kept, not a copy.
+    #[test]
+    fn a_kept_renaming_is_the_renaming_afresh() {
+        let mut kept = crate::renamings::Renamings::default();
+        let mut renamings = 0;
+        walk_states(|state| {
+            for p in [[1, 2, 0], [0, 2, 1], [2, 1, 0]] {
+                let mut afresh = state.clone();
+                afresh.relabel(&p);
+                let mut first = state.clone();
+                first.rename_with(&p, &mut kept);
+                let mut again = state.clone();
+                again.rename_with(&p, &mut kept);
+                for renamed in [&first, &again] {
+                    assert_eq!(*renamed, afresh, "{state:?} renamed by {p:?}");
+                    assert_eq!(fingerprint(renamed), fingerprint(&afresh));
+                    let true_hash =
+                        |s: &Shared<StoreState>| Shared::new((**s).clone()).hash_value();
+                    assert_eq!(renamed.store.hash_value(), true_hash(&renamed.store));
+                    for slot in &renamed.clients {
+                        assert_eq!(slot_key(slot), label_free_key(slot));
+                        let fresh = Shared::new((**slot).clone());
+                        assert_eq!(slot.hash_value(), fresh.hash_value());
+                    }
+                }
+                assert!(Shared::ptr_eq(&first.store, &again.store));
+                assert!(Shared::ptr_eq(&first.monitors, &again.monitors));
+                for (a, b) in first.clients.iter().zip(&again.clients) {
+                    assert!(Shared::ptr_eq(a, b), "a slot renamed twice is copied twice");
+                }
+                renamings += 1;
+            }
+        });
+        assert!(renamings > 1000, "{renamings} states renamed");
     }
 }

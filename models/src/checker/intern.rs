@@ -19,9 +19,8 @@
 //! parts kept their hashes and sleep sets thinned the transitions: 229 MB
 //! against 238 MB, 0.90 of the time.
 
-use super::Identity;
-use crate::model::{ClientSlot, LockState, Shared};
-use crate::msg::Timer;
+use crate::fixed_hash::Identity;
+use crate::model::{ClientSlot, LockState, Shared, Timers};
 use crate::properties::Monitors;
 use crate::resource::ResourceState;
 use crate::store::StoreState;
@@ -36,7 +35,7 @@ const SHARDS: usize = 64;
 pub struct Interner {
     slots: Table<ClientSlot>,
     stores: Table<StoreState>,
-    store_timers: Table<Vec<Timer>>,
+    store_timers: Table<Timers>,
     resources: Table<ResourceState>,
     monitors: Table<Monitors>,
 }
@@ -81,7 +80,7 @@ impl Trim for StoreState {
     }
 }
 
-impl Trim for Vec<Timer> {
+impl Trim for Timers {
     fn trim(&mut self) {
         self.shrink_to_fit();
     }

@@ -14,10 +14,12 @@
 //!   `Model::next_state` in the clients' real names, and re-checked, before
 //!   it is returned.
 
+use crate::fixed_hash::Identity;
 use crate::ids::ClientIdx;
 use crate::model::commute::{independent, local_to, Footprint};
 use crate::model::{Action, Goal, LockModel, LockState};
 use crate::properties::PropertyName;
+use crate::renamings::Renamings;
 use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, PermBuf, Relabel,
 };
@@ -28,7 +30,7 @@ use smallvec::SmallVec;
 use stateright::{Expectation, Model, Property};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::time::Instant;
 
 mod edges;
@@ -251,22 +253,6 @@ impl CheckResult {
     }
 }
 
-/// Fingerprints (and parts' hashes) are already hashes; hash them no further.
-#[derive(Default)]
-struct Identity(u64);
-
-impl Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 fingerprints are hashed")
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 /// The explored graph, compactly: for every state its BFS parent and
 /// which of the parent's enabled actions led to it (the path's actions are
 /// recomputed by replaying it), and — only when progress is asked, which
@@ -461,6 +447,13 @@ struct Judges<'a> {
 /// representative of its orbit, under symmetry).
 type Successor = (u64, LockState);
 
+thread_local! {
+    /// Each worker's renamings of parts, kept for the successors it renames
+    /// later (in this check or the next: a renaming depends only on the
+    /// part and the permutation).
+    static RENAMINGS: std::cell::RefCell<Renamings> = std::cell::RefCell::default();
+}
+
 /// Passes `found` the successors of `state` the search explores, by the
 /// position of their action among `actions`, in that order: all of them,
 /// or under the partial-order reduction an ample set's. `earlier` is how
@@ -483,7 +476,8 @@ fn explore_successors(
     // symmetry) the renaming that made it the representative.
     let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
-            let (rep, perm, fp) = representative_and_fingerprint(next);
+            let (rep, perm, fp) =
+                RENAMINGS.with_borrow_mut(|kept| representative_and_fingerprint(next, kept));
             ((fp.unwrap_or_else(|| fingerprint(&rep)), rep), Some(perm))
         } else {
             ((fingerprint(&next), next), None)
@@ -682,10 +676,9 @@ fn expand_level(
 /// for ahead).
 const RUN: usize = 32;
 
-/// Expands `states` in order, each freed once expanded. A frontier's states
-/// are far apart in memory and a step reads every part of its state: the
-/// next state's parts are asked for while this one is expanded, and where
-/// the one after keeps its slots.
+/// Expands `states` in order, each freed once expanded. A frontier's
+/// states' parts are far apart in memory and a step reads every part of its
+/// state: the next state's parts are asked for while this one is expanded.
 fn expand_in_order(
     states: Vec<Queued>,
     expand: impl Fn(&Queued) -> Expanded,
@@ -693,11 +686,7 @@ fn expand_in_order(
     let mut rest = states.into_iter();
     std::iter::from_fn(move || {
         let q = rest.next()?;
-        let ahead = rest.as_slice();
-        if let Some(after_next) = ahead.get(1) {
-            after_next.state.prefetch_slots();
-        }
-        if let Some(next) = ahead.first() {
+        if let Some(next) = rest.as_slice().first() {
             next.state.prefetch_parts();
         }
         Some(expand(&q))

@@ -35,7 +35,7 @@ pub use config::{
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
-pub use state::{Action, ClientSlot, Link, LockState, Status};
+pub use state::{Action, ClientSlot, Link, LockState, Slots, Status, Timers};
 
 use crate::client::{Client, ClientState, Connection, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
@@ -178,7 +178,7 @@ impl LockModel {
         timers.binary_search(t).is_ok()
     }
 
-    fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Vec<Timer> {
+    fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Timers {
         match client_of(id) {
             Some(c) => &mut state.slot_mut(c).timers,
             None => Shared::make_mut(&mut state.store_timers),
@@ -256,9 +256,9 @@ impl Model for LockModel {
     fn init_states(&self) -> Vec<LockState> {
         let mut state = LockState {
             store: Shared::new(self.store.initial_state()),
-            store_timers: Shared::new(Vec::new()),
+            store_timers: Shared::new(Timers::new()),
             resource: Shared::new(ResourceState::default()),
-            clients: Vec::new(),
+            clients: Slots::new(),
             budget: self.cfg.faults,
             monitors: Shared::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
         };
@@ -272,7 +272,7 @@ impl Model for LockModel {
                 status: Status::Running,
                 partitioned: false,
                 missed_contact: false,
-                timers: Vec::new(),
+                timers: Timers::new(),
                 from_store: Vec::new(),
                 to_store: Vec::new(),
                 to_resource: Vec::new(),
