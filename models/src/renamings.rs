@@ -87,17 +87,35 @@ impl Part for Monitors {
 }
 
 /// How a state's parts are renamed: afresh ([`Afresh`]), or from the
-/// renamings kept ([`Renamings`]).
+/// renamings kept ([`Renamings`]; the checker's also hands each new
+/// renaming to its hash-consing, so that what it keeps is the part the
+/// frontier shares).
 pub trait RenameParts {
-    fn rename<T: Part>(&mut self, part: &mut Shared<T>, p: &Perm);
+    fn slot(&mut self, part: &mut Shared<ClientSlot>, p: &Perm);
+    fn store(&mut self, part: &mut Shared<StoreState>, p: &Perm);
+    fn store_timers(&mut self, part: &mut Shared<Timers>, p: &Perm);
+    fn resource(&mut self, part: &mut Shared<ResourceState>, p: &Perm);
+    fn monitors(&mut self, part: &mut Shared<Monitors>, p: &Perm);
 }
 
 /// Every part copied and rewritten.
 pub struct Afresh;
 
 impl RenameParts for Afresh {
-    fn rename<T: Part>(&mut self, part: &mut Shared<T>, p: &Perm) {
-        T::rename(part, p);
+    fn slot(&mut self, part: &mut Shared<ClientSlot>, p: &Perm) {
+        Part::rename(part, p);
+    }
+    fn store(&mut self, part: &mut Shared<StoreState>, p: &Perm) {
+        Part::rename(part, p);
+    }
+    fn store_timers(&mut self, part: &mut Shared<Timers>, p: &Perm) {
+        Part::rename(part, p);
+    }
+    fn resource(&mut self, part: &mut Shared<ResourceState>, p: &Perm) {
+        Part::rename(part, p);
+    }
+    fn monitors(&mut self, part: &mut Shared<Monitors>, p: &Perm) {
+        Part::rename(part, p);
     }
 }
 
@@ -112,9 +130,36 @@ pub struct Renamings {
     monitors: Table<Monitors>,
 }
 
+impl Renamings {
+    /// Renames `part` by `p` from a renaming kept, or afresh; a new
+    /// renaming is passed to `settle` (which may swap it for an equal
+    /// part) before it is kept.
+    pub fn rename<T: Part>(
+        &mut self,
+        part: &mut Shared<T>,
+        p: &Perm,
+        settle: impl FnOnce(&mut Shared<T>),
+    ) {
+        T::table(self).rename(part, p, settle);
+    }
+}
+
+/// Kept renamings, each kept as renaming gave it.
 impl RenameParts for Renamings {
-    fn rename<T: Part>(&mut self, part: &mut Shared<T>, p: &Perm) {
-        T::table(self).rename(part, p);
+    fn slot(&mut self, part: &mut Shared<ClientSlot>, p: &Perm) {
+        self.rename(part, p, |_| {});
+    }
+    fn store(&mut self, part: &mut Shared<StoreState>, p: &Perm) {
+        self.rename(part, p, |_| {});
+    }
+    fn store_timers(&mut self, part: &mut Shared<Timers>, p: &Perm) {
+        self.rename(part, p, |_| {});
+    }
+    fn resource(&mut self, part: &mut Shared<ResourceState>, p: &Perm) {
+        self.rename(part, p, |_| {});
+    }
+    fn monitors(&mut self, part: &mut Shared<Monitors>, p: &Perm) {
+        self.rename(part, p, |_| {});
     }
 }
 
@@ -144,7 +189,7 @@ struct Renamed<T> {
 const KEPT: usize = 1 << 13;
 
 impl<T: Part> Table<T> {
-    fn rename(&mut self, part: &mut Shared<T>, p: &Perm) {
+    fn rename(&mut self, part: &mut Shared<T>, p: &Perm, settle: impl FnOnce(&mut Shared<T>)) {
         let perm = perm_code(p);
         let at = part.hash_value() ^ u64::from(perm).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         if let Some(r) = self.kept.get(&at) {
@@ -155,6 +200,7 @@ impl<T: Part> Table<T> {
         }
         let from = part.clone();
         T::rename(part, p);
+        settle(part);
         if self.kept.len() >= KEPT {
             self.kept.clear();
         }

@@ -114,12 +114,12 @@ impl LockState {
             is_permutation(p, self.clients.len()),
             "a state is relabelled by a permutation of its clients, not {p:?}"
         );
-        parts.rename(&mut self.store, p);
-        parts.rename(&mut self.store_timers, p);
-        parts.rename(&mut self.resource, p);
-        parts.rename(&mut self.monitors, p);
+        parts.store(&mut self.store, p);
+        parts.store_timers(&mut self.store_timers, p);
+        parts.resource(&mut self.resource, p);
+        parts.monitors(&mut self.monitors, p);
         for slot in &mut self.clients {
-            parts.rename(slot, p);
+            parts.slot(slot, p);
         }
         // Each slot to its new place, in place: a swap puts the slot at
         // `i` where it goes, and brings `i` the slot from there.

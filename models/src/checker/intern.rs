@@ -22,6 +22,8 @@
 use crate::fixed_hash::Identity;
 use crate::model::{ClientSlot, LockState, Shared, Timers};
 use crate::properties::Monitors;
+use crate::relabel::Perm;
+use crate::renamings::{RenameParts, Renamings};
 use crate::resource::ResourceState;
 use crate::store::StoreState;
 use std::collections::HashMap;
@@ -163,6 +165,95 @@ impl Interner {
         for (k, slot) in state.clients.iter_mut().enumerate() {
             self.slots
                 .intern(slot, parent.clients.get(k), &earlier.slots);
+        }
+    }
+}
+
+/// Renamings kept by a worker, each new one hash-consed in the level's
+/// tables before it is kept: a part renamed from a kept renaming is then
+/// the very part the frontier shares, which the interning of a new state
+/// finds without comparing it in full.
+pub struct Settled<'a> {
+    pub kept: &'a mut Renamings,
+    pub interning: Interning<'a>,
+}
+
+impl RenameParts for Settled<'_> {
+    fn slot(&mut self, part: &mut Shared<ClientSlot>, p: &Perm) {
+        let (this, before) = (self.interning.this_level, self.interning.level_before);
+        self.kept
+            .rename(part, p, |to| this.slots.intern(to, None, &before.slots));
+    }
+    fn store(&mut self, part: &mut Shared<StoreState>, p: &Perm) {
+        let (this, before) = (self.interning.this_level, self.interning.level_before);
+        self.kept
+            .rename(part, p, |to| this.stores.intern(to, None, &before.stores));
+    }
+    fn store_timers(&mut self, part: &mut Shared<Timers>, p: &Perm) {
+        let (this, before) = (self.interning.this_level, self.interning.level_before);
+        self.kept.rename(part, p, |to| {
+            this.store_timers.intern(to, None, &before.store_timers)
+        });
+    }
+    fn resource(&mut self, part: &mut Shared<ResourceState>, p: &Perm) {
+        let (this, before) = (self.interning.this_level, self.interning.level_before);
+        self.kept.rename(part, p, |to| {
+            this.resources.intern(to, None, &before.resources)
+        });
+    }
+    fn monitors(&mut self, part: &mut Shared<Monitors>, p: &Perm) {
+        let (this, before) = (self.interning.this_level, self.interning.level_before);
+        self.kept.rename(part, p, |to| {
+            this.monitors.intern(to, None, &before.monitors)
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LockModelCfg;
+    use stateright::Model;
+
+    /// A renaming the checker keeps is hash-consed first: renaming the same
+    /// state afresh and interning it then finds the very parts kept.
+    #[test]
+    fn a_kept_renaming_is_the_part_the_tables_hold() {
+        let recipe = crate::recipes::lookup("fair-predecessor", None).expect("shipped");
+        let model = LockModelCfg::new(recipe, 3).into_model();
+        // A few steps in, so that every part names clients.
+        let mut state = model.init_states().remove(0);
+        for _ in 0..12 {
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            let Some(next) = actions.first().and_then(|&a| model.next_state(&state, a)) else {
+                break;
+            };
+            state = next;
+        }
+        let (this_level, level_before) = (Interner::default(), Interner::default());
+        let interning = Interning {
+            this_level: &this_level,
+            level_before: &level_before,
+        };
+        let mut kept = Renamings::default();
+        let p = [1, 2, 0];
+        let mut renamed = state.clone();
+        renamed.rename_with(
+            &p,
+            &mut Settled {
+                kept: &mut kept,
+                interning,
+            },
+        );
+        let mut afresh = state.clone();
+        crate::relabel::Relabel::relabel(&mut afresh, &p);
+        assert_eq!(afresh, renamed);
+        interning.intern(&mut afresh, &state);
+        assert!(Shared::ptr_eq(&afresh.store, &renamed.store));
+        assert!(Shared::ptr_eq(&afresh.monitors, &renamed.monitors));
+        for (a, b) in afresh.clients.iter().zip(&renamed.clients) {
+            assert!(Shared::ptr_eq(a, b));
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::symmetry::{
     fingerprint, inverse, representative, representative_and_fingerprint, PermBuf, Relabel,
 };
 use edges::{EdgesOverflow, SuccessorLists};
-use intern::{Interner, Interning};
+use intern::{Interner, Interning, Settled};
 use seen::{Chunked, Indexed, Seen};
 use smallvec::SmallVec;
 use stateright::{Expectation, Model, Property};
@@ -460,12 +460,14 @@ thread_local! {
 /// many states the levels before this one's successors hold: a successor
 /// among them is not new (condition C3 of [`crate::model::commute`]).
 /// With sleep sets, the steps `asleep` are not taken, and each successor
-/// comes with the steps asleep there.
+/// comes with the steps asleep there. The renamings symmetry does are
+/// kept, each hash-consed by `interning` first.
 #[allow(clippy::too_many_arguments)]
 fn explore_successors(
     judges: &Judges,
     claimed: &Seen,
     earlier: usize,
+    interning: Interning,
     state: &LockState,
     actions: &[Action],
     asleep: &Sleep,
@@ -476,8 +478,9 @@ fn explore_successors(
     // symmetry) the renaming that made it the representative.
     let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
-            let (rep, perm, fp) =
-                RENAMINGS.with_borrow_mut(|kept| representative_and_fingerprint(next, kept));
+            let (rep, perm, fp) = RENAMINGS.with_borrow_mut(|kept| {
+                representative_and_fingerprint(next, &mut Settled { kept, interning })
+            });
             ((fp.unwrap_or_else(|| fingerprint(&rep)), rep), Some(perm))
         } else {
             ((fingerprint(&next), next), None)
@@ -608,6 +611,7 @@ fn expand(
         judges,
         claimed,
         earlier,
+        interner,
         state,
         &actions,
         asleep,
