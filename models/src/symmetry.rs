@@ -616,6 +616,8 @@ mod tests {
                     }
                 }
                 assert!(Shared::ptr_eq(&first.store, &again.store));
+                assert!(Shared::ptr_eq(&first.store_timers, &again.store_timers));
+                assert!(Shared::ptr_eq(&first.resource, &again.resource));
                 assert!(Shared::ptr_eq(&first.monitors, &again.monitors));
                 for (a, b) in first.clients.iter().zip(&again.clients) {
                     assert!(Shared::ptr_eq(a, b), "a slot renamed twice is copied twice");

@@ -251,6 +251,8 @@ mod tests {
         assert_eq!(afresh, renamed);
         interning.intern(&mut afresh, &state);
         assert!(Shared::ptr_eq(&afresh.store, &renamed.store));
+        assert!(Shared::ptr_eq(&afresh.store_timers, &renamed.store_timers));
+        assert!(Shared::ptr_eq(&afresh.resource, &renamed.resource));
         assert!(Shared::ptr_eq(&afresh.monitors, &renamed.monitors));
         for (a, b) in afresh.clients.iter().zip(&renamed.clients) {
             assert!(Shared::ptr_eq(a, b));
