@@ -371,7 +371,7 @@ pub fn fingerprint(state: &LockState) -> u64 {
 }
 
 /// [`representative`] of a state the caller gives up (relabelled in place:
-/// the parts it does not share are not copied again), and the
+/// renamed afresh, the parts it does not share are not copied again), and the
 /// representative's fingerprint when choosing it took one (clients tied),
 /// so the checker need not hash it again. Its parts are renamed by
 /// `parts` (the checker keeps the renamings it did: [`Renamings`]).
@@ -419,8 +419,9 @@ pub fn representative_and_fingerprint(
     (rep, perm, Some(h))
 }
 
-/// `state` with client `order[k]` renamed `k` (in place: the parts it does
-/// not share are not copied again), and that permutation.
+/// `state` with client `order[k]` renamed `k` (in place: renamed afresh,
+/// the parts it does not share are not copied again), and that
+/// permutation.
 fn renamed(
     mut state: LockState,
     order: &[usize],

@@ -449,8 +449,8 @@ type Successor = (u64, LockState);
 
 thread_local! {
     /// Each worker's renamings of parts, kept for the successors it renames
-    /// later (in this check or the next: a renaming depends only on the
-    /// part and the permutation).
+    /// later. The pool's threads live for one check, and their renamings
+    /// with them.
     static RENAMINGS: std::cell::RefCell<Renamings> = std::cell::RefCell::default();
 }
 
