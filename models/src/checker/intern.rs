@@ -25,7 +25,7 @@ use crate::fixed_hash::Identity;
 use crate::model::{ClientSlot, LockState, Shared, Timers};
 use crate::properties::Monitors;
 use crate::relabel::Perm;
-use crate::renamings::{RenameParts, Renamings};
+use crate::renamings::{Part, RenameParts, Renamings};
 use crate::resource::ResourceState;
 use crate::store::StoreState;
 use std::collections::HashMap;
@@ -180,34 +180,37 @@ pub struct Settled<'a> {
     pub interning: Interning<'a>,
 }
 
+impl Settled<'_> {
+    /// Renames `part` from the renamings kept, or afresh and then interned
+    /// in `table` of this level (or shared with the level before's).
+    fn rename<T: Part + Trim>(
+        &mut self,
+        part: &mut Shared<T>,
+        p: &Perm,
+        table: fn(&Interner) -> &Table<T>,
+    ) {
+        let this = table(self.interning.this_level);
+        let before = table(self.interning.level_before);
+        self.kept
+            .rename(part, p, |to| this.intern(to, None, before));
+    }
+}
+
 impl RenameParts for Settled<'_> {
     fn slot(&mut self, part: &mut Shared<ClientSlot>, p: &Perm) {
-        let (this, before) = (self.interning.this_level, self.interning.level_before);
-        self.kept
-            .rename(part, p, |to| this.slots.intern(to, None, &before.slots));
+        self.rename(part, p, |i| &i.slots);
     }
     fn store(&mut self, part: &mut Shared<StoreState>, p: &Perm) {
-        let (this, before) = (self.interning.this_level, self.interning.level_before);
-        self.kept
-            .rename(part, p, |to| this.stores.intern(to, None, &before.stores));
+        self.rename(part, p, |i| &i.stores);
     }
     fn store_timers(&mut self, part: &mut Shared<Timers>, p: &Perm) {
-        let (this, before) = (self.interning.this_level, self.interning.level_before);
-        self.kept.rename(part, p, |to| {
-            this.store_timers.intern(to, None, &before.store_timers)
-        });
+        self.rename(part, p, |i| &i.store_timers);
     }
     fn resource(&mut self, part: &mut Shared<ResourceState>, p: &Perm) {
-        let (this, before) = (self.interning.this_level, self.interning.level_before);
-        self.kept.rename(part, p, |to| {
-            this.resources.intern(to, None, &before.resources)
-        });
+        self.rename(part, p, |i| &i.resources);
     }
     fn monitors(&mut self, part: &mut Shared<Monitors>, p: &Perm) {
-        let (this, before) = (self.interning.this_level, self.interning.level_before);
-        self.kept.rename(part, p, |to| {
-            this.monitors.intern(to, None, &before.monitors)
-        });
+        self.rename(part, p, |i| &i.monitors);
     }
 }
 
