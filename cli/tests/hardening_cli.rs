@@ -474,6 +474,9 @@ fn bench_checks_its_arguments_first() {
         &["bench", "--skip-check", "--skip-sim"],
         "nothing to measure",
     );
+    usage_error(&["bench", "--rounds", "0", "--skip-sim"], "1 to 20 rounds");
+    usage_error(&["bench", "--rounds", "21", "--skip-sim"], "got 21");
+    usage_error(&["bench", "--rounds=-1", "--skip-sim"], "invalid value");
     assert!(
         started.elapsed().as_secs() < 30,
         "an argument error waited for measuring"
@@ -682,6 +685,10 @@ fn flags_that_would_do_nothing_are_refused() {
     usage_error(
         &["bench", "--skip-sim", "--clients", "3,3"],
         "3 is given twice",
+    );
+    usage_error(
+        &["bench", "--skip-check", "--rounds", "5"],
+        "cannot be used with",
     );
     for recipe in ["zk-barrier", "zk-fifo-queue"] {
         usage_error(

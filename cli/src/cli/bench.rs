@@ -278,10 +278,20 @@ fn print_per_state(p: &super::spin_twin::PerState) {
     );
     if let (Some(r), Some(s)) = (&p.lockstep_over_spin, &p.spin_twin) {
         let times = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}x"));
+        let each: Vec<String> = p.rounds.iter().map(|r| times(r.safety_only_rate)).collect();
         println!(
-            "lockstep / SPIN, this run: unique states/s {} (safety only), {} (full check); \
-             bytes/state {} (safety only), {} (full check); pan's wall time {:.2} s",
+            "lockstep / SPIN, safety only, unique states/s, round by round: {} \
+             (the table shows the median round)",
+            each.join(", ")
+        );
+        println!(
+            "lockstep / SPIN, this run: unique states/s {} (safety only, the median of {} \
+             rounds, {}–{}), {} (full check); bytes/state {} (safety only), {} (full check); \
+             pan's wall time {:.2} s",
             times(Some(r.safety_only_rate)),
+            p.rounds.len(),
+            times(Some(r.safety_only_rate_lowest)),
+            times(Some(r.safety_only_rate_highest)),
             times(Some(r.full_check_rate)),
             times(r.safety_only_bytes_per_state),
             times(r.full_check_bytes_per_state),
@@ -299,6 +309,10 @@ fn print_per_state(p: &super::spin_twin::PerState) {
     println!();
 }
 
+/// The most rounds `--rounds` takes (each is a check of some seconds and
+/// a run of pan).
+const MAX_ROUNDS: u32 = 20;
+
 pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     if let Some(other) = &args.against {
         return super::paired::run(args, other);
@@ -308,6 +322,12 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let old = args.baseline.as_deref().map(baseline::load).transpose()?;
     if let Some(name) = &args.save_baseline {
         baseline::check_name(name)?;
+    }
+    if !(1..=MAX_ROUNDS).contains(&args.rounds) {
+        return Err(UsageError(format!(
+            "--rounds takes 1 to {MAX_ROUNDS} rounds, got {}",
+            args.rounds
+        )));
     }
     if args.skip_check && args.skip_sim {
         return Err(UsageError(
@@ -328,7 +348,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
         print_answer(a);
     }
     let per_state = (!args.skip_check)
-        .then(|| super::spin_twin::measure_per_state(&args.anchors, args.json))
+        .then(|| super::spin_twin::measure_per_state(&args.anchors, args.rounds, args.json))
         .transpose()?;
     if let (Some(p), false) = (&per_state, args.json) {
         print_per_state(p);

@@ -271,6 +271,12 @@ pub struct BenchArgs {
     /// time-to-answer comparison; run when `spin` and `gcc` are installed.
     #[arg(long, default_value = "../shared/anchors")]
     pub anchors: std::path::PathBuf,
+    /// Rounds of the throughput comparison with the SPIN twin (1–20):
+    /// lockstep's safety-only check and pan's run one after the other, the
+    /// median round's figures reported (this machine's load moves one run
+    /// by a quarter or more).
+    #[arg(long, default_value_t = 3, conflicts_with = "skip_check")]
+    pub rounds: u32,
     /// Save this run's figures as baseline NAME (`target/lockstep-bench/NAME.json`).
     #[arg(long = "save-baseline", value_name = "NAME")]
     pub save_baseline: Option<String>,
@@ -287,7 +293,7 @@ pub struct BenchArgs {
         value_name = "LOCKSTEP",
         conflicts_with_all = [
             "save_baseline", "baseline", "clients", "crashes", "compare_up_to",
-            "skip_check", "skip_sim", "skip_herd", "anchors",
+            "skip_check", "skip_sim", "skip_herd", "anchors", "rounds",
         ]
     )]
     pub against: Option<PathBuf>,

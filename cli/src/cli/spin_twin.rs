@@ -8,7 +8,8 @@
 //!   shortest too);
 //! - throughput and memory per unique state: 4 clients and 1 crash, the
 //!   lockstep check run as a child process (a clean peak memory) safety
-//!   only and in full, beside the twin's full safe check.
+//!   only, beside the twin's full safe check, in rounds (`--rounds`, the
+//!   median round reported), then in full once.
 
 use super::UsageError;
 use models::checker::{check, CheckOptions, Status};
@@ -232,35 +233,93 @@ pub struct SpinRow {
     pub bytes_per_state: f64,
 }
 
-/// lockstep over SPIN, per unique state, measured in the same run.
+/// lockstep over SPIN, per unique state, measured in the same run: the
+/// median round's (see [`PerState::rounds`]).
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct Ratios {
     pub safety_only_rate: f64,
+    /// The lowest and highest of the rounds' safety-only ratios.
+    pub safety_only_rate_lowest: f64,
+    pub safety_only_rate_highest: f64,
     pub full_check_rate: f64,
     pub safety_only_bytes_per_state: Option<f64>,
     pub full_check_bytes_per_state: Option<f64>,
 }
 
+/// One round of the safety-only comparison: lockstep's check and the
+/// twin's, one right after the other (which goes first alternates), so
+/// that both meet much the same load from the rest of the machine.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Round {
+    pub lockstep_safety_only: LockstepRow,
+    pub spin_twin: Option<SpinRow>,
+    /// lockstep's unique states a second over pan's, in this round.
+    pub safety_only_rate: Option<f64>,
+}
+
 #[derive(Serialize)]
 pub struct PerState {
-    /// `check --property mutual_exclusion`: safety only, no graph edges kept.
+    /// `check --property mutual_exclusion`: safety only, no graph edges
+    /// kept (the median round's).
     pub lockstep_safety_only: LockstepRow,
     /// `check` with every property, progress included: keeps the edges.
     pub lockstep_full_check: LockstepRow,
     /// The checker's worker threads (every core); pan runs on one.
     pub lockstep_threads: usize,
+    /// The twin's run in the median round.
     pub spin_twin: Option<SpinRow>,
     pub spin_skipped: Option<String>,
+    /// Every round, in the order run. A machine shared with other work
+    /// moves a single run's time by a quarter or more, so the comparison
+    /// is repeated and the median round's figures are the ones reported.
+    pub rounds: Vec<Round>,
     pub lockstep_over_spin: Option<Ratios>,
 }
 
+/// The round whose ratio is the median (the lower of the two middle ones
+/// for an even count) among the rounds the twin ran in; by lockstep's rate
+/// where it ran in none. `rounds` is not empty.
+fn median_round(rounds: &[Round]) -> usize {
+    let compared = rounds.iter().any(|r| r.safety_only_rate.is_some());
+    let mut order: Vec<(f64, usize)> = rounds
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| match compared {
+            true => r.safety_only_rate.map(|x| (x, k)),
+            false => Some((r.lockstep_safety_only.unique_states_per_second, k)),
+        })
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    order[(order.len() - 1) / 2].1
+}
+
 impl PerState {
+    /// The figures of `rounds` (at least one) and the full check.
+    fn new(rounds: Vec<Round>, full: LockstepRow, spin_skipped: Option<String>) -> Self {
+        let median = rounds[median_round(&rounds)].clone();
+        let mut out = PerState {
+            lockstep_safety_only: median.lockstep_safety_only,
+            lockstep_full_check: full,
+            lockstep_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            spin_twin: median.spin_twin,
+            spin_skipped,
+            rounds,
+            lockstep_over_spin: None,
+        };
+        out.lockstep_over_spin = out.ratios();
+        out
+    }
+
     fn ratios(&self) -> Option<Ratios> {
         let spin = self.spin_twin.as_ref()?;
         let rate = |r: &LockstepRow| r.unique_states_per_second / spin.unique_states_per_second;
         let bytes = |r: &LockstepRow| r.bytes_per_state.map(|b| b / spin.bytes_per_state);
+        let each = self.rounds.iter().filter_map(|r| r.safety_only_rate);
+        let safety_only_rate = rate(&self.lockstep_safety_only);
         Some(Ratios {
-            safety_only_rate: rate(&self.lockstep_safety_only),
+            safety_only_rate,
+            safety_only_rate_lowest: each.clone().fold(safety_only_rate, f64::min),
+            safety_only_rate_highest: each.fold(safety_only_rate, f64::max),
             full_check_rate: rate(&self.lockstep_full_check),
             safety_only_bytes_per_state: bytes(&self.lockstep_safety_only),
             full_check_bytes_per_state: bytes(&self.lockstep_full_check),
@@ -268,33 +327,62 @@ impl PerState {
     }
 }
 
-/// Measures both lockstep checks (child processes of this executable) and
-/// the SPIN twin's full safe check, one after the other.
-pub fn measure_per_state(anchors: &Path, quiet: bool) -> Result<PerState, UsageError> {
+/// Measures `rounds` rounds of lockstep's safety-only check beside the
+/// SPIN twin's full safe check, then lockstep's full check once (child
+/// processes of this executable, one after the other).
+pub fn measure_per_state(anchors: &Path, rounds: u32, quiet: bool) -> Result<PerState, UsageError> {
     let say = |what: &str| {
         if !quiet {
             eprintln!("measuring per unique state: {what}");
         }
     };
-    say("lockstep check, safety only (child process)");
-    let safety = lockstep_child(Some("mutual_exclusion")).map_err(UsageError)?;
+    let mut done = Vec::new();
+    let mut spin_skipped = None;
+    for k in 1..=rounds {
+        let safety = || {
+            say(&format!(
+                "round {k} of {rounds}: lockstep check, safety only (child process)"
+            ));
+            lockstep_child(Some("mutual_exclusion")).map_err(UsageError)
+        };
+        // Once the twin could not run, it is not tried again.
+        let spin = || match spin_skipped.is_none() {
+            true => {
+                say(&format!(
+                    "round {k} of {rounds}: SPIN twin, full safe check"
+                ));
+                spin_per_state(anchors)
+            }
+            false => Err(String::new()),
+        };
+        let (lockstep_safety_only, spin) = match k % 2 {
+            1 => {
+                let l = safety()?;
+                (l, spin())
+            }
+            _ => {
+                let s = spin();
+                (safety()?, s)
+            }
+        };
+        let spin_twin = match spin {
+            Ok(s) => Some(s),
+            Err(why) => {
+                spin_skipped.get_or_insert(why);
+                None
+            }
+        };
+        done.push(Round {
+            safety_only_rate: spin_twin.as_ref().map(|s| {
+                lockstep_safety_only.unique_states_per_second / s.unique_states_per_second
+            }),
+            lockstep_safety_only,
+            spin_twin,
+        });
+    }
     say("lockstep check, full (child process)");
     let full = lockstep_child(None).map_err(UsageError)?;
-    say("SPIN twin, full safe check");
-    let (spin_twin, spin_skipped) = match spin_per_state(anchors) {
-        Ok(s) => (Some(s), None),
-        Err(why) => (None, Some(why)),
-    };
-    let mut out = PerState {
-        lockstep_safety_only: safety,
-        lockstep_full_check: full,
-        lockstep_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        spin_twin,
-        spin_skipped,
-        lockstep_over_spin: None,
-    };
-    out.lockstep_over_spin = out.ratios();
-    Ok(out)
+    Ok(PerState::new(done, full, spin_skipped))
 }
 
 /// The check's arguments, `--property mutual_exclusion` for safety only.
@@ -649,16 +737,57 @@ pan: rate 818315.64 states/second
             peak_memory_bytes: 340_620_000,
             bytes_per_state: 151.4,
         };
-        let p = PerState {
-            lockstep_safety_only: row.clone(),
-            lockstep_full_check: row,
-            lockstep_threads: 2,
-            spin_twin: Some(spin),
-            spin_skipped: None,
-            lockstep_over_spin: None,
+        let round = |rate: f64| {
+            let mut l = row.clone();
+            l.unique_states_per_second = rate;
+            Round {
+                lockstep_safety_only: l,
+                spin_twin: Some(spin.clone()),
+                safety_only_rate: Some(rate / spin.unique_states_per_second),
+            }
         };
-        let r = p.ratios().unwrap();
+        let p = PerState::new(
+            vec![round(900_000.0), round(700_000.0), round(800_000.0)],
+            row,
+            None,
+        );
+        // The median round's figures, the lowest and highest beside them.
+        assert_eq!(p.lockstep_safety_only.unique_states_per_second, 800_000.0);
+        let r = p.lockstep_over_spin.clone().unwrap();
+        assert!((r.safety_only_rate - 800_000.0 / 818_315.64).abs() < 1e-12);
+        assert!((r.safety_only_rate_lowest - 700_000.0 / 818_315.64).abs() < 1e-12);
+        assert!((r.safety_only_rate_highest - 900_000.0 / 818_315.64).abs() < 1e-12);
         assert!((r.full_check_rate - 118328.8144420305 / 818_315.64).abs() < 1e-12);
         assert!((r.full_check_bytes_per_state.unwrap() - 88.20376932521522 / 151.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_median_round_is_the_middle_ratio() {
+        let row = parse_check_json(CHECK_N4, 1.0).unwrap();
+        let round = |lockstep: f64, pan: Option<f64>| {
+            let mut l = row.clone();
+            l.unique_states_per_second = lockstep;
+            Round {
+                lockstep_safety_only: l,
+                spin_twin: None,
+                safety_only_rate: pan.map(|p| lockstep / p),
+            }
+        };
+        // By the ratio, not by either side's rate alone.
+        let rounds = [
+            round(600.0, Some(400.0)),
+            round(900.0, Some(1000.0)),
+            round(700.0, Some(600.0)),
+        ];
+        assert_eq!(median_round(&rounds), 2);
+        // An even count: the lower middle.
+        assert_eq!(median_round(&rounds[..2]), 1);
+        assert_eq!(median_round(&rounds[..1]), 0);
+        // Rounds the twin did not run in are left out of the median.
+        let mixed = [round(100.0, None), round(900.0, Some(1000.0))];
+        assert_eq!(median_round(&mixed), 1);
+        // No twin at all: by lockstep's rate.
+        let alone = [round(300.0, None), round(100.0, None), round(200.0, None)];
+        assert_eq!(median_round(&alone), 2);
     }
 }
