@@ -13,10 +13,19 @@ use models::symmetry::representative;
 use proptest::prelude::*;
 use stateright::Model;
 
-/// Takes the lock when its node has the smallest *guid* — the lowest client
-/// index — instead of the lowest sequence: its behaviour depends on names.
+/// Lock recipes whose steps depend on which client is which.
 #[derive(Debug)]
-struct LowestName;
+enum ByName {
+    /// Takes the lock when its node has the smallest *guid* — the lowest
+    /// client index — instead of the lowest sequence.
+    LowestGuid,
+    /// A safe lock (the lowest sequence holds it; a waiter is never woken,
+    /// which safety does not mind) in which client 0 only looks: it lists
+    /// the children and waits. No property is violated, so no
+    /// counterexample's replay can show that clients are not alike: only
+    /// the checker's audit can.
+    ClientZeroLooks,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum NameState {
@@ -34,10 +43,13 @@ impl Relabel for NameState {
     }
 }
 
-impl Recipe for LowestName {
+impl Recipe for ByName {
     type State = NameState;
     fn name(&self) -> &'static str {
-        "lowest-name"
+        match self {
+            ByName::LowestGuid => "lowest-name",
+            ByName::ClientZeroLooks => "client-zero-looks",
+        }
     }
     fn face(&self) -> Face {
         Face::ZooKeeper
@@ -46,22 +58,26 @@ impl Recipe for LowestName {
         Setup { lock_dir: true }
     }
     fn acquire(&self, session: SessionId) -> (NameState, Request) {
-        let node = ZPath::Child(Child {
-            guid: Some(session),
-            seq: 0,
-        });
-        (
-            NameState::Creating,
-            Request::Create {
-                path: node,
+        let request = match (self, session.client) {
+            (ByName::ClientZeroLooks, 0) => Request::GetChildren {
+                path: ZPath::Lock,
+                watch: false,
+            },
+            (ByName::LowestGuid | ByName::ClientZeroLooks, _) => Request::Create {
+                path: ZPath::Child(Child {
+                    guid: Some(session),
+                    seq: 0,
+                }),
                 ephemeral: true,
                 sequential: true,
                 data: 0,
             },
-        )
+        };
+        (NameState::Creating, request)
     }
     fn on_reply(&self, _: SessionId, st: &mut NameState, reply: &Reply) -> Step {
         match (*st, reply) {
+            (NameState::Creating, Reply::Children(_)) => Step::Wait,
             (
                 NameState::Creating,
                 Reply::Created {
@@ -76,8 +92,15 @@ impl Recipe for LowestName {
                 })
             }
             (NameState::Listing(mine), Reply::Children(children)) => {
-                let lowest = children.iter().map(|c| c.guid).min().flatten();
-                if lowest == mine.guid {
+                let lowest = match self {
+                    ByName::LowestGuid => {
+                        children.iter().map(|c| c.guid).min().flatten() == mine.guid
+                    }
+                    ByName::ClientZeroLooks => {
+                        children.iter().map(|c| c.seq).min() == Some(mine.seq)
+                    }
+                };
+                if lowest {
                     *st = NameState::Holding(mine);
                     Step::Acquired { token: 1 }
                 } else {
@@ -102,7 +125,7 @@ impl Recipe for LowestName {
 
 #[test]
 fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
-    let model = LockModelCfg::new(RecipeRef::new(LowestName), 2).into_model();
+    let model = LockModelCfg::new(RecipeRef::new(ByName::LowestGuid), 2).into_model();
     let err = check(&model, CheckOptions::default()).unwrap_err();
     let CheckError::IdentityDependent { found } = &err else {
         panic!("expected the identity-dependence error, got: {err}");
@@ -123,6 +146,31 @@ fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
     )
     .unwrap();
     assert_eq!(r.property("mutual_exclusion").status, Status::Violated);
+}
+
+#[test]
+fn a_safe_recipe_that_treats_one_client_apart_is_refused_by_the_audit() {
+    let model = LockModelCfg::new(RecipeRef::new(ByName::ClientZeroLooks), 3).into_model();
+    let safety =
+        CheckOptions::default().asking(&[models::properties::PropertyName::MutualExclusion]);
+    // Without symmetry: safe, so there is no path whose replay could
+    // tell the clients apart.
+    let r = check(
+        &model,
+        CheckOptions {
+            symmetry: false,
+            ..safety
+        },
+    )
+    .unwrap();
+    assert!(r.complete);
+    assert_eq!(r.property("mutual_exclusion").status, Status::Holds);
+    // With it, the audit of the first states finds client 0 apart.
+    let err = check(&model, safety).unwrap_err();
+    let CheckError::IdentityDependent { found } = &err else {
+        panic!("expected the identity-dependence error, got: {err}");
+    };
+    assert!(found.contains("swap"), "{found}");
 }
 
 /// Walks `steps` pseudo-random steps from the initial state.
