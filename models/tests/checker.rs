@@ -556,6 +556,24 @@ fn a_search_without_the_graph_sees_the_same_states() {
         (full.states, full.unique_states)
     );
     assert!(every_step.index_bytes < full.index_bytes);
+    // What the index counts: the fingerprint table (8 bytes a slot, 4
+    // more where it keeps indices, at most four fifths full) and the graph
+    // (a 4-byte parent and a 2-byte step a state; in full, a byte of goals
+    // reached and a successor list of at least a byte a state). And
+    // nothing like a product of those: well under 100 bytes a state past
+    // the first chunks.
+    let unique = full.unique_states;
+    assert!(
+        every_step.index_bytes >= unique * (10 + 4 + 2),
+        "{every_step:?}"
+    );
+    assert!(
+        full.index_bytes >= unique * (15 + 4 + 2 + 1 + 1),
+        "{full:?}"
+    );
+    for r in [&full, &every_step] {
+        assert!(r.index_bytes <= 100 * unique + (8 << 20), "{r:?}");
+    }
     for name in ["mutual_exclusion", "resource_exclusion"] {
         let (s, f) = (every_step.property(name), full.property(name));
         assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
