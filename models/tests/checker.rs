@@ -87,6 +87,7 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
         assert_eq!(status(&r, "mutual_exclusion"), Status::Holds, "{name}");
         assert_eq!(status(&r, "progress"), Status::Holds, "{name}");
         assert_eq!(status(&r, "resource_exclusion"), Status::Violated, "{name}");
+        assert!(!r.all_hold(), "{name}: one property is violated");
 
         // The trace: a holder crashes with a write in flight, and the write
         // lands after the next holder's.
@@ -775,4 +776,36 @@ fn asking_one_property_stops_at_its_answer() {
         progress.property("progress").status,
         full.property("progress").status
     );
+}
+
+/// A search stopped at its state limit decides nothing it did not see: a
+/// property with no violation or witness found yet, and progress, are
+/// unknown, not holding; a violation found before the limit stands.
+#[test]
+fn a_search_cut_short_leaves_what_it_did_not_see_unknown() {
+    let model = cfg("fair-predecessor", 3, crash()).into_model();
+    let cut = |max_states| {
+        check(
+            &model,
+            CheckOptions {
+                max_states,
+                ..CheckOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let r = cut(10);
+    assert!(!r.complete);
+    for name in ["mutual_exclusion", "resource_exclusion", "progress"] {
+        assert_eq!(status(&r, name), Status::Unknown, "{name}");
+    }
+    let whole = cut(usize::MAX);
+    assert_eq!(status(&whole, "resource_exclusion"), Status::Violated);
+    let steps = whole.property("resource_exclusion").path.clone().unwrap();
+    // Enough states to reach that violation, not enough to finish.
+    let r = cut(whole.unique_states as usize / 2);
+    assert!(!r.complete);
+    assert_eq!(status(&r, "resource_exclusion"), Status::Violated);
+    assert_eq!(r.property("resource_exclusion").path.as_ref(), Some(&steps));
+    assert_eq!(status(&r, "mutual_exclusion"), Status::Unknown);
 }

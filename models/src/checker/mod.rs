@@ -1160,6 +1160,7 @@ fn confirm_stuck(model: &LockModel, path: &[Action], goal: &Goal) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{FaultBudget, LockModelCfg};
 
     /// A property named twice (`--property X --property X`) is asked, and
     /// nothing else is; none named asks every one. (A mutation test: `^`
@@ -1176,5 +1177,48 @@ mod tests {
         assert!(!both.asks("herd_bound"));
         let all = CheckOptions::default().asking(&[]);
         assert!(all.asks("herd_bound") && all.asks("progress"));
+    }
+
+    /// A progress counterexample is confirmed only if no state where the
+    /// goal holds can be reached from its end. (Mutation tests: confirming
+    /// every path, or looking no further than the path's end, went
+    /// unnoticed: the search's own counterexamples are all stuck.)
+    #[test]
+    fn a_path_that_can_still_reach_the_goal_is_not_confirmed_stuck() {
+        let model_of = |recipe: &str, faults| {
+            let recipe = crate::recipes::lookup(recipe, None).expect("shipped");
+            LockModelCfg {
+                faults,
+                ..LockModelCfg::new(recipe, 2)
+            }
+            .into_model()
+        };
+        let progress = |model: &LockModel| {
+            let goals = model.progress_goals();
+            goals
+                .into_iter()
+                .find(|g| g.name == PropertyName::Progress)
+                .expect("a lock's progress goal")
+        };
+        // From the start, every client can be done.
+        let model = model_of("fair-predecessor", FaultBudget::default());
+        assert!(!confirm_stuck(&model, &[], &progress(&model)));
+        // A paused unfair-create client waits behind its own node for
+        // ever (see the checker's tests): its path is confirmed, and a
+        // prefix of it that stops short of the pause is not.
+        let paused = FaultBudget {
+            pauses: 1,
+            ..FaultBudget::default()
+        };
+        let model = model_of("unfair-create", paused);
+        let r = check(&model, CheckOptions::default()).expect("a verdict");
+        let stuck = r.property("progress").path.clone().expect("stuck");
+        let goal = progress(&model);
+        assert!(confirm_stuck(&model, &stuck, &goal));
+        let before_the_pause = stuck
+            .iter()
+            .position(|a| matches!(a, Action::Pause(_)))
+            .expect("a pause on the path");
+        assert!(!confirm_stuck(&model, &stuck[..before_the_pause], &goal));
     }
 }
