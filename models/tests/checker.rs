@@ -561,8 +561,8 @@ fn a_search_without_the_graph_sees_the_same_states() {
     // more where it keeps indices, at most four fifths full) and the graph
     // (a 4-byte parent and a 2-byte step a state; in full, a byte of goals
     // reached and a successor list of at least a byte a state). And
-    // nothing like a product of those: well under 100 bytes a state past
-    // the first chunks.
+    // nothing like a product of those: under 40 bytes a state past the
+    // first chunks (measured: 19 safety only, 31 in full).
     let unique = full.unique_states;
     assert!(
         every_step.index_bytes >= unique * (10 + 4 + 2),
@@ -573,7 +573,7 @@ fn a_search_without_the_graph_sees_the_same_states() {
         "{full:?}"
     );
     for r in [&full, &every_step] {
-        assert!(r.index_bytes <= 100 * unique + (8 << 20), "{r:?}");
+        assert!(r.index_bytes <= 40 * unique + (4 << 20), "{r:?}");
     }
     for name in ["mutual_exclusion", "resource_exclusion"] {
         let (s, f) = (every_step.property(name), full.property(name));

@@ -80,9 +80,15 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
             }
         }
         Value::Object(map) => {
-            // The throughput comparison's rounds one by one are the noise
-            // its median round (compared) is there to leave out.
-            for (k, v) in map.iter().filter(|(k, _)| *k != "rounds") {
+            // The throughput comparison's rounds one by one, and its
+            // lowest and highest round, are the noise its median round
+            // (compared) is there to leave out.
+            let noise = [
+                "rounds",
+                "safety_only_rate_lowest",
+                "safety_only_rate_highest",
+            ];
+            for (k, v) in map.iter().filter(|(k, _)| !noise.contains(&k.as_str())) {
                 flatten(&join(k), v, out);
             }
         }
@@ -190,6 +196,8 @@ mod tests {
             "lockstep_threads": 2,
             "spin_twin": row(800.0, 150.0),
             "rounds": [{"lockstep_safety_only": row(100.0, 50.0), "safety_only_rate": 0.9}],
+            "lockstep_over_spin": {"safety_only_rate": 0.5,
+                "safety_only_rate_lowest": 0.4, "safety_only_rate_highest": 0.6},
         }});
         let new = serde_json::json!({"per_state": {
             "lockstep_safety_only": row(200.0, 50.0),
@@ -199,6 +207,8 @@ mod tests {
             "spin_skipped": "`spin` is not installed",
             // Each round's figures are not compared, only the median's.
             "rounds": [{"lockstep_safety_only": row(200.0, 50.0), "safety_only_rate": 1.1}],
+            "lockstep_over_spin": {"safety_only_rate": 0.5,
+                "safety_only_rate_lowest": 0.3, "safety_only_rate_highest": 0.6},
         }});
         let c = compare(&old, &new);
         let names: Vec<&str> = c.iter().map(|c| c.figure.as_str()).collect();
@@ -207,6 +217,7 @@ mod tests {
             [
                 "per_state.lockstep_full_check.bytes_per_state",
                 "per_state.lockstep_full_check.unique_states_per_second",
+                "per_state.lockstep_over_spin.safety_only_rate",
                 "per_state.lockstep_safety_only.bytes_per_state",
                 "per_state.lockstep_safety_only.unique_states_per_second",
             ]

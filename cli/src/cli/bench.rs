@@ -284,14 +284,27 @@ fn print_per_state(p: &super::spin_twin::PerState) {
              (the table shows the median round)",
             each.join(", ")
         );
+        if let Some(why) = &p.spin_skipped {
+            println!("the SPIN twin did not run in every round ('-' above): {why}");
+        }
+        let compared = p
+            .rounds
+            .iter()
+            .filter(|r| r.safety_only_rate.is_some())
+            .count();
+        let median = match compared {
+            1 => "safety only, one round".to_string(),
+            n => format!(
+                "safety only, the median of {n} rounds, {}–{}",
+                times(Some(r.safety_only_rate_lowest)),
+                times(Some(r.safety_only_rate_highest))
+            ),
+        };
         println!(
-            "lockstep / SPIN, this run: unique states/s {} (safety only, the median of {} \
-             rounds, {}–{}), {} (full check); bytes/state {} (safety only), {} (full check); \
+            "lockstep / SPIN, this run: unique states/s {} ({median}), {} (full check, \
+             against the median round's pan); bytes/state {} (safety only), {} (full check); \
              pan's wall time {:.2} s",
             times(Some(r.safety_only_rate)),
-            p.rounds.len(),
-            times(Some(r.safety_only_rate_lowest)),
-            times(Some(r.safety_only_rate_highest)),
             times(Some(r.full_check_rate)),
             times(r.safety_only_bytes_per_state),
             times(r.full_check_bytes_per_state),

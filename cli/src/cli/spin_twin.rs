@@ -336,6 +336,7 @@ pub fn measure_per_state(anchors: &Path, rounds: u32, quiet: bool) -> Result<Per
             eprintln!("measuring per unique state: {what}");
         }
     };
+    assert!(rounds >= 1, "the comparison takes at least one round");
     let mut done = Vec::new();
     let mut spin_skipped = None;
     for k in 1..=rounds {
