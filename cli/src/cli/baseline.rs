@@ -65,6 +65,15 @@ fn figures(report: &Value) -> BTreeMap<String, f64> {
     out
 }
 
+/// Figures a report holds but a baseline does not compare: the throughput
+/// comparison's rounds one by one, and its lowest and highest round, are
+/// the noise its median round (compared) is there to leave out.
+const NOT_COMPARED: [&str; 3] = [
+    "per_state.rounds",
+    "per_state.lockstep_over_spin.safety_only_rate_lowest",
+    "per_state.lockstep_over_spin.safety_only_rate_highest",
+];
+
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
     let join = |k: &str| {
         if prefix.is_empty() {
@@ -80,16 +89,11 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
             }
         }
         Value::Object(map) => {
-            // The throughput comparison's rounds one by one, and its
-            // lowest and highest round, are the noise its median round
-            // (compared) is there to leave out.
-            let noise = [
-                "rounds",
-                "safety_only_rate_lowest",
-                "safety_only_rate_highest",
-            ];
-            for (k, v) in map.iter().filter(|(k, _)| !noise.contains(&k.as_str())) {
-                flatten(&join(k), v, out);
+            for (k, v) in map {
+                let name = join(k);
+                if !NOT_COMPARED.contains(&name.as_str()) {
+                    flatten(&name, v, out);
+                }
             }
         }
         Value::Array(rows) => {

@@ -233,6 +233,11 @@ pub struct SpinRow {
     pub bytes_per_state: f64,
 }
 
+/// lockstep's unique states a second over the twin's.
+fn rate_over(lockstep: &LockstepRow, spin: &SpinRow) -> f64 {
+    lockstep.unique_states_per_second / spin.unique_states_per_second
+}
+
 /// lockstep over SPIN, per unique state, measured in the same run: the
 /// median round's (see [`PerState::rounds`]).
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -255,6 +260,18 @@ pub struct Round {
     pub spin_twin: Option<SpinRow>,
     /// lockstep's unique states a second over pan's, in this round.
     pub safety_only_rate: Option<f64>,
+}
+
+impl Round {
+    fn new(lockstep_safety_only: LockstepRow, spin_twin: Option<SpinRow>) -> Self {
+        Round {
+            safety_only_rate: spin_twin
+                .as_ref()
+                .map(|s| rate_over(&lockstep_safety_only, s)),
+            lockstep_safety_only,
+            spin_twin,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -312,7 +329,7 @@ impl PerState {
 
     fn ratios(&self) -> Option<Ratios> {
         let spin = self.spin_twin.as_ref()?;
-        let rate = |r: &LockstepRow| r.unique_states_per_second / spin.unique_states_per_second;
+        let rate = |r: &LockstepRow| rate_over(r, spin);
         let bytes = |r: &LockstepRow| r.bytes_per_state.map(|b| b / spin.bytes_per_state);
         let each = self.rounds.iter().filter_map(|r| r.safety_only_rate);
         let safety_only_rate = rate(&self.lockstep_safety_only);
@@ -373,13 +390,7 @@ pub fn measure_per_state(anchors: &Path, rounds: u32, quiet: bool) -> Result<Per
                 None
             }
         };
-        done.push(Round {
-            safety_only_rate: spin_twin.as_ref().map(|s| {
-                lockstep_safety_only.unique_states_per_second / s.unique_states_per_second
-            }),
-            lockstep_safety_only,
-            spin_twin,
-        });
+        done.push(Round::new(lockstep_safety_only, spin_twin));
     }
     say("lockstep check, full (child process)");
     let full = lockstep_child(None).map_err(UsageError)?;
@@ -741,11 +752,7 @@ pan: rate 818315.64 states/second
         let round = |rate: f64| {
             let mut l = row.clone();
             l.unique_states_per_second = rate;
-            Round {
-                lockstep_safety_only: l,
-                spin_twin: Some(spin.clone()),
-                safety_only_rate: Some(rate / spin.unique_states_per_second),
-            }
+            Round::new(l, Some(spin.clone()))
         };
         let p = PerState::new(
             vec![round(900_000.0), round(700_000.0), round(800_000.0)],
