@@ -177,9 +177,22 @@ fn bad_input_is_a_clear_error_with_status_two() {
         &["check", "--recipe", "etcd-revision", "--clients", "9"],
         "clients must be between 2 and 5",
     );
+    // The library names the setting; the command line adds its flag.
     assert_usage_error(
         &["check", "--recipe", "etcd-revision", "--clients", "1"],
-        "clients must be between 2 and 5",
+        "--clients: clients must be between 2 and 5",
+    );
+    assert_usage_error(
+        &[
+            "check",
+            "--recipe",
+            "etcd-revision",
+            "--clients",
+            "2",
+            "--rounds",
+            "0",
+        ],
+        "--rounds: rounds must be between 1 and 3 (got 0)",
     );
     assert_usage_error(
         &[
@@ -214,7 +227,7 @@ fn bad_input_is_a_clear_error_with_status_two() {
             "--crashes",
             "3",
         ],
-        "crashes (3) must be fewer than clients (3)",
+        "--crashes: crashes (3) must be fewer than clients (3)",
     );
     assert_usage_error(
         &[

@@ -274,7 +274,11 @@ impl ClientState {
     pub fn token(&self) -> Option<u64> {
         match self.phase {
             Phase::Holding { token, .. } => Some(token),
-            _ => None,
+            Phase::Connecting
+            | Phase::Thinking
+            | Phase::Acquiring
+            | Phase::Releasing
+            | Phase::Done => None,
         }
     }
 
@@ -283,7 +287,11 @@ impl ClientState {
     pub fn owned(&self) -> bool {
         match self.phase {
             Phase::Holding { owned, .. } => owned,
-            _ => false,
+            Phase::Connecting
+            | Phase::Thinking
+            | Phase::Acquiring
+            | Phase::Releasing
+            | Phase::Done => false,
         }
     }
 
@@ -291,7 +299,11 @@ impl ClientState {
     pub fn granted(&self) -> Option<u64> {
         match self.phase {
             Phase::Holding { granted, .. } => Some(granted),
-            _ => None,
+            Phase::Connecting
+            | Phase::Thinking
+            | Phase::Acquiring
+            | Phase::Releasing
+            | Phase::Done => None,
         }
     }
 }
@@ -681,7 +693,14 @@ impl Actor for Client {
             Msg::Reply { .. } | Msg::Notify { .. } => {
                 self.recipe.face() == Face::ZooKeeper || self.policy == Policy::SuspendAware
             }
-            _ => false,
+            // An expiry notice renews nothing; the rest never come from
+            // the store.
+            Msg::Expired { .. }
+            | Msg::Request { .. }
+            | Msg::Close { .. }
+            | Msg::Ping { .. }
+            | Msg::Write { .. }
+            | Msg::WriteAck { .. } => false,
         };
         if src == store_id() && self.policy.keeps_a_deadline() && in_session && renewed {
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
@@ -839,7 +858,12 @@ impl Actor for Client {
                     }
                 }
             }
-            _ => {}
+            // A timer whose moment has passed: the phase it was set for is
+            // over (the think time of a crashed round, a hold released, a
+            // retry answered, a client done).
+            Timer::Think | Timer::Hold | Timer::Retry | Timer::Ping | Timer::Deadline => {}
+            // The store's timer: never set on a client.
+            Timer::Expiry(_) => {}
         }
     }
 

@@ -6,6 +6,11 @@
 //! ([`checker`]) explores every interleaving of these actors; the simulator
 //! (the `lockstep` crate) drives the very same actors in virtual time.
 
+// A wildcard arm over one of lockstep's own closed sets (messages, timers,
+// faults, phases) makes a new variant compile and silently do nothing.
+// Matches over a foreign open set allow it by name, with the reason.
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod checker;
 pub mod client;
 pub mod fixed_hash;

@@ -64,9 +64,11 @@
 //! }
 //!
 //! let model = models::model::LockModelCfg::new(models::recipe::RecipeRef::new(SpinCreate), 2)
-//!     .into_model();
+//!     .into_model()
+//!     .unwrap();
 //! let result = models::checker::check(&model, Default::default()).unwrap();
-//! assert_eq!(result.property("mutual_exclusion").status, models::checker::Status::Holds);
+//! let verdict = result.property(models::properties::PropertyName::MutualExclusion).unwrap();
+//! assert_eq!(verdict.status, models::checker::Status::Holds);
 //! ```
 
 use crate::ids::SessionId;

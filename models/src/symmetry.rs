@@ -524,7 +524,7 @@ mod tests {
                 },
                 ..LockModelCfg::new((r.build)(None), 3)
             };
-            let model = cfg.into_model();
+            let model = cfg.into_model().unwrap();
             for _ in 0..30 {
                 let mut state = model.init_states().remove(0);
                 let mut actions = Vec::new();

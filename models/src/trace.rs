@@ -1,7 +1,6 @@
 //! Counterexamples as readable steps: who sent what to whom, which fault
 //! fired, and who believes it holds the lock afterwards.
 
-use crate::client::Phase;
 use crate::model::describe::describe;
 use crate::model::{Action, LockModel, LockState, Status};
 use serde::Serialize;
@@ -27,9 +26,10 @@ fn holders(state: &LockState) -> Vec<String> {
         .iter()
         .enumerate()
         .filter(|(_, s)| s.status != Status::Crashed)
-        .filter_map(|(c, s)| match s.state.phase {
-            Phase::Holding { token, .. } => Some(format!("client {c} (token {token})")),
-            _ => None,
+        .filter_map(|(c, s)| {
+            s.state
+                .token()
+                .map(|token| format!("client {c} (token {token})"))
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::model::{Action, FaultBudget, LockModelCfg};
+use models::properties::PropertyName;
 use models::recipes;
 
 fn run(name: &str, clients: u8, faults: FaultBudget) -> (LockModelCfg, CheckResult) {
@@ -15,12 +16,13 @@ fn run(name: &str, clients: u8, faults: FaultBudget) -> (LockModelCfg, CheckResu
         faults,
         ..LockModelCfg::new(recipes::parse(name).unwrap(), clients)
     };
-    let r = check(&cfg.clone().into_model(), CheckOptions::default()).unwrap();
+    let r = check(&cfg.clone().into_model().unwrap(), CheckOptions::default()).unwrap();
     (cfg, r)
 }
 
 fn status(r: &CheckResult, p: &str) -> Status {
-    r.property(p).status
+    let name = PropertyName::parse(p).expect("a property name");
+    r.property(name).expect("judged by this check").status
 }
 
 #[test]
@@ -39,9 +41,14 @@ fn the_articles_code_throws_when_two_members_both_start_the_group() {
     assert_eq!(status(&r, "all_pass"), Status::Violated);
     // Without a fault: from the counterexample's last state every way on
     // has two members create /lock/ready, and the second throws.
-    let path = r.property("all_pass").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::AllPass)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(!path.iter().any(|a| a.is_fault()), "{path:?}");
-    let model = cfg.into_model();
+    let model = cfg.into_model().unwrap();
     let last = replay(&model, &path).unwrap();
     assert_eq!(last.store.barrier.as_ref().unwrap().entered.len(), 3);
 }
@@ -65,7 +72,12 @@ fn a_resent_create_counts_a_member_twice_and_someone_passes_early() {
     };
     let (_, r) = run("zk-barrier", 3, lost);
     assert_eq!(status(&r, "no_early_pass"), Status::Violated);
-    let path = r.property("no_early_pass").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::NoEarlyPass)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(path.iter().any(|a| matches!(a, Action::LoseReply(_))));
 }
 
@@ -98,7 +110,8 @@ fn a_barrier_has_one_round() {
         ..LockModelCfg::new(recipes::parse("zk-barrier").unwrap(), 3)
     };
     let e = cfg.validate().unwrap_err();
-    assert!(e.contains("rounds must be 1"), "{e}");
+    assert!(e.reason.contains("rounds must be 1"), "{e}");
+    assert_eq!(e.setting, models::model::Setting::Rounds);
 }
 
 // ---------------------------------------------------------------------------
@@ -143,7 +156,12 @@ fn double_barrier_a_pause_past_the_session_lets_a_member_leave_early() {
     };
     let (_, r) = run("zk-double-barrier", 2, pause);
     assert_eq!(status(&r, "no_early_leave"), Status::Violated);
-    let path = r.property("no_early_leave").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::NoEarlyLeave)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(
         path.iter().any(|a| matches!(a, Action::Pause(_))),
         "{path:?}"
@@ -175,7 +193,12 @@ fn the_tutorials_barrier_strands_a_slow_member_without_a_fault() {
     let (_, r) = run("zk-double-barrier:tutorial", 2, FaultBudget::default());
     assert_eq!(status(&r, "all_pass"), Status::Violated);
     assert_eq!(status(&r, "no_early_pass"), Status::Holds);
-    let path = r.property("all_pass").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::AllPass)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(!path.iter().any(|a| a.is_fault()), "{path:?}");
     assert_eq!(r.unique_states, 399);
 }

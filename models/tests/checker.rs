@@ -5,6 +5,7 @@ use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::client::Policy;
 use models::model::{Action, FaultBudget, Link, LockModelCfg, LockState};
 use models::msg::{Msg, Request};
+use models::properties::PropertyName;
 use models::recipe::RecipeRef;
 use models::recipes;
 use stateright::{Checker, Model};
@@ -36,11 +37,12 @@ fn pause() -> FaultBudget {
 
 fn run(cfg: &LockModelCfg) -> CheckResult {
     cfg.validate().unwrap();
-    check(&cfg.clone().into_model(), CheckOptions::default()).expect("clients are alike")
+    check(&cfg.clone().into_model().unwrap(), CheckOptions::default()).expect("clients are alike")
 }
 
 fn status(r: &CheckResult, name: &str) -> Status {
-    r.property(name).status
+    let name = PropertyName::parse(name).expect("a property name");
+    r.property(name).expect("judged by this check").status
 }
 
 const RECIPES: [&str; 5] = [
@@ -91,8 +93,13 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
 
         // The trace: a holder crashes with a write in flight, and the write
         // lands after the next holder's.
-        let path = r.property("resource_exclusion").path.clone().unwrap();
-        let model = c.clone().into_model();
+        let path = r
+            .property(PropertyName::ResourceExclusion)
+            .unwrap()
+            .path
+            .clone()
+            .unwrap();
+        let model = c.clone().into_model().unwrap();
         let crashed = path
             .iter()
             .find_map(|a| match a {
@@ -118,7 +125,7 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
 
 /// Notifications the store queued in the last step of `path`.
 fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u16> {
-    let model = c.clone().into_model();
+    let model = c.clone().into_model().unwrap();
     let before = replay(&model, &path[..path.len() - 1]).unwrap();
     let after = replay(&model, path).unwrap();
     let count = |s: &LockState, i: usize| {
@@ -148,12 +155,17 @@ fn only_the_predecessor_watch_recipes_keep_the_herd_bound() {
         let c = cfg(name, 3, FaultBudget::default());
         let r = run(&c);
         assert_eq!(status(&r, "herd_bound"), Status::Violated, "{name}");
-        let path = r.property("herd_bound").path.clone().unwrap();
+        let path = r
+            .property(PropertyName::HerdBound)
+            .unwrap()
+            .path
+            .clone()
+            .unwrap();
         // One release wakes two clients.
         let Action::Deliver(releaser, Link::ClientToStore) = *path.last().unwrap() else {
             panic!("{name}: the last step should deliver a request to the store");
         };
-        let model = c.clone().into_model();
+        let model = c.clone().into_model().unwrap();
         let before = replay(&model, &path[..path.len() - 1]).unwrap();
         let released = &before.clients[releaser as usize].to_store[0];
         assert!(
@@ -192,7 +204,12 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
             assert_eq!(progress, Status::Holds, "{name}");
         } else {
             assert_eq!(progress, Status::Violated, "{name}");
-            let stuck = r.property("progress").path.clone().unwrap();
+            let stuck = r
+                .property(PropertyName::Progress)
+                .unwrap()
+                .path
+                .clone()
+                .unwrap();
             assert!(
                 matches!(stuck.last(), Some(Action::ResumeReconnect(_))),
                 "{name}: {stuck:?}"
@@ -200,7 +217,12 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
         }
         // Kleppmann's trace: the paused holder's session expires while it
         // is frozen, and someone else acquires.
-        let path = r.property("mutual_exclusion").path.clone().unwrap();
+        let path = r
+            .property(PropertyName::MutualExclusion)
+            .unwrap()
+            .path
+            .clone()
+            .unwrap();
         let paused = path
             .iter()
             .position(|a| matches!(a, Action::Pause(_)))
@@ -268,9 +290,14 @@ fn a_lost_create_reply_wedges_fair_predecessor_without_its_guid() {
     };
     let r = run(&c);
     assert_eq!(status(&r, "progress"), Status::Violated);
-    let path = r.property("progress").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::Progress)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     // The orphan: a create was applied and its reply lost.
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let at = path
         .iter()
         .position(|a| matches!(a, Action::LoseReply(_)))
@@ -304,7 +331,12 @@ fn a_lost_create_reply_also_wedges_the_recipes_without_a_guid() {
     for name in ["unfair-create", "children-watch"] {
         let r = run(&cfg(name, 2, lost));
         assert_eq!(status(&r, "progress"), Status::Violated, "{name}");
-        let path = r.property("progress").path.clone().unwrap();
+        let path = r
+            .property(PropertyName::Progress)
+            .unwrap()
+            .path
+            .clone()
+            .unwrap();
         assert!(
             path.iter().any(|a| matches!(a, Action::LoseReply(_))),
             "{name}"
@@ -326,8 +358,13 @@ fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
     assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
     // The middle waiter crashed: the crashed client neither held the lock
     // first nor holds it at the end.
-    let path = r.property("mutual_exclusion").path.clone().unwrap();
-    let model = c.clone().into_model();
+    let path = r
+        .property(PropertyName::MutualExclusion)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
+    let model = c.clone().into_model().unwrap();
     let end = replay(&model, &path).unwrap();
     let Some(Action::Crash(crashed)) = path.iter().find(|a| matches!(a, Action::Crash(_))).copied()
     else {
@@ -373,7 +410,7 @@ fn defaults_are_every_registered_recipe() {
 fn symmetry_reduction_keeps_every_verdict_and_shrinks_the_graph() {
     for name in RECIPES {
         let c = cfg(name, 3, crash());
-        let model = c.clone().into_model();
+        let model = c.clone().into_model().unwrap();
         let with = check(&model, CheckOptions::default()).unwrap();
         let without = check(
             &model,
@@ -409,14 +446,14 @@ fn the_explorer_sees_the_same_state_space_as_staterights_bfs() {
         cfg("etcd-revision", 2, pause()),
     ] {
         let ours = check(
-            &c.clone().into_model(),
+            &c.clone().into_model().unwrap(),
             CheckOptions {
                 symmetry: false,
                 ..Default::default()
             },
         )
         .unwrap();
-        let theirs = c.into_model().checker().spawn_bfs().join();
+        let theirs = c.into_model().unwrap().checker().spawn_bfs().join();
         assert_eq!(ours.unique_states, theirs.unique_state_count() as u64);
     }
 }
@@ -424,7 +461,7 @@ fn the_explorer_sees_the_same_state_space_as_staterights_bfs() {
 #[test]
 fn checking_is_deterministic_whatever_the_thread_count() {
     let c = cfg("etcd-revision", 3, crash());
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let on = |threads| {
         check(
             &model,
@@ -452,7 +489,7 @@ fn levels_merged_in_small_chunks_give_the_same_search() {
     // different chunks; the numbering, the counts and every path must be
     // those of the default chunk size.
     let c = cfg("fair-predecessor", 3, crash());
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let whole = check(&model, CheckOptions::default()).unwrap();
     for threads in [1, 2] {
         let chunked = check(
@@ -482,9 +519,12 @@ fn five_clients_are_checked_with_symmetry() {
     let r = run(&cfg("unfair-create", 5, FaultBudget::default()));
     assert!(r.complete);
     assert_eq!(r.unique_states, 223_565);
-    assert_eq!(r.property("herd_bound").status, Status::Violated);
+    assert_eq!(
+        r.property(PropertyName::HerdBound).unwrap().status,
+        Status::Violated
+    );
     for holds in ["mutual_exclusion", "resource_exclusion", "progress"] {
-        assert_eq!(r.property(holds).status, Status::Holds, "{holds}");
+        assert_eq!(status(&r, holds), Status::Holds, "{holds}");
     }
 }
 
@@ -494,7 +534,7 @@ fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
     // it was decided: the figures (pinned, as before chunks existed) do
     // not depend on how the level was cut up.
     use models::properties::PropertyName;
-    let model = cfg("fair-predecessor", 3, pause()).into_model();
+    let model = cfg("fair-predecessor", 3, pause()).into_model().unwrap();
     // With sleep sets (the default for such a check) fewer transitions
     // reach the same states (21,582 when only a step that touched nothing
     // shared could commute; footprints let more pairs commute). How many
@@ -523,7 +563,11 @@ fn a_search_that_stops_early_stops_at_a_level_whatever_the_chunks() {
                 "chunks of {level_chunk}, sleep sets {sleep_sets}"
             );
             assert_eq!(
-                r.property("mutual_exclusion").path.as_ref().map(Vec::len),
+                r.property(PropertyName::MutualExclusion)
+                    .unwrap()
+                    .path
+                    .as_ref()
+                    .map(Vec::len),
                 Some(16)
             );
         }
@@ -537,7 +581,7 @@ fn a_search_without_the_graph_sees_the_same_states() {
     // holding, the search still covers everything.
     use models::properties::PropertyName;
     let c = cfg("fair-predecessor", 3, crash());
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let full = check(&model, CheckOptions::default()).unwrap();
     let asked = [
         PropertyName::MutualExclusion,
@@ -575,8 +619,12 @@ fn a_search_without_the_graph_sees_the_same_states() {
     for r in [&full, &every_step] {
         assert!(r.index_bytes <= 40 * unique + (4 << 20), "{r:?}");
     }
-    for name in ["mutual_exclusion", "resource_exclusion"] {
+    for name in [
+        PropertyName::MutualExclusion,
+        PropertyName::ResourceExclusion,
+    ] {
         let (s, f) = (every_step.property(name), full.property(name));
+        let (s, f) = (s.expect("asked"), f.expect("asked"));
         assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
     }
     // Sleep sets (the default here): the same states from fewer
@@ -593,8 +641,12 @@ fn a_search_without_the_graph_sees_the_same_states() {
         sleeping.states,
         full.states
     );
-    for name in ["mutual_exclusion", "resource_exclusion"] {
+    for name in [
+        PropertyName::MutualExclusion,
+        PropertyName::ResourceExclusion,
+    ] {
         let (s, f) = (sleeping.property(name), full.property(name));
+        let (s, f) = (s.expect("asked"), f.expect("asked"));
         assert_eq!((s.status, &s.path), (f.status, &f.path), "{name}");
     }
 }
@@ -602,9 +654,14 @@ fn a_search_without_the_graph_sees_the_same_states() {
 #[test]
 fn counterexamples_start_from_the_initial_state_and_replay() {
     let c = cfg("unfair-create", 3, crash());
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
-    let path = r.property("resource_exclusion").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::ResourceExclusion)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(replay(&model, &path).is_some());
     let mut bad = path.clone();
     bad.insert(0, Action::Deliver(0, Link::StoreToClient));
@@ -622,8 +679,15 @@ fn lowest_watch_is_safe_and_live_but_every_release_wakes_every_waiter() {
     assert_eq!(status(&r, "herd_bound"), Status::Violated);
     // The counterexample ends with the holder's delete, which notifies both
     // waiters: they all watch the lowest node.
-    let path = r.property("herd_bound").path.clone().unwrap();
-    let model = cfg("lowest-watch", 3, FaultBudget::default()).into_model();
+    let path = r
+        .property(PropertyName::HerdBound)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
+    let model = cfg("lowest-watch", 3, FaultBudget::default())
+        .into_model()
+        .unwrap();
     let before = replay(&model, &path[..path.len() - 1]).unwrap();
     let after = replay(&model, &path).unwrap();
     let Action::Deliver(c, Link::ClientToStore) = *path.last().unwrap() else {
@@ -679,8 +743,13 @@ fn a_waiter_that_skips_the_check_of_its_own_key_is_caught_by_holder_owns_key() {
     // waiter whose lease expired while it waited takes the lock anyway.
     let r = run(&cfg("etcd-revision:v3.4", 2, pause()));
     assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
-    let path = r.property("holder_owns_key").path.clone().unwrap();
-    let model = cfg("etcd-revision:v3.4", 2, pause()).into_model();
+    let path = r
+        .property(PropertyName::HolderOwnsKey)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
+    let model = cfg("etcd-revision:v3.4", 2, pause()).into_model().unwrap();
     let end = replay(&model, &path).unwrap();
     let last = end.monitors.acquisitions.last().unwrap();
     assert!(!last.owned, "{last:?}");
@@ -709,12 +778,17 @@ fn holder_writes_accepted_holds_with_fencing_and_catches_a_fence_that_refuses_eq
         fencing: true,
         ..cfg("fair-predecessor", 2, FaultBudget::default())
     };
-    let mut model = c.into_model();
+    let mut model = c.into_model().unwrap();
     model.resource.reject_equal_tokens = true;
     let r = check(&model, CheckOptions::default()).unwrap();
     assert_eq!(status(&r, "holder_writes_accepted"), Status::Violated);
     // The holder's second write, with the same token as its first, is refused.
-    let path = r.property("holder_writes_accepted").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::HolderWritesAccepted)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(matches!(
         path.last(),
         Some(Action::Deliver(_, Link::ClientToResource))
@@ -735,7 +809,7 @@ fn asking_one_property_stops_at_its_answer() {
             ..Default::default()
         },
     );
-    let model = c.into_model();
+    let model = c.into_model().unwrap();
     let full = check(&model, CheckOptions::default()).unwrap();
     let asked = check(
         &model,
@@ -751,8 +825,8 @@ fn asking_one_property_stops_at_its_answer() {
     );
     assert_eq!(asked.properties.len(), 1);
     let (a, f) = (
-        asked.property("mutual_exclusion"),
-        full.property("mutual_exclusion"),
+        asked.property(PropertyName::MutualExclusion).unwrap(),
+        full.property(PropertyName::MutualExclusion).unwrap(),
     );
     assert_eq!(a.status, Status::Violated);
     assert_eq!(a.path.as_ref().map(Vec::len), f.path.as_ref().map(Vec::len));
@@ -763,7 +837,10 @@ fn asking_one_property_stops_at_its_answer() {
     )
     .unwrap();
     assert!(witnessed.decided_early);
-    assert_eq!(witnessed.property("hand_off").status, Status::Holds);
+    assert_eq!(
+        witnessed.property(PropertyName::HandOff).unwrap().status,
+        Status::Holds
+    );
 
     let progress = check(
         &model,
@@ -773,8 +850,8 @@ fn asking_one_property_stops_at_its_answer() {
     assert!(!progress.decided_early);
     assert_eq!(progress.unique_states, full.unique_states);
     assert_eq!(
-        progress.property("progress").status,
-        full.property("progress").status
+        progress.property(PropertyName::Progress).unwrap().status,
+        full.property(PropertyName::Progress).unwrap().status
     );
 }
 
@@ -783,7 +860,7 @@ fn asking_one_property_stops_at_its_answer() {
 /// unknown, not holding; a violation found before the limit stands.
 #[test]
 fn a_search_cut_short_leaves_what_it_did_not_see_unknown() {
-    let model = cfg("fair-predecessor", 3, crash()).into_model();
+    let model = cfg("fair-predecessor", 3, crash()).into_model().unwrap();
     let cut = |max_states| {
         check(
             &model,
@@ -801,11 +878,22 @@ fn a_search_cut_short_leaves_what_it_did_not_see_unknown() {
     }
     let whole = cut(usize::MAX);
     assert_eq!(status(&whole, "resource_exclusion"), Status::Violated);
-    let steps = whole.property("resource_exclusion").path.clone().unwrap();
+    let steps = whole
+        .property(PropertyName::ResourceExclusion)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     // Enough states to reach that violation, not enough to finish.
     let r = cut(whole.unique_states as usize / 2);
     assert!(!r.complete);
     assert_eq!(status(&r, "resource_exclusion"), Status::Violated);
-    assert_eq!(r.property("resource_exclusion").path.as_ref(), Some(&steps));
+    assert_eq!(
+        r.property(PropertyName::ResourceExclusion)
+            .unwrap()
+            .path
+            .as_ref(),
+        Some(&steps)
+    );
     assert_eq!(status(&r, "mutual_exclusion"), Status::Unknown);
 }

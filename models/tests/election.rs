@@ -9,6 +9,7 @@ use models::client::Policy;
 use models::ids::SessionId;
 use models::model::{Action, FaultBudget, LockModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
+use models::properties::PropertyName;
 use models::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
 use models::recipes::{self, zk_unfair_election};
 
@@ -47,11 +48,12 @@ fn run_recipe(
         ..LockModelCfg::new(recipe, clients)
     };
     cfg.validate().unwrap();
-    check(&cfg.into_model(), CheckOptions::default()).expect("clients are alike")
+    check(&cfg.into_model().unwrap(), CheckOptions::default()).expect("clients are alike")
 }
 
 fn status(r: &CheckResult, name: &str) -> Status {
-    r.property(name).status
+    let name = PropertyName::parse(name).expect("a property name");
+    r.property(name).expect("judged by this check").status
 }
 
 fn pause() -> FaultBudget {
@@ -84,7 +86,7 @@ fn election_recipes_report_the_election_properties_and_no_lock_ones() {
         false,
         Policy::Naive,
     );
-    let names: Vec<&str> = r.properties.iter().map(|p| p.name).collect();
+    let names: Vec<&str> = r.properties.iter().map(|p| p.name.name()).collect();
     assert_eq!(
         names,
         [
@@ -112,7 +114,7 @@ fn without_faults_every_election_property_holds() {
         let r = run(name, 3, FaultBudget::default(), false, Policy::Naive);
         assert!(r.complete, "{name}");
         for p in &r.properties {
-            let expected = if p.name == "herd_bound" && name.starts_with("zk-unfair") {
+            let expected = if p.name.name() == "herd_bound" && name.starts_with("zk-unfair") {
                 Status::Violated
             } else {
                 Status::Holds
@@ -160,9 +162,14 @@ fn the_phantom_leader_leads_with_no_key() {
         faults: pause(),
         ..LockModelCfg::new(recipe, 2)
     };
-    let model = cfg.into_model();
+    let model = cfg.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
-    let path = r.property("elected_with_key").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::ElectedWithKey)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     let expired: Vec<SessionId> = path
         .iter()
         .filter_map(|a| match a {
@@ -226,7 +233,12 @@ fn curator_696_double_leader_needs_a_reconnect_and_the_fix_holds() {
     );
     assert_eq!(status(&r, "single_leader"), Status::Violated);
     assert_eq!(status(&r, "elected_with_key"), Status::Violated);
-    let path = r.property("single_leader").path.clone().unwrap();
+    let path = r
+        .property(PropertyName::SingleLeader)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(path.iter().any(|a| matches!(a, Action::Partition(_))));
     assert!(path.iter().any(|a| matches!(a, Action::Expire(_))));
 
@@ -310,7 +322,9 @@ fn progress_properties_catch_followers_left_behind() {
 fn waiting_followers_name_the_current_leader() {
     use stateright::Model;
     for name in ["zk-unfair-election", "zk-fair-election"] {
-        let model = LockModelCfg::new(recipes::parse(name).unwrap(), 3).into_model();
+        let model = LockModelCfg::new(recipes::parse(name).unwrap(), 3)
+            .into_model()
+            .unwrap();
         let recipe = recipes::parse(name).unwrap();
         let mut seen = std::collections::HashSet::new();
         let mut queue = std::collections::VecDeque::from(model.init_states());
@@ -374,12 +388,14 @@ fn a_lost_reply_is_resent_and_only_the_unfair_election_stalls() {
     for name in ELECTIONS {
         let r = run(name, 2, lost, false, Policy::Naive);
         assert!(
-            r.properties.iter().any(|p| p.name == "leader_elected"),
+            r.properties
+                .iter()
+                .any(|p| p.name.name() == "leader_elected"),
             "{name}: every election property is judged"
         );
         for p in &r.properties {
             let stalls = name.starts_with("zk-unfair")
-                && matches!(p.name, "leader_elected" | "followers_agree");
+                && matches!(p.name.name(), "leader_elected" | "followers_agree");
             let expected = if stalls {
                 Status::Violated
             } else {

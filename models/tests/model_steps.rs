@@ -116,7 +116,9 @@ fn a_reconnect_keeps_events_notices_and_closes() {
 
 /// `recipe`'s model with two clients and no faults.
 fn two_clients(recipe: &str) -> LockModel {
-    LockModelCfg::new(lookup(recipe, None).unwrap(), 2).into_model()
+    LockModelCfg::new(lookup(recipe, None).unwrap(), 2)
+        .into_model()
+        .unwrap()
 }
 
 /// How client 0 may come back in `recipe` when it is paused (`paused`) or

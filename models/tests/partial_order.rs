@@ -24,7 +24,7 @@ fn reduced() -> CheckOptions {
 
 fn run(cfg: &LockModelCfg, opts: CheckOptions) -> CheckResult {
     cfg.validate().unwrap();
-    check(&cfg.clone().into_model(), opts).expect("clients are alike")
+    check(&cfg.clone().into_model().unwrap(), opts).expect("clients are alike")
 }
 
 /// What one comparison found.
@@ -53,14 +53,14 @@ fn same_verdicts(cfg: &LockModelCfg, asked: &[PropertyName]) -> Compared {
     assert_eq!(part.properties.len(), full.properties.len(), "{cfg}");
     let mut progress_violated = 0;
     for p in &full.properties {
-        let q = part.property(p.name);
+        let q = part.property(p.name).expect("judged by both");
         assert_eq!(q.status, p.status, "{cfg}: {} under the reduction", p.name);
         // A path of the reduced graph is one of the full graph's: it
         // replays from the initial state in real names, and is no shorter
         // than the full search's shortest.
         if let (Some(short), Some(path)) = (&p.path, &q.path) {
             assert!(path.len() >= short.len(), "{cfg}: {}", p.name);
-            assert!(replay(&cfg.clone().into_model(), path).is_some());
+            assert!(replay(&cfg.clone().into_model().unwrap(), path).is_some());
         }
         progress_violated += usize::from(p.kind == Kind::Progress && p.status == Status::Violated);
     }
@@ -174,14 +174,21 @@ fn the_reduction_finds_the_known_violations() {
         ..LockModelCfg::new(recipes::parse("etcd-revision:v3.4").unwrap(), 3)
     };
     let r = run(&cfg, reduced());
-    assert_eq!(r.property("mutual_exclusion").status, Status::Violated);
-    assert!(r.property("mutual_exclusion").path.is_some());
+    assert_eq!(
+        r.property(PropertyName::MutualExclusion).unwrap().status,
+        Status::Violated
+    );
+    assert!(r
+        .property(PropertyName::MutualExclusion)
+        .unwrap()
+        .path
+        .is_some());
 }
 
 #[test]
 fn the_reduced_search_is_the_same_whatever_the_threads_and_chunks() {
     let cfg = LockModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
-    let model = cfg.into_model();
+    let model = cfg.into_model().unwrap();
     let base = check(&model, reduced()).unwrap();
     for (threads, level_chunk) in [
         (1, 7),
@@ -240,7 +247,12 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
         );
         assert!(part.unique_states < full.unique_states, "{name}");
         for p in &part.properties {
-            assert_eq!(p.status, full.property(p.name).status, "{name}: {}", p.name);
+            assert_eq!(
+                p.status,
+                full.property(p.name).expect("judged by both").status,
+                "{name}: {}",
+                p.name
+            );
         }
     }
 }
@@ -341,9 +353,9 @@ fn goals_at(model: &LockModel, goals: &[Goal], s: &LockState) -> Vec<bool> {
 fn local_steps_commute_with_every_other_step() {
     let (mut pairs, mut alone) = (0, 0);
     for cfg in two_clients_every_variant_and_fault() {
-        let model = cfg.clone().into_model();
+        let model = cfg.clone().into_model().unwrap();
         let goals = model.progress_goals();
-        for s in reachable(&cfg.clone().into_model(), 20_000) {
+        for s in reachable(&cfg.clone().into_model().unwrap(), 20_000) {
             let (p, a) = commutes_at(&model, &goals, &s);
             pairs += p;
             alone += a;
@@ -364,10 +376,10 @@ fn local_steps_commute_with_every_other_step() {
 fn a_step_that_cannot_falsify_a_goal_does_not() {
     let (mut cleared, mut refused) = (0usize, 0usize);
     for cfg in two_clients_every_variant_and_fault() {
-        let model = cfg.clone().into_model();
+        let model = cfg.clone().into_model().unwrap();
         let goals = model.progress_goals();
         let mut actions = Vec::new();
-        for s in reachable(&cfg.clone().into_model(), 5_000) {
+        for s in reachable(&cfg.clone().into_model().unwrap(), 5_000) {
             actions.clear();
             model.actions(&s, &mut actions);
             for &a in &actions {
@@ -408,8 +420,8 @@ fn goals_are_monotone_in_their_rising_bits() {
     let mut checked = 0usize;
     for recipe in recipes::defaults() {
         let cfg = LockModelCfg::new(recipe, 2);
-        let model = cfg.clone().into_model();
-        let states = reachable(&cfg.clone().into_model(), 5_000);
+        let model = cfg.clone().into_model().unwrap();
+        let states = reachable(&cfg.clone().into_model().unwrap(), 5_000);
         for goal in model.progress_goals() {
             let GoalReads::Rising { bits, holds } = goal.reads else {
                 continue;

@@ -6,6 +6,7 @@ use models::checker::{check, replay, CheckOptions, Status};
 use models::client::Policy;
 use models::model::{Action, FaultBudget, Link, LockModelCfg};
 use models::msg::Msg;
+use models::properties::PropertyName;
 use models::recipes;
 use stateright::Model;
 
@@ -19,10 +20,18 @@ fn told_of_expiry(policy: Policy) -> (bool, bool) {
         policy,
         ..LockModelCfg::new(recipes::parse("unfair-create").unwrap(), 2)
     };
-    let model = cfg.into_model();
+    let model = cfg.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
-    assert_eq!(r.property("mutual_exclusion").status, Status::Violated);
-    let path = r.property("mutual_exclusion").path.clone().unwrap();
+    assert_eq!(
+        r.property(PropertyName::MutualExclusion).unwrap().status,
+        Status::Violated
+    );
+    let path = r
+        .property(PropertyName::MutualExclusion)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     let mut state = replay(&model, &path).unwrap();
     // The paused holder resumes; its link delivers until the expiry notice.
     let stale = (0..2u16)
@@ -68,7 +77,7 @@ fn fair_lock_library_variants_keep_the_verdicts() {
             faults,
             ..LockModelCfg::new(recipes::parse(name).unwrap(), 3)
         };
-        check(&cfg.into_model(), CheckOptions::default()).unwrap()
+        check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
     };
     for name in ["fair-predecessor:curator", "fair-predecessor:kazoo"] {
         let crash = run(
@@ -79,7 +88,7 @@ fn fair_lock_library_variants_keep_the_verdicts() {
             },
         );
         for p in &crash.properties {
-            let expected = if p.name == "resource_exclusion" {
+            let expected = if p.name.name() == "resource_exclusion" {
                 Status::Violated
             } else {
                 Status::Holds
@@ -110,7 +119,7 @@ fn suspend_aware_gives_the_lock_up_on_suspended() {
             policy,
             ..LockModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
         };
-        check(&cfg.into_model(), CheckOptions::default()).unwrap()
+        check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
     };
     let partition = FaultBudget {
         partitions: 1,
@@ -120,7 +129,10 @@ fn suspend_aware_gives_the_lock_up_on_suspended() {
         pauses: 1,
         ..Default::default()
     };
-    let status = |r: &models::checker::CheckResult, p: &str| r.property(p).status;
+    let status = |r: &models::checker::CheckResult, p: &str| {
+        let name = PropertyName::parse(p).expect("a property name");
+        r.property(name).expect("judged by this check").status
+    };
     let suspend = run(Policy::SuspendAware, partition);
     assert_eq!(status(&suspend, "mutual_exclusion"), Status::Holds);
     assert_eq!(status(&suspend, "progress"), Status::Holds);

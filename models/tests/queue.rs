@@ -8,6 +8,7 @@
 
 use models::checker::{check, CheckOptions, CheckResult, Status};
 use models::model::{Action, FaultBudget, LockModelCfg};
+use models::properties::PropertyName;
 use models::recipes;
 
 fn run(name: &str, clients: u8, rounds: u8, faults: FaultBudget) -> CheckResult {
@@ -17,11 +18,12 @@ fn run(name: &str, clients: u8, rounds: u8, faults: FaultBudget) -> CheckResult 
         ..LockModelCfg::new(recipes::parse(name).unwrap(), clients)
     };
     cfg.validate().unwrap();
-    check(&cfg.into_model(), CheckOptions::default()).unwrap()
+    check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
 }
 
 fn status(r: &CheckResult, p: &str) -> Status {
-    r.property(p).status
+    let name = PropertyName::parse(p).expect("a property name");
+    r.property(name).expect("judged by this check").status
 }
 
 const PROPERTIES: [&str; 4] = [
@@ -61,7 +63,12 @@ fn a_lost_delete_reply_loses_an_item_in_the_article_and_in_take() {
     for name in ["zk-fifo-queue", "zk-fifo-queue:take-safe"] {
         let r = run(name, 3, 2, lost);
         assert_eq!(status(&r, "no_lost_item"), Status::Violated, "{name}");
-        let path = r.property("no_lost_item").path.clone().unwrap();
+        let path = r
+            .property(PropertyName::NoLostItem)
+            .unwrap()
+            .path
+            .clone()
+            .unwrap();
         assert!(
             path.iter().any(|a| matches!(a, Action::LoseReply(_))),
             "{name}: {path:?}"
@@ -92,7 +99,12 @@ fn a_consumer_crash_loses_an_item_or_processes_it_twice() {
     let safe = run("zk-fifo-queue:lock-safe", 3, 1, crash);
     assert_eq!(status(&safe, "no_lost_item"), Status::Holds);
     assert_eq!(status(&safe, "no_duplicate_item"), Status::Violated);
-    let path = safe.property("no_duplicate_item").path.clone().unwrap();
+    let path = safe
+        .property(PropertyName::NoDuplicateItem)
+        .unwrap()
+        .path
+        .clone()
+        .unwrap();
     assert!(
         path.iter().any(|a| matches!(a, Action::Crash(_))),
         "{path:?}"
@@ -124,14 +136,18 @@ fn producers_are_checked() {
     assert_eq!(cfg.producers, 2, "half the clients by default");
     cfg.producers = 4;
     let e = cfg.validate().unwrap_err();
-    assert!(e.contains("producers must be at least 1 and fewer"), "{e}");
+    assert!(
+        e.reason.contains("producers must be at least 1 and fewer"),
+        "{e}"
+    );
+    assert_eq!(e.setting, models::model::Setting::Producers);
     cfg.producers = 0;
     assert!(cfg.validate().is_err());
     let mut lock = LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3);
     assert_eq!(lock.producers, 0);
     lock.producers = 1;
     let e = lock.validate().unwrap_err();
-    assert!(e.contains("producers are for queue recipes"), "{e}");
+    assert!(e.reason.contains("producers are for queue recipes"), "{e}");
 }
 
 /// A consumer whose delete reply was lost, and which then finds the queue

@@ -25,6 +25,7 @@ fn model(recipe: &str, policy: Policy) -> LockModel {
         ..LockModelCfg::new(lookup(recipe, None).unwrap(), 2)
     }
     .into_model()
+    .unwrap()
 }
 
 /// Runs client 0 alone (deliveries both ways, its think and hold timers),
@@ -265,7 +266,9 @@ impl Recipe for Scripted {
 }
 
 fn scripted() -> LockModel {
-    LockModelCfg::new(RecipeRef::new(Scripted), 2).into_model()
+    LockModelCfg::new(RecipeRef::new(Scripted), 2)
+        .into_model()
+        .unwrap()
 }
 
 fn reply(st: &ClientState, reply: Reply) -> Msg {

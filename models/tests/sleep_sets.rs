@@ -84,7 +84,7 @@ fn steps_called_independent_commute() {
     });
     let mut pairs = 0;
     for cfg in &configs {
-        let model = cfg.clone().into_model();
+        let model = cfg.clone().into_model().unwrap();
         // Every state at 2 clients (the largest has 88 k); the first
         // 20,000 at 3.
         let limit = if cfg.clients == 2 { usize::MAX } else { 20_000 };
@@ -109,7 +109,7 @@ fn record(l: &Level) {
 fn run(cfg: &LockModelCfg, opts: CheckOptions) -> (CheckResult, Vec<(u32, u64, u64)>) {
     LEVELS.with_borrow_mut(Vec::clear);
     let r = check(
-        &cfg.clone().into_model(),
+        &cfg.clone().into_model().unwrap(),
         CheckOptions {
             on_level: Some(record),
             ..opts
@@ -156,7 +156,7 @@ fn same_search(cfg: &LockModelCfg, symmetry: bool) -> (u64, u64) {
     );
     assert!(sleeping.states <= every.states, "{cfg}");
     for p in &every.properties {
-        let q = sleeping.property(p.name);
+        let q = sleeping.property(p.name).expect("judged by both");
         assert_eq!(
             (q.status, &q.path),
             (p.status, &p.path),
@@ -164,7 +164,10 @@ fn same_search(cfg: &LockModelCfg, symmetry: bool) -> (u64, u64) {
             p.name
         );
         if let Some(path) = &q.path {
-            assert!(replay(&cfg.clone().into_model(), path).is_some(), "{cfg}");
+            assert!(
+                replay(&cfg.clone().into_model().unwrap(), path).is_some(),
+                "{cfg}"
+            );
         }
     }
     (sleeping.states, every.states)
@@ -225,7 +228,7 @@ fn the_search_with_sleep_sets_is_the_same_whatever_the_threads_and_chunks() {
         },
         ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
     };
-    let model = cfg.clone().into_model();
+    let model = cfg.clone().into_model().unwrap();
     let opts = CheckOptions::default().asking(&safety(&cfg));
     let base = check(&model, opts).unwrap();
     assert!(base.sleep_sets);

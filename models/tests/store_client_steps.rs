@@ -50,7 +50,9 @@ fn the_state_view_lists_the_stores_watches() {
     use models::model::{view::view, LockModelCfg, Shared};
     use models::recipes::lookup;
     use stateright::Model;
-    let model = LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2).into_model();
+    let model = LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
+        .into_model()
+        .unwrap();
     let mut state = model.init_states().remove(0);
     let store = Shared::make_mut(&mut state.store);
     store.zk.exists(ZPath::Ready, Some(sid(1)));
@@ -126,7 +128,8 @@ fn a_restarted_client_goes_on_from_what_it_saved() {
         rounds: 3,
         ..LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
     }
-    .into_model();
+    .into_model()
+    .unwrap();
     let saved = ClientStorage {
         incarnation: 2,
         rounds_done: 1,

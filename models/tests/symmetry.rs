@@ -7,6 +7,7 @@ use models::checker::{check, CheckError, CheckOptions, Status};
 use models::ids::{Child, ClientIdx, SessionId, ZPath};
 use models::model::{FaultBudget, LockModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
+use models::properties::PropertyName;
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
 use models::symmetry::representative;
@@ -125,7 +126,9 @@ impl Recipe for ByName {
 
 #[test]
 fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
-    let model = LockModelCfg::new(RecipeRef::new(ByName::LowestGuid), 2).into_model();
+    let model = LockModelCfg::new(RecipeRef::new(ByName::LowestGuid), 2)
+        .into_model()
+        .unwrap();
     let err = check(&model, CheckOptions::default()).unwrap_err();
     let CheckError::IdentityDependent { found } = &err else {
         panic!("expected the identity-dependence error, got: {err}");
@@ -145,12 +148,17 @@ fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
         },
     )
     .unwrap();
-    assert_eq!(r.property("mutual_exclusion").status, Status::Violated);
+    assert_eq!(
+        r.property(PropertyName::MutualExclusion).unwrap().status,
+        Status::Violated
+    );
 }
 
 #[test]
 fn a_safe_recipe_that_treats_one_client_apart_is_refused_by_the_audit() {
-    let model = LockModelCfg::new(RecipeRef::new(ByName::ClientZeroLooks), 3).into_model();
+    let model = LockModelCfg::new(RecipeRef::new(ByName::ClientZeroLooks), 3)
+        .into_model()
+        .unwrap();
     let safety =
         CheckOptions::default().asking(&[models::properties::PropertyName::MutualExclusion]);
     // Without symmetry: safe, so there is no path whose replay could
@@ -164,7 +172,10 @@ fn a_safe_recipe_that_treats_one_client_apart_is_refused_by_the_audit() {
     )
     .unwrap();
     assert!(r.complete);
-    assert_eq!(r.property("mutual_exclusion").status, Status::Holds);
+    assert_eq!(
+        r.property(PropertyName::MutualExclusion).unwrap().status,
+        Status::Holds
+    );
     // With it, the audit of the first states finds client 0 apart.
     let err = check(&model, safety).unwrap_err();
     let CheckError::IdentityDependent { found } = &err else {
@@ -208,7 +219,7 @@ proptest! {
             faults: FaultBudget { crashes: 1, pauses: 1, lost_replies: 1, ..Default::default() },
             ..LockModelCfg::new(recipe, clients)
         };
-        let model = cfg.into_model();
+        let model = cfg.into_model().unwrap();
         let state = reachable(&model, &choices);
         // A permutation drawn from the seed.
         let mut perm: Vec<ClientIdx> = (0..clients as ClientIdx).collect();
@@ -229,7 +240,9 @@ proptest! {
 /// renamed (its session first of all).
 #[test]
 fn relabelling_moves_each_slot_to_its_new_name() {
-    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 4).into_model();
+    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 4)
+        .into_model()
+        .unwrap();
     let state = model.init_states().remove(0);
     for p in [[1, 2, 3, 0], [3, 2, 1, 0], [0, 1, 3, 2], [2, 0, 1, 3]] {
         let mut relabelled = state.clone();
@@ -249,7 +262,9 @@ fn relabelling_moves_each_slot_to_its_new_name() {
 #[test]
 #[should_panic(expected = "a state is relabelled by a permutation of its clients")]
 fn relabelling_by_a_non_permutation_is_refused() {
-    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 3).into_model();
+    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 3)
+        .into_model()
+        .unwrap();
     let mut state = model.init_states().remove(0);
     state.relabel(&[0, 0, 1]);
 }

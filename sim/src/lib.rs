@@ -8,6 +8,11 @@
 //! - [`html`]: the per-run interactive HTML timeline;
 //! - [`chrome`]: the run as a Chrome / Perfetto trace.
 
+// A wildcard arm over one of lockstep's own closed sets (messages, timers,
+// faults, phases) makes a new variant compile and silently do nothing.
+// Matches over a foreign open set allow it by name, with the reason.
+#![deny(clippy::wildcard_enum_match_arm)]
+
 pub mod chrome;
 pub mod engine;
 pub mod herd;

@@ -299,7 +299,7 @@ pub struct Scenario {
     /// reports "time limit reached", not a `progress` violation.
     pub duration_us: Option<u64>,
     /// A run stops (reported as cut off, no verdict) after this many events:
-    /// [`crate::engine::MAX_EVENTS`] unless a caller lowers it.
+    /// [`MAX_EVENTS`] unless a caller lowers it.
     #[serde(skip)]
     pub max_events: u64,
     /// What the file expects to be violated, if it says.
@@ -326,6 +326,15 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// At most this many faults in a run, drawn (expected) or scheduled.
 pub const MAX_FAULTS: u64 = 100_000;
+
+/// Events at one virtual instant before a run is called stuck (time not
+/// advancing), plus this many per client: a herd of 10,000 clients with a
+/// fixed latency wakes, asks and is answered at one instant, legitimately.
+pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
+pub const EVENTS_AT_ONE_INSTANT_PER_CLIENT: u64 = 1_000;
+
+/// Events in one run before it is stopped (minutes of work).
+pub const MAX_EVENTS: u64 = 2_000_000_000;
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
@@ -513,7 +522,7 @@ impl Scenario {
             faults_until_us,
             schedule,
             duration_us,
-            max_events: crate::engine::MAX_EVENTS,
+            max_events: MAX_EVENTS,
             expect,
             source: raw,
         })
@@ -713,7 +722,7 @@ fn check_heartbeats(
     // Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
     let busy_us = (rounds * per_round_us).min(duration_us.unwrap_or(u64::MAX));
     let events = 3 * (busy_us / timing.ping_interval_us);
-    let cap = crate::engine::MAX_EVENTS;
+    let cap = MAX_EVENTS;
     if events > cap {
         return Err(format!(
             "a client heartbeats every {} ms for at least the {} ms of its rounds' least think and hold time: \

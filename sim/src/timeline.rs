@@ -117,7 +117,14 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 c.lane.states.push((t, state.word().to_string()))
             }
             TraceEvent::Expire { .. } => c.lane.expiries.push(t),
-            _ => {}
+            // Not about one client's lane (skipped above).
+            TraceEvent::Start { .. }
+            | TraceEvent::Deliver { .. }
+            | TraceEvent::Timer { .. }
+            | TraceEvent::Restart { .. }
+            | TraceEvent::Write { .. }
+            | TraceEvent::Violation { .. }
+            | TraceEvent::End { .. } => {}
         }
     }
     // What is still going on when the trace ends ends there.

@@ -261,7 +261,20 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             TraceEvent::End { .. } if !ends => {
                 return Err(format!("event {n}: an `end` line before the trace's last"))
             }
-            _ => {}
+            TraceEvent::End { .. }
+            | TraceEvent::Deliver { .. }
+            | TraceEvent::Timer { .. }
+            | TraceEvent::Fault { .. }
+            | TraceEvent::Restart { .. }
+            | TraceEvent::Resume { .. }
+            | TraceEvent::Heal { .. }
+            | TraceEvent::DelayEnd { .. }
+            | TraceEvent::Connection { .. }
+            | TraceEvent::Write { .. }
+            | TraceEvent::Hold { .. }
+            | TraceEvent::Release { .. }
+            | TraceEvent::Expire { .. }
+            | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
             .event

@@ -211,8 +211,8 @@ fn a_zero_time_herd_is_slow_but_not_stuck() {
     assert_eq!(o.end, RunEnd::Finished);
     assert_eq!(o.metrics.end_us, 0);
     assert_eq!(o.metrics.acquisitions, u64::from(clients));
-    let guard = sim::engine::MAX_EVENTS_AT_ONE_INSTANT
-        + sim::engine::EVENTS_AT_ONE_INSTANT_PER_CLIENT * u64::from(clients);
+    let guard = sim::scenario::MAX_EVENTS_AT_ONE_INSTANT
+        + sim::scenario::EVENTS_AT_ONE_INSTANT_PER_CLIENT * u64::from(clients);
     assert!(o.metrics.events > guard, "{} events", o.metrics.events);
 }
 

@@ -410,8 +410,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     let mut rows = Vec::new();
     for cfg in configurations {
         let (name, n) = (cfg.recipe.name(), cfg.clients);
-        let model = cfg.into_model();
-        let not_alike = |e: models::checker::CheckError| UsageError(e.to_string());
+        let model = cfg.into_model()?;
+        let not_alike = super::check_failed;
         let with = check(&model, CheckOptions::default()).map_err(not_alike)?;
         let without = match n <= args.compare_up_to {
             true => Some(

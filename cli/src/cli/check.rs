@@ -1,8 +1,8 @@
 //! `lockstep check` and the no-argument summary.
 
 use super::{counterexample, limits, CheckArgs, UsageError};
-use models::checker::{check, CheckOptions, CheckResult, Kind, Level, Status};
-use models::model::LockModelCfg;
+use models::checker::{check, CheckOptions, CheckResult, Kind, Level, PropertyResult, Status};
+use models::model::{LockModel, LockModelCfg};
 use models::properties::PropertyName;
 use models::trace::{steps, TraceStep};
 use serde::Serialize;
@@ -120,13 +120,11 @@ fn per_second(r: &CheckResult) -> f64 {
 
 /// What a violation's counterexample shows: for a `sometimes` property that
 /// never happened there is no path, only the fact.
-fn counterexample(cfg: &LockModelCfg, r: &CheckResult, name: &str) -> Option<Vec<TraceStep>> {
-    let p = r.property(name);
+fn counterexample(model: &LockModel, p: &PropertyResult) -> Option<Vec<TraceStep>> {
     if p.status != Status::Violated || p.kind == Kind::Sometimes {
         return None;
     }
-    let model = cfg.clone().into_model();
-    p.path.as_ref().map(|path| steps(&model, path))
+    p.path.as_ref().map(|path| steps(model, path))
 }
 
 /// 1 when a property is violated (a counterexample found before a limit
@@ -242,23 +240,23 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 .map_err(|e| UsageError(format!("--html {}: cannot write: {e}", p.display())))
         })
         .transpose()?;
-    let model = cfg.clone().into_model();
+    let model = cfg.clone().into_model()?;
     let r = check(&model, opts);
     if opts.on_level.is_some() {
         eprint!("\r\x1b[2K");
     }
-    let r = r.map_err(|e| UsageError(e.to_string()))?;
+    let r = r.map_err(super::check_failed)?;
     // Read once, after the search: its high-water mark.
     let (peak_memory, bytes_per_state) = memory(&r);
     let mut written = Vec::new();
     if let Some((path, mut file)) = html {
         use std::io::Write;
-        file.write_all(counterexample::html_page(&cfg, &r).as_bytes())
+        file.write_all(counterexample::html_page(&model, &r).as_bytes())
             .map_err(|e| UsageError(format!("--html {}: cannot write: {e}", path.display())))?;
         written.push(path.display().to_string());
     }
     if let Some(dir) = &args.itf {
-        for (name, itf) in counterexample::itf_all(&cfg, &r) {
+        for (name, itf) in counterexample::itf_all(&model, &r) {
             let path = dir.join(format!("{name}.itf.json"));
             let text = serde_json::to_string_pretty(&itf).expect("serialisable");
             std::fs::write(&path, text + "\n")
@@ -298,11 +296,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 .properties
                 .iter()
                 .map(|p| PropertyJson {
-                    name: p.name,
+                    name: p.name.name(),
                     kind: kind_word(p.kind),
                     status: status_word(p.status),
                     decided_after: p.decided_after,
-                    counterexample: counterexample(&cfg, &r, p.name),
+                    counterexample: counterexample(&model, p),
                 })
                 .collect(),
         };
@@ -410,7 +408,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         reports::table::render(&["property", "kind", "result", "decided (s)"], &rows)
     );
     for p in &r.properties {
-        if let Some(trace) = counterexample(&cfg, &r, p.name) {
+        if let Some(trace) = counterexample(&model, p) {
             println!();
             let tail = match p.kind {
                 Kind::Progress => "; from its last state no completion is reachable",

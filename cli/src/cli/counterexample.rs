@@ -9,7 +9,8 @@ use models::checker::{CheckResult, Kind, Status};
 use models::html::escape as esc;
 use models::model::sequence::sequence_svg;
 use models::model::view::{view, ActorView};
-use models::model::{Action, LockModel, LockModelCfg, LockState};
+use models::model::{Action, LockModel, LockState};
+use models::properties::PropertyName;
 use models::trace::{steps, Happened};
 use serde_json::{json, Map, Value};
 use stateright::Model;
@@ -17,7 +18,7 @@ use std::fmt::Write;
 
 /// The counterexamples worth showing: violated `always` and `progress`
 /// properties with a path (a `sometimes` that never happened has none).
-fn counterexamples(r: &CheckResult) -> Vec<(&'static str, &[Action])> {
+fn counterexamples(r: &CheckResult) -> Vec<(PropertyName, &[Action])> {
     r.properties
         .iter()
         .filter(|p| p.status == Status::Violated && p.kind != Kind::Sometimes)
@@ -67,8 +68,8 @@ fn actors_table(now: &[ActorView], before: Option<&[ActorView]>) -> String {
 
 /// The page: the configuration, every property's verdict, and each
 /// counterexample step by step.
-pub fn html_page(cfg: &LockModelCfg, r: &CheckResult) -> String {
-    let model = cfg.clone().into_model();
+pub fn html_page(model: &LockModel, r: &CheckResult) -> String {
+    let cfg = &model.cfg;
     let mut body = String::new();
     let _ = write!(
         body,
@@ -106,16 +107,16 @@ pub fn html_page(cfg: &LockModelCfg, r: &CheckResult) -> String {
     }
     body.push_str("</table>");
     for (name, path) in counterexamples(r) {
-        let trace = steps(&model, path);
-        let states = states(&model, path);
-        let views: Vec<Vec<ActorView>> = states.iter().map(|s| view(&model, s)).collect();
+        let trace = steps(model, path);
+        let states = states(model, path);
+        let views: Vec<Vec<ActorView>> = states.iter().map(|s| view(model, s)).collect();
         let _ = write!(
             body,
             "<h2 id=\"{name}\">{name} violated: shortest counterexample, {} steps</h2>\
              <div class=\"diagram\">{}</div><ol class=\"steps\"><li value=\"0\"><details>\
              <summary>initial state</summary>{}</details></li>",
             trace.len(),
-            sequence_svg(&model, &states[0], path),
+            sequence_svg(model, &states[0], path),
             actors_table(&views[0], None)
         );
         for (i, step) in trace.iter().enumerate() {
@@ -159,10 +160,10 @@ tr.changed td,tr.changed th{background:#fff1c2}";
 
 /// One counterexample as an ITF trace: per state, the step that led to it
 /// (`action`) and a record per actor of its fields (strings).
-pub fn itf(cfg: &LockModelCfg, property: &str, path: &[Action]) -> Value {
-    let model = cfg.clone().into_model();
-    let trace = steps(&model, path);
-    let states = states(&model, path);
+pub fn itf(model: &LockModel, property: PropertyName, path: &[Action]) -> Value {
+    let cfg = &model.cfg;
+    let trace = steps(model, path);
+    let states = states(model, path);
     let mut vars = vec!["action".to_string()];
     let mut out = Vec::with_capacity(states.len());
     for (i, s) in states.iter().enumerate() {
@@ -173,7 +174,7 @@ pub fn itf(cfg: &LockModelCfg, property: &str, path: &[Action]) -> Value {
             _ => trace[i - 1].to_string().trim_start().to_string(),
         };
         record.insert("action".into(), Value::String(action));
-        for a in view(&model, s) {
+        for a in view(model, s) {
             if i == 0 {
                 vars.push(a.name.clone());
             }
@@ -199,9 +200,9 @@ pub fn itf(cfg: &LockModelCfg, property: &str, path: &[Action]) -> Value {
 }
 
 /// Every counterexample of `r`, as (property, ITF).
-pub fn itf_all(cfg: &LockModelCfg, r: &CheckResult) -> Vec<(&'static str, Value)> {
+pub fn itf_all(model: &LockModel, r: &CheckResult) -> Vec<(PropertyName, Value)> {
     counterexamples(r)
         .into_iter()
-        .map(|(name, path)| (name, itf(cfg, name, path)))
+        .map(|(name, path)| (name, itf(model, name, path)))
         .collect()
 }

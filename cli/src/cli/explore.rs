@@ -19,6 +19,6 @@ pub fn run(args: &ExploreArgs) -> Result<ExitCode, UsageError> {
         .port();
     eprintln!("lockstep explore: {cfg}");
     eprintln!("serving stateright's Explorer on http://127.0.0.1:{port} (Ctrl-C to stop)");
-    cfg.into_model().checker().serve(("127.0.0.1", port));
+    cfg.into_model()?.checker().serve(("127.0.0.1", port));
     Ok(ExitCode::SUCCESS)
 }

@@ -16,8 +16,9 @@ mod spin_twin;
 mod tour;
 
 use clap::{Args, Parser, Subcommand};
+use models::checker::CheckError;
 use models::client::Policy;
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{ConfigError, FaultBudget, LockModelCfg, Setting};
 use models::recipe::RecipeRef;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +26,33 @@ use std::process::ExitCode;
 /// Bad usage or bad input; the message names the problem. Exit status 2.
 #[derive(Debug)]
 pub struct UsageError(pub String);
+
+/// The library names a setting; the command line names its flag.
+impl From<ConfigError> for UsageError {
+    fn from(e: ConfigError) -> Self {
+        let flag = match e.setting {
+            Setting::Clients => "--clients",
+            Setting::Rounds => "--rounds",
+            Setting::Producers => "--producers",
+            Setting::Fencing => "--fencing",
+            Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
+            Setting::Crashes => "--crashes",
+        };
+        UsageError(format!("{flag}: {e}"))
+    }
+}
+
+/// A check that gave no verdict, with the flag that checks it otherwise.
+pub fn check_failed(e: CheckError) -> UsageError {
+    let otherwise = match &e {
+        CheckError::IdentityDependent { .. } | CheckError::Collision { .. } => {
+            "--no-symmetry checks without symmetry reduction"
+        }
+        CheckError::Reduction { .. } => "without --partial-order the reduction is off",
+        CheckError::Threads { .. } => "--threads N asks for fewer",
+    };
+    UsageError(format!("{e} ({otherwise})"))
+}
 
 /// Whether two paths name one file, as far as can be told before either is
 /// written: a path that does not exist yet is resolved through its
@@ -448,7 +476,7 @@ impl ModelArgs {
             recipe,
             policy,
         };
-        cfg.validate().map_err(UsageError)?;
+        cfg.validate()?;
         Ok(cfg)
     }
 }

@@ -49,20 +49,20 @@ pub fn measure(anchors: &Path) -> Result<Answer, UsageError> {
         },
         ..LockModelCfg::new(recipe, 3)
     };
-    let model = cfg.into_model();
+    let model = cfg.into_model()?;
     let started = Instant::now();
     let r = check(
         &model,
         CheckOptions::default().asking(&[PropertyName::MutualExclusion]),
     )
-    .map_err(|e| UsageError(e.to_string()))?;
+    .map_err(super::check_failed)?;
     let seconds = started.elapsed().as_secs_f64();
-    let p = r.property(PropertyName::MutualExclusion.name());
-    if p.status != Status::Violated {
+    let p = r.property(PropertyName::MutualExclusion);
+    let Some(p) = p.filter(|p| p.status == Status::Violated) else {
         return Err(UsageError(
             "bench: fair-predecessor with 1 pause no longer violates mutual_exclusion".into(),
         ));
-    }
+    };
     let steps = p.path.as_ref().map_or(0, Vec::len);
     let (spin_seconds, spin_steps, spin_skipped) = match spin_twin(anchors) {
         Ok((s, d)) => (Some(s), Some(d), None),

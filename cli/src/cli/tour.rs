@@ -481,9 +481,9 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
                 continue;
             }
             let cfg = default_cfg(recipe.clone());
-            let r = check(&cfg.clone().into_model(), CheckOptions::default())
+            let r = check(&cfg.clone().into_model()?, CheckOptions::default())
                 .map_err(|e| UsageError(format!("{recipe}: {e}")))?;
-            names = r.properties.iter().map(|p| p.name).collect();
+            names = r.properties.iter().map(|p| p.name.name()).collect();
             let violated: Vec<String> = r
                 .properties
                 .iter()

@@ -30,10 +30,10 @@ struct CheckCase {
     label: &'static str,
     faults: FaultBudget,
     fencing: bool,
-    expect: &'static [(&'static str, Status)],
+    expect: &'static [(PropertyName, Status)],
     /// Shortest counterexamples to print: (our recipe's or the shipped
     /// one's, property).
-    show: &'static [(Whose, &'static str)],
+    show: &'static [(Whose, PropertyName)],
 }
 
 #[derive(Clone, Copy)]
@@ -43,6 +43,7 @@ enum Whose {
 }
 
 fn cases() -> [CheckCase; 3] {
+    use PropertyName as P;
     use Status::{Holds, Violated};
     [
         CheckCase {
@@ -52,12 +53,12 @@ fn cases() -> [CheckCase; 3] {
             // Safe and live; every waiter watches /lock, so a release wakes
             // them all (herd_bound allows one notification per release).
             expect: &[
-                ("mutual_exclusion", Holds),
-                ("resource_exclusion", Holds),
-                ("holder_owns_key", Holds),
-                ("hand_off", Holds),
-                ("progress", Holds),
-                ("herd_bound", Violated),
+                (P::MutualExclusion, Holds),
+                (P::ResourceExclusion, Holds),
+                (P::HolderOwnsKey, Holds),
+                (P::HandOff, Holds),
+                (P::Progress, Holds),
+                (P::HerdBound, Violated),
             ],
             show: &[],
         },
@@ -71,9 +72,9 @@ fn cases() -> [CheckCase; 3] {
             // A crashed holder's ephemeral node goes with its session, and a
             // crashed client is no longer a live holder.
             expect: &[
-                ("mutual_exclusion", Holds),
-                ("resource_exclusion", Holds),
-                ("progress", Holds),
+                (P::MutualExclusion, Holds),
+                (P::ResourceExclusion, Holds),
+                (P::Progress, Holds),
             ],
             show: &[],
         },
@@ -88,10 +89,10 @@ fn cases() -> [CheckCase; 3] {
             // waits on its own node for ever). What no recipe step can fix:
             // the client resends a release whose reply was lost, and an
             // unconditional delete(/lock) then removes the next holder's node.
-            expect: &[("progress", Holds), ("mutual_exclusion", Violated)],
+            expect: &[(P::Progress, Holds), (P::MutualExclusion, Violated)],
             show: &[
-                (Whose::Shipped, "progress"),
-                (Whose::Ours, "mutual_exclusion"),
+                (Whose::Shipped, P::Progress),
+                (Whose::Ours, P::MutualExclusion),
             ],
         },
     ]
@@ -114,8 +115,8 @@ fn config(recipe: &RecipeRef, case: &CheckCase) -> LockModelCfg {
 
 fn run_check(recipe: &RecipeRef, case: &CheckCase) -> Result<CheckResult, String> {
     let cfg = config(recipe, case);
-    cfg.validate()?;
-    check(&cfg.into_model(), CheckOptions::default()).map_err(|e| e.to_string())
+    let model = cfg.into_model().map_err(|e| e.to_string())?;
+    check(&model, CheckOptions::default()).map_err(|e| e.to_string())
 }
 
 /// Prints the shortest counterexample the checker found for `property`,
@@ -124,16 +125,16 @@ fn print_counterexample(
     recipe: &RecipeRef,
     case: &CheckCase,
     result: &CheckResult,
-    property: &str,
+    property: PropertyName,
 ) {
-    let Some(path) = &result.property(property).path else {
+    let Some(verdict) = result.property(property) else {
         return;
     };
-    if result.property(property).status != Status::Violated {
+    let (Some(path), Status::Violated) = (&verdict.path, verdict.status) else {
         return;
-    }
+    };
     println!("\n   {recipe}: {property} violated, shortest counterexample:");
-    for step in steps(&config(recipe, case).into_model(), path) {
+    for step in steps(&config(recipe, case).into_model().unwrap(), path) {
         println!("   {step}");
     }
 }
@@ -171,7 +172,9 @@ fn check_section(ours: &RecipeRef, failures: &mut Vec<String>) {
                 "   {:<24} {:<20} {:<20}",
                 p.name,
                 status(p.status),
-                status(theirs.property(p.name).status)
+                theirs
+                    .property(p.name)
+                    .map_or("not judged", |q| status(q.status))
             );
         }
         for &(whose, property) in case.show {
@@ -187,12 +190,12 @@ fn check_section(ours: &RecipeRef, failures: &mut Vec<String>) {
             ));
         }
         for &(name, want) in case.expect {
-            let got = mine.property(name).status;
-            if got != want {
+            let got = mine.property(name).map(|p| p.status);
+            if got != Some(want) {
                 failures.push(format!(
                     "check ({}): {name} {}, expected {}",
                     case.label,
-                    status(got),
+                    got.map_or("not judged", status),
                     status(want)
                 ));
             }

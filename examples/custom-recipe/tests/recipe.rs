@@ -20,12 +20,12 @@ fn try_check(
     let mut cfg = LockModelCfg::new(recipe, 3);
     cfg.faults = faults;
     cfg.fencing = fencing;
-    cfg.validate().unwrap();
+    let model = cfg.into_model().unwrap();
     let opts = CheckOptions {
         symmetry,
         ..CheckOptions::default()
     };
-    check(&cfg.into_model(), opts)
+    check(&model, opts)
 }
 
 fn check_3(recipe: RecipeRef, faults: FaultBudget, fencing: bool) -> CheckResult {
@@ -35,7 +35,8 @@ fn check_3(recipe: RecipeRef, faults: FaultBudget, fencing: bool) -> CheckResult
 }
 
 fn status(r: &CheckResult, property: &str) -> Status {
-    r.property(property).status
+    let name = PropertyName::parse(property).expect("a property name");
+    r.property(name).expect("judged by this check").status
 }
 
 #[test]
@@ -57,7 +58,7 @@ fn safe_and_live_without_faults() {
 fn one_release_wakes_every_waiter() {
     let r = check_3(recipe(), FaultBudget::default(), false);
     assert_eq!(status(&r, "herd_bound"), Status::Violated);
-    assert!(r.property("herd_bound").path.is_some());
+    assert!(r.property(PropertyName::HerdBound).unwrap().path.is_some());
 }
 
 #[test]
@@ -98,7 +99,7 @@ fn symmetry_reduction_gives_the_same_verdicts() {
     let full = try_check(recipe(), crash, true, false).unwrap();
     assert!(reduced.unique_states < full.unique_states);
     for p in &full.properties {
-        assert_eq!(status(&reduced, p.name), p.status, "{}", p.name);
+        assert_eq!(status(&reduced, p.name.name()), p.status, "{}", p.name);
     }
 }
 
@@ -146,7 +147,7 @@ fn an_identity_dependent_recipe_is_refused_under_symmetry() {
     );
     match r {
         Err(e @ CheckError::IdentityDependent { .. }) => {
-            assert!(e.to_string().contains("--no-symmetry"), "{e}")
+            assert!(e.to_string().contains("without symmetry reduction"), "{e}")
         }
         Err(
             e @ (CheckError::Threads { .. }

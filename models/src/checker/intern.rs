@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn a_kept_renaming_is_the_part_the_tables_hold() {
         let recipe = crate::recipes::lookup("fair-predecessor", None).expect("shipped");
-        let model = LockModelCfg::new(recipe, 3).into_model();
+        let model = LockModelCfg::new(recipe, 3).into_model().unwrap();
         // A few steps in, so that every part names clients.
         let mut state = model.init_states().remove(0);
         for _ in 0..12 {

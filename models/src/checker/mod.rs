@@ -27,7 +27,7 @@ use edges::{EdgesOverflow, SuccessorLists};
 use intern::{Interner, Interning, Settled};
 use seen::{Chunked, Indexed, Seen};
 use smallvec::SmallVec;
-use stateright::{Expectation, Model, Property};
+use stateright::Model;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -111,12 +111,12 @@ impl CheckOptions {
         CheckOptions { ask, ..self }
     }
 
-    fn asks(&self, name: &str) -> bool {
+    fn asks(&self, name: PropertyName) -> bool {
         self.ask == 0
             || PropertyName::ALL
                 .iter()
                 .enumerate()
-                .any(|(i, p)| self.ask & (1 << i) != 0 && p.name() == name)
+                .any(|(i, &p)| self.ask & (1 << i) != 0 && p == name)
     }
 }
 
@@ -157,19 +157,20 @@ impl fmt::Display for CheckError {
             CheckError::IdentityDependent { found } => write!(
                 f,
                 "the model's behaviour depends on which client is which, so symmetry \
-                 reduction would give wrong answers: {found}. Check it with --no-symmetry \
-                 (or make the recipe treat clients alike: relabel every client name in its state)"
+                 reduction would give wrong answers: {found}. Check it without symmetry \
+                 reduction (or make the recipe treat clients alike: relabel every client name \
+                 in its state)"
             ),
             CheckError::Collision { found } => write!(
                 f,
                 "two different states shared a fingerprint ({found} does not replay), \
                  so the search may have missed states and no verdict is given; \
-                 check a smaller configuration, or with --no-symmetry"
+                 check a smaller configuration, or without symmetry reduction"
             ),
             CheckError::Reduction { found } => write!(
                 f,
                 "the partial-order reduction gave a wrong answer: {found}, so no verdict is \
-                 given; check without --partial-order (and report this to lockstep)"
+                 given; check without the partial-order reduction (and report this to lockstep)"
             ),
             CheckError::Threads { asked, reason } => write!(
                 f,
@@ -202,7 +203,7 @@ pub enum Status {
 
 #[derive(Clone, Debug)]
 pub struct PropertyResult {
-    pub name: &'static str,
+    pub name: PropertyName,
     pub kind: Kind,
     pub status: Status,
     /// A shortest path, in real client names: to a violating state (always),
@@ -241,11 +242,10 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    pub fn property(&self, name: &str) -> &PropertyResult {
-        self.properties
-            .iter()
-            .find(|p| p.name == name)
-            .unwrap_or_else(|| panic!("no property named {name}"))
+    /// The verdict on `name`; `None` when the check did not judge it (a
+    /// property of another application, or one not asked about).
+    pub fn property(&self, name: PropertyName) -> Option<&PropertyResult> {
+        self.properties.iter().find(|p| p.name == name)
     }
 
     pub fn all_hold(&self) -> bool {
@@ -435,7 +435,8 @@ struct Pending {
 /// What every expansion judges a state by.
 struct Judges<'a> {
     model: &'a LockModel,
-    props: &'a [Property<LockModel>],
+    /// The `always` and `sometimes` properties asked, read off the monitors.
+    props: &'a [PropertyName],
     goals: &'a [Goal],
     symmetry: bool,
     partial_order: bool,
@@ -579,11 +580,13 @@ fn expand(
         ..
     } = *judges;
     let mut hits = 0u64;
-    for (k, p) in props.iter().enumerate() {
-        let holds = (p.condition)(model, state);
-        let hit = match p.expectation {
-            Expectation::Always => !holds,
-            _ => holds,
+    for (k, &p) in props.iter().enumerate() {
+        let holds = state.monitors.holds(p);
+        let hit = match p.kind() {
+            Kind::Always => !holds,
+            Kind::Sometimes => holds,
+            // Decided on the graph; never among `props`.
+            Kind::Progress => false,
         };
         if hit {
             hits |= 1 << k;
@@ -829,11 +832,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         symmetry: opts.symmetry && model.cfg.clients_interchangeable(),
         ..opts
     };
-    let mut props = model.properties();
-    props.retain(|p| opts.asks(p.name));
+    let mut props = model.state_properties();
+    props.retain(|&p| opts.asks(p));
     assert!(props.len() <= 64, "property hits are kept in a u64");
     let mut goals = model.progress_goals();
-    goals.retain(|g| opts.asks(g.name.name()));
+    goals.retain(|g| opts.asks(g.name));
     assert!(goals.len() <= 8, "goals reached are kept in a u8");
     let judges = Judges {
         model,
@@ -997,11 +1000,8 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
     drop(frontier_parts);
 
     let mut properties = Vec::new();
-    for (k, p) in props.iter().enumerate() {
-        let kind = match p.expectation {
-            Expectation::Always => Kind::Always,
-            _ => Kind::Sometimes,
-        };
+    for (k, &p) in props.iter().enumerate() {
+        let kind = p.kind();
         let (status, path) = match (kind, first_hit[k]) {
             (Kind::Always, Some(i)) => (
                 Status::Violated,
@@ -1013,7 +1013,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             (_, None) => (Status::Violated, None),
         };
         properties.push(PropertyResult {
-            name: p.name,
+            name: p,
             kind,
             status,
             path,
@@ -1034,7 +1034,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
             None => (Status::Unknown, None),
         };
         properties.push(PropertyResult {
-            name: name.name(),
+            name: *name,
             kind: Kind::Progress,
             status,
             path,
@@ -1050,21 +1050,11 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
         if let Some(real) = &p.path {
             let confirmed = match p.kind {
                 Kind::Progress => {
-                    let goal = goals
-                        .iter()
-                        .find(|g| g.name.name() == p.name)
-                        .expect("known goal");
+                    let goal = goals.iter().find(|g| g.name == p.name).expect("known goal");
                     confirm_stuck(model, real, goal)
                 }
-                _ => {
-                    let prop = props
-                        .iter()
-                        .find(|q| q.name == p.name)
-                        .expect("known property");
-                    replay(model, real).is_some_and(|end| {
-                        (prop.condition)(model, &end) == (p.kind == Kind::Sometimes)
-                    })
-                }
+                Kind::Always | Kind::Sometimes => replay(model, real)
+                    .is_some_and(|end| end.monitors.holds(p.name) == (p.kind == Kind::Sometimes)),
             };
             if !confirmed && opts.partial_order && p.kind == Kind::Progress {
                 return Err(CheckError::Reduction {
@@ -1170,13 +1160,13 @@ mod tests {
     fn a_property_asked_twice_is_asked_alone() {
         use PropertyName::{MutualExclusion, Progress};
         let twice = CheckOptions::default().asking(&[MutualExclusion, MutualExclusion]);
-        assert!(twice.asks("mutual_exclusion"));
-        assert!(!twice.asks("progress"));
+        assert!(twice.asks(PropertyName::MutualExclusion));
+        assert!(!twice.asks(PropertyName::Progress));
         let both = CheckOptions::default().asking(&[MutualExclusion, Progress]);
-        assert!(both.asks("mutual_exclusion") && both.asks("progress"));
-        assert!(!both.asks("herd_bound"));
+        assert!(both.asks(PropertyName::MutualExclusion) && both.asks(PropertyName::Progress));
+        assert!(!both.asks(PropertyName::HerdBound));
         let all = CheckOptions::default().asking(&[]);
-        assert!(all.asks("herd_bound") && all.asks("progress"));
+        assert!(all.asks(PropertyName::HerdBound) && all.asks(PropertyName::Progress));
     }
 
     /// A progress counterexample is confirmed only if no state where the
@@ -1192,6 +1182,7 @@ mod tests {
                 ..LockModelCfg::new(recipe, 2)
             }
             .into_model()
+            .unwrap()
         };
         let progress = |model: &LockModel| {
             let goals = model.progress_goals();
@@ -1212,7 +1203,12 @@ mod tests {
         };
         let model = model_of("unfair-create", paused);
         let r = check(&model, CheckOptions::default()).expect("a verdict");
-        let stuck = r.property("progress").path.clone().expect("stuck");
+        let stuck = r
+            .property(PropertyName::Progress)
+            .unwrap()
+            .path
+            .clone()
+            .expect("stuck");
         let goal = progress(&model);
         assert!(confirm_stuck(&model, &stuck, &goal));
         let before_the_pause = stuck

@@ -458,7 +458,9 @@ mod tests {
     fn a_step_that_replaced_another_clients_slot_touches_everything() {
         use stateright::Model;
         let recipe = crate::recipes::parse("fair-predecessor").expect("a shipped recipe");
-        let model = crate::model::LockModelCfg::new(recipe, 2).into_model();
+        let model = crate::model::LockModelCfg::new(recipe, 2)
+            .into_model()
+            .unwrap();
         let last = model.init_states().remove(0);
         let mut next = last.clone();
         next.slot_mut(1).partitioned = true;

@@ -85,6 +85,43 @@ pub fn check_fencing(recipe: &RecipeRef, fencing: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// What is wrong with a [`LockModelCfg`]: the setting and why. The message
+/// speaks of settings, not of any program's flags; a front end adds its own
+/// names (the CLI: `--clients`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The setting at fault.
+    pub setting: Setting,
+    /// What is wrong with it, in words.
+    pub reason: String,
+}
+
+/// A setting of [`LockModelCfg`], as a [`ConfigError`] names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    Clients,
+    Rounds,
+    Producers,
+    Fencing,
+    /// The fault budget as a whole (its total).
+    Faults,
+    Crashes,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl ConfigError {
+    fn new(setting: Setting, reason: String) -> Self {
+        ConfigError { setting, reason }
+    }
+}
+
 /// How many faults of each kind a run may inject.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FaultBudget {
@@ -129,26 +166,34 @@ impl LockModelCfg {
     }
 
     /// Checks the configuration; the error names the offending setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !(MIN_CLIENTS..=MAX_CLIENTS).contains(&self.clients) {
-            return Err(format!(
-                "clients must be between {MIN_CLIENTS} and {MAX_CLIENTS} for model checking (got {}); \
-                 use the simulator for more",
-                self.clients
+            return Err(ConfigError::new(
+                Setting::Clients,
+                format!(
+                    "clients must be between {MIN_CLIENTS} and {MAX_CLIENTS} for model checking \
+                     (got {}); use the simulator for more",
+                    self.clients
+                ),
             ));
         }
         if !(1..=3).contains(&self.rounds) {
-            return Err(format!(
-                "rounds must be between 1 and 3 (got {})",
-                self.rounds
+            return Err(ConfigError::new(
+                Setting::Rounds,
+                format!("rounds must be between 1 and 3 (got {})", self.rounds),
             ));
         }
-        check_producers(&self.recipe, self.clients.into(), self.producers.into())?;
-        check_fencing(&self.recipe, self.fencing)?;
+        check_producers(&self.recipe, self.clients.into(), self.producers.into())
+            .map_err(|e| ConfigError::new(Setting::Producers, e))?;
+        check_fencing(&self.recipe, self.fencing)
+            .map_err(|e| ConfigError::new(Setting::Fencing, e))?;
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
-            return Err(format!(
-                "{} is a barrier, which its group passes once: rounds must be 1 (got {})",
-                self.recipe, self.rounds
+            return Err(ConfigError::new(
+                Setting::Rounds,
+                format!(
+                    "{} is a barrier, which its group passes once: rounds must be 1 (got {})",
+                    self.recipe, self.rounds
+                ),
             ));
         }
         let total = self.faults.crashes as u32
@@ -156,22 +201,32 @@ impl LockModelCfg {
             + self.faults.partitions as u32
             + self.faults.lost_replies as u32;
         if total > 3 {
-            return Err(format!(
-                "at most 3 faults in all can be model-checked (got {total}); use the simulator for more"
+            return Err(ConfigError::new(
+                Setting::Faults,
+                format!(
+                    "at most 3 faults in all can be model-checked (got {total}); use the simulator for more"
+                ),
             ));
         }
         if self.faults.crashes >= self.clients {
-            return Err(format!(
-                "crashes ({}) must be fewer than clients ({}), or nobody is left to take the lock",
-                self.faults.crashes, self.clients
+            return Err(ConfigError::new(
+                Setting::Crashes,
+                format!(
+                    "crashes ({}) must be fewer than clients ({}), or nobody is left to take the lock",
+                    self.faults.crashes, self.clients
+                ),
             ));
         }
         Ok(())
     }
 
-    pub fn into_model(self) -> LockModel {
+    /// The model of this configuration, or what is wrong with it
+    /// ([`LockModelCfg::validate`]): a model with no clients or no rounds
+    /// would report every safety property held of nothing.
+    pub fn into_model(self) -> Result<LockModel, ConfigError> {
+        self.validate()?;
         let timing = ClientTiming::default();
-        LockModel {
+        Ok(LockModel {
             store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
             resource: Resource::new(self.fencing),
             client: Client {
@@ -183,7 +238,7 @@ impl LockModelCfg {
                 producers: self.producers.into(),
             },
             cfg: self,
-        }
+        })
     }
 }
 

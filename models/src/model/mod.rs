@@ -31,7 +31,7 @@ pub mod view;
 
 pub use config::{
     check_fencing, check_producers, check_producers_given, default_producers, writes_to_resource,
-    FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS,
+    ConfigError, FaultBudget, LockModelCfg, Setting, MAX_CLIENTS, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -41,7 +41,7 @@ use crate::client::{Client, ClientState, Connection, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
-    is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
+    is_release, observe_client, observe_resource, observe_store, Kind, Monitors, Observation,
     PropertyName,
 };
 use crate::recipe::Face;
@@ -103,6 +103,17 @@ fn observe(state: &mut LockState, obs: Observation) {
 }
 
 impl LockModel {
+    /// The `always` and `sometimes` properties of the recipe's
+    /// application, in the order lockstep reports them: each is read off
+    /// the monitors of a state (`Monitors::holds`).
+    pub fn state_properties(&self) -> Vec<PropertyName> {
+        PropertyName::of(self.cfg.recipe.app())
+            .iter()
+            .copied()
+            .filter(|p| p.kind() != Kind::Progress)
+            .collect()
+    }
+
     /// Client `c` (running) reconnects on a new connection: what was in
     /// flight on the old one is lost, and the client resends what it awaited.
     fn reconnect(&self, state: &mut LockState, c: ClientIdx) {
@@ -395,7 +406,10 @@ impl Model for LockModel {
                         }
                         let answer = out.iter().find_map(|cmd| match cmd {
                             Command::Send(_, ack) => observe_resource(c, &msg, ack),
-                            _ => None,
+                            Command::SetTimer(..)
+                            | Command::CancelTimer(_)
+                            | Command::ChooseRandom(..)
+                            | Command::Save(_) => None,
                         });
                         self.apply_out(&mut state, resource_id(), out);
                         if let Some(obs) = answer {
@@ -522,8 +536,9 @@ impl Model for LockModel {
     }
 
     /// Every `always` and `sometimes` property of the recipe's application,
-    /// read off the monitors. Progress properties are decided on the graph
-    /// (see [`LockModel::progress_goals`]).
+    /// read off the monitors (stateright's form, for the Explorer; lockstep's
+    /// checker reads [`LockModel::state_properties`]). Progress properties
+    /// are decided on the graph (see [`LockModel::progress_goals`]).
     fn properties(&self) -> Vec<Property<Self>> {
         use PropertyName as P;
         // stateright takes plain functions: one per property, each reading

@@ -639,7 +639,15 @@ impl Actor for Store {
                     o.send(src, Msg::Expired { session });
                 }
             }
-            _ => {}
+            // A client speaks only in its own sessions.
+            Msg::Close { .. } | Msg::Ping { .. } => {}
+            // Sent by the store, or to the resource: never to the store.
+            Msg::Reply { .. }
+            | Msg::Pong { .. }
+            | Msg::Notify { .. }
+            | Msg::Expired { .. }
+            | Msg::Write { .. }
+            | Msg::WriteAck { .. } => {}
         }
     }
 

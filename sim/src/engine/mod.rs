@@ -41,7 +41,10 @@ pub use recorder::TraceOptions;
 use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
-use crate::scenario::{FaultKind, Scenario, ScheduledFault};
+use crate::scenario::{
+    FaultKind, Scenario, ScheduledFault, EVENTS_AT_ONE_INSTANT_PER_CLIENT,
+    MAX_EVENTS_AT_ONE_INSTANT,
+};
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
@@ -127,21 +130,16 @@ pub struct Sim<'a> {
     resource_state: Cow<'static, ResourceState>,
     client: Client,
     clients: Vec<ClientRt>,
-    latency: ChaCha8Rng,
-    timers_rng: ChaCha8Rng,
+    /// The random streams a run draws from.
+    draws: Draws,
     faults: Vec<FaultRecord>,
     /// The property monitors, fed as things happen.
     monitors: Monitors,
     /// Clients that believe they hold (for hand-off timing and the trace).
     holders: Vec<ClientIdx>,
-    last_release_us: Option<u64>,
-    handoffs: Vec<u64>,
-    waits: Vec<u64>,
     violations: Vec<Violation>,
-    metrics: Metrics,
-    /// Store requests by kind (`RequestKind as usize`), counted here and
-    /// put in `metrics` at the end: a counter per request, not a map.
-    store_requests: [u64; RequestKind::ALL.len()],
+    /// What the run measures as it goes.
+    tally: Tally,
     /// Clients neither crashed nor done.
     unfinished: usize,
     recorder: Recorder<'a>,
@@ -149,12 +147,38 @@ pub struct Sim<'a> {
     /// latest setting.
     generation: u64,
     /// The command buffers lent to each kind of actor's steps.
-    client_out: Lender<Client>,
-    store_out: Lender<Store>,
-    resource_out: Lender<Resource>,
+    lenders: Lenders,
     /// Told how the run is going every [`PROGRESS_EVERY`] events (a long
     /// run's progress line); it sees the run, never steers it.
     progress: Option<Watcher<'a>>,
+}
+
+/// The random streams of a run, each derived from its seed by name.
+struct Draws {
+    /// Message latencies.
+    latency: ChaCha8Rng,
+    /// Timer durations drawn from a range.
+    timers: ChaCha8Rng,
+}
+
+/// What a run measures as it goes; `Metrics` at its end.
+#[derive(Default)]
+struct Tally {
+    metrics: Metrics,
+    /// Store requests by kind (`RequestKind as usize`), counted here and
+    /// put in `metrics` at the end: a counter per request, not a map.
+    store_requests: [u64; RequestKind::ALL.len()],
+    last_release_us: Option<u64>,
+    handoffs: Vec<u64>,
+    waits: Vec<u64>,
+}
+
+/// The command buffers lent to each kind of actor's steps.
+#[derive(Default)]
+struct Lenders {
+    client: Lender<Client>,
+    store: Lender<Store>,
+    resource: Lender<Resource>,
 }
 
 /// How far a run has gone, for a progress line.
@@ -195,8 +219,10 @@ impl<'a> Sim<'a> {
             resource_state: Cow::Owned(ResourceState::default()),
             client: scenario.client(),
             clients: Vec::new(),
-            latency: stream(seed, "latency"),
-            timers_rng: stream(seed, "timers"),
+            draws: Draws {
+                latency: stream(seed, "latency"),
+                timers: stream(seed, "timers"),
+            },
             faults: faults
                 .into_iter()
                 .map(|fault| FaultRecord {
@@ -206,18 +232,12 @@ impl<'a> Sim<'a> {
                 .collect(),
             monitors: Monitors::new(scenario.recipe.app(), scenario.producers),
             holders: Vec::new(),
-            last_release_us: None,
-            handoffs: Vec::new(),
-            waits: Vec::new(),
             violations: Vec::new(),
-            metrics: Metrics::default(),
-            store_requests: [0; RequestKind::ALL.len()],
+            tally: Tally::default(),
             unfinished: 0,
             recorder: Recorder::new(trace),
             generation: 0,
-            client_out: Lender::default(),
-            store_out: Lender::default(),
-            resource_out: Lender::default(),
+            lenders: Lenders::default(),
             progress: None,
         };
         trace!(
@@ -266,7 +286,7 @@ impl<'a> Sim<'a> {
     }
 
     fn start_client(&mut self, c: ClientIdx) {
-        let mut out = self.client_out.lend();
+        let mut out = self.lenders.client.lend();
         let storage = self.clients[c as usize].storage;
         let state = self.client.on_start(client_id(c), &storage, &mut out);
         let rt = &mut self.clients[c as usize];
@@ -284,7 +304,7 @@ impl<'a> Sim<'a> {
         let (c, l) = link(from, to);
         let rt = &mut self.clients[c as usize];
         let (lo, hi) = self.scenario.timing.latency_us;
-        let arrive = self.now + between(&mut self.latency, lo, hi) + rt.extra_latency_us;
+        let arrive = self.now + between(&mut self.draws.latency, lo, hi) + rt.extra_latency_us;
         let clock = &mut rt.link_clock[l];
         let at = arrive.max(*clock);
         *clock = at;
@@ -294,7 +314,7 @@ impl<'a> Sim<'a> {
     fn set_timer(&mut self, actor: Id, timer: Timer, range: std::ops::Range<Duration>) {
         let lo = range.start.as_micros() as u64;
         let hi = (range.end.as_micros() as u64).saturating_sub(1).max(lo);
-        let at = self.now + between(&mut self.timers_rng, lo, hi);
+        let at = self.now + between(&mut self.draws.timers, lo, hi);
         self.generation += 1;
         let setting = Setting {
             generation: self.generation,
@@ -379,7 +399,7 @@ impl<'a> Sim<'a> {
                 Command::ChooseRandom(..) => {}
             }
         }
-        self.client_out.give_back(commands);
+        self.lenders.client.give_back(commands);
     }
 
     /// Store output. Returns the notifications it sent to live clients.
@@ -421,10 +441,13 @@ impl<'a> Sim<'a> {
                 Command::Save(_) | Command::ChooseRandom(..) => {}
             }
         }
-        self.store_out.give_back(commands);
-        self.metrics.notifications += notifications as u64;
+        self.lenders.store.give_back(commands);
+        self.tally.metrics.notifications += notifications as u64;
         if notifications > 0 {
-            self.metrics.notifications_per_change.push(notifications);
+            self.tally
+                .metrics
+                .notifications_per_change
+                .push(notifications);
             self.observe(Observation::Woke { futile });
         }
         notifications
@@ -480,11 +503,11 @@ impl<'a> Sim<'a> {
             Observation::Acquired(a) => {
                 let rt = &mut self.clients[c as usize];
                 if let Some(started) = rt.acquire_started_us.take() {
-                    self.waits.push(now - started);
+                    self.tally.waits.push(now - started);
                 }
-                self.metrics.acquisitions += 1;
-                if let Some(r) = self.last_release_us.take() {
-                    self.handoffs.push(now - r);
+                self.tally.metrics.acquisitions += 1;
+                if let Some(r) = self.tally.last_release_us.take() {
+                    self.tally.handoffs.push(now - r);
                 }
                 self.holders.push(c);
                 trace!(
@@ -511,7 +534,7 @@ impl<'a> Sim<'a> {
     fn released(&mut self, c: ClientIdx) {
         let now = self.now;
         self.holders.retain(|&h| h != c);
-        self.last_release_us = Some(now);
+        self.tally.last_release_us = Some(now);
         let rt = &mut self.clients[c as usize];
         if rt.state.phase != Phase::Acquiring {
             rt.acquire_started_us = None;
@@ -528,7 +551,7 @@ impl<'a> Sim<'a> {
 
     /// A release step sent `n` notifications.
     fn release_step(&mut self, n: u32) {
-        self.metrics.notifications_per_release.push(n);
+        self.tally.metrics.notifications_per_release.push(n);
         self.observe(Observation::ReleaseStep { notifications: n });
     }
 
@@ -571,12 +594,12 @@ impl<'a> Sim<'a> {
         );
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
-                self.store_requests[req.kind() as usize] += 1;
+                self.tally.store_requests[req.kind() as usize] += 1;
             }
             let release = is_release(&msg);
             let before = self.store_state.header();
             let removed_before = self.store_state.items_removed();
-            let mut out = self.store_out.lend();
+            let mut out = self.lenders.store.lend();
             self.store
                 .on_msg(store_id(), &mut self.store_state, from, msg, &mut out);
             let n = self.apply_store_out(out);
@@ -586,7 +609,7 @@ impl<'a> Sim<'a> {
                 self.release_step(n);
             }
         } else if to == resource_id() {
-            let mut out = self.resource_out.lend();
+            let mut out = self.lenders.resource.lend();
             let write = msg.clone();
             self.resource
                 .on_msg(resource_id(), &mut self.resource_state, from, msg, &mut out);
@@ -599,7 +622,7 @@ impl<'a> Sim<'a> {
                             (&write, &msg)
                         {
                             if !accepted {
-                                self.metrics.rejected_writes += 1;
+                                self.tally.metrics.rejected_writes += 1;
                             }
                             trace!(
                                 self,
@@ -626,9 +649,9 @@ impl<'a> Sim<'a> {
                     | Command::ChooseRandom(..) => {}
                 }
             }
-            self.resource_out.give_back(commands);
+            self.lenders.resource.give_back(commands);
         } else if let Some(c) = client_of(to) {
-            let mut out = self.client_out.lend();
+            let mut out = self.lenders.client.lend();
             self.client
                 .on_msg(to, &mut self.clients[c as usize].state, from, msg, &mut out);
             self.apply_client_out(c, out);
@@ -691,7 +714,14 @@ impl<'a> Sim<'a> {
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
             }
-            _ => false,
+            // The client is past this fault (crashed, done, already cut
+            // off, or not running to be paused): it does not fire, and the
+            // summary says so.
+            FaultKind::Crash
+            | FaultKind::Pause
+            | FaultKind::Partition
+            | FaultKind::LostReply
+            | FaultKind::Delay => false,
         };
         if fired {
             self.faults[i].fired = true;
@@ -824,7 +854,7 @@ impl<'a> Sim<'a> {
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
         // SUSPENDED first (traced), if the client had not noticed yet.
         self.disconnect(c);
-        let mut out = self.client_out.lend();
+        let mut out = self.lenders.client.lend();
         self.client
             .on_reconnect(&mut self.clients[c as usize].state, session_alive, &mut out);
         self.apply_client_out(c, out);
@@ -833,7 +863,7 @@ impl<'a> Sim<'a> {
 
     /// Client `c`'s connection drops (SUSPENDED).
     fn disconnect(&mut self, c: ClientIdx) {
-        let mut out = self.client_out.lend();
+        let mut out = self.lenders.client.lend();
         self.client
             .on_disconnect(&mut self.clients[c as usize].state, &mut out);
         self.apply_client_out(c, out);
@@ -907,7 +937,7 @@ impl<'a> Sim<'a> {
                 end = RunEnd::TimeLimit { at_us: limit };
                 break;
             }
-            if q.at == self.now && self.metrics.acquisitions == acquisitions_then {
+            if q.at == self.now && self.tally.metrics.acquisitions == acquisitions_then {
                 at_one_instant += 1;
                 if at_one_instant > at_one_instant_cap {
                     end = RunEnd::Stuck {
@@ -918,11 +948,11 @@ impl<'a> Sim<'a> {
                 }
             } else {
                 at_one_instant = 0;
-                acquisitions_then = self.metrics.acquisitions;
+                acquisitions_then = self.tally.metrics.acquisitions;
             }
-            if self.metrics.events >= self.scenario.max_events {
+            if self.tally.metrics.events >= self.scenario.max_events {
                 end = RunEnd::EventLimit {
-                    events: self.metrics.events,
+                    events: self.tally.metrics.events,
                 };
                 break;
             }
@@ -938,13 +968,13 @@ impl<'a> Sim<'a> {
                     Due::Stale | Due::Cancelled | Due::Later(_) => continue,
                 }
             }
-            self.metrics.events += 1;
-            if self.metrics.events & (PROGRESS_EVERY - 1) == 0 {
+            self.tally.metrics.events += 1;
+            if self.tally.metrics.events & (PROGRESS_EVERY - 1) == 0 {
                 if let Some(tell) = self.progress.as_mut() {
                     tell(&Progress {
                         now_us: self.now,
                         limit_us: limit,
-                        events: self.metrics.events,
+                        events: self.tally.metrics.events,
                         unfinished: self.unfinished,
                     });
                 }
@@ -1003,7 +1033,7 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                         rt.timers.remove(&timer);
-                        let mut out = self.client_out.lend();
+                        let mut out = self.lenders.client.lend();
                         self.client
                             .on_timeout(actor, &mut rt.state, &timer, &mut out);
                         if timer != Timer::Ping {
@@ -1027,7 +1057,7 @@ impl<'a> Sim<'a> {
                         }
                         let before = self.store_state.header();
                         let removed_before = self.store_state.items_removed();
-                        let mut out = self.store_out.lend();
+                        let mut out = self.lenders.store.lend();
                         self.store
                             .on_timeout(store_id(), &mut self.store_state, &timer, &mut out);
                         let n = self.apply_store_out(out);
@@ -1046,7 +1076,7 @@ impl<'a> Sim<'a> {
                 break;
             }
         }
-        self.metrics.end_us = self.now;
+        self.tally.metrics.end_us = self.now;
         // Unfinished clients violate progress when they had their time, or
         // when nothing is left that could finish them.
         let had_their_time = match end {
@@ -1076,18 +1106,18 @@ impl<'a> Sim<'a> {
                 self.violation(breach.property, breach.clients);
             }
         }
-        self.metrics.releases = self.metrics.notifications_per_release.len() as u64;
-        self.metrics.store_requests = RequestKind::ALL
+        self.tally.metrics.releases = self.tally.metrics.notifications_per_release.len() as u64;
+        self.tally.metrics.store_requests = RequestKind::ALL
             .into_iter()
-            .filter(|&k| self.store_requests[k as usize] > 0)
-            .map(|k| (k, self.store_requests[k as usize]))
+            .filter(|&k| self.tally.store_requests[k as usize] > 0)
+            .map(|k| (k, self.tally.store_requests[k as usize]))
             .collect();
-        self.metrics.handoff_us = Summary::of(std::mem::take(&mut self.handoffs));
-        self.metrics.wait_us = Summary::of(std::mem::take(&mut self.waits));
+        self.tally.metrics.handoff_us = Summary::of(std::mem::take(&mut self.tally.handoffs));
+        self.tally.metrics.wait_us = Summary::of(std::mem::take(&mut self.tally.waits));
         trace!(
             self,
             TraceEvent::End {
-                acquisitions: self.metrics.acquisitions,
+                acquisitions: self.tally.metrics.acquisitions,
                 violations: self.violations.len(),
             }
         );
@@ -1097,7 +1127,7 @@ impl<'a> Sim<'a> {
             end,
             violations: self.violations,
             faults: self.faults,
-            metrics: self.metrics,
+            metrics: self.tally.metrics,
             hand_off: self.monitors.holds(PropertyName::HandOff),
             trace_hash,
             trace,
@@ -1133,15 +1163,6 @@ fn link(from: Id, to: Id) -> (ClientIdx, usize) {
         (None, None) => unreachable!("every link has a client end"),
     }
 }
-
-/// Events at one virtual instant before a run is called stuck (time not
-/// advancing), plus this many per client: a herd of 10,000 clients with a
-/// fixed latency wakes, asks and is answered at one instant, legitimately.
-pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
-pub const EVENTS_AT_ONE_INSTANT_PER_CLIENT: u64 = 1_000;
-
-/// Events in one run before it is stopped (minutes of work).
-pub const MAX_EVENTS: u64 = 2_000_000_000;
 
 /// Runs `scenario` with `seed`; `record` keeps the trace lines and their hash.
 pub fn simulate(scenario: &Scenario, seed: u64, record: bool) -> Outcome {
