@@ -542,3 +542,25 @@ pub fn run(cli: Cli) -> Result<ExitCode, UsageError> {
         Some(Command::Recipes { json }) => recipes::run(json),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library's errors speak of settings and reductions; the command
+    /// line says which flag to use.
+    #[test]
+    fn errors_gain_the_flag_that_changes_them() {
+        let e = check_failed(CheckError::IdentityDependent { found: "x".into() });
+        assert!(e.0.contains("without symmetry reduction"), "{}", e.0);
+        assert!(e.0.contains("--no-symmetry"), "{}", e.0);
+        let e = check_failed(CheckError::Reduction { found: "x".into() });
+        assert!(e.0.contains("--partial-order"), "{}", e.0);
+        let cfg = LockModelCfg {
+            rounds: 0,
+            ..LockModelCfg::new(models::recipes::parse("fair-predecessor").unwrap(), 2)
+        };
+        let e = UsageError::from(cfg.validate().unwrap_err());
+        assert_eq!(e.0, "--rounds: rounds must be between 1 and 3 (got 0)");
+    }
+}

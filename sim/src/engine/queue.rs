@@ -447,7 +447,10 @@ mod tests {
     fn generation(e: &Event) -> u64 {
         match e {
             Event::Timer { generation, .. } => *generation,
-            other => panic!("only timers are queued here, not {other:?}"),
+            other @ (Event::Deliver { .. }
+            | Event::FaultStart(_)
+            | Event::FaultEnd(_)
+            | Event::ReadTimeout(_)) => panic!("only timers are queued here, not {other:?}"),
         }
     }
 
