@@ -94,6 +94,10 @@ pub struct ClientTiming {
     /// Lease-aware policy: give up the lock after this long without word from
     /// the store (the session timeout minus a safety margin).
     pub deadline: Duration,
+    /// A lock acquired with a timeout (Curator's `acquire(time, unit)`,
+    /// kazoo's `acquire(timeout=…)`): give the acquisition up once it has
+    /// taken this long, at the recipe's next wait. `None`: wait for ever.
+    pub acquire_timeout: Option<Duration>,
 }
 
 impl Default for ClientTiming {
@@ -106,6 +110,7 @@ impl Default for ClientTiming {
             retry: ms(1000),
             ping: ms(2000),
             deadline: ms(5000),
+            acquire_timeout: None,
         }
     }
 }
@@ -224,6 +229,29 @@ pub struct ClientState {
     /// Ghost, a barrier member that finished its leave: the mark of the
     /// store message it left on (every member had left). `None` before.
     pub left: Option<bool>,
+    /// The acquisition's clocks beyond the client's own.
+    pub clocks: Clocks,
+}
+
+/// An acquisition's clocks beyond the client's own: a sleep the recipe is
+/// in ([`Step::Sleep`]), and whether the acquire timeout passed while a
+/// request was outstanding (the acquisition is then given up at the
+/// recipe's next wait: Curator and kazoo look at the clock only when they
+/// wait). Hashed only when one is set, so that a state of a run with
+/// neither hashes as it did before they existed: fingerprints decide which
+/// representative symmetry keeps, and so which counterexample is found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Clocks {
+    pub sleeping: bool,
+    pub timed_out: bool,
+}
+
+impl std::hash::Hash for Clocks {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        if *self != Clocks::default() {
+            h.write_u8(u8::from(self.sleeping) | u8::from(self.timed_out) << 1);
+        }
+    }
 }
 
 /// What the monitors compare before and after a client's step.
@@ -249,6 +277,7 @@ impl ClientState {
             resume: None,
             connection: Connection::Connected,
             left: None,
+            clocks: Clocks::default(),
         }
     }
 
@@ -401,6 +430,47 @@ impl Client {
         }
     }
 
+    /// Starts an acquisition's clock, where the application gives up after
+    /// a timeout.
+    fn start_acquisition_clock(&self, o: &mut Out<Self>) {
+        if let Some(timeout) = self.timing.acquire_timeout {
+            o.set_timer(Timer::GiveUp, exactly(timeout));
+        }
+    }
+
+    /// The acquisition is over (held, given up or lost): its timeout, and
+    /// a sleep the recipe was in, no longer run.
+    fn stop_acquisition_clocks(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        if self.timing.acquire_timeout.is_some() {
+            o.cancel_timer(Timer::GiveUp);
+        }
+        self.stop_sleeping(st, o);
+        st.clocks.timed_out = false;
+    }
+
+    fn stop_sleeping(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        if st.clocks.sleeping {
+            st.clocks.sleeping = false;
+            o.cancel_timer(Timer::Wake);
+        }
+    }
+
+    /// The acquisition's timeout is up and the recipe waits: take its entry
+    /// out of line (the recipe's clean-up request, sent as a release) and
+    /// end the round without holding.
+    fn give_up(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        self.stop_acquisition_clocks(st, o);
+        st.phase = Phase::Releasing;
+        let withdraw = st
+            .recipe
+            .as_ref()
+            .and_then(|r| self.recipe.withdraw(st.session, r));
+        match withdraw {
+            Some(req) => self.send_request(st, req, o),
+            None => self.finish_round(st, o),
+        }
+    }
+
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
         self.count_round(st);
         st.recipe = None;
@@ -430,6 +500,7 @@ impl Client {
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }
+        self.stop_acquisition_clocks(st, o);
         let next = st.session.next();
         // Only an acquisition or a hold goes on in the next session: a
         // round that was releasing is over (a closed latch re-lists nothing).
@@ -548,8 +619,22 @@ impl Client {
         o: &mut Out<Self>,
     ) {
         match step {
-            Step::Send(req) => self.send_request(st, req, o),
-            Step::Wait | Step::Unexpected => {}
+            Step::Send(req) => {
+                self.stop_sleeping(st, o);
+                self.send_request(st, req, o)
+            }
+            // The timeout passed while a request was out: given up now.
+            Step::Wait | Step::Sleep { .. }
+                if st.phase == Phase::Acquiring && st.clocks.timed_out =>
+            {
+                self.give_up(st, o)
+            }
+            Step::Sleep { after } => {
+                st.clocks.sleeping = true;
+                o.set_timer(Timer::Wake, exactly(after));
+            }
+            Step::Wait => self.stop_sleeping(st, o),
+            Step::Unexpected => {}
             // Only a release ends with `Released`: while acquiring it is a
             // step the recipe should not take, and the client stops there.
             Step::Released if st.phase == Phase::Releasing => {
@@ -561,6 +646,7 @@ impl Client {
             Step::Released => {}
             Step::Acquired { .. } if st.phase == Phase::Releasing => {}
             Step::Acquired { token } => {
+                self.stop_acquisition_clocks(st, o);
                 st.holds += 1;
                 self.persist(st, o);
                 st.phase = Phase::Holding {
@@ -817,6 +903,27 @@ impl Actor for Client {
                 if let Some((recipe_state, req)) = start {
                     st.recipe = Some(recipe_state);
                     self.send_request(st, req, o);
+                    self.start_acquisition_clock(o);
+                }
+            }
+            // The recipe's sleep is over: its next step.
+            Timer::Wake if state.clocks.sleeping => {
+                let st = state.to_mut();
+                st.clocks.sleeping = false;
+                let Some(recipe) = st.recipe.as_mut() else {
+                    return;
+                };
+                let step = self.recipe.on_wake(st.session, recipe);
+                self.apply(st, step, (0, false), o);
+            }
+            // The acquisition took its time: given up now if the recipe
+            // waits, else at its next wait.
+            Timer::GiveUp if state.phase == Phase::Acquiring => {
+                let st = state.to_mut();
+                if st.pending.is_none() {
+                    self.give_up(st, o);
+                } else {
+                    st.clocks.timed_out = true;
                 }
             }
             Timer::Hold if state.holds_lock() => match self.recipe.app() {
@@ -861,7 +968,13 @@ impl Actor for Client {
             // A timer whose moment has passed: the phase it was set for is
             // over (the think time of a crashed round, a hold released, a
             // retry answered, a client done).
-            Timer::Think | Timer::Hold | Timer::Retry | Timer::Ping | Timer::Deadline => {}
+            Timer::Think
+            | Timer::Hold
+            | Timer::Retry
+            | Timer::Ping
+            | Timer::Deadline
+            | Timer::Wake
+            | Timer::GiveUp => {}
             // The store's timer: never set on a client.
             Timer::Expiry(_) => {}
         }

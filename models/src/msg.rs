@@ -266,6 +266,15 @@ pub enum Timer {
     Deadline,
     /// Store: this session (lease) has not been heard from for its timeout.
     Expiry(SessionId),
+    // New timers go last: a timer's place in this enum is part of its hash,
+    // and fingerprints (so which representative symmetry keeps) must not
+    // change under the timers states already had.
+    /// Client: the recipe's sleep is over (a back-off, a poll interval it
+    /// asked for with [`crate::recipe::Step::Sleep`]).
+    Wake,
+    /// Client (a lock acquired with a timeout): the acquisition has taken
+    /// its time; it is given up at the recipe's next wait.
+    GiveUp,
 }
 
 /// What a timer's firing means, as traces and counterexamples say it.
@@ -282,6 +291,8 @@ impl fmt::Display for Timer {
                  suspend-aware client)"
             ),
             Timer::Expiry(s) => write!(f, "expiry of {s}"),
+            Timer::Wake => write!(f, "sleep over: the recipe goes on"),
+            Timer::GiveUp => write!(f, "acquire timeout: give up at the next wait"),
         }
     }
 }

@@ -77,6 +77,7 @@ use crate::relabel::{Perm, Relabel};
 use std::any::Any;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::time::Duration;
 use std::sync::{Arc, OnceLock};
 
 /// How many items the queue's herd baseline enqueues.
@@ -100,6 +101,13 @@ pub enum Step {
     /// Releasing: the release is over (a double barrier's member has left,
     /// a lock-safe queue's item and lock are deleted).
     Released,
+    /// Sleep on the recipe's own clock for `after` (a back-off, a poll
+    /// interval), or until a watch event comes, whichever is first: with
+    /// nothing outstanding, like [`Step::Wait`]. When the time is up the
+    /// client calls [`Recipe::on_wake`]; any other step cancels the sleep.
+    /// The simulator sleeps exactly `after` of virtual time; the checker
+    /// lets the sleep end at any moment (durations are not modelled there).
+    Sleep { after: Duration },
 }
 
 /// Which store API a recipe speaks.
@@ -272,6 +280,41 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// shown it to this candidate (the `ephemeralOwner` of `/leader`, the
     /// owner of the lowest child); `None` when they have not named one.
     fn leader_seen(&self, _st: &Self::State) -> Option<SessionId> {
+        None
+    }
+
+    /// The sleep the recipe asked for ([`Step::Sleep`]) is over, with
+    /// nothing outstanding: its next step. A recipe that never sleeps is
+    /// never called here; by default the client stops (`Unexpected`), so a
+    /// recipe that sleeps without saying how it wakes shows as a progress
+    /// violation.
+    fn on_wake(&self, _session: SessionId, _st: &mut Self::State) -> Step {
+        Step::Unexpected
+    }
+
+    /// The longest sleep the recipe ever asks for ([`Step::Sleep`]): the
+    /// simulator's liveness bound allows a round that much more, so a
+    /// back-off is not mistaken for a client that never finishes.
+    fn longest_sleep(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    /// Lock recipes: whether the recipe's source can give up an
+    /// acquisition that takes too long (Curator's `acquire(time, unit)`,
+    /// kazoo's `acquire(timeout=…)`, etcd's `Lock` on a context with a
+    /// deadline). The lock application's acquire timeout is refused for a
+    /// recipe that cannot.
+    fn withdraws(&self) -> bool {
+        false
+    }
+
+    /// Lock recipes that [`Recipe::withdraws`]: the acquisition in `st` is
+    /// given up while the recipe waits (its timeout passed). The request
+    /// that takes its entry out of line — Curator's `deleteOurPath`,
+    /// kazoo's `_best_effort_cleanup`, etcd's `Unlock` after a failed wait
+    /// — or `None` when it has none in line. The client then ends the round
+    /// without holding.
+    fn withdraw(&self, _session: SessionId, _st: &Self::State) -> Option<Request> {
         None
     }
 
@@ -458,6 +501,10 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn for_group(&self, n: u16) -> Option<RecipeRef>;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
+    fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
+    fn longest_sleep(&self) -> Duration;
+    fn withdraws(&self) -> bool;
+    fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
     fn closes_abandoned_session(&self) -> bool;
 }
@@ -547,6 +594,18 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn on_expired(&self, st: &mut AnyState) -> Step {
         step_on(st, |s: &mut R::State| Recipe::on_expired(self, s))
+    }
+    fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step {
+        step_on(st, |s: &mut R::State| Recipe::on_wake(self, session, s))
+    }
+    fn longest_sleep(&self) -> Duration {
+        Recipe::longest_sleep(self)
+    }
+    fn withdraws(&self) -> bool {
+        Recipe::withdraws(self)
+    }
+    fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request> {
+        Recipe::withdraw(self, session, st.get::<R::State>())
     }
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume {
         step_on(st, |s: &mut R::State| Recipe::resume(self, session, s))

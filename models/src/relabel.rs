@@ -217,7 +217,13 @@ impl Relabel for Timer {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Timer::Expiry(s) => s.relabel(p),
-            Timer::Think | Timer::Hold | Timer::Retry | Timer::Ping | Timer::Deadline => {}
+            Timer::Think
+            | Timer::Hold
+            | Timer::Retry
+            | Timer::Ping
+            | Timer::Deadline
+            | Timer::Wake
+            | Timer::GiveUp => {}
         }
     }
 }

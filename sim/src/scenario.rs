@@ -171,6 +171,10 @@ pub struct TimingFile {
     pub latency_ms: Option<[f64; 2]>,
     pub retry_ms: Option<u64>,
     pub deadline_ms: Option<u64>,
+    /// A lock acquired with a timeout: a client gives an acquisition up
+    /// after this long, at its recipe's next wait (none: waits for ever).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquire_timeout_ms: Option<u64>,
 }
 
 /// A fault kind's rate and how long each lasts.
@@ -268,6 +272,9 @@ pub struct Timing {
     pub latency_us: (u64, u64),
     pub retry_us: u64,
     pub deadline_us: u64,
+    /// A lock's acquire timeout, if its clients have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquire_timeout_us: Option<u64>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -459,6 +466,14 @@ impl Scenario {
         }
         models::model::check_fencing(&recipe, raw.fencing.unwrap_or(false))
             .map_err(|e| err("fencing", e))?;
+        if raw
+            .timing
+            .as_ref()
+            .is_some_and(|t| t.acquire_timeout_ms.is_some())
+        {
+            models::model::check_acquire_timeout(&recipe)
+                .map_err(|e| err("timing.acquire_timeout_ms", e))?;
+        }
         let policy: Policy = match &raw.policy {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
@@ -492,7 +507,8 @@ impl Scenario {
                 ));
             }
         }
-        liveness_bound_us(&timing, raw.clients as u64, rounds as u64).ok_or_else(|| {
+        let sleep_us = duration_us(recipe.longest_sleep());
+        liveness_bound_us(&timing, sleep_us, raw.clients as u64, rounds as u64).ok_or_else(|| {
             err(
                 "timing",
                 format!(
@@ -534,7 +550,9 @@ impl Scenario {
     /// they are now (a herd sweep changes `clients`); validation made sure
     /// it fits for the file's own settings.
     pub fn liveness_bound_us(&self) -> u64 {
-        liveness_bound_us(&self.timing, self.clients as u64, self.rounds as u64).unwrap_or(u64::MAX)
+        let sleep_us = duration_us(self.recipe.longest_sleep());
+        liveness_bound_us(&self.timing, sleep_us, self.clients as u64, self.rounds as u64)
+            .unwrap_or(u64::MAX)
     }
 
     /// The client actor every client of a run runs (a barrier recipe made
@@ -569,6 +587,7 @@ impl Scenario {
             retry: us(t.retry_us),
             ping: us(t.ping_interval_us),
             deadline: us(t.deadline_us),
+            acquire_timeout: t.acquire_timeout_us.map(us),
         }
     }
 
@@ -816,6 +835,16 @@ fn resolve_timing(
         latency_us,
         retry_us,
         deadline_us,
+        acquire_timeout_us: match t.acquire_timeout_ms {
+            Some(0) => {
+                return Err(err(
+                    "timing.acquire_timeout_ms",
+                    "must be positive: a timeout of 0 gives up every acquisition that waits".into(),
+                ))
+            }
+            Some(ms) => Some(time_us("timing.acquire_timeout_ms", ms, err)?),
+            None => None,
+        },
     })
 }
 
@@ -1122,16 +1151,23 @@ fn check_schedule(
     Ok(())
 }
 
+/// A duration in whole microseconds, saturating.
+fn duration_us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
 /// How long after the last fault every live client must have finished: a
 /// session timeout (for a silent holder's session to expire), resends, and
-/// every client's remaining rounds one after another. `None` if it does not
-/// fit in 64 bits.
-fn liveness_bound_us(t: &Timing, clients: u64, rounds: u64) -> Option<u64> {
+/// every client's remaining rounds one after another, each with the
+/// recipe's longest sleep (`sleep_us`: a waiter's back-off after the hold
+/// before it). `None` if it does not fit in 64 bits.
+fn liveness_bound_us(t: &Timing, sleep_us: u64, clients: u64, rounds: u64) -> Option<u64> {
     let round = t
         .think_us
         .1
         .max(t.produce_us.1)
         .checked_add(t.hold_us.1.checked_mul(3)?)?
+        .checked_add(sleep_us)?
         .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;
     (2 * t.session_timeout_us)

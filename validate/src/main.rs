@@ -152,6 +152,7 @@ fn timing(think_ms: u64, hold_ms: u64, ping_ms: u64) -> ClientTiming {
         retry: ms(600_000),
         ping: ms(ping_ms),
         deadline: ms(ping_ms * 2),
+        acquire_timeout: None,
     }
 }
 

@@ -35,6 +35,7 @@ impl From<ConfigError> for UsageError {
             Setting::Rounds => "--rounds",
             Setting::Producers => "--producers",
             Setting::Fencing => "--fencing",
+            Setting::AcquireTimeout => "--acquire-timeout",
             Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
             Setting::Crashes => "--crashes",
         };
@@ -389,6 +390,12 @@ pub struct ModelArgs {
     /// leaves an orphan (the same as `--variant no-guid`).
     #[arg(long = "no-guid")]
     pub no_guid: bool,
+    /// A lock acquired with a timeout (Curator's `acquire(time, unit)`,
+    /// kazoo's `acquire(timeout=…)`, etcd's `Lock` on a context with a
+    /// deadline): a waiting client may give up at any moment, taking its
+    /// entry out of line, and its round ends without a hold.
+    #[arg(long = "acquire-timeout")]
+    pub acquire_timeout: bool,
 }
 
 #[derive(Args, Debug)]
@@ -473,6 +480,7 @@ impl ModelArgs {
             producers: self
                 .producers
                 .unwrap_or_else(|| models::model::default_producers(&recipe, clients.into()) as u8),
+            acquire_timeout: self.acquire_timeout,
             recipe,
             policy,
         };

@@ -29,6 +29,8 @@
 //! shares: every waiter watches the one node, so the `k`-th of `n` releases
 //! wakes the `n - k` clients still waiting — the herd.
 
+pub mod backoff;
+
 use models::ids::{SessionId, ZPath};
 use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};

@@ -339,7 +339,13 @@ fn crash_and_its_delivery(x: &Action, y: &Action) -> bool {
 /// of the slot only the client's own steps (and faults) change.
 fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
     match t {
-        Timer::Think | Timer::Hold | Timer::Deadline | Timer::Ping | Timer::Expiry(_) => true,
+        Timer::Think
+        | Timer::Hold
+        | Timer::Deadline
+        | Timer::Ping
+        | Timer::Expiry(_)
+        | Timer::Wake
+        | Timer::GiveUp => true,
         // It may fire once the request left and no reply to it came, which
         // the store's steps decide; unless nothing is outstanding, or the
         // reply is already waiting (only the client takes it off its link).

@@ -103,6 +103,7 @@ pub enum Setting {
     Rounds,
     Producers,
     Fencing,
+    AcquireTimeout,
     /// The fault budget as a whole (its total).
     Faults,
     Crashes,
@@ -120,6 +121,25 @@ impl ConfigError {
     fn new(setting: Setting, reason: String) -> Self {
         ConfigError { setting, reason }
     }
+}
+
+/// An acquire timeout (`--acquire-timeout`, `acquire_timeout_ms`) is the
+/// lock application's, for a recipe whose source can give an acquisition
+/// up; the error names the recipes that can.
+pub fn check_acquire_timeout(recipe: &RecipeRef) -> Result<(), String> {
+    if recipe.app() == App::Lock && recipe.withdraws() {
+        return Ok(());
+    }
+    let can: Vec<String> = crate::recipes::runnable()
+        .into_iter()
+        .filter(|r| r.app() == App::Lock && r.withdraws())
+        .map(|r| r.id())
+        .collect();
+    Err(format!(
+        "an acquire timeout gives up a lock acquisition, which {recipe}'s source does not do; \
+         recipes that can: {}",
+        can.join(", ")
+    ))
 }
 
 /// How many faults of each kind a run may inject.
@@ -143,6 +163,11 @@ pub struct LockModelCfg {
     /// A queue: how many of the clients produce (the first ones); the
     /// others consume. 0 for every other application.
     pub producers: u8,
+    /// A lock acquired with a timeout: a client may give an acquisition
+    /// up at any moment the recipe waits (the checker does not model how
+    /// long), and its round ends without a hold. Only for a lock recipe
+    /// that can ([`crate::recipe::Recipe::withdraws`]).
+    pub acquire_timeout: bool,
 }
 
 impl LockModelCfg {
@@ -155,6 +180,7 @@ impl LockModelCfg {
             policy: Policy::Naive,
             // At most half of a u8 count: it fits.
             producers: default_producers(&recipe, clients.into()) as u8,
+            acquire_timeout: false,
             recipe,
         }
     }
@@ -187,6 +213,10 @@ impl LockModelCfg {
             .map_err(|e| ConfigError::new(Setting::Producers, e))?;
         check_fencing(&self.recipe, self.fencing)
             .map_err(|e| ConfigError::new(Setting::Fencing, e))?;
+        if self.acquire_timeout {
+            check_acquire_timeout(&self.recipe)
+                .map_err(|e| ConfigError::new(Setting::AcquireTimeout, e))?;
+        }
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(ConfigError::new(
                 Setting::Rounds,
@@ -225,7 +255,11 @@ impl LockModelCfg {
     /// would report every safety property held of nothing.
     pub fn into_model(self) -> Result<LockModel, ConfigError> {
         self.validate()?;
-        let timing = ClientTiming::default();
+        let timing = ClientTiming {
+            // Any length: the checker lets the timeout fire at any moment.
+            acquire_timeout: self.acquire_timeout.then_some(Duration::from_secs(1)),
+            ..ClientTiming::default()
+        };
         Ok(LockModel {
             store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
             resource: Resource::new(self.fencing),
@@ -254,6 +288,9 @@ impl fmt::Display for LockModelCfg {
             self.policy,
             if self.fencing { "on" } else { "off" }
         )?;
+        if self.acquire_timeout {
+            write!(f, ", acquire timeout")?;
+        }
         if self.recipe.app() == App::Queue {
             write!(
                 f,

@@ -7,7 +7,12 @@
 //!   silent — crashed, paused, cut off, or gone on to a new session;
 //! - the lease-aware deadline only after the client missed contact (paused or
 //!   cut off); and a cut-off lease-aware holder's clock runs, so its deadline
-//!   passes before the store expires its session.
+//!   passes before the store expires its session;
+//! - a recipe's sleep (`Step::Sleep`: a back-off, a poll interval) and an
+//!   acquisition's timeout (`Timer::GiveUp`) at any moment while armed: a
+//!   sleep of any length, a timeout shorter or longer than any wait. The
+//!   client ignores a timeout that comes while a request is outstanding
+//!   until the recipe next waits, as Curator and kazoo do.
 
 use super::{ClientSlot, LockModel, LockState, Status};
 use crate::client::Phase;
@@ -40,7 +45,7 @@ impl LockModel {
     /// Whether client timer `t` may fire now.
     pub(super) fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
         match t {
-            Timer::Think | Timer::Hold => true,
+            Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp => true,
             Timer::Retry => {
                 slot.state.pending.is_some()
                     && !slot

@@ -207,6 +207,19 @@ impl Recipe for FairPredecessor {
         release(st)
     }
 
+    /// Curator's `acquire(time, unit)` and kazoo's `acquire(timeout=…)`
+    /// give up; the recipes page's lock waits for ever.
+    fn withdraws(&self) -> bool {
+        match self.0.library {
+            Library::Curator | Library::Kazoo => true,
+            Library::ZkDocs => false,
+        }
+    }
+
+    fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
+        withdraw(st)
+    }
+
     /// One waiter watches each node: every release but the last wakes one.
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
         Some(u32::from(k < n))
@@ -350,6 +363,23 @@ fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
             list()
         }
         _ => lost.clone(),
+    }
+}
+
+/// Given up while waiting: delete our node, so that our successor is not
+/// left behind it (Curator's `internalLockLoop` sets `doDelete` and
+/// `deleteOurPath`s in its `finally`; kazoo's `_inner_acquire` times out and
+/// `_best_effort_cleanup` deletes the node).
+fn withdraw(st: &State) -> Option<Request> {
+    match st {
+        State::Listing(mine)
+        | State::Watching(mine, _)
+        | State::Waiting(mine, _)
+        | State::FetchingToken(mine)
+        | State::Holding(mine) => Some(Request::Delete {
+            path: ZPath::Child(mine.node),
+        }),
+        State::Creating | State::Finding => None,
     }
 }
 

@@ -77,6 +77,21 @@ pub fn defaults() -> Vec<RecipeRef> {
     REGISTRY.iter().map(|r| (r.build)(None)).collect()
 }
 
+/// Every registered recipe at its default and at each departure users run
+/// (test-only variants left out), in registry order.
+pub fn runnable() -> Vec<RecipeRef> {
+    REGISTRY
+        .iter()
+        .flat_map(|r| {
+            let departures = r.variants.iter().filter_map(|v| match v.kind {
+                VariantKind::Departure => Some((r.build)(Some(v.name))),
+                VariantKind::Default | VariantKind::TestOnly => None,
+            });
+            std::iter::once((r.build)(None)).chain(departures)
+        })
+        .collect()
+}
+
 fn known_names() -> String {
     REGISTRY
         .iter()

@@ -1,0 +1,164 @@
+//! The second example recipe, which keeps time (a polling lock with
+//! exponential back-off), through the public API: the model checker, the
+//! simulator and the herd sweep, and an acquisition with a timeout.
+
+use custom_recipe::backoff::{recipe, sleep_after, MAX_DOUBLINGS, NAME};
+use models::checker::{check, CheckOptions, CheckResult, Status};
+use models::model::{FaultBudget, LockModelCfg};
+use models::msg::Timer;
+use models::properties::PropertyName;
+use sim::engine::simulate;
+use sim::scenario::Scenario;
+use sim::trace::TraceEvent;
+
+fn check_3(faults: FaultBudget, acquire_timeout: bool) -> CheckResult {
+    let cfg = LockModelCfg {
+        faults,
+        acquire_timeout,
+        ..LockModelCfg::new(recipe(), 3)
+    };
+    let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+    assert!(r.complete, "the check stopped at its state limit");
+    r
+}
+
+fn status(r: &CheckResult, p: PropertyName) -> Status {
+    r.property(p).expect("judged by a lock's check").status
+}
+
+fn scenario(body: &str) -> Scenario {
+    Scenario::parse_with_recipe(body, "backoff (built in)", NAME, recipe()).unwrap()
+}
+
+const HEALTHY: &str = "\
+clients = 4
+rounds = 2
+[timing]
+session_timeout_ms = 4000
+think_ms = [5, 50]
+hold_ms = [10, 40]
+latency_ms = [0.2, 2.0]
+";
+
+/// Safe, live, and herd-free: a release notifies nobody, since nobody
+/// watches. The state count pins what the sleeps add to the model (each
+/// waiter's doubling count is state).
+#[test]
+fn safe_live_and_without_a_herd() {
+    let r = check_3(FaultBudget::default(), false);
+    for p in [
+        PropertyName::MutualExclusion,
+        PropertyName::ResourceExclusion,
+        PropertyName::HolderOwnsKey,
+        PropertyName::HerdBound,
+        PropertyName::HandOff,
+        PropertyName::Progress,
+    ] {
+        assert_eq!(status(&r, p), Status::Holds, "{p}");
+    }
+    assert_eq!(r.unique_states, 0, "pin the count");
+}
+
+/// A crash and a lost reply are survived: the crashed holder's node goes
+/// with its session, and a lost create reply is found by its guid.
+#[test]
+fn a_crash_and_a_lost_create_reply_are_survived() {
+    for faults in [
+        FaultBudget {
+            crashes: 1,
+            ..FaultBudget::default()
+        },
+        FaultBudget {
+            lost_replies: 1,
+            ..FaultBudget::default()
+        },
+    ] {
+        let r = check_3(faults, false);
+        assert_eq!(status(&r, PropertyName::MutualExclusion), Status::Holds, "{faults:?}");
+        assert_eq!(status(&r, PropertyName::Progress), Status::Holds, "{faults:?}");
+    }
+}
+
+/// With an acquire timeout a waiter may give up at any moment it sleeps:
+/// it deletes its node, so nobody is left behind it, and it finishes
+/// without holding.
+#[test]
+fn an_acquisition_given_up_leaves_no_one_waiting() {
+    let plain = check_3(FaultBudget::default(), false);
+    let r = check_3(FaultBudget::default(), true);
+    assert_eq!(status(&r, PropertyName::MutualExclusion), Status::Holds);
+    assert_eq!(status(&r, PropertyName::Progress), Status::Holds);
+    assert!(r.unique_states > plain.unique_states, "giving up adds states");
+}
+
+/// The simulator sleeps the back-off in virtual time: no violation, every
+/// round held, and the wake-ups are in the trace.
+#[test]
+fn healthy_simulations_back_off_and_violate_nothing() {
+    let sc = scenario(HEALTHY);
+    let rounds = sc.clients as u64 * sc.rounds as u64;
+    for seed in 1..=30 {
+        let o = simulate(&sc, seed, false);
+        assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        assert_eq!(o.metrics.acquisitions, rounds, "seed {seed}");
+        assert_eq!(o.metrics.notifications, 0, "seed {seed}");
+    }
+    let o = simulate(&sc, 1, true);
+    let wakes = o
+        .trace
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.event,
+                TraceEvent::Timer {
+                    timer: Timer::Wake,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(wakes > 0, "waiters slept and woke");
+    assert_eq!(sleep_after(MAX_DOUBLINGS + 5), sleep_after(MAX_DOUBLINGS));
+}
+
+/// An acquire timeout in a scenario: with a timeout shorter than a hold,
+/// some waiters give up, no one holds twice, and every client finishes.
+#[test]
+fn simulated_waiters_give_up_after_their_timeout() {
+    let sc = scenario(&format!("{HEALTHY}acquire_timeout_ms = 15\n"));
+    let mut gave_up = 0;
+    for seed in 1..=30 {
+        let o = simulate(&sc, seed, true);
+        assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        gave_up += o
+            .trace
+            .iter()
+            .filter(|l| {
+                matches!(
+                    l.event,
+                    TraceEvent::Timer {
+                        timer: Timer::GiveUp,
+                        ..
+                    }
+                )
+            })
+            .count();
+    }
+    assert!(gave_up > 0, "some acquisition outlasted 15 ms");
+}
+
+/// The herd sweep: no notifications at any size, as the closed form says;
+/// the cost is the polls.
+#[test]
+fn the_herd_sweep_finds_no_herd() {
+    let r = recipe();
+    for n in [2u16, 5, 10] {
+        let row = sim::herd::row(&sim::herd::baseline(&r, n, 1), 1);
+        let closed = sim::herd::closed_form(&r, n as u32).expect("declared");
+        assert_eq!(row.notifications_per_release, closed, "N = {n}");
+        assert_eq!(row.notifications, 0, "N = {n}");
+        assert_eq!(row.violations, 0, "N = {n}");
+        assert_eq!(row.acquisitions, n as u64);
+        assert!(row.requests_per_acquisition("reads") > 0.0, "N = {n}: waiters poll");
+    }
+}
