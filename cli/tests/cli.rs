@@ -837,3 +837,68 @@ fn progress_is_found_violated_under_the_partial_order_reduction_too() {
     };
     assert!(path(&reduced) >= path(&full) && path(&full) > 0);
 }
+
+/// `--acquire-timeout`: a lock whose library gives up is checked with
+/// waiters that may give up at any moment; safety and progress hold, and
+/// the header says so. Curator removes no watch when it gives up, so the
+/// predecessor's delete also wakes the waiter that left: `herd_bound` is
+/// violated. A recipe whose source has no timeout is refused, naming
+/// those that have one.
+#[test]
+fn an_acquire_timeout_is_checked_where_the_library_has_one() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor:curator",
+        "--clients",
+        "3",
+        "--acquire-timeout",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("acquire timeout, no faults"), "{out}");
+    for (property, verdict) in [
+        ("mutual_exclusion", "holds"),
+        ("progress", "holds"),
+        ("herd_bound", "VIOLATED"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(property))
+            .unwrap_or_else(|| panic!("{property} in {out}"));
+        assert!(line.contains(verdict), "{line}");
+    }
+    assert!(
+        out.contains("acquire timeout: give up at the next wait"),
+        "{out}"
+    );
+    for refused in [
+        "fair-predecessor",
+        "unfair-create",
+        "zk-fair-election",
+        "etcd-revision",
+    ] {
+        assert_usage_error(
+            &[
+                "check",
+                "--recipe",
+                refused,
+                "--clients",
+                "2",
+                "--acquire-timeout",
+            ],
+            "--acquire-timeout: an acquire timeout gives up a lock acquisition",
+        );
+    }
+    assert_usage_error(
+        &[
+            "check",
+            "--recipe",
+            "unfair-create",
+            "--clients",
+            "2",
+            "--acquire-timeout",
+        ],
+        "recipes that can: fair-predecessor:curator, fair-predecessor:kazoo",
+    );
+}

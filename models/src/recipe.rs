@@ -77,8 +77,8 @@ use crate::relabel::{Perm, Relabel};
 use std::any::Any;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::time::Duration;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// How many items the queue's herd baseline enqueues.
 pub const HERD_QUEUE_ITEMS: u32 = 3;

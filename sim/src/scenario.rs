@@ -507,17 +507,19 @@ impl Scenario {
                 ));
             }
         }
-        let sleep_us = duration_us(recipe.longest_sleep());
-        liveness_bound_us(&timing, sleep_us, raw.clients as u64, rounds as u64).ok_or_else(|| {
-            err(
-                "timing",
-                format!(
-                    "with these times, {} clients and {rounds} rounds the run's time limit \
+        let sleep_us = whole_us(recipe.longest_sleep());
+        liveness_bound_us(&timing, sleep_us, raw.clients as u64, rounds as u64).ok_or_else(
+            || {
+                err(
+                    "timing",
+                    format!(
+                        "with these times, {} clients and {rounds} rounds the run's time limit \
                          does not fit in 64-bit microseconds: use shorter times",
-                    raw.clients
-                ),
-            )
-        })?;
+                        raw.clients
+                    ),
+                )
+            },
+        )?;
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
@@ -550,9 +552,14 @@ impl Scenario {
     /// they are now (a herd sweep changes `clients`); validation made sure
     /// it fits for the file's own settings.
     pub fn liveness_bound_us(&self) -> u64 {
-        let sleep_us = duration_us(self.recipe.longest_sleep());
-        liveness_bound_us(&self.timing, sleep_us, self.clients as u64, self.rounds as u64)
-            .unwrap_or(u64::MAX)
+        let sleep_us = whole_us(self.recipe.longest_sleep());
+        liveness_bound_us(
+            &self.timing,
+            sleep_us,
+            self.clients as u64,
+            self.rounds as u64,
+        )
+        .unwrap_or(u64::MAX)
     }
 
     /// The client actor every client of a run runs (a barrier recipe made
@@ -1152,7 +1159,7 @@ fn check_schedule(
 }
 
 /// A duration in whole microseconds, saturating.
-fn duration_us(d: Duration) -> u64 {
+fn whole_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 

@@ -460,3 +460,60 @@ fn traces_are_those_of_the_reference_engine() {
         assert_eq!(o.trace_hash.as_deref(), Some(hash), "{name}");
     }
 }
+
+/// `acquire_timeout_ms`: waiters of a lock whose library gives up do so
+/// in virtual time (the trace shows the timer), and nothing is violated;
+/// a zero timeout and a recipe without one are refused, naming the key.
+#[test]
+fn an_acquire_timeout_gives_up_waiters_in_virtual_time() {
+    let body = |recipe: &str, timeout: u64| {
+        let recipe = match recipe.split_once(':') {
+            Some((name, variant)) => format!("{name}\"\nvariant = \"{variant}"),
+            None => recipe.to_string(),
+        };
+        format!(
+            "recipe = \"{recipe}\"\nclients = 4\nrounds = 2\n[timing]\n\
+             session_timeout_ms = 4000\nhold_ms = [30, 60]\nacquire_timeout_ms = {timeout}\n"
+        )
+    };
+    for recipe in ["fair-predecessor:kazoo", "fair-predecessor:curator"] {
+        let s = Scenario::parse(&body(recipe, 40), "t.toml", "t").unwrap();
+        let mut gave_up = 0;
+        for seed in 1..=20 {
+            let o = simulate(&s, seed, true);
+            // A waiter that gave up keeps its watch: a release may wake
+            // it too (herd_bound), as on a real server; nothing else.
+            let others: Vec<_> = o
+                .violations
+                .iter()
+                .filter(|v| v.property != models::properties::PropertyName::HerdBound)
+                .collect();
+            assert!(others.is_empty(), "{recipe} seed {seed}: {others:?}");
+            assert_eq!(o.end, sim::engine::RunEnd::Finished, "{recipe} seed {seed}");
+            gave_up += o
+                .trace
+                .iter()
+                .filter(|l| {
+                    matches!(
+                        l.event,
+                        sim::trace::TraceEvent::Timer {
+                            timer: models::msg::Timer::GiveUp,
+                            ..
+                        }
+                    )
+                })
+                .count();
+        }
+        assert!(gave_up > 0, "{recipe}: some waiter outlasted 40 ms");
+    }
+    let e = Scenario::parse(&body("fair-predecessor:kazoo", 0), "t.toml", "t").unwrap_err();
+    assert!(e.to_string().contains("acquire_timeout_ms"), "{e}");
+    assert!(e.to_string().contains("must be positive"), "{e}");
+    for refused in ["unfair-create", "etcd-revision"] {
+        let e = Scenario::parse(&body(refused, 50), "t.toml", "t").unwrap_err();
+        assert!(e.to_string().contains("timing.acquire_timeout_ms"), "{e}");
+        assert!(e.to_string().contains("recipes that can"), "{e}");
+    }
+    let e = Scenario::parse(&body("unfair-create", 50), "t.toml", "t").unwrap_err();
+    assert!(e.to_string().contains("recipes that can"), "{e}");
+}

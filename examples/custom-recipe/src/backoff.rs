@@ -52,18 +52,26 @@ pub enum State {
     /// After a lost create reply: listing to find our node by its guid.
     Finding,
     /// `get_children` in flight.
-    Polling { node: Child, polls: u8 },
+    Polling {
+        node: Child,
+        polls: u8,
+    },
     /// Asleep between two polls.
-    Sleeping { node: Child, polls: u8 },
-    Holding { node: Child },
+    Sleeping {
+        node: Child,
+        polls: u8,
+    },
+    Holding {
+        node: Child,
+    },
 }
 
 impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            State::Polling { node, .. } | State::Sleeping { node, .. } | State::Holding { node } => {
-                node.relabel(p)
-            }
+            State::Polling { node, .. }
+            | State::Sleeping { node, .. }
+            | State::Holding { node } => node.relabel(p),
             State::Creating | State::Finding => {}
         }
     }
@@ -207,11 +215,11 @@ impl Recipe for PollingBackoff {
     /// Given up: our node goes, so that no one polls behind it.
     fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
-            State::Polling { node, .. } | State::Sleeping { node, .. } | State::Holding { node } => {
-                Some(Request::Delete {
-                    path: ZPath::Child(*node),
-                })
-            }
+            State::Polling { node, .. }
+            | State::Sleeping { node, .. }
+            | State::Holding { node } => Some(Request::Delete {
+                path: ZPath::Child(*node),
+            }),
             State::Creating | State::Finding => None,
         }
     }
@@ -266,7 +274,7 @@ mod tests {
             node: mine,
             polls: 0,
         };
-        let listing = Reply::Children(vec![node(0, 4), mine]);
+        let listing = Reply::Children(vec![node(0, 4), mine].into());
         let mut sleeps = Vec::new();
         for _ in 0..6 {
             match PollingBackoff.on_reply(me(), &mut st, &listing) {
@@ -286,7 +294,7 @@ mod tests {
             node: mine,
             polls: 2,
         };
-        let step = PollingBackoff.on_reply(me(), &mut st, &Reply::Children(vec![mine]));
+        let step = PollingBackoff.on_reply(me(), &mut st, &Reply::Children(vec![mine].into()));
         assert_eq!(step, Step::Acquired { token: 5 });
         assert_eq!(
             PollingBackoff.release(me(), &st),
@@ -301,7 +309,11 @@ mod tests {
         let (mut st, req) = PollingBackoff.acquire(me());
         assert_eq!(PollingBackoff.on_lost_reply(&mut st, &req), list());
         let mine = node(1, 3);
-        let step = PollingBackoff.on_reply(me(), &mut st, &Reply::Children(vec![node(0, 2), mine]));
+        let step = PollingBackoff.on_reply(
+            me(),
+            &mut st,
+            &Reply::Children(vec![node(0, 2), mine].into()),
+        );
         assert!(matches!(step, Step::Sleep { .. }), "{step:?}");
         assert_eq!(
             PollingBackoff.withdraw(me(), &st),

@@ -30,9 +30,9 @@ mod time;
 pub mod view;
 
 pub use config::{
-    check_acquire_timeout, check_fencing, check_producers, check_producers_given, default_producers,
-    writes_to_resource,
-    ConfigError, FaultBudget, LockModelCfg, Setting, MAX_CLIENTS, MIN_CLIENTS,
+    check_acquire_timeout, check_fencing, check_producers, check_producers_given,
+    default_producers, writes_to_resource, ConfigError, FaultBudget, LockModelCfg, Setting,
+    MAX_CLIENTS, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};

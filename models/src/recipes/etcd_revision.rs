@@ -132,18 +132,6 @@ impl Recipe for EtcdRevision {
         on_event(st, event)
     }
 
-    /// `Lock` on a context with a deadline gives up.
-    fn withdraws(&self) -> bool {
-        true
-    }
-
-    /// Given up while waiting: `Lock`'s "release lock key if wait failed"
-    /// (`m.Unlock` after waitDeletes returns the context's error) deletes
-    /// our key.
-    fn withdraw(&self, session: SessionId, _: &State) -> Option<Request> {
-        Some(release(session))
-    }
-
     /// `Lock` does not watch the session: its waitDeletes runs on the
     /// caller's context, so a lease that expires while it waits goes unseen
     /// until it returns (3.5's get(myKey) then sees the key gone).

@@ -100,7 +100,13 @@ impl ManyTimers {
     fn list(timer: &Timer) -> usize {
         match timer {
             Timer::Expiry(s) => usize::from(s.client) + 1,
-            Timer::Think | Timer::Hold | Timer::Retry | Timer::Ping | Timer::Deadline => 0,
+            Timer::Think
+            | Timer::Hold
+            | Timer::Retry
+            | Timer::Ping
+            | Timer::Deadline
+            | Timer::Wake
+            | Timer::GiveUp => 0,
         }
     }
 }
