@@ -902,3 +902,54 @@ fn an_acquire_timeout_is_checked_where_the_library_has_one() {
         "recipes that can: fair-predecessor:curator, fair-predecessor:kazoo",
     );
 }
+
+/// `--reentries`: the holder acquires again as its library answers; the
+/// header says so, `reentry_immediate` is judged, and a recipe whose
+/// source has no second acquire to model is refused, naming those that do.
+#[test]
+fn reentries_are_checked_as_the_library_answers() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "etcd-revision",
+        "--clients",
+        "2",
+        "--reentries",
+        "1",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(out.contains("1 reentry, no faults"), "{out}");
+    let line = |p: &str| {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("{p} in {out}"))
+            .to_string()
+    };
+    assert!(line("reentry_immediate").contains("VIOLATED"));
+    assert!(line("mutual_exclusion").contains("VIOLATED"));
+    assert_usage_error(
+        &[
+            "check",
+            "--recipe",
+            "fair-predecessor",
+            "--clients",
+            "2",
+            "--reentries",
+            "1",
+        ],
+        "--reentries: re-entries are a lock holder's second acquire",
+    );
+    assert_usage_error(
+        &[
+            "check",
+            "--recipe",
+            "fair-predecessor:curator",
+            "--clients",
+            "2",
+            "--reentries",
+            "3",
+        ],
+        "--reentries: a holder re-enters at most 2 times in a hold (got 3)",
+    );
+}

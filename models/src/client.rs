@@ -8,7 +8,7 @@
 
 use crate::ids::{client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
-use crate::recipe::{AnyState, App, Face, RecipeRef, Resume, Step};
+use crate::recipe::{AnyState, App, Face, RecipeRef, Reentry, Resume, Step};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -126,6 +126,11 @@ pub struct Client {
     /// A queue: the first `producers` clients produce, the others consume.
     /// 0 for every other application.
     pub producers: u16,
+    /// A lock: how often a holder acquires again during each hold (nested,
+    /// each released before the outer one), as its recipe's library
+    /// answers a second acquire ([`Reentry`]). 0 for every other
+    /// application.
+    pub reentries: u8,
 }
 
 /// Writes per hold: at least two, so that a pause in the middle of a hold
@@ -231,6 +236,40 @@ pub struct ClientState {
     pub left: Option<bool>,
     /// The acquisition's clocks beyond the client's own.
     pub clocks: Clocks,
+    /// A holder's re-entries in its current hold.
+    pub nesting: Nesting,
+}
+
+/// A holder's re-entries in its current hold: how many it made, how many
+/// are still open (not released), what it awaits from the store for one
+/// (a library that acquires again, or releases, through the store), and
+/// whether it blocked on itself. Hashed only when some is set, so that
+/// states of runs without re-entries hash as they did before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Nesting {
+    pub made: u8,
+    pub open: u8,
+    pub asking: Asking,
+    pub blocked: bool,
+}
+
+/// What a re-entering holder awaits from the store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Asking {
+    #[default]
+    Nothing,
+    /// The second acquire (etcd's `Lock` again).
+    Again,
+    /// The inner release (etcd's `Unlock`: a delete of the key).
+    Release,
+}
+
+impl std::hash::Hash for Nesting {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        if *self != Nesting::default() {
+            (self.made, self.open, self.asking, self.blocked).hash(h);
+        }
+    }
 }
 
 /// An acquisition's clocks beyond the client's own: a sleep the recipe is
@@ -258,6 +297,8 @@ impl std::hash::Hash for Clocks {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marks {
     pub holding: bool,
+    /// Re-entries made in the current hold.
+    pub reentered: u8,
     pub left: Option<bool>,
     /// Waiting with nothing outstanding, or done: idle.
     pub idle: bool,
@@ -278,6 +319,7 @@ impl ClientState {
             connection: Connection::Connected,
             left: None,
             clocks: Clocks::default(),
+            nesting: Nesting::default(),
         }
     }
 
@@ -291,6 +333,7 @@ impl ClientState {
     pub fn marks(&self) -> Marks {
         Marks {
             holding: self.holds_lock(),
+            reentered: self.nesting.made,
             left: self.left,
             idle: self.is_waiting() || self.phase == Phase::Done,
         }
@@ -380,7 +423,7 @@ impl Client {
             Msg::Request {
                 session: st.session,
                 epoch: st.epoch,
-                release: st.phase == Phase::Releasing,
+                release: st.phase == Phase::Releasing || st.nesting.asking == Asking::Release,
                 req: req.clone(),
             },
         );
@@ -420,6 +463,7 @@ impl Client {
     fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
         st.phase = Phase::Releasing;
+        st.nesting = Nesting::default();
         let release = st
             .recipe
             .as_ref()
@@ -427,6 +471,87 @@ impl Client {
         match release {
             Some(req) => self.send_request(st, req, o),
             None => self.finish_round(st, o),
+        }
+    }
+
+    /// The holder acquires again, as its library answers a second acquire.
+    fn reenter(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        st.nesting.made += 1;
+        match self.recipe.reentry() {
+            Reentry::Counted => {
+                st.nesting.open += 1;
+                o.set_timer(Timer::Hold, self.timing.hold.clone());
+            }
+            // Nothing more happens: no timer, no request, no release.
+            Reentry::Blocks => st.nesting.blocked = true,
+            Reentry::Again => {
+                st.nesting.open += 1;
+                st.nesting.asking = Asking::Again;
+                let (recipe, req) = self.recipe.acquire(st.session);
+                st.recipe = Some(recipe);
+                self.send_request(st, req, o);
+            }
+            // Refused by the configuration; a write keeps the hold going.
+            Reentry::Unsupported => self.write(st, o),
+        }
+    }
+
+    /// The hold's writes so far are done: release the innermost open
+    /// re-entry, or the lock.
+    fn end_of_writes(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        if st.nesting.open == 0 {
+            return self.release(st, o);
+        }
+        let inner = match self.recipe.reentry() {
+            Reentry::Again => st
+                .recipe
+                .as_ref()
+                .and_then(|r| self.recipe.release(st.session, r)),
+            Reentry::Counted | Reentry::Blocks | Reentry::Unsupported => None,
+        };
+        match inner {
+            Some(req) => {
+                st.nesting.asking = Asking::Release;
+                self.send_request(st, req, o);
+            }
+            None => self.inner_released(st, o),
+        }
+    }
+
+    /// An inner release is over: the outer hold goes on with one more write.
+    fn inner_released(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        st.nesting.open -= 1;
+        st.nesting.asking = Asking::Nothing;
+        if let Phase::Holding { sent, acked, .. } = &mut st.phase {
+            *sent = WRITES_PER_HOLD - 1;
+            *acked = WRITES_PER_HOLD - 1;
+        }
+        o.set_timer(Timer::Hold, self.timing.hold.clone());
+    }
+
+    /// A reply to what a re-entering holder asked the store.
+    fn on_nested_reply(&self, st: &mut ClientState, reply: &Reply, o: &mut Out<Self>) {
+        match st.nesting.asking {
+            Asking::Again => {
+                let Some(recipe) = st.recipe.as_mut() else {
+                    return;
+                };
+                match self.recipe.on_reply(st.session, recipe, reply) {
+                    // Held again: the hold goes on (its token and its
+                    // acquisition are the outer one's).
+                    Step::Acquired { .. } => {
+                        st.nesting.asking = Asking::Nothing;
+                        o.set_timer(Timer::Hold, self.timing.hold.clone());
+                    }
+                    Step::Send(req) => self.send_request(st, req, o),
+                    Step::SessionLost => self.session_lost(st, o),
+                    // Waiting behind someone while believing it holds: it
+                    // stays so (a progress violation shows it).
+                    Step::Wait | Step::Sleep { .. } | Step::Unexpected | Step::Released => {}
+                }
+            }
+            Asking::Release => self.inner_released(st, o),
+            Asking::Nothing => {}
         }
     }
 
@@ -501,6 +626,7 @@ impl Client {
             o.cancel_timer(t);
         }
         self.stop_acquisition_clocks(st, o);
+        st.nesting = Nesting::default();
         let next = st.session.next();
         // Only an acquisition or a hold goes on in the next session: a
         // round that was releasing is over (a closed latch re-lists nothing).
@@ -726,7 +852,11 @@ impl Client {
                 let step = self.recipe.on_release_reply(st.session, recipe, &reply);
                 self.apply(st, step, evidence, o);
             }
-            Phase::Thinking | Phase::Holding { .. } | Phase::Done => {}
+            Phase::Holding { .. } if expired && st.nesting.asking != Asking::Nothing => {
+                self.session_lost(st, o)
+            }
+            Phase::Holding { .. } => self.on_nested_reply(st, &reply, o),
+            Phase::Thinking | Phase::Done => {}
         }
     }
 }
@@ -873,7 +1003,7 @@ impl Actor for Client {
                     *a = acked;
                 }
                 if acked >= WRITES_PER_HOLD {
-                    self.release(st, o);
+                    self.end_of_writes(st, o);
                 } else if acked == sent {
                     o.set_timer(Timer::Hold, self.timing.hold.clone());
                 }
@@ -927,6 +1057,7 @@ impl Actor for Client {
                 }
             }
             Timer::Hold if state.holds_lock() => match self.recipe.app() {
+                App::Lock if state.nesting.made < self.reentries => self.reenter(state.to_mut(), o),
                 App::Lock | App::Election => self.write(state.to_mut(), o),
                 App::Barrier | App::Queue => self.release(state.to_mut(), o),
             },

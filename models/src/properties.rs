@@ -8,7 +8,7 @@
 //! and the store (a release step and the notifications it caused). An engine
 //! decides only *when* to feed them; what they mean is decided here.
 
-use crate::client::{ClientState, Marks};
+use crate::client::{Asking, ClientState, Marks};
 use crate::ids::ClientIdx;
 use crate::msg::Msg;
 use crate::recipe::App;
@@ -86,6 +86,10 @@ pub enum PropertyName {
     /// consumer is still processing (checker); the same at the run's end
     /// (simulator).
     QueueDrains,
+    /// Lock, always, judged where holders re-enter (`--reentries`): a
+    /// holder's second acquire completes in the step that asks for it,
+    /// with no store request and no other client's step (a reentrant lock).
+    ReentryImmediate,
 }
 
 /// How a property is judged.
@@ -100,7 +104,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 19] = [
+    pub const ALL: [PropertyName; 20] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -120,6 +124,7 @@ impl PropertyName {
         PropertyName::NoDuplicateItem,
         PropertyName::FifoOrder,
         PropertyName::QueueDrains,
+        PropertyName::ReentryImmediate,
     ];
 
     /// The properties that judge `app`, in the order lockstep reports them.
@@ -175,6 +180,7 @@ impl PropertyName {
             PropertyName::NoDuplicateItem => "no_duplicate_item",
             PropertyName::FifoOrder => "fifo_order",
             PropertyName::QueueDrains => "queue_drains",
+            PropertyName::ReentryImmediate => "reentry_immediate",
         }
     }
 
@@ -192,7 +198,8 @@ impl PropertyName {
             | PropertyName::NoEarlyLeave
             | PropertyName::NoLostItem
             | PropertyName::NoDuplicateItem
-            | PropertyName::FifoOrder => Kind::Always,
+            | PropertyName::FifoOrder
+            | PropertyName::ReentryImmediate => Kind::Always,
             PropertyName::HandOff => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
@@ -220,7 +227,8 @@ impl PropertyName {
             | PropertyName::ResourceExclusion
             | PropertyName::HolderOwnsKey
             | PropertyName::HolderWritesAccepted
-            | PropertyName::Progress => Some(App::Lock),
+            | PropertyName::Progress
+            | PropertyName::ReentryImmediate => Some(App::Lock),
             PropertyName::SingleLeader
             | PropertyName::ElectedWithKey
             | PropertyName::LeaderExclusion
@@ -291,6 +299,10 @@ pub enum Observation {
     /// the store message it left on: every member had left (deleted its
     /// node, or lost it with its session).
     Left { client: ClientIdx, all_left: bool },
+    /// A holder acquired again; `immediate`: in the same step, with no
+    /// store request (its library counted it), rather than by asking the
+    /// store or not at all.
+    Reentered { client: ClientIdx, immediate: bool },
 }
 
 /// The monitors' state. In the model checker it is part of the state: it
@@ -324,6 +336,9 @@ pub struct Monitors {
     item_duplicated: bool,
     /// `no_early_leave`: a member left before every member had.
     left_early: bool,
+    /// `reentry_immediate`: a holder's re-entry waited for the store, or
+    /// never came.
+    reentry_delayed: bool,
 }
 
 impl Monitors {
@@ -347,6 +362,11 @@ impl std::hash::Hash for Monitors {
         self.item_lost.hash(h);
         self.item_duplicated.hash(h);
         self.left_early.hash(h);
+        // Hashed only when set, so that states without re-entries hash as
+        // they did before the mark existed.
+        if self.reentry_delayed {
+            true.hash(h);
+        }
     }
 }
 
@@ -482,6 +502,8 @@ impl Monitors {
             | Observation::WriteRejected { .. }
             | Observation::Crashed { .. }
             | Observation::Dequeued { .. } => true,
+            // Only a re-entry that waited changes anything.
+            Observation::Reentered { immediate, .. } => !immediate,
         }
     }
 
@@ -518,6 +540,15 @@ impl Monitors {
                 }
             }
             Observation::Released { client } => self.believers.retain(|(c, _)| *c != client),
+            Observation::Reentered { client, immediate } => {
+                if !immediate && !self.reentry_delayed {
+                    self.reentry_delayed = true;
+                    breaches.push(Breach {
+                        property: PropertyName::ReentryImmediate,
+                        clients: vec![client],
+                    });
+                }
+            }
             Observation::Crashed { client } => {
                 self.believers.retain(|(c, _)| *c != client);
                 self.forfeit(client, &mut breaches);
@@ -606,8 +637,12 @@ impl Monitors {
             }
         }
         // A rule reports only where it is one of the application's
-        // properties (a queue's release steps are not judged by herd_bound).
-        breaches.retain(|b| PropertyName::of(self.app).contains(&b.property));
+        // properties (a queue's release steps are not judged by herd_bound);
+        // re-entries are a lock's, and happen only where asked for.
+        breaches.retain(|b| {
+            PropertyName::of(self.app).contains(&b.property)
+                || b.property == PropertyName::ReentryImmediate
+        });
         breaches
     }
 
@@ -625,6 +660,7 @@ impl Monitors {
             | PropertyName::NoEarlyPass
             | PropertyName::FifoOrder => self.acquisitions.iter().all(|a| a.owned),
             PropertyName::NoEarlyLeave => !self.left_early,
+            PropertyName::ReentryImmediate => !self.reentry_delayed,
             PropertyName::NoLostItem => !self.item_lost,
             PropertyName::NoDuplicateItem => !self.item_duplicated,
             PropertyName::HolderWritesAccepted => !self.holder_fenced,
@@ -670,6 +706,12 @@ pub fn observe_client(
 ) -> Option<Observation> {
     if let (None, Some(all_left)) = (before.left, after.left) {
         return Some(Observation::Left { client, all_left });
+    }
+    // A holder asked to acquire again: at once, or through the store (or
+    // never, blocked on itself).
+    if after.nesting.made > before.reentered && after.holds_lock() {
+        let immediate = after.nesting.asking == Asking::Nothing && !after.nesting.blocked;
+        return Some(Observation::Reentered { client, immediate });
     }
     let idle = after.marks().idle;
     match (before.holding, after.holds_lock()) {

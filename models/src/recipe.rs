@@ -110,6 +110,30 @@ pub enum Step {
     Sleep { after: Duration },
 }
 
+/// What a second acquire by the holder does — the library's answer, read
+/// from its source. The lock application re-enters only a recipe that
+/// says (`--reentries`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reentry {
+    /// The recipe's source has no second acquire to model.
+    Unsupported,
+    /// Counted in the library, no store request; the inner release only
+    /// counts down, the outermost deletes (Curator's `InterProcessMutex`:
+    /// `lockData.lockCount.incrementAndGet()`).
+    Counted,
+    /// The caller never returns and nothing reaches the store (kazoo's
+    /// `Lock`: `_inner_acquire` raises `ForceRetryError` while
+    /// `is_acquired`, under a `KazooRetry` with no limit): the holder
+    /// deadlocks on itself.
+    Blocks,
+    /// The library acquires again from the start in the same session and
+    /// returns at once, its key being first in line already; the inner
+    /// release is a full one (etcd's `Mutex.Lock`: the txn's `Else` branch
+    /// finds the session's key, `ownerKey[0].CreateRevision == m.myRev`;
+    /// one `Unlock` deletes the key under both callers).
+    Again,
+}
+
 /// Which store API a recipe speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Face {
@@ -297,6 +321,11 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// back-off is not mistaken for a client that never finishes.
     fn longest_sleep(&self) -> Duration {
         Duration::ZERO
+    }
+
+    /// Lock recipes: what a second acquire by the holder does.
+    fn reentry(&self) -> Reentry {
+        Reentry::Unsupported
     }
 
     /// Lock recipes: whether the recipe's source can give up an
@@ -503,6 +532,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
     fn longest_sleep(&self) -> Duration;
+    fn reentry(&self) -> Reentry;
     fn withdraws(&self) -> bool;
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
@@ -600,6 +630,9 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn longest_sleep(&self) -> Duration {
         Recipe::longest_sleep(self)
+    }
+    fn reentry(&self) -> Reentry {
+        Recipe::reentry(self)
     }
     fn withdraws(&self) -> bool {
         Recipe::withdraws(self)

@@ -801,6 +801,7 @@ fn producers_consumers_and_waiting() {
         policy: Policy::Naive,
         timing: Default::default(),
         producers,
+        reentries: 0,
     };
     let roles = |client: Client| -> Vec<_> {
         (0..4)

@@ -87,6 +87,10 @@ pub struct ScenarioFile {
     pub fencing: Option<bool>,
     pub policy: Option<String>,
     pub guid: Option<bool>,
+    /// A lock: how often a holder acquires again in each hold (nested), as
+    /// its library answers a second acquire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reentries: Option<u32>,
     /// The properties this file is expected to violate (reproducers record
     /// what they reproduce; `run` and `replay` say "did not reproduce"
     /// otherwise). `[]` expects no violation.
@@ -297,6 +301,8 @@ pub struct Scenario {
     pub seed: u64,
     pub fencing: bool,
     pub policy: Policy,
+    /// A lock holder's re-entries per hold (0: none).
+    pub reentries: u8,
     pub timing: Timing,
     /// Randomized faults (none if empty); drawn until `faults_until_us`.
     pub profile: Vec<(FaultKind, Rate)>,
@@ -466,6 +472,10 @@ impl Scenario {
         }
         models::model::check_fencing(&recipe, raw.fencing.unwrap_or(false))
             .map_err(|e| err("fencing", e))?;
+        let reentries = raw.reentries.unwrap_or(0);
+        models::model::check_reentries(&recipe, reentries).map_err(|e| err("reentries", e))?;
+        // At most MAX_REENTRIES: it fits.
+        let reentries = reentries as u8;
         if raw
             .timing
             .as_ref()
@@ -535,6 +545,7 @@ impl Scenario {
             seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
+            reentries,
             timing,
             profile,
             faults_until_us,
@@ -571,6 +582,7 @@ impl Scenario {
             policy: self.policy,
             timing: self.client_timing(),
             producers: self.producers,
+            reentries: self.reentries,
         }
     }
 

@@ -517,3 +517,44 @@ fn an_acquire_timeout_gives_up_waiters_in_virtual_time() {
     let e = Scenario::parse(&body("unfair-create", 50), "t.toml", "t").unwrap_err();
     assert!(e.to_string().contains("recipes that can"), "{e}");
 }
+
+/// `reentries` in a scenario: holders acquire again as their library
+/// answers a second acquire. Curator's is counted (nothing violated),
+/// etcd's frees the lock under the outer caller (two holders), kazoo's
+/// blocks the holder on itself (nobody else ever finishes).
+#[test]
+fn reentries_run_as_each_library_answers_them() {
+    let body = |recipe: &str, variant: Option<&str>, reentries: u32| {
+        let variant = variant.map_or(String::new(), |v| format!("variant = \"{v}\"\n"));
+        format!(
+            "recipe = \"{recipe}\"\n{variant}clients = 3\nrounds = 2\nreentries = {reentries}\n\
+             [timing]\nsession_timeout_ms = 4000\n"
+        )
+    };
+    let violated = |recipe: &str, variant: Option<&str>| {
+        let s = Scenario::parse(&body(recipe, variant, 1), "r.toml", "r").unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 1..=30 {
+            for v in simulate(&s, seed, false).violations {
+                seen.insert(v.property.name());
+            }
+        }
+        seen.into_iter().collect::<Vec<_>>()
+    };
+    assert!(violated("fair-predecessor", Some("curator")).is_empty());
+    let etcd = violated("etcd-revision", None);
+    for p in ["mutual_exclusion", "reentry_immediate"] {
+        assert!(etcd.contains(&p), "{etcd:?}");
+    }
+    let kazoo = violated("fair-predecessor", Some("kazoo"));
+    for p in ["progress", "reentry_immediate"] {
+        assert!(kazoo.contains(&p), "{kazoo:?}");
+    }
+    for (recipe, reentries, key) in [
+        ("unfair-create", 1, "reentries"),
+        ("etcd-revision", 3, "reentries"),
+    ] {
+        let e = Scenario::parse(&body(recipe, None, reentries), "r.toml", "r").unwrap_err();
+        assert!(e.to_string().contains(key), "{e}");
+    }
+}

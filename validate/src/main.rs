@@ -833,6 +833,7 @@ async fn main() -> ExitCode {
                 policy: Policy::Naive,
                 timing: timing(300, args.hold_ms, 3000),
                 producers: 0,
+                reentries: 0,
             };
             let real_run =
                 run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
@@ -963,6 +964,7 @@ async fn main() -> ExitCode {
         policy: Policy::Naive,
         timing: timing(100, 100, 600),
         producers: 0,
+        reentries: 0,
     };
     let split = run_real(
         &recipe,

@@ -36,6 +36,7 @@ impl From<ConfigError> for UsageError {
             Setting::Producers => "--producers",
             Setting::Fencing => "--fencing",
             Setting::AcquireTimeout => "--acquire-timeout",
+            Setting::Reentries => "--reentries",
             Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
             Setting::Crashes => "--crashes",
         };
@@ -396,6 +397,12 @@ pub struct ModelArgs {
     /// entry out of line, and its round ends without a hold.
     #[arg(long = "acquire-timeout")]
     pub acquire_timeout: bool,
+    /// A lock holder acquires again this often in each hold (0–2), nested,
+    /// as its library answers a second acquire: Curator counts it
+    /// (reentrant), kazoo blocks on itself, etcd's Mutex acquires again and
+    /// one release frees both. Judged by `reentry_immediate` too.
+    #[arg(long, default_value_t = 0)]
+    pub reentries: u8,
 }
 
 #[derive(Args, Debug)]
@@ -481,6 +488,7 @@ impl ModelArgs {
                 .producers
                 .unwrap_or_else(|| models::model::default_producers(&recipe, clients.into()) as u8),
             acquire_timeout: self.acquire_timeout,
+            reentries: self.reentries,
             recipe,
             policy,
         };

@@ -3,7 +3,7 @@
 
 use super::LockModel;
 use crate::client::{Client, ClientTiming, Policy};
-use crate::recipe::{App, RecipeRef};
+use crate::recipe::{App, RecipeRef, Reentry};
 use crate::resource::Resource;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
@@ -104,6 +104,7 @@ pub enum Setting {
     Producers,
     Fencing,
     AcquireTimeout,
+    Reentries,
     /// The fault budget as a whole (its total).
     Faults,
     Crashes,
@@ -142,6 +143,37 @@ pub fn check_acquire_timeout(recipe: &RecipeRef) -> Result<(), String> {
     ))
 }
 
+/// The most re-entries a holder makes in one hold.
+pub const MAX_REENTRIES: u32 = 2;
+
+/// Re-entries (`--reentries`, `reentries`) are a lock holder's second
+/// acquire: at most [`MAX_REENTRIES`], and only for a recipe whose library's
+/// answer to it is modelled; the error names the recipes that are.
+pub fn check_reentries(recipe: &RecipeRef, reentries: u32) -> Result<(), String> {
+    if reentries == 0 {
+        return Ok(());
+    }
+    if reentries > MAX_REENTRIES {
+        return Err(format!(
+            "a holder re-enters at most {MAX_REENTRIES} times in a hold (got {reentries})"
+        ));
+    }
+    let modelled = |r: &RecipeRef| r.app() == App::Lock && r.reentry() != Reentry::Unsupported;
+    if modelled(recipe) {
+        return Ok(());
+    }
+    let can: Vec<String> = crate::recipes::runnable()
+        .into_iter()
+        .filter(modelled)
+        .map(|r| r.id())
+        .collect();
+    Err(format!(
+        "re-entries are a lock holder's second acquire, which {recipe}'s source does not \
+         model; recipes that do: {}",
+        can.join(", ")
+    ))
+}
+
 /// How many faults of each kind a run may inject.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FaultBudget {
@@ -168,6 +200,10 @@ pub struct LockModelCfg {
     /// long), and its round ends without a hold. Only for a lock recipe
     /// that can ([`crate::recipe::Recipe::withdraws`]).
     pub acquire_timeout: bool,
+    /// A lock: how often a holder acquires again in each hold (nested),
+    /// as its library answers a second acquire (0 to 2; only for a recipe
+    /// whose [`crate::recipe::Recipe::reentry`] says).
+    pub reentries: u8,
 }
 
 impl LockModelCfg {
@@ -181,6 +217,7 @@ impl LockModelCfg {
             // At most half of a u8 count: it fits.
             producers: default_producers(&recipe, clients.into()) as u8,
             acquire_timeout: false,
+            reentries: 0,
             recipe,
         }
     }
@@ -217,6 +254,8 @@ impl LockModelCfg {
             check_acquire_timeout(&self.recipe)
                 .map_err(|e| ConfigError::new(Setting::AcquireTimeout, e))?;
         }
+        check_reentries(&self.recipe, self.reentries.into())
+            .map_err(|e| ConfigError::new(Setting::Reentries, e))?;
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(ConfigError::new(
                 Setting::Rounds,
@@ -270,6 +309,7 @@ impl LockModelCfg {
                 policy: self.policy,
                 timing,
                 producers: self.producers.into(),
+                reentries: self.reentries,
             },
             cfg: self,
         })
@@ -290,6 +330,10 @@ impl fmt::Display for LockModelCfg {
         )?;
         if self.acquire_timeout {
             write!(f, ", acquire timeout")?;
+        }
+        if self.reentries > 0 {
+            let s = if self.reentries == 1 { "y" } else { "ies" };
+            write!(f, ", {} reentr{s}", self.reentries)?;
         }
         if self.recipe.app() == App::Queue {
             write!(

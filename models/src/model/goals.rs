@@ -231,7 +231,8 @@ impl LockModel {
                     | PropertyName::NoEarlyLeave
                     | PropertyName::NoLostItem
                     | PropertyName::NoDuplicateItem
-                    | PropertyName::FifoOrder => return None,
+                    | PropertyName::FifoOrder
+                    | PropertyName::ReentryImmediate => return None,
                 };
                 Some(Goal { name, reads })
             })

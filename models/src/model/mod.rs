@@ -30,9 +30,9 @@ mod time;
 pub mod view;
 
 pub use config::{
-    check_acquire_timeout, check_fencing, check_producers, check_producers_given,
+    check_acquire_timeout, check_fencing, check_producers, check_producers_given, check_reentries,
     default_producers, writes_to_resource, ConfigError, FaultBudget, LockModelCfg, Setting,
-    MAX_CLIENTS, MIN_CLIENTS,
+    MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -108,11 +108,20 @@ impl LockModel {
     /// application, in the order lockstep reports them: each is read off
     /// the monitors of a state (`Monitors::holds`).
     pub fn state_properties(&self) -> Vec<PropertyName> {
-        PropertyName::of(self.cfg.recipe.app())
-            .iter()
-            .copied()
+        self.judged()
+            .into_iter()
             .filter(|p| p.kind() != Kind::Progress)
             .collect()
+    }
+
+    /// Every property this configuration is judged by: its application's,
+    /// and `reentry_immediate` where holders re-enter.
+    pub fn judged(&self) -> Vec<PropertyName> {
+        let mut all = PropertyName::of(self.cfg.recipe.app()).to_vec();
+        if self.cfg.reentries > 0 {
+            all.push(PropertyName::ReentryImmediate);
+        }
+        all
     }
 
     /// Client `c` (running) reconnects on a new connection: what was in
@@ -549,9 +558,9 @@ impl Model for LockModel {
                 |_: &LockModel, s: &LockState| s.monitors.holds($p)
             };
         }
-        PropertyName::of(self.cfg.recipe.app())
-            .iter()
-            .filter_map(|&p| match p {
+        self.judged()
+            .into_iter()
+            .filter_map(|p| match p {
                 P::MutualExclusion => Some(Property::always(p.name(), read!(P::MutualExclusion))),
                 P::ResourceExclusion => {
                     Some(Property::always(p.name(), read!(P::ResourceExclusion)))
@@ -570,6 +579,7 @@ impl Model for LockModel {
                 P::NoLostItem => Some(Property::always(p.name(), read!(P::NoLostItem))),
                 P::NoDuplicateItem => Some(Property::always(p.name(), read!(P::NoDuplicateItem))),
                 P::FifoOrder => Some(Property::always(p.name(), read!(P::FifoOrder))),
+                P::ReentryImmediate => Some(Property::always(p.name(), read!(P::ReentryImmediate))),
                 P::Progress
                 | P::FollowersAgree
                 | P::LeaderElected

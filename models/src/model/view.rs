@@ -48,7 +48,7 @@ pub fn view(model: &LockModel, state: &LockState) -> Vec<ActorView> {
                 ),
                 field("session", st.session.to_string()),
                 field("connection", st.connection.to_string()),
-                field("phase", format!("{:?}", st.phase)),
+                field("phase", phase(st)),
                 field("rounds done", st.rounds_done.to_string()),
                 field(
                     "recipe state",
@@ -153,5 +153,18 @@ pub fn view(model: &LockModel, state: &LockState) -> Vec<ActorView> {
             ("lost replies".into(), b.lost_replies.to_string()),
         ],
     });
+    out
+}
+
+/// A client's phase, with its re-entries and an acquisition's clocks when
+/// it has any (so a view without them reads as it always did).
+fn phase(st: &crate::client::ClientState) -> String {
+    let mut out = format!("{:?}", st.phase);
+    if st.nesting != crate::client::Nesting::default() {
+        out.push_str(&format!(", {:?}", st.nesting));
+    }
+    if st.clocks != crate::client::Clocks::default() {
+        out.push_str(&format!(", {:?}", st.clocks));
+    }
     out
 }

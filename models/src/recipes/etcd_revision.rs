@@ -20,7 +20,7 @@ use crate::ids::{Key, SessionId};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
-use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, Recipe, RecipeRef, Reentry, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -130,6 +130,12 @@ impl Recipe for EtcdRevision {
 
     fn on_event(&self, st: &mut State, event: &WatchEvent) -> Step {
         on_event(st, event)
+    }
+
+    /// `Lock` again by the holder: the txn finds the session's key, which is
+    /// first in line, and returns at once; one `Unlock` deletes it.
+    fn reentry(&self) -> Reentry {
+        Reentry::Again
     }
 
     /// `Lock` does not watch the session: its waitDeletes runs on the

@@ -23,7 +23,7 @@
 use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, Recipe, RecipeRef, Reentry, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -205,6 +205,18 @@ impl Recipe for FairPredecessor {
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         release(st)
+    }
+
+    /// Curator counts a holder's re-entries (`InterProcessMutex.internalLock`);
+    /// kazoo's second acquire by the holder retries for ever without a
+    /// request (`_inner_acquire`: `if self.is_acquired: raise
+    /// ForceRetryError()`); the recipes page says nothing of it.
+    fn reentry(&self) -> Reentry {
+        match self.0.library {
+            Library::Curator => Reentry::Counted,
+            Library::Kazoo => Reentry::Blocks,
+            Library::ZkDocs => Reentry::Unsupported,
+        }
     }
 
     /// Curator's `acquire(time, unit)` and kazoo's `acquire(timeout=…)`

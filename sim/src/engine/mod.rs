@@ -519,7 +519,8 @@ impl<'a> Sim<'a> {
                 );
             }
             Observation::Released { .. } => self.released(c),
-            Observation::Left { .. } | Observation::Idle { .. } => {}
+            Observation::Left { .. } | Observation::Idle { .. } | Observation::Reentered { .. } => {
+            }
             Observation::WriteAccepted { .. }
             | Observation::WriteRejected { .. }
             | Observation::ReleaseStep { .. }
