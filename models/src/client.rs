@@ -547,7 +547,11 @@ impl Client {
                     Step::SessionLost => self.session_lost(st, o),
                     // Waiting behind someone while believing it holds: it
                     // stays so (a progress violation shows it).
-                    Step::Wait | Step::Sleep { .. } | Step::Unexpected | Step::Released => {}
+                    Step::Wait
+                    | Step::Sleep { .. }
+                    | Step::Unexpected
+                    | Step::Released
+                    | Step::GaveUp => {}
                 }
             }
             Asking::Release => self.inner_released(st, o),
@@ -770,6 +774,12 @@ impl Client {
                 self.finish_round(st, o)
             }
             Step::Released => {}
+            // Not to be had: the round is over without a hold.
+            Step::GaveUp if st.phase == Phase::Acquiring => {
+                self.stop_acquisition_clocks(st, o);
+                self.finish_round(st, o)
+            }
+            Step::GaveUp => {}
             Step::Acquired { .. } if st.phase == Phase::Releasing => {}
             Step::Acquired { token } => {
                 self.stop_acquisition_clocks(st, o);

@@ -108,6 +108,10 @@ pub enum Step {
     /// The simulator sleeps exactly `after` of virtual time; the checker
     /// lets the sleep end at any moment (durations are not modelled there).
     Sleep { after: Duration },
+    /// Acquiring: the lock is not to be had and the recipe has cleaned up
+    /// (etcd's `TryLock` deleted its key and returns `ErrLocked`): the
+    /// round ends without a hold.
+    GaveUp,
 }
 
 /// What a second acquire by the holder does — the library's answer, read

@@ -558,3 +558,19 @@ fn reentries_run_as_each_library_answers_them() {
         assert!(e.to_string().contains(key), "{e}");
     }
 }
+
+/// `TryLock` in the herd baseline (everyone asks at once): one client
+/// holds, every other gives up after deleting its key, nobody is woken,
+/// and no closed form is claimed (there is one release, not N).
+#[test]
+fn trylock_gives_up_instead_of_waiting() {
+    let recipe = models::recipes::parse("etcd-revision:trylock").unwrap();
+    assert_eq!(sim::herd::closed_form(&recipe, 5), None);
+    for n in [2u16, 5, 20] {
+        let row = sim::herd::row(&sim::herd::baseline(&recipe, n, 1), 1);
+        assert_eq!(row.acquisitions, 1, "N = {n}");
+        assert_eq!(row.notifications, 0, "N = {n}");
+        assert_eq!(row.violations, 0, "N = {n}");
+        assert_eq!(row.end, sim::engine::RunEnd::Finished, "N = {n}");
+    }
+}

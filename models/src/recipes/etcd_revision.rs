@@ -14,6 +14,10 @@
 //!    3.5 added this step (etcd #11456); no 3.4.x release has it, so a 3.4
 //!    waiter whose lease expired while it waited takes the lock with no key.
 //! 4. Release: delete(key). The token is `myRev`.
+//!
+//! Variant `trylock` is 3.5's `TryLock`: step 1, and if someone else's key
+//! is first, delete our key and return `ErrLocked` (the round ends without
+//! a hold) instead of waiting.
 
 use super::{Registered, Variant, VariantKind};
 use crate::ids::{Key, SessionId};
@@ -25,7 +29,7 @@ use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
     name: "etcd-revision",
-    aliases: &[],
+    aliases: &["etcd-mutex"],
     summary: "etcd clientv3 concurrency.Mutex: lease-bound keys ordered by create revision, \
               waitDeletes on the last key created before one's own, then (3.5) get(myKey)",
     variants: &[
@@ -33,6 +37,11 @@ pub const REGISTERED: Registered = Registered {
             name: "v3.5",
             summary: "as etcd 3.5 ships it: get(myKey) after waitDeletes, the fix of etcd #11456",
             kind: VariantKind::Default,
+        },
+        Variant {
+            name: "trylock",
+            summary: "3.5's TryLock: if the lock is held, delete one's key and return ErrLocked instead of waiting",
+            kind: VariantKind::Departure,
         },
         Variant {
             name: "v3.4",
@@ -43,6 +52,7 @@ pub const REGISTERED: Registered = Registered {
     build: |variant| {
         RecipeRef::new(EtcdRevision {
             verify_after_wait: variant != Some("v3.4"),
+            try_only: variant == Some("trylock"),
         })
     },
 };
@@ -52,12 +62,15 @@ pub struct EtcdRevision {
     /// Step 3: `get(myKey)` after waitDeletes, so a waiter whose lease
     /// expired while it waited does not take the lock.
     pub verify_after_wait: bool,
+    /// `TryLock`: give up at once, key deleted, when the lock is held.
+    pub try_only: bool,
 }
 
 impl Default for EtcdRevision {
     fn default() -> Self {
         EtcdRevision {
             verify_after_wait: true,
+            try_only: false,
         }
     }
 }
@@ -87,6 +100,8 @@ pub enum State {
     Holding {
         my_rev: u64,
     },
+    /// `TryLock` lost: the delete of our key is in flight.
+    Abandoning,
 }
 
 impl Relabel for State {
@@ -96,7 +111,8 @@ impl Relabel for State {
             State::Trying
             | State::Ranging { .. }
             | State::Verifying { .. }
-            | State::Holding { .. } => {}
+            | State::Holding { .. }
+            | State::Abandoning => {}
         }
     }
 }
@@ -109,7 +125,11 @@ impl Recipe for EtcdRevision {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        (!self.verify_after_wait).then_some("v3.4")
+        match (self.try_only, self.verify_after_wait) {
+            (true, _) => Some("trylock"),
+            (false, false) => Some("v3.4"),
+            (false, true) => None,
+        }
     }
 
     fn face(&self) -> Face {
@@ -152,13 +172,16 @@ impl Recipe for EtcdRevision {
             | State::Ranging { .. }
             | State::Watching { .. }
             | State::Waiting { .. }
-            | State::Verifying { .. } => None,
+            | State::Verifying { .. }
+            | State::Abandoning => None,
         }
     }
 
-    /// Each waiter watches the key created just before its own.
+    /// Each waiter watches the key created just before its own. `TryLock`
+    /// has no herd baseline to match: everyone asks at once, one holds and
+    /// the rest give up, so there is one release, not `n`.
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
-        Some(u32::from(k < n))
+        (!self.try_only).then_some(u32::from(k < n))
     }
 }
 
@@ -234,11 +257,16 @@ fn on_reply(recipe: EtcdRevision, session: SessionId, st: &mut State, reply: &Re
             if owner.is_none_or(|kv| kv.create_revision == my_rev) {
                 *st = State::Holding { my_rev };
                 Step::Acquired { token: my_rev }
+            } else if recipe.try_only {
+                // "Cannot lock, so delete the key", then ErrLocked.
+                *st = State::Abandoning;
+                Step::Send(release(session))
             } else {
                 *st = State::Ranging { my_rev };
                 Step::Send(last_created_below(my_rev))
             }
         }
+        (State::Abandoning, Reply::DeleteResult { .. }) => Step::GaveUp,
         (State::Ranging { my_rev }, Reply::RangeResult { revision, kvs }) => match kvs.first() {
             None if recipe.verify_after_wait => {
                 *st = State::Verifying { my_rev };
