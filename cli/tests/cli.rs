@@ -928,6 +928,24 @@ fn reentries_are_checked_as_the_library_answers() {
     };
     assert!(line("reentry_immediate").contains("VIOLATED"));
     assert!(line("mutual_exclusion").contains("VIOLATED"));
+    // Asked alone, as any property of the configuration.
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "etcd-revision",
+        "--clients",
+        "2",
+        "--reentries",
+        "1",
+        "--property",
+        "reentry_immediate",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("reentry_immediate violated — shortest counterexample, 8 steps"),
+        "{out}"
+    );
     assert_usage_error(
         &[
             "check",

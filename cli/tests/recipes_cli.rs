@@ -101,6 +101,8 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(mutex[1]["test_only"], false);
     assert_eq!(mutex[0]["default"], true);
     assert_eq!(mutex[1]["default"], false);
+    assert_eq!(mutex[2]["name"], "trylock");
+    assert_eq!(mutex[2]["test_only"], false);
 }
 
 #[test]

@@ -462,6 +462,12 @@ impl Client {
 
     fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
+        // A re-entering holder may have a request out (a second acquire,
+        // an inner release): its reply must not pass for the release's.
+        if st.pending.take().is_some() {
+            st.epoch = st.epoch.wrapping_add(1);
+        }
+        self.stop_sleeping(st, o);
         st.phase = Phase::Releasing;
         st.nesting = Nesting::default();
         let release = st
@@ -601,6 +607,7 @@ impl Client {
     }
 
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
+        self.stop_sleeping(st, o);
         self.count_round(st);
         st.recipe = None;
         self.persist(st, o);
@@ -763,8 +770,8 @@ impl Client {
                 st.clocks.sleeping = true;
                 o.set_timer(Timer::Wake, exactly(after));
             }
-            Step::Wait => self.stop_sleeping(st, o),
-            Step::Unexpected => {}
+            // "Not mine": an armed sleep runs on.
+            Step::Wait | Step::Unexpected => {}
             // Only a release ends with `Released`: while acquiring it is a
             // step the recipe should not take, and the client stops there.
             Step::Released if st.phase == Phase::Releasing => {
@@ -872,7 +879,7 @@ impl Client {
 }
 
 fn exactly(d: Duration) -> Range<Duration> {
-    d..d + Duration::from_nanos(1)
+    d..d.saturating_add(Duration::from_nanos(1))
 }
 
 impl Actor for Client {

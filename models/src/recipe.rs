@@ -104,7 +104,8 @@ pub enum Step {
     /// Sleep on the recipe's own clock for `after` (a back-off, a poll
     /// interval), or until a watch event comes, whichever is first: with
     /// nothing outstanding, like [`Step::Wait`]. When the time is up the
-    /// client calls [`Recipe::on_wake`]; any other step cancels the sleep.
+    /// client calls [`Recipe::on_wake`]. A `Wait` (an event that is not the
+    /// recipe's) leaves the sleep armed; any other step cancels it.
     /// The simulator sleeps exactly `after` of virtual time; the checker
     /// lets the sleep end at any moment (durations are not modelled there).
     Sleep { after: Duration },

@@ -505,7 +505,7 @@ impl Scenario {
             Some(names) => Some(
                 names
                     .iter()
-                    .map(|n| expected_property(n, &recipe, &err))
+                    .map(|n| expected_property(n, &recipe, reentries, &err))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
@@ -518,18 +518,22 @@ impl Scenario {
             }
         }
         let sleep_us = whole_us(recipe.longest_sleep());
-        liveness_bound_us(&timing, sleep_us, raw.clients as u64, rounds as u64).ok_or_else(
-            || {
-                err(
-                    "timing",
-                    format!(
-                        "with these times, {} clients and {rounds} rounds the run's time limit \
+        liveness_bound_us(
+            &timing,
+            (sleep_us, reentries),
+            raw.clients as u64,
+            rounds as u64,
+        )
+        .ok_or_else(|| {
+            err(
+                "timing",
+                format!(
+                    "with these times, {} clients and {rounds} rounds the run's time limit \
                          does not fit in 64-bit microseconds: use shorter times",
-                        raw.clients
-                    ),
-                )
-            },
-        )?;
+                    raw.clients
+                ),
+            )
+        })?;
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
@@ -566,7 +570,7 @@ impl Scenario {
         let sleep_us = whole_us(self.recipe.longest_sleep());
         liveness_bound_us(
             &self.timing,
-            sleep_us,
+            (sleep_us, self.reentries),
             self.clients as u64,
             self.rounds as u64,
         )
@@ -1075,17 +1079,16 @@ fn resolve_profile(
 fn expected_property(
     name: &str,
     recipe: &RecipeRef,
+    reentries: u8,
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
-    let known = || {
-        PropertyName::simulated(app)
-            .map(|p| p.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    // Re-entering holders are judged by `reentry_immediate` too.
+    let reentry = (reentries > 0).then_some(PropertyName::ReentryImmediate);
+    let violable = || PropertyName::simulated(app).chain(reentry);
+    let known = || violable().map(|p| p.name()).collect::<Vec<_>>().join(", ");
     match PropertyName::parse(name) {
-        Some(p) if PropertyName::simulated(app).any(|q| q == p) => Ok(p),
+        Some(p) if violable().any(|q| q == p) => Ok(p),
         Some(p) if p.app().is_some_and(|a| a != app) => Err(err(
             "expect",
             format!(
@@ -1179,13 +1182,20 @@ fn whole_us(d: Duration) -> u64 {
 /// session timeout (for a silent holder's session to expire), resends, and
 /// every client's remaining rounds one after another, each with the
 /// recipe's longest sleep (`sleep_us`: a waiter's back-off after the hold
-/// before it). `None` if it does not fit in 64 bits.
-fn liveness_bound_us(t: &Timing, sleep_us: u64, clients: u64, rounds: u64) -> Option<u64> {
+/// before it) and two more hold times per re-entry (a nested hold and the
+/// outer hold's write after it). `None` if it does not fit in 64 bits.
+fn liveness_bound_us(
+    t: &Timing,
+    (sleep_us, reentries): (u64, u8),
+    clients: u64,
+    rounds: u64,
+) -> Option<u64> {
+    let holds = 3 + 2 * u64::from(reentries);
     let round = t
         .think_us
         .1
         .max(t.produce_us.1)
-        .checked_add(t.hold_us.1.checked_mul(3)?)?
+        .checked_add(t.hold_us.1.checked_mul(holds)?)?
         .checked_add(sleep_us)?
         .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;

@@ -574,3 +574,22 @@ fn trylock_gives_up_instead_of_waiting() {
         assert_eq!(row.end, sim::engine::RunEnd::Finished, "N = {n}");
     }
 }
+
+/// A reproducer names what it reproduces: `reentry_immediate` is one of
+/// them where holders re-enter, and no property otherwise.
+#[test]
+fn reentry_immediate_is_expected_only_where_holders_re_enter() {
+    let file = |reentries: u32| {
+        format!(
+            "recipe = \"etcd-revision\"\nclients = 2\nreentries = {reentries}\n\
+             expect = [\"reentry_immediate\"]\n[timing]\nsession_timeout_ms = 4000\n"
+        )
+    };
+    let s = Scenario::parse(&file(1), "r.toml", "r").unwrap();
+    assert!(simulate(&s, 1, false)
+        .violations
+        .iter()
+        .any(|v| v.property == models::properties::PropertyName::ReentryImmediate));
+    let e = Scenario::parse(&file(0), "r.toml", "r").unwrap_err();
+    assert!(e.to_string().contains("'reentry_immediate'"), "{e}");
+}

@@ -143,8 +143,9 @@ fn exit_code(r: &CheckResult) -> ExitCode {
 /// application's; none asks for all.
 fn asked_properties(names: &[String], cfg: &LockModelCfg) -> Result<Vec<PropertyName>, UsageError> {
     let app = cfg.recipe.app();
+    let judged = cfg.judged();
     let known = || {
-        PropertyName::of(app)
+        judged
             .iter()
             .map(|p| p.name())
             .collect::<Vec<_>>()
@@ -153,7 +154,7 @@ fn asked_properties(names: &[String], cfg: &LockModelCfg) -> Result<Vec<Property
     names
         .iter()
         .map(|n| match PropertyName::parse(n) {
-            Some(p) if PropertyName::of(app).contains(&p) => Ok(p),
+            Some(p) if judged.contains(&p) => Ok(p),
             Some(_) => Err(UsageError(format!(
                 "--property {n}: not a property of {} (a {app} recipe; its properties: {})",
                 cfg.recipe,
@@ -214,8 +215,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     }
     if let (Some(html), Some(dir)) = (&args.html, &args.itf) {
         // The traces the check may write: one for each property asked.
+        let judged = cfg.judged();
         let may_write = match asked.is_empty() {
-            true => PropertyName::of(cfg.recipe.app()),
+            true => &judged[..],
             false => &asked[..],
         };
         let itf_name = html.file_name().filter(|n| {

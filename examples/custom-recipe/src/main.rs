@@ -170,7 +170,7 @@ fn check_section(ours: &RecipeRef, failures: &mut Vec<String>) {
         for p in &mine.properties {
             println!(
                 "   {:<24} {:<20} {:<20}",
-                p.name,
+                p.name.name(),
                 status(p.status),
                 theirs
                     .property(p.name)

@@ -3,6 +3,7 @@
 
 use super::LockModel;
 use crate::client::{Client, ClientTiming, Policy};
+use crate::properties::PropertyName;
 use crate::recipe::{App, RecipeRef, Reentry};
 use crate::resource::Resource;
 use crate::store::Store;
@@ -220,6 +221,16 @@ impl LockModelCfg {
             reentries: 0,
             recipe,
         }
+    }
+
+    /// Every property this configuration is judged by: its application's,
+    /// and `reentry_immediate` where holders re-enter.
+    pub fn judged(&self) -> Vec<PropertyName> {
+        let mut all = PropertyName::of(self.recipe.app()).to_vec();
+        if self.reentries > 0 {
+            all.push(PropertyName::ReentryImmediate);
+        }
+        all
     }
 
     /// Whether every client runs the same program, so that symmetry

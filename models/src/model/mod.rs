@@ -117,11 +117,7 @@ impl LockModel {
     /// Every property this configuration is judged by: its application's,
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
-        let mut all = PropertyName::of(self.cfg.recipe.app()).to_vec();
-        if self.cfg.reentries > 0 {
-            all.push(PropertyName::ReentryImmediate);
-        }
-        all
+        self.cfg.judged()
     }
 
     /// Client `c` (running) reconnects on a new connection: what was in

@@ -39,13 +39,13 @@ pub const REGISTERED: Registered = Registered {
             kind: VariantKind::Default,
         },
         Variant {
-            name: "trylock",
-            summary: "3.5's TryLock: if the lock is held, delete one's key and return ErrLocked instead of waiting",
+            name: "v3.4",
+            summary: "as every etcd 3.4.x ships it (etcdctl lock): no get(myKey) after waitDeletes, so etcd #11456",
             kind: VariantKind::Departure,
         },
         Variant {
-            name: "v3.4",
-            summary: "as every etcd 3.4.x ships it (etcdctl lock): no get(myKey) after waitDeletes, so etcd #11456",
+            name: "trylock",
+            summary: "3.5's TryLock: if the lock is held, delete one's key and return ErrLocked instead of waiting",
             kind: VariantKind::Departure,
         },
     ],
