@@ -193,6 +193,7 @@ pub async fn run_client(
                 | Observation::Dequeued { .. }
                 | Observation::Left { .. }
                 | Observation::Idle { .. }
+                | Observation::Reentered { .. }
                 | Observation::Woke { .. } => {}
             }
             shared.observe(obs);
