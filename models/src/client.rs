@@ -243,14 +243,67 @@ pub struct ClientState {
 /// A holder's re-entries in its current hold: how many it made, how many
 /// are still open (not released), what it awaits from the store for one
 /// (a library that acquires again, or releases, through the store), and
-/// whether it blocked on itself. Hashed only when some is set, so that
-/// states of runs without re-entries hash as they did before.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Nesting {
-    pub made: u8,
-    pub open: u8,
-    pub asking: Asking,
-    pub blocked: bool,
+/// whether it blocked on itself. One byte (made and open are at most
+/// [`crate::model::MAX_REENTRIES`]), hashed only when some is set, so
+/// that states of runs without re-entries hash as they did before.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct Nesting(u8);
+
+impl Nesting {
+    // Bits: made 0–1, open 2–3, asking 4–5, blocked 6.
+    const BLOCKED: u8 = 1 << 6;
+
+    pub fn made(self) -> u8 {
+        self.0 & 3
+    }
+
+    pub fn open(self) -> u8 {
+        self.0 >> 2 & 3
+    }
+
+    pub fn asking(self) -> Asking {
+        match self.0 >> 4 & 3 {
+            0 => Asking::Nothing,
+            1 => Asking::Again,
+            _ => Asking::Release,
+        }
+    }
+
+    pub fn blocked(self) -> bool {
+        self.0 & Nesting::BLOCKED != 0
+    }
+
+    fn set_made(&mut self, made: u8) {
+        self.0 = self.0 & !3 | made.min(3);
+    }
+
+    fn set_open(&mut self, open: u8) {
+        self.0 = self.0 & !(3 << 2) | open.min(3) << 2;
+    }
+
+    fn set_asking(&mut self, asking: Asking) {
+        let bits = match asking {
+            Asking::Nothing => 0,
+            Asking::Again => 1,
+            Asking::Release => 2,
+        };
+        self.0 = self.0 & !(3 << 4) | bits << 4;
+    }
+
+    fn block(&mut self) {
+        self.0 |= Nesting::BLOCKED;
+    }
+}
+
+impl fmt::Debug for Nesting {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_struct("Nesting")
+            .field("made", &self.made())
+            .field("open", &self.open())
+            .field("asking", &self.asking())
+            .field("blocked", &self.blocked())
+            .finish()
+    }
 }
 
 /// What a re-entering holder awaits from the store.
@@ -266,8 +319,8 @@ pub enum Asking {
 
 impl std::hash::Hash for Nesting {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        if *self != Nesting::default() {
-            (self.made, self.open, self.asking, self.blocked).hash(h);
+        if self.0 != 0 {
+            h.write_u8(self.0);
         }
     }
 }
@@ -276,19 +329,43 @@ impl std::hash::Hash for Nesting {
 /// in ([`Step::Sleep`]), and whether the acquire timeout passed while a
 /// request was outstanding (the acquisition is then given up at the
 /// recipe's next wait: Curator and kazoo look at the clock only when they
-/// wait). Hashed only when one is set, so that a state of a run with
-/// neither hashes as it did before they existed: fingerprints decide which
+/// wait). One byte of flags, as a client's state is copied on every step;
+/// hashed only when some is set, so that a state of a run with neither
+/// hashes as it did before they existed: fingerprints decide which
 /// representative symmetry keeps, and so which counterexample is found.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Clocks {
-    pub sleeping: bool,
-    pub timed_out: bool,
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct Clocks(u8);
+
+impl Clocks {
+    const SLEEPING: u8 = 1;
+    const TIMED_OUT: u8 = 2;
+
+    pub fn sleeping(self) -> bool {
+        self.0 & Clocks::SLEEPING != 0
+    }
+
+    pub fn timed_out(self) -> bool {
+        self.0 & Clocks::TIMED_OUT != 0
+    }
+
+    fn set(&mut self, flag: u8, on: bool) {
+        self.0 = if on { self.0 | flag } else { self.0 & !flag };
+    }
+}
+
+impl fmt::Debug for Clocks {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_struct("Clocks")
+            .field("sleeping", &self.sleeping())
+            .field("timed_out", &self.timed_out())
+            .finish()
+    }
 }
 
 impl std::hash::Hash for Clocks {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        if *self != Clocks::default() {
-            h.write_u8(u8::from(self.sleeping) | u8::from(self.timed_out) << 1);
+        if self.0 != 0 {
+            h.write_u8(self.0);
         }
     }
 }
@@ -333,7 +410,7 @@ impl ClientState {
     pub fn marks(&self) -> Marks {
         Marks {
             holding: self.holds_lock(),
-            reentered: self.nesting.made,
+            reentered: self.nesting.made(),
             left: self.left,
             idle: self.is_waiting() || self.phase == Phase::Done,
         }
@@ -423,7 +500,7 @@ impl Client {
             Msg::Request {
                 session: st.session,
                 epoch: st.epoch,
-                release: st.phase == Phase::Releasing || st.nesting.asking == Asking::Release,
+                release: st.phase == Phase::Releasing || st.nesting.asking() == Asking::Release,
                 req: req.clone(),
             },
         );
@@ -482,17 +559,17 @@ impl Client {
 
     /// The holder acquires again, as its library answers a second acquire.
     fn reenter(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        st.nesting.made += 1;
+        st.nesting.set_made(st.nesting.made() + 1);
         match self.recipe.reentry() {
             Reentry::Counted => {
-                st.nesting.open += 1;
+                st.nesting.set_open(st.nesting.open() + 1);
                 o.set_timer(Timer::Hold, self.timing.hold.clone());
             }
             // Nothing more happens: no timer, no request, no release.
-            Reentry::Blocks => st.nesting.blocked = true,
+            Reentry::Blocks => st.nesting.block(),
             Reentry::Again => {
-                st.nesting.open += 1;
-                st.nesting.asking = Asking::Again;
+                st.nesting.set_open(st.nesting.open() + 1);
+                st.nesting.set_asking(Asking::Again);
                 let (recipe, req) = self.recipe.acquire(st.session);
                 st.recipe = Some(recipe);
                 self.send_request(st, req, o);
@@ -505,7 +582,7 @@ impl Client {
     /// The hold's writes so far are done: release the innermost open
     /// re-entry, or the lock.
     fn end_of_writes(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if st.nesting.open == 0 {
+        if st.nesting.open() == 0 {
             return self.release(st, o);
         }
         let inner = match self.recipe.reentry() {
@@ -517,7 +594,7 @@ impl Client {
         };
         match inner {
             Some(req) => {
-                st.nesting.asking = Asking::Release;
+                st.nesting.set_asking(Asking::Release);
                 self.send_request(st, req, o);
             }
             None => self.inner_released(st, o),
@@ -526,8 +603,8 @@ impl Client {
 
     /// An inner release is over: the outer hold goes on with one more write.
     fn inner_released(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        st.nesting.open -= 1;
-        st.nesting.asking = Asking::Nothing;
+        st.nesting.set_open(st.nesting.open() - 1);
+        st.nesting.set_asking(Asking::Nothing);
         if let Phase::Holding { sent, acked, .. } = &mut st.phase {
             *sent = WRITES_PER_HOLD - 1;
             *acked = WRITES_PER_HOLD - 1;
@@ -537,7 +614,7 @@ impl Client {
 
     /// A reply to what a re-entering holder asked the store.
     fn on_nested_reply(&self, st: &mut ClientState, reply: &Reply, o: &mut Out<Self>) {
-        match st.nesting.asking {
+        match st.nesting.asking() {
             Asking::Again => {
                 let Some(recipe) = st.recipe.as_mut() else {
                     return;
@@ -546,7 +623,7 @@ impl Client {
                     // Held again: the hold goes on (its token and its
                     // acquisition are the outer one's).
                     Step::Acquired { .. } => {
-                        st.nesting.asking = Asking::Nothing;
+                        st.nesting.set_asking(Asking::Nothing);
                         o.set_timer(Timer::Hold, self.timing.hold.clone());
                     }
                     Step::Send(req) => self.send_request(st, req, o),
@@ -580,12 +657,12 @@ impl Client {
             o.cancel_timer(Timer::GiveUp);
         }
         self.stop_sleeping(st, o);
-        st.clocks.timed_out = false;
+        st.clocks.set(Clocks::TIMED_OUT, false);
     }
 
     fn stop_sleeping(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if st.clocks.sleeping {
-            st.clocks.sleeping = false;
+        if st.clocks.sleeping() {
+            st.clocks.set(Clocks::SLEEPING, false);
             o.cancel_timer(Timer::Wake);
         }
     }
@@ -762,12 +839,12 @@ impl Client {
             }
             // The timeout passed while a request was out: given up now.
             Step::Wait | Step::Sleep { .. }
-                if st.phase == Phase::Acquiring && st.clocks.timed_out =>
+                if st.phase == Phase::Acquiring && st.clocks.timed_out() =>
             {
                 self.give_up(st, o)
             }
             Step::Sleep { after } => {
-                st.clocks.sleeping = true;
+                st.clocks.set(Clocks::SLEEPING, true);
                 o.set_timer(Timer::Wake, exactly(after));
             }
             // "Not mine": an armed sleep runs on.
@@ -869,7 +946,7 @@ impl Client {
                 let step = self.recipe.on_release_reply(st.session, recipe, &reply);
                 self.apply(st, step, evidence, o);
             }
-            Phase::Holding { .. } if expired && st.nesting.asking != Asking::Nothing => {
+            Phase::Holding { .. } if expired && st.nesting.asking() != Asking::Nothing => {
                 self.session_lost(st, o)
             }
             Phase::Holding { .. } => self.on_nested_reply(st, &reply, o),
@@ -1054,9 +1131,9 @@ impl Actor for Client {
                 }
             }
             // The recipe's sleep is over: its next step.
-            Timer::Wake if state.clocks.sleeping => {
+            Timer::Wake if state.clocks.sleeping() => {
                 let st = state.to_mut();
-                st.clocks.sleeping = false;
+                st.clocks.set(Clocks::SLEEPING, false);
                 let Some(recipe) = st.recipe.as_mut() else {
                     return;
                 };
@@ -1070,11 +1147,13 @@ impl Actor for Client {
                 if st.pending.is_none() {
                     self.give_up(st, o);
                 } else {
-                    st.clocks.timed_out = true;
+                    st.clocks.set(Clocks::TIMED_OUT, true);
                 }
             }
             Timer::Hold if state.holds_lock() => match self.recipe.app() {
-                App::Lock if state.nesting.made < self.reentries => self.reenter(state.to_mut(), o),
+                App::Lock if state.nesting.made() < self.reentries => {
+                    self.reenter(state.to_mut(), o)
+                }
                 App::Lock | App::Election => self.write(state.to_mut(), o),
                 App::Barrier | App::Queue => self.release(state.to_mut(), o),
             },

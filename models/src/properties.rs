@@ -709,8 +709,8 @@ pub fn observe_client(
     }
     // A holder asked to acquire again: at once, or through the store (or
     // never, blocked on itself).
-    if after.nesting.made > before.reentered && after.holds_lock() {
-        let immediate = after.nesting.asking == Asking::Nothing && !after.nesting.blocked;
+    if after.nesting.made() > before.reentered && after.holds_lock() {
+        let immediate = after.nesting.asking() == Asking::Nothing && !after.nesting.blocked();
         return Some(Observation::Reentered { client, immediate });
     }
     let idle = after.marks().idle;
