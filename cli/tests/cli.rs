@@ -24,6 +24,8 @@ fn check_json_reports_every_property_and_exits_zero_when_all_hold() {
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON object");
     assert_eq!(v["recipe"], "fair-predecessor");
     assert_eq!(v["clients"], 2);
+    assert_eq!(v["acquire_timeout"], false);
+    assert_eq!(v["reentries"], 0);
     assert!(v["states"].as_u64().unwrap() >= v["unique_states"].as_u64().unwrap());
     assert!(v["seconds"].as_f64().is_some());
     let names: Vec<&str> = v["properties"]

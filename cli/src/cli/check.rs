@@ -31,6 +31,10 @@ struct CheckJson {
     lost_replies: u8,
     fencing: bool,
     policy: String,
+    /// Waiters may give an acquisition up (`--acquire-timeout`).
+    acquire_timeout: bool,
+    /// A holder's re-entries per hold (`--reentries`).
+    reentries: u8,
     symmetry: bool,
     /// The partial-order reduction was on.
     partial_order: bool,
@@ -277,6 +281,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             lost_replies: cfg.faults.lost_replies,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
+            acquire_timeout: cfg.acquire_timeout,
+            reentries: cfg.reentries,
             symmetry: r.symmetry,
             partial_order: r.partial_order,
             sleep_sets: r.sleep_sets,
