@@ -420,40 +420,37 @@ impl ClientState {
         matches!(self.phase, Phase::Holding { .. })
     }
 
-    pub fn token(&self) -> Option<u64> {
+    /// The current hold's token, header and ghost mark; `None` when not
+    /// holding.
+    fn hold(&self) -> Option<(u64, u64, bool)> {
         match self.phase {
-            Phase::Holding { token, .. } => Some(token),
+            Phase::Holding {
+                token,
+                granted,
+                owned,
+                ..
+            } => Some((token, granted, owned)),
             Phase::Connecting
             | Phase::Thinking
             | Phase::Acquiring
             | Phase::Releasing
             | Phase::Done => None,
         }
+    }
+
+    pub fn token(&self) -> Option<u64> {
+        self.hold().map(|(token, _, _)| token)
     }
 
     /// Whether the message the current hold was decided on showed this
     /// client owning the lock entry first in line (false when not holding).
     pub fn owned(&self) -> bool {
-        match self.phase {
-            Phase::Holding { owned, .. } => owned,
-            Phase::Connecting
-            | Phase::Thinking
-            | Phase::Acquiring
-            | Phase::Releasing
-            | Phase::Done => false,
-        }
+        self.hold().is_some_and(|(_, _, owned)| owned)
     }
 
     /// The store header at which the current hold was decided.
     pub fn granted(&self) -> Option<u64> {
-        match self.phase {
-            Phase::Holding { granted, .. } => Some(granted),
-            Phase::Connecting
-            | Phase::Thinking
-            | Phase::Acquiring
-            | Phase::Releasing
-            | Phase::Done => None,
-        }
+        self.hold().map(|(_, granted, _)| granted)
     }
 }
 
@@ -551,7 +548,13 @@ impl Client {
             .recipe
             .as_ref()
             .and_then(|r| self.recipe.release(st.session, r));
-        match release {
+        self.leave(st, release, o);
+    }
+
+    /// Releasing: send the request that gives up the recipe's entry, or
+    /// end the round at once if it has none.
+    fn leave(&self, st: &mut ClientState, req: Option<Request>, o: &mut Out<Self>) {
+        match req {
             Some(req) => self.send_request(st, req, o),
             None => self.finish_round(st, o),
         }
@@ -677,10 +680,7 @@ impl Client {
             .recipe
             .as_ref()
             .and_then(|r| self.recipe.withdraw(st.session, r));
-        match withdraw {
-            Some(req) => self.send_request(st, req, o),
-            None => self.finish_round(st, o),
-        }
+        self.leave(st, withdraw, o);
     }
 
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {

@@ -209,14 +209,23 @@ impl PropertyName {
         }
     }
 
+    /// The properties that judge a run of `app`: the application's, and
+    /// `reentry_immediate` where holders re-enter.
+    pub fn judging(app: App, reentries: bool) -> impl Iterator<Item = PropertyName> {
+        let reentry = reentries.then_some(PropertyName::ReentryImmediate);
+        PropertyName::of(app).iter().copied().chain(reentry)
+    }
+
     /// The properties a simulated run of `app` can report violated: every
     /// `always` and progress property but `followers_agree`, which only the
     /// checker's state graph decides.
     pub fn simulated(app: App) -> impl Iterator<Item = PropertyName> {
-        PropertyName::of(app)
-            .iter()
-            .copied()
-            .filter(|p| p.kind() != Kind::Sometimes && *p != PropertyName::FollowersAgree)
+        PropertyName::judging(app, false).filter(|p| p.violable_in_a_run())
+    }
+
+    /// Whether a simulated run can report this property violated.
+    pub fn violable_in_a_run(self) -> bool {
+        self.kind() != Kind::Sometimes && self != PropertyName::FollowersAgree
     }
 
     /// The application this property judges (`herd_bound` and `hand_off`
@@ -638,11 +647,9 @@ impl Monitors {
         }
         // A rule reports only where it is one of the application's
         // properties (a queue's release steps are not judged by herd_bound);
-        // re-entries are a lock's, and happen only where asked for.
-        breaches.retain(|b| {
-            PropertyName::of(self.app).contains(&b.property)
-                || b.property == PropertyName::ReentryImmediate
-        });
+        // re-entries happen only where asked for, so their property is
+        // let through as if asked.
+        breaches.retain(|b| PropertyName::judging(self.app, true).any(|p| p == b.property));
         breaches
     }
 

@@ -41,12 +41,7 @@ fn the_articles_code_throws_when_two_members_both_start_the_group() {
     assert_eq!(status(&r, "all_pass"), Status::Violated);
     // Without a fault: from the counterexample's last state every way on
     // has two members create /lock/ready, and the second throws.
-    let path = r
-        .property(PropertyName::AllPass)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::AllPass).unwrap().to_vec();
     assert!(!path.iter().any(|a| a.is_fault()), "{path:?}");
     let model = cfg.into_model().unwrap();
     let last = replay(&model, &path).unwrap();
@@ -72,12 +67,7 @@ fn a_resent_create_counts_a_member_twice_and_someone_passes_early() {
     };
     let (_, r) = run("zk-barrier", 3, lost);
     assert_eq!(status(&r, "no_early_pass"), Status::Violated);
-    let path = r
-        .property(PropertyName::NoEarlyPass)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::NoEarlyPass).unwrap().to_vec();
     assert!(path.iter().any(|a| matches!(a, Action::LoseReply(_))));
 }
 
@@ -156,12 +146,7 @@ fn double_barrier_a_pause_past_the_session_lets_a_member_leave_early() {
     };
     let (_, r) = run("zk-double-barrier", 2, pause);
     assert_eq!(status(&r, "no_early_leave"), Status::Violated);
-    let path = r
-        .property(PropertyName::NoEarlyLeave)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::NoEarlyLeave).unwrap().to_vec();
     assert!(
         path.iter().any(|a| matches!(a, Action::Pause(_))),
         "{path:?}"
@@ -193,12 +178,7 @@ fn the_tutorials_barrier_strands_a_slow_member_without_a_fault() {
     let (_, r) = run("zk-double-barrier:tutorial", 2, FaultBudget::default());
     assert_eq!(status(&r, "all_pass"), Status::Violated);
     assert_eq!(status(&r, "no_early_pass"), Status::Holds);
-    let path = r
-        .property(PropertyName::AllPass)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::AllPass).unwrap().to_vec();
     assert!(!path.iter().any(|a| a.is_fault()), "{path:?}");
     assert_eq!(r.unique_states, 399);
 }

@@ -93,12 +93,7 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
 
         // The trace: a holder crashes with a write in flight, and the write
         // lands after the next holder's.
-        let path = r
-            .property(PropertyName::ResourceExclusion)
-            .unwrap()
-            .path
-            .clone()
-            .unwrap();
+        let path = r.path(PropertyName::ResourceExclusion).unwrap().to_vec();
         let model = c.clone().into_model().unwrap();
         let crashed = path
             .iter()
@@ -155,12 +150,7 @@ fn only_the_predecessor_watch_recipes_keep_the_herd_bound() {
         let c = cfg(name, 3, FaultBudget::default());
         let r = run(&c);
         assert_eq!(status(&r, "herd_bound"), Status::Violated, "{name}");
-        let path = r
-            .property(PropertyName::HerdBound)
-            .unwrap()
-            .path
-            .clone()
-            .unwrap();
+        let path = r.path(PropertyName::HerdBound).unwrap().to_vec();
         // One release wakes two clients.
         let Action::Deliver(releaser, Link::ClientToStore) = *path.last().unwrap() else {
             panic!("{name}: the last step should deliver a request to the store");
@@ -204,12 +194,7 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
             assert_eq!(progress, Status::Holds, "{name}");
         } else {
             assert_eq!(progress, Status::Violated, "{name}");
-            let stuck = r
-                .property(PropertyName::Progress)
-                .unwrap()
-                .path
-                .clone()
-                .unwrap();
+            let stuck = r.path(PropertyName::Progress).unwrap().to_vec();
             assert!(
                 matches!(stuck.last(), Some(Action::ResumeReconnect(_))),
                 "{name}: {stuck:?}"
@@ -217,12 +202,7 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
         }
         // Kleppmann's trace: the paused holder's session expires while it
         // is frozen, and someone else acquires.
-        let path = r
-            .property(PropertyName::MutualExclusion)
-            .unwrap()
-            .path
-            .clone()
-            .unwrap();
+        let path = r.path(PropertyName::MutualExclusion).unwrap().to_vec();
         let paused = path
             .iter()
             .position(|a| matches!(a, Action::Pause(_)))
@@ -290,12 +270,7 @@ fn a_lost_create_reply_wedges_fair_predecessor_without_its_guid() {
     };
     let r = run(&c);
     assert_eq!(status(&r, "progress"), Status::Violated);
-    let path = r
-        .property(PropertyName::Progress)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::Progress).unwrap().to_vec();
     // The orphan: a create was applied and its reply lost.
     let model = c.into_model().unwrap();
     let at = path
@@ -331,12 +306,7 @@ fn a_lost_create_reply_also_wedges_the_recipes_without_a_guid() {
     for name in ["unfair-create", "children-watch"] {
         let r = run(&cfg(name, 2, lost));
         assert_eq!(status(&r, "progress"), Status::Violated, "{name}");
-        let path = r
-            .property(PropertyName::Progress)
-            .unwrap()
-            .path
-            .clone()
-            .unwrap();
+        let path = r.path(PropertyName::Progress).unwrap().to_vec();
         assert!(
             path.iter().any(|a| matches!(a, Action::LoseReply(_))),
             "{name}"
@@ -358,12 +328,7 @@ fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
     assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
     // The middle waiter crashed: the crashed client neither held the lock
     // first nor holds it at the end.
-    let path = r
-        .property(PropertyName::MutualExclusion)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::MutualExclusion).unwrap().to_vec();
     let model = c.clone().into_model().unwrap();
     let end = replay(&model, &path).unwrap();
     let Some(Action::Crash(crashed)) = path.iter().find(|a| matches!(a, Action::Crash(_))).copied()
@@ -656,12 +621,7 @@ fn counterexamples_start_from_the_initial_state_and_replay() {
     let c = cfg("unfair-create", 3, crash());
     let model = c.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
-    let path = r
-        .property(PropertyName::ResourceExclusion)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::ResourceExclusion).unwrap().to_vec();
     assert!(replay(&model, &path).is_some());
     let mut bad = path.clone();
     bad.insert(0, Action::Deliver(0, Link::StoreToClient));
@@ -679,12 +639,7 @@ fn lowest_watch_is_safe_and_live_but_every_release_wakes_every_waiter() {
     assert_eq!(status(&r, "herd_bound"), Status::Violated);
     // The counterexample ends with the holder's delete, which notifies both
     // waiters: they all watch the lowest node.
-    let path = r
-        .property(PropertyName::HerdBound)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::HerdBound).unwrap().to_vec();
     let model = cfg("lowest-watch", 3, FaultBudget::default())
         .into_model()
         .unwrap();
@@ -743,12 +698,7 @@ fn a_waiter_that_skips_the_check_of_its_own_key_is_caught_by_holder_owns_key() {
     // waiter whose lease expired while it waited takes the lock anyway.
     let r = run(&cfg("etcd-revision:v3.4", 2, pause()));
     assert_eq!(status(&r, "holder_owns_key"), Status::Violated);
-    let path = r
-        .property(PropertyName::HolderOwnsKey)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::HolderOwnsKey).unwrap().to_vec();
     let model = cfg("etcd-revision:v3.4", 2, pause()).into_model().unwrap();
     let end = replay(&model, &path).unwrap();
     let last = end.monitors.acquisitions.last().unwrap();
@@ -783,12 +733,7 @@ fn holder_writes_accepted_holds_with_fencing_and_catches_a_fence_that_refuses_eq
     let r = check(&model, CheckOptions::default()).unwrap();
     assert_eq!(status(&r, "holder_writes_accepted"), Status::Violated);
     // The holder's second write, with the same token as its first, is refused.
-    let path = r
-        .property(PropertyName::HolderWritesAccepted)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::HolderWritesAccepted).unwrap().to_vec();
     assert!(matches!(
         path.last(),
         Some(Action::Deliver(_, Link::ClientToResource))
@@ -879,11 +824,9 @@ fn a_search_cut_short_leaves_what_it_did_not_see_unknown() {
     let whole = cut(usize::MAX);
     assert_eq!(status(&whole, "resource_exclusion"), Status::Violated);
     let steps = whole
-        .property(PropertyName::ResourceExclusion)
+        .path(PropertyName::ResourceExclusion)
         .unwrap()
-        .path
-        .clone()
-        .unwrap();
+        .to_vec();
     // Enough states to reach that violation, not enough to finish.
     let r = cut(whole.unique_states as usize / 2);
     assert!(!r.complete);

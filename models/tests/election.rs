@@ -164,12 +164,7 @@ fn the_phantom_leader_leads_with_no_key() {
     };
     let model = cfg.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
-    let path = r
-        .property(PropertyName::ElectedWithKey)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::ElectedWithKey).unwrap().to_vec();
     let expired: Vec<SessionId> = path
         .iter()
         .filter_map(|a| match a {
@@ -233,12 +228,7 @@ fn curator_696_double_leader_needs_a_reconnect_and_the_fix_holds() {
     );
     assert_eq!(status(&r, "single_leader"), Status::Violated);
     assert_eq!(status(&r, "elected_with_key"), Status::Violated);
-    let path = r
-        .property(PropertyName::SingleLeader)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::SingleLeader).unwrap().to_vec();
     assert!(path.iter().any(|a| matches!(a, Action::Partition(_))));
     assert!(path.iter().any(|a| matches!(a, Action::Expire(_))));
 

@@ -26,12 +26,7 @@ fn told_of_expiry(policy: Policy) -> (bool, bool) {
         r.property(PropertyName::MutualExclusion).unwrap().status,
         Status::Violated
     );
-    let path = r
-        .property(PropertyName::MutualExclusion)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = r.path(PropertyName::MutualExclusion).unwrap().to_vec();
     let mut state = replay(&model, &path).unwrap();
     // The paused holder resumes; its link delivers until the expiry notice.
     let stale = (0..2u16)

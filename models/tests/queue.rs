@@ -63,12 +63,7 @@ fn a_lost_delete_reply_loses_an_item_in_the_article_and_in_take() {
     for name in ["zk-fifo-queue", "zk-fifo-queue:take-safe"] {
         let r = run(name, 3, 2, lost);
         assert_eq!(status(&r, "no_lost_item"), Status::Violated, "{name}");
-        let path = r
-            .property(PropertyName::NoLostItem)
-            .unwrap()
-            .path
-            .clone()
-            .unwrap();
+        let path = r.path(PropertyName::NoLostItem).unwrap().to_vec();
         assert!(
             path.iter().any(|a| matches!(a, Action::LoseReply(_))),
             "{name}: {path:?}"
@@ -99,12 +94,7 @@ fn a_consumer_crash_loses_an_item_or_processes_it_twice() {
     let safe = run("zk-fifo-queue:lock-safe", 3, 1, crash);
     assert_eq!(status(&safe, "no_lost_item"), Status::Holds);
     assert_eq!(status(&safe, "no_duplicate_item"), Status::Violated);
-    let path = safe
-        .property(PropertyName::NoDuplicateItem)
-        .unwrap()
-        .path
-        .clone()
-        .unwrap();
+    let path = safe.path(PropertyName::NoDuplicateItem).unwrap().to_vec();
     assert!(
         path.iter().any(|a| matches!(a, Action::Crash(_))),
         "{path:?}"

@@ -1083,9 +1083,7 @@ fn expected_property(
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
-    // Re-entering holders are judged by `reentry_immediate` too.
-    let reentry = (reentries > 0).then_some(PropertyName::ReentryImmediate);
-    let violable = || PropertyName::simulated(app).chain(reentry);
+    let violable = || PropertyName::judging(app, reentries > 0).filter(|p| p.violable_in_a_run());
     let known = || violable().map(|p| p.name()).collect::<Vec<_>>().join(", ");
     match PropertyName::parse(name) {
         Some(p) if violable().any(|q| q == p) => Ok(p),

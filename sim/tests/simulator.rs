@@ -490,19 +490,7 @@ fn an_acquire_timeout_gives_up_waiters_in_virtual_time() {
                 .collect();
             assert!(others.is_empty(), "{recipe} seed {seed}: {others:?}");
             assert_eq!(o.end, sim::engine::RunEnd::Finished, "{recipe} seed {seed}");
-            gave_up += o
-                .trace
-                .iter()
-                .filter(|l| {
-                    matches!(
-                        l.event,
-                        sim::trace::TraceEvent::Timer {
-                            timer: models::msg::Timer::GiveUp,
-                            ..
-                        }
-                    )
-                })
-                .count();
+            gave_up += o.timers_fired(models::msg::Timer::GiveUp);
         }
         assert!(gave_up > 0, "{recipe}: some waiter outlasted 40 ms");
     }

@@ -12,7 +12,6 @@ use models::properties::PropertyName;
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use sim::engine::simulate;
 use sim::scenario::Scenario;
-use sim::trace::TraceEvent;
 
 fn check_3(faults: FaultBudget, acquire_timeout: bool) -> CheckResult {
     let cfg = LockModelCfg {
@@ -190,19 +189,7 @@ fn healthy_simulations_back_off_and_violate_nothing() {
         assert_eq!(o.metrics.notifications, 0, "seed {seed}");
     }
     let o = simulate(&sc, 1, true);
-    let wakes = o
-        .trace
-        .iter()
-        .filter(|l| {
-            matches!(
-                l.event,
-                TraceEvent::Timer {
-                    timer: Timer::Wake,
-                    ..
-                }
-            )
-        })
-        .count();
+    let wakes = o.timers_fired(Timer::Wake);
     assert!(wakes > 0, "waiters slept and woke");
     assert_eq!(sleep_after(MAX_DOUBLINGS + 5), sleep_after(MAX_DOUBLINGS));
 }
@@ -216,19 +203,7 @@ fn simulated_waiters_give_up_after_their_timeout() {
     for seed in 1..=30 {
         let o = simulate(&sc, seed, true);
         assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
-        gave_up += o
-            .trace
-            .iter()
-            .filter(|l| {
-                matches!(
-                    l.event,
-                    TraceEvent::Timer {
-                        timer: Timer::GiveUp,
-                        ..
-                    }
-                )
-            })
-            .count();
+        gave_up += o.timers_fired(Timer::GiveUp);
     }
     assert!(gave_up > 0, "some acquisition outlasted 15 ms");
 }

@@ -248,6 +248,12 @@ impl CheckResult {
         self.properties.iter().find(|p| p.name == name)
     }
 
+    /// The shortest path found for `name` (a counterexample, or a
+    /// `sometimes` witness); `None` when it was not judged or has none.
+    pub fn path(&self, name: PropertyName) -> Option<&[Action]> {
+        self.property(name)?.path.as_deref()
+    }
+
     pub fn all_hold(&self) -> bool {
         self.properties.iter().all(|p| p.status == Status::Holds)
     }

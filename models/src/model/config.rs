@@ -129,19 +129,26 @@ impl ConfigError {
 /// lock application's, for a recipe whose source can give an acquisition
 /// up; the error names the recipes that can.
 pub fn check_acquire_timeout(recipe: &RecipeRef) -> Result<(), String> {
-    if recipe.app() == App::Lock && recipe.withdraws() {
+    let can = |r: &RecipeRef| r.app() == App::Lock && r.withdraws();
+    if can(recipe) {
         return Ok(());
     }
-    let can: Vec<String> = crate::recipes::runnable()
-        .into_iter()
-        .filter(|r| r.app() == App::Lock && r.withdraws())
-        .map(|r| r.id())
-        .collect();
     Err(format!(
         "an acquire timeout gives up a lock acquisition, which {recipe}'s source does not do; \
          recipes that can: {}",
-        can.join(", ")
+        recipes_that(can)
     ))
+}
+
+/// The runnable recipes (`name:variant`) for which `pred` holds, listed
+/// for an error message.
+fn recipes_that(pred: impl Fn(&RecipeRef) -> bool) -> String {
+    crate::recipes::runnable()
+        .into_iter()
+        .filter(|r| pred(r))
+        .map(|r| r.id())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The most re-entries a holder makes in one hold.
@@ -163,15 +170,10 @@ pub fn check_reentries(recipe: &RecipeRef, reentries: u32) -> Result<(), String>
     if modelled(recipe) {
         return Ok(());
     }
-    let can: Vec<String> = crate::recipes::runnable()
-        .into_iter()
-        .filter(modelled)
-        .map(|r| r.id())
-        .collect();
     Err(format!(
         "re-entries are a lock holder's second acquire, which {recipe}'s source does not \
          model; recipes that do: {}",
-        can.join(", ")
+        recipes_that(modelled)
     ))
 }
 
@@ -226,11 +228,7 @@ impl LockModelCfg {
     /// Every property this configuration is judged by: its application's,
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
-        let mut all = PropertyName::of(self.recipe.app()).to_vec();
-        if self.reentries > 0 {
-            all.push(PropertyName::ReentryImmediate);
-        }
-        all
+        PropertyName::judging(self.recipe.app(), self.reentries > 0).collect()
     }
 
     /// Whether every client runs the same program, so that symmetry

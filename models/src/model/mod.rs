@@ -108,16 +108,11 @@ impl LockModel {
     /// application, in the order lockstep reports them: each is read off
     /// the monitors of a state (`Monitors::holds`).
     pub fn state_properties(&self) -> Vec<PropertyName> {
-        self.judged()
+        self.cfg
+            .judged()
             .into_iter()
             .filter(|p| p.kind() != Kind::Progress)
             .collect()
-    }
-
-    /// Every property this configuration is judged by: its application's,
-    /// and `reentry_immediate` where holders re-enter.
-    pub fn judged(&self) -> Vec<PropertyName> {
-        self.cfg.judged()
     }
 
     /// Client `c` (running) reconnects on a new connection: what was in
@@ -554,7 +549,8 @@ impl Model for LockModel {
                 |_: &LockModel, s: &LockState| s.monitors.holds($p)
             };
         }
-        self.judged()
+        self.cfg
+            .judged()
             .into_iter()
             .filter_map(|p| match p {
                 P::MutualExclusion => Some(Property::always(p.name(), read!(P::MutualExclusion))),

@@ -1,9 +1,9 @@
 //! What a run reports: violations, faults, metrics.
 
 use crate::scenario::ScheduledFault;
-use crate::trace::TraceLine;
+use crate::trace::{TraceEvent, TraceLine};
 use models::ids::ClientIdx;
-use models::msg::RequestKind;
+use models::msg::{RequestKind, Timer};
 use models::properties::PropertyName;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -147,6 +147,15 @@ impl Outcome {
             *m.entry(f.fault.kind.name()).or_insert(0) += 1;
         }
         m
+    }
+
+    /// How often a client's `timer` fired, by the kept trace (0 for a run
+    /// whose trace was not kept).
+    pub fn timers_fired(&self, timer: Timer) -> usize {
+        self.trace
+            .iter()
+            .filter(|l| matches!(l.event, TraceEvent::Timer { timer: t, .. } if t == timer))
+            .count()
     }
 
     pub fn first_violation(&self, property: &str) -> Option<&Violation> {
