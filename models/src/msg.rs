@@ -1,7 +1,7 @@
 //! Messages between clients, the store and the guarded resource, and the
 //! actors' timers.
 
-use crate::ids::{Child, Key, SessionId, ZPath};
+use crate::ids::{Child, Data, Key, Name, SessionId, ZPath};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -78,18 +78,22 @@ pub enum Request {
     // --- ZooKeeper ---
     /// Open the session named in the envelope.
     Connect,
-    /// Create a node. With `sequential`, `path` is a child of `/lock` whose
-    /// `seq` is ignored: the store appends the parent's counter.
+    /// Create a node, in any of the four modes. With `sequential`, the
+    /// store appends the parent's counter to the path's last name (the
+    /// path a sequential create sends carries no sequence number).
     Create {
         path: ZPath,
         ephemeral: bool,
         sequential: bool,
-        /// The node's data: a queue element's item; 0 (no data) for the
-        /// lock, election and barrier nodes.
-        data: u64,
+        /// The node's data: a queue element's item; empty for the lock,
+        /// election and barrier nodes.
+        data: Data,
     },
+    /// `delete(path, version)`: with a version, only if the node's data
+    /// version is that (ZooKeeper's `-1` is `None`).
     Delete {
         path: ZPath,
+        version: Option<u32>,
     },
     Exists {
         path: ZPath,
@@ -102,6 +106,13 @@ pub enum Request {
     GetChildren {
         path: ZPath,
         watch: bool,
+    },
+    /// `setData(path, data, version)`: with a version, only if the node's
+    /// data version is that; the version goes up by one.
+    SetData {
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
     },
     // --- etcd ---
     /// Grant the lease named in the envelope (etcd lets the client choose the id).
@@ -163,42 +174,99 @@ pub enum ZkError {
     NoNode,
     NotEmpty,
     SessionExpired,
+    /// A versioned delete or set met another version.
+    BadVersion,
 }
 
-/// The part of a znode's stat the recipes read.
+/// A znode's stat, as ZooKeeper keeps it (less the times and lengths no
+/// recipe reads), with its data (`get_data` reads it; `exists` returns it
+/// too, and no recipe reads it there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Stat {
     pub czxid: u64,
     pub mzxid: u64,
+    /// The data's version: how many `setData`s the node has had.
+    pub version: u32,
+    /// The children's version: how many children were created under it.
+    pub cversion: u32,
     pub ephemeral_owner: Option<SessionId>,
-    /// The node's data (`get_data` reads it; `exists` returns it too, and
-    /// no recipe reads it there).
-    pub data: u64,
+    pub data: Data,
 }
 
-/// `txn(compare, success, failure)`; the recipes need one compare, on a key's
-/// `create_revision`.
+/// `txn(compares, success, failure)`: the success ops run if every compare
+/// holds, the failure ops otherwise.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Txn {
-    pub compare_create_revision: (Key, u64),
+    pub compares: Vec<Compare>,
     pub success: Vec<TxnOp>,
     pub failure: Vec<TxnOp>,
 }
 
+/// One compare of a txn: `target(key) op value`. A missing key has create
+/// revision, mod revision and version 0 and no value (etcd's rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Compare {
+    pub key: Key,
+    pub target: CompareTarget,
+    pub op: CompareOp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CompareTarget {
+    CreateRevision(u64),
+    ModRevision(u64),
+    Version(u64),
+    Value(Data),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CompareOp {
+    Equal,
+    NotEqual,
+    Less,
+    Greater,
+}
+
+impl Compare {
+    /// `create_revision(key) == revision`: the compare etcd's mutex and
+    /// election make (0: the key does not exist).
+    pub fn created_at(key: Key, revision: u64) -> Compare {
+        Compare {
+            key,
+            target: CompareTarget::CreateRevision(revision),
+            op: CompareOp::Equal,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TxnOp {
-    Put { key: Key, lease: SessionId },
+    Put {
+        key: Key,
+        value: Data,
+        lease: Option<SessionId>,
+    },
+    Delete {
+        key: Key,
+    },
     Range(Range),
 }
 
-/// `range`: one key, or the whole `/lock/` prefix, optionally sorted by
+/// `range`: one key, or every key with a prefix, optionally sorted by
 /// create revision, limited, and bounded by `max_create_revision` (0 = none).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Range {
-    pub key: Option<Key>,
+    pub keys: Keys,
     pub sort: SortByCreate,
     pub limit: u32,
     pub max_create_revision: u64,
+}
+
+/// The keys a range reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Keys {
+    One(Key),
+    Prefix(Name),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -211,6 +279,7 @@ pub enum SortByCreate {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OpResult {
     Put { revision: u64 },
+    Delete { deleted: u32 },
     Range { kvs: Vec<Kv> },
 }
 
@@ -220,7 +289,9 @@ pub struct Kv {
     pub create_revision: u64,
     pub mod_revision: u64,
     pub version: u64,
-    pub lease: SessionId,
+    /// The lease the key is attached to (`None`: it lives until deleted).
+    pub lease: Option<SessionId>,
+    pub value: Data,
 }
 
 /// A watch notification.
@@ -242,6 +313,7 @@ pub enum ZkEvent {
     NodeCreated,
     NodeDeleted,
     NodeChildrenChanged,
+    NodeDataChanged,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -313,13 +385,31 @@ impl fmt::Display for Request {
                     (false, true) => "sequential",
                     (false, false) => "persistent",
                 };
-                write!(f, "create({}, {mode}", path.create_path(*sequential))?;
-                if *data != 0 {
+                write!(f, "create({path}, {mode}")?;
+                if !data.is_empty() {
                     write!(f, ", data {data}")?;
                 }
                 write!(f, ")")
             }
-            Request::Delete { path } => write!(f, "delete({path})"),
+            Request::Delete {
+                path,
+                version: None,
+            } => write!(f, "delete({path})"),
+            Request::Delete {
+                path,
+                version: Some(v),
+            } => write!(f, "delete({path}, version {v})"),
+            Request::SetData {
+                path,
+                data,
+                version,
+            } => {
+                write!(f, "set_data({path}, {data}")?;
+                if let Some(v) = version {
+                    write!(f, ", version {v}")?;
+                }
+                write!(f, ")")
+            }
             Request::Exists { path, watch } => write!(f, "exists({path}, watch={watch})"),
             Request::GetData { path, watch } => write!(f, "get_data({path}, watch={watch})"),
             Request::GetChildren { path, watch } => {
@@ -327,8 +417,14 @@ impl fmt::Display for Request {
             }
             Request::LeaseGrant => write!(f, "lease_grant"),
             Request::Txn(t) => {
-                let (key, rev) = t.compare_create_revision;
-                write!(f, "txn(if create_revision({key}) == {rev} then ")?;
+                write!(f, "txn(if ")?;
+                for (i, c) in t.compares.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " and ")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+                write!(f, " then ")?;
                 write_ops(f, &t.success)?;
                 write!(f, " else ")?;
                 write_ops(f, &t.failure)?;
@@ -344,13 +440,31 @@ impl fmt::Display for Request {
     }
 }
 
+impl fmt::Display for Compare {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let op = match self.op {
+            CompareOp::Equal => "==",
+            CompareOp::NotEqual => "!=",
+            CompareOp::Less => "<",
+            CompareOp::Greater => ">",
+        };
+        let key = self.key;
+        match self.target {
+            CompareTarget::CreateRevision(r) => write!(f, "create_revision({key}) {op} {r}"),
+            CompareTarget::ModRevision(r) => write!(f, "mod_revision({key}) {op} {r}"),
+            CompareTarget::Version(v) => write!(f, "version({key}) {op} {v}"),
+            CompareTarget::Value(v) => write!(f, "value({key}) {op} \"{v}\""),
+        }
+    }
+}
+
 impl fmt::Display for Range {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self.key {
-            Some(k) => write!(f, "get({k})")?,
-            None => write!(f, "range(/lock/")?,
+        match self.keys {
+            Keys::One(k) => write!(f, "get({k})")?,
+            Keys::Prefix(p) => write!(f, "range({p}")?,
         }
-        if self.key.is_none() {
+        if let Keys::Prefix(_) = self.keys {
             match self.sort {
                 SortByCreate::None => {}
                 SortByCreate::Ascend => write!(f, ", first-created")?,
@@ -410,7 +524,17 @@ fn write_ops(f: &mut fmt::Formatter, ops: &[TxnOp]) -> fmt::Result {
             write!(f, "; ")?;
         }
         match op {
-            TxnOp::Put { key, lease } => write!(f, "put({key}, lease {lease})")?,
+            TxnOp::Put { key, value, lease } => {
+                write!(f, "put({key}")?;
+                if !value.is_empty() {
+                    write!(f, ", \"{value}\"")?;
+                }
+                if let Some(lease) = lease {
+                    write!(f, ", lease {lease}")?;
+                }
+                write!(f, ")")?
+            }
+            TxnOp::Delete { key } => write!(f, "delete({key})")?,
             TxnOp::Range(r) => write!(f, "{r}")?,
         }
     }
@@ -434,7 +558,7 @@ impl fmt::Display for Reply {
             Reply::Connected => write!(f, "connected"),
             Reply::Created { path, czxid } => write!(f, "created {path} (czxid {czxid})"),
             Reply::Deleted => write!(f, "deleted"),
-            Reply::Stat(Some(s)) if s.data != 0 => {
+            Reply::Stat(Some(s)) if !s.data.is_empty() => {
                 write!(f, "exists (czxid {}, data {})", s.czxid, s.data)
             }
             Reply::Stat(Some(s)) => write!(f, "exists (czxid {})", s.czxid),
@@ -500,6 +624,7 @@ pub enum RequestKind {
     Range,
     Watch,
     DeleteKey,
+    SetData,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -533,6 +658,7 @@ impl Request {
             Request::Range(_) => RequestKind::Range,
             Request::Watch { .. } => RequestKind::Watch,
             Request::DeleteKey { .. } => RequestKind::DeleteKey,
+            Request::SetData { .. } => RequestKind::SetData,
         }
     }
 }
@@ -540,7 +666,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 14] = [
+    pub const ALL: [RequestKind; 15] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -555,6 +681,7 @@ impl RequestKind {
         RequestKind::Range,
         RequestKind::Watch,
         RequestKind::DeleteKey,
+        RequestKind::SetData,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -574,6 +701,7 @@ impl RequestKind {
             RequestKind::Range => "range",
             RequestKind::Watch => "watch",
             RequestKind::DeleteKey => "delete_key",
+            RequestKind::SetData => "set_data",
         }
     }
 
@@ -582,7 +710,8 @@ impl RequestKind {
             RequestKind::Create
             | RequestKind::Delete
             | RequestKind::Txn
-            | RequestKind::DeleteKey => RequestClass::Writes,
+            | RequestKind::DeleteKey
+            | RequestKind::SetData => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
@@ -636,7 +765,8 @@ mod tests {
                 | RequestKind::Txn
                 | RequestKind::Range
                 | RequestKind::Watch
-                | RequestKind::DeleteKey => {}
+                | RequestKind::DeleteKey
+                | RequestKind::SetData => {}
             }
         }
     }

@@ -19,7 +19,7 @@
 //! # Writing a recipe
 //!
 //! ```
-//! use models::ids::{SessionId, ZPath};
+//! use models::ids::{Data, SessionId, ZPath};
 //! use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 //! use models::recipe::{Face, Recipe, Setup, Step};
 //! use models::relabel::{Perm, Relabel};
@@ -37,15 +37,17 @@
 //!     }
 //! }
 //!
+//! const LOCK: ZPath = ZPath::fixed("/lock");
+//!
 //! fn create() -> Request {
-//!     Request::Create { path: ZPath::Lock, ephemeral: true, sequential: false, data: 0 }
+//!     Request::Create { path: LOCK, ephemeral: true, sequential: false, data: Data::Empty }
 //! }
 //!
 //! impl Recipe for SpinCreate {
 //!     type State = State;
 //!     fn name(&self) -> &'static str { "spin-create" }
 //!     fn face(&self) -> Face { Face::ZooKeeper }
-//!     fn setup(&self) -> Setup { Setup { lock_dir: false } }
+//!     fn setup(&self) -> Setup { Setup::bare() }
 //!     fn acquire(&self, _: SessionId) -> (State, Request) { (State::Creating, create()) }
 //!     fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
 //!         match (*st, reply) {
@@ -59,7 +61,7 @@
 //!     }
 //!     fn on_event(&self, _: &mut State, _: &WatchEvent) -> Step { Step::Wait }
 //!     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
-//!         (*st == State::Holding).then_some(Request::Delete { path: ZPath::Lock })
+//!         (*st == State::Holding).then_some(Request::Delete { path: LOCK, version: None })
 //!     }
 //! }
 //!
@@ -71,9 +73,10 @@
 //! assert_eq!(verdict.status, models::checker::Status::Holds);
 //! ```
 
-use crate::ids::SessionId;
+use crate::ids::{Child, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent};
 use crate::relabel::{Perm, Relabel};
+use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -204,11 +207,68 @@ pub enum Resume {
     Continue(Request),
 }
 
-/// What a recipe needs in the store before any client starts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// What a recipe needs in the store before any client starts, and where
+/// its line is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Setup {
-    /// A persistent `/lock` node to create children under (ZooKeeper face).
-    pub lock_dir: bool,
+    /// Persistent directories made before the run (ZooKeeper face), with
+    /// their parents.
+    pub dirs: Vec<ZPath>,
+    /// Where the recipe's contenders, candidates, members or elements are.
+    pub line: Line,
+    /// A queue whose consumers claim an element before they take it: the
+    /// directory of the claims (the claim on `<line>/<element>` is
+    /// `<claims>/<element>`).
+    pub claims: Option<Name>,
+}
+
+/// Where a recipe's line is: what the store's ghost marks (first in line,
+/// a barrier's members, a queue's head) are computed over. Recipes never
+/// read these marks; only the properties do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Line {
+    /// ZooKeeper: the directory whose children named with a guid or a
+    /// sequence number queue up, or the one node a recipe races to create.
+    pub path: ZPath,
+    /// etcd: the prefix of the keys that queue up.
+    pub keys: Name,
+}
+
+impl Line {
+    /// `/lock` and `/lock/`: the names of the shipped recipes.
+    pub const LOCK: Line = Line {
+        path: ZPath::fixed("/lock"),
+        keys: Name::new("/lock/"),
+    };
+
+    /// A member of the line: a child of its directory named with a guid or
+    /// a sequence number.
+    pub fn member(self, path: ZPath) -> Option<Child> {
+        match (self.path, path) {
+            (ZPath::Fixed(line), ZPath::Node { dir, child }) if dir == line => Some(child),
+            (ZPath::Fixed(_) | ZPath::Node { .. }, ZPath::Fixed(_) | ZPath::Node { .. }) => None,
+        }
+    }
+}
+
+impl Setup {
+    /// Nothing made before the run; the line at `/lock` (a recipe that
+    /// races to create `/lock`, or an etcd recipe under `/lock/`).
+    pub fn bare() -> Setup {
+        Setup {
+            dirs: Vec::new(),
+            line: Line::LOCK,
+            claims: None,
+        }
+    }
+
+    /// A persistent `/lock` whose children queue up.
+    pub fn lock_dir() -> Setup {
+        Setup {
+            dirs: vec![Line::LOCK.path],
+            ..Setup::bare()
+        }
+    }
 }
 
 /// A coordination recipe. See the [module documentation](self) for an example.

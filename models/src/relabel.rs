@@ -8,8 +8,11 @@
 //! own enums match every variant, so a new variant that names a client
 //! cannot be forgotten. A recipe's state implements it the same way.
 
-use crate::ids::{Child, ClientIdx, Key, SessionId, ZPath};
-use crate::msg::{Kv, Msg, OpResult, Range, Reply, Request, Stat, Timer, TxnOp, WatchEvent};
+use crate::ids::{Child, ClientIdx, Data, Key, SessionId, ZPath};
+use crate::msg::{
+    Compare, CompareTarget, Keys, Kv, Msg, OpResult, Range, Reply, Request, Stat, Timer, TxnOp,
+    WatchEvent,
+};
 
 /// `map[old] = new`: a permutation of the clients, or (to erase names) any map.
 pub type Perm = [ClientIdx];
@@ -84,15 +87,26 @@ impl Relabel for Child {
 impl Relabel for ZPath {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            ZPath::Child(c) | ZPath::Taken(c) => c.relabel(p),
-            ZPath::Lock | ZPath::Ready => {}
+            // A path's text has no client in it; a generated name's guid
+            // may.
+            ZPath::Node { child, .. } => child.relabel(p),
+            ZPath::Fixed(_) => {}
         }
     }
 }
 
 impl Relabel for Key {
     fn relabel(&mut self, p: &Perm) {
-        self.0.relabel(p);
+        self.lease.relabel(p);
+    }
+}
+
+impl Relabel for Data {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            Data::Session(s) => s.relabel(p),
+            Data::Empty | Data::Number(_) => {}
+        }
     }
 }
 
@@ -100,28 +114,53 @@ impl Relabel for Kv {
     fn relabel(&mut self, p: &Perm) {
         self.key.relabel(p);
         self.lease.relabel(p);
+        self.value.relabel(p);
+    }
+}
+
+impl Relabel for Keys {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            Keys::One(k) => k.relabel(p),
+            Keys::Prefix(_) => {}
+        }
     }
 }
 
 impl Relabel for Range {
     fn relabel(&mut self, p: &Perm) {
-        self.key.relabel(p);
+        self.keys.relabel(p);
     }
 }
 
 impl Relabel for Stat {
     fn relabel(&mut self, p: &Perm) {
         self.ephemeral_owner.relabel(p);
+        self.data.relabel(p);
+    }
+}
+
+impl Relabel for Compare {
+    fn relabel(&mut self, p: &Perm) {
+        self.key.relabel(p);
+        match &mut self.target {
+            CompareTarget::Value(v) => v.relabel(p),
+            CompareTarget::CreateRevision(_)
+            | CompareTarget::ModRevision(_)
+            | CompareTarget::Version(_) => {}
+        }
     }
 }
 
 impl Relabel for TxnOp {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            TxnOp::Put { key, lease } => {
+            TxnOp::Put { key, value, lease } => {
                 key.relabel(p);
+                value.relabel(p);
                 lease.relabel(p);
             }
+            TxnOp::Delete { key } => key.relabel(p),
             TxnOp::Range(r) => r.relabel(p),
         }
     }
@@ -131,7 +170,7 @@ impl Relabel for OpResult {
     fn relabel(&mut self, p: &Perm) {
         match self {
             OpResult::Range { kvs } => kvs.relabel(p),
-            OpResult::Put { .. } => {}
+            OpResult::Put { .. } | OpResult::Delete { .. } => {}
         }
     }
 }
@@ -139,13 +178,16 @@ impl Relabel for OpResult {
 impl Relabel for Request {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            Request::Create { path, .. }
-            | Request::Delete { path }
+            Request::Create { path, data, .. } | Request::SetData { path, data, .. } => {
+                path.relabel(p);
+                data.relabel(p);
+            }
+            Request::Delete { path, .. }
             | Request::Exists { path, .. }
             | Request::GetData { path, .. }
             | Request::GetChildren { path, .. } => path.relabel(p),
             Request::Txn(t) => {
-                t.compare_create_revision.0.relabel(p);
+                t.compares.relabel(p);
                 t.success.relabel(p);
                 t.failure.relabel(p);
             }
@@ -162,8 +204,10 @@ impl Relabel for Reply {
             Reply::Created { path, .. } => path.relabel(p),
             Reply::Stat(stat) => stat.relabel(p),
             Reply::Children(children) => {
-                // Relabelling names keeps the sequence order.
-                *children = children
+                // A listing is in the store's order (sequence number, then
+                // name): relabelled guids can reorder children whose
+                // sequence numbers tie.
+                let mut renamed: Vec<Child> = children
                     .iter()
                     .map(|c| {
                         let mut c = *c;
@@ -171,6 +215,10 @@ impl Relabel for Reply {
                         c
                     })
                     .collect();
+                if !renamed.is_sorted() {
+                    renamed.sort();
+                }
+                *children = renamed.into();
             }
             Reply::TxnResult { responses, .. } => responses.relabel(p),
             Reply::RangeResult { kvs, .. } => kvs.relabel(p),

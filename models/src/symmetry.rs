@@ -66,7 +66,7 @@ impl Relabel for StoreState {
             }
         }
         if let Some(q) = &mut self.queue {
-            let crate::store::QueueLedger { removed } = q;
+            let crate::store::QueueLedger { claims: _, removed } = q;
             for (_, by) in removed {
                 by.relabel(p);
             }
@@ -75,6 +75,7 @@ impl Relabel for StoreState {
         for (path, node) in &mut zk.nodes {
             path.relabel(p);
             node.ephemeral_owner.relabel(p);
+            node.data.relabel(p);
         }
         zk.nodes.sort_by_key(|(path, _)| *path);
         for table in [&mut zk.data_watches, &mut zk.child_watches] {
@@ -188,21 +189,27 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
 /// at 4 clients with a crash, 97% of the states with tied slots are told
 /// apart only by the resource's log, the monitors or the ZooKeeper tree.
 fn outside_key(state: &LockState, c: ClientIdx) -> u64 {
-    use crate::ids::{SessionId, ZPath};
+    use crate::ids::{Data, Key, SessionId, ZPath};
     fn item<T: Hash>(what: &T) -> u64 {
         crate::fixed_hash::hash_one(7, what)
     }
     let mine = |s: &SessionId| s.client == c;
+    // A session with its client erased: its incarnation, and whether it
+    // is `c`'s.
+    let erased = |s: SessionId| (s.incarnation, mine(&s));
     // A path with the client in its guid erased (whose node it is, is what
     // `mine` asks of the owner).
     let shape = |p: &ZPath| match *p {
-        ZPath::Child(child) | ZPath::Taken(child) => (
-            std::mem::discriminant(p),
-            child.seq,
-            child.guid.map(|g| (g.incarnation, mine(&g))),
-        ),
-        ZPath::Lock | ZPath::Ready => (std::mem::discriminant(p), 0, None),
+        ZPath::Node { dir, child } => (dir, child.seq, Some(child.prefix), child.guid.map(erased)),
+        ZPath::Fixed(name) => (name, None, None, None),
     };
+    let data = |d: Data| match d {
+        Data::Empty => (0u8, 0, None),
+        Data::Number(n) => (1, n, None),
+        Data::Session(s) => (2, 0, Some(erased(s))),
+    };
+    let names_c = |d: Data| matches!(d, Data::Session(s) if mine(&s));
+    let key = |k: Key| (k.prefix, k.lease.map(erased));
     let store = &state.store;
     let mut sum = 0u64;
     let mut add = |v: u64| sum = sum.wrapping_add(v);
@@ -212,9 +219,15 @@ fn outside_key(state: &LockState, c: ClientIdx) -> u64 {
     for (path, node) in &store.zk.nodes {
         let owner = node.ephemeral_owner.filter(mine).map(|s| s.incarnation);
         let path = shape(path);
-        let named = path.2.is_some_and(|(_, m)| m);
+        let named = path.3.is_some_and(|(_, m)| m) || names_c(node.data);
         if owner.is_some() || named {
-            add(item(&(2u8, path, owner, node.czxid, node.mzxid, node.data)));
+            add(item(&(
+                2u8,
+                path,
+                owner,
+                (node.czxid, node.mzxid, node.version),
+                data(node.data),
+            )));
         }
     }
     for (tag, watches) in [(3u8, &store.zk.data_watches), (4, &store.zk.child_watches)] {
@@ -223,27 +236,28 @@ fn outside_key(state: &LockState, c: ClientIdx) -> u64 {
         }
     }
     let etcd = &store.etcd;
-    for kv in etcd
-        .kvs
-        .iter()
-        .filter(|kv| mine(&kv.key.0) || mine(&kv.lease))
-    {
-        let who = (mine(&kv.key.0), kv.key.0.incarnation);
-        let lease = (mine(&kv.lease), kv.lease.incarnation);
+    for kv in etcd.kvs.iter().filter(|kv| {
+        kv.key.lease.is_some_and(|l| mine(&l))
+            || kv.lease.is_some_and(|l| mine(&l))
+            || names_c(kv.value)
+    }) {
         add(item(&(
             5u8,
-            who,
-            lease,
-            kv.create_revision,
-            kv.mod_revision,
-            kv.version,
+            key(kv.key),
+            kv.lease.map(erased),
+            (kv.create_revision, kv.mod_revision, kv.version),
+            data(kv.value),
         )));
     }
-    for (key, rev) in etcd.deletes.iter().filter(|(k, _)| mine(&k.0)) {
-        add(item(&(6u8, key.0.incarnation, rev)));
+    for (k, rev) in etcd
+        .deletes
+        .iter()
+        .filter(|(k, _)| k.lease.is_some_and(|l| mine(&l)))
+    {
+        add(item(&(6u8, key(*k), rev)));
     }
     for w in etcd.watchers.iter().filter(|w| w.client == c) {
-        add(item(&(7u8, w.key.0.incarnation, w.start_revision)));
+        add(item(&(7u8, key(w.key), w.start_revision)));
     }
     for (at, w) in state.resource.log.iter().enumerate() {
         if w.client == c {

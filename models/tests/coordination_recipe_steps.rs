@@ -12,6 +12,7 @@
 //!   one waited on, and a failed campaign txn whose read is empty.
 
 use models::recipes;
+use models::recipes::names;
 use models::recipes::VariantKind;
 
 /// Every variant of every registered recipe — locks, elections, barriers,
@@ -62,11 +63,14 @@ fn every_variant_names_itself_or_is_the_default() {
 /// that wakes on any delete apart.
 #[test]
 fn etcd_election_wakes_only_for_the_key_it_waits_on() {
-    use models::ids::{Key, SessionId};
+    use models::ids::SessionId;
     use models::msg::{EtcdEvent, Request, WatchEvent};
     use models::recipe::{Recipe, Step};
     use models::recipes::etcd_election::{EtcdElection, State};
-    let (key, other) = (Key(SessionId::first(0)), Key(SessionId::first(1)));
+    let (key, other) = (
+        names::session_key(SessionId::first(0)),
+        names::session_key(SessionId::first(1)),
+    );
     let delete = |key| WatchEvent::Etcd {
         kind: EtcdEvent::Delete,
         key,
@@ -89,7 +93,7 @@ fn etcd_election_wakes_only_for_the_key_it_waits_on() {
 /// recipe stops visibly (`Unexpected`) rather than indexing an empty read.
 #[test]
 fn etcd_election_a_failed_campaign_txn_with_an_empty_read_is_unexpected() {
-    use models::ids::{Key, SessionId};
+    use models::ids::SessionId;
     use models::msg::{Kv, OpResult, Reply};
     use models::recipe::{Recipe, Step};
     use models::recipes::etcd_election::{EtcdElection, State};
@@ -104,11 +108,12 @@ fn etcd_election_a_failed_campaign_txn_with_an_empty_read_is_unexpected() {
     assert_eq!(r.on_reply(me, &mut st, &failed(vec![])), Step::Unexpected);
     // With the key there, its create revision is the campaign's.
     let kv = Kv {
-        key: Key(me),
+        key: names::session_key(me),
         create_revision: 7,
         mod_revision: 7,
         version: 1,
-        lease: me,
+        lease: Some(me),
+        value: models::ids::Data::Empty,
     };
     let mut st = State::Putting;
     assert!(matches!(

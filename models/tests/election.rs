@@ -185,7 +185,7 @@ fn the_phantom_leader_leads_with_no_key() {
             .etcd
             .kvs
             .iter()
-            .all(|kv| kv.lease != leader.session),
+            .all(|kv| kv.lease != Some(leader.session)),
         "the leader has no key"
     );
 }

@@ -6,28 +6,30 @@
 //! on that node, so a mutation test found them unpinned — and a store or
 //! user recipe that lets a stale event through would wake the wrong waiter.
 
-use models::ids::{Child, Key, SessionId, ZPath};
+use models::ids::{Child, SessionId};
 use models::msg::{EtcdEvent, Request, WatchEvent, ZkEvent};
 use models::recipe::{Recipe, Step};
+use models::recipes::names;
 use models::recipes::{etcd_revision, fair_predecessor, lowest_watch};
 
 fn child(client: u16, seq: u32, guid: bool) -> Child {
     Child {
+        seq: Some(seq),
+        prefix: names::MEMBER,
         guid: guid.then_some(SessionId::first(client as _)),
-        seq,
     }
 }
 
 fn deleted(c: Child) -> WatchEvent {
     WatchEvent::Zk {
         kind: ZkEvent::NodeDeleted,
-        path: ZPath::Child(c),
+        path: names::member(c),
     }
 }
 
 fn relist() -> Step {
     Step::Send(Request::GetChildren {
-        path: ZPath::Lock,
+        path: names::LOCK,
         watch: false,
     })
 }
@@ -71,7 +73,10 @@ fn lowest_watch_wakes_only_for_the_lowest_node() {
 #[test]
 fn etcd_revision_wakes_only_for_the_key_it_waits_on() {
     use etcd_revision::{EtcdRevision, State};
-    let (key, other) = (Key(SessionId::first(0)), Key(SessionId::first(1)));
+    let (key, other) = (
+        names::session_key(SessionId::first(0)),
+        names::session_key(SessionId::first(1)),
+    );
     let delete = |key| WatchEvent::Etcd {
         kind: EtcdEvent::Delete,
         key,

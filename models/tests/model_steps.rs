@@ -5,12 +5,13 @@
 //! end, and what stateright's Explorer is shown of each step.
 
 use models::client::{ClientState, Connection};
-use models::ids::{Key, SessionId, ZPath};
+use models::ids::SessionId;
 use models::model::{
     session_carries_on, survives_reconnect, Action, LockModel, LockModelCfg, Shared, Status,
 };
 use models::msg::{EtcdEvent, Msg, Reply, Request, WatchEvent, ZkEvent};
 use models::recipes::lookup;
+use models::recipes::names;
 use models::store::StoreState;
 use stateright::actor::Actor;
 use stateright::Model;
@@ -69,7 +70,7 @@ fn a_reconnect_keeps_events_notices_and_closes() {
         owns_first: false,
         event: WatchEvent::Zk {
             kind: ZkEvent::NodeDeleted,
-            path: ZPath::Lock,
+            path: names::LOCK,
         },
     };
     let etcd = Msg::Notify {
@@ -77,7 +78,7 @@ fn a_reconnect_keeps_events_notices_and_closes() {
         owns_first: false,
         event: WatchEvent::Etcd {
             kind: EtcdEvent::Delete,
-            key: Key(s),
+            key: names::session_key(s),
             revision: 1,
         },
     };

@@ -5,14 +5,15 @@
 //! sometimes (a create's mode and data, a range's sort and bound, a
 //! transaction's several operations, a list's separators).
 
-use models::ids::{Child, Key, SessionId, ZPath};
+use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
-    EtcdEvent, Kv, Msg, OpResult, Range, Reply, Request, RequestClass, RequestKind, SortByCreate,
-    Stat, Timer, Txn, TxnOp, WatchEvent, ZkEvent,
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, OpResult, Range, Reply, Request,
+    RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp, WatchEvent, ZkEvent,
 };
+use models::recipes::names;
 
 fn key(c: u16) -> Key {
-    Key(SessionId::first(c))
+    names::session_key(SessionId::first(c))
 }
 
 fn kv(c: u16, create_revision: u64) -> Kv {
@@ -21,13 +22,14 @@ fn kv(c: u16, create_revision: u64) -> Kv {
         create_revision,
         mod_revision: create_revision,
         version: 1,
-        lease: SessionId::first(c),
+        lease: Some(SessionId::first(c)),
+        value: Data::Empty,
     }
 }
 
 fn range(key: Option<Key>, sort: SortByCreate, max_create_revision: u64) -> Range {
     Range {
-        key,
+        keys: key.map_or(Keys::Prefix(names::KEYS), Keys::One),
         sort,
         limit: 1,
         max_create_revision,
@@ -38,8 +40,14 @@ fn stat(data: u64) -> Stat {
     Stat {
         czxid: 4,
         mzxid: 4,
+        version: 0,
+        cversion: 0,
         ephemeral_owner: None,
-        data,
+        data: if data == 0 {
+            Data::Empty
+        } else {
+            Data::Number(data)
+        },
     }
 }
 
@@ -73,10 +81,14 @@ fn timers_say_what_their_firing_means() {
 #[test]
 fn requests_read_as_the_store_apis() {
     let create = |ephemeral, sequential, data| Request::Create {
-        path: ZPath::Lock,
+        path: names::LOCK,
         ephemeral,
         sequential,
-        data,
+        data: if data == 0 {
+            Data::Empty
+        } else {
+            Data::Number(data)
+        },
     };
     let requests = [
         Request::Connect,
@@ -85,16 +97,17 @@ fn requests_read_as_the_store_apis() {
         create(false, true, 0),
         create(false, false, 0),
         Request::Exists {
-            path: ZPath::Lock,
+            path: names::LOCK,
             watch: true,
         },
         Request::LeaseGrant,
         Request::Txn(Box::new(Txn {
-            compare_create_revision: (key(0), 0),
+            compares: vec![Compare::created_at(key(0), 0)],
             success: vec![
                 TxnOp::Put {
                     key: key(0),
-                    lease: SessionId::first(0),
+                    value: Data::Empty,
+                    lease: Some(SessionId::first(0)),
                 },
                 TxnOp::Range(range(None, SortByCreate::Ascend, 0)),
             ],
@@ -102,6 +115,43 @@ fn requests_read_as_the_store_apis() {
         })),
         Request::Range(range(None, SortByCreate::Descend, 9)),
         Request::Range(range(None, SortByCreate::None, 0)),
+        Request::SetData {
+            path: names::LOCK,
+            data: Data::Number(3),
+            version: Some(2),
+        },
+        Request::SetData {
+            path: names::LOCK,
+            data: Data::Session(SessionId::first(1)),
+            version: None,
+        },
+        Request::Delete {
+            path: names::LOCK,
+            version: Some(4),
+        },
+        Request::Txn(Box::new(Txn {
+            compares: vec![
+                Compare {
+                    key: Key::fixed("/count"),
+                    target: CompareTarget::Value(Data::Number(3)),
+                    op: CompareOp::Equal,
+                },
+                Compare {
+                    key: Key::fixed("/count"),
+                    target: CompareTarget::Version(2),
+                    op: CompareOp::Less,
+                },
+            ],
+            success: vec![
+                TxnOp::Put {
+                    key: Key::fixed("/count"),
+                    value: Data::Number(4),
+                    lease: None,
+                },
+                TxnOp::Delete { key: key(1) },
+            ],
+            failure: vec![],
+        })),
     ];
     assert_eq!(
         shown(&requests),
@@ -116,6 +166,10 @@ fn requests_read_as_the_store_apis() {
             "txn(if create_revision(/lock/694d00000000) == 0 then put(/lock/694d00000000, lease 0x694d00000000); range(/lock/, first-created) else get(/lock/694d00000000))",
             "range(/lock/, last-created, max_create_revision=9)",
             "range(/lock/)",
+            "set_data(/lock, 3, version 2)",
+            "set_data(/lock, 0x694d00010000)",
+            "delete(/lock, version 4)",
+            "txn(if value(/count) == \"3\" and version(/count) < 2 then put(/count, \"4\"); delete(/lock/694d00010000) else )",
         ]
     );
 }
@@ -163,7 +217,7 @@ fn replies_and_messages_show_what_came_back() {
             owns_first: false,
             event: WatchEvent::Zk {
                 kind: ZkEvent::NodeDeleted,
-                path: ZPath::Lock,
+                path: names::LOCK,
             },
         },
         Msg::Notify {
@@ -215,8 +269,9 @@ fn replies_and_messages_show_what_came_back() {
 #[test]
 fn children_are_listed_in_order() {
     let child = |c, seq| Child {
+        seq: Some(seq),
+        prefix: names::MEMBER,
         guid: Some(SessionId::first(c)),
-        seq,
     };
     let replies = [
         Reply::Children(vec![child(0, 0), child(1, 1)].into()),
@@ -256,6 +311,7 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "range reads",
             "watch watches",
             "delete_key writes",
+            "set_data writes",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

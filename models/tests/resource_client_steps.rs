@@ -10,11 +10,13 @@
 //! names of policies and connection states, and a queue's roles.
 
 use models::client::{Client, ClientState, Connection, Phase, Policy};
-use models::ids::{client_id, resource_id, store_id, SessionId, ZPath};
+use models::ids::Data;
+use models::ids::{client_id, resource_id, store_id, SessionId};
 use models::model::{Action, LockModel, LockModelCfg, LockState};
 use models::msg::{Msg, Reply, Request, Timer};
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use models::recipes::lookup;
+use models::recipes::names;
 use stateright::actor::{Actor, Command, Out};
 use stateright::Model;
 use std::borrow::Cow;
@@ -226,10 +228,10 @@ fn scripted_step(reply: &Reply) -> Step {
 
 fn create() -> Request {
     Request::Create {
-        path: ZPath::Lock,
+        path: names::LOCK,
         ephemeral: true,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
@@ -242,7 +244,7 @@ impl Recipe for Scripted {
         Face::ZooKeeper
     }
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
     fn acquire(&self, _: SessionId) -> (u8, Request) {
         (0, create())
@@ -253,7 +255,7 @@ impl Recipe for Scripted {
     fn on_event(&self, _: &mut u8, _: &models::msg::WatchEvent) -> Step {
         // Any event is news to act on: read the lock node again.
         Step::Send(Request::Exists {
-            path: ZPath::Lock,
+            path: names::LOCK,
             watch: true,
         })
     }
@@ -261,7 +263,10 @@ impl Recipe for Scripted {
         scripted_step(reply)
     }
     fn release(&self, _: SessionId, _: &u8) -> Option<Request> {
-        Some(Request::Delete { path: ZPath::Lock })
+        Some(Request::Delete {
+            path: names::LOCK,
+            version: None,
+        })
     }
 }
 
@@ -306,7 +311,7 @@ fn a_step_out_of_place_stops_the_client_where_it_is() {
     });
     let token = 99;
     let created = Reply::Created {
-        path: ZPath::Lock,
+        path: names::LOCK,
         czxid: token,
     };
     let (after, out) = deliver(&m, &releasing, store_id(), reply(&releasing, created));
@@ -341,7 +346,7 @@ fn each_acquisition_is_numbered_and_its_writes_carry_the_number() {
             ..st.clone()
         };
         let created = Reply::Created {
-            path: ZPath::Lock,
+            path: names::LOCK,
             czxid: 40 + u64::from(n),
         };
         let (after, out) = deliver(&m, &before, store_id(), reply(&before, created));
@@ -416,7 +421,7 @@ fn store_messages(st: &ClientState) -> [(&'static str, Msg); 3] {
                 owns_first: false,
                 event: WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: ZPath::Ready,
+                    path: names::READY,
                 },
             },
         ),
@@ -578,7 +583,7 @@ fn a_watch_event_reaches_only_a_waiting_client_with_nothing_outstanding() {
         owns_first: true,
         event: WatchEvent::Zk {
             kind: ZkEvent::NodeChildrenChanged,
-            path: ZPath::Lock,
+            path: names::LOCK,
         },
     };
     for st in [acquiring(&m), holding(&m)] {
@@ -593,7 +598,7 @@ fn a_watch_event_reaches_only_a_waiting_client_with_nothing_outstanding() {
     };
     let (after, out) = deliver(&m, &waiting, store_id(), event);
     let read = Request::Exists {
-        path: ZPath::Lock,
+        path: names::LOCK,
         watch: true,
     };
     assert_eq!(requests(&out), vec![(waiting.epoch, read.clone())]);

@@ -3,7 +3,9 @@
 //! test pinned: each test here fails with one injected bug (named in its
 //! doc comment) and passes on the real code.
 
-use models::ids::{Key, SessionId, ZPath};
+use models::ids::Data;
+use models::ids::SessionId;
+use models::recipes::names;
 use models::store::etcd::EtcdKv;
 
 fn sid(c: u16) -> SessionId {
@@ -16,10 +18,10 @@ fn sid(c: u16) -> SessionId {
 #[test]
 fn an_etcd_key_counts_its_puts() {
     let mut kv = EtcdKv::default();
-    let a = Key(sid(0));
-    kv.put(a, sid(0), &mut Vec::new());
+    let a = names::session_key(sid(0));
+    kv.put(a, Data::Empty, Some(sid(0)), &mut Vec::new());
     assert_eq!(kv.get(a).unwrap().version, 1);
-    let second = kv.put(a, sid(0), &mut Vec::new());
+    let second = kv.put(a, Data::Empty, Some(sid(0)), &mut Vec::new());
     let got = kv.get(a).unwrap();
     assert_eq!(got.version, 2);
     assert_eq!(got.mod_revision, second);
@@ -33,12 +35,12 @@ fn an_etcd_key_counts_its_puts() {
 #[test]
 fn a_watch_set_contains_what_was_set() {
     use models::store::zookeeper::ZkTree;
-    let mut tree = ZkTree::new(true);
-    assert!(tree.exists(ZPath::Ready, Some(sid(1))).is_none());
-    assert!(tree.data_watches.contains(&(ZPath::Ready, sid(1))));
-    assert!(!tree.data_watches.contains(&(ZPath::Ready, sid(0))));
-    tree.get_children(ZPath::Lock, Some(sid(0))).unwrap();
-    assert!(tree.child_watches.contains(&(ZPath::Lock, sid(0))));
+    let mut tree = ZkTree::new(&[names::LOCK]);
+    assert!(tree.exists(names::READY, Some(sid(1))).is_none());
+    assert!(tree.data_watches.contains(&(names::READY, sid(1))));
+    assert!(!tree.data_watches.contains(&(names::READY, sid(0))));
+    tree.get_children(names::LOCK, Some(sid(0))).unwrap();
+    assert!(tree.child_watches.contains(&(names::LOCK, sid(0))));
 }
 
 /// The counterexample viewer (`check --html`, `--itf`) lists a ZooKeeper
@@ -55,8 +57,8 @@ fn the_state_view_lists_the_stores_watches() {
         .unwrap();
     let mut state = model.init_states().remove(0);
     let store = Shared::make_mut(&mut state.store);
-    store.zk.exists(ZPath::Ready, Some(sid(1)));
-    store.zk.get_children(ZPath::Lock, Some(sid(0))).unwrap();
+    store.zk.exists(names::READY, Some(sid(1)));
+    store.zk.get_children(names::LOCK, Some(sid(0))).unwrap();
     let actors = view(&model, &state);
     let store = actors
         .iter()
@@ -85,26 +87,26 @@ fn the_state_view_lists_the_stores_watches() {
 fn an_etcd_watch_from_a_future_revision_starts_there() {
     use models::msg::EtcdEvent;
     let mut kv = EtcdKv::default();
-    let (a, b) = (Key(sid(0)), Key(sid(1)));
+    let (a, b) = (names::session_key(sid(0)), names::session_key(sid(1)));
     let mut fired = Vec::new();
     // From the next revision: the next put is at it, and is seen.
     let next = kv.revision + 1;
     kv.watch(7, a, next, &mut fired);
     assert!(fired.is_empty());
-    let rev = kv.put(a, sid(0), &mut fired);
+    let rev = kv.put(a, Data::Empty, Some(sid(0)), &mut fired);
     assert_eq!(rev, next);
     assert_eq!(fired, vec![(7, EtcdEvent::Put, a, next)]);
     // From two revisions on: a put before then is not seen, one at it is.
     fired.clear();
     let later = kv.revision + 2;
     kv.watch(8, b, later, &mut fired);
-    kv.put(b, sid(1), &mut fired);
+    kv.put(b, Data::Empty, Some(sid(1)), &mut fired);
     assert!(
         fired.iter().all(|(c, ..)| *c != 8),
         "an event before the watch's start revision fired: {fired:?}"
     );
     fired.clear();
-    kv.put(b, sid(1), &mut fired);
+    kv.put(b, Data::Empty, Some(sid(1)), &mut fired);
     assert!(fired.contains(&(8, EtcdEvent::Put, b, later)), "{fired:?}");
 }
 
@@ -171,7 +173,7 @@ fn a_restarted_client_goes_on_from_what_it_saved() {
 fn a_resent_connect_on_a_live_session_is_connected() {
     use models::msg::{Reply, Request, ZkError};
     use models::store::{SessionEnd, StoreState};
-    let mut store = StoreState::new(true);
+    let mut store = StoreState::new(&models::recipe::Setup::lock_dir());
     let s = sid(0);
     assert_eq!(store.apply(s, &Request::Connect).0, Reply::Connected);
     assert_eq!(store.apply(s, &Request::Connect).0, Reply::Connected);
@@ -192,7 +194,7 @@ fn a_resent_connect_on_a_live_session_is_connected() {
 fn a_lease_grant_on_an_expired_id_revives_it() {
     use models::msg::{Reply, Request};
     use models::store::{SessionEnd, StoreState};
-    let mut store = StoreState::new(false);
+    let mut store = StoreState::new(&models::recipe::Setup::bare());
     let s = sid(0);
     assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
     store.end_session(s, SessionEnd::Expired);
@@ -209,14 +211,13 @@ fn create_child(
     guid: Option<SessionId>,
     data: u64,
 ) -> models::ids::ZPath {
-    use models::ids::{Child, ZPath};
     use models::msg::{Reply, Request};
     assert_eq!(store.apply(sid(c), &Request::Connect).0, Reply::Connected);
     let create = Request::Create {
-        path: ZPath::Child(Child { guid, seq: 0 }),
+        path: names::new_member(guid),
         ephemeral: true,
         sequential: true,
-        data,
+        data: Data::Number(data),
     };
     match store.apply(sid(c), &create).0 {
         Reply::Created { path, .. } => path,
@@ -243,12 +244,18 @@ fn queue_up(store: &mut models::store::StoreState, n: u16) -> Vec<models::ids::Z
 fn a_notification_is_marked_first_in_line_for_the_lowest_childs_owner() {
     use models::msg::Request;
     use models::store::{SessionEnd, StoreState};
-    let mut store = StoreState::new(true);
+    let mut store = StoreState::new(&models::recipe::Setup::lock_dir());
     let paths = queue_up(&mut store, 3);
     assert!(store.client_owns_first(0));
     assert!(!store.client_owns_first(1));
     assert!(!store.client_owns_first(2));
-    store.apply(sid(0), &Request::Delete { path: paths[0] });
+    store.apply(
+        sid(0),
+        &Request::Delete {
+            path: paths[0],
+            version: None,
+        },
+    );
     assert!(!store.client_owns_first(0));
     assert!(store.client_owns_first(1));
     assert!(!store.client_owns_first(2));
@@ -265,11 +272,11 @@ fn a_notification_is_marked_first_in_line_for_the_lowest_childs_owner() {
 #[test]
 fn a_store_gives_back_the_room_its_vectors_grew() {
     use models::store::StoreState;
-    let mut store = StoreState::new(true);
+    let mut store = StoreState::new(&models::recipe::Setup::lock_dir());
     let paths = queue_up(&mut store, 3);
     for (c, path) in paths.iter().enumerate() {
         store.zk.data_watches.insert((*path, sid(c as u16)));
-        store.zk.child_watches.insert((ZPath::Lock, sid(c as u16)));
+        store.zk.child_watches.insert((names::LOCK, sid(c as u16)));
     }
     assert!(store.sessions.capacity() > store.sessions.len());
     assert!(store.zk.data_watches.capacity() > 3);
@@ -287,13 +294,13 @@ fn a_store_gives_back_the_room_its_vectors_grew() {
 fn a_watch_table_prints_every_watch() {
     use models::store::zookeeper::WatchSet;
     let mut set = WatchSet::default();
-    set.insert((ZPath::Lock, sid(1)));
-    set.insert((ZPath::Lock, sid(0)));
+    set.insert((names::LOCK, sid(1)));
+    set.insert((names::LOCK, sid(0)));
     let printed = format!("{set:?}");
     let expected = format!(
         "{{{:?}, {:?}}}",
-        (ZPath::Lock, sid(0)),
-        (ZPath::Lock, sid(1))
+        (names::LOCK, sid(0)),
+        (names::LOCK, sid(1))
     );
     assert_eq!(printed, expected);
 }
@@ -303,7 +310,11 @@ fn a_watch_table_prints_every_watch() {
 fn zk_store_with_two_queued() -> (models::store::Store, models::store::StoreState) {
     use models::recipe::Face;
     use models::store::Store;
-    let store = Store::for_face(Face::ZooKeeper, std::time::Duration::from_millis(100), true);
+    let store = Store::for_face(
+        Face::ZooKeeper,
+        std::time::Duration::from_millis(100),
+        models::recipe::Setup::lock_dir(),
+    );
     let mut st = store.initial_state();
     queue_up(&mut st, 2);
     (store, st)
@@ -316,7 +327,7 @@ fn zk_store_with_two_queued() -> (models::store::Store, models::store::StoreStat
 #[test]
 fn a_session_that_ends_takes_only_its_own_queue_elements() {
     use models::store::{QueueLedger, SessionEnd, StoreState};
-    let mut store = StoreState::new(true);
+    let mut store = StoreState::new(&models::recipe::Setup::lock_dir());
     store.queue = Some(QueueLedger::default());
     for (c, item) in [(0, 10), (1, 11), (0, 12)] {
         create_child(&mut store, c, None, item);
@@ -339,14 +350,14 @@ fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
     use std::time::Duration;
     let store = Store {
         session_timeout: Duration::from_millis(100),
-        lock_dir: true,
+        layout: models::recipe::Setup::lock_dir(),
         barrier_group: Some(3),
         queue: true,
         tell_expiry: true,
     };
     let st = store.on_start(store_id(), &None, &mut Out::new());
     assert_eq!(st, store.initial_state());
-    assert!(st.zk.node(ZPath::Lock).is_some());
+    assert!(st.zk.node(names::LOCK).is_some());
     assert_eq!(st.barrier.as_ref().map(|b| b.group), Some(3));
     assert!(st.queue.is_some());
 }
@@ -422,7 +433,7 @@ fn a_ping_is_answered_only_from_its_sessions_own_client() {
 /// guard `session.client != client` -> `==`.
 #[test]
 fn a_request_is_served_only_in_its_clients_own_session() {
-    use models::ids::{client_id, store_id, ZPath};
+    use models::ids::{client_id, store_id};
     use models::msg::{Msg, Reply, Request};
     use stateright::actor::{Actor, Command, Out};
     use std::borrow::Cow;
@@ -432,10 +443,10 @@ fn a_request_is_served_only_in_its_clients_own_session() {
         epoch: 0,
         release: false,
         req: Request::Create {
-            path: ZPath::Ready,
+            path: names::READY,
             ephemeral: false,
             sequential: false,
-            data: 0,
+            data: Data::Empty,
         },
     };
     let mut cow = Cow::Borrowed(&st);
@@ -451,7 +462,7 @@ fn a_request_is_served_only_in_its_clients_own_session() {
     assert_eq!(*cow, st);
     let mut own = Out::new();
     store.on_msg(store_id(), &mut cow, client_id(0), request, &mut own);
-    assert!(cow.zk.node(ZPath::Ready).is_some());
+    assert!(cow.zk.node(names::READY).is_some());
     assert!(own.iter().any(|c| matches!(
         c,
         Command::Send(to, Msg::Reply { reply: Reply::Created { .. }, .. }) if *to == client_id(0)

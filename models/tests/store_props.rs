@@ -2,8 +2,11 @@
 //! `BTreeMap` of nodes and `BTreeSet`s of watches, written for obviousness,
 //! not speed.
 
-use models::ids::{Child, Key, SessionId, ZPath};
-use models::msg::{EtcdEvent, OpResult, Range, SortByCreate, Txn, TxnOp, ZkEvent};
+use models::ids::{Child, Data, Key, SessionId, ZPath};
+use models::msg::{
+    Compare, EtcdEvent, Keys, OpResult, Range, SortByCreate, Txn, TxnOp, ZkError, ZkEvent,
+};
+use models::recipes::names;
 use models::store::etcd::EtcdKv;
 use models::store::zookeeper::{SessionEnd, ZkTree};
 use proptest::prelude::*;
@@ -13,20 +16,51 @@ const SESSIONS: u16 = 3;
 
 #[derive(Clone, Debug)]
 enum ZkOp {
-    CreateChild { owner: u16, ephemeral: bool },
-    Delete { nth: usize },
-    Exists { nth: usize, session: u16 },
-    ExistsMissing { seq: u32, session: u16 },
-    GetChildren { session: u16 },
-    End { session: u16, closed: bool },
+    CreateChild {
+        owner: u16,
+        ephemeral: bool,
+    },
+    /// Delete the nth node, at any version or at its own (`Some(true)`)
+    /// or another (`Some(false)`).
+    Delete {
+        nth: usize,
+        version: Option<bool>,
+    },
+    /// Set the nth node's data likewise.
+    SetData {
+        nth: usize,
+        version: Option<bool>,
+        data: u64,
+    },
+    Exists {
+        nth: usize,
+        session: u16,
+    },
+    ExistsMissing {
+        seq: u32,
+        session: u16,
+    },
+    GetChildren {
+        session: u16,
+    },
+    End {
+        session: u16,
+        closed: bool,
+    },
 }
 
 fn zk_op() -> impl Strategy<Value = ZkOp> {
     let s = 0..SESSIONS;
+    let version = prop::option::of(any::<bool>());
     prop_oneof![
         (s.clone(), any::<bool>())
             .prop_map(|(owner, ephemeral)| ZkOp::CreateChild { owner, ephemeral }),
-        (0..8usize).prop_map(|nth| ZkOp::Delete { nth }),
+        (0..8usize, version.clone()).prop_map(|(nth, version)| ZkOp::Delete { nth, version }),
+        (0..8usize, version, 0..4u64).prop_map(|(nth, version, data)| ZkOp::SetData {
+            nth,
+            version,
+            data
+        }),
         (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
         (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
         s.clone().prop_map(|session| ZkOp::GetChildren { session }),
@@ -38,10 +72,29 @@ fn sid(c: u16) -> SessionId {
     SessionId::first(c)
 }
 
-/// The reference: nodes by path with their owner, watches as sets.
+fn member(seq: u32, guid: Option<SessionId>) -> ZPath {
+    ZPath::Node {
+        dir: names::LOCK_DIR,
+        child: Child {
+            seq: Some(seq),
+            prefix: names::MEMBER,
+            guid,
+        },
+    }
+}
+
+/// A node of the reference: its owner, data and data version.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RefNode {
+    owner: Option<SessionId>,
+    data: Data,
+    version: u32,
+}
+
+/// The reference: nodes by path, watches as sets.
 #[derive(Default)]
 struct RefZk {
-    nodes: BTreeMap<ZPath, Option<SessionId>>,
+    nodes: BTreeMap<ZPath, RefNode>,
     /// Sequential creates so far: the next suffix (deletes do not count, as
     /// on ZooKeeper 3.8).
     creates: u32,
@@ -66,27 +119,57 @@ impl RefZk {
     }
     fn fire_children(&mut self, out: &mut Vec<Event>) {
         for s in std::mem::take(&mut self.child_watches) {
-            out.push((s, ZkEvent::NodeChildrenChanged, ZPath::Lock));
+            out.push((s, ZkEvent::NodeChildrenChanged, names::LOCK));
         }
     }
     fn create(&mut self, owner: Option<SessionId>, guid: SessionId, out: &mut Vec<Event>) -> ZPath {
-        let path = ZPath::Child(Child {
-            guid: Some(guid),
-            seq: self.creates,
-        });
+        let path = member(self.creates, Some(guid));
         self.creates += 1;
-        self.nodes.insert(path, owner);
+        self.nodes.insert(
+            path,
+            RefNode {
+                owner,
+                data: Data::Empty,
+                version: 0,
+            },
+        );
         self.fire_data(path, ZkEvent::NodeCreated, out);
         self.fire_children(out);
         path
     }
-    fn delete(&mut self, path: ZPath, out: &mut Vec<Event>) -> bool {
-        if self.nodes.remove(&path).is_none() {
-            return false;
+    fn check(&self, path: ZPath, version: Option<u32>) -> Result<(), ZkError> {
+        match self.nodes.get(&path) {
+            None => Err(ZkError::NoNode),
+            Some(n) if version.is_some_and(|v| v != n.version) => Err(ZkError::BadVersion),
+            Some(_) => Ok(()),
         }
+    }
+    fn delete(
+        &mut self,
+        path: ZPath,
+        version: Option<u32>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), ZkError> {
+        self.check(path, version)?;
+        self.nodes.remove(&path);
         self.fire_data(path, ZkEvent::NodeDeleted, out);
         self.fire_children(out);
-        true
+        Ok(())
+    }
+    fn set_data(
+        &mut self,
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
+        out: &mut Vec<Event>,
+    ) -> Result<u32, ZkError> {
+        self.check(path, version)?;
+        let node = self.nodes.get_mut(&path).expect("checked");
+        node.data = data;
+        node.version += 1;
+        let v = node.version;
+        self.fire_data(path, ZkEvent::NodeDataChanged, out);
+        Ok(v)
     }
     /// On a close the session's own watches fire on the deletes of its
     /// ephemerals (its connection closes after them), then go; on an
@@ -99,14 +182,25 @@ impl RefZk {
         let owned: Vec<ZPath> = self
             .nodes
             .iter()
-            .filter(|(_, o)| **o == Some(s))
+            .filter(|(_, n)| n.owner == Some(s))
             .map(|(p, _)| *p)
             .collect();
         for p in owned {
-            self.delete(p, out);
+            let _ = self.delete(p, None, out);
         }
         self.data_watches.retain(|(_, w)| *w != s);
         self.child_watches.remove(&s);
+    }
+    /// The nth node and the version an op asks for: its own, another, or
+    /// none; a missing node past the last.
+    fn target(&self, nth: usize, version: Option<bool>) -> (ZPath, Option<u32>) {
+        match self.nodes.iter().nth(nth) {
+            Some((p, n)) => (
+                *p,
+                version.map(|own| if own { n.version } else { n.version + 1 }),
+            ),
+            None => (member(999, None), version.map(|_| 0)),
+        }
     }
 }
 
@@ -120,7 +214,7 @@ proptest! {
 
     #[test]
     fn zookeeper_face_matches_reference(ops in prop::collection::vec(zk_op(), 1..60)) {
-        let mut tree = ZkTree::new(true);
+        let mut tree = ZkTree::new(&[names::LOCK]);
         let mut reference = RefZk::default();
         let mut last_seq: Option<u32> = None;
         let mut created: BTreeSet<u32> = BTreeSet::new();
@@ -131,39 +225,45 @@ proptest! {
                 ZkOp::CreateChild { owner, ephemeral } => {
                     let s = sid(owner);
                     let owner = ephemeral.then_some(s);
-                    let path = ZPath::Child(Child { guid: Some(s), seq: 0 });
-                    let (got, _czxid) = tree.create(path, owner, true, 0, &mut fired).unwrap();
+                    let path = names::new_member(Some(s));
+                    let (got, _czxid) = tree.create(path, owner, true, Data::Empty, &mut fired).unwrap();
                     let want = reference.create(owner, s, &mut expected);
                     prop_assert_eq!(got, want);
-                    let ZPath::Child(c) = got else { unreachable!() };
+                    let seq = got.node().and_then(|c| c.seq).expect("a sequential create numbers its node");
                     // Sequential names are unique and increasing per parent.
-                    prop_assert!(last_seq.is_none_or(|l| c.seq > l));
-                    prop_assert!(created.insert(c.seq));
-                    last_seq = Some(c.seq);
+                    prop_assert!(last_seq.is_none_or(|l| seq > l));
+                    prop_assert!(created.insert(seq));
+                    last_seq = Some(seq);
                 }
-                ZkOp::Delete { nth } => {
-                    let target = reference.nodes.keys().nth(nth).copied()
-                        .unwrap_or(ZPath::Child(Child { guid: None, seq: 999 }));
-                    let ok = tree.delete(target, &mut fired).is_ok();
-                    prop_assert_eq!(ok, reference.delete(target, &mut expected));
+                ZkOp::Delete { nth, version } => {
+                    let (target, version) = reference.target(nth, version);
+                    let got = tree.delete(target, version, &mut fired);
+                    prop_assert_eq!(got, reference.delete(target, version, &mut expected));
+                }
+                ZkOp::SetData { nth, version, data } => {
+                    let (target, version) = reference.target(nth, version);
+                    let data = Data::Number(data);
+                    let got = tree.set_data(target, data, version, &mut fired).map(|stat| {
+                        assert_eq!(stat.data, data);
+                        stat.version
+                    });
+                    prop_assert_eq!(got, reference.set_data(target, data, version, &mut expected));
                 }
                 ZkOp::Exists { nth, session } => {
-                    if let Some(path) = reference.nodes.keys().nth(nth).copied() {
-                        prop_assert!(tree.exists(path, Some(sid(session))).is_some());
-                        reference.data_watches.insert((path, sid(session)));
+                    if let Some((path, node)) = reference.nodes.iter().nth(nth) {
+                        let stat = tree.exists(*path, Some(sid(session)));
+                        prop_assert_eq!(stat.map(|s| (s.data, s.version)), Some((node.data, node.version)));
+                        reference.data_watches.insert((*path, sid(session)));
                     }
                 }
                 ZkOp::ExistsMissing { seq, session } => {
-                    let path = ZPath::Child(Child { guid: Some(sid(session)), seq: seq + 1000 });
+                    let path = member(seq + 1000, Some(sid(session)));
                     prop_assert!(tree.exists(path, Some(sid(session))).is_none());
                     reference.data_watches.insert((path, sid(session)));
                 }
                 ZkOp::GetChildren { session } => {
-                    let got = tree.get_children(ZPath::Lock, Some(sid(session))).unwrap().to_vec();
-                    let mut want: Vec<Child> = reference.nodes.keys().filter_map(|p| match p {
-                        ZPath::Child(c) => Some(*c),
-                        ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => None,
-                    }).collect();
+                    let got = tree.get_children(names::LOCK, Some(sid(session))).unwrap().to_vec();
+                    let mut want: Vec<Child> = reference.nodes.keys().filter_map(|p| p.child_of(names::LOCK_DIR)).collect();
                     want.sort_by_key(|c| c.seq);
                     prop_assert_eq!(got, want);
                     reference.child_watches.insert(sid(session));
@@ -190,9 +290,12 @@ proptest! {
                     _ => prop_assert!(!tree.data_watches.contains(&(*path, *s))),
                 }
             }
-            let nodes: Vec<ZPath> = tree.nodes.iter().map(|(p, _)| *p).filter(|p| *p != ZPath::Lock).collect();
+            let nodes: Vec<ZPath> = tree.nodes.iter().map(|(p, _)| *p).filter(|p| *p != names::LOCK).collect();
             let want: Vec<ZPath> = reference.nodes.keys().copied().collect();
             prop_assert_eq!(nodes, want);
+            // The directory numbers its children by its creates.
+            let dir = tree.node(names::LOCK).expect("the directory stays");
+            prop_assert_eq!(dir.creates, reference.creates);
         }
     }
 }
@@ -247,10 +350,13 @@ fn etcd_op() -> impl Strategy<Value = EtcdOp> {
 }
 
 /// A key no op writes (no session is numbered 9).
-const NEVER_WRITTEN: Key = Key(SessionId {
-    client: 9,
-    incarnation: 0,
-});
+const NEVER_WRITTEN: Key = Key::of_lease(
+    names::KEYS,
+    SessionId {
+        client: 9,
+        incarnation: 0,
+    },
+);
 
 /// Lease `lease` as it is now: its latest incarnation (each expiry
 /// starts the next).
@@ -267,7 +373,10 @@ fn live_lease(incarnation: &[u16], lease: u16) -> SessionId {
 fn reference_range(reference: &BTreeMap<Key, (u64, SessionId)>, r: &Range) -> Vec<Key> {
     let mut matching: Vec<(u64, Key)> = reference
         .iter()
-        .filter(|(k, _)| r.key.is_none_or(|key| key == **k))
+        .filter(|(k, _)| match r.keys {
+            Keys::One(key) => key == **k,
+            Keys::Prefix(p) => k.to_string().starts_with(p.as_str()),
+        })
         .filter(|(_, (c, _))| r.max_create_revision == 0 || *c <= r.max_create_revision)
         .map(|(k, (c, _))| (*c, *k))
         .collect();
@@ -297,8 +406,8 @@ proptest! {
             match op {
                 EtcdOp::Put { lease } => {
                     let s = live_lease(&incarnation, lease);
-                    let key = Key(s);
-                    let rev = kv.put(key, s, &mut fired);
+                    let key = names::session_key(s);
+                    let rev = kv.put(key, Data::Empty, Some(s), &mut fired);
                     // Revisions strictly increase with every write.
                     prop_assert!(rev > before);
                     reference.entry(key).or_insert((rev, s));
@@ -332,17 +441,18 @@ proptest! {
                         reference.keys().nth(nth).copied()
                             .unwrap_or(NEVER_WRITTEN)
                     });
-                    let r = Range { key, sort, limit, max_create_revision };
+                    let keys = key.map_or(Keys::Prefix(names::KEYS), Keys::One);
+                    let r = Range { keys, sort, limit, max_create_revision };
                     let got: Vec<Key> = kv.range(&r).iter().map(|kv| kv.key).collect();
                     prop_assert_eq!(got, reference_range(&reference, &r));
                 }
                 EtcdOp::Txn { lease } => {
                     let s = live_lease(&incarnation, lease);
-                    let key = Key(s);
-                    let read = Range { key: Some(key), sort: SortByCreate::None, limit: 0, max_create_revision: 0 };
+                    let key = names::session_key(s);
+                    let read = Range { keys: Keys::One(key), sort: SortByCreate::None, limit: 0, max_create_revision: 0 };
                     let txn = Txn {
-                        compare_create_revision: (key, 0),
-                        success: vec![TxnOp::Put { key, lease: s }, TxnOp::Range(read.clone())],
+                        compares: vec![Compare::created_at(key, 0)],
+                        success: vec![TxnOp::Put { key, value: Data::Empty, lease: Some(s) }, TxnOp::Range(read.clone())],
                         failure: vec![TxnOp::Range(read)],
                     };
                     let (succeeded, results) = kv.txn(&txn, &mut fired);
@@ -373,8 +483,8 @@ proptest! {
 fn a_watch_from_a_past_revision_sees_an_earlier_delete_once() {
     let mut kv = EtcdKv::default();
     let mut fired = Vec::new();
-    let a = Key(SessionId::first(0));
-    kv.put(a, SessionId::first(0), &mut fired);
+    let a = names::session_key(SessionId::first(0));
+    kv.put(a, Data::Empty, Some(SessionId::first(0)), &mut fired);
     let seen_at = kv.revision;
     kv.delete(a, &mut fired);
     assert!(fired.is_empty());

@@ -4,11 +4,13 @@
 //! correctly without it.
 
 use models::checker::{check, CheckError, CheckOptions, Status};
+use models::ids::Data;
 use models::ids::{Child, ClientIdx, SessionId, ZPath};
 use models::model::{FaultBudget, LockModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use models::recipes::names;
 use models::relabel::{Perm, Relabel};
 use models::symmetry::representative;
 use proptest::prelude::*;
@@ -56,22 +58,19 @@ impl Recipe for ByName {
         Face::ZooKeeper
     }
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
     fn acquire(&self, session: SessionId) -> (NameState, Request) {
         let request = match (self, session.client) {
             (ByName::ClientZeroLooks, 0) => Request::GetChildren {
-                path: ZPath::Lock,
+                path: names::LOCK,
                 watch: false,
             },
             (ByName::LowestGuid | ByName::ClientZeroLooks, _) => Request::Create {
-                path: ZPath::Child(Child {
-                    guid: Some(session),
-                    seq: 0,
-                }),
+                path: names::new_member(Some(session)),
                 ephemeral: true,
                 sequential: true,
-                data: 0,
+                data: Data::Empty,
             },
         };
         (NameState::Creating, request)
@@ -82,13 +81,13 @@ impl Recipe for ByName {
             (
                 NameState::Creating,
                 Reply::Created {
-                    path: ZPath::Child(c),
+                    path: ZPath::Node { child: c, .. },
                     ..
                 },
             ) => {
                 *st = NameState::Listing(*c);
                 Step::Send(Request::GetChildren {
-                    path: ZPath::Lock,
+                    path: names::LOCK,
                     watch: false,
                 })
             }
@@ -117,7 +116,8 @@ impl Recipe for ByName {
     fn release(&self, _: SessionId, st: &NameState) -> Option<Request> {
         match st {
             NameState::Holding(c) => Some(Request::Delete {
-                path: ZPath::Child(*c),
+                path: names::member(*c),
+                version: None,
             }),
             NameState::Creating | NameState::Listing(_) => None,
         }

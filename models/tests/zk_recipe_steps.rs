@@ -16,16 +16,19 @@
 //!   our node, whose mutants the election checks show only by running
 //!   past a two-minute limit.
 
+use models::ids::Data;
+use models::recipes::names;
 use std::sync::Arc;
 
-use models::ids::{Child, SessionId, ZPath};
+use models::ids::{Child, SessionId};
 use models::msg::{Reply, Request, WatchEvent, ZkEvent};
 use models::recipe::{Recipe, Step};
 
 fn child(client: u16, seq: u32) -> Child {
     Child {
+        seq: Some(seq),
+        prefix: names::MEMBER,
         guid: Some(SessionId::first(client as _)),
-        seq,
     }
 }
 
@@ -36,7 +39,7 @@ fn children(l: &[Child]) -> Reply {
 fn deleted(c: Child) -> WatchEvent {
     WatchEvent::Zk {
         kind: ZkEvent::NodeDeleted,
-        path: ZPath::Child(c),
+        path: names::member(c),
     }
 }
 
@@ -46,14 +49,16 @@ fn there(czxid: u64, owner: Option<SessionId>) -> Reply {
     Reply::Stat(Some(models::msg::Stat {
         czxid,
         mzxid: czxid,
+        version: 0,
+        cversion: 0,
         ephemeral_owner: owner,
-        data: 0,
+        data: Data::Empty,
     }))
 }
 
 fn list(watch: bool) -> Step {
     Step::Send(Request::GetChildren {
-        path: ZPath::Lock,
+        path: names::LOCK,
         watch,
     })
 }
@@ -84,7 +89,8 @@ mod double_barrier {
         assert_eq!(
             r.release(s, &st),
             Some(Request::Delete {
-                path: ZPath::Child(me.node)
+                path: names::member(me.node),
+                version: None,
             })
         );
         assert_eq!(r.on_release_reply(s, &mut st, &Reply::Deleted), list(true));
@@ -96,7 +102,7 @@ mod double_barrier {
         );
         let changed = WatchEvent::Zk {
             kind: ZkEvent::NodeChildrenChanged,
-            path: ZPath::Lock,
+            path: names::LOCK,
         };
         assert_eq!(r.on_release_event(&mut st, &changed), list(true));
         // Nobody is: the member has left.
@@ -123,7 +129,7 @@ mod double_barrier {
         assert_eq!(
             r.release(s, &st),
             Some(Request::GetChildren {
-                path: ZPath::Lock,
+                path: names::LOCK,
                 watch: false
             })
         );
@@ -137,7 +143,8 @@ mod double_barrier {
         assert_eq!(
             r.on_release_reply(s, &mut st, &children(&[me.node])),
             Step::Send(Request::Delete {
-                path: ZPath::Child(me.node)
+                path: names::member(me.node),
+                version: None,
             })
         );
         assert_eq!(
@@ -163,13 +170,14 @@ mod double_barrier {
         assert_eq!(
             r.on_release_reply(s, &mut st, &children(&l)),
             Step::Send(Request::Delete {
-                path: ZPath::Child(me.node)
+                path: names::member(me.node),
+                version: None,
             })
         );
         assert_eq!(
             r.on_release_reply(s, &mut st, &Reply::Deleted),
             Step::Send(Request::Exists {
-                path: ZPath::Child(lowest.node),
+                path: names::member(lowest.node),
                 watch: true
             })
         );
@@ -215,7 +223,7 @@ mod fair_election {
         for latch in [Latch::ZkDocs, Latch::Curator696, Latch::Curator] {
             let r = ZkFairElection(latch);
             let mut st = State::Listing(mine);
-            let path = ZPath::Child(next_lower);
+            let path = names::member(next_lower);
             let watch = match latch {
                 Latch::ZkDocs => Request::Exists { path, watch: true },
                 Latch::Curator696 | Latch::Curator => Request::GetData { path, watch: true },
@@ -266,14 +274,15 @@ mod fair_election {
         let r = ZkFairElection(Latch::Curator);
         let owned_by = |owner| there(13, Some(owner));
         let delete_mine = Step::Send(Request::Delete {
-            path: ZPath::Child(me),
+            path: names::member(me),
+            version: None,
         });
         // Lowest: look at the owner before leading.
         let mut st = State::Listing(mine);
         assert_eq!(
             r.on_reply(now, &mut st, &children(&[me, child(1, 4)])),
             Step::Send(Request::GetData {
-                path: ZPath::Child(me),
+                path: names::member(me),
                 watch: false,
             })
         );

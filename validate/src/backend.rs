@@ -4,10 +4,10 @@
 //! forward each event as the model's `WatchEvent`.
 
 use etcd_client as etcd;
-use models::ids::{Child, Key, SessionId, ZPath};
+use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    EtcdEvent, Kv, OpResult, Range, Reply, Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError,
-    ZkEvent,
+    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, Reply, Request, SortByCreate,
+    Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -37,6 +37,7 @@ fn zk_error(e: zk::Error) -> Reply {
         zk::Error::NoNode => Reply::Error(ZkError::NoNode),
         zk::Error::NotEmpty => Reply::Error(ZkError::NotEmpty),
         zk::Error::SessionExpired => Reply::Error(ZkError::SessionExpired),
+        zk::Error::BadVersion => Reply::Error(ZkError::BadVersion),
         other => panic!("ZooKeeper: unexpected error {other:?}"),
     }
 }
@@ -52,27 +53,32 @@ fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>, data: &[u8]) ->
     Stat {
         czxid: s.czxid as u64,
         mzxid: s.mzxid as u64,
+        version: s.version as u32,
+        cversion: s.cversion as u32,
         ephemeral_owner: owner,
-        data: item(data),
+        data: data_of(data),
     }
 }
 
-/// A node's data in the model's terms: a queue element holds its item as
-/// decimal text; anything else (empty, not a number) is 0.
-fn item(data: &[u8]) -> u64 {
-    std::str::from_utf8(data)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+/// Data in the model's terms, from the bytes it is stored as (the text
+/// [`bytes_of`] writes): empty, a number in decimal, a session's id in hex;
+/// anything else is empty.
+fn data_of(bytes: &[u8]) -> Data {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Data::Empty;
+    };
+    if let Some(hex) = text.strip_prefix("0x") {
+        return i64::from_str_radix(hex, 16)
+            .ok()
+            .and_then(SessionId::from_lease_id)
+            .map_or(Data::Empty, Data::Session);
+    }
+    text.parse().map_or(Data::Empty, Data::Number)
 }
 
-/// The bytes a node is created with: its item as decimal text, or nothing.
-fn bytes_of(data: u64) -> Vec<u8> {
-    if data == 0 {
-        Vec::new()
-    } else {
-        data.to_string().into_bytes()
-    }
+/// The bytes data is stored as: its text (`Data`'s display).
+fn bytes_of(data: Data) -> Vec<u8> {
+    data.to_string().into_bytes()
 }
 
 fn zk_watch(w: zk::OneshotWatcher) -> Watch {
@@ -82,6 +88,7 @@ fn zk_watch(w: zk::OneshotWatcher) -> Watch {
             zk::EventType::NodeCreated => ZkEvent::NodeCreated,
             zk::EventType::NodeDeleted => ZkEvent::NodeDeleted,
             zk::EventType::NodeChildrenChanged => ZkEvent::NodeChildrenChanged,
+            zk::EventType::NodeDataChanged => ZkEvent::NodeDataChanged,
             _ => return Vec::new(), // session events are not notifications
         };
         match ZPath::parse(&e.path) {
@@ -97,17 +104,21 @@ fn kv(k: &etcd::KeyValue) -> Option<Kv> {
         create_revision: k.create_revision() as u64,
         mod_revision: k.mod_revision() as u64,
         version: k.version() as u64,
-        lease: SessionId::from_lease_id(k.lease())?,
+        lease: match k.lease() {
+            0 => None,
+            id => Some(SessionId::from_lease_id(id)?),
+        },
+        value: data_of(k.value()),
     })
 }
 
 fn get_options(r: &Range) -> (String, etcd::GetOptions) {
     let mut o = etcd::GetOptions::new();
-    let key = match r.key {
-        Some(k) => k.to_string(),
-        None => {
+    let key = match r.keys {
+        Keys::One(k) => k.to_string(),
+        Keys::Prefix(p) => {
             o = o.with_prefix();
-            "/lock/".to_string()
+            p.to_string()
         }
     };
     match r.sort {
@@ -167,7 +178,9 @@ impl Backend {
                             (false, true) => zk::CreateMode::PersistentSequential,
                             (false, false) => zk::CreateMode::Persistent,
                         };
-                        let name = path.create_path(*sequential);
+                        // A sequential create's path is the name before the
+                        // number the server appends.
+                        let name = path.to_string();
                         match c
                             .create(&name, &bytes_of(*data), &mode.with_acls(acl))
                             .await
@@ -192,10 +205,30 @@ impl Backend {
                             Err(e) => (zk_error(e), 0, None),
                         }
                     }
-                    Request::Delete { path } => match c.delete(&path.to_string(), None).await {
-                        Ok(()) => (Reply::Deleted, 0, None),
-                        Err(e) => (zk_error(e), 0, None),
-                    },
+                    Request::Delete { path, version } => {
+                        match c.delete(&path.to_string(), version.map(|v| v as i32)).await {
+                            Ok(()) => (Reply::Deleted, 0, None),
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
+                    Request::SetData {
+                        path,
+                        data,
+                        version,
+                    } => {
+                        let bytes = bytes_of(*data);
+                        match c
+                            .set_data(&path.to_string(), &bytes, version.map(|v| v as i32))
+                            .await
+                        {
+                            Ok(st) => (
+                                Reply::Stat(Some(stat(&st, sessions, &bytes))),
+                                st.mzxid as u64,
+                                None,
+                            ),
+                            Err(e) => (zk_error(e), 0, None),
+                        }
+                    }
                     Request::Exists { path, watch: true } => {
                         match c.check_and_watch_stat(&path.to_string()).await {
                             Ok((st, w)) => (
@@ -243,10 +276,11 @@ impl Backend {
                                 Err(e) => return (zk_error(e), 0, None),
                             }
                         };
-                        // The store's contract: children in sequence order.
+                        // The store's contract: children in sequence order,
+                        // then by name.
                         let mut children: Vec<Child> =
                             names.iter().filter_map(|n| Child::parse(n)).collect();
-                        children.sort_by_key(|c| c.seq);
+                        children.sort();
                         (Reply::Children(children.into()), 0, w)
                     }
                     other => panic!("not a ZooKeeper request: {other}"),
@@ -265,15 +299,15 @@ impl Backend {
                     (Reply::LeaseGranted, 0, None)
                 }
                 Request::Txn(t) => {
-                    let (key, rev) = t.compare_create_revision;
                     let ops = |ops: &[TxnOp]| -> Vec<etcd::TxnOp> {
                         ops.iter()
                             .map(|op| match op {
-                                TxnOp::Put { key, lease } => etcd::TxnOp::put(
+                                TxnOp::Put { key, value, lease } => etcd::TxnOp::put(
                                     key.to_string(),
-                                    "",
-                                    Some(etcd::PutOptions::new().with_lease(lease.lease_id())),
+                                    bytes_of(*value),
+                                    lease.map(|l| etcd::PutOptions::new().with_lease(l.lease_id())),
                                 ),
+                                TxnOp::Delete { key } => etcd::TxnOp::delete(key.to_string(), None),
                                 TxnOp::Range(r) => {
                                     let (k, o) = get_options(r);
                                     etcd::TxnOp::get(k, Some(o))
@@ -281,12 +315,35 @@ impl Backend {
                             })
                             .collect()
                     };
+                    let compares: Vec<etcd::Compare> = t
+                        .compares
+                        .iter()
+                        .map(|c| {
+                            let op = match c.op {
+                                CompareOp::Equal => etcd::CompareOp::Equal,
+                                CompareOp::NotEqual => etcd::CompareOp::NotEqual,
+                                CompareOp::Less => etcd::CompareOp::Less,
+                                CompareOp::Greater => etcd::CompareOp::Greater,
+                            };
+                            let key = c.key.to_string();
+                            match c.target {
+                                CompareTarget::CreateRevision(r) => {
+                                    etcd::Compare::create_revision(key, op, r as i64)
+                                }
+                                CompareTarget::ModRevision(r) => {
+                                    etcd::Compare::mod_revision(key, op, r as i64)
+                                }
+                                CompareTarget::Version(v) => {
+                                    etcd::Compare::version(key, op, v as i64)
+                                }
+                                CompareTarget::Value(v) => {
+                                    etcd::Compare::value(key, op, bytes_of(v))
+                                }
+                            }
+                        })
+                        .collect();
                     let txn = etcd::Txn::new()
-                        .when([etcd::Compare::create_revision(
-                            key.to_string(),
-                            etcd::CompareOp::Equal,
-                            rev as i64,
-                        )])
+                        .when(compares)
                         .and_then(ops(&t.success))
                         .or_else(ops(&t.failure));
                     match client.txn(txn).await {
@@ -297,6 +354,9 @@ impl Backend {
                                 .iter()
                                 .map(|r| match r {
                                     etcd::TxnOpResponse::Put(_) => OpResult::Put { revision },
+                                    etcd::TxnOpResponse::Delete(d) => OpResult::Delete {
+                                        deleted: d.deleted() as u32,
+                                    },
                                     etcd::TxnOpResponse::Get(g) => OpResult::Range {
                                         kvs: g.kvs().iter().filter_map(kv).collect(),
                                     },

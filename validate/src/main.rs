@@ -232,8 +232,18 @@ async fn clean(recipe: &RecipeRef, args: &Args) {
             let _ = c.delete("/lock", None).await;
             let opts = zookeeper_client::CreateMode::Persistent
                 .with_acls(zookeeper_client::Acls::anyone_all());
-            if recipe.setup().lock_dir {
-                c.create("/lock", b"", &opts).await.expect("create /lock");
+            // The recipe's directories, parents first (the queue's `/taken`
+            // is made below).
+            for dir in recipe.setup().dirs {
+                let path = dir.to_string();
+                let parts: Vec<&str> = path.split('/').skip(1).collect();
+                for end in 1..=parts.len() {
+                    let prefix = format!("/{}", parts[..end].join("/"));
+                    match c.create(&prefix, b"", &opts).await {
+                        Ok(_) | Err(zookeeper_client::Error::NodeExists) => {}
+                        Err(e) => panic!("create {prefix}: {e}"),
+                    }
+                }
             }
             // The lock-safe queue's element locks go under `/taken`, a
             // persistent directory the model takes to exist: emptied, made

@@ -21,9 +21,10 @@
 
 use crate::backend::{Backend, Watch};
 use models::client::{Client, ClientState};
-use models::ids::{client_id, client_of, store_id, ClientIdx, SessionId, ZPath};
+use models::ids::{client_id, client_of, store_id, ClientIdx, Data, SessionId, ZPath};
 use models::msg::{Msg, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
 use models::recipe::RecipeRef;
+use models::recipes::names;
 use models::store::{Store, StoreState};
 use serde::Serialize;
 use sim::scenario::Scenario;
@@ -567,7 +568,7 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         Reply::Stat(stat) => Reply::Stat(stat.map(|s| Stat {
             czxid: 0,
             mzxid: 0,
-            data: if reads_data { s.data } else { 0 },
+            data: if reads_data { s.data } else { Data::Empty },
             ..s
         })),
         Reply::Connected
@@ -651,7 +652,7 @@ impl Real {
     /// hands over a later answer.
     async fn fired(&mut self) -> BTreeMap<ClientIdx, Vec<Event>> {
         let fence = Request::Exists {
-            path: ZPath::Lock,
+            path: names::LOCK,
             watch: false,
         };
         let mut fired: BTreeMap<ClientIdx, Vec<Event>> = BTreeMap::new();

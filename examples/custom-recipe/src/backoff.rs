@@ -3,8 +3,13 @@
 //! sleeps between polls, doubling its sleep each time (exponential
 //! back-off), as the retry loops of lock libraries without watches do.
 //!
-//! 1. `create(/lock/<guid>-lock-, ephemeral+sequential)`.
-//! 2. `get_children(/lock)`, no watch.
+//! It names its own nodes: pollers queue under `/backoff` as
+//! `/backoff/_c_<guid>-poller-<seq>`, each node holding its owner's
+//! session id as data (who holds is readable in the store, as Curator
+//! writes a lock node's owner into it).
+//!
+//! 1. `create(/backoff/<guid>-poller-, ephemeral+sequential, data: session)`.
+//! 2. `get_children(/backoff)`, no watch; only `poller-` nodes count.
 //! 3. Our node is the lowest: hold; the token is its sequence number (the
 //!    store hands them out in creation order, and the lock goes in that
 //!    order, so a later holder has a larger token).
@@ -21,9 +26,9 @@
 //! a waiter's polls are store requests, and a release is noticed only at
 //! the next poll — up to a whole sleep later.
 
-use models::ids::{Child, SessionId, ZPath};
+use models::ids::{Child, Data, Name, SessionId, ZPath};
 use models::msg::{Reply, Request, WatchEvent};
-use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use models::recipe::{Face, Line, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -37,6 +42,19 @@ pub const BASE_SLEEP: Duration = Duration::from_millis(5);
 /// How often a sleep doubles: the longest is `BASE_SLEEP × 2^MAX_DOUBLINGS`.
 /// Bounded, so that the model checker's states are too.
 pub const MAX_DOUBLINGS: u8 = 3;
+
+/// The directory the pollers queue in, made before the run.
+pub const DIR: Name = Name::new("/backoff");
+/// A poller's node name, before its guid and sequence number.
+pub const PREFIX: Name = Name::new("poller-");
+
+/// A poller's node in [`DIR`].
+pub fn node_path(node: Child) -> ZPath {
+    ZPath::Node {
+        dir: DIR,
+        child: node,
+    }
+}
 
 /// The recipe. Stateless: everything an acquisition needs is in [`State`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -79,19 +97,16 @@ impl Relabel for State {
 
 fn create(session: SessionId) -> Request {
     Request::Create {
-        path: ZPath::Child(Child {
-            guid: Some(session),
-            seq: 0,
-        }),
+        path: node_path(Child::named(PREFIX, Some(session))),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Session(session),
     }
 }
 
 fn list() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: ZPath::Fixed(DIR),
         watch: false,
     }
 }
@@ -103,13 +118,18 @@ pub fn sleep_after(polls: u8) -> Duration {
 
 /// Step 3 or 4 on a fresh listing (in sequence order).
 fn decide(st: &mut State, node: Child, polls: u8, children: &[Child]) -> Step {
-    match children.first() {
+    // The store numbered our node; a node without a number is not ours.
+    let Some(seq) = node.seq else {
+        return Step::Unexpected;
+    };
+    let mut pollers = children.iter().filter(|c| c.prefix == PREFIX);
+    match pollers.next() {
         // Our node is gone: only our session's end deletes it.
         _ if !children.contains(&node) => Step::SessionLost,
         Some(first) if *first == node => {
             *st = State::Holding { node };
             Step::Acquired {
-                token: u64::from(node.seq),
+                token: u64::from(seq),
             }
         }
         Some(_) | None => {
@@ -136,7 +156,15 @@ impl Recipe for PollingBackoff {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        // The line the store's ghost marks watch is our directory.
+        Setup {
+            dirs: vec![ZPath::Fixed(DIR)],
+            line: Line {
+                path: ZPath::Fixed(DIR),
+                keys: DIR,
+            },
+            claims: None,
+        }
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -148,7 +176,7 @@ impl Recipe for PollingBackoff {
             (
                 State::Creating,
                 Reply::Created {
-                    path: ZPath::Child(node),
+                    path: ZPath::Node { child: node, .. },
                     ..
                 },
             ) => {
@@ -218,7 +246,8 @@ impl Recipe for PollingBackoff {
             State::Polling { node, .. }
             | State::Sleeping { node, .. }
             | State::Holding { node } => Some(Request::Delete {
-                path: ZPath::Child(*node),
+                path: node_path(*node),
+                version: None,
             }),
             State::Creating | State::Finding => None,
         }
@@ -227,7 +256,8 @@ impl Recipe for PollingBackoff {
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding { node } => Some(Request::Delete {
-                path: ZPath::Child(*node),
+                path: node_path(*node),
+                version: None,
             }),
             State::Creating | State::Finding | State::Polling { .. } | State::Sleeping { .. } => {
                 None
@@ -259,11 +289,12 @@ mod tests {
 
     fn node(client: u16, seq: u32) -> Child {
         Child {
+            seq: Some(seq),
+            prefix: PREFIX,
             guid: Some(SessionId {
                 client,
                 incarnation: 0,
             }),
-            seq,
         }
     }
 
@@ -299,7 +330,8 @@ mod tests {
         assert_eq!(
             PollingBackoff.release(me(), &st),
             Some(Request::Delete {
-                path: ZPath::Child(mine)
+                path: node_path(mine),
+                version: None,
             })
         );
     }
@@ -318,7 +350,8 @@ mod tests {
         assert_eq!(
             PollingBackoff.withdraw(me(), &st),
             Some(Request::Delete {
-                path: ZPath::Child(mine)
+                path: node_path(mine),
+                version: None,
             })
         );
     }

@@ -31,7 +31,10 @@
 
 pub mod backoff;
 
-use models::ids::{SessionId, ZPath};
+use models::ids::{Data, SessionId, ZPath};
+
+/// The lock node: the recipe races to create it.
+const LOCK: ZPath = ZPath::fixed("/lock");
 use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
@@ -77,16 +80,16 @@ pub const NAME: &str = "unfair-getdata";
 
 fn create() -> Request {
     Request::Create {
-        path: ZPath::Lock,
+        path: LOCK,
         ephemeral: true,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn read_and_watch() -> Request {
     Request::GetData {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: true,
     }
 }
@@ -104,7 +107,7 @@ impl Recipe for UnfairGetData {
 
     /// Nothing to prepare: `/lock` itself is the lock node.
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
@@ -147,7 +150,7 @@ impl Recipe for UnfairGetData {
                 State::Waiting,
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: ZPath::Lock,
+                    path: LOCK,
                 },
             ) => {
                 *st = State::Creating;
@@ -161,7 +164,10 @@ impl Recipe for UnfairGetData {
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
-            State::Holding => Some(Request::Delete { path: ZPath::Lock }),
+            State::Holding => Some(Request::Delete {
+                path: LOCK,
+                version: None,
+            }),
             State::Creating | State::Reading | State::Waiting => None,
         }
     }
@@ -238,8 +244,10 @@ mod tests {
         Reply::Stat(Some(Stat {
             czxid: 7,
             mzxid: 7,
+            version: 0,
+            cversion: 0,
             ephemeral_owner: Some(owner),
-            data: 0,
+            data: Data::Empty,
         }))
     }
 
@@ -260,7 +268,10 @@ mod tests {
         );
         assert_eq!(
             UnfairGetData.release(me, &st),
-            Some(Request::Delete { path: ZPath::Lock })
+            Some(Request::Delete {
+                path: LOCK,
+                version: None
+            })
         );
     }
 
@@ -277,7 +288,7 @@ mod tests {
         assert_eq!(UnfairGetData.release(me, &st), None);
         let deleted = WatchEvent::Zk {
             kind: ZkEvent::NodeDeleted,
-            path: ZPath::Lock,
+            path: LOCK,
         };
         assert_eq!(
             UnfairGetData.on_event(&mut st, &deleted),

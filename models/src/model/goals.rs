@@ -214,9 +214,7 @@ impl LockModel {
                             true => done_or_gone(m),
                             false => u8::from(!m.live() || !m.holding()) * DONE_OR_GONE,
                         },
-                        holds: |_, store, bits| {
-                            store.zk.children().next().is_none() && all_done_or_gone(bits)
-                        },
+                        holds: |_, store, bits| store.line_is_empty() && all_done_or_gone(bits),
                     },
                     PropertyName::MutualExclusion
                     | PropertyName::ResourceExclusion

@@ -110,8 +110,15 @@ pub fn view(model: &LockModel, state: &LockState) -> Vec<ActorView> {
                 "keys".into(),
                 list(&kv.kvs, |k| {
                     format!(
-                        "{} (create rev {}, lease {})",
-                        k.key, k.create_revision, k.lease
+                        "{} (create rev {}{}{})",
+                        k.key,
+                        k.create_revision,
+                        k.lease.map(|l| format!(", lease {l}")).unwrap_or_default(),
+                        if k.value.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", value {}", k.value)
+                        }
                     )
                 }),
             ));

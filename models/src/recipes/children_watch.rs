@@ -10,7 +10,9 @@
 //! own child watch (set by the listing that told it it was lowest) fires at
 //! its own delete.
 
+use super::names::{member, new_member, LOCK};
 use super::Registered;
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
@@ -65,7 +67,7 @@ impl Recipe for ChildrenWatch {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
@@ -92,17 +94,17 @@ impl Recipe for ChildrenWatch {
 
 fn list() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: true,
     }
 }
 
 fn acquire() -> (State, Request) {
     let create = Request::Create {
-        path: ZPath::Child(Child { guid: None, seq: 0 }),
+        path: new_member(None),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     };
     (State::Creating, create)
 }
@@ -112,7 +114,7 @@ fn on_reply(st: &mut State, reply: &Reply) -> Step {
         (
             State::Creating,
             Reply::Created {
-                path: ZPath::Child(node),
+                path: ZPath::Node { child: node, .. },
                 czxid,
             },
         ) => {
@@ -159,7 +161,8 @@ fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
 fn release(st: &State) -> Option<Request> {
     match st {
         State::Holding(mine) => Some(Request::Delete {
-            path: ZPath::Child(mine.node),
+            path: member(mine.node),
+            version: None,
         }),
         State::Creating | State::Listing(_) | State::Waiting(_) => None,
     }

@@ -23,8 +23,11 @@
 //! `Campaign` does not learn who leads, and the model has no `Observe`
 //! stream: a campaigning candidate names no leader (see ARCHITECTURE.md).
 
+use super::names::{session_key, KEYS};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Key, SessionId};
+use crate::msg::{Compare, Keys};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
@@ -118,7 +121,7 @@ impl Recipe for EtcdElection {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
 
     fn app(&self) -> App {
@@ -200,7 +203,9 @@ impl Recipe for EtcdElection {
 
     fn release(&self, session: SessionId, st: &State) -> Option<Request> {
         match st {
-            State::Leading { .. } => Some(Request::DeleteKey { key: Key(session) }),
+            State::Leading { .. } => Some(Request::DeleteKey {
+                key: session_key(session),
+            }),
             State::Putting
             | State::Ranging { .. }
             | State::Watching { .. }
@@ -221,7 +226,7 @@ impl EtcdElection {
         if self.check_own_key {
             *st = State::Checking { leader_rev };
             Step::Send(Request::Range(Range {
-                key: Some(Key(session)),
+                keys: Keys::One(session_key(session)),
                 sort: SortByCreate::None,
                 limit: 0,
                 max_create_revision: 0,
@@ -234,15 +239,16 @@ impl EtcdElection {
 
 /// Campaign's txn: put our key if it does not exist, else read it.
 fn campaign(session: SessionId) -> Request {
-    let key = Key(session);
+    let key = session_key(session);
     Request::Txn(Box::new(Txn {
-        compare_create_revision: (key, 0),
+        compares: vec![Compare::created_at(key, 0)],
         success: vec![TxnOp::Put {
             key,
-            lease: session,
+            value: Data::Empty,
+            lease: Some(session),
         }],
         failure: vec![TxnOp::Range(Range {
-            key: Some(key),
+            keys: Keys::One(key),
             sort: SortByCreate::None,
             limit: 0,
             max_create_revision: 0,
@@ -254,7 +260,7 @@ fn campaign(session: SessionId) -> Request {
 fn wait_deletes(st: &mut State, leader_rev: u64) -> Step {
     *st = State::Ranging { leader_rev };
     Step::Send(Request::Range(Range {
-        key: None,
+        keys: Keys::Prefix(KEYS),
         sort: SortByCreate::Descend,
         limit: 1,
         max_create_revision: leader_rev - 1,

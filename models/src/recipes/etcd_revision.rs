@@ -19,8 +19,11 @@
 //! is first, delete our key and return `ErrLocked` (the round ends without
 //! a hold) instead of waiting.
 
+use super::names::{session_key, KEYS};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Key, SessionId};
+use crate::msg::{Compare, Keys};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
@@ -137,7 +140,7 @@ impl Recipe for EtcdRevision {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -187,7 +190,7 @@ impl Recipe for EtcdRevision {
 
 fn first_created() -> Range {
     Range {
-        key: None,
+        keys: Keys::Prefix(KEYS),
         sort: SortByCreate::Ascend,
         limit: 1,
         max_create_revision: 0,
@@ -196,7 +199,7 @@ fn first_created() -> Range {
 
 fn get(key: Key) -> Range {
     Range {
-        key: Some(key),
+        keys: Keys::One(key),
         sort: SortByCreate::None,
         limit: 0,
         max_create_revision: 0,
@@ -205,7 +208,7 @@ fn get(key: Key) -> Range {
 
 fn last_created_below(my_rev: u64) -> Request {
     Request::Range(Range {
-        key: None,
+        keys: Keys::Prefix(KEYS),
         sort: SortByCreate::Descend,
         limit: 1,
         max_create_revision: my_rev - 1,
@@ -213,13 +216,14 @@ fn last_created_below(my_rev: u64) -> Request {
 }
 
 fn acquire(session: SessionId) -> (State, Request) {
-    let key = Key(session);
+    let key = session_key(session);
     let txn = Txn {
-        compare_create_revision: (key, 0),
+        compares: vec![Compare::created_at(key, 0)],
         success: vec![
             TxnOp::Put {
                 key,
-                lease: session,
+                value: Data::Empty,
+                lease: Some(session),
             },
             TxnOp::Range(first_created()),
         ],
@@ -270,7 +274,7 @@ fn on_reply(recipe: EtcdRevision, session: SessionId, st: &mut State, reply: &Re
         (State::Ranging { my_rev }, Reply::RangeResult { revision, kvs }) => match kvs.first() {
             None if recipe.verify_after_wait => {
                 *st = State::Verifying { my_rev };
-                Step::Send(Request::Range(get(Key(session))))
+                Step::Send(Request::Range(get(session_key(session))))
             }
             None => {
                 *st = State::Holding { my_rev };
@@ -321,5 +325,7 @@ fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
 }
 
 fn release(session: SessionId) -> Request {
-    Request::DeleteKey { key: Key(session) }
+    Request::DeleteKey {
+        key: session_key(session),
+    }
 }

@@ -20,7 +20,9 @@
 //! path name" — without it, a create whose reply was lost leaves an orphan
 //! node that the retry then waits behind forever (ZOOKEEPER-1262).
 
+use super::names::{member, new_member, LOCK};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Reentry, Setup, Step};
@@ -184,7 +186,7 @@ impl Recipe for FairPredecessor {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -240,19 +242,16 @@ impl Recipe for FairPredecessor {
 
 fn create(opts: Options, session: SessionId) -> Request {
     Request::Create {
-        path: ZPath::Child(Child {
-            guid: opts.guid.then_some(session),
-            seq: 0,
-        }),
+        path: new_member(opts.guid.then_some(session)),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn list() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: false,
     }
 }
@@ -266,7 +265,7 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
         (
             State::Creating,
             Reply::Created {
-                path: ZPath::Child(node),
+                path: ZPath::Node { child: node, .. },
                 czxid,
             },
         ) => {
@@ -329,13 +328,13 @@ fn decide(opts: Options, st: &mut State, mine: Mine, children: &[Child]) -> Step
         (None, None) => {
             *st = State::FetchingToken(mine);
             Step::Send(Request::Exists {
-                path: ZPath::Child(mine.node),
+                path: member(mine.node),
                 watch: false,
             })
         }
         (Some(pred), _) => {
             *st = State::Watching(mine, *pred);
-            let path = ZPath::Child(*pred);
+            let path = member(*pred);
             Step::Send(match opts.library {
                 Library::ZkDocs => Request::Exists { path, watch: true },
                 Library::Curator | Library::Kazoo => Request::GetData { path, watch: true },
@@ -352,7 +351,7 @@ fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
                 kind: ZkEvent::NodeDeleted,
                 path,
             },
-        ) if *path == ZPath::Child(pred) => {
+        ) if *path == member(pred) => {
             if opts.relist_after_wake {
                 *st = State::Listing(mine);
                 Step::Send(list())
@@ -389,7 +388,8 @@ fn withdraw(st: &State) -> Option<Request> {
         | State::Waiting(mine, _)
         | State::FetchingToken(mine)
         | State::Holding(mine) => Some(Request::Delete {
-            path: ZPath::Child(mine.node),
+            path: member(mine.node),
+            version: None,
         }),
         State::Creating | State::Finding => None,
     }
@@ -398,7 +398,8 @@ fn withdraw(st: &State) -> Option<Request> {
 fn release(st: &State) -> Option<Request> {
     match st {
         State::Holding(mine) => Some(Request::Delete {
-            path: ZPath::Child(mine.node),
+            path: member(mine.node),
+            version: None,
         }),
         State::Creating
         | State::Finding

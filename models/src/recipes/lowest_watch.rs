@@ -13,7 +13,9 @@
 //! releases delivers `n - k` notifications — the herd the predecessor watch
 //! of the ZooKeeper recipe avoids.
 
+use super::names::{member, new_member, LOCK};
 use super::Registered;
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
@@ -65,16 +67,16 @@ impl Relabel for State {
 
 fn create() -> Request {
     Request::Create {
-        path: ZPath::Child(Child { guid: None, seq: 0 }),
+        path: new_member(None),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn list() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: false,
     }
 }
@@ -93,7 +95,7 @@ fn decide(st: &mut State, mine: Mine, children: &[Child]) -> Step {
     }
     *st = State::Watching(mine, lowest);
     Step::Send(Request::Exists {
-        path: ZPath::Child(lowest),
+        path: member(lowest),
         watch: true,
     })
 }
@@ -110,7 +112,7 @@ impl Recipe for LowestWatch {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
@@ -122,7 +124,7 @@ impl Recipe for LowestWatch {
             (
                 State::Creating,
                 Reply::Created {
-                    path: ZPath::Child(node),
+                    path: ZPath::Node { child: node, .. },
                     czxid,
                 },
             ) => {
@@ -153,7 +155,7 @@ impl Recipe for LowestWatch {
                     kind: ZkEvent::NodeDeleted,
                     path,
                 },
-            ) if *path == ZPath::Child(lowest) => {
+            ) if *path == member(lowest) => {
                 *st = State::Listing(mine);
                 Step::Send(list())
             }
@@ -164,7 +166,8 @@ impl Recipe for LowestWatch {
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding(mine) => Some(Request::Delete {
-                path: ZPath::Child(mine.node),
+                path: member(mine.node),
+                version: None,
             }),
             State::Creating | State::Listing(_) | State::Watching(..) | State::Waiting(..) => None,
         }

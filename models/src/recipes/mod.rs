@@ -17,6 +17,8 @@ pub mod zk_fair_election;
 pub mod zk_fifo_queue;
 pub mod zk_unfair_election;
 
+pub mod names;
+
 use crate::recipe::RecipeRef;
 
 /// A variant of a recipe: a documented departure from its default.

@@ -9,8 +9,10 @@
 //! Every waiter watches the same node, so every release wakes every waiter:
 //! the herd.
 
+use super::names::LOCK;
 use super::Registered;
-use crate::ids::{SessionId, ZPath};
+use crate::ids::Data;
+use crate::ids::SessionId;
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
@@ -58,7 +60,7 @@ impl Recipe for UnfairCreate {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
@@ -89,10 +91,10 @@ impl Recipe for UnfairCreate {
 
 fn create() -> Request {
     Request::Create {
-        path: ZPath::Lock,
+        path: LOCK,
         ephemeral: true,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
@@ -109,7 +111,7 @@ fn on_reply(st: &mut State, reply: &Reply) -> Step {
         (State::Creating, Reply::Error(ZkError::NodeExists)) => {
             *st = State::Checking;
             Step::Send(Request::Exists {
-                path: ZPath::Lock,
+                path: LOCK,
                 watch: true,
             })
         }
@@ -132,7 +134,7 @@ fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
             State::Waiting,
             WatchEvent::Zk {
                 kind: ZkEvent::NodeDeleted,
-                path: ZPath::Lock,
+                path: LOCK,
             },
         ) => {
             *st = State::Creating;
@@ -145,5 +147,8 @@ fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
 }
 
 fn release() -> Request {
-    Request::Delete { path: ZPath::Lock }
+    Request::Delete {
+        path: LOCK,
+        version: None,
+    }
 }

@@ -15,9 +15,9 @@
 //! lists, so an event that arrives during the listing is not lost; lockstep's
 //! client hands a recipe events only while no request is outstanding. So,
 //! standing for that, a member that counts too few looks at `/lock/ready`
-//! once more (`exists`, watch) before it waits. A listing of `/lock` shows
-//! the member children, not `/lock/ready` (real ZooKeeper lists `start` too;
-//! it exists only once the whole group was seen, so nothing is miscounted).
+//! once more (`exists`, watch) before it waits. The count is the article's:
+//! every child of `/lock`, `/lock/ready` too if it is there (it exists only
+//! once the whole group was seen, so it changes no decision).
 //!
 //! There is no leave. Two members that both see the group complete both
 //! create `/lock/ready`: the article's code throws on the second's
@@ -25,7 +25,9 @@
 //! it is and passes. A member that crashes after entering and before
 //! creating `/lock/ready` leaves everyone waiting for good.
 
+use super::names::{new_member, LOCK, READY};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -96,36 +98,33 @@ impl Relabel for State {
 
 fn enter(session: SessionId) -> Request {
     Request::Create {
-        path: ZPath::Child(Child {
-            guid: Some(session),
-            seq: 0,
-        }),
+        path: new_member(Some(session)),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn check_ready() -> Request {
     Request::Exists {
-        path: ZPath::Ready,
+        path: READY,
         watch: true,
     }
 }
 
 fn count() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: false,
     }
 }
 
 fn start() -> Request {
     Request::Create {
-        path: ZPath::Ready,
+        path: READY,
         ephemeral: false,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
@@ -150,7 +149,7 @@ impl Recipe for ZkBarrier {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn app(&self) -> App {
@@ -175,7 +174,7 @@ impl Recipe for ZkBarrier {
             (
                 State::Entering,
                 Reply::Created {
-                    path: ZPath::Child(node),
+                    path: ZPath::Node { child: node, .. },
                     czxid,
                 },
             ) => {
@@ -220,7 +219,7 @@ impl Recipe for ZkBarrier {
                 State::Waiting(m),
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeCreated,
-                    path: ZPath::Ready,
+                    path: READY,
                 },
             ) => pass(st, m),
             _ => Step::Wait,

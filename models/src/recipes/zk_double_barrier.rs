@@ -53,7 +53,9 @@
 //! reports from four members on. And a slow member that lists after the
 //! first has left sees fewer than `size` children and waits for good.
 
+use super::names::{is_member, member, new_member, LOCK, READY};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -148,55 +150,53 @@ impl Relabel for State {
 
 fn watch_ready() -> Request {
     Request::Exists {
-        path: ZPath::Ready,
+        path: READY,
         watch: true,
     }
 }
 
 fn create_node(session: SessionId) -> Request {
     Request::Create {
-        path: ZPath::Child(Child {
-            guid: Some(session),
-            seq: 0,
-        }),
+        path: new_member(Some(session)),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn children() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: false,
     }
 }
 
 fn create_ready() -> Request {
     Request::Create {
-        path: ZPath::Ready,
+        path: READY,
         ephemeral: false,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn delete(node: Child) -> Request {
     Request::Delete {
-        path: ZPath::Child(node),
+        path: member(node),
+        version: None,
     }
 }
 
 fn watch(node: Child) -> Request {
     Request::Exists {
-        path: ZPath::Child(node),
+        path: member(node),
         watch: true,
     }
 }
 
 fn poll() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: true,
     }
 }
@@ -207,7 +207,19 @@ fn pass(st: &mut State, m: Member) -> Step {
 }
 
 /// Leave, steps 2 to 5, on the listing `l` (in the store's order).
-fn leave_on(st: &mut State, me: Member, l: &[Child]) -> Step {
+/// How many members a listing of `b` shows: its children but `ready`.
+/// (Curator's `internalEnter` counts every child, `ready` too: a member
+/// still entering when another has begun to leave then creates `ready` and
+/// takes its NodeExists, where this one looks `ready` up — the same
+/// outcome by another request.)
+fn entered(listed: &[Child]) -> usize {
+    listed.iter().filter(|c| is_member(c)).count()
+}
+
+/// Leave, steps 2–6, on a listing of `b`: its members, without the ready
+/// node (Curator's `filterAndSortChildren` drops it too).
+fn leave_on(st: &mut State, me: Member, listed: &[Child]) -> Step {
+    let l: Vec<Child> = listed.iter().copied().filter(is_member).collect();
     let (Some(&lowest), Some(&highest)) = (l.first(), l.last()) else {
         return Step::Released;
     };
@@ -247,7 +259,7 @@ impl Recipe for ZkDoubleBarrier {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn app(&self) -> App {
@@ -283,7 +295,7 @@ impl Recipe for ZkDoubleBarrier {
             (
                 State::Entering,
                 Reply::Created {
-                    path: ZPath::Child(node),
+                    path: ZPath::Node { child: node, .. },
                     czxid,
                 },
             ) => {
@@ -298,14 +310,16 @@ impl Recipe for ZkDoubleBarrier {
                 *st = State::Counting(me);
                 Step::Send(children())
             }
-            (State::Polling { me, .. }, Reply::Children(l)) if l.len() >= self.group as usize => {
+            (State::Polling { me, .. }, Reply::Children(l))
+                if entered(l) >= usize::from(self.group) =>
+            {
                 pass(st, me)
             }
             (State::Polling { me, .. }, Reply::Children(_)) => {
                 *st = State::Idle { me, leaving: false };
                 Step::Wait
             }
-            (State::Counting(m), Reply::Children(l)) if l.len() >= self.group as usize => {
+            (State::Counting(m), Reply::Children(l)) if entered(l) >= usize::from(self.group) => {
                 *st = State::Starting(m);
                 Step::Send(create_ready())
             }
@@ -331,7 +345,7 @@ impl Recipe for ZkDoubleBarrier {
                 State::Waiting(m),
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeCreated,
-                    path: ZPath::Ready,
+                    path: READY,
                 },
             ) => pass(st, m),
             // The tutorial's watcher wakes the waiter on any event.
@@ -386,7 +400,9 @@ impl Recipe for ZkDoubleBarrier {
                 *st = State::Polling { me, leaving: true };
                 Step::Send(poll())
             }
-            (State::Polling { .. }, Reply::Children(l)) if l.is_empty() => Step::Released,
+            (State::Polling { .. }, Reply::Children(l)) if !l.iter().any(is_member) => {
+                Step::Released
+            }
             (State::Polling { me, .. }, Reply::Children(_)) => {
                 *st = State::Idle { me, leaving: true };
                 Step::Wait
@@ -421,9 +437,9 @@ impl Recipe for ZkDoubleBarrier {
                 State::WaitingOn(me, other),
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: ZPath::Child(gone),
+                    path,
                 },
-            ) if *gone == other => relist(st, me),
+            ) if *path == member(other) => relist(st, me),
             (State::Idle { me, leaving }, WatchEvent::Zk { .. }) => {
                 *st = State::Polling { me, leaving };
                 Step::Send(poll())

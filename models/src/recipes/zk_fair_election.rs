@@ -27,7 +27,9 @@
 /// Our node and its czxid (unknown when we found it by guid), as the lock
 /// recipe keeps it.
 pub use super::fair_predecessor::Mine;
+use super::names::{member, new_member, LOCK};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Resume, Setup, Step};
@@ -142,7 +144,7 @@ impl Recipe for ZkFairElection {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        Setup::lock_dir()
     }
 
     fn app(&self) -> App {
@@ -158,7 +160,7 @@ impl Recipe for ZkFairElection {
             (
                 State::Creating,
                 Reply::Created {
-                    path: ZPath::Child(node),
+                    path: ZPath::Node { child: node, .. },
                     czxid,
                 },
             ) => list(
@@ -216,7 +218,8 @@ impl Recipe for ZkFairElection {
             (State::CheckingOwner(mine), Reply::Stat(Some(_))) => {
                 *st = State::Resetting;
                 Step::Send(Request::Delete {
-                    path: ZPath::Child(mine.node),
+                    path: member(mine.node),
+                    version: None,
                 })
             }
             // Our node is gone: the recipe text's session loss; Curator resets.
@@ -241,7 +244,7 @@ impl Recipe for ZkFairElection {
                     kind: ZkEvent::NodeDeleted,
                     path,
                 },
-            ) if *path == ZPath::Child(next_lower) => list(st, mine),
+            ) if *path == member(next_lower) => list(st, mine),
             _ => Step::Wait,
         }
     }
@@ -259,7 +262,8 @@ impl Recipe for ZkFairElection {
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Leading(mine) => Some(Request::Delete {
-                path: ZPath::Child(mine.node),
+                path: member(mine.node),
+                version: None,
             }),
             State::Creating
             | State::Finding
@@ -341,7 +345,7 @@ impl ZkFairElection {
             next_lower,
             leader: children[0].guid,
         };
-        let path = ZPath::Child(next_lower);
+        let path = member(next_lower);
         Step::Send(match self.0 {
             Latch::ZkDocs => Request::Exists { path, watch: true },
             Latch::Curator696 | Latch::Curator => Request::GetData { path, watch: true },
@@ -354,7 +358,7 @@ impl ZkFairElection {
             (Latch::Curator, _) | (Latch::ZkDocs | Latch::Curator696, None) => {
                 *st = State::CheckingOwner(mine);
                 Step::Send(Request::GetData {
-                    path: ZPath::Child(mine.node),
+                    path: member(mine.node),
                     watch: false,
                 })
             }
@@ -368,19 +372,16 @@ impl ZkFairElection {
 
 fn create(session: SessionId) -> Request {
     Request::Create {
-        path: ZPath::Child(Child {
-            guid: Some(session),
-            seq: 0,
-        }),
+        path: new_member(Some(session)),
         ephemeral: true,
         sequential: true,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn children() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: false,
     }
 }

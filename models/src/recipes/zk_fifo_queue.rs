@@ -36,7 +36,9 @@
 //! Curator works through a whole listing before it lists again; here a
 //! consumer lists again after each item it took (one item a round).
 
+use super::names::{claim, member, new_member, LOCK, TAKEN_DIR};
 use super::{Registered, Variant, VariantKind};
+use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -146,45 +148,47 @@ impl Relabel for State {
 
 fn produce(item: u64) -> Request {
     Request::Create {
-        path: ZPath::Child(Child { guid: None, seq: 0 }),
+        path: new_member(None),
         ephemeral: false,
         sequential: true,
-        data: item,
+        data: Data::Number(item),
     }
 }
 
 fn list() -> Request {
     Request::GetChildren {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: true,
     }
 }
 
 fn read(head: Child) -> Request {
     Request::GetData {
-        path: ZPath::Child(head),
+        path: member(head),
         watch: false,
     }
 }
 
 fn delete(head: Child) -> Request {
     Request::Delete {
-        path: ZPath::Child(head),
+        path: member(head),
+        version: None,
     }
 }
 
 fn lock(head: Child) -> Request {
     Request::Create {
-        path: ZPath::Taken(head),
+        path: claim(head),
         ephemeral: true,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 fn unlock(head: Child) -> Request {
     Request::Delete {
-        path: ZPath::Taken(head),
+        path: claim(head),
+        version: None,
     }
 }
 
@@ -267,7 +271,9 @@ impl ZkFifoQueue {
                     *st = State::Taking {
                         listing,
                         at,
-                        step: TakeStep::Deleting { item: stat.data },
+                        step: TakeStep::Deleting {
+                            item: stat.data.number().unwrap_or(0),
+                        },
                     };
                     Step::Send(delete(head))
                 }
@@ -275,9 +281,11 @@ impl ZkFifoQueue {
                 Take::LockFirst => {
                     *st = State::Took {
                         head,
-                        item: stat.data,
+                        item: stat.data.number().unwrap_or(0),
                     };
-                    Step::Acquired { token: stat.data }
+                    Step::Acquired {
+                        token: stat.data.number().unwrap_or(0),
+                    }
                 }
             },
             (TakeStep::Reading, Reply::Error(ZkError::NoNode)) => match self.take {
@@ -325,8 +333,17 @@ impl Recipe for ZkFifoQueue {
         Face::ZooKeeper
     }
 
+    /// The queue is `/lock`; the lock-safe consumer claims an element
+    /// under `/taken` (Curator's `lockPath`), a persistent directory.
     fn setup(&self) -> Setup {
-        Setup { lock_dir: true }
+        match self.take {
+            Take::LockFirst => Setup {
+                dirs: vec![LOCK, ZPath::Fixed(TAKEN_DIR)],
+                claims: Some(TAKEN_DIR),
+                ..Setup::lock_dir()
+            },
+            Take::Article | Take::NextOnNoNode => Setup::lock_dir(),
+        }
     }
 
     fn app(&self) -> App {
@@ -365,7 +382,7 @@ impl Recipe for ZkFifoQueue {
                 State::Waiting,
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeChildrenChanged,
-                    path: ZPath::Lock,
+                    path: LOCK,
                 },
             ) => self.list_again(st, None),
             _ => Step::Wait,

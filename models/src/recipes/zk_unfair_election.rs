@@ -18,8 +18,10 @@
 //! every follower: the herd. The model names the node `/lock` in traces (the
 //! store models one namespace; see ARCHITECTURE.md).
 
+use super::names::LOCK;
 use super::{Registered, Variant, VariantKind};
-use crate::ids::{SessionId, ZPath};
+use crate::ids::Data;
+use crate::ids::SessionId;
 use crate::msg::{Reply, Request, Stat, WatchEvent, ZkError, ZkEvent};
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
@@ -86,7 +88,7 @@ impl Recipe for ZkUnfairElection {
     }
 
     fn setup(&self) -> Setup {
-        Setup { lock_dir: false }
+        Setup::bare()
     }
 
     fn app(&self) -> App {
@@ -117,7 +119,7 @@ impl Recipe for ZkUnfairElection {
                 State::Following { .. },
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: ZPath::Lock,
+                    path: LOCK,
                 },
             ) => {
                 let (next, req) = self.run();
@@ -131,7 +133,10 @@ impl Recipe for ZkUnfairElection {
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
-            State::Leading => Some(Request::Delete { path: ZPath::Lock }),
+            State::Leading => Some(Request::Delete {
+                path: LOCK,
+                version: None,
+            }),
             State::Creating | State::Finding | State::Following { .. } => None,
         }
     }
@@ -166,7 +171,7 @@ impl ZkUnfairElection {
             look()
         } else {
             Request::Exists {
-                path: ZPath::Lock,
+                path: LOCK,
                 watch: true,
             }
         })
@@ -175,17 +180,17 @@ impl ZkUnfairElection {
 
 fn create_leader() -> Request {
     Request::Create {
-        path: ZPath::Lock,
+        path: LOCK,
         ephemeral: true,
         sequential: false,
-        data: 0,
+        data: Data::Empty,
     }
 }
 
 /// `findLeader`'s read: `getData(/leader, watch)`.
 fn look() -> Request {
     Request::GetData {
-        path: ZPath::Lock,
+        path: LOCK,
         watch: true,
     }
 }

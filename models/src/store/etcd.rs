@@ -1,13 +1,18 @@
-//! The etcd face of the store: one global revision, keys with
-//! `create_revision` / `mod_revision` / `version` / `lease`, `txn` with a
-//! compare on `create_revision`, `range` sorted by create revision with
+//! The etcd face of the store: one global revision, keys with a value,
+//! `create_revision` / `mod_revision` / `version` / `lease`, `txn` with
+//! compares on any of them (a value compare on a missing key fails, as in
+//! etcd's `applyCompare`), puts, deletes and ranges in either branch,
+//! `range` over a key or a prefix sorted by create revision with
 //! `max_create_revision`, and watches that start at a past revision.
 //!
 //! Revisions start at 1 as in etcd; each put or delete (and each lease expiry,
 //! which deletes its keys in one transaction) is one revision.
 
-use crate::ids::{ClientIdx, Key, SessionId};
-use crate::msg::{EtcdEvent, Kv, OpResult, Range, SortByCreate, Txn, TxnOp};
+use crate::ids::{ClientIdx, Data, Key, SessionId};
+use crate::msg::{
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, SortByCreate, Txn,
+    TxnOp,
+};
 use serde::{Deserialize, Serialize};
 
 /// A key watch: a client waits for `key`'s events from `start_revision` on.
@@ -51,20 +56,47 @@ impl EtcdKv {
             .map(|i| &self.kvs[i])
     }
 
-    /// `txn`: the compare, then each op of the chosen branch. The caller has
-    /// checked that every lease a put names is alive.
+    /// Whether a txn's compare holds now.
+    pub fn holds(&self, c: &Compare) -> bool {
+        let kv = self.get(c.key);
+        let ord = match (c.target, kv) {
+            // etcd: "always fail if comparing a value on a key that doesn't
+            // exist".
+            (CompareTarget::Value(_), None) => return false,
+            // etcd compares a value's bytes: the text a value is written
+            // as (`Data`'s display, what the validator stores).
+            (CompareTarget::Value(want), Some(kv)) => kv.value.to_string().cmp(&want.to_string()),
+            (CompareTarget::CreateRevision(want), _) => {
+                kv.map_or(0, |kv| kv.create_revision).cmp(&want)
+            }
+            (CompareTarget::ModRevision(want), _) => kv.map_or(0, |kv| kv.mod_revision).cmp(&want),
+            (CompareTarget::Version(want), _) => kv.map_or(0, |kv| kv.version).cmp(&want),
+        };
+        match c.op {
+            CompareOp::Equal => ord.is_eq(),
+            CompareOp::NotEqual => ord.is_ne(),
+            CompareOp::Less => ord.is_lt(),
+            CompareOp::Greater => ord.is_gt(),
+        }
+    }
+
+    /// `txn`: the compares, then each op of the chosen branch. The caller
+    /// has checked that every lease a put names is alive.
     pub fn txn(&mut self, txn: &Txn, fired: &mut Vec<Fired>) -> (bool, Vec<OpResult>) {
-        let (key, want) = txn.compare_create_revision;
-        let have = self.get(key).map_or(0, |kv| kv.create_revision);
-        let succeeded = have == want;
+        let succeeded = txn.compares.iter().all(|c| self.holds(c));
         let ops = if succeeded {
             &txn.success
         } else {
             &txn.failure
         };
-        // A txn is one revision however many puts it makes (etcd: every
-        // write of a txn shares the txn's revision).
-        let writes = ops.iter().any(|op| matches!(op, TxnOp::Put { .. }));
+        // A txn is one revision however many writes it makes (etcd: every
+        // write of a txn shares the txn's revision); a delete of a missing
+        // key writes nothing.
+        let writes = ops.iter().any(|op| match op {
+            TxnOp::Put { .. } => true,
+            TxnOp::Delete { key } => self.get(*key).is_some(),
+            TxnOp::Range(_) => false,
+        });
         if writes {
             self.revision += 1;
         }
@@ -72,32 +104,49 @@ impl EtcdKv {
         let results = ops
             .iter()
             .map(|op| match op {
-                TxnOp::Put { key, lease } => {
-                    self.put_at(*key, *lease, revision, fired);
+                TxnOp::Put { key, value, lease } => {
+                    self.put_at(*key, *value, *lease, revision, fired);
                     OpResult::Put { revision }
                 }
+                TxnOp::Delete { key } => OpResult::Delete {
+                    deleted: self.delete_at(*key, fired),
+                },
                 TxnOp::Range(r) => OpResult::Range { kvs: self.range(r) },
             })
             .collect();
         (succeeded, results)
     }
 
-    /// `put(key, lease)`; returns the new revision.
-    pub fn put(&mut self, key: Key, lease: SessionId, fired: &mut Vec<Fired>) -> u64 {
+    /// `put(key, value, lease)`; returns the new revision.
+    pub fn put(
+        &mut self,
+        key: Key,
+        value: Data,
+        lease: Option<SessionId>,
+        fired: &mut Vec<Fired>,
+    ) -> u64 {
         self.revision += 1;
         let revision = self.revision;
-        self.put_at(key, lease, revision, fired);
+        self.put_at(key, value, lease, revision, fired);
         revision
     }
 
     /// Writes `key` at `revision` (the current one, already taken).
-    fn put_at(&mut self, key: Key, lease: SessionId, revision: u64, fired: &mut Vec<Fired>) {
+    fn put_at(
+        &mut self,
+        key: Key,
+        value: Data,
+        lease: Option<SessionId>,
+        revision: u64,
+        fired: &mut Vec<Fired>,
+    ) {
         match self.kvs.binary_search_by(|kv| kv.key.cmp(&key)) {
             Ok(i) => {
                 let kv = &mut self.kvs[i];
                 kv.mod_revision = revision;
                 kv.version += 1;
                 kv.lease = lease;
+                kv.value = value;
             }
             Err(i) => self.kvs.insert(
                 i,
@@ -107,6 +156,7 @@ impl EtcdKv {
                     mod_revision: revision,
                     version: 1,
                     lease,
+                    value,
                 },
             ),
         }
@@ -118,7 +168,10 @@ impl EtcdKv {
         let matching = self
             .kvs
             .iter()
-            .filter(|kv| r.key.is_none_or(|k| k == kv.key))
+            .filter(|kv| match r.keys {
+                Keys::One(k) => kv.key == k,
+                Keys::Prefix(p) => kv.key.has_prefix(p),
+            })
             .filter(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision)
             .copied();
         // The recipes ask for the first or last created key: find it without
@@ -156,14 +209,24 @@ impl EtcdKv {
     /// `delete(key)`; returns (revision, keys deleted). Deleting a missing key
     /// succeeds and changes nothing, as in etcd.
     pub fn delete(&mut self, key: Key, fired: &mut Vec<Fired>) -> (u64, u32) {
+        if self.get(key).is_none() {
+            return (self.revision, 0);
+        }
+        self.revision += 1;
+        let deleted = self.delete_at(key, fired);
+        (self.revision, deleted)
+    }
+
+    /// Deletes `key` at the current revision (already taken); how many
+    /// keys went.
+    fn delete_at(&mut self, key: Key, fired: &mut Vec<Fired>) -> u32 {
         match self.kvs.binary_search_by(|kv| kv.key.cmp(&key)) {
             Ok(i) => {
                 self.kvs.remove(i);
-                self.revision += 1;
                 self.record_delete(key, fired);
-                (self.revision, 1)
+                1
             }
-            Err(_) => (self.revision, 0),
+            Err(_) => 0,
         }
     }
 
@@ -172,14 +235,14 @@ impl EtcdKv {
         let doomed: Vec<Key> = self
             .kvs
             .iter()
-            .filter(|kv| kv.lease == lease)
+            .filter(|kv| kv.lease == Some(lease))
             .map(|kv| kv.key)
             .collect();
         if doomed.is_empty() {
             return;
         }
         self.revision += 1;
-        self.kvs.retain(|kv| kv.lease != lease);
+        self.kvs.retain(|kv| kv.lease != Some(lease));
         for key in doomed {
             self.record_delete(key, fired);
         }
@@ -244,18 +307,81 @@ impl EtcdKv {
 mod tests {
     use super::*;
 
+    use crate::ids::Name;
+
+    #[allow(non_snake_case)]
+    fn Key(s: SessionId) -> super::Key {
+        super::Key::of_lease(Name::new("/lock/"), s)
+    }
+
+    fn put(kv: &mut EtcdKv, s: SessionId, fired: &mut Vec<Fired>) -> u64 {
+        kv.put(Key(s), Data::Empty, Some(s), fired)
+    }
+
     /// A txn that, if `first`'s key does not exist, puts `first`'s key and
     /// then `second`'s, each on its own lease.
     fn putting_both(first: SessionId, second: SessionId) -> Txn {
         let put = |s: SessionId| TxnOp::Put {
             key: Key(s),
-            lease: s,
+            value: Data::Empty,
+            lease: Some(s),
         };
         Txn {
-            compare_create_revision: (Key(first), 0),
+            compares: vec![Compare::created_at(Key(first), 0)],
             success: vec![put(first), put(second)],
             failure: vec![],
         }
+    }
+
+    /// Compares on a value, a version and a mod revision; a value compare
+    /// on a missing key fails whatever the operator; a txn's delete shares
+    /// its revision.
+    #[test]
+    fn a_txn_compares_values_versions_and_revisions() {
+        let a = SessionId::first(0);
+        let mut kv = EtcdKv::default();
+        let key = super::Key::fixed("/count");
+        let cmp = |target, op| Compare { key, target, op };
+        assert!(!kv.holds(&cmp(CompareTarget::Value(Data::Empty), CompareOp::NotEqual)));
+        assert!(kv.holds(&cmp(CompareTarget::Version(0), CompareOp::Equal)));
+        let rev = kv.put(key, Data::Number(3), None, &mut Vec::new());
+        assert!(kv.holds(&cmp(
+            CompareTarget::Value(Data::Number(3)),
+            CompareOp::Equal
+        )));
+        assert!(kv.holds(&cmp(
+            CompareTarget::Value(Data::Number(2)),
+            CompareOp::Greater
+        )));
+        assert!(kv.holds(&cmp(CompareTarget::ModRevision(rev), CompareOp::Equal)));
+        assert!(kv.holds(&cmp(CompareTarget::Version(2), CompareOp::Less)));
+        let txn = Txn {
+            compares: vec![cmp(CompareTarget::Value(Data::Number(3)), CompareOp::Equal)],
+            success: vec![
+                TxnOp::Delete { key },
+                TxnOp::Put {
+                    key: Key(a),
+                    value: Data::Session(a),
+                    lease: None,
+                },
+            ],
+            failure: vec![],
+        };
+        let (ok, results) = kv.txn(&txn, &mut Vec::new());
+        assert!(ok);
+        assert_eq!(kv.revision, rev + 1);
+        assert_eq!(
+            results,
+            vec![
+                OpResult::Delete { deleted: 1 },
+                OpResult::Put { revision: rev + 1 }
+            ]
+        );
+        assert!(kv.get(key).is_none());
+        // The same txn again: its compare fails, nothing is written.
+        let (ok, results) = kv.txn(&txn, &mut Vec::new());
+        assert!(!ok && results.is_empty());
+        assert_eq!(kv.revision, rev + 1);
     }
 
     #[test]
@@ -281,7 +407,7 @@ mod tests {
         assert_eq!(kv.get(Key(a)).unwrap().create_revision, before + 1);
         assert_eq!(kv.get(Key(b)).unwrap().create_revision, before + 1);
         // A put outside a txn takes a revision of its own.
-        assert_eq!(kv.put(Key(a), a, &mut Vec::new()), before + 2);
+        assert_eq!(put(&mut kv, a, &mut Vec::new()), before + 2);
     }
 
     /// Keys written by one txn share a create revision; a range limited to
@@ -295,7 +421,7 @@ mod tests {
         for sort in [SortByCreate::Ascend, SortByCreate::Descend] {
             let range = |limit| {
                 kv.range(&Range {
-                    key: None,
+                    keys: Keys::Prefix(Name::new("/lock/")),
                     sort,
                     limit,
                     max_create_revision: 0,
@@ -315,8 +441,8 @@ mod tests {
         let (a, b) = (SessionId::first(0), SessionId::first(1));
         let mut kv = EtcdKv::default();
         let mut sink = Vec::new();
-        let put_a = kv.put(Key(a), a, &mut sink);
-        kv.put(Key(b), b, &mut sink);
+        let put_a = put(&mut kv, a, &mut sink);
+        put(&mut kv, b, &mut sink);
         kv.delete(Key(b), &mut sink);
         let mut fired = Vec::new();
         kv.watch(7, Key(a), put_a + 1, &mut fired);
@@ -330,7 +456,7 @@ mod tests {
         assert_eq!(kv.watchers.len(), 2, "both watches wait on");
         // A put is news that keeps a watch; the delete it waits for ends it.
         fired.clear();
-        let again = kv.put(Key(a), a, &mut fired);
+        let again = put(&mut kv, a, &mut fired);
         assert_eq!(
             fired,
             vec![
@@ -360,11 +486,11 @@ mod tests {
         let a = SessionId::first(0);
         let mut kv = EtcdKv::default();
         let mut sink = Vec::new();
-        kv.put(Key(a), a, &mut sink);
+        put(&mut kv, a, &mut sink);
         let start = kv.revision + 1;
         kv.delete(Key(a), &mut sink);
         let first_delete = kv.revision;
-        kv.put(Key(a), a, &mut sink);
+        put(&mut kv, a, &mut sink);
         kv.delete(Key(a), &mut sink);
         let mut fired = Vec::new();
         kv.watch(7, Key(a), start, &mut fired);

@@ -9,8 +9,9 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, Child, SessionId, ZPath};
+use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath};
 use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
+use crate::recipe::{Line, Setup};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
@@ -25,8 +26,8 @@ pub struct Store {
     /// How long a silent session (lease) lives: ZooKeeper's negotiated session
     /// timeout, etcd's lease TTL.
     pub session_timeout: Duration,
-    /// Start with a persistent `/lock` directory (recipes that create children).
-    pub lock_dir: bool,
+    /// The recipe's directories, its line and its claims.
+    pub layout: Setup,
     /// A barrier of this many members: the store keeps the ghost
     /// [`Members`].
     pub barrier_group: Option<u16>,
@@ -42,10 +43,10 @@ pub struct Store {
 
 impl Store {
     /// The store a recipe of `face` talks to.
-    pub fn for_face(face: crate::recipe::Face, session_timeout: Duration, lock_dir: bool) -> Self {
+    pub fn for_face(face: crate::recipe::Face, session_timeout: Duration, layout: Setup) -> Self {
         Store {
             session_timeout,
-            lock_dir,
+            layout,
             tell_expiry: match face {
                 crate::recipe::Face::ZooKeeper => true,
                 crate::recipe::Face::Etcd => false,
@@ -57,13 +58,16 @@ impl Store {
 
     /// The state it starts in.
     pub fn initial_state(&self) -> StoreState {
-        let mut st = StoreState::new(self.lock_dir);
+        let mut st = StoreState::new(&self.layout);
         st.barrier = self.barrier_group.map(|group| Members {
             group,
             entered: Vec::new(),
             leaving: Vec::new(),
         });
-        st.queue = self.queue.then(QueueLedger::default);
+        st.queue = self.queue.then(|| QueueLedger {
+            claims: self.layout.claims,
+            removed: Vec::new(),
+        });
         st
     }
 
@@ -76,22 +80,25 @@ impl Store {
         Store {
             barrier_group: (recipe.app() == crate::recipe::App::Barrier).then_some(clients),
             queue: recipe.app() == crate::recipe::App::Queue,
-            ..Store::for_face(recipe.face(), session_timeout, recipe.setup().lock_dir)
+            ..Store::for_face(recipe.face(), session_timeout, recipe.setup())
         }
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StoreState {
     /// Every session (lease) ever opened, sorted, with whether it is alive.
     pub sessions: Vec<(SessionId, bool)>,
     pub zk: ZkTree,
     pub etcd: EtcdKv,
+    /// Where the recipe's line is (the same in every state of a run).
+    pub line: Line,
     /// Ghost, for `holder_owns_key`: the node or key first in line for the
-    /// lock — the lowest-sequence child of `/lock`, else an ephemeral
-    /// `/lock` itself; the first-created key under `/lock/` — as (its path or
-    /// key's place, its owner). Kept up to date on every change; it only
-    /// summarises the tree, so it tells no two states apart.
+    /// lock — the lowest-sequence generated child of the line's directory,
+    /// else the line's node itself if ephemeral; the first-created key
+    /// under the line's prefix — as (its path or key, its owner). Kept up
+    /// to date on every change; it only summarises the tree, so it tells
+    /// no two states apart.
     pub first_in_line: Option<FirstInLine>,
     /// Ghost, for a barrier (`no_early_pass`): the group's size and the
     /// clients that have entered (created a member node under `/lock`), in
@@ -106,6 +113,9 @@ pub struct StoreState {
 /// A queue's items as the store has seen them leave.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct QueueLedger {
+    /// Where a consumer claims an element before it takes it (the
+    /// lock-safe queue's `/taken`), if anywhere.
+    pub claims: Option<Name>,
     /// Every element deleted so far, in order: its item and the client
     /// whose request deleted it (`no_lost_item` holds the remover to
     /// processing it).
@@ -131,9 +141,9 @@ impl Members {
     /// The mark on what the store sends `client`: for a member that has
     /// begun to leave, every member has left (no member node is left);
     /// for anyone else, every member has entered.
-    fn mark(&self, client: crate::ids::ClientIdx, tree: &ZkTree) -> bool {
+    fn mark(&self, client: crate::ids::ClientIdx, tree: &ZkTree, line: Line) -> bool {
         if self.leaving.binary_search(&client).is_ok() {
-            tree.children().next().is_none()
+            members(line, tree).next().is_none()
         } else {
             self.complete()
         }
@@ -144,7 +154,7 @@ impl Members {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FirstInLine {
     Node(ZPath, Option<SessionId>),
-    Key(crate::ids::Key, SessionId),
+    Key(crate::ids::Key, Option<SessionId>),
 }
 
 impl crate::relabel::Relabel for FirstInLine {
@@ -166,17 +176,25 @@ impl FirstInLine {
     pub fn owner(self) -> Option<SessionId> {
         match self {
             FirstInLine::Node(_, owner) => owner,
-            FirstInLine::Key(_, lease) => Some(lease),
+            FirstInLine::Key(_, lease) => lease,
         }
     }
 }
 
+/// An empty store, its line at `/lock`.
+impl Default for StoreState {
+    fn default() -> Self {
+        StoreState::new(&Setup::bare())
+    }
+}
+
 impl StoreState {
-    pub fn new(lock_dir: bool) -> Self {
+    pub fn new(layout: &Setup) -> Self {
         StoreState {
             sessions: Vec::new(),
-            zk: ZkTree::new(lock_dir),
+            zk: ZkTree::new(&layout.dirs),
             etcd: EtcdKv::default(),
+            line: layout.line,
             first_in_line: None,
             barrier: None,
             queue: None,
@@ -187,7 +205,7 @@ impl StoreState {
     /// the store puts on what it sends (see [`Msg::Reply`]).
     pub fn owns_first(&self, session: SessionId) -> bool {
         if let Some(b) = &self.barrier {
-            return b.mark(session.client, &self.zk);
+            return b.mark(session.client, &self.zk, self.line);
         }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
     }
@@ -196,7 +214,7 @@ impl StoreState {
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
         if let Some(b) = &self.barrier {
-            return b.mark(client, &self.zk);
+            return b.mark(client, &self.zk, self.line);
         }
         // A queue's consumers decide on replies, never on events.
         if self.queue.is_some() {
@@ -219,27 +237,35 @@ impl StoreState {
         if still_there {
             return;
         }
-        let lowest_child = self.zk.children().min_by_key(|c| c.seq);
-        self.first_in_line = match lowest_child {
-            Some(c) => {
-                let path = ZPath::Child(c);
+        let line = self.line;
+        // Members come in sequence order: the first is the lowest.
+        let lowest_member = members(line, &self.zk).next();
+        self.first_in_line = match (lowest_member, line.path) {
+            (Some(child), ZPath::Fixed(dir)) => {
+                let path = ZPath::Node { dir, child };
                 Some(FirstInLine::Node(
                     path,
                     self.zk.node(path).and_then(|n| n.ephemeral_owner),
                 ))
             }
-            None => match self.zk.node(ZPath::Lock) {
+            (Some(_), ZPath::Node { .. }) | (None, _) => match self.zk.node(line.path) {
                 Some(n) if n.ephemeral_owner.is_some() => {
-                    Some(FirstInLine::Node(ZPath::Lock, n.ephemeral_owner))
+                    Some(FirstInLine::Node(line.path, n.ephemeral_owner))
                 }
                 _ => self
                     .etcd
                     .kvs
                     .iter()
+                    .filter(|kv| kv.key.has_prefix(line.keys))
                     .min_by_key(|kv| kv.create_revision)
                     .map(|kv| FirstInLine::Key(kv.key, kv.lease)),
             },
         };
+    }
+
+    /// Whether the line has no member left (a queue with no element).
+    pub fn line_is_empty(&self) -> bool {
+        members(self.line, &self.zk).next().is_none()
     }
 
     /// Gives back spare capacity (the model checker's frontier keeps many
@@ -268,35 +294,38 @@ impl StoreState {
     }
 
     /// Whether `req` of session `s` names no queue element, or the queue's
-    /// head: the lowest element on which no other session holds a lock
+    /// head: the lowest element on which no other session holds a claim
     /// (`/taken/<element>`). The mark on a queue's replies (`fifo_order`),
     /// taken before the request changes anything.
     fn names_queue_head(&self, s: SessionId, req: &Request) -> bool {
         let element = match req {
-            Request::GetData { path, .. } | Request::Delete { path } => match path {
-                ZPath::Child(c) => *c,
-                ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => return true,
-            },
+            Request::GetData { path, .. } | Request::Delete { path, .. } => {
+                match self.line.member(*path) {
+                    Some(c) => c,
+                    None => return true,
+                }
+            }
             Request::Connect
             | Request::Create { .. }
             | Request::Exists { .. }
             | Request::GetChildren { .. }
+            | Request::SetData { .. }
             | Request::LeaseGrant
             | Request::Txn(_)
             | Request::Range(_)
             | Request::Watch { .. }
             | Request::DeleteKey { .. } => return true,
         };
+        let claims = self.queue.as_ref().and_then(|q| q.claims);
         let taken_by_other = |c: Child| {
-            self.zk
-                .node(ZPath::Taken(c))
-                .is_some_and(|n| n.ephemeral_owner != Some(s))
+            claims.is_some_and(|dir| {
+                self.zk
+                    .node(ZPath::child(dir, c))
+                    .is_some_and(|n| n.ephemeral_owner != Some(s))
+            })
         };
-        let head = self
-            .zk
-            .children()
-            .filter(|c| !taken_by_other(*c))
-            .min_by_key(|c| c.seq);
+        // Members come in sequence order: the first unclaimed is the head.
+        let head = members(self.line, &self.zk).find(|c| !taken_by_other(*c));
         head.is_none_or(|h| h == element)
     }
 
@@ -369,9 +398,9 @@ impl StoreState {
         // enqueues ephemeral elements has any) leave the queue too.
         if let Some(q) = &mut self.queue {
             for (path, node) in &self.zk.nodes {
-                if let (ZPath::Child(_), Some(owner)) = (path, node.ephemeral_owner) {
+                if let (Some(_), Some(owner)) = (self.line.member(*path), node.ephemeral_owner) {
                     if owner == s {
-                        q.removed.push((node.data, s.client));
+                        q.removed.push((node.data.number().unwrap_or(0), s.client));
                     }
                 }
             }
@@ -418,7 +447,8 @@ impl StoreState {
                 let mut fired = Vec::new();
                 let owner = ephemeral.then_some(s);
                 let r = self.zk.create(*path, owner, *sequential, *data, &mut fired);
-                if let (Some(b), Ok((ZPath::Child(_), _))) = (&mut self.barrier, &r) {
+                let member = matches!(r, Ok((created, _)) if self.line.member(created).is_some());
+                if let (Some(b), true) = (&mut self.barrier, member) {
                     if let Err(at) = b.entered.binary_search(&s.client) {
                         b.entered.insert(at, s.client);
                     }
@@ -429,17 +459,16 @@ impl StoreState {
                     Err(e) => Reply::Error(e),
                 }
             }
-            Request::Delete { path } => {
+            Request::Delete { path, version } => {
                 let mut fired = Vec::new();
-                let item = self.zk.node(*path).map(|n| n.data);
-                let r = self.zk.delete(*path, &mut fired);
-                if let (Some(q), Ok(()), Some(item), ZPath::Child(_)) =
-                    (&mut self.queue, &r, item, path)
+                let item = self.zk.node(*path).map(|n| n.data.number().unwrap_or(0));
+                let r = self.zk.delete(*path, *version, &mut fired);
+                let member = self.line.member(*path);
+                if let (Some(q), Ok(()), Some(item), Some(_)) = (&mut self.queue, &r, item, member)
                 {
                     q.removed.push((item, s.client));
                 }
-                let own =
-                    matches!(path, ZPath::Child(c) if c.guid.is_some_and(|g| g.client == s.client));
+                let own = member.is_some_and(|c| c.guid.is_some_and(|g| g.client == s.client));
                 if let (Some(b), Ok(()), true) = (&mut self.barrier, &r, own) {
                     if let Err(at) = b.leaving.binary_search(&s.client) {
                         b.leaving.insert(at, s.client);
@@ -464,12 +493,23 @@ impl StoreState {
                     Err(e) => Reply::Error(e),
                 }
             }
+            Request::SetData {
+                path,
+                data,
+                version,
+            } => {
+                let mut fired = Vec::new();
+                let r = self.zk.set_data(*path, *data, *version, &mut fired);
+                zk_notifications(fired, &mut out);
+                match r {
+                    Ok(stat) => Reply::Stat(Some(stat)),
+                    Err(e) => Reply::Error(e),
+                }
+            }
             Request::Txn(txn) => {
-                let puts_dead_lease = txn
-                    .success
-                    .iter()
-                    .chain(&txn.failure)
-                    .any(|op| matches!(op, TxnOp::Put { lease, .. } if !self.is_alive(*lease)));
+                let puts_dead_lease = txn.success.iter().chain(&txn.failure).any(
+                    |op| matches!(op, TxnOp::Put { lease: Some(l), .. } if !self.is_alive(*l)),
+                );
                 if puts_dead_lease {
                     Reply::LeaseNotFound
                 } else {
@@ -512,6 +552,15 @@ impl StoreState {
     }
 }
 
+/// The line's members in sequence order.
+fn members(line: Line, tree: &ZkTree) -> impl Iterator<Item = Child> + '_ {
+    let dir = match line.path {
+        ZPath::Fixed(dir) => Some(dir),
+        ZPath::Node { .. } => None,
+    };
+    dir.into_iter().flat_map(|d| tree.generated_children(d))
+}
+
 fn is_zookeeper(req: &Request) -> bool {
     matches!(
         req,
@@ -520,6 +569,7 @@ fn is_zookeeper(req: &Request) -> bool {
             | Request::Exists { .. }
             | Request::GetData { .. }
             | Request::GetChildren { .. }
+            | Request::SetData { .. }
     )
 }
 

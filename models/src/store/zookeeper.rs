@@ -2,14 +2,17 @@
 //! owners and one-shot watches.
 //!
 //! Semantics follow the ZooKeeper programmer's guide: a sequential name takes
-//! the parent's child version (`cversion`, bumped by every child create and
-//! delete) as its ten-digit suffix; `exists` and `get_data` share one watch
+//! the parent's count of child creates as its ten-digit suffix (measured on
+//! ZooKeeper 3.8: create, create, delete, create gives 0, 1, 2 while the
+//! parent's `cversion`, which a delete bumps too, reaches 4); a versioned
+//! delete or set fails with `BadVersion` unless the data version matches;
+//! `setData` fires the path's data watches; `exists` and `get_data` share one watch
 //! table per path (as the server's `dataWatches` does), so a session watching a
 //! path twice is told once; a create fires the path's exists watches and the
 //! parent's child watches; a delete fires the path's watches and the parent's
 //! child watches. Every fired watch is removed (watches are one-shot).
 
-use crate::ids::{Child, SessionId, ZPath};
+use crate::ids::{Child, Data, Name, SessionId, ZPath};
 use crate::msg::{Stat, ZkError, ZkEvent};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -21,27 +24,43 @@ pub struct Znode {
     pub czxid: u64,
     pub mzxid: u64,
     pub ephemeral_owner: Option<SessionId>,
-    pub data: u64,
+    pub data: Data,
+    /// The data's version (`setData`s so far).
+    pub version: u32,
+    /// Child creates and deletes so far (ZooKeeper's `cversion`).
+    pub cversion: u32,
+    /// Child creates so far: the next sequential suffix.
+    pub creates: u32,
 }
 
-/// The znode tree under the root: `/lock` and its children.
+impl Znode {
+    fn at(zxid: u64, ephemeral_owner: Option<SessionId>, data: Data) -> Znode {
+        Znode {
+            czxid: zxid,
+            mzxid: zxid,
+            ephemeral_owner,
+            data,
+            version: 0,
+            cversion: 0,
+            creates: 0,
+        }
+    }
+}
+
+/// The znode tree under the root.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ZkTree {
     /// The last transaction id handed out.
     pub zxid: u64,
     /// Nodes, sorted by path.
     pub nodes: Vec<(ZPath, Znode)>,
-    /// The next sequential suffix under `/lock`: ZooKeeper 3.8 numbers
-    /// children by the creates under the parent; deletes do not count
-    /// (measured on the real server: create, create, delete, create gives
-    /// 0, 1, 2 while the parent's cversion reaches 4).
-    pub lock_cversion: u32,
     /// Exists and get_data watches, one per (path, session).
     pub data_watches: WatchSet,
     /// Child watches, one per (parent, session).
     pub child_watches: WatchSet,
-    /// `/lock`'s children in sequence order, shared by every listing until
-    /// the next change (a herd of thousands re-lists the same children).
+    /// The last listed directory's children in sequence order, shared by
+    /// every listing until the next change (a herd of thousands re-lists
+    /// the same children).
     #[serde(skip)]
     pub children_cache: ChildrenCache,
 }
@@ -141,7 +160,7 @@ impl<'a> IntoIterator for &'a WatchSet {
 /// A cache, not state: two trees are equal (and hash alike) whatever their
 /// caches hold.
 #[derive(Clone, Debug, Default)]
-pub struct ChildrenCache(pub Option<Arc<[Child]>>);
+pub struct ChildrenCache(pub Option<(Name, Arc<[Child]>)>);
 
 impl PartialEq for ChildrenCache {
     fn eq(&self, _: &Self) -> bool {
@@ -157,46 +176,108 @@ impl Hash for ChildrenCache {
 pub type Fired = (SessionId, ZkEvent, ZPath);
 
 impl ZkTree {
-    /// A tree with a persistent `/lock` directory (for the recipes that create
-    /// children under it) or without one.
-    pub fn new(lock_dir: bool) -> Self {
-        let mut tree = ZkTree::default();
-        if lock_dir {
-            tree.zxid = 1;
-            tree.nodes.push((
-                ZPath::Lock,
-                Znode {
-                    czxid: 1,
-                    mzxid: 1,
-                    ephemeral_owner: None,
-                    data: 0,
-                },
-            ));
+    /// A tree with the persistent directories a recipe's layout names, made
+    /// in one transaction before the run (zxid 1), their parents too.
+    pub fn new(dirs: &[ZPath]) -> Self {
+        let mut paths: Vec<ZPath> = Vec::new();
+        for &dir in dirs {
+            let mut at = Some(dir);
+            while let Some(p) = at {
+                paths.push(p);
+                at = p.parent().map(ZPath::Fixed);
+            }
         }
-        tree
+        paths.sort();
+        paths.dedup();
+        let nodes = paths
+            .iter()
+            .map(|&p| {
+                let n = paths
+                    .iter()
+                    .filter(|c| c.parent().map(ZPath::Fixed) == Some(p))
+                    .count() as u32;
+                let mut node = Znode::at(1, None, Data::Empty);
+                node.cversion = n;
+                node.creates = n;
+                (p, node)
+            })
+            .collect();
+        ZkTree {
+            zxid: u64::from(!paths.is_empty()),
+            nodes,
+            ..ZkTree::default()
+        }
+    }
+
+    fn find(&self, path: ZPath) -> Result<usize, usize> {
+        self.nodes.binary_search_by(|(p, _)| p.cmp(&path))
     }
 
     pub fn node(&self, path: ZPath) -> Option<&Znode> {
-        self.nodes
-            .binary_search_by(|(p, _)| p.cmp(&path))
-            .ok()
-            .map(|i| &self.nodes[i].1)
+        self.find(path).ok().map(|i| &self.nodes[i].1)
     }
 
-    pub fn children(&self) -> impl Iterator<Item = Child> + '_ {
-        self.nodes.iter().filter_map(|(p, _)| match p {
-            ZPath::Child(c) => Some(*c),
-            ZPath::Lock | ZPath::Ready | ZPath::Taken(_) => None,
+    /// The nodes of `dir` named with a guid or sequence number, in
+    /// sequence order (the members of a lock's, a barrier's or a queue's
+    /// line; a listing adds the fixed names).
+    pub fn generated_children(&self, dir: Name) -> impl Iterator<Item = Child> + '_ {
+        let from = self.nodes.partition_point(|(p, _)| match p {
+            ZPath::Fixed(_) => true,
+            ZPath::Node { dir: d, .. } => *d < dir,
+        });
+        self.nodes[from..].iter().map_while(move |(p, _)| match p {
+            ZPath::Node { dir: d, child } if *d == dir => Some(*child),
+            ZPath::Node { .. } | ZPath::Fixed(_) => None,
         })
+    }
+
+    /// Every child of `dir`, in sequence order (fixed names first).
+    fn all_children(&self, dir: Name) -> Vec<Child> {
+        let mut children: Vec<Child> = self
+            .nodes
+            .iter()
+            .take_while(|(p, _)| matches!(p, ZPath::Fixed(_)))
+            .filter_map(|(p, _)| p.child_of(dir))
+            .collect();
+        children.extend(self.generated_children(dir));
+        children.sort();
+        children
+    }
+
+    fn has_children(&self, path: ZPath) -> bool {
+        match path {
+            ZPath::Fixed(dir) => {
+                self.generated_children(dir).next().is_some()
+                    || self
+                        .nodes
+                        .iter()
+                        .any(|(p, _)| matches!(p, ZPath::Fixed(_)) && p.parent() == Some(dir))
+            }
+            // A generated name is nobody's directory.
+            ZPath::Node { .. } => false,
+        }
     }
 
     fn stat(&self, path: ZPath) -> Option<Stat> {
         self.node(path).map(|n| Stat {
             czxid: n.czxid,
             mzxid: n.mzxid,
+            version: n.version,
+            cversion: n.cversion,
             ephemeral_owner: n.ephemeral_owner,
             data: n.data,
         })
+    }
+
+    /// The parent's node, `Ok(None)` for the root.
+    fn parent_mut(&mut self, path: ZPath) -> Result<Option<&mut Znode>, ZkError> {
+        match path.parent() {
+            None => Ok(None),
+            Some(dir) => match self.find(ZPath::Fixed(dir)) {
+                Ok(i) => Ok(Some(&mut self.nodes[i].1)),
+                Err(_) => Err(ZkError::NoNode),
+            },
+        }
     }
 
     /// `create(path, mode)`. Returns the created path (with its sequence
@@ -206,48 +287,41 @@ impl ZkTree {
         path: ZPath,
         ephemeral_owner: Option<SessionId>,
         sequential: bool,
-        data: u64,
+        data: Data,
         fired: &mut Vec<Fired>,
     ) -> Result<(ZPath, u64), ZkError> {
-        if let Some(parent) = path.parent() {
-            if self.node(parent).is_none() {
-                return Err(ZkError::NoNode);
-            }
-        }
-        let path = match (sequential, path) {
-            (true, ZPath::Child(c)) => ZPath::Child(Child {
-                seq: self.lock_cversion,
-                ..c
-            }),
-            _ => path,
+        let seq = self.parent_mut(path)?.map_or(0, |parent| parent.creates);
+        let path = match (sequential, path.split()) {
+            (true, Some((dir, child))) => ZPath::Node {
+                dir,
+                child: Child {
+                    seq: Some(seq),
+                    ..child
+                },
+            },
+            // The model keeps no counter for the root: a sequential node
+            // goes in a directory.
+            (true, None) => return Err(ZkError::NoNode),
+            (false, _) => path,
         };
-        let at = match self.nodes.binary_search_by(|(p, _)| p.cmp(&path)) {
+        let at = match self.find(path) {
             Ok(_) => return Err(ZkError::NodeExists),
             Err(at) => at,
         };
         self.zxid += 1;
         let zxid = self.zxid;
-        self.nodes.insert(
-            at,
-            (
-                path,
-                Znode {
-                    czxid: zxid,
-                    mzxid: zxid,
-                    ephemeral_owner,
-                    data,
-                },
-            ),
-        );
-        if path.parent().is_some() {
-            self.lock_cversion += 1;
-            self.children_cache.0 = None;
+        self.nodes
+            .insert(at, (path, Znode::at(zxid, ephemeral_owner, data)));
+        if let Ok(Some(parent)) = self.parent_mut(path) {
+            parent.creates += 1;
+            parent.cversion += 1;
         }
+        self.children_cache.0 = None;
         take_watches(&mut self.data_watches, path, ZkEvent::NodeCreated, fired);
         if let Some(parent) = path.parent() {
             take_watches(
                 &mut self.child_watches,
-                parent,
+                ZPath::Fixed(parent),
                 ZkEvent::NodeChildrenChanged,
                 fired,
             );
@@ -255,30 +329,64 @@ impl ZkTree {
         Ok((path, zxid))
     }
 
-    /// `delete(path)` (any version).
-    pub fn delete(&mut self, path: ZPath, fired: &mut Vec<Fired>) -> Result<(), ZkError> {
-        let at = self
-            .nodes
-            .binary_search_by(|(p, _)| p.cmp(&path))
-            .map_err(|_| ZkError::NoNode)?;
-        if path == ZPath::Lock && self.nodes.iter().any(|(p, _)| p.parent().is_some()) {
+    /// `delete(path, version)`.
+    pub fn delete(
+        &mut self,
+        path: ZPath,
+        version: Option<u32>,
+        fired: &mut Vec<Fired>,
+    ) -> Result<(), ZkError> {
+        let at = self.find(path).map_err(|_| ZkError::NoNode)?;
+        if version.is_some_and(|v| v != self.nodes[at].1.version) {
+            return Err(ZkError::BadVersion);
+        }
+        if self.has_children(path) {
             return Err(ZkError::NotEmpty);
         }
         self.nodes.remove(at);
         self.zxid += 1;
-        if path.parent().is_some() {
-            self.children_cache.0 = None;
+        if let Ok(Some(parent)) = self.parent_mut(path) {
+            parent.cversion += 1;
         }
+        self.children_cache.0 = None;
         take_watches(&mut self.data_watches, path, ZkEvent::NodeDeleted, fired);
         if let Some(parent) = path.parent() {
             take_watches(
                 &mut self.child_watches,
-                parent,
+                ZPath::Fixed(parent),
                 ZkEvent::NodeChildrenChanged,
                 fired,
             );
         }
         Ok(())
+    }
+
+    /// `setData(path, data, version)`: returns the node's new stat.
+    pub fn set_data(
+        &mut self,
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
+        fired: &mut Vec<Fired>,
+    ) -> Result<Stat, ZkError> {
+        let at = self.find(path).map_err(|_| ZkError::NoNode)?;
+        if version.is_some_and(|v| v != self.nodes[at].1.version) {
+            return Err(ZkError::BadVersion);
+        }
+        self.zxid += 1;
+        let node = &mut self.nodes[at].1;
+        node.data = data;
+        node.mzxid = self.zxid;
+        // ZooKeeper's version is an int that wraps (CURATOR-688 reads it
+        // as a counter's version and overflows).
+        node.version = node.version.wrapping_add(1);
+        take_watches(
+            &mut self.data_watches,
+            path,
+            ZkEvent::NodeDataChanged,
+            fired,
+        );
+        Ok(self.stat(path).expect("just set"))
     }
 
     /// `exists(path, watch)`: the watch is set whether or not the node exists.
@@ -313,15 +421,18 @@ impl ZkTree {
         if let Some(s) = watch {
             add_watch(&mut self.child_watches, path, s);
         }
-        if path != ZPath::Lock {
+        let ZPath::Fixed(dir) = path else {
+            // A generated name is nobody's directory.
             return Ok(Arc::from(Vec::new()));
+        };
+        match &self.children_cache.0 {
+            Some((listed, children)) if *listed == dir => Ok(children.clone()),
+            Some(_) | None => {
+                let children: Arc<[Child]> = self.all_children(dir).into();
+                self.children_cache.0 = Some((dir, children.clone()));
+                Ok(children)
+            }
         }
-        if self.children_cache.0.is_none() {
-            let mut children: Vec<Child> = self.children().collect();
-            children.sort_by_key(|c| c.seq);
-            self.children_cache.0 = Some(children.into());
-        }
-        Ok(self.children_cache.0.clone().expect("just filled"))
     }
 
     /// Session expiry or close: delete the session's ephemerals (firing
@@ -346,7 +457,7 @@ impl ZkTree {
             .collect();
         for path in owned {
             // An ephemeral has no children, so the delete cannot fail.
-            let _ = self.delete(path, fired);
+            let _ = self.delete(path, None, fired);
         }
         self.drop_watches(session);
     }
@@ -391,8 +502,14 @@ mod tests {
             let mut set = WatchSet::default();
             let mut reference = BTreeSet::new();
             for (path, client, what) in steps {
-                let path = [ZPath::Lock, ZPath::Ready, ZPath::Child(Child { guid: None, seq: 1 })]
-                    [usize::from(path)];
+                let path = [
+                    ZPath::fixed("/lock"),
+                    ZPath::fixed("/lock/ready"),
+                    ZPath::Node {
+                        dir: Name::new("/lock"),
+                        child: Child { seq: Some(1), prefix: Name::new("lock-"), guid: None },
+                    },
+                ][usize::from(path)];
                 let w = (path, SessionId { client, incarnation: 0 });
                 if what == 0 {
                     let taken: Vec<SessionId> = set.take(path).collect();
@@ -415,14 +532,15 @@ mod tests {
             incarnation: 0,
         };
         let mut set = WatchSet::default();
+        let lock = ZPath::fixed("/lock");
         for w in [
-            (ZPath::Ready, s(1)),
-            (ZPath::Lock, s(2)),
-            (ZPath::Lock, s(0)),
+            (ZPath::fixed("/lock/ready"), s(1)),
+            (lock, s(2)),
+            (lock, s(0)),
         ] {
             assert!(set.insert(w));
         }
-        assert!(!set.insert((ZPath::Lock, s(2))));
+        assert!(!set.insert((lock, s(2))));
         let json = serde_json::to_string(&set).expect("serializes");
         assert_eq!(
             serde_json::from_str::<WatchSet>(&json).ok(),

@@ -903,8 +903,7 @@ impl<'a> Sim<'a> {
     /// Every live client finished; for a queue, the queue is empty too.
     fn all_live_done(&self) -> bool {
         self.unfinished == 0
-            && (self.client.recipe.app() != App::Queue
-                || self.store_state.zk.children().next().is_none())
+            && (self.client.recipe.app() != App::Queue || self.store_state.line_is_empty())
     }
 
     /// Runs to the end: every live client finished (and no fault is still
