@@ -131,6 +131,9 @@ pub struct Client {
     /// answers a second acquire ([`Reentry`]). 0 for every other
     /// application.
     pub reentries: u8,
+    /// A shared lock: the first `writers` clients write, the others read.
+    /// 0 for every other application.
+    pub writers: u16,
 }
 
 /// Writes per hold: at least two, so that a pause in the middle of a hold
@@ -464,6 +467,22 @@ impl Client {
     /// as long as there are any: they count no rounds and never finish.
     pub fn consumes(&self, client: ClientIdx) -> bool {
         self.recipe.app() == App::Queue && !self.produces(client)
+    }
+
+    /// Whether `client` is one of a shared lock's readers.
+    pub fn reads(&self, client: ClientIdx) -> bool {
+        self.recipe.app() == App::SharedLock && client >= self.writers
+    }
+
+    /// Whether `client`'s holds write to the guarded resource: a lock
+    /// holder's, a leader's and a shared lock's writer's do; a reader's, a
+    /// lease holder's, a barrier member's and a queue client's do not.
+    pub fn writes(&self, client: ClientIdx) -> bool {
+        match self.recipe.app() {
+            App::Lock | App::Election => true,
+            App::SharedLock => !self.reads(client),
+            App::Semaphore | App::Barrier | App::Queue => false,
+        }
     }
 
     /// Whether the client has run all its rounds.
@@ -876,13 +895,17 @@ impl Client {
                     sent: 0,
                     acked: 0,
                 };
-                match self.recipe.app() {
-                    App::Lock | App::Election => self.write(st, o),
+                let me = st.session.client;
+                if self.produces(me) {
                     // An item enqueued: the producer's round is over.
-                    App::Queue if self.produces(st.session.client) => self.release(st, o),
-                    // Past the barrier, or an item taken: the work it
-                    // guards (processing the item), then on.
-                    App::Barrier | App::Queue => o.set_timer(Timer::Hold, self.timing.hold.clone()),
+                    self.release(st, o)
+                } else if self.writes(me) {
+                    self.write(st, o)
+                } else {
+                    // Past the barrier, an item taken, a read lock or a
+                    // lease held: the work it guards (processing the item,
+                    // reading), then on.
+                    o.set_timer(Timer::Hold, self.timing.hold.clone())
                 }
             }
             Step::SessionLost => {
@@ -1044,7 +1067,11 @@ impl Actor for Client {
                 event,
             } => {
                 let waiting = matches!(state.phase, Phase::Acquiring | Phase::Releasing);
-                if waiting && state.pending.is_none() {
+                if waiting && state.pending.is_some() && self.recipe.notes_events() {
+                    if let Some(recipe) = state.to_mut().recipe.as_mut() {
+                        self.recipe.note_event(recipe, &event);
+                    }
+                } else if waiting && state.pending.is_none() {
                     let st = state.to_mut();
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
@@ -1118,6 +1145,8 @@ impl Actor for Client {
                 let start = if self.produces(me) {
                     let item = self.item(me, st.rounds_done);
                     self.recipe.enqueue(st.session, item)
+                } else if self.reads(me) {
+                    Some(self.recipe.acquire_shared(st.session))
                 } else {
                     Some(self.recipe.acquire(st.session))
                 };
@@ -1150,13 +1179,16 @@ impl Actor for Client {
                     st.clocks.set(Clocks::TIMED_OUT, true);
                 }
             }
-            Timer::Hold if state.holds_lock() => match self.recipe.app() {
-                App::Lock if state.nesting.made() < self.reentries => {
+            Timer::Hold if state.holds_lock() => {
+                let me = state.session.client;
+                if self.recipe.app() == App::Lock && state.nesting.made() < self.reentries {
                     self.reenter(state.to_mut(), o)
+                } else if self.writes(me) {
+                    self.write(state.to_mut(), o)
+                } else {
+                    self.release(state.to_mut(), o)
                 }
-                App::Lock | App::Election => self.write(state.to_mut(), o),
-                App::Barrier | App::Queue => self.release(state.to_mut(), o),
-            },
+            }
             Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
             Timer::Ping if state.phase != Phase::Done => {
                 o.send(

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use stateright::actor::Id;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// Index of a client (0-based). Clients are the only interchangeable actors.
 pub type ClientIdx = u16;
@@ -89,77 +90,238 @@ impl fmt::Display for SessionId {
 }
 
 /// A name a recipe chooses: a directory (`/lock`, `/sem/leases`), a node's
-/// prefix (`lock-`, `__READ__`), an etcd key prefix (`/lock/`). Compared,
-/// ordered and hashed by its text, so a name means the same in every run
-/// and on every thread.
+/// prefix (`lock-`, `__READ__`), an etcd key prefix (`/lock/`).
 ///
-/// Recipes write their names as constants (`Name::new("/lock")`); a name
-/// read at run time (a trace, a real server's listing) is
-/// [`Name::intern`]ed: kept for the rest of the process, once per text.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Name(&'static str);
+/// A name is a pointer to its text, kept with the text's hash (FNV-1a) and,
+/// for a path, its split at the last `/`, all made once: a name is 8 bytes,
+/// compared and hashed as cheaply as a number, and means the same in every
+/// run and on every thread. Ordered by hash, then text: a fixed order, not
+/// the alphabet's.
+///
+/// Recipes write their names with [`name!`](crate::name) (`name!("/lock")`,
+/// usable in constants); a name read at run time (a trace, a real server's
+/// listing) is [`Name::intern`]ed: kept for the rest of the process, once
+/// per text.
+#[derive(Clone, Copy)]
+pub struct Name(&'static NameText);
+
+/// A name's text, hash and split, made by [`name!`](crate::name) or
+/// [`Name::intern`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NameText {
+    text: &'static str,
+    hash: u32,
+    /// The directory and the last name of a path with a `/` past its first
+    /// byte (`/sem/leases`: `/sem` and `leases`).
+    split: Option<(&'static NameText, &'static NameText)>,
+}
+
+/// FNV-1a, 32 bits: fixed, and computable in a constant.
+const fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u32;
+        h = h.wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    h
+}
+
+const fn is_name(bytes: &[u8]) -> bool {
+    if bytes.len() > MAX_NAME {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] <= b' ' || bytes[i] >= 0x7f {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Where a path splits into its directory and last name: its last `/`,
+/// if past the first byte.
+#[doc(hidden)]
+pub const fn last_slash(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = b.len();
+    while i > 1 {
+        i -= 1;
+        if b[i] == b'/' {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// The directory part of a path (empty if it has none).
+#[doc(hidden)]
+pub const fn dir_of(text: &'static str) -> &'static str {
+    match last_slash(text) {
+        Some(at) => text.split_at(at).0,
+        None => "",
+    }
+}
+
+/// The last name of a path (empty if it has no directory part).
+#[doc(hidden)]
+pub const fn leaf_of(text: &'static str) -> &'static str {
+    match last_slash(text) {
+        Some(at) => text.split_at(at + 1).1,
+        None => "",
+    }
+}
+
+impl NameText {
+    /// A name's text and its split. A text that breaks the rules of a
+    /// name does not compile (in a constant).
+    pub const fn new(
+        text: &'static str,
+        split: Option<(&'static NameText, &'static NameText)>,
+    ) -> NameText {
+        assert!(
+            is_name(text.as_bytes()),
+            "a name is printable ASCII without spaces, at most 200 bytes"
+        );
+        NameText {
+            text,
+            hash: fnv1a(text.as_bytes()),
+            split,
+        }
+    }
+}
+
+/// A [`Name`] from its text, in a constant: `const DIR: Name =
+/// name!("/sem/leases");`. The text must be printable ASCII without
+/// spaces, at most 200 bytes, or it does not compile.
+#[macro_export]
+macro_rules! name {
+    ($text:expr) => {{
+        const TEXT: &str = $text;
+        const DIR: $crate::ids::NameText =
+            $crate::ids::NameText::new($crate::ids::dir_of(TEXT), None);
+        const LEAF: $crate::ids::NameText =
+            $crate::ids::NameText::new($crate::ids::leaf_of(TEXT), None);
+        const SPLIT: Option<(&$crate::ids::NameText, &$crate::ids::NameText)> =
+            match $crate::ids::last_slash(TEXT) {
+                Some(_) => Some((&DIR, &LEAF)),
+                None => None,
+            };
+        const NAME: $crate::ids::Name =
+            $crate::ids::Name::from_text(&$crate::ids::NameText::new(TEXT, SPLIT));
+        NAME
+    }};
+}
 
 impl Name {
-    /// A name in the program's text. At most 200 bytes, printable ASCII
-    /// (a constant that breaks this does not compile).
-    pub const fn new(text: &'static str) -> Name {
-        assert!(text.len() <= MAX_NAME, "a name has at most 200 bytes");
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            assert!(
-                bytes[i] > b' ' && bytes[i] < 0x7f,
-                "a name is printable ASCII without spaces"
-            );
-            i += 1;
-        }
+    #[doc(hidden)]
+    pub const fn from_text(text: &'static NameText) -> Name {
         Name(text)
     }
 
-    /// A name read at run time; `None` if it is not a name (empty parts
-    /// are allowed, control characters, spaces, non-ASCII and more than
-    /// 200 bytes are not). The text is kept once per process.
+    /// A name read at run time; `None` if it is not a name (control
+    /// characters, spaces, non-ASCII, more than 200 bytes). Its text is
+    /// kept once per process.
     pub fn intern(text: &str) -> Option<Name> {
-        use std::collections::HashSet;
+        use std::collections::HashMap;
         use std::sync::{Mutex, OnceLock};
-        static KEPT: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-        if text.len() > MAX_NAME || !text.bytes().all(|b| b > b' ' && b < 0x7f) {
+        static KEPT: OnceLock<Mutex<HashMap<&'static str, &'static NameText>>> = OnceLock::new();
+        if !is_name(text.as_bytes()) {
             return None;
         }
-        let mut kept = KEPT
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(t) = kept.get(text) {
+        let kept = || {
+            KEPT.get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        };
+        if let Some(t) = kept().get(text) {
             return Some(Name(t));
         }
-        let t: &'static str = Box::leak(text.to_owned().into_boxed_str());
-        kept.insert(t);
+        // The parts first (the lock is not held across them).
+        let split = match last_slash(text) {
+            Some(at) => Some((
+                Name::intern(&text[..at])?.0,
+                Name::intern(&text[at + 1..])?.0,
+            )),
+            None => None,
+        };
+        let mut kept = kept();
+        let t: &'static NameText = match kept.get(text) {
+            Some(t) => t,
+            None => {
+                let owned: &'static str = Box::leak(text.to_owned().into_boxed_str());
+                let t: &'static NameText = Box::leak(Box::new(NameText::new(owned, split)));
+                kept.insert(owned, t);
+                t
+            }
+        };
         Some(Name(t))
     }
 
-    pub fn as_str(self) -> &'static str {
-        self.0
+    pub const fn as_str(self) -> &'static str {
+        self.0.text
+    }
+
+    /// A path's directory and last name (`/sem/leases`: `/sem`,
+    /// `leases`); `None` for a name with no `/` past its first byte.
+    pub fn split(self) -> Option<(Name, Name)> {
+        self.0.split.map(|(dir, leaf)| (Name(dir), Name(leaf)))
     }
 }
 
 const MAX_NAME: usize = 200;
 
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+            || (self.0.hash == other.0.hash && self.0.text == other.0.text)
+    }
+}
+
+impl Eq for Name {}
+
+impl Hash for Name {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(u64::from(self.0.hash) << 32 | self.0.text.len() as u64);
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if std::ptr::eq(self.0, other.0) {
+            return std::cmp::Ordering::Equal;
+        }
+        (self.0.hash, self.0.text.len())
+            .cmp(&(other.0.hash, other.0.text.len()))
+            .then_with(|| self.0.text.cmp(other.0.text))
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Debug for Name {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        fmt::Debug::fmt(self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -168,7 +330,7 @@ impl<'de> Deserialize<'de> for Name {
         let text = std::borrow::Cow::<str>::deserialize(d)?;
         Name::intern(&text).ok_or_else(|| {
             serde::de::Error::custom(format!(
-                "{text:?} is not a name (printable ASCII, at most 200 bytes)"
+                "{text:?} is not a name (printable ASCII without spaces, at most 200 bytes)"
             ))
         })
     }
@@ -221,23 +383,21 @@ impl Child {
 }
 
 impl ZPath {
-    /// A path of text only. Panics (at compile time in a constant) unless
-    /// it is absolute, without a trailing or doubled `/`.
-    pub const fn fixed(text: &'static str) -> ZPath {
-        let b = text.as_bytes();
+    /// A path of text only: `ZPath::fixed(name!("/lock"))`. Panics (at
+    /// compile time in a constant) unless it is absolute, without a
+    /// trailing or doubled `/`.
+    pub const fn fixed(name: Name) -> ZPath {
+        let b = name.as_str().as_bytes();
         assert!(
             b.len() >= 2 && b[0] == b'/' && b[b.len() - 1] != b'/',
             "a ZooKeeper path starts with / and does not end with it"
         );
         let mut i = 1;
         while i < b.len() {
-            assert!(
-                !(b[i] == b'/' && b[i - 1] == b'/'),
-                "a path has no empty part"
-            );
+            assert!(!(b[i] == b'/' && b[i - 1] == b'/'), "a path has no empty part");
             i += 1;
         }
-        ZPath::Fixed(Name::new(text))
+        ZPath::Fixed(name)
     }
 
     /// `dir/child`, in its one form: a child without a guid or sequence
@@ -258,11 +418,9 @@ impl ZPath {
     pub fn split(self) -> Option<(Name, Child)> {
         match self {
             ZPath::Node { dir, child } => Some((dir, child)),
-            ZPath::Fixed(name) => {
-                let text = name.as_str();
-                let at = text.rfind('/').filter(|&at| at > 0)?;
-                Some((Name(&text[..at]), Child::named(Name(&text[at + 1..]), None)))
-            }
+            ZPath::Fixed(name) => name
+                .split()
+                .map(|(dir, leaf)| (dir, Child::named(leaf, None))),
         }
     }
 
@@ -351,10 +509,10 @@ impl Key {
         }
     }
 
-    /// A key of text only.
-    pub const fn fixed(text: &'static str) -> Key {
+    /// A key of text only: `Key::fixed(name!("/election/leader"))`.
+    pub const fn fixed(prefix: Name) -> Key {
         Key {
-            prefix: Name::new(text),
+            prefix,
             lease: None,
         }
     }
@@ -531,8 +689,8 @@ impl Key {
 mod tests {
     use super::*;
 
-    const LOCK: Name = Name::new("/lock");
-    const NODE: Name = Name::new("lock-");
+    const LOCK: Name = name!("/lock");
+    const NODE: Name = name!("lock-");
 
     #[test]
     fn names_parse_back() {
@@ -541,7 +699,7 @@ mod tests {
             incarnation: 2,
         };
         for p in [
-            ZPath::fixed("/lock"),
+            ZPath::fixed(name!("/lock")),
             ZPath::Node {
                 dir: LOCK,
                 child: Child {
@@ -558,13 +716,13 @@ mod tests {
                     guid: None,
                 },
             },
-            ZPath::fixed("/lock/ready"),
-            ZPath::fixed("/sem/leases"),
+            ZPath::fixed(name!("/lock/ready")),
+            ZPath::fixed(name!("/sem/leases")),
             ZPath::Node {
-                dir: Name::new("/sem/leases"),
+                dir: name!("/sem/leases"),
                 child: Child {
                     seq: Some(4),
-                    prefix: Name::new("lease-"),
+                    prefix: name!("lease-"),
                     guid: Some(s),
                 },
             },
@@ -572,7 +730,7 @@ mod tests {
                 dir: LOCK,
                 child: Child {
                     seq: None,
-                    prefix: Name::new("__READ__"),
+                    prefix: name!("__READ__"),
                     guid: Some(s),
                 },
             },
@@ -580,8 +738,8 @@ mod tests {
             assert_eq!(ZPath::parse(&p.to_string()), Some(p), "{p}");
         }
         for k in [
-            Key::of_lease(Name::new("/lock/"), s),
-            Key::fixed("/election/leader"),
+            Key::of_lease(name!("/lock/"), s),
+            Key::fixed(name!("/election/leader")),
         ] {
             assert_eq!(Key::parse(&k.to_string()), Some(k), "{k}");
         }
@@ -595,16 +753,16 @@ mod tests {
     /// path of text, and splits back into its directory and name.
     #[test]
     fn a_path_has_one_form() {
-        let ready = ZPath::child(LOCK, Child::named(Name::new("ready"), None));
-        assert_eq!(ready, ZPath::fixed("/lock/ready"));
+        let ready = ZPath::child(LOCK, Child::named(name!("ready"), None));
+        assert_eq!(ready, ZPath::fixed(name!("/lock/ready")));
         assert_eq!(
             ready.split(),
-            Some((LOCK, Child::named(Name::new("ready"), None)))
+            Some((LOCK, Child::named(name!("ready"), None)))
         );
-        assert_eq!(ZPath::fixed("/lock").split(), None);
+        assert_eq!(ZPath::fixed(name!("/lock")).split(), None);
         assert_eq!(
-            ZPath::fixed("/sem/leases").parent(),
-            Some(Name::new("/sem"))
+            ZPath::fixed(name!("/sem/leases")).parent(),
+            Some(name!("/sem"))
         );
     }
 
@@ -650,18 +808,18 @@ mod tests {
             incarnation: 0,
         };
         let mut keys = [
-            Key::fixed("/lock/zz"),
-            Key::of_lease(Name::new("/lock/"), s(2)),
-            Key::fixed("/lock/"),
-            Key::of_lease(Name::new("/lock/"), s(1)),
-            Key::fixed("/a"),
+            Key::fixed(name!("/lock/zz")),
+            Key::of_lease(name!("/lock/"), s(2)),
+            Key::fixed(name!("/lock/")),
+            Key::of_lease(name!("/lock/"), s(1)),
+            Key::fixed(name!("/a")),
         ];
         keys.sort();
         let text: Vec<String> = keys.iter().map(Key::to_string).collect();
         let mut sorted = text.clone();
         sorted.sort();
         assert_eq!(text, sorted);
-        assert!(keys[2].has_prefix(Name::new("/lock/694d")));
-        assert!(!Key::fixed("/lockx").has_prefix(Name::new("/lock/")));
+        assert!(keys[2].has_prefix(name!("/lock/694d")));
+        assert!(!Key::fixed(name!("/lockx")).has_prefix(name!("/lock/")));
     }
 }

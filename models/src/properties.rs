@@ -90,6 +90,15 @@ pub enum PropertyName {
     /// holder's second acquire completes in the step that asks for it,
     /// with no store request and no other client's step (a reentrant lock).
     ReentryImmediate,
+    /// Shared lock, always: a writer holds alone — no other writer and no
+    /// reader believes it holds while a writer does.
+    RwExclusion,
+    /// Shared lock, sometimes: two readers hold at once (the lock is not
+    /// a mutex).
+    ReadersShare,
+    /// Semaphore, always: at most `permits` live clients believe they hold
+    /// a lease at once.
+    PermitsBound,
 }
 
 /// How a property is judged.
@@ -104,7 +113,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 20] = [
+    pub const ALL: [PropertyName; 23] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -125,6 +134,9 @@ impl PropertyName {
         PropertyName::FifoOrder,
         PropertyName::QueueDrains,
         PropertyName::ReentryImmediate,
+        PropertyName::RwExclusion,
+        PropertyName::ReadersShare,
+        PropertyName::PermitsBound,
     ];
 
     /// The properties that judge `app`, in the order lockstep reports them.
@@ -156,6 +168,17 @@ impl PropertyName {
                 P::FifoOrder,
                 P::QueueDrains,
             ],
+            // Readers wake together behind a writer by design (the recipes
+            // page says so): the herd sweep measures it, no property bounds
+            // it. A reader holds without being first in line, so the owns-key
+            // rule does not apply either.
+            App::SharedLock => &[
+                P::RwExclusion,
+                P::ReadersShare,
+                P::ResourceExclusion,
+                P::Progress,
+            ],
+            App::Semaphore => &[P::PermitsBound, P::HerdBound, P::HandOff, P::Progress],
         }
     }
 
@@ -181,6 +204,9 @@ impl PropertyName {
             PropertyName::FifoOrder => "fifo_order",
             PropertyName::QueueDrains => "queue_drains",
             PropertyName::ReentryImmediate => "reentry_immediate",
+            PropertyName::RwExclusion => "rw_exclusion",
+            PropertyName::ReadersShare => "readers_share",
+            PropertyName::PermitsBound => "permits_bound",
         }
     }
 
@@ -199,8 +225,10 @@ impl PropertyName {
             | PropertyName::NoLostItem
             | PropertyName::NoDuplicateItem
             | PropertyName::FifoOrder
-            | PropertyName::ReentryImmediate => Kind::Always,
-            PropertyName::HandOff => Kind::Sometimes,
+            | PropertyName::ReentryImmediate
+            | PropertyName::RwExclusion
+            | PropertyName::PermitsBound => Kind::Always,
+            PropertyName::HandOff | PropertyName::ReadersShare => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected
@@ -250,6 +278,8 @@ impl PropertyName {
             | PropertyName::NoDuplicateItem
             | PropertyName::FifoOrder
             | PropertyName::QueueDrains => Some(App::Queue),
+            PropertyName::RwExclusion | PropertyName::ReadersShare => Some(App::SharedLock),
+            PropertyName::PermitsBound => Some(App::Semaphore),
             PropertyName::HerdBound | PropertyName::HandOff => None,
         }
     }
@@ -337,6 +367,12 @@ pub struct Monitors {
     /// A queue: clients below this index produce (their acquisitions are
     /// enqueues), the others consume (theirs are takes).
     producers: ClientIdx,
+    /// A shared lock: clients below this index write, the others read.
+    writers: ClientIdx,
+    /// A semaphore: how many may hold at once.
+    permits: u16,
+    /// `rw_exclusion` / `permits_bound` reported (each is reported once).
+    holders_exceeded: bool,
     /// `no_lost_item`: items a consumer's delete removed that it has not
     /// processed yet.
     owed: Vec<(ClientIdx, u64)>,
@@ -376,6 +412,10 @@ impl std::hash::Hash for Monitors {
         if self.reentry_delayed {
             true.hash(h);
         }
+        // Set only on a violating path; hashed only when set, likewise.
+        if self.holders_exceeded {
+            2u8.hash(h);
+        }
     }
 }
 
@@ -409,9 +449,14 @@ impl Rule {
             (Rule::OwnsKey, App::Election) => Some(P::ElectedWithKey),
             (Rule::OwnsKey, App::Barrier) => Some(P::NoEarlyPass),
             (Rule::OwnsKey, App::Queue) => Some(P::FifoOrder),
-            (Rule::Resource, App::Lock) => Some(P::ResourceExclusion),
+            (Rule::Resource, App::Lock | App::SharedLock) => Some(P::ResourceExclusion),
             (Rule::Resource, App::Election) => Some(P::LeaderExclusion),
             (Rule::Exclusion | Rule::Resource, App::Barrier | App::Queue) => None,
+            // Their own bounds on holders (`Monitors::too_many_holders`);
+            // readers and lease holders are not first in line, and lease
+            // holders write nothing.
+            (Rule::Exclusion | Rule::OwnsKey, App::SharedLock | App::Semaphore) => None,
+            (Rule::Resource, App::Semaphore) => None,
         }
     }
 }
@@ -424,7 +469,7 @@ impl Monitors {
     /// the leaders' order is the order of their keys.
     fn place(&self, a: &Acquisition) -> u64 {
         match self.app {
-            App::Lock | App::Barrier | App::Queue => a.granted,
+            App::Lock | App::Barrier | App::Queue | App::SharedLock | App::Semaphore => a.granted,
             App::Election => a.token,
         }
     }
@@ -436,6 +481,38 @@ impl Monitors {
             app,
             producers,
             ..Monitors::default()
+        }
+    }
+
+    /// A shared lock's monitors: clients below `writers` write.
+    pub fn with_writers(self, writers: ClientIdx) -> Self {
+        Monitors { writers, ..self }
+    }
+
+    /// A semaphore's monitors: `permits` may hold at once.
+    pub fn with_permits(self, permits: u16) -> Self {
+        Monitors { permits, ..self }
+    }
+
+    /// Whether a shared lock's client is a writer.
+    fn writes(&self, client: ClientIdx) -> bool {
+        client < self.writers
+    }
+
+    /// The bound on holders broken now, if this application has its own:
+    /// a writer beside anyone (`rw_exclusion`), more than `permits` lease
+    /// holders (`permits_bound`).
+    #[inline]
+    fn too_many_holders(&self) -> Option<PropertyName> {
+        let n = self.believers.len();
+        match self.app {
+            App::SharedLock if n >= 2 && self.believers.iter().any(|(c, _)| self.writes(*c)) => {
+                Some(PropertyName::RwExclusion)
+            }
+            App::Semaphore if n > usize::from(self.permits) => Some(PropertyName::PermitsBound),
+            App::SharedLock | App::Semaphore | App::Lock | App::Election | App::Barrier | App::Queue => {
+                None
+            }
         }
     }
 
@@ -504,7 +581,10 @@ impl Monitors {
             Observation::Idle { .. } => self.app == App::Queue,
             Observation::Left { all_left, .. } => !all_left,
             Observation::Woke { .. } => self.app == App::Barrier,
-            Observation::ReleaseStep { .. } => !matches!(self.app, App::Barrier | App::Queue),
+            // A shared lock's herd is by design (no property bounds it).
+            Observation::ReleaseStep { .. } => {
+                !matches!(self.app, App::Barrier | App::Queue | App::SharedLock)
+            }
             Observation::Acquired(_)
             | Observation::Released { .. }
             | Observation::WriteAccepted { .. }
@@ -542,6 +622,13 @@ impl Monitors {
                 self.believers.push((a.client, a.token));
                 if let (2, Some(property)) = (self.believers.len(), Rule::Exclusion.named(self.app))
                 {
+                    let mut clients: Vec<ClientIdx> =
+                        self.believers.iter().map(|(c, _)| *c).collect();
+                    clients.sort_unstable();
+                    breaches.push(Breach { property, clients });
+                }
+                if let (false, Some(property)) = (self.holders_exceeded, self.too_many_holders()) {
+                    self.holders_exceeded = true;
                     let mut clients: Vec<ClientIdx> =
                         self.believers.iter().map(|(c, _)| *c).collect();
                     clients.sort_unstable();
@@ -655,6 +742,7 @@ impl Monitors {
 
     /// Whether an `always` property holds so far, or a `sometimes` one has
     /// been witnessed. Progress is judged by the engines.
+    #[inline]
     pub fn holds(&self, p: PropertyName) -> bool {
         match p {
             PropertyName::MutualExclusion | PropertyName::SingleLeader => self.believers.len() <= 1,
@@ -667,6 +755,16 @@ impl Monitors {
             | PropertyName::NoEarlyPass
             | PropertyName::FifoOrder => self.acquisitions.iter().all(|a| a.owned),
             PropertyName::NoEarlyLeave => !self.left_early,
+            PropertyName::RwExclusion | PropertyName::PermitsBound => {
+                self.too_many_holders() != Some(p)
+            }
+            PropertyName::ReadersShare => {
+                self.believers
+                    .iter()
+                    .filter(|(c, _)| !self.writes(*c))
+                    .count()
+                    >= 2
+            }
             PropertyName::ReentryImmediate => !self.reentry_delayed,
             PropertyName::NoLostItem => !self.item_lost,
             PropertyName::NoDuplicateItem => !self.item_duplicated,

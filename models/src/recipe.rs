@@ -37,7 +37,7 @@
 //!     }
 //! }
 //!
-//! const LOCK: ZPath = ZPath::fixed("/lock");
+//! const LOCK: ZPath = ZPath::fixed(name!("/lock"));
 //!
 //! fn create() -> Request {
 //!     Request::Create { path: LOCK, ephemeral: true, sequential: false, data: Data::Empty }
@@ -73,6 +73,7 @@
 //! assert_eq!(verdict.status, models::checker::Status::Holds);
 //! ```
 
+use crate::name;
 use crate::ids::{Child, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent};
 use crate::relabel::{Perm, Relabel};
@@ -85,6 +86,12 @@ use std::time::Duration;
 
 /// How many items the queue's herd baseline enqueues.
 pub const HERD_QUEUE_ITEMS: u32 = 3;
+
+/// A shared lock's writers in the baseline herd of `n` clients: the first
+/// half (at least one, and fewer than `n`, so that someone reads).
+pub fn herd_writers(n: u32) -> u32 {
+    (n / 2).clamp(1, n.saturating_sub(1).max(1))
+}
 
 /// What the recipe does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +174,13 @@ pub enum App {
     /// and process them, one a round, until the queue stays empty. The
     /// first `producers` clients of a run produce, the others consume.
     Queue,
+    /// A read-write lock: the first `writers` clients of a run take it to
+    /// write (holding alone, writing to the guarded resource), the others
+    /// to read (holding beside other readers, writing nothing).
+    SharedLock,
+    /// A counting semaphore of `permits` leases: acquire a lease, hold it
+    /// (no writes: up to `permits` hold at once), release it.
+    Semaphore,
 }
 
 impl App {
@@ -177,6 +191,8 @@ impl App {
             App::Election => "who believes it leads",
             App::Barrier => "who has passed the barrier",
             App::Queue => "who is processing an item",
+            App::SharedLock => "who believes it holds the lock (to read or to write)",
+            App::Semaphore => "who believes it holds a lease",
         }
     }
 
@@ -186,6 +202,8 @@ impl App {
             App::Election => "election",
             App::Barrier => "barrier",
             App::Queue => "queue",
+            App::SharedLock => "shared lock",
+            App::Semaphore => "semaphore",
         }
     }
 }
@@ -237,8 +255,8 @@ pub struct Line {
 impl Line {
     /// `/lock` and `/lock/`: the names of the shipped recipes.
     pub const LOCK: Line = Line {
-        path: ZPath::fixed("/lock"),
-        keys: Name::new("/lock/"),
+        path: ZPath::fixed(name!("/lock")),
+        keys: name!("/lock/"),
     };
 
     /// A member of the line: a child of its directory named with a guid or
@@ -300,11 +318,32 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// Starts an acquisition in `session`: the state and the first request.
     fn acquire(&self, session: SessionId) -> (Self::State, Request);
 
+    /// Shared-lock recipes: starts a reader's acquisition (a writer's is
+    /// [`Recipe::acquire`]). Any other recipe has one kind.
+    fn acquire_shared(&self, session: SessionId) -> (Self::State, Request) {
+        self.acquire(session)
+    }
+
     /// The reply to the outstanding request has come.
     fn on_reply(&self, session: SessionId, st: &mut Self::State, reply: &Reply) -> Step;
 
     /// A watch event has come while no request is outstanding.
     fn on_event(&self, st: &mut Self::State, event: &WatchEvent) -> Step;
+
+    /// Whether the recipe keeps note of watch events that arrive while a
+    /// request is outstanding ([`Recipe::note_event`]). By default such an
+    /// event is lost to the recipe, as it is to code that sets its watch
+    /// with the last request before it waits (the event can only follow
+    /// that reply).
+    fn notes_events(&self) -> bool {
+        false
+    }
+
+    /// A watch event arrived while a request is outstanding: a library
+    /// whose watcher sets a flag the waiting thread reads later (kazoo's
+    /// `wake_event`, a `threading.Event`) notes it in its state here.
+    /// Called only where [`Recipe::notes_events`] says.
+    fn note_event(&self, _st: &mut Self::State, _event: &WatchEvent) {}
 
     /// Queue recipes: a producer's round, enqueuing `item` (the
     /// application's data): the state and the first request. `None` for a
@@ -362,6 +401,12 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// ZooKeeper's `Barrier(address, root, size)` is built with its size);
     /// `None` for a recipe that does not need to know.
     fn for_group(&self, _n: u16) -> Option<RecipeRef> {
+        None
+    }
+
+    /// Semaphore recipes: the same recipe with `k` permits (Curator's
+    /// `maxLeases`, kazoo's `max_leases`); `None` for any other recipe.
+    fn for_permits(&self, _k: u16) -> Option<RecipeRef> {
         None
     }
 
@@ -583,16 +628,20 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn face(&self) -> Face;
     fn setup(&self) -> Setup;
     fn acquire(&self, session: SessionId) -> (AnyState, Request);
+    fn acquire_shared(&self, session: SessionId) -> (AnyState, Request);
     fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step;
     fn on_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step;
     fn on_lost_reply(&self, st: &mut AnyState, lost: &Request) -> Request;
     fn enqueue(&self, session: SessionId, item: u64) -> Option<(AnyState, Request)>;
+    fn notes_events(&self) -> bool;
+    fn note_event(&self, st: &mut AnyState, event: &WatchEvent);
     fn on_release_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step;
     fn on_release_event(&self, st: &mut AnyState, event: &WatchEvent) -> Step;
     fn release(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32>;
     fn app(&self) -> App;
     fn for_group(&self, n: u16) -> Option<RecipeRef>;
+    fn for_permits(&self, k: u16) -> Option<RecipeRef>;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
@@ -648,6 +697,10 @@ impl<R: Recipe> DynRecipe for R {
         let (s, req) = Recipe::acquire(self, session);
         (AnyState::new(s), req)
     }
+    fn acquire_shared(&self, session: SessionId) -> (AnyState, Request) {
+        let (s, req) = Recipe::acquire_shared(self, session);
+        (AnyState::new(s), req)
+    }
     fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step {
         step_on(st, |s: &mut R::State| {
             Recipe::on_reply(self, session, s, reply)
@@ -661,6 +714,12 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn enqueue(&self, session: SessionId, item: u64) -> Option<(AnyState, Request)> {
         Recipe::enqueue(self, session, item).map(|(s, req)| (AnyState::new(s), req))
+    }
+    fn notes_events(&self) -> bool {
+        Recipe::notes_events(self)
+    }
+    fn note_event(&self, st: &mut AnyState, event: &WatchEvent) {
+        step_on(st, |s: &mut R::State| Recipe::note_event(self, s, event))
     }
     fn on_release_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step {
         step_on(st, |s: &mut R::State| {
@@ -683,6 +742,9 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn for_group(&self, n: u16) -> Option<RecipeRef> {
         Recipe::for_group(self, n)
+    }
+    fn for_permits(&self, k: u16) -> Option<RecipeRef> {
+        Recipe::for_permits(self, k)
     }
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
         Recipe::leader_seen(self, st.get::<R::State>())
@@ -747,6 +809,12 @@ impl RecipeRef {
     /// that size, any other recipe as it is.
     pub fn in_group(&self, n: u16) -> RecipeRef {
         self.recipe.for_group(n).unwrap_or_else(|| self.clone())
+    }
+
+    /// This recipe with `k` permits: a semaphore recipe made for them, any
+    /// other recipe as it is.
+    pub fn with_permits(&self, k: u16) -> RecipeRef {
+        self.recipe.for_permits(k).unwrap_or_else(|| self.clone())
     }
 
     /// `name` or `name:variant`: how the CLI and scenario files name it.

@@ -5,6 +5,7 @@
 //! sometimes (a create's mode and data, a range's sort and bound, a
 //! transaction's several operations, a list's separators).
 
+use models::name;
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
     Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, OpResult, Range, Reply, Request,
@@ -132,19 +133,19 @@ fn requests_read_as_the_store_apis() {
         Request::Txn(Box::new(Txn {
             compares: vec![
                 Compare {
-                    key: Key::fixed("/count"),
+                    key: Key::fixed(name!("/count")),
                     target: CompareTarget::Value(Data::Number(3)),
                     op: CompareOp::Equal,
                 },
                 Compare {
-                    key: Key::fixed("/count"),
+                    key: Key::fixed(name!("/count")),
                     target: CompareTarget::Version(2),
                     op: CompareOp::Less,
                 },
             ],
             success: vec![
                 TxnOp::Put {
-                    key: Key::fixed("/count"),
+                    key: Key::fixed(name!("/count")),
                     value: Data::Number(4),
                     lease: None,
                 },

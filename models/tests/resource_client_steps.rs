@@ -807,6 +807,7 @@ fn producers_consumers_and_waiting() {
         timing: Default::default(),
         producers,
         reentries: 0,
+        writers: 0,
     };
     let roles = |client: Client| -> Vec<_> {
         (0..4)

@@ -28,10 +28,16 @@ pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
     // pings, is what is measured.
     let (rounds, roles) = match recipe.app() {
         App::Lock | App::Election | App::Barrier => (1, String::new()),
+        App::SharedLock => (
+            1,
+            format!("writers = {}\n", models::recipe::herd_writers(clients.into())),
+        ),
         App::Queue => (HERD_QUEUE_ITEMS, "producers = 1\n".to_string()),
+        // Two leases (one for two clients): most of the herd waits.
+        App::Semaphore => (1, format!("permits = {}\n", clients.saturating_sub(1).clamp(1, 2))),
     };
     let produce = match recipe.app() {
-        App::Lock | App::Election | App::Barrier => "",
+        App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => "",
         App::Queue => "produce_ms = [50, 50]\n",
     };
     let text = format!(
@@ -129,7 +135,9 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
         releases: m.releases,
         notifications: m.notifications,
         notifications_per_release: match scenario.recipe.app() {
-            App::Lock | App::Election => m.notifications_per_release.clone(),
+            App::Lock | App::Election | App::SharedLock | App::Semaphore => {
+                m.notifications_per_release.clone()
+            }
             App::Barrier | App::Queue => m.notifications_per_change.clone(),
         },
         store_requests: requests,
@@ -157,7 +165,9 @@ pub fn swept_recipes() -> Vec<RecipeRef> {
 /// declares no closed form.
 pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {
     match recipe.app() {
-        App::Lock | App::Election => (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect(),
+        App::Lock | App::Election | App::SharedLock | App::Semaphore => {
+            (1..=n).map(|k| recipe.herd_closed_form(n, k)).collect()
+        }
         App::Barrier | App::Queue => {
             // Bounded: a recipe that names changes without end has no form.
             let most = 4 * n + 64;

@@ -11,7 +11,7 @@ use crate::engine::{simulate, Outcome};
 use crate::parallel::{filter_map_indices, ThreadError};
 use crate::scenario::{Scenario, ScheduledFault};
 use crate::trace;
-use models::model::check_producers;
+use models::model::{check_permits, check_producers, check_writers};
 use models::properties::{Kind, PropertyName};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -423,6 +423,8 @@ pub struct Shrunk {
     pub clients: u16,
     /// A queue's producers among `clients` (0 for other applications).
     pub producers: u16,
+    /// A shared lock's writers among `clients` (0 for other applications).
+    pub writers: u16,
     pub rounds: u8,
     pub schedule: Vec<ScheduledFault>,
     /// Faults that fired in the original run.
@@ -460,15 +462,15 @@ fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
         .any(|v| v.property == property)
 }
 
-fn with(
-    s: &Scenario,
-    (clients, producers): (u16, u16),
-    rounds: u8,
-    schedule: &[ScheduledFault],
-) -> Scenario {
+/// Who is who among a run's clients: how many, and how many of them (the
+/// first) produce, and write.
+type Cast = (u16, u16, u16);
+
+fn with(s: &Scenario, (clients, producers, writers): Cast, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
     let mut s = s.clone();
     s.clients = clients;
     s.producers = producers;
+    s.writers = writers;
     s.rounds = rounds;
     s.profile.clear();
     s.schedule = schedule.to_vec();
@@ -501,9 +503,9 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         .collect();
     let faults_before = schedule.len();
     let (mut clients, mut rounds) = (scenario.clients, scenario.rounds);
-    let mut producers = scenario.producers;
+    let (mut producers, mut writers) = (scenario.producers, scenario.writers);
     if !violates(
-        &with(scenario, (clients, producers), rounds, &schedule),
+        &with(scenario, (clients, producers, writers), rounds, &schedule),
         seed,
         property,
     ) {
@@ -514,7 +516,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         let mut fewer = schedule.clone();
         fewer.remove(i);
         if violates(
-            &with(scenario, (clients, producers), rounds, &fewer),
+            &with(scenario, (clients, producers, writers), rounds, &fewer),
             seed,
             property,
         ) {
@@ -540,26 +542,26 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
                 ..f.clone()
             })
             .collect();
-        // A queue keeps at least one producer and one consumer; clients
-        // below the producers' count are producers.
+        // A queue keeps at least one producer and one consumer, a shared
+        // lock a writer and a reader (clients below the count play the
+        // first role), a semaphore more clients than permits.
         let fewer_producers = producers - u16::from(k < producers);
-        let roles_ok =
-            check_producers(&scenario.recipe, clients - 1, fewer_producers.into()).is_ok();
-        if roles_ok
-            && violates(
-                &with(scenario, (clients - 1, fewer_producers), rounds, &fewer),
-                seed,
-                property,
-            )
-        {
+        let fewer_writers = writers - u16::from(k < writers);
+        let r = &scenario.recipe;
+        let roles_ok = check_producers(r, clients - 1, fewer_producers.into()).is_ok()
+            && check_writers(r, clients - 1, fewer_writers.into()).is_ok()
+            && check_permits(r, clients - 1, scenario.permits.into()).is_ok();
+        let cast = (clients - 1, fewer_producers, fewer_writers);
+        if roles_ok && violates(&with(scenario, cast, rounds, &fewer), seed, property) {
             clients -= 1;
             producers = fewer_producers;
+            writers = fewer_writers;
             schedule = fewer;
         }
     }
     for r in 1..rounds {
         if violates(
-            &with(scenario, (clients, producers), r, &schedule),
+            &with(scenario, (clients, producers, writers), r, &schedule),
             seed,
             property,
         ) {
@@ -572,6 +574,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         seed,
         clients,
         producers,
+        writers,
         rounds,
         schedule,
         faults_before,

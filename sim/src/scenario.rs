@@ -83,6 +83,14 @@ pub struct ScenarioFile {
     /// default half, at least one); the others consume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub producers: Option<u32>,
+    /// A shared lock: how many of the clients write (the first ones; by
+    /// default one); the others read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writers: Option<u32>,
+    /// A semaphore: how many leases it has (by default one fewer than the
+    /// clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u32>,
     pub seed: Option<Seed>,
     pub fencing: Option<bool>,
     pub policy: Option<String>,
@@ -298,6 +306,11 @@ pub struct Scenario {
     pub rounds: u8,
     /// A queue's producers (the first clients); 0 for other applications.
     pub producers: u16,
+    /// A shared lock's writers (the first clients); 0 for other
+    /// applications.
+    pub writers: u16,
+    /// A semaphore's permits; 0 for other applications.
+    pub permits: u16,
     pub seed: u64,
     pub fencing: bool,
     pub policy: Policy,
@@ -470,6 +483,18 @@ impl Scenario {
                 format!("is a queue's producers' pace; {recipe} is no queue"),
             ));
         }
+        let writers = raw
+            .writers
+            .unwrap_or_else(|| models::model::default_writers(&recipe).into());
+        models::model::check_writers(&recipe, raw.clients as u16, writers)
+            .map_err(|e| err("writers", e))?;
+        let permits = raw.permits.unwrap_or_else(|| {
+            models::model::default_permits(&recipe, raw.clients as u16).into()
+        });
+        models::model::check_permits(&recipe, raw.clients as u16, permits)
+            .map_err(|e| err("permits", e))?;
+        // Both fewer than the clients, which are at most MAX_SIM_CLIENTS.
+        let (writers, permits) = (writers as u16, permits as u16);
         models::model::check_fencing(&recipe, raw.fencing.unwrap_or(false))
             .map_err(|e| err("fencing", e))?;
         let reentries = raw.reentries.unwrap_or(0);
@@ -546,6 +571,8 @@ impl Scenario {
             clients: raw.clients as u16,
             rounds: rounds as u8,
             producers,
+            writers,
+            permits,
             seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
@@ -578,15 +605,19 @@ impl Scenario {
     }
 
     /// The client actor every client of a run runs (a barrier recipe made
-    /// for its group's size).
+    /// for its group's size, a semaphore's for its permits).
     pub fn client(&self) -> Client {
         Client {
-            recipe: self.recipe.in_group(self.clients),
+            recipe: self
+                .recipe
+                .in_group(self.clients)
+                .with_permits(self.permits),
             rounds: self.rounds,
             policy: self.policy,
             timing: self.client_timing(),
             producers: self.producers,
             reentries: self.reentries,
+            writers: self.writers,
         }
     }
 
@@ -620,7 +651,7 @@ impl Scenario {
     pub fn reproducer(
         &self,
         seed: u64,
-        (clients, producers, rounds): (u16, u16, u8),
+        (clients, producers, writers, rounds): (u16, u16, u16, u8),
         schedule: Vec<ScheduledFault>,
         expect: &[PropertyName],
         note: &str,
@@ -630,6 +661,8 @@ impl Scenario {
         file.seed = Some(Seed(seed));
         file.clients = u32::from(clients);
         file.producers = (self.recipe.app() == App::Queue).then_some(u32::from(producers));
+        file.writers = (self.recipe.app() == App::SharedLock).then_some(u32::from(writers));
+        file.permits = (self.recipe.app() == App::Semaphore).then_some(u32::from(self.permits));
         file.rounds = Some(rounds as u32);
         file.faults = None;
         file.schedule = Some(schedule);
@@ -759,7 +792,9 @@ fn check_heartbeats(
 ) -> Result<(), String> {
     let per_round_us = match app {
         App::Queue => timing.produce_us.0,
-        App::Lock | App::Election | App::Barrier => timing.think_us.0 + timing.hold_us.0,
+        App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => {
+            timing.think_us.0 + timing.hold_us.0
+        }
     };
     // Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
     let busy_us = (rounds * per_round_us).min(duration_us.unwrap_or(u64::MAX));
@@ -1097,6 +1132,8 @@ fn expected_property(
                     App::Election => "an election",
                     App::Barrier => "a barrier",
                     App::Queue => "a queue",
+                    App::SharedLock => "a shared lock",
+                    App::Semaphore => "a semaphore",
                 },
                 known()
             ),

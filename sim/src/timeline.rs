@@ -64,7 +64,9 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             } => {
                 count = Some(*n as u64);
                 exclusive = match crate::trace::app_of(recipe) {
-                    Some(App::Barrier | App::Queue) => false,
+                    // Readers share a shared lock, lease holders a
+                    // semaphore: overlaps there are the rules' to judge.
+                    Some(App::Barrier | App::Queue | App::SharedLock | App::Semaphore) => false,
                     Some(App::Lock | App::Election) | None => true,
                 };
                 continue;

@@ -13,13 +13,23 @@ fn the_baseline_agrees_with_the_closed_form_exactly() {
             // A queue's baseline is a few items; the others', one
             // acquisition (pass, leadership) a client.
             let acquisitions = match recipe.app() {
-                App::Lock | App::Election | App::Barrier => n as u64,
+                App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => {
+                    n as u64
+                }
                 App::Queue => HERD_QUEUE_ITEMS as u64,
             };
             assert_eq!(r.acquisitions, acquisitions, "{recipe} {n}");
+            // A semaphore's has none: whether a lease's release finds a
+            // waiter depends on how the holds and the mutex's hand-offs
+            // interleave.
+            let form = closed_form(&recipe, n as u32);
+            if recipe.app() == App::Semaphore {
+                assert_eq!(form, None, "{recipe}");
+                continue;
+            }
             assert_eq!(
                 r.notifications_per_release,
-                closed_form(&recipe, n as u32).expect("every shipped recipe has a closed form"),
+                form.expect("every shipped recipe but the semaphore has a closed form"),
                 "{recipe} with {n} clients"
             );
         }

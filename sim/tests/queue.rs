@@ -84,7 +84,7 @@ fn a_shrunk_queue_keeps_its_roles() {
         );
         let repro = s.reproducer(
             seed,
-            (small.clients, small.producers, small.rounds),
+            (small.clients, small.producers, small.writers, small.rounds),
             small.schedule.clone(),
             &[small.property],
             "test",

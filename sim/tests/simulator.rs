@@ -194,7 +194,7 @@ fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer
     );
     let text = s.reproducer(
         first,
-        (small.clients, small.producers, small.rounds),
+        (small.clients, small.producers, small.writers, small.rounds),
         small.schedule.clone(),
         &[small.property],
         "test",

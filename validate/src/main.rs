@@ -844,6 +844,7 @@ async fn main() -> ExitCode {
                 timing: timing(300, args.hold_ms, 3000),
                 producers: 0,
                 reentries: 0,
+                writers: 0,
             };
             let real_run =
                 run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
@@ -975,6 +976,7 @@ async fn main() -> ExitCode {
         timing: timing(100, 100, 600),
         producers: 0,
         reentries: 0,
+        writers: 0,
     };
     let split = run_real(
         &recipe,

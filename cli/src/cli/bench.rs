@@ -534,7 +534,7 @@ fn checker_configurations(args: &BenchArgs) -> Result<Vec<LockModelCfg>, UsageEr
             .into_iter()
             .filter(|r| match r.app() {
                 App::Lock | App::Election => true,
-                App::Barrier | App::Queue => false,
+                App::Barrier | App::Queue | App::SharedLock | App::Semaphore => false,
             });
         for recipe in measured {
             let cfg = LockModelCfg {

@@ -34,6 +34,8 @@ impl From<ConfigError> for UsageError {
             Setting::Clients => "--clients",
             Setting::Rounds => "--rounds",
             Setting::Producers => "--producers",
+            Setting::Writers => "--writers",
+            Setting::Permits => "--permits",
             Setting::Fencing => "--fencing",
             Setting::AcquireTimeout => "--acquire-timeout",
             Setting::Reentries => "--reentries",
@@ -365,6 +367,14 @@ pub struct ModelArgs {
     /// [default: half the clients, at least one]; the others consume.
     #[arg(long)]
     pub producers: Option<u8>,
+    /// A shared-lock recipe: how many of the clients write (the first
+    /// ones) [default: 1]; the others read.
+    #[arg(long)]
+    pub writers: Option<u8>,
+    /// A semaphore recipe: how many leases it has [default: one fewer
+    /// than the clients].
+    #[arg(long)]
+    pub permits: Option<u8>,
     /// Client crashes the checker may inject (for good).
     #[arg(long, default_value_t = 0)]
     pub crashes: u8,
@@ -489,6 +499,13 @@ impl ModelArgs {
                 .unwrap_or_else(|| models::model::default_producers(&recipe, clients.into()) as u8),
             acquire_timeout: self.acquire_timeout,
             reentries: self.reentries,
+            writers: self
+                .writers
+                .unwrap_or_else(|| models::model::default_writers(&recipe) as u8),
+            permits: self.permits.unwrap_or_else(|| {
+                // Fewer than the clients, a u8.
+                models::model::default_permits(&recipe, clients.into()) as u8
+            }),
             recipe,
             policy,
         };

@@ -118,7 +118,8 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     // Hand-offs are the lock's and the election's; a barrier has none.
     let hands_off = PropertyName::of(s.recipe.app()).contains(&PropertyName::HandOff);
     let taken = match s.recipe.app() {
-        App::Lock | App::Election => "acquisitions",
+        App::Lock | App::Election | App::SharedLock => "acquisitions",
+        App::Semaphore => "leases taken",
         App::Barrier => "passes",
         App::Queue => "items taken",
     };
@@ -590,7 +591,7 @@ fn write_reproducers(s: &Scenario, dir: &Path, r: &mut HuntResult) -> Result<(),
         );
         let text = s.reproducer(
             seed,
-            (small.clients, small.producers, small.rounds),
+            (small.clients, small.producers, small.writers, small.rounds),
             small.schedule,
             &[small.property],
             &note,

@@ -532,8 +532,8 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         header.extend(names.iter().copied());
         header.extend(["expected violated", "as expected"]);
         let fencing = match app {
-            App::Lock | App::Election => "fencing on",
-            App::Barrier | App::Queue => "no writes to fence",
+            App::Lock | App::Election | App::SharedLock => "fencing on",
+            App::Barrier | App::Queue | App::Semaphore => "no writes to fence",
         };
         let title = format!(
             "Model checking, {app} recipes (3 clients, 1 round, 1 crash, {fencing}, naive policy)"

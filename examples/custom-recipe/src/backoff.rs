@@ -26,6 +26,7 @@
 //! a waiter's polls are store requests, and a release is noticed only at
 //! the next poll — up to a whole sleep later.
 
+use models::name;
 use models::ids::{Child, Data, Name, SessionId, ZPath};
 use models::msg::{Reply, Request, WatchEvent};
 use models::recipe::{Face, Line, Recipe, RecipeRef, Setup, Step};
@@ -44,9 +45,9 @@ pub const BASE_SLEEP: Duration = Duration::from_millis(5);
 pub const MAX_DOUBLINGS: u8 = 3;
 
 /// The directory the pollers queue in, made before the run.
-pub const DIR: Name = Name::new("/backoff");
+pub const DIR: Name = name!("/backoff");
 /// A poller's node name, before its guid and sequence number.
-pub const PREFIX: Name = Name::new("poller-");
+pub const PREFIX: Name = name!("poller-");
 
 /// A poller's node in [`DIR`].
 pub fn node_path(node: Child) -> ZPath {

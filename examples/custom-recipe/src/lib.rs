@@ -31,10 +31,11 @@
 
 pub mod backoff;
 
+use models::name;
 use models::ids::{Data, SessionId, ZPath};
 
 /// The lock node: the recipe races to create it.
-const LOCK: ZPath = ZPath::fixed("/lock");
+const LOCK: ZPath = ZPath::fixed(name!("/lock"));
 use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
@@ -150,9 +151,9 @@ impl Recipe for UnfairGetData {
                 State::Waiting,
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: LOCK,
+                    path,
                 },
-            ) => {
+            ) if *path == LOCK => {
                 *st = State::Creating;
                 Step::Send(create())
             }

@@ -38,8 +38,12 @@ pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Resu
              ({clients}), so that someone consumes (got {producers})"
         )),
         App::Queue => Ok(()),
-        App::Lock | App::Election | App::Barrier if producers != 0 => Err(not_a_queue(recipe)),
-        App::Lock | App::Election | App::Barrier => Ok(()),
+        App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore
+            if producers != 0 =>
+        {
+            Err(not_a_queue(recipe))
+        }
+        App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => Ok(()),
     }
 }
 
@@ -48,28 +52,95 @@ pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Resu
 pub fn check_producers_given(recipe: &RecipeRef, given: Option<u32>) -> Result<(), String> {
     match (recipe.app(), given) {
         (App::Queue, _) | (_, None) => Ok(()),
-        (App::Lock | App::Election | App::Barrier, Some(_)) => Err(not_a_queue(recipe)),
+        (App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore, Some(_)) => {
+            Err(not_a_queue(recipe))
+        }
+    }
+}
+
+/// A shared lock's writers when none are given: one.
+pub fn default_writers(recipe: &RecipeRef) -> u16 {
+    u16::from(recipe.app() == App::SharedLock)
+}
+
+/// Checks a shared lock's split into writers and readers: at least one
+/// of each; no writers for any other application. The error names the
+/// setting and the allowed values.
+pub fn check_writers(recipe: &RecipeRef, clients: u16, writers: u32) -> Result<(), String> {
+    match recipe.app() {
+        App::SharedLock if writers == 0 || writers >= u32::from(clients) => Err(format!(
+            "{recipe} is a shared lock: writers must be at least 1 and fewer than the clients \
+             ({clients}), so that someone reads (got {writers})"
+        )),
+        App::SharedLock => Ok(()),
+        App::Lock | App::Election | App::Barrier | App::Queue | App::Semaphore if writers != 0 => {
+            Err(format!(
+                "writers are for shared-lock recipes; {recipe} is a{} {} recipe",
+                article(recipe.app()),
+                recipe.app()
+            ))
+        }
+        App::Lock | App::Election | App::Barrier | App::Queue | App::Semaphore => Ok(()),
+    }
+}
+
+/// A semaphore's permits when none are given: one fewer than the clients
+/// (so that someone waits), at least one.
+pub fn default_permits(recipe: &RecipeRef, clients: u16) -> u16 {
+    if recipe.app() == App::Semaphore {
+        clients.saturating_sub(1).max(1)
+    } else {
+        0
+    }
+}
+
+/// Checks a semaphore's permits: at least 1 and fewer than the clients
+/// (with as many permits as clients nobody ever waits); none for any other
+/// application.
+pub fn check_permits(recipe: &RecipeRef, clients: u16, permits: u32) -> Result<(), String> {
+    match recipe.app() {
+        App::Semaphore if permits == 0 || permits >= u32::from(clients) => Err(format!(
+            "{recipe} is a semaphore: permits must be at least 1 and fewer than the clients \
+             ({clients}), so that someone waits (got {permits})"
+        )),
+        App::Semaphore => Ok(()),
+        App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock
+            if permits != 0 =>
+        {
+            Err(format!(
+                "permits are for semaphore recipes; {recipe} is a{} {} recipe",
+                article(recipe.app()),
+                recipe.app()
+            ))
+        }
+        App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock => Ok(()),
+    }
+}
+
+/// "n" before an application's name that starts with a vowel.
+fn article(app: App) -> &'static str {
+    if app == App::Election {
+        "n"
+    } else {
+        ""
     }
 }
 
 fn not_a_queue(recipe: &RecipeRef) -> String {
     format!(
         "producers are for queue recipes; {recipe} is a{} {} recipe",
-        if recipe.app() == App::Election {
-            "n"
-        } else {
-            ""
-        },
+        article(recipe.app()),
         recipe.app()
     )
 }
 
 /// Whether a recipe's clients write to the guarded resource: a lock's
-/// holder and a leader do; a barrier's and a queue's clients do not.
+/// holder, a leader and a shared lock's writer do; a barrier's, a queue's
+/// and a semaphore's clients do not.
 pub fn writes_to_resource(recipe: &RecipeRef) -> bool {
     match recipe.app() {
-        App::Lock | App::Election => true,
-        App::Barrier | App::Queue => false,
+        App::Lock | App::Election | App::SharedLock => true,
+        App::Barrier | App::Queue | App::Semaphore => false,
     }
 }
 
@@ -103,6 +174,8 @@ pub enum Setting {
     Clients,
     Rounds,
     Producers,
+    Writers,
+    Permits,
     Fencing,
     AcquireTimeout,
     Reentries,
@@ -207,6 +280,11 @@ pub struct LockModelCfg {
     /// as its library answers a second acquire (0 to 2; only for a recipe
     /// whose [`crate::recipe::Recipe::reentry`] says).
     pub reentries: u8,
+    /// A shared lock: how many of the clients write (the first ones); the
+    /// others read. 0 for every other application.
+    pub writers: u8,
+    /// A semaphore: how many leases it has. 0 for every other application.
+    pub permits: u8,
 }
 
 impl LockModelCfg {
@@ -221,6 +299,9 @@ impl LockModelCfg {
             producers: default_producers(&recipe, clients.into()) as u8,
             acquire_timeout: false,
             reentries: 0,
+            writers: default_writers(&recipe) as u8,
+            // Fewer than the clients, which fit in a u8.
+            permits: default_permits(&recipe, clients.into()) as u8,
             recipe,
         }
     }
@@ -232,9 +313,10 @@ impl LockModelCfg {
     }
 
     /// Whether every client runs the same program, so that symmetry
-    /// reduction may swap them: not a queue's producers and consumers.
+    /// reduction may swap them: not a queue's producers and consumers, nor
+    /// a shared lock's writers and readers.
     pub fn clients_interchangeable(&self) -> bool {
-        self.recipe.app() != App::Queue
+        !matches!(self.recipe.app(), App::Queue | App::SharedLock)
     }
 
     /// Checks the configuration; the error names the offending setting.
@@ -257,6 +339,10 @@ impl LockModelCfg {
         }
         check_producers(&self.recipe, self.clients.into(), self.producers.into())
             .map_err(|e| ConfigError::new(Setting::Producers, e))?;
+        check_writers(&self.recipe, self.clients.into(), self.writers.into())
+            .map_err(|e| ConfigError::new(Setting::Writers, e))?;
+        check_permits(&self.recipe, self.clients.into(), self.permits.into())
+            .map_err(|e| ConfigError::new(Setting::Permits, e))?;
         check_fencing(&self.recipe, self.fencing)
             .map_err(|e| ConfigError::new(Setting::Fencing, e))?;
         if self.acquire_timeout {
@@ -312,13 +398,18 @@ impl LockModelCfg {
             store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
             resource: Resource::new(self.fencing),
             client: Client {
-                // A barrier recipe is made for its group's size.
-                recipe: self.recipe.in_group(self.clients as u16),
+                // A barrier recipe is made for its group's size, a
+                // semaphore's for its permits.
+                recipe: self
+                    .recipe
+                    .in_group(self.clients as u16)
+                    .with_permits(self.permits.into()),
                 rounds: self.rounds,
                 policy: self.policy,
                 timing,
                 producers: self.producers.into(),
                 reentries: self.reentries,
+                writers: self.writers.into(),
             },
             cfg: self,
         })
@@ -351,6 +442,18 @@ impl fmt::Display for LockModelCfg {
                 self.producers,
                 self.clients.saturating_sub(self.producers)
             )?;
+        }
+        if self.recipe.app() == App::SharedLock {
+            write!(
+                f,
+                " ({} writing, {} reading)",
+                self.writers,
+                self.clients.saturating_sub(self.writers)
+            )?;
+        }
+        if self.recipe.app() == App::Semaphore {
+            let s = if self.permits == 1 { "" } else { "s" };
+            write!(f, " ({} permit{s})", self.permits)?;
         }
         let b = self.faults;
         let faults: Vec<String> = [

@@ -217,6 +217,9 @@ impl LockModel {
                         holds: |_, store, bits| store.line_is_empty() && all_done_or_gone(bits),
                     },
                     PropertyName::MutualExclusion
+                    | PropertyName::RwExclusion
+                    | PropertyName::ReadersShare
+                    | PropertyName::PermitsBound
                     | PropertyName::ResourceExclusion
                     | PropertyName::HerdBound
                     | PropertyName::HolderOwnsKey

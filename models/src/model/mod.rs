@@ -30,9 +30,10 @@ mod time;
 pub mod view;
 
 pub use config::{
-    check_acquire_timeout, check_fencing, check_producers, check_producers_given, check_reentries,
-    default_producers, writes_to_resource, ConfigError, FaultBudget, LockModelCfg, Setting,
-    MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    check_acquire_timeout, check_fencing, check_permits, check_producers, check_producers_given,
+    check_reentries, check_writers, default_permits, default_producers, default_writers,
+    writes_to_resource, ConfigError, FaultBudget, LockModelCfg, Setting, MAX_CLIENTS,
+    MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -272,7 +273,11 @@ impl Model for LockModel {
             resource: Shared::new(ResourceState::default()),
             clients: Slots::new(),
             budget: self.cfg.faults,
-            monitors: Shared::new(Monitors::new(self.cfg.recipe.app(), self.client.producers)),
+            monitors: Shared::new(
+                Monitors::new(self.cfg.recipe.app(), self.client.producers)
+                    .with_writers(self.client.writers)
+                    .with_permits(self.cfg.permits.into()),
+            ),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
@@ -572,6 +577,9 @@ impl Model for LockModel {
                 P::NoDuplicateItem => Some(Property::always(p.name(), read!(P::NoDuplicateItem))),
                 P::FifoOrder => Some(Property::always(p.name(), read!(P::FifoOrder))),
                 P::ReentryImmediate => Some(Property::always(p.name(), read!(P::ReentryImmediate))),
+                P::RwExclusion => Some(Property::always(p.name(), read!(P::RwExclusion))),
+                P::ReadersShare => Some(Property::sometimes(p.name(), read!(P::ReadersShare))),
+                P::PermitsBound => Some(Property::always(p.name(), read!(P::PermitsBound))),
                 P::Progress
                 | P::FollowersAgree
                 | P::LeaderElected

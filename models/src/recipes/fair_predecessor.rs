@@ -20,7 +20,7 @@
 //! path name" — without it, a create whose reply was lost leaves an orphan
 //! node that the retry then waits behind forever (ZOOKEEPER-1262).
 
-use super::names::{member, new_member, LOCK};
+use super::names::Place;
 use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
@@ -108,6 +108,9 @@ pub struct Options {
     /// `false` is a deliberately broken variant that takes the lock on the
     /// event, as if the predecessor's deletion meant it was our turn.
     pub relist_after_wake: bool,
+    /// Where its nodes go: `/lock` for the lock itself; a semaphore's
+    /// mutex takes its own.
+    pub place: Place,
 }
 
 impl Default for Options {
@@ -116,6 +119,7 @@ impl Default for Options {
             library: Library::ZkDocs,
             guid: true,
             relist_after_wake: true,
+            place: Place::LOCK,
         }
     }
 }
@@ -206,7 +210,7 @@ impl Recipe for FairPredecessor {
     }
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
-        release(st)
+        release(self.0, st)
     }
 
     /// Curator counts a holder's re-entries (`InterProcessMutex.internalLock`);
@@ -231,7 +235,7 @@ impl Recipe for FairPredecessor {
     }
 
     fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
-        withdraw(st)
+        withdraw(self.0, st)
     }
 
     /// One waiter watches each node: every release but the last wakes one.
@@ -242,25 +246,27 @@ impl Recipe for FairPredecessor {
 
 fn create(opts: Options, session: SessionId) -> Request {
     Request::Create {
-        path: new_member(opts.guid.then_some(session)),
+        path: opts.place.new_node(opts.guid.then_some(session)),
         ephemeral: true,
         sequential: true,
         data: Data::Empty,
     }
 }
 
-fn list() -> Request {
+fn list(opts: Options) -> Request {
     Request::GetChildren {
-        path: LOCK,
+        path: opts.place.dir_path(),
         watch: false,
     }
 }
 
-fn acquire(opts: Options, session: SessionId) -> (State, Request) {
+/// Step 1.
+pub fn acquire(opts: Options, session: SessionId) -> (State, Request) {
     (State::Creating, create(opts, session))
 }
 
-fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
+/// Steps 2–4 on a reply.
+pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) -> Step {
     match (*st, reply) {
         (
             State::Creating,
@@ -274,7 +280,7 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
                 czxid: Some(*czxid),
             };
             *st = State::Listing(mine);
-            Step::Send(list())
+            Step::Send(list(opts))
         }
         (State::Finding, Reply::Children(children)) => {
             match children.iter().find(|c| c.guid == Some(session)) {
@@ -298,7 +304,7 @@ fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply) ->
         }
         (State::Watching(mine, _), Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
             *st = State::Listing(mine);
-            Step::Send(list())
+            Step::Send(list(opts))
         }
         (State::FetchingToken(mine), Reply::Stat(Some(stat))) => {
             *st = State::Holding(Mine {
@@ -328,13 +334,13 @@ fn decide(opts: Options, st: &mut State, mine: Mine, children: &[Child]) -> Step
         (None, None) => {
             *st = State::FetchingToken(mine);
             Step::Send(Request::Exists {
-                path: member(mine.node),
+                path: opts.place.node(mine.node),
                 watch: false,
             })
         }
         (Some(pred), _) => {
             *st = State::Watching(mine, *pred);
-            let path = member(*pred);
+            let path = opts.place.node(*pred);
             Step::Send(match opts.library {
                 Library::ZkDocs => Request::Exists { path, watch: true },
                 Library::Curator | Library::Kazoo => Request::GetData { path, watch: true },
@@ -343,7 +349,8 @@ fn decide(opts: Options, st: &mut State, mine: Mine, children: &[Child]) -> Step
     }
 }
 
-fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
+/// Step 4's wait on a watch event.
+pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
     match (*st, ev) {
         (
             State::Waiting(mine, pred),
@@ -351,10 +358,10 @@ fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
                 kind: ZkEvent::NodeDeleted,
                 path,
             },
-        ) if *path == member(pred) => {
+        ) if *path == opts.place.node(pred) => {
             if opts.relist_after_wake {
                 *st = State::Listing(mine);
-                Step::Send(list())
+                Step::Send(list(opts))
             } else {
                 *st = State::Holding(mine);
                 Step::Acquired {
@@ -367,11 +374,11 @@ fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
 }
 
 /// What to send instead of a request whose reply never came.
-fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
+pub fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
     match (*st, lost) {
         (State::Creating, Request::Create { .. }) if opts.guid => {
             *st = State::Finding;
-            list()
+            list(opts)
         }
         _ => lost.clone(),
     }
@@ -381,24 +388,25 @@ fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
 /// left behind it (Curator's `internalLockLoop` sets `doDelete` and
 /// `deleteOurPath`s in its `finally`; kazoo's `_inner_acquire` times out and
 /// `_best_effort_cleanup` deletes the node).
-fn withdraw(st: &State) -> Option<Request> {
+fn withdraw(opts: Options, st: &State) -> Option<Request> {
     match st {
         State::Listing(mine)
         | State::Watching(mine, _)
         | State::Waiting(mine, _)
         | State::FetchingToken(mine)
         | State::Holding(mine) => Some(Request::Delete {
-            path: member(mine.node),
+            path: opts.place.node(mine.node),
             version: None,
         }),
         State::Creating | State::Finding => None,
     }
 }
 
-fn release(st: &State) -> Option<Request> {
+/// Step 5.
+pub fn release(opts: Options, st: &State) -> Option<Request> {
     match st {
         State::Holding(mine) => Some(Request::Delete {
-            path: member(mine.node),
+            path: opts.place.node(mine.node),
             version: None,
         }),
         State::Creating

@@ -15,6 +15,8 @@ pub mod zk_barrier;
 pub mod zk_double_barrier;
 pub mod zk_fair_election;
 pub mod zk_fifo_queue;
+pub mod zk_rwlock;
+pub mod zk_semaphore;
 pub mod zk_unfair_election;
 
 pub mod names;
@@ -72,6 +74,8 @@ pub const REGISTRY: &[Registered] = &[
     zk_barrier::REGISTERED,
     zk_double_barrier::REGISTERED,
     zk_fifo_queue::REGISTERED,
+    zk_rwlock::REGISTERED,
+    zk_semaphore::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

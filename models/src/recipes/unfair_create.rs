@@ -134,9 +134,9 @@ fn on_event(st: &mut State, ev: &WatchEvent) -> Step {
             State::Waiting,
             WatchEvent::Zk {
                 kind: ZkEvent::NodeDeleted,
-                path: LOCK,
+                path,
             },
-        ) => {
+        ) if *path == LOCK => {
             *st = State::Creating;
             Step::Send(create())
         }

@@ -219,9 +219,9 @@ impl Recipe for ZkBarrier {
                 State::Waiting(m),
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeCreated,
-                    path: READY,
+                    path,
                 },
-            ) => pass(st, m),
+            ) if *path == READY => pass(st, m),
             _ => Step::Wait,
         }
     }

@@ -345,9 +345,9 @@ impl Recipe for ZkDoubleBarrier {
                 State::Waiting(m),
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeCreated,
-                    path: READY,
+                    path,
                 },
-            ) => pass(st, m),
+            ) if *path == READY => pass(st, m),
             // The tutorial's watcher wakes the waiter on any event.
             (State::Idle { me, leaving }, WatchEvent::Zk { .. }) => {
                 *st = State::Polling { me, leaving };

@@ -382,9 +382,9 @@ impl Recipe for ZkFifoQueue {
                 State::Waiting,
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeChildrenChanged,
-                    path: LOCK,
+                    path,
                 },
-            ) => self.list_again(st, None),
+            ) if *path == LOCK => self.list_again(st, None),
             _ => Step::Wait,
         }
     }

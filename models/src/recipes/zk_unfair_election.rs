@@ -119,9 +119,9 @@ impl Recipe for ZkUnfairElection {
                 State::Following { .. },
                 WatchEvent::Zk {
                     kind: ZkEvent::NodeDeleted,
-                    path: LOCK,
+                    path,
                 },
-            ) => {
+            ) if *path == LOCK => {
                 let (next, req) = self.run();
                 *st = next;
                 Step::Send(req)

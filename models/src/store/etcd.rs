@@ -306,12 +306,13 @@ impl EtcdKv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::name;
 
-    use crate::ids::Name;
+    
 
     #[allow(non_snake_case)]
     fn Key(s: SessionId) -> super::Key {
-        super::Key::of_lease(Name::new("/lock/"), s)
+        super::Key::of_lease(name!("/lock/"), s)
     }
 
     fn put(kv: &mut EtcdKv, s: SessionId, fired: &mut Vec<Fired>) -> u64 {
@@ -340,7 +341,7 @@ mod tests {
     fn a_txn_compares_values_versions_and_revisions() {
         let a = SessionId::first(0);
         let mut kv = EtcdKv::default();
-        let key = super::Key::fixed("/count");
+        let key = super::Key::fixed(name!("/count"));
         let cmp = |target, op| Compare { key, target, op };
         assert!(!kv.holds(&cmp(CompareTarget::Value(Data::Empty), CompareOp::NotEqual)));
         assert!(kv.holds(&cmp(CompareTarget::Version(0), CompareOp::Equal)));
@@ -421,7 +422,7 @@ mod tests {
         for sort in [SortByCreate::Ascend, SortByCreate::Descend] {
             let range = |limit| {
                 kv.range(&Range {
-                    keys: Keys::Prefix(Name::new("/lock/")),
+                    keys: Keys::Prefix(name!("/lock/")),
                     sort,
                     limit,
                     max_create_revision: 0,

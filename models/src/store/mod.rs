@@ -91,8 +91,9 @@ pub struct StoreState {
     pub sessions: Vec<(SessionId, bool)>,
     pub zk: ZkTree,
     pub etcd: EtcdKv,
-    /// Where the recipe's line is (the same in every state of a run).
-    pub line: Line,
+    /// Where the recipe's line is: the same in every state of a run, so it
+    /// is neither hashed nor compared (a [`RunConstant`]).
+    pub line: RunConstant<Line>,
     /// Ghost, for `holder_owns_key`: the node or key first in line for the
     /// lock — the lowest-sequence generated child of the line's directory,
     /// else the line's node itself if ephemeral; the first-created key
@@ -181,6 +182,23 @@ impl FirstInLine {
     }
 }
 
+/// A setting a run's states all share, carried in each (the store's
+/// methods read it) but neither hashed nor compared: two states of one run
+/// never differ in it, and hashing it would only cost the checker time.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunConstant<T>(pub T);
+
+impl<T> PartialEq for RunConstant<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<T> Eq for RunConstant<T> {}
+impl<T> std::hash::Hash for RunConstant<T> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// An empty store, its line at `/lock`.
 impl Default for StoreState {
     fn default() -> Self {
@@ -194,7 +212,7 @@ impl StoreState {
             sessions: Vec::new(),
             zk: ZkTree::new(&layout.dirs),
             etcd: EtcdKv::default(),
-            line: layout.line,
+            line: RunConstant(layout.line),
             first_in_line: None,
             barrier: None,
             queue: None,
@@ -205,7 +223,7 @@ impl StoreState {
     /// the store puts on what it sends (see [`Msg::Reply`]).
     pub fn owns_first(&self, session: SessionId) -> bool {
         if let Some(b) = &self.barrier {
-            return b.mark(session.client, &self.zk, self.line);
+            return b.mark(session.client, &self.zk, self.line.0);
         }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
     }
@@ -214,7 +232,7 @@ impl StoreState {
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
         if let Some(b) = &self.barrier {
-            return b.mark(client, &self.zk, self.line);
+            return b.mark(client, &self.zk, self.line.0);
         }
         // A queue's consumers decide on replies, never on events.
         if self.queue.is_some() {
@@ -237,7 +255,7 @@ impl StoreState {
         if still_there {
             return;
         }
-        let line = self.line;
+        let line = self.line.0;
         // Members come in sequence order: the first is the lowest.
         let lowest_member = members(line, &self.zk).next();
         self.first_in_line = match (lowest_member, line.path) {
@@ -265,7 +283,7 @@ impl StoreState {
 
     /// Whether the line has no member left (a queue with no element).
     pub fn line_is_empty(&self) -> bool {
-        members(self.line, &self.zk).next().is_none()
+        members(self.line.0, &self.zk).next().is_none()
     }
 
     /// Gives back spare capacity (the model checker's frontier keeps many
@@ -300,7 +318,7 @@ impl StoreState {
     fn names_queue_head(&self, s: SessionId, req: &Request) -> bool {
         let element = match req {
             Request::GetData { path, .. } | Request::Delete { path, .. } => {
-                match self.line.member(*path) {
+                match self.line.0.member(*path) {
                     Some(c) => c,
                     None => return true,
                 }
@@ -325,7 +343,7 @@ impl StoreState {
             })
         };
         // Members come in sequence order: the first unclaimed is the head.
-        let head = members(self.line, &self.zk).find(|c| !taken_by_other(*c));
+        let head = members(self.line.0, &self.zk).find(|c| !taken_by_other(*c));
         head.is_none_or(|h| h == element)
     }
 
@@ -398,7 +416,7 @@ impl StoreState {
         // enqueues ephemeral elements has any) leave the queue too.
         if let Some(q) = &mut self.queue {
             for (path, node) in &self.zk.nodes {
-                if let (Some(_), Some(owner)) = (self.line.member(*path), node.ephemeral_owner) {
+                if let (Some(_), Some(owner)) = (self.line.0.member(*path), node.ephemeral_owner) {
                     if owner == s {
                         q.removed.push((node.data.number().unwrap_or(0), s.client));
                     }
@@ -447,7 +465,7 @@ impl StoreState {
                 let mut fired = Vec::new();
                 let owner = ephemeral.then_some(s);
                 let r = self.zk.create(*path, owner, *sequential, *data, &mut fired);
-                let member = matches!(r, Ok((created, _)) if self.line.member(created).is_some());
+                let member = matches!(r, Ok((created, _)) if self.line.0.member(created).is_some());
                 if let (Some(b), true) = (&mut self.barrier, member) {
                     if let Err(at) = b.entered.binary_search(&s.client) {
                         b.entered.insert(at, s.client);
@@ -463,7 +481,7 @@ impl StoreState {
                 let mut fired = Vec::new();
                 let item = self.zk.node(*path).map(|n| n.data.number().unwrap_or(0));
                 let r = self.zk.delete(*path, *version, &mut fired);
-                let member = self.line.member(*path);
+                let member = self.line.0.member(*path);
                 if let (Some(q), Ok(()), Some(item), Some(_)) = (&mut self.queue, &r, item, member)
                 {
                     q.removed.push((item, s.client));

@@ -489,6 +489,7 @@ fn take_watches(table: &mut WatchSet, path: ZPath, kind: ZkEvent, fired: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::name;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
@@ -503,11 +504,11 @@ mod tests {
             let mut reference = BTreeSet::new();
             for (path, client, what) in steps {
                 let path = [
-                    ZPath::fixed("/lock"),
-                    ZPath::fixed("/lock/ready"),
+                    ZPath::fixed(name!("/lock")),
+                    ZPath::fixed(name!("/lock/ready")),
                     ZPath::Node {
-                        dir: Name::new("/lock"),
-                        child: Child { seq: Some(1), prefix: Name::new("lock-"), guid: None },
+                        dir: name!("/lock"),
+                        child: Child { seq: Some(1), prefix: name!("lock-"), guid: None },
                     },
                 ][usize::from(path)];
                 let w = (path, SessionId { client, incarnation: 0 });
@@ -532,9 +533,9 @@ mod tests {
             incarnation: 0,
         };
         let mut set = WatchSet::default();
-        let lock = ZPath::fixed("/lock");
+        let lock = ZPath::fixed(name!("/lock"));
         for w in [
-            (ZPath::fixed("/lock/ready"), s(1)),
+            (ZPath::fixed(name!("/lock/ready")), s(1)),
             (lock, s(2)),
             (lock, s(0)),
         ] {

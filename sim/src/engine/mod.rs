@@ -230,7 +230,9 @@ impl<'a> Sim<'a> {
                     fired: false,
                 })
                 .collect(),
-            monitors: Monitors::new(scenario.recipe.app(), scenario.producers),
+            monitors: Monitors::new(scenario.recipe.app(), scenario.producers)
+                .with_writers(scenario.writers)
+                .with_permits(scenario.permits),
             holders: Vec::new(),
             violations: Vec::new(),
             tally: Tally::default(),

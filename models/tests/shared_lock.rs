@@ -1,0 +1,128 @@
+//! `zk-rwlock`: the recipes page's shared lock and Curator's and kazoo's
+//! read-write locks (`rw_exclusion`, `readers_share`).
+
+use models::name;
+use models::checker::{check, CheckOptions, CheckResult, Status};
+use models::ids::{Child, Name, SessionId, ZPath};
+use models::model::{FaultBudget, LockModelCfg, Setting};
+use models::msg::{Reply, Request};
+use models::properties::PropertyName;
+use models::recipe::{Recipe, Step};
+use models::recipes::{self, zk_rwlock};
+
+fn check_rw(recipe: &str, clients: u8, writers: u8, faults: FaultBudget) -> CheckResult {
+    let cfg = LockModelCfg {
+        writers,
+        faults,
+        ..LockModelCfg::new(recipes::parse(recipe).unwrap(), clients)
+    };
+    assert!(!cfg.clients_interchangeable(), "readers and writers differ");
+    let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+    assert!(r.complete);
+    r
+}
+
+fn status(r: &CheckResult, p: PropertyName) -> Status {
+    r.property(p).expect("judged for a shared lock").status
+}
+
+/// A writer holds alone, two readers hold at once (it is no mutex), the
+/// writers' writes come in order, and everyone gets the lock: for each
+/// library, with one writer and with two.
+#[test]
+fn writers_alone_readers_together() {
+    for (recipe, clients, writers, states) in [
+        ("zk-rwlock", 3, 1, 0),
+        ("zk-rwlock", 3, 2, 0),
+        ("zk-rwlock:curator", 3, 1, 0),
+        ("zk-rwlock:kazoo", 3, 1, 0),
+        ("zk-rwlock:curator", 4, 2, 0),
+    ] {
+        let r = check_rw(recipe, clients, writers, FaultBudget::default());
+        assert_eq!(r.unique_states, states, "{recipe} {clients}/{writers}");
+        for p in [
+            PropertyName::RwExclusion,
+            PropertyName::ResourceExclusion,
+            PropertyName::Progress,
+        ] {
+            assert_eq!(status(&r, p), Status::Holds, "{recipe}: {p}");
+        }
+        let share = status(&r, PropertyName::ReadersShare);
+        let readers = clients - writers;
+        let want = if readers >= 2 {
+            Status::Holds
+        } else {
+            Status::Violated
+        };
+        assert_eq!(share, want, "{recipe} with {readers} readers");
+    }
+}
+
+/// A writer blind to the readers below it takes the lock beside them.
+#[test]
+fn a_reader_blind_writer_breaks_exclusion() {
+    let r = check_rw("zk-rwlock:reader-blind", 3, 1, FaultBudget::default());
+    assert_eq!(status(&r, PropertyName::RwExclusion), Status::Violated);
+    assert_eq!(r.path(PropertyName::RwExclusion).map(|p| p.len()), Some(14));
+}
+
+/// Writers are a shared lock's: none, as many as the clients, or given to
+/// a lock are refused, naming the setting.
+#[test]
+fn writers_out_of_range_are_refused() {
+    let rw = recipes::parse("zk-rwlock").unwrap();
+    for writers in [0, 3] {
+        let e = LockModelCfg {
+            writers,
+            ..LockModelCfg::new(rw.clone(), 3)
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e.setting, Setting::Writers, "{writers}");
+    }
+    let e = LockModelCfg {
+        writers: 1,
+        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+    }
+    .validate()
+    .unwrap_err();
+    assert_eq!(e.setting, Setting::Writers);
+}
+
+fn node(client: u16, seq: u32, prefix: &'static str) -> Child {
+    Child {
+        seq: Some(seq),
+        prefix: Name::intern(prefix).unwrap(),
+        guid: Some(SessionId::first(client)),
+    }
+}
+
+/// Which writer a waiting reader watches: the page's and kazoo's the
+/// nearest below it, Curator's the first in the listing.
+#[test]
+fn a_reader_watches_the_writer_its_library_names() {
+    let me = SessionId::first(3);
+    for (library, read, write, watched, call) in [
+        (zk_rwlock::Library::ZkDocs, "read-", "write-", 1, "exists"),
+        (zk_rwlock::Library::Kazoo, "__rlock__", "__lock__", 1, "get_data"),
+        (zk_rwlock::Library::Curator, "__READ__", "__WRIT__", 0, "get_data"),
+    ] {
+        let recipe = zk_rwlock::ZkRwLock(library);
+        let writers = [node(0, 0, write), node(1, 1, write)];
+        let mine = node(3, 3, read);
+        let listing = vec![writers[0], writers[1], node(2, 2, read), mine];
+        let (mut st, _) = recipe.acquire_shared(me);
+        let created = Reply::Created {
+            path: ZPath::child(name!("/lock"), mine),
+            czxid: 9,
+        };
+        recipe.on_reply(me, &mut st, &created);
+        let step = recipe.on_reply(me, &mut st, &Reply::Children(listing.into()));
+        let path = ZPath::child(name!("/lock"), writers[watched]);
+        let want = match call {
+            "exists" => Request::Exists { path, watch: true },
+            _ => Request::GetData { path, watch: true },
+        };
+        assert_eq!(step, Step::Send(want), "{library:?}");
+    }
+}
