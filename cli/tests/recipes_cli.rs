@@ -448,3 +448,68 @@ fn queue_and_barrier_options_are_checked() {
         &["`timing.produce_ms`", "is no queue"],
     );
 }
+
+/// A semaphore's permits and a shared lock's writers: out of range, or
+/// given to a recipe of another kind (even as 0), exit 2 naming the flag
+/// or key and what is allowed.
+#[test]
+fn permits_and_writers_are_checked() {
+    let check = |recipe: &str, flag: &str, value: &str| -> Vec<String> {
+        ["check", "--recipe", recipe, "--clients", "3", flag, value]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    for permits in ["0", "3"] {
+        usage_error(
+            &args(&check("zk-semaphore", "--permits", permits)),
+            &[
+                "--permits:",
+                "permits must be at least 1 and fewer than the clients (3)",
+                &format!("got {permits}"),
+            ],
+        );
+    }
+    for writers in ["0", "3"] {
+        usage_error(
+            &args(&check("zk-rwlock", "--writers", writers)),
+            &[
+                "--writers:",
+                "writers must be at least 1 and fewer than the clients (3)",
+            ],
+        );
+    }
+    usage_error(
+        &args(&check("fair-predecessor", "--permits", "0")),
+        &["--permits:", "permits are for semaphore recipes", "lock"],
+    );
+    usage_error(
+        &args(&check("zk-semaphore", "--writers", "1")),
+        &[
+            "--writers:",
+            "writers are for shared-lock recipes",
+            "semaphore",
+        ],
+    );
+    let dir = scratch("roles");
+    let file = dir.join("lock-with-permits.toml");
+    std::fs::write(
+        &file,
+        "recipe = \"fair-predecessor\"\nclients = 3\npermits = 1\n",
+    )
+    .unwrap();
+    usage_error(
+        &["run", file.to_str().unwrap()],
+        &["`permits`", "permits are for semaphore recipes"],
+    );
+    let file = dir.join("semaphore-too-many.toml");
+    std::fs::write(
+        &file,
+        "recipe = \"zk-semaphore\"\nclients = 3\npermits = 5\n",
+    )
+    .unwrap();
+    usage_error(&["run", file.to_str().unwrap()], &["`permits`", "got 5"]);
+}

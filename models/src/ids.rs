@@ -394,7 +394,10 @@ impl ZPath {
         );
         let mut i = 1;
         while i < b.len() {
-            assert!(!(b[i] == b'/' && b[i - 1] == b'/'), "a path has no empty part");
+            assert!(
+                !(b[i] == b'/' && b[i - 1] == b'/'),
+                "a path has no empty part"
+            );
             i += 1;
         }
         ZPath::Fixed(name)

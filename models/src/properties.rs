@@ -510,9 +510,12 @@ impl Monitors {
                 Some(PropertyName::RwExclusion)
             }
             App::Semaphore if n > usize::from(self.permits) => Some(PropertyName::PermitsBound),
-            App::SharedLock | App::Semaphore | App::Lock | App::Election | App::Barrier | App::Queue => {
-                None
-            }
+            App::SharedLock
+            | App::Semaphore
+            | App::Lock
+            | App::Election
+            | App::Barrier
+            | App::Queue => None,
         }
     }
 

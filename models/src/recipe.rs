@@ -73,9 +73,9 @@
 //! assert_eq!(verdict.status, models::checker::Status::Holds);
 //! ```
 
-use crate::name;
 use crate::ids::{Child, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent};
+use crate::name;
 use crate::relabel::{Perm, Relabel};
 use serde::{Deserialize, Serialize};
 use std::any::Any;

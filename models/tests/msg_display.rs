@@ -5,12 +5,12 @@
 //! sometimes (a create's mode and data, a range's sort and bound, a
 //! transaction's several operations, a list's separators).
 
-use models::name;
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
     Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, OpResult, Range, Reply, Request,
     RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp, WatchEvent, ZkEvent,
 };
+use models::name;
 use models::recipes::names;
 
 fn key(c: u16) -> Key {

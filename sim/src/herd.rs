@@ -30,11 +30,17 @@ pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
         App::Lock | App::Election | App::Barrier => (1, String::new()),
         App::SharedLock => (
             1,
-            format!("writers = {}\n", models::recipe::herd_writers(clients.into())),
+            format!(
+                "writers = {}\n",
+                models::recipe::herd_writers(clients.into())
+            ),
         ),
         App::Queue => (HERD_QUEUE_ITEMS, "producers = 1\n".to_string()),
         // Two leases (one for two clients): most of the herd waits.
-        App::Semaphore => (1, format!("permits = {}\n", clients.saturating_sub(1).clamp(1, 2))),
+        App::Semaphore => (
+            1,
+            format!("permits = {}\n", clients.saturating_sub(1).clamp(1, 2)),
+        ),
     };
     let produce = match recipe.app() {
         App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => "",

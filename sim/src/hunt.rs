@@ -466,7 +466,12 @@ fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
 /// first) produce, and write.
 type Cast = (u16, u16, u16);
 
-fn with(s: &Scenario, (clients, producers, writers): Cast, rounds: u8, schedule: &[ScheduledFault]) -> Scenario {
+fn with(
+    s: &Scenario,
+    (clients, producers, writers): Cast,
+    rounds: u8,
+    schedule: &[ScheduledFault],
+) -> Scenario {
     let mut s = s.clone();
     s.clients = clients;
     s.producers = producers;

@@ -483,14 +483,28 @@ impl Scenario {
                 format!("is a queue's producers' pace; {recipe} is no queue"),
             ));
         }
+        for (key, setting, given) in [
+            (
+                "writers",
+                models::model::Setting::Writers,
+                raw.writers.is_some(),
+            ),
+            (
+                "permits",
+                models::model::Setting::Permits,
+                raw.permits.is_some(),
+            ),
+        ] {
+            models::model::check_given(&recipe, setting, given).map_err(|e| err(key, e))?;
+        }
         let writers = raw
             .writers
             .unwrap_or_else(|| models::model::default_writers(&recipe).into());
         models::model::check_writers(&recipe, raw.clients as u16, writers)
             .map_err(|e| err("writers", e))?;
-        let permits = raw.permits.unwrap_or_else(|| {
-            models::model::default_permits(&recipe, raw.clients as u16).into()
-        });
+        let permits = raw
+            .permits
+            .unwrap_or_else(|| models::model::default_permits(&recipe, raw.clients as u16).into());
         models::model::check_permits(&recipe, raw.clients as u16, permits)
             .map_err(|e| err("permits", e))?;
         // Both fewer than the clients, which are at most MAX_SIM_CLIENTS.

@@ -276,7 +276,13 @@ fn every_run_is_bounded_in_events() {
 fn seeds_above_i64_round_trip_through_a_reproducer() {
     let s = parse(HEALTHY).unwrap();
     for seed in [0, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
-        let text = s.reproducer(seed, (s.clients, s.producers, s.writers, 1), Vec::new(), &[], "note");
+        let text = s.reproducer(
+            seed,
+            (s.clients, s.producers, s.writers, 1),
+            Vec::new(),
+            &[],
+            "note",
+        );
         let back = parse(&text).unwrap();
         assert_eq!(back.seed, seed, "{text}");
     }

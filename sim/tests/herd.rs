@@ -57,3 +57,30 @@ fn barrier_and_queue_variants_agree_with_their_closed_forms() {
         }
     }
 }
+
+/// A shared lock's readers wait for the writers ahead of them: the
+/// recipes page's and kazoo's readers watch the nearest writer and wake
+/// once, at the last writer's release; Curator's watch the first writer and
+/// wake at every writer's release — the herd the sweep shows.
+#[test]
+fn shared_lock_readers_wake_as_their_library_watches() {
+    for variant in ["zk-docs", "kazoo", "curator"] {
+        let recipe = models::recipes::lookup("zk-rwlock", Some(variant)).unwrap();
+        for n in [2u16, 5, 10, 37] {
+            let r = row(&baseline(&recipe, n, 1), 1);
+            assert_eq!(r.violations, 0, "{recipe} {n}");
+            assert_eq!(
+                Some(r.notifications_per_release),
+                closed_form(&recipe, n as u32),
+                "{recipe} with {n} clients"
+            );
+        }
+    }
+    // At 10 clients (5 writers, 5 readers): 9 notifications in all for
+    // the page's readers, 29 for Curator's.
+    let total = |variant| -> u32 {
+        let recipe = models::recipes::lookup("zk-rwlock", Some(variant)).unwrap();
+        closed_form(&recipe, 10).unwrap().iter().sum()
+    };
+    assert_eq!((total("zk-docs"), total("curator")), (9, 29));
+}

@@ -35,6 +35,12 @@ struct CheckJson {
     acquire_timeout: bool,
     /// A holder's re-entries per hold (`--reentries`).
     reentries: u8,
+    /// A shared lock's writers (`--writers`); absent for other recipes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writers: Option<u8>,
+    /// A semaphore's permits (`--permits`); absent for other recipes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permits: Option<u8>,
     symmetry: bool,
     /// The partial-order reduction was on.
     partial_order: bool,
@@ -283,6 +289,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,
             reentries: cfg.reentries,
+            writers: (cfg.recipe.app() == models::recipe::App::SharedLock).then_some(cfg.writers),
+            permits: (cfg.recipe.app() == models::recipe::App::Semaphore).then_some(cfg.permits),
             symmetry: r.symmetry,
             partial_order: r.partial_order,
             sleep_sets: r.sleep_sets,

@@ -484,6 +484,13 @@ impl ModelArgs {
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
         models::model::check_producers_given(&recipe, self.producers.map(u32::from))
             .map_err(|e| UsageError(format!("--producers: {e}")))?;
+        for (setting, given) in [
+            (Setting::Writers, self.writers.is_some()),
+            (Setting::Permits, self.permits.is_some()),
+        ] {
+            models::model::check_given(&recipe, setting, given)
+                .map_err(|e| UsageError::from(ConfigError { setting, reason: e }))?;
+        }
         let cfg = LockModelCfg {
             clients,
             rounds: self.rounds,

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 19] = [
+pub const SHIPPED: [(&str, &str); 20] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -95,6 +95,10 @@ pub const SHIPPED: [(&str, &str); 19] = [
         "queue-consumer-crash",
         include_str!("../../../scenarios/queue-consumer-crash.toml"),
     ),
+    (
+        "semaphore-gc-pause",
+        include_str!("../../../scenarios/semaphore-gc-pause.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -104,7 +108,7 @@ pub const SHIPPED: [(&str, &str); 19] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 11] = [
+const CHECK_EXPECT: [(&str, &[&str]); 13] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -119,6 +123,9 @@ const CHECK_EXPECT: [(&str, &[&str]); 11] = [
     // A consumer that crashes between its delete and its processing loses
     // the item.
     ("zk-fifo-queue", &["no_lost_item"]),
+    // A crashed holder's node (a writer's, a lease) goes with its session.
+    ("zk-rwlock", &[]),
+    ("zk-semaphore", &[]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws.
@@ -473,7 +480,13 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
 
     // 1. Model checking, one table per application (their properties differ).
     eprintln!("lockstep: model-checking every recipe …");
-    for app in [App::Lock, App::Election, App::Barrier] {
+    for app in [
+        App::Lock,
+        App::Election,
+        App::Barrier,
+        App::SharedLock,
+        App::Semaphore,
+    ] {
         let mut rows: Vec<Row> = Vec::new();
         let mut names = Vec::new();
         for recipe in models::recipes::defaults() {

@@ -26,9 +26,9 @@
 //! a waiter's polls are store requests, and a release is noticed only at
 //! the next poll — up to a whole sleep later.
 
-use models::name;
 use models::ids::{Child, Data, Name, SessionId, ZPath};
 use models::msg::{Reply, Request, WatchEvent};
+use models::name;
 use models::recipe::{Face, Line, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
 use std::time::Duration;

@@ -31,8 +31,8 @@
 
 pub mod backoff;
 
-use models::name;
 use models::ids::{Data, SessionId, ZPath};
+use models::name;
 
 /// The lock node: the recipe races to create it.
 const LOCK: ZPath = ZPath::fixed(name!("/lock"));

@@ -58,6 +58,32 @@ pub fn check_producers_given(recipe: &RecipeRef, given: Option<u32>) -> Result<(
     }
 }
 
+/// A count of writers or permits the user gave (`--writers`,
+/// `permits =`) is for a shared lock or a semaphore: given for any other
+/// recipe, even as 0, it is a mistake (the error says so).
+pub fn check_given(recipe: &RecipeRef, setting: Setting, given: bool) -> Result<(), String> {
+    let (app, what) = match setting {
+        Setting::Writers => (App::SharedLock, "writers are for shared-lock recipes"),
+        Setting::Permits => (App::Semaphore, "permits are for semaphore recipes"),
+        Setting::Clients
+        | Setting::Rounds
+        | Setting::Producers
+        | Setting::Fencing
+        | Setting::AcquireTimeout
+        | Setting::Reentries
+        | Setting::Faults
+        | Setting::Crashes => return Ok(()),
+    };
+    if given && recipe.app() != app {
+        return Err(format!(
+            "{what}; {recipe} is a{} {} recipe",
+            article(recipe.app()),
+            recipe.app()
+        ));
+    }
+    Ok(())
+}
+
 /// A shared lock's writers when none are given: one.
 pub fn default_writers(recipe: &RecipeRef) -> u16 {
     u16::from(recipe.app() == App::SharedLock)
@@ -104,9 +130,7 @@ pub fn check_permits(recipe: &RecipeRef, clients: u16, permits: u32) -> Result<(
              ({clients}), so that someone waits (got {permits})"
         )),
         App::Semaphore => Ok(()),
-        App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock
-            if permits != 0 =>
-        {
+        App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock if permits != 0 => {
             Err(format!(
                 "permits are for semaphore recipes; {recipe} is a{} {} recipe",
                 article(recipe.app()),

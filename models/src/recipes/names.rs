@@ -4,8 +4,8 @@
 //! `/lock/<lease id>` as etcd's `concurrency` package names them. Recipes
 //! of other shapes name their own (see [`crate::ids`]).
 
-use crate::name;
 use crate::ids::{Child, Key, Name, SessionId, ZPath};
+use crate::name;
 
 /// Where a lock's contenders queue: a directory, and the name a node gets
 /// before its sequence number. Recipes that hold a lock of their own inside

@@ -27,11 +27,12 @@
 //! the herd sweep shows it. Variant `reader-blind` (test only) is a writer
 //! that sees only writers below it: it takes the lock beside readers.
 
-use crate::name;
+use super::fair_predecessor::Mine;
 use super::names::LOCK_DIR;
 use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, Data, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
+use crate::name;
 use crate::recipe::{herd_writers, App, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
@@ -85,19 +86,16 @@ pub enum Library {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ZkRwLock(pub Library);
 
-/// Our node, whether it reads, and its czxid (unknown when found by guid).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Mine {
-    pub node: Child,
-    pub czxid: Option<u64>,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// The create is in flight; `reads` says which lock.
-    Creating { reads: bool },
+    Creating {
+        reads: bool,
+    },
     /// After a lost create reply: listing to find our node by its guid.
-    Finding { reads: bool },
+    Finding {
+        reads: bool,
+    },
     /// `getChildren` in flight.
     Listing(Mine),
     /// The watch on the node to wait for is being set.
@@ -108,12 +106,6 @@ pub enum State {
     /// for its czxid (the token).
     FetchingToken(Mine),
     Holding(Mine),
-}
-
-impl Relabel for Mine {
-    fn relabel(&mut self, p: &Perm) {
-        self.node.relabel(p);
-    }
 }
 
 impl Relabel for State {

@@ -32,12 +32,12 @@
 //! A holder paused past its session keeps believing it holds its lease while
 //! the store has given it to another: `k + 1` holders (`permits_bound`).
 
-use crate::name;
 use super::fair_predecessor::{self, Library as LockLibrary, Mine};
 use super::names::Place;
 use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, Data, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
+use crate::name;
 use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
@@ -251,7 +251,13 @@ impl ZkSemaphore {
     }
 
     /// kazoo, `_get_lease`: a listing of `/sem`.
-    fn kazoo_counted(&self, session: SessionId, st: &mut State, lock: Mine, leases: &[Child]) -> Step {
+    fn kazoo_counted(
+        &self,
+        session: SessionId,
+        st: &mut State,
+        lock: Mine,
+        leases: &[Child],
+    ) -> Step {
         let held = leases.iter().filter(|c| c.prefix == KAZOO_LEASE).count();
         if held < usize::from(self.permits) {
             *st = State::Claiming(lock, false);
@@ -298,7 +304,10 @@ impl Recipe for ZkSemaphore {
     }
 
     fn for_permits(&self, k: u16) -> Option<RecipeRef> {
-        Some(RecipeRef::new(ZkSemaphore { permits: k, ..*self }))
+        Some(RecipeRef::new(ZkSemaphore {
+            permits: k,
+            ..*self
+        }))
     }
 
     /// The mutex's and the leases' directories; the line (first in line)
@@ -329,7 +338,8 @@ impl Recipe for ZkSemaphore {
                 path,
             } if *path == ZPath::Fixed(self.leases())
         );
-        if let (State::Claiming(_, woken) | State::Checking(_, woken), true) = (st, leases_changed) {
+        if let (State::Claiming(_, woken) | State::Checking(_, woken), true) = (st, leases_changed)
+        {
             *woken = true;
         }
     }

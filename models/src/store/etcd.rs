@@ -308,8 +308,6 @@ mod tests {
     use super::*;
     use crate::name;
 
-    
-
     #[allow(non_snake_case)]
     fn Key(s: SessionId) -> super::Key {
         super::Key::of_lease(name!("/lock/"), s)
