@@ -57,7 +57,9 @@ fn recipes_lists_the_registry_with_variants() {
             "etcd-election",
             "zk-barrier",
             "zk-double-barrier",
-            "zk-fifo-queue"
+            "zk-fifo-queue",
+            "zk-rwlock",
+            "zk-semaphore"
         ]
     );
     let apps: Vec<&str> = v
@@ -69,6 +71,7 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(apps[..5], ["lock"; 5]);
     assert_eq!(apps[5..8], ["election"; 3]);
     assert_eq!(apps[8], "barrier");
+    assert_eq!(apps[11..], ["shared_lock", "semaphore"]);
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");

@@ -256,15 +256,14 @@ impl PropertyName {
         self.kind() != Kind::Sometimes && self != PropertyName::FollowersAgree
     }
 
-    /// The application this property judges (`herd_bound` and `hand_off`
-    /// judge the lock and the election alike; they answer `None`).
+    /// The application this property judges (`herd_bound`, `hand_off`,
+    /// `resource_exclusion` and `progress` judge several; they answer
+    /// `None`).
     pub fn app(self) -> Option<App> {
         match self {
             PropertyName::MutualExclusion
-            | PropertyName::ResourceExclusion
             | PropertyName::HolderOwnsKey
             | PropertyName::HolderWritesAccepted
-            | PropertyName::Progress
             | PropertyName::ReentryImmediate => Some(App::Lock),
             PropertyName::SingleLeader
             | PropertyName::ElectedWithKey
@@ -280,7 +279,10 @@ impl PropertyName {
             | PropertyName::QueueDrains => Some(App::Queue),
             PropertyName::RwExclusion | PropertyName::ReadersShare => Some(App::SharedLock),
             PropertyName::PermitsBound => Some(App::Semaphore),
-            PropertyName::HerdBound | PropertyName::HandOff => None,
+            PropertyName::HerdBound
+            | PropertyName::HandOff
+            | PropertyName::ResourceExclusion
+            | PropertyName::Progress => None,
         }
     }
 

@@ -20,6 +20,7 @@
 //!
 //! ```
 //! use models::ids::{Data, SessionId, ZPath};
+//! use models::name;
 //! use models::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 //! use models::recipe::{Face, Recipe, Setup, Step};
 //! use models::relabel::{Perm, Relabel};

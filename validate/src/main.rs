@@ -216,20 +216,40 @@ fn fair(recipe: &str) -> bool {
     )
 }
 
-/// Leaves the store with nothing under `/lock` (and a `/lock` directory
-/// where the recipe needs one) and an empty `/taken` directory.
+/// Deletes `root` and everything under it (children first); a path that
+/// is not there is nothing to do.
+async fn delete_tree(c: &zookeeper_client::Client, root: &str) {
+    let mut found = vec![root.to_string()];
+    let mut at = 0;
+    while at < found.len() {
+        if let Ok(children) = c.list_children(&found[at]).await {
+            let parent = found[at].clone();
+            found.extend(children.into_iter().map(|ch| format!("{parent}/{ch}")));
+        }
+        at += 1;
+    }
+    for path in found.iter().rev() {
+        let _ = c.delete(path, None).await;
+    }
+}
+
+/// Leaves the store as the model's starts: the recipe's directories, fresh
+/// and empty (nothing under `/lock` where it is not one of them), and an
+/// empty `/taken` directory.
 async fn clean(recipe: &RecipeRef, args: &Args) {
     match recipe.face() {
         Face::ZooKeeper => {
             let c = zookeeper_client::Client::connect(&args.zk)
                 .await
                 .expect("ZooKeeper is up");
-            if let Ok(children) = c.list_children("/lock").await {
-                for ch in children {
-                    let _ = c.delete(&format!("/lock/{ch}"), None).await;
-                }
+            // The recipe's directories (and `/lock`) go with everything in
+            // them, so that sequence numbers start again at 0, as in the
+            // model's fresh store.
+            let mut roots: Vec<String> = vec!["/lock".into()];
+            roots.extend(recipe.setup().dirs.iter().map(|d| d.to_string()));
+            for root in roots {
+                delete_tree(&c, &root).await;
             }
-            let _ = c.delete("/lock", None).await;
             let opts = zookeeper_client::CreateMode::Persistent
                 .with_acls(zookeeper_client::Acls::anyone_all());
             // The recipe's directories, parents first (the queue's `/taken`

@@ -46,6 +46,13 @@ pub fn replayed_recipes() -> Vec<RecipeRef> {
         "zk-fifo-queue",
         "zk-fifo-queue:take-safe",
         "zk-fifo-queue:lock-safe",
+        // Readers and writers, lease holders and the mutex's waiters race
+        // as a herd's members do.
+        "zk-rwlock",
+        "zk-rwlock:curator",
+        "zk-rwlock:kazoo",
+        "zk-semaphore",
+        "zk-semaphore:kazoo",
     ]
     .iter()
     .map(|id| models::recipes::parse(id).expect("registered"))
