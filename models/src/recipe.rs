@@ -66,7 +66,7 @@
 //!     }
 //! }
 //!
-//! let model = models::model::LockModelCfg::new(models::recipe::RecipeRef::new(SpinCreate), 2)
+//! let model = models::model::ModelCfg::new(models::recipe::RecipeRef::new(SpinCreate), 2)
 //!     .into_model()
 //!     .unwrap();
 //! let result = models::checker::check(&model, Default::default()).unwrap();

@@ -212,7 +212,7 @@ impl<T: Part> Table<T> {
 
 /// A permutation of at most eight clients in 32 bits, four to each (one
 /// to one for the permutations of one state's clients, which
-/// `LockState::rename_with` checks it is given).
+/// `ModelState::rename_with` checks it is given).
 fn perm_code(p: &Perm) -> u32 {
     assert!(
         p.len() <= 8,

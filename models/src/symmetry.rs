@@ -14,7 +14,7 @@
 
 use crate::client::{ClientState, Phase};
 use crate::ids::ClientIdx;
-use crate::model::{Action, ClientSlot, LockState, Shared};
+use crate::model::{Action, ClientSlot, ModelState, Shared};
 use crate::msg::Msg;
 pub use crate::relabel::{Perm, Relabel};
 use crate::renamings::{Afresh, RenameParts};
@@ -99,13 +99,13 @@ impl Relabel for StoreState {
 
 /// A state is relabelled by a permutation of its clients only (erasing
 /// names is for parts: a state's slots must each go somewhere).
-impl Relabel for LockState {
+impl Relabel for ModelState {
     fn relabel(&mut self, p: &Perm) {
         self.rename_with(p, &mut Afresh);
     }
 }
 
-impl LockState {
+impl ModelState {
     /// Relabels the state by a permutation of its clients, each part
     /// renamed by `parts` (afresh, or from renamings kept).
     pub fn rename_with(&mut self, p: &Perm, parts: &mut impl RenameParts) {
@@ -188,7 +188,7 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
 /// Computed only for clients whose slots tie: measured on fair-predecessor
 /// at 4 clients with a crash, 97% of the states with tied slots are told
 /// apart only by the resource's log, the monitors or the ZooKeeper tree.
-fn outside_key(state: &LockState, c: ClientIdx) -> u64 {
+fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
     use crate::ids::{Data, Key, SessionId, ZPath};
     fn item<T: Hash>(what: &T) -> u64 {
         crate::fixed_hash::hash_one(7, what)
@@ -362,14 +362,14 @@ fn hash_shape<H: Hasher>(m: &Msg, h: &mut H) {
 /// candidate with the smallest hash is chosen, so the representative does
 /// not depend on how the state was labelled: every state of an orbit maps to
 /// the same representative (up to hash collisions).
-pub fn representative(state: &LockState) -> (LockState, Vec<ClientIdx>) {
+pub fn representative(state: &ModelState) -> (ModelState, Vec<ClientIdx>) {
     let (rep, perm, _) = representative_and_fingerprint(state.clone(), &mut Afresh);
     (rep, perm.to_vec())
 }
 
 /// A client's label-free key, computed once per slot: a successor shares
 /// every slot its step left alone, with its key, and renaming clients
-/// keeps each slot's key (`LockState::relabel`), so a state's keys are
+/// keeps each slot's key (`ModelState::relabel`), so a state's keys are
 /// mostly its parent's.
 fn slot_key(slot: &Shared<ClientSlot>) -> u64 {
     slot.key(label_free_key)
@@ -380,7 +380,7 @@ fn slot_key(slot: &Shared<ClientSlot>) -> u64 {
 pub type PermBuf = SmallVec<[ClientIdx; 8]>;
 
 /// The checker's fingerprint of a state: a 64-bit hash with fixed seeds.
-pub fn fingerprint(state: &LockState) -> u64 {
+pub fn fingerprint(state: &ModelState) -> u64 {
     crate::fixed_hash::hash_one(0x6c6f_636b_7374_6570, state)
 }
 
@@ -392,9 +392,9 @@ pub fn fingerprint(state: &LockState) -> u64 {
 ///
 /// [`Renamings`]: crate::renamings::Renamings
 pub fn representative_and_fingerprint(
-    state: LockState,
+    state: ModelState,
     parts: &mut impl RenameParts,
-) -> (LockState, PermBuf, Option<u64>) {
+) -> (ModelState, PermBuf, Option<u64>) {
     let n = state.clients.len();
     let keys: SmallVec<[u64; 8]> = state.clients.iter().map(slot_key).collect();
     let mut order: SmallVec<[usize; 8]> = (0..n).collect();
@@ -417,7 +417,7 @@ pub fn representative_and_fingerprint(
         let (rep, perm) = renamed(state, &order, parts);
         return (rep, perm, None);
     }
-    let mut best: Option<(u64, LockState, PermBuf)> = None;
+    let mut best: Option<(u64, ModelState, PermBuf)> = None;
     let mut candidate = order;
     loop {
         let (rep, perm) = renamed(state.clone(), &candidate, parts);
@@ -437,10 +437,10 @@ pub fn representative_and_fingerprint(
 /// the parts it does not share are not copied again), and that
 /// permutation.
 fn renamed(
-    mut state: LockState,
+    mut state: ModelState,
     order: &[usize],
     parts: &mut impl RenameParts,
-) -> (LockState, PermBuf) {
+) -> (ModelState, PermBuf) {
     let mut perm: PermBuf = smallvec::smallvec![0; order.len()];
     for (new, &old) in order.iter().enumerate() {
         perm[old] = new as ClientIdx;
@@ -515,12 +515,12 @@ pub fn inverse(perm: &Perm) -> Vec<ClientIdx> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FaultBudget, LockModelCfg};
+    use crate::model::{FaultBudget, ModelCfg};
     use stateright::Model;
 
     /// Random walks from the initial state of every shipped recipe with 3
     /// clients, under faults: `seen` is shown every state walked through.
-    fn walk_states(mut seen: impl FnMut(&LockState)) {
+    fn walk_states(mut seen: impl FnMut(&ModelState)) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             x ^= x << 13;
@@ -529,14 +529,14 @@ mod tests {
             x
         };
         for r in crate::recipes::REGISTRY {
-            let cfg = LockModelCfg {
+            let cfg = ModelCfg {
                 faults: FaultBudget {
                     crashes: 1,
                     pauses: 1,
                     lost_replies: 1,
                     ..Default::default()
                 },
-                ..LockModelCfg::new((r.build)(None), 3)
+                ..ModelCfg::new((r.build)(None), 3)
             };
             let model = cfg.into_model().unwrap();
             for _ in 0..30 {

@@ -2,7 +2,7 @@
 //! fired, and who believes it holds the lock afterwards.
 
 use crate::model::describe::describe;
-use crate::model::{Action, LockModel, LockState, Status};
+use crate::model::{Action, ModelState, RecipeModel, Status};
 use serde::Serialize;
 use stateright::Model;
 use std::fmt;
@@ -20,7 +20,7 @@ pub struct TraceStep {
     pub holders: Vec<String>,
 }
 
-fn holders(state: &LockState) -> Vec<String> {
+fn holders(state: &ModelState) -> Vec<String> {
     state
         .clients
         .iter()
@@ -35,7 +35,7 @@ fn holders(state: &LockState) -> Vec<String> {
 }
 
 /// Replays `path` and describes each step.
-pub fn steps(model: &LockModel, path: &[Action]) -> Vec<TraceStep> {
+pub fn steps(model: &RecipeModel, path: &[Action]) -> Vec<TraceStep> {
     let mut state = model.init_states().remove(0);
     let mut out = Vec::with_capacity(path.len());
     for (i, &a) in path.iter().enumerate() {

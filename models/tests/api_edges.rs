@@ -3,19 +3,19 @@
 //! by `PropertyName`, and the library's errors name no program's flags.
 
 use models::checker::{check, CheckError, CheckOptions, Status};
-use models::model::{FaultBudget, LockModelCfg, Setting};
+use models::model::{FaultBudget, ModelCfg, Setting};
 use models::properties::PropertyName;
 use models::recipes;
 
-fn cfg(recipe: &str, clients: u8) -> LockModelCfg {
-    LockModelCfg::new(recipes::parse(recipe).expect("a shipped recipe"), clients)
+fn cfg(recipe: &str, clients: u8) -> ModelCfg {
+    ModelCfg::new(recipes::parse(recipe).expect("a shipped recipe"), clients)
 }
 
 /// No clients and no rounds would check nothing and call every safety
 /// property held; the model is refused instead, naming the setting.
 #[test]
 fn a_configuration_that_checks_nothing_is_refused() {
-    let e = LockModelCfg {
+    let e = ModelCfg {
         rounds: 0,
         ..cfg("fair-predecessor", 1)
     }
@@ -25,7 +25,7 @@ fn a_configuration_that_checks_nothing_is_refused() {
     assert_eq!(e.setting, Setting::Clients);
     assert!(e.to_string().contains("(got 1)"), "{e}");
 
-    let e = LockModelCfg {
+    let e = ModelCfg {
         rounds: 0,
         ..cfg("fair-predecessor", 2)
     }
@@ -35,7 +35,7 @@ fn a_configuration_that_checks_nothing_is_refused() {
     assert_eq!(e.setting, Setting::Rounds);
     assert_eq!(e.to_string(), "rounds must be between 1 and 3 (got 0)");
 
-    let e = LockModelCfg {
+    let e = ModelCfg {
         producers: 3,
         ..cfg("zk-fifo-queue", 3)
     }
@@ -44,7 +44,7 @@ fn a_configuration_that_checks_nothing_is_refused() {
     .expect("a queue of producers only");
     assert_eq!(e.setting, Setting::Producers);
 
-    let e = LockModelCfg {
+    let e = ModelCfg {
         faults: FaultBudget {
             crashes: 2,
             pauses: 2,

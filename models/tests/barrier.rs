@@ -7,14 +7,14 @@
 //! itself twice and pass early.
 
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
-use models::model::{Action, FaultBudget, LockModelCfg};
+use models::model::{Action, FaultBudget, ModelCfg};
 use models::properties::PropertyName;
 use models::recipes;
 
-fn run(name: &str, clients: u8, faults: FaultBudget) -> (LockModelCfg, CheckResult) {
-    let cfg = LockModelCfg {
+fn run(name: &str, clients: u8, faults: FaultBudget) -> (ModelCfg, CheckResult) {
+    let cfg = ModelCfg {
         faults,
-        ..LockModelCfg::new(recipes::parse(name).unwrap(), clients)
+        ..ModelCfg::new(recipes::parse(name).unwrap(), clients)
     };
     let r = check(&cfg.clone().into_model().unwrap(), CheckOptions::default()).unwrap();
     (cfg, r)
@@ -95,9 +95,9 @@ fn a_long_pause_or_partition_breaks_no_early_pass_but_not_all_pass() {
 /// A barrier is passed once: more rounds are refused, with the reason.
 #[test]
 fn a_barrier_has_one_round() {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         rounds: 2,
-        ..LockModelCfg::new(recipes::parse("zk-barrier").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("zk-barrier").unwrap(), 3)
     };
     let e = cfg.validate().unwrap_err();
     assert!(e.reason.contains("rounds must be 1"), "{e}");

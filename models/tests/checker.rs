@@ -3,7 +3,7 @@
 
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::client::Policy;
-use models::model::{Action, FaultBudget, Link, LockModelCfg, LockState};
+use models::model::{Action, FaultBudget, Link, ModelCfg, ModelState};
 use models::msg::{Msg, Request};
 use models::properties::PropertyName;
 use models::recipe::RecipeRef;
@@ -14,10 +14,10 @@ fn recipe(name: &str) -> RecipeRef {
     recipes::parse(name).unwrap()
 }
 
-fn cfg(name: &str, clients: u8, faults: FaultBudget) -> LockModelCfg {
-    LockModelCfg {
+fn cfg(name: &str, clients: u8, faults: FaultBudget) -> ModelCfg {
+    ModelCfg {
         faults,
-        ..LockModelCfg::new(recipe(name), clients)
+        ..ModelCfg::new(recipe(name), clients)
     }
 }
 
@@ -35,7 +35,7 @@ fn pause() -> FaultBudget {
     }
 }
 
-fn run(cfg: &LockModelCfg) -> CheckResult {
+fn run(cfg: &ModelCfg) -> CheckResult {
     cfg.validate().unwrap();
     check(&cfg.clone().into_model().unwrap(), CheckOptions::default()).expect("clients are alike")
 }
@@ -109,7 +109,7 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
         let end = replay(&model, &path).unwrap();
         assert_eq!(end.resource.log.last().unwrap().client, crashed);
 
-        let fenced = run(&LockModelCfg { fencing: true, ..c });
+        let fenced = run(&ModelCfg { fencing: true, ..c });
         assert_eq!(
             status(&fenced, "resource_exclusion"),
             Status::Holds,
@@ -119,11 +119,11 @@ fn one_crash_keeps_exclusion_and_progress_but_a_write_in_flight_needs_fencing() 
 }
 
 /// Notifications the store queued in the last step of `path`.
-fn notifications_in_last_step(c: &LockModelCfg, path: &[Action]) -> Vec<u16> {
+fn notifications_in_last_step(c: &ModelCfg, path: &[Action]) -> Vec<u16> {
     let model = c.clone().into_model().unwrap();
     let before = replay(&model, &path[..path.len() - 1]).unwrap();
     let after = replay(&model, path).unwrap();
-    let count = |s: &LockState, i: usize| {
+    let count = |s: &ModelState, i: usize| {
         s.clients[i]
             .from_store
             .iter()
@@ -213,7 +213,7 @@ fn a_pause_breaks_mutual_exclusion_for_every_recipe_and_fencing_saves_the_resour
             .unwrap();
         assert!(paused < expired, "{name}: {path:?}");
 
-        let fenced = run(&LockModelCfg { fencing: true, ..c });
+        let fenced = run(&ModelCfg { fencing: true, ..c });
         assert_eq!(
             status(&fenced, "resource_exclusion"),
             Status::Holds,
@@ -235,7 +235,7 @@ fn a_partition_breaks_a_naive_holder_but_not_a_lease_aware_one() {
             Status::Violated,
             "{name}"
         );
-        let aware = run(&LockModelCfg {
+        let aware = run(&ModelCfg {
             policy: Policy::LeaseAware,
             ..cfg(name, 2, partition)
         });
@@ -264,9 +264,9 @@ fn a_lost_create_reply_wedges_fair_predecessor_without_its_guid() {
         ..Default::default()
     };
     let no_guid = recipe("fair-predecessor:no-guid");
-    let c = LockModelCfg {
+    let c = ModelCfg {
         faults: lost,
-        ..LockModelCfg::new(no_guid, 3)
+        ..ModelCfg::new(no_guid, 3)
     };
     let r = run(&c);
     assert_eq!(status(&r, "progress"), Status::Violated);
@@ -317,9 +317,9 @@ fn a_lost_create_reply_also_wedges_the_recipes_without_a_guid() {
 #[test]
 fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
     let broken = recipe("fair-predecessor:no-relist");
-    let c = LockModelCfg {
+    let c = ModelCfg {
         faults: crash(),
-        ..LockModelCfg::new(broken, 3)
+        ..ModelCfg::new(broken, 3)
     };
     let r = run(&c);
     assert_eq!(status(&r, "mutual_exclusion"), Status::Violated);
@@ -342,16 +342,16 @@ fn taking_the_lock_on_the_watch_event_without_relisting_is_caught() {
         .all(|a| a.client != crashed));
     assert_eq!(end.holders().count(), 2);
     // Without the crash, the broken variant happens to be safe.
-    let calm = run(&LockModelCfg {
+    let calm = run(&ModelCfg {
         faults: FaultBudget::default(),
         ..c
     });
     assert_eq!(status(&calm, "mutual_exclusion"), Status::Holds);
     // The recipe as written, under the same crash: every holder owns the
     // first key.
-    let sound = run(&LockModelCfg {
+    let sound = run(&ModelCfg {
         faults: crash(),
-        ..LockModelCfg::new(recipe("fair-predecessor"), 3)
+        ..ModelCfg::new(recipe("fair-predecessor"), 3)
     });
     assert_eq!(status(&sound, "holder_owns_key"), Status::Holds);
 }
@@ -656,7 +656,7 @@ fn lowest_watch_is_safe_and_live_but_every_release_wakes_every_waiter() {
             ..
         }
     ));
-    let queued = |s: &LockState| -> usize {
+    let queued = |s: &ModelState| -> usize {
         s.clients
             .iter()
             .map(|c| {
@@ -713,7 +713,7 @@ fn a_waiter_that_skips_the_check_of_its_own_key_is_caught_by_holder_owns_key() {
 #[test]
 fn holder_writes_accepted_holds_with_fencing_and_catches_a_fence_that_refuses_equal_tokens() {
     for name in RECIPES {
-        let c = LockModelCfg {
+        let c = ModelCfg {
             fencing: true,
             ..cfg(name, 2, crash())
         };
@@ -725,7 +725,7 @@ fn holder_writes_accepted_holds_with_fencing_and_catches_a_fence_that_refuses_eq
         );
         assert_eq!(status(&r, "resource_exclusion"), Status::Holds, "{name}");
     }
-    let c = LockModelCfg {
+    let c = ModelCfg {
         fencing: true,
         ..cfg("fair-predecessor", 2, FaultBudget::default())
     };

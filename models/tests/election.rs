@@ -7,7 +7,7 @@
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::client::Policy;
 use models::ids::SessionId;
-use models::model::{Action, FaultBudget, LockModelCfg};
+use models::model::{Action, FaultBudget, ModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
 use models::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
@@ -41,11 +41,11 @@ fn run_recipe(
     fencing: bool,
     policy: Policy,
 ) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults,
         fencing,
         policy,
-        ..LockModelCfg::new(recipe, clients)
+        ..ModelCfg::new(recipe, clients)
     };
     cfg.validate().unwrap();
     check(&cfg.into_model().unwrap(), CheckOptions::default()).expect("clients are alike")
@@ -158,9 +158,9 @@ fn a_pause_breaks_single_leader_everywhere_and_elected_with_key_only_in_etcd_v3_
 #[test]
 fn the_phantom_leader_leads_with_no_key() {
     let recipe = recipes::parse("etcd-election").unwrap();
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults: pause(),
-        ..LockModelCfg::new(recipe, 2)
+        ..ModelCfg::new(recipe, 2)
     };
     let model = cfg.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
@@ -312,7 +312,7 @@ fn progress_properties_catch_followers_left_behind() {
 fn waiting_followers_name_the_current_leader() {
     use stateright::Model;
     for name in ["zk-unfair-election", "zk-fair-election"] {
-        let model = LockModelCfg::new(recipes::parse(name).unwrap(), 3)
+        let model = ModelCfg::new(recipes::parse(name).unwrap(), 3)
             .into_model()
             .unwrap();
         let recipe = recipes::parse(name).unwrap();

@@ -7,7 +7,7 @@
 use models::client::{ClientState, Connection};
 use models::ids::SessionId;
 use models::model::{
-    session_carries_on, survives_reconnect, Action, LockModel, LockModelCfg, Shared, Status,
+    session_carries_on, survives_reconnect, Action, ModelCfg, RecipeModel, Shared, Status,
 };
 use models::msg::{EtcdEvent, Msg, Reply, Request, WatchEvent, ZkEvent};
 use models::recipes::lookup;
@@ -116,8 +116,8 @@ fn a_reconnect_keeps_events_notices_and_closes() {
 }
 
 /// `recipe`'s model with two clients and no faults.
-fn two_clients(recipe: &str) -> LockModel {
-    LockModelCfg::new(lookup(recipe, None).unwrap(), 2)
+fn two_clients(recipe: &str) -> RecipeModel {
+    ModelCfg::new(lookup(recipe, None).unwrap(), 2)
         .into_model()
         .unwrap()
 }

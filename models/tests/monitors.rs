@@ -90,7 +90,7 @@ fn each_property_belongs_to_its_application() {
             .filter(|a| PropertyName::of(*a).contains(&p))
             .collect();
         match p.app() {
-            // Judged only where holders re-enter (`LockModel::judged`), so
+            // Judged only where holders re-enter (`RecipeModel::judged`), so
             // in no application's fixed list.
             Some(App::Lock) if p == PropertyName::ReentryImmediate => {
                 assert!(listing.is_empty(), "{p} is listed by {listing:?}")

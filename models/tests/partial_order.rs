@@ -10,7 +10,7 @@ use common::{reachable, safety, two_clients_every_variant_and_fault};
 use models::checker::{check, replay, CheckOptions, CheckResult, Kind, Status};
 use models::client::Policy;
 use models::model::commute::local_to;
-use models::model::{Action, FaultBudget, Goal, LockModel, LockModelCfg, LockState};
+use models::model::{Action, FaultBudget, Goal, ModelCfg, ModelState, RecipeModel};
 use models::properties::PropertyName;
 use models::recipes;
 use stateright::Model;
@@ -22,7 +22,7 @@ fn reduced() -> CheckOptions {
     }
 }
 
-fn run(cfg: &LockModelCfg, opts: CheckOptions) -> CheckResult {
+fn run(cfg: &ModelCfg, opts: CheckOptions) -> CheckResult {
     cfg.validate().unwrap();
     check(&cfg.clone().into_model().unwrap(), opts).expect("clients are alike")
 }
@@ -38,7 +38,7 @@ struct Compared {
 
 /// The reduced search's verdicts against the full one's, on `cfg`, asked
 /// `asked` (every property when empty).
-fn same_verdicts(cfg: &LockModelCfg, asked: &[PropertyName]) -> Compared {
+fn same_verdicts(cfg: &ModelCfg, asked: &[PropertyName]) -> Compared {
     let part = run(cfg, reduced().asking(asked));
     let full = run(cfg, CheckOptions::default().asking(asked));
     assert!(full.complete && part.complete, "{cfg}");
@@ -116,10 +116,10 @@ fn three_clients_keep_every_verdict() {
                 Policy::Naive,
             ),
         ] {
-            let cfg = LockModelCfg {
+            let cfg = ModelCfg {
                 faults,
                 policy,
-                ..LockModelCfg::new(recipe.clone(), 3)
+                ..ModelCfg::new(recipe.clone(), 3)
             };
             same_verdicts(&cfg, &[]);
         }
@@ -132,7 +132,7 @@ fn the_double_barrier_needs_a_third_of_the_states() {
     // reduced count follows the representatives symmetry keeps, so the
     // fingerprints: 66,389 before paths were a recipe's own names, which
     // hash otherwise; the full space and the verdicts are the same.)
-    let cfg = LockModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
+    let cfg = ModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
     let some = same_verdicts(&cfg, &safety(&cfg));
     assert_eq!((some.full, some.reduced), (Some(210_880), 66_453));
     // Asked progress too: a member's step that finishes it is visible to
@@ -155,7 +155,7 @@ fn progress_restricts_the_reduction_where_a_goal_could_turn_false() {
     // representative, which the fingerprint picks among tied orders: the
     // safety-only count was 3,251 with ahash's fingerprints, 3,264 with
     // foldhash's, `fixed_hash.rs`; the verdicts are the same.)
-    let cfg = LockModelCfg::new(recipes::parse("zk-fair-election").unwrap(), 3);
+    let cfg = ModelCfg::new(recipes::parse("zk-fair-election").unwrap(), 3);
     let some = same_verdicts(&cfg, &safety(&cfg));
     let all = same_verdicts(&cfg, &[]);
     assert_eq!(
@@ -169,12 +169,12 @@ fn the_reduction_finds_the_known_violations() {
     // etcd 3.4's mutex lets a waiter whose key expired take the lock
     // (etcd #11456); a pause shows it. Found under the reduction too, and
     // its counterexample re-checks in real names (the checker replays it).
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults: FaultBudget {
             pauses: 1,
             ..Default::default()
         },
-        ..LockModelCfg::new(recipes::parse("etcd-revision:v3.4").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("etcd-revision:v3.4").unwrap(), 3)
     };
     let r = run(&cfg, reduced());
     assert_eq!(
@@ -186,7 +186,7 @@ fn the_reduction_finds_the_known_violations() {
 
 #[test]
 fn the_reduced_search_is_the_same_whatever_the_threads_and_chunks() {
-    let cfg = LockModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
+    let cfg = ModelCfg::new(recipes::parse("zk-double-barrier").unwrap(), 3);
     let model = cfg.into_model().unwrap();
     let base = check(&model, reduced()).unwrap();
     for (threads, level_chunk) in [
@@ -226,9 +226,9 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
         ("zk-double-barrier", 3, FaultBudget::default()),
         ("etcd-election", 2, crash),
     ] {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             faults,
-            ..LockModelCfg::new(recipes::parse(name).unwrap(), clients)
+            ..ModelCfg::new(recipes::parse(name).unwrap(), clients)
         };
         let part = run(
             &cfg,
@@ -264,8 +264,8 @@ fn without_symmetry_the_reduction_keeps_the_verdicts_too() {
 /// model's) makes no goal false, here or after any other step (C4).
 /// Returns how many pairs were checked, and how many sets would be taken
 /// alone with progress asked.
-fn commutes_at(model: &LockModel, goals: &[Goal], s: &LockState) -> (usize, usize) {
-    let enabled = |s: &LockState| {
+fn commutes_at(model: &RecipeModel, goals: &[Goal], s: &ModelState) -> (usize, usize) {
+    let enabled = |s: &ModelState| {
         let mut v = Vec::new();
         model.actions(s, &mut v);
         v
@@ -279,7 +279,7 @@ fn commutes_at(model: &LockModel, goals: &[Goal], s: &LockState) -> (usize, usiz
             .filter(|a| local_to(a) == Some(c))
             .collect();
         assert!(!ample.is_empty(), "C0 at {s:?}");
-        let after: Vec<LockState> = ample
+        let after: Vec<ModelState> = ample
             .iter()
             .map(|&a| model.next_state(s, a).expect("enabled"))
             .collect();
@@ -344,7 +344,7 @@ fn commutes_at(model: &LockModel, goals: &[Goal], s: &LockState) -> (usize, usiz
 }
 
 /// Which of `goals` hold at `s`.
-fn goals_at(model: &LockModel, goals: &[Goal], s: &LockState) -> Vec<bool> {
+fn goals_at(model: &RecipeModel, goals: &[Goal], s: &ModelState) -> Vec<bool> {
     goals.iter().map(|g| g.holds(model, s)).collect()
 }
 
@@ -418,7 +418,7 @@ fn goals_are_monotone_in_their_rising_bits() {
     use models::model::{GoalReads, MAX_CLIENTS};
     let mut checked = 0usize;
     for recipe in recipes::defaults() {
-        let cfg = LockModelCfg::new(recipe, 2);
+        let cfg = ModelCfg::new(recipe, 2);
         let model = cfg.clone().into_model().unwrap();
         let states = reachable(&cfg.clone().into_model().unwrap(), 5_000);
         for goal in model.progress_goals() {

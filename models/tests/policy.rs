@@ -4,7 +4,7 @@
 
 use models::checker::{check, replay, CheckOptions, Status};
 use models::client::Policy;
-use models::model::{Action, FaultBudget, Link, LockModelCfg};
+use models::model::{Action, FaultBudget, Link, ModelCfg};
 use models::msg::Msg;
 use models::properties::PropertyName;
 use models::recipes;
@@ -12,13 +12,13 @@ use stateright::Model;
 
 /// After Kleppmann's pause, the stale holder is told its session expired.
 fn told_of_expiry(policy: Policy) -> (bool, bool) {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults: FaultBudget {
             pauses: 1,
             ..Default::default()
         },
         policy,
-        ..LockModelCfg::new(recipes::parse("unfair-create").unwrap(), 2)
+        ..ModelCfg::new(recipes::parse("unfair-create").unwrap(), 2)
     };
     let model = cfg.into_model().unwrap();
     let r = check(&model, CheckOptions::default()).unwrap();
@@ -68,9 +68,9 @@ fn naive_drops_its_belief_when_told_and_oblivious_does_not() {
 fn fair_lock_library_variants_keep_the_verdicts() {
     use models::checker::CheckResult;
     let run = |name: &str, faults: FaultBudget| -> CheckResult {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             faults,
-            ..LockModelCfg::new(recipes::parse(name).unwrap(), 3)
+            ..ModelCfg::new(recipes::parse(name).unwrap(), 3)
         };
         check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
     };
@@ -109,10 +109,10 @@ fn fair_lock_library_variants_keep_the_verdicts() {
 #[test]
 fn suspend_aware_gives_the_lock_up_on_suspended() {
     let run = |policy: Policy, faults: FaultBudget| {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             faults,
             policy,
-            ..LockModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
+            ..ModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
         };
         check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
     };

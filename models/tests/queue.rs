@@ -7,15 +7,15 @@
 //! queue, which processes before it deletes, processes it twice instead.
 
 use models::checker::{check, CheckOptions, CheckResult, Status};
-use models::model::{Action, FaultBudget, LockModelCfg};
+use models::model::{Action, FaultBudget, ModelCfg};
 use models::properties::PropertyName;
 use models::recipes;
 
 fn run(name: &str, clients: u8, rounds: u8, faults: FaultBudget) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults,
         rounds,
-        ..LockModelCfg::new(recipes::parse(name).unwrap(), clients)
+        ..ModelCfg::new(recipes::parse(name).unwrap(), clients)
     };
     cfg.validate().unwrap();
     check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
@@ -122,7 +122,7 @@ fn a_stale_lock_breaks_the_lock_safe_queues_order() {
 /// Producers belong to queues, and a queue needs both roles.
 #[test]
 fn producers_are_checked() {
-    let mut cfg = LockModelCfg::new(recipes::parse("zk-fifo-queue").unwrap(), 4);
+    let mut cfg = ModelCfg::new(recipes::parse("zk-fifo-queue").unwrap(), 4);
     assert_eq!(cfg.producers, 2, "half the clients by default");
     cfg.producers = 4;
     let e = cfg.validate().unwrap_err();
@@ -133,7 +133,7 @@ fn producers_are_checked() {
     assert_eq!(e.setting, models::model::Setting::Producers);
     cfg.producers = 0;
     assert!(cfg.validate().is_err());
-    let mut lock = LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3);
+    let mut lock = ModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3);
     assert_eq!(lock.producers, 0);
     lock.producers = 1;
     let e = lock.validate().unwrap_err();

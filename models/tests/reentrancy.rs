@@ -5,15 +5,15 @@
 //! counterexamples are pinned.
 
 use models::checker::{check, CheckOptions, CheckResult, Status};
-use models::model::{LockModelCfg, Setting};
+use models::model::{ModelCfg, Setting};
 use models::properties::PropertyName;
 use models::recipe::Reentry;
 use models::recipes;
 
 fn check_with(recipe: &str, clients: u8, reentries: u8) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         reentries,
-        ..LockModelCfg::new(recipes::parse(recipe).unwrap(), clients)
+        ..ModelCfg::new(recipes::parse(recipe).unwrap(), clients)
     };
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete, "{recipe}: the check stopped at its state limit");
@@ -107,9 +107,9 @@ fn without_reentries_the_property_is_not_judged() {
 #[test]
 fn reentries_are_refused_where_nothing_models_them() {
     for recipe in ["fair-predecessor", "unfair-create", "zk-fair-election"] {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             reentries: 1,
-            ..LockModelCfg::new(recipes::parse(recipe).unwrap(), 2)
+            ..ModelCfg::new(recipes::parse(recipe).unwrap(), 2)
         };
         let e = cfg.validate().unwrap_err();
         assert_eq!(e.setting, Setting::Reentries, "{recipe}");
@@ -121,9 +121,9 @@ fn reentries_are_refused_where_nothing_models_them() {
             "{e}"
         );
     }
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         reentries: 3,
-        ..LockModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
+        ..ModelCfg::new(recipes::parse("fair-predecessor:curator").unwrap(), 2)
     };
     assert!(cfg.validate().unwrap_err().reason.contains("at most 2"));
     let answers: Vec<Reentry> = [

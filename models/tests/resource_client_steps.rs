@@ -12,7 +12,7 @@
 use models::client::{Client, ClientState, Connection, Phase, Policy};
 use models::ids::Data;
 use models::ids::{client_id, resource_id, store_id, SessionId};
-use models::model::{Action, LockModel, LockModelCfg, LockState};
+use models::model::{Action, ModelCfg, ModelState, RecipeModel};
 use models::msg::{Msg, Reply, Request, Timer};
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
 use models::recipes::lookup;
@@ -21,10 +21,10 @@ use stateright::actor::{Actor, Command, Out};
 use stateright::Model;
 use std::borrow::Cow;
 
-fn model(recipe: &str, policy: Policy) -> LockModel {
-    LockModelCfg {
+fn model(recipe: &str, policy: Policy) -> RecipeModel {
+    ModelCfg {
         policy,
-        ..LockModelCfg::new(lookup(recipe, None).unwrap(), 2)
+        ..ModelCfg::new(lookup(recipe, None).unwrap(), 2)
     }
     .into_model()
     .unwrap()
@@ -32,8 +32,8 @@ fn model(recipe: &str, policy: Policy) -> LockModel {
 
 /// Runs client 0 alone (deliveries both ways, its think and hold timers),
 /// from the initial state, until `done` says so.
-fn drive(model: &LockModel, done: impl Fn(&ClientState) -> bool) -> ClientState {
-    let mut state: LockState = model.init_states().remove(0);
+fn drive(model: &RecipeModel, done: impl Fn(&ClientState) -> bool) -> ClientState {
+    let mut state: ModelState = model.init_states().remove(0);
     for _ in 0..100 {
         let st = &state.clients[0].state;
         if done(st) {
@@ -56,14 +56,14 @@ fn drive(model: &LockModel, done: impl Fn(&ClientState) -> bool) -> ClientState 
 }
 
 /// Client 0 with its first acquisition's request outstanding.
-fn acquiring(model: &LockModel) -> ClientState {
+fn acquiring(model: &RecipeModel) -> ClientState {
     drive(model, |st| {
         st.phase == Phase::Acquiring && st.pending.is_some()
     })
 }
 
 /// Client 0 holding the lock, its first write sent.
-fn holding(model: &LockModel) -> ClientState {
+fn holding(model: &RecipeModel) -> ClientState {
     drive(model, ClientState::holds_lock)
 }
 
@@ -82,7 +82,7 @@ fn requests(out: &Out<Client>) -> Vec<(u8, Request)> {
 /// Client 0 at `st` taking one step of its actor (`step` calls the
 /// handler): the state after it and what it sent or set.
 fn client_step(
-    model: &LockModel,
+    model: &RecipeModel,
     st: &ClientState,
     step: impl FnOnce(&Client, &mut Cow<ClientState>, &mut Out<Client>),
 ) -> (ClientState, Out<Client>) {
@@ -92,16 +92,16 @@ fn client_step(
     (cow.into_owned(), out)
 }
 
-fn disconnect(model: &LockModel, st: &ClientState) -> (ClientState, Out<Client>) {
+fn disconnect(model: &RecipeModel, st: &ClientState) -> (ClientState, Out<Client>) {
     client_step(model, st, |c, st, out| c.on_disconnect(st, out))
 }
 
-fn reconnect(model: &LockModel, st: &ClientState, alive: bool) -> (ClientState, Out<Client>) {
+fn reconnect(model: &RecipeModel, st: &ClientState, alive: bool) -> (ClientState, Out<Client>) {
     client_step(model, st, |c, st, out| c.on_reconnect(st, alive, out))
 }
 
 fn deliver(
-    model: &LockModel,
+    model: &RecipeModel,
     st: &ClientState,
     from: stateright::actor::Id,
     msg: Msg,
@@ -270,8 +270,8 @@ impl Recipe for Scripted {
     }
 }
 
-fn scripted() -> LockModel {
-    LockModelCfg::new(RecipeRef::new(Scripted), 2)
+fn scripted() -> RecipeModel {
+    ModelCfg::new(RecipeRef::new(Scripted), 2)
         .into_model()
         .unwrap()
 }
@@ -650,7 +650,7 @@ fn an_expiry_notice_is_about_the_session_it_names() {
     assert_eq!(after, moved_on);
 }
 
-fn timeout(model: &LockModel, st: &ClientState, timer: Timer) -> (ClientState, Out<Client>) {
+fn timeout(model: &RecipeModel, st: &ClientState, timer: Timer) -> (ClientState, Out<Client>) {
     client_step(model, st, |c, st, out| {
         c.on_timeout(client_id(0), st, &timer, out)
     })

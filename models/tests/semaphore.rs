@@ -3,7 +3,7 @@
 
 use models::checker::{check, CheckOptions, CheckResult, Status};
 use models::ids::{Child, SessionId, ZPath};
-use models::model::{FaultBudget, LockModelCfg, Setting};
+use models::model::{FaultBudget, ModelCfg, Setting};
 use models::msg::{Reply, Request, WatchEvent, ZkEvent};
 use models::name;
 use models::properties::PropertyName;
@@ -11,10 +11,10 @@ use models::recipe::{Recipe, Step};
 use models::recipes::{self, zk_semaphore};
 
 fn check_k(recipe: &str, clients: u8, permits: u8, faults: FaultBudget) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         permits,
         faults,
-        ..LockModelCfg::new(recipes::parse(recipe).unwrap(), clients)
+        ..ModelCfg::new(recipes::parse(recipe).unwrap(), clients)
     };
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete);
@@ -55,10 +55,10 @@ fn a_paused_holder_makes_k_plus_one() {
         ..FaultBudget::default()
     };
     for (recipe, permits, steps) in [("zk-semaphore", 2, 41), ("zk-semaphore:kazoo", 1, 38)] {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             permits,
             faults: pause,
-            ..LockModelCfg::new(recipes::parse(recipe).unwrap(), 3)
+            ..ModelCfg::new(recipes::parse(recipe).unwrap(), 3)
         };
         let opts = CheckOptions::default().asking(&[PropertyName::PermitsBound]);
         let r = check(&cfg.into_model().unwrap(), opts).unwrap();
@@ -76,18 +76,18 @@ fn a_paused_holder_makes_k_plus_one() {
 fn permits_out_of_range_are_refused() {
     let sem = recipes::parse("zk-semaphore").unwrap();
     for permits in [0, 3, 7] {
-        let e = LockModelCfg {
+        let e = ModelCfg {
             permits,
-            ..LockModelCfg::new(sem.clone(), 3)
+            ..ModelCfg::new(sem.clone(), 3)
         }
         .validate()
         .unwrap_err();
         assert_eq!(e.setting, Setting::Permits, "{permits}");
         assert!(e.reason.contains(&format!("got {permits}")), "{}", e.reason);
     }
-    let e = LockModelCfg {
+    let e = ModelCfg {
         permits: 1,
-        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
     }
     .validate()
     .unwrap_err();

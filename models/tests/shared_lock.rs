@@ -3,7 +3,7 @@
 
 use models::checker::{check, CheckOptions, CheckResult, Status};
 use models::ids::{Child, Name, SessionId, ZPath};
-use models::model::{FaultBudget, LockModelCfg, Setting};
+use models::model::{FaultBudget, ModelCfg, Setting};
 use models::msg::{Reply, Request};
 use models::name;
 use models::properties::PropertyName;
@@ -11,10 +11,10 @@ use models::recipe::{Recipe, Step};
 use models::recipes::{self, zk_rwlock};
 
 fn check_rw(recipe: &str, clients: u8, writers: u8, faults: FaultBudget) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         writers,
         faults,
-        ..LockModelCfg::new(recipes::parse(recipe).unwrap(), clients)
+        ..ModelCfg::new(recipes::parse(recipe).unwrap(), clients)
     };
     assert!(!cfg.clients_interchangeable(), "readers and writers differ");
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
@@ -73,17 +73,17 @@ fn a_reader_blind_writer_breaks_exclusion() {
 fn writers_out_of_range_are_refused() {
     let rw = recipes::parse("zk-rwlock").unwrap();
     for writers in [0, 3] {
-        let e = LockModelCfg {
+        let e = ModelCfg {
             writers,
-            ..LockModelCfg::new(rw.clone(), 3)
+            ..ModelCfg::new(rw.clone(), 3)
         }
         .validate()
         .unwrap_err();
         assert_eq!(e.setting, Setting::Writers, "{writers}");
     }
-    let e = LockModelCfg {
+    let e = ModelCfg {
         writers: 1,
-        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
     }
     .validate()
     .unwrap_err();

@@ -12,11 +12,11 @@ mod common;
 use common::{reachable, safety, two_clients_every_variant_and_fault};
 use models::checker::{check, replay, CheckOptions, CheckResult, Level};
 use models::model::commute::{independent, Footprint};
-use models::model::{Action, FaultBudget, LockModel, LockModelCfg, LockState};
+use models::model::{Action, FaultBudget, ModelCfg, ModelState, RecipeModel};
 use models::recipes;
 use stateright::Model;
 
-fn enabled(model: &LockModel, s: &LockState, a: &Action) -> bool {
+fn enabled(model: &RecipeModel, s: &ModelState, a: &Action) -> bool {
     let mut actions = Vec::new();
     model.actions(s, &mut actions);
     actions.contains(a)
@@ -27,10 +27,10 @@ fn enabled(model: &LockModel, s: &LockState, a: &Action) -> bool {
 /// state, and each step's footprint after the other is covered by what it
 /// was before (the sleep sets carry the one from before). Returns how many
 /// pairs were independent.
-fn independent_pairs_commute_at(model: &LockModel, cfg: &LockModelCfg, s: &LockState) -> usize {
+fn independent_pairs_commute_at(model: &RecipeModel, cfg: &ModelCfg, s: &ModelState) -> usize {
     let mut actions = Vec::new();
     model.actions(s, &mut actions);
-    let next: Vec<LockState> = actions
+    let next: Vec<ModelState> = actions
         .iter()
         .map(|&a| {
             model
@@ -75,12 +75,12 @@ fn independent_pairs_commute_at(model: &LockModel, cfg: &LockModelCfg, s: &LockS
 fn steps_called_independent_commute() {
     let mut configs = two_clients_every_variant_and_fault();
     // Three clients with a crash, as the benchmark checks it.
-    configs.push(LockModelCfg {
+    configs.push(ModelCfg {
         faults: FaultBudget {
             crashes: 1,
             ..FaultBudget::default()
         },
-        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
     });
     let mut pairs = 0;
     for cfg in &configs {
@@ -106,7 +106,7 @@ fn record(l: &Level) {
 }
 
 /// The check's result, and the states it reached level by level.
-fn run(cfg: &LockModelCfg, opts: CheckOptions) -> (CheckResult, Vec<(u32, u64, u64)>) {
+fn run(cfg: &ModelCfg, opts: CheckOptions) -> (CheckResult, Vec<(u32, u64, u64)>) {
     LEVELS.with_borrow_mut(Vec::clear);
     let r = check(
         &cfg.clone().into_model().unwrap(),
@@ -122,7 +122,7 @@ fn run(cfg: &LockModelCfg, opts: CheckOptions) -> (CheckResult, Vec<(u32, u64, u
 /// The search with sleep sets against the one without, on `cfg`: the same
 /// states at every depth, the same verdicts and counterexamples (which
 /// replay). Returns both searches' transitions.
-fn same_search(cfg: &LockModelCfg, symmetry: bool) -> (u64, u64) {
+fn same_search(cfg: &ModelCfg, symmetry: bool) -> (u64, u64) {
     let opts = CheckOptions {
         symmetry,
         ..CheckOptions::default()
@@ -208,9 +208,9 @@ fn sleep_sets_keep_the_search_at_three_clients_and_without_symmetry() {
         ("zk-fair-election", FaultBudget::default()),
         ("zk-double-barrier", FaultBudget::default()),
     ] {
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             faults,
-            ..LockModelCfg::new(recipes::parse(recipe).unwrap(), 3)
+            ..ModelCfg::new(recipes::parse(recipe).unwrap(), 3)
         };
         for symmetry in [true, false] {
             let (s, e) = same_search(&cfg, symmetry);
@@ -221,12 +221,12 @@ fn sleep_sets_keep_the_search_at_three_clients_and_without_symmetry() {
 
 #[test]
 fn the_search_with_sleep_sets_is_the_same_whatever_the_threads_and_chunks() {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults: FaultBudget {
             crashes: 1,
             ..FaultBudget::default()
         },
-        ..LockModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
+        ..ModelCfg::new(recipes::parse("fair-predecessor").unwrap(), 3)
     };
     let model = cfg.clone().into_model().unwrap();
     let opts = CheckOptions::default().asking(&safety(&cfg));

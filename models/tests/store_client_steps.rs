@@ -49,10 +49,10 @@ fn a_watch_set_contains_what_was_set() {
 /// Kills: zookeeper.rs `impl IntoIterator for &WatchSet` -> empty iterator.
 #[test]
 fn the_state_view_lists_the_stores_watches() {
-    use models::model::{view::view, LockModelCfg, Shared};
+    use models::model::{view::view, ModelCfg, Shared};
     use models::recipes::lookup;
     use stateright::Model;
-    let model = LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
+    let model = ModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
         .into_model()
         .unwrap();
     let mut state = model.init_states().remove(0);
@@ -123,12 +123,12 @@ fn an_etcd_watch_from_a_future_revision_starts_there() {
 fn a_restarted_client_goes_on_from_what_it_saved() {
     use models::client::ClientStorage;
     use models::ids::client_id;
-    use models::model::LockModelCfg;
+    use models::model::ModelCfg;
     use models::recipes::lookup;
     use stateright::actor::{Actor, Command, Out};
-    let model = LockModelCfg {
+    let model = ModelCfg {
         rounds: 3,
-        ..LockModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
+        ..ModelCfg::new(lookup("lowest-watch", None).unwrap(), 2)
     }
     .into_model()
     .unwrap();

@@ -6,7 +6,7 @@
 use models::checker::{check, CheckError, CheckOptions, Status};
 use models::ids::Data;
 use models::ids::{Child, ClientIdx, SessionId, ZPath};
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
@@ -126,7 +126,7 @@ impl Recipe for ByName {
 
 #[test]
 fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
-    let model = LockModelCfg::new(RecipeRef::new(ByName::LowestGuid), 2)
+    let model = ModelCfg::new(RecipeRef::new(ByName::LowestGuid), 2)
         .into_model()
         .unwrap();
     let err = check(&model, CheckOptions::default()).unwrap_err();
@@ -160,7 +160,7 @@ fn a_recipe_that_depends_on_names_is_refused_under_symmetry() {
 
 #[test]
 fn a_safe_recipe_that_treats_one_client_apart_is_refused_by_the_audit() {
-    let model = LockModelCfg::new(RecipeRef::new(ByName::ClientZeroLooks), 3)
+    let model = ModelCfg::new(RecipeRef::new(ByName::ClientZeroLooks), 3)
         .into_model()
         .unwrap();
     let safety =
@@ -189,7 +189,7 @@ fn a_safe_recipe_that_treats_one_client_apart_is_refused_by_the_audit() {
 }
 
 /// Walks `steps` pseudo-random steps from the initial state.
-fn reachable(model: &models::model::LockModel, choices: &[usize]) -> models::model::LockState {
+fn reachable(model: &models::model::RecipeModel, choices: &[usize]) -> models::model::ModelState {
     let mut state = model.init_states().remove(0);
     let mut actions = Vec::new();
     for &c in choices {
@@ -219,9 +219,9 @@ proptest! {
         perm_seed in any::<u64>(),
     ) {
         let recipe = (models::recipes::REGISTRY[recipe].build)(None);
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             faults: FaultBudget { crashes: 1, pauses: 1, lost_replies: 1, ..Default::default() },
-            ..LockModelCfg::new(recipe, clients)
+            ..ModelCfg::new(recipe, clients)
         };
         let model = cfg.into_model().unwrap();
         let state = reachable(&model, &choices);
@@ -244,7 +244,7 @@ proptest! {
 /// renamed (its session first of all).
 #[test]
 fn relabelling_moves_each_slot_to_its_new_name() {
-    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 4)
+    let model = ModelCfg::new((models::recipes::REGISTRY[0].build)(None), 4)
         .into_model()
         .unwrap();
     let state = model.init_states().remove(0);
@@ -266,7 +266,7 @@ fn relabelling_moves_each_slot_to_its_new_name() {
 #[test]
 #[should_panic(expected = "a state is relabelled by a permutation of its clients")]
 fn relabelling_by_a_non_permutation_is_refused() {
-    let model = LockModelCfg::new((models::recipes::REGISTRY[0].build)(None), 3)
+    let model = ModelCfg::new((models::recipes::REGISTRY[0].build)(None), 3)
         .into_model()
         .unwrap();
     let mut state = model.init_states().remove(0);

@@ -3,16 +3,16 @@
 //! `ErrLocked`, and the round ends without a hold.
 
 use models::checker::{check, CheckOptions, Status};
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::properties::PropertyName;
 use models::recipes;
 
 fn verdicts(clients: u8, faults: FaultBudget) -> (u64, Vec<(PropertyName, Status)>) {
     let recipe = recipes::parse("etcd-mutex:trylock").unwrap();
     assert_eq!(recipe.id(), "etcd-revision:trylock");
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults,
-        ..LockModelCfg::new(recipe, clients)
+        ..ModelCfg::new(recipe, clients)
     };
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete);

@@ -11,7 +11,8 @@
 //! ZooKeeper ones measured at the wire through a protocol proxy
 //! ([`zkproxy`]); their holders are cut off past the session timeout
 //! (SIGSTOP; the proxy frozen) beside the model's runs of the same scenario
-//! ([`faults`]). The barrier and queue recipes, whose real herds race, are
+//! ([`faults`]). The barrier, queue, shared-lock and semaphore recipes,
+//! whose real herds race, are
 //! checked by replaying the model's own run request by request on
 //! ZooKeeper ([`replay`]). `validate/run.sh` installs and starts the servers.
 
@@ -823,7 +824,8 @@ fn close(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> bool {
         .all(|k| (a.get(k).copied().unwrap_or(0.0) - b.get(k).copied().unwrap_or(0.0)).abs() < 1e-9)
 }
 
-/// Replays the model's baseline run of every barrier and queue recipe on
+/// Replays the model's baseline run of every barrier, queue, shared-lock
+/// and semaphore recipe on
 /// ZooKeeper, for each client count they can run with; returns the rows
 /// and the counts left out.
 async fn replay_barriers_and_queues(
@@ -903,7 +905,8 @@ async fn main() -> ExitCode {
         }
     }
 
-    // The barrier and queue recipes: the model's own runs, replayed.
+    // The barrier, queue, shared-lock and semaphore recipes: the model's
+    // own runs, replayed.
     let (replay_rows, replay_skipped) = replay_barriers_and_queues(&args, &counts).await;
 
     // The real libraries' own locks at the wire: kazoo's Lock against

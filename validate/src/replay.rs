@@ -21,10 +21,11 @@
 
 use crate::backend::{Backend, Watch};
 use models::client::{Client, ClientState};
-use models::ids::{client_id, client_of, store_id, ClientIdx, Data, SessionId, ZPath};
+use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, Data, SessionId, ZPath};
 use models::msg::{Msg, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
 use models::recipe::RecipeRef;
 use models::recipes::names;
+use models::resource::{Resource, ResourceState};
 use models::store::{Store, StoreState};
 use serde::Serialize;
 use sim::scenario::Scenario;
@@ -35,7 +36,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::task::Poll;
 use std::time::Instant;
 
-/// The recipes replayed: every barrier and queue recipe with its variants
+/// The recipes replayed: every barrier, queue, shared-lock and semaphore
+/// recipe with its variants
 /// (but `zk-barrier:article`, which differs from `zk-barrier` only when two
 /// members both create `ready`, and throws there).
 pub fn replayed_recipes() -> Vec<RecipeRef> {
@@ -244,11 +246,8 @@ impl Replay {
                     match to {
                         Party::Store => self.at_store(line.t, from, m).await?,
                         Party::Client(c) => self.model.client_step(c, from, m),
-                        Party::Resource => {
-                            return Err(format!(
-                            "a write to the resource (`{line}`): barriers and queues write nothing"
-                        ))
-                        }
+                        // The resource is the model's, on either side.
+                        Party::Resource => self.model.resource_step(from, m),
                     }
                 }
                 TraceEvent::Timer { client, timer } => {
@@ -403,6 +402,10 @@ struct Model {
     client: Client,
     store: Store,
     store_state: StoreState,
+    /// The guarded resource, the model's own (a shared lock's writers
+    /// write to it; it is no server to compare with).
+    resource: Resource,
+    resource_state: ResourceState,
     clients: Vec<ClientState>,
     /// Messages sent and not yet delivered, per (sender, receiver), in
     /// send order.
@@ -415,9 +418,12 @@ impl Model {
     fn start(scenario: &Scenario) -> Self {
         let client = scenario.client();
         let store = scenario.store();
+        let resource = Resource::new(scenario.fencing);
         let mut model = Model {
             store_state: store.initial_state(),
             store,
+            resource_state: resource.on_start(resource_id(), &None, &mut Out::new()),
+            resource,
             client,
             clients: Vec::new(),
             links: BTreeMap::new(),
@@ -467,6 +473,18 @@ impl Model {
         let sent = sent(out);
         self.queue(store_id(), sent.clone());
         sent
+    }
+
+    /// The resource handles a write from `from`.
+    fn resource_step(&mut self, from: Id, msg: Msg) {
+        let mut out = Out::new();
+        let mut state = Cow::Borrowed(&self.resource_state);
+        self.resource
+            .on_msg(resource_id(), &mut state, from, msg, &mut out);
+        if let Cow::Owned(s) = state {
+            self.resource_state = s;
+        }
+        self.queue(resource_id(), sent(out));
     }
 
     /// Client `c` handles `msg` from `from`.
@@ -704,7 +722,7 @@ async fn poll_once(watch: &mut Watch) -> Option<Vec<WatchEvent>> {
 
 /// The report's section.
 pub fn section(rows: &[ReplayRow], skipped: &[u16]) -> String {
-    let mut md = String::from("\n## Barriers and queues: the model's runs replayed on ZooKeeper 3.8\n\nA real herd of barrier members or queue consumers races (who creates `ready`, who deletes an element first), so counts measured on a real run would depend on timing. Instead each recipe's fault-free baseline scenario (`sim::herd::baseline`: N clients at once, one round; a queue's producers and items as the baseline has them) is simulated with its trace kept, and the model's own run is replayed on the real server (`validate/src/replay.rs`). The model's client and store actors are stepped in the trace's order (every delivery must print as the trace printed it, or the replay stops), and every request the model's store was handed is carried out, in that order and one at a time, on the requesting client's own real session (one per model session, opened as the trace opens them). Compared at every request: the real reply with the model's (kind, path names with their sequence suffixes, the data read, the owner, the error; zxids only by their order), and, after a fence (`exists(/lock)` on every session with a watch set: ZooKeeper sends a session its watch events before its answers to later requests), the watch events (kind, path) each session was sent with the model's notifications to that client at that step. Steps replayed: the trace's deliveries and timers. Requests by kind as the model names them: carried out on the server (real), counted by the simulator (model); notifications: sent by the server, once per session and step (real), sent by the model's store (model).\n\n| recipe | clients | steps replayed | requests (real / model) | notifications (real / model) | replies equal | events equal |\n|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("\n## Barriers, queues, shared locks and semaphores: the model's runs replayed on ZooKeeper 3.8\n\nA real herd of barrier members, queue consumers, readers and writers or lease holders races (who creates `ready`, who deletes an element first, whose node comes first), so counts measured on a real run would depend on timing. Instead each recipe's fault-free baseline scenario (`sim::herd::baseline`: N clients at once, one round; a queue's producers and items as the baseline has them) is simulated with its trace kept, and the model's own run is replayed on the real server (`validate/src/replay.rs`). The model's client and store actors are stepped in the trace's order (every delivery must print as the trace printed it, or the replay stops), and every request the model's store was handed is carried out, in that order and one at a time, on the requesting client's own real session (one per model session, opened as the trace opens them). Compared at every request: the real reply with the model's (kind, path names with their sequence suffixes, the data read, the owner, the error; zxids only by their order), and, after a fence (`exists(/lock)` on every session with a watch set: ZooKeeper sends a session its watch events before its answers to later requests), the watch events (kind, path) each session was sent with the model's notifications to that client at that step. Steps replayed: the trace's deliveries and timers. Requests by kind as the model names them: carried out on the server (real), counted by the simulator (model); notifications: sent by the server, once per session and step (real), sent by the model's store (model).\n\n| recipe | clients | steps replayed | requests (real / model) | notifications (real / model) | replies equal | events equal |\n|---|---|---|---|---|---|---|\n");
     for r in rows {
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} / {} | {} | {} |\n",
@@ -720,7 +738,7 @@ pub fn section(rows: &[ReplayRow], skipped: &[u16]) -> String {
     }
     if !skipped.is_empty() {
         md.push_str(&format!(
-            "\nNot replayed with {skipped:?} client(s): a barrier or a queue needs at least {FEWEST_CLIENTS}.\n"
+            "\nNot replayed with {skipped:?} client(s): a barrier, a queue, a shared lock or a semaphore needs at least {FEWEST_CLIENTS}.\n"
         ));
     }
     md.push_str(&differences(rows));

@@ -8,7 +8,7 @@ use super::baseline;
 use super::check::grouped;
 use super::{BenchArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult};
-use models::model::{FaultBudget, LockModelCfg, MAX_CLIENTS, MIN_CLIENTS};
+use models::model::{FaultBudget, ModelCfg, MAX_CLIENTS, MIN_CLIENTS};
 use models::recipe::App;
 use serde::Serialize;
 use sim::engine::simulate;
@@ -507,7 +507,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
 
 /// The model checker's configurations: every lock and election recipe at
 /// each of `--clients`, with `--crashes`.
-fn checker_configurations(args: &BenchArgs) -> Result<Vec<LockModelCfg>, UsageError> {
+fn checker_configurations(args: &BenchArgs) -> Result<Vec<ModelCfg>, UsageError> {
     let clients: Vec<u8> = args
         .clients
         .split(',')
@@ -537,12 +537,12 @@ fn checker_configurations(args: &BenchArgs) -> Result<Vec<LockModelCfg>, UsageEr
                 App::Barrier | App::Queue | App::SharedLock | App::Semaphore => false,
             });
         for recipe in measured {
-            let cfg = LockModelCfg {
+            let cfg = ModelCfg {
                 faults: FaultBudget {
                     crashes: args.crashes,
                     ..FaultBudget::default()
                 },
-                ..LockModelCfg::new(recipe, n)
+                ..ModelCfg::new(recipe, n)
             };
             cfg.validate().map_err(|e| {
                 UsageError(format!("--clients {n} --crashes {}: {e}", args.crashes))

@@ -2,7 +2,7 @@
 
 use super::{counterexample, limits, CheckArgs, UsageError};
 use models::checker::{check, CheckOptions, CheckResult, Kind, Level, PropertyResult, Status};
-use models::model::{LockModel, LockModelCfg};
+use models::model::{ModelCfg, RecipeModel};
 use models::properties::PropertyName;
 use models::trace::{steps, TraceStep};
 use serde::Serialize;
@@ -130,7 +130,7 @@ fn per_second(r: &CheckResult) -> f64 {
 
 /// What a violation's counterexample shows: for a `sometimes` property that
 /// never happened there is no path, only the fact.
-fn counterexample(model: &LockModel, p: &PropertyResult) -> Option<Vec<TraceStep>> {
+fn counterexample(model: &RecipeModel, p: &PropertyResult) -> Option<Vec<TraceStep>> {
     if p.status != Status::Violated || p.kind == Kind::Sometimes {
         return None;
     }
@@ -151,7 +151,7 @@ fn exit_code(r: &CheckResult) -> ExitCode {
 
 /// The properties `--property` names, each one of the recipe's
 /// application's; none asks for all.
-fn asked_properties(names: &[String], cfg: &LockModelCfg) -> Result<Vec<PropertyName>, UsageError> {
+fn asked_properties(names: &[String], cfg: &ModelCfg) -> Result<Vec<PropertyName>, UsageError> {
     let app = cfg.recipe.app();
     let judged = cfg.judged();
     let known = || {

@@ -9,7 +9,7 @@ use models::checker::{CheckResult, Kind, Status};
 use models::html::escape as esc;
 use models::model::sequence::sequence_svg;
 use models::model::view::{view, ActorView};
-use models::model::{Action, LockModel, LockState};
+use models::model::{Action, ModelState, RecipeModel};
 use models::properties::PropertyName;
 use models::trace::{steps, Happened};
 use serde_json::{json, Map, Value};
@@ -27,7 +27,7 @@ fn counterexamples(r: &CheckResult) -> Vec<(PropertyName, &[Action])> {
 }
 
 /// The states along `path`, the initial one first.
-fn states(model: &LockModel, path: &[Action]) -> Vec<LockState> {
+fn states(model: &RecipeModel, path: &[Action]) -> Vec<ModelState> {
     let mut out = vec![model.init_states().remove(0)];
     for &a in path {
         let next = model
@@ -68,7 +68,7 @@ fn actors_table(now: &[ActorView], before: Option<&[ActorView]>) -> String {
 
 /// The page: the configuration, every property's verdict, and each
 /// counterexample step by step.
-pub fn html_page(model: &LockModel, r: &CheckResult) -> String {
+pub fn html_page(model: &RecipeModel, r: &CheckResult) -> String {
     let cfg = &model.cfg;
     let mut body = String::new();
     let _ = write!(
@@ -160,7 +160,7 @@ tr.changed td,tr.changed th{background:#fff1c2}";
 
 /// One counterexample as an ITF trace: per state, the step that led to it
 /// (`action`) and a record per actor of its fields (strings).
-pub fn itf(model: &LockModel, property: PropertyName, path: &[Action]) -> Value {
+pub fn itf(model: &RecipeModel, property: PropertyName, path: &[Action]) -> Value {
     let cfg = &model.cfg;
     let trace = steps(model, path);
     let states = states(model, path);
@@ -200,7 +200,7 @@ pub fn itf(model: &LockModel, property: PropertyName, path: &[Action]) -> Value 
 }
 
 /// Every counterexample of `r`, as (property, ITF).
-pub fn itf_all(model: &LockModel, r: &CheckResult) -> Vec<(PropertyName, Value)> {
+pub fn itf_all(model: &RecipeModel, r: &CheckResult) -> Vec<(PropertyName, Value)> {
     counterexamples(r)
         .into_iter()
         .map(|(name, path)| (name, itf(model, name, path)))

@@ -18,7 +18,7 @@ mod tour;
 use clap::{Args, Parser, Subcommand};
 use models::checker::CheckError;
 use models::client::Policy;
-use models::model::{ConfigError, FaultBudget, LockModelCfg, Setting};
+use models::model::{ConfigError, FaultBudget, ModelCfg, Setting};
 use models::recipe::RecipeRef;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -476,7 +476,7 @@ pub struct ExploreArgs {
 impl ModelArgs {
     /// Resolves the flags into a configuration, rejecting unknown names and
     /// contradictory or out-of-range settings.
-    pub fn to_cfg(&self) -> Result<LockModelCfg, UsageError> {
+    pub fn to_cfg(&self) -> Result<ModelCfg, UsageError> {
         let (Some(name), Some(clients)) = (&self.recipe, self.clients) else {
             return Err(UsageError("--recipe and --clients are required".into()));
         };
@@ -491,7 +491,7 @@ impl ModelArgs {
             models::model::check_given(&recipe, setting, given)
                 .map_err(|e| UsageError::from(ConfigError { setting, reason: e }))?;
         }
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             clients,
             rounds: self.rounds,
             faults: FaultBudget {
@@ -555,8 +555,8 @@ pub fn recipe_arg(
 }
 
 /// The configuration the no-argument tour checks each recipe at.
-pub fn default_cfg(recipe: RecipeRef) -> LockModelCfg {
-    LockModelCfg {
+pub fn default_cfg(recipe: RecipeRef) -> ModelCfg {
+    ModelCfg {
         faults: FaultBudget {
             crashes: 1,
             ..FaultBudget::default()
@@ -564,7 +564,7 @@ pub fn default_cfg(recipe: RecipeRef) -> LockModelCfg {
         // Where the clients write to the resource: a barrier's and a
         // queue's write nothing.
         fencing: models::model::writes_to_resource(&recipe),
-        ..LockModelCfg::new(recipe, 3)
+        ..ModelCfg::new(recipe, 3)
     }
 }
 
@@ -596,9 +596,9 @@ mod tests {
         assert!(e.0.contains("--no-symmetry"), "{}", e.0);
         let e = check_failed(CheckError::Reduction { found: "x".into() });
         assert!(e.0.contains("--partial-order"), "{}", e.0);
-        let cfg = LockModelCfg {
+        let cfg = ModelCfg {
             rounds: 0,
-            ..LockModelCfg::new(models::recipes::parse("fair-predecessor").unwrap(), 2)
+            ..ModelCfg::new(models::recipes::parse("fair-predecessor").unwrap(), 2)
         };
         let e = UsageError::from(cfg.validate().unwrap_err());
         assert_eq!(e.0, "--rounds: rounds must be between 1 and 3 (got 0)");

@@ -13,7 +13,7 @@
 
 use super::UsageError;
 use models::checker::{check, CheckOptions, Status};
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::properties::PropertyName;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -42,12 +42,12 @@ impl Answer {
 
 pub fn measure(anchors: &Path) -> Result<Answer, UsageError> {
     let recipe = models::recipes::lookup("fair-predecessor", None).map_err(UsageError)?;
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults: FaultBudget {
             pauses: 1,
             ..FaultBudget::default()
         },
-        ..LockModelCfg::new(recipe, 3)
+        ..ModelCfg::new(recipe, 3)
     };
     let model = cfg.into_model()?;
     let started = Instant::now();

@@ -11,7 +11,7 @@
 
 use custom_recipe::{herd_baseline, recipe, scenario, CRASH_STORM, HEALTHY, NAME, SHIPPED_TWIN};
 use models::checker::{check, CheckOptions, CheckResult, Status};
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::properties::PropertyName;
 use models::recipe::RecipeRef;
 use models::trace::steps;
@@ -106,8 +106,8 @@ fn status(s: Status) -> &'static str {
     }
 }
 
-fn config(recipe: &RecipeRef, case: &CheckCase) -> LockModelCfg {
-    let mut cfg = LockModelCfg::new(recipe.clone(), CHECK_CLIENTS);
+fn config(recipe: &RecipeRef, case: &CheckCase) -> ModelCfg {
+    let mut cfg = ModelCfg::new(recipe.clone(), CHECK_CLIENTS);
     cfg.faults = case.faults;
     cfg.fencing = case.fencing;
     cfg

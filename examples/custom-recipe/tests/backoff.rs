@@ -5,7 +5,7 @@
 use custom_recipe::backoff::{recipe, sleep_after, PollingBackoff, State, MAX_DOUBLINGS, NAME};
 use models::checker::{check, CheckOptions, CheckResult, Status};
 use models::ids::SessionId;
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::msg::Timer;
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
@@ -14,10 +14,10 @@ use sim::engine::simulate;
 use sim::scenario::Scenario;
 
 fn check_3(faults: FaultBudget, acquire_timeout: bool) -> CheckResult {
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         faults,
         acquire_timeout,
-        ..LockModelCfg::new(recipe(), 3)
+        ..ModelCfg::new(recipe(), 3)
     };
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete, "the check stopped at its state limit");
@@ -149,9 +149,9 @@ fn giving_up_without_deleting_the_node_starves_the_lock() {
             PollingBackoff.release(s, st)
         }
     }
-    let cfg = LockModelCfg {
+    let cfg = ModelCfg {
         acquire_timeout: true,
-        ..LockModelCfg::new(RecipeRef::new(Forgetful), 3)
+        ..ModelCfg::new(RecipeRef::new(Forgetful), 3)
     };
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert_eq!(status(&r, PropertyName::MutualExclusion), Status::Holds);

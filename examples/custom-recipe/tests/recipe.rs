@@ -5,7 +5,7 @@
 use custom_recipe::{herd_baseline, recipe, scenario, UnfairGetData, HEALTHY, SHIPPED_TWIN};
 use models::checker::{check, CheckError, CheckOptions, CheckResult, Status};
 use models::ids::SessionId;
-use models::model::{FaultBudget, LockModelCfg};
+use models::model::{FaultBudget, ModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
 use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
@@ -17,7 +17,7 @@ fn try_check(
     fencing: bool,
     symmetry: bool,
 ) -> Result<CheckResult, CheckError> {
-    let mut cfg = LockModelCfg::new(recipe, 3);
+    let mut cfg = ModelCfg::new(recipe, 3);
     cfg.faults = faults;
     cfg.fencing = fencing;
     let model = cfg.into_model().unwrap();

@@ -22,7 +22,7 @@
 //! against 238 MB, 0.90 of the time.
 
 use crate::fixed_hash::Identity;
-use crate::model::{ClientSlot, LockState, Shared, Timers};
+use crate::model::{ClientSlot, ModelState, Shared, Timers};
 use crate::properties::Monitors;
 use crate::relabel::Perm;
 use crate::renamings::{Part, RenameParts, Renamings};
@@ -140,13 +140,13 @@ impl Interning<'_> {
     /// Shares `state`'s parts with equal ones interned before, in either
     /// level; `parent` is the state it stepped from (whose parts are
     /// interned).
-    pub fn intern(&self, state: &mut LockState, parent: &LockState) {
+    pub fn intern(&self, state: &mut ModelState, parent: &ModelState) {
         self.this_level.intern(state, parent, self.level_before);
     }
 }
 
 impl Interner {
-    fn intern(&self, state: &mut LockState, parent: &LockState, earlier: &Interner) {
+    fn intern(&self, state: &mut ModelState, parent: &ModelState, earlier: &Interner) {
         self.stores
             .intern(&mut state.store, Some(&parent.store), &earlier.stores);
         self.store_timers.intern(
@@ -217,7 +217,7 @@ impl RenameParts for Settled<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::LockModelCfg;
+    use crate::model::ModelCfg;
     use stateright::Model;
 
     /// A renaming the checker keeps is hash-consed first: renaming the same
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn a_kept_renaming_is_the_part_the_tables_hold() {
         let recipe = crate::recipes::lookup("fair-predecessor", None).expect("shipped");
-        let model = LockModelCfg::new(recipe, 3).into_model().unwrap();
+        let model = ModelCfg::new(recipe, 3).into_model().unwrap();
         // A few steps in, so that every part names clients.
         let mut state = model.init_states().remove(0);
         for _ in 0..12 {

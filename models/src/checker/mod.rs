@@ -17,7 +17,7 @@
 use crate::fixed_hash::Identity;
 use crate::ids::ClientIdx;
 use crate::model::commute::{independent, local_to, Footprint};
-use crate::model::{Action, Goal, LockModel, LockState};
+use crate::model::{Action, Goal, ModelState, RecipeModel};
 use crate::properties::PropertyName;
 use crate::renamings::Renamings;
 use crate::symmetry::{
@@ -291,7 +291,7 @@ impl Graph {
     /// fingerprint.
     fn path_to(
         &self,
-        model: &LockModel,
+        model: &RecipeModel,
         symmetry: bool,
         i: u32,
     ) -> Result<Vec<Action>, CheckError> {
@@ -362,8 +362,8 @@ impl Graph {
 /// clients' names and then stepping gives the same states as stepping and
 /// then swapping. `None` if so; otherwise what differs.
 fn audit_symmetry(
-    model: &LockModel,
-    state: &LockState,
+    model: &RecipeModel,
+    state: &ModelState,
     actions: &[Action],
     fp: u64,
 ) -> Option<String> {
@@ -420,12 +420,12 @@ struct Expanded {
     /// the successor's fingerprint, and the state itself if this expansion
     /// was the first to claim the fingerprint (the others drop theirs on
     /// their own thread), and the steps asleep there after this arrival.
-    successors: Vec<(u16, u64, Option<LockState>, Sleep)>,
+    successors: Vec<(u16, u64, Option<ModelState>, Sleep)>,
 }
 
 /// A state of the frontier, waiting to be expanded.
 struct Queued {
-    state: LockState,
+    state: ModelState,
     fp: u64,
     /// The steps not to take from it ([`sleep`]).
     asleep: Sleep,
@@ -434,13 +434,13 @@ struct Queued {
 /// A place in the next level: the state once its claimer hands it over,
 /// and the steps asleep there (those its first arrival brought).
 struct Pending {
-    state: Option<(LockState, u64)>,
+    state: Option<(ModelState, u64)>,
     asleep: Sleep,
 }
 
 /// What every expansion judges a state by.
 struct Judges<'a> {
-    model: &'a LockModel,
+    model: &'a RecipeModel,
     /// The `always` and `sometimes` properties asked, read off the monitors.
     props: &'a [PropertyName],
     goals: &'a [Goal],
@@ -452,7 +452,7 @@ struct Judges<'a> {
 
 /// A successor as the search keeps it: its fingerprint and the state (the
 /// representative of its orbit, under symmetry).
-type Successor = (u64, LockState);
+type Successor = (u64, ModelState);
 
 thread_local! {
     /// Each worker's renamings of parts, kept for the successors it renames
@@ -475,7 +475,7 @@ fn explore_successors(
     claimed: &Seen,
     earlier: usize,
     interning: Interning,
-    state: &LockState,
+    state: &ModelState,
     actions: &[Action],
     asleep: &Sleep,
     mut found: impl FnMut(usize, Successor, Sleep),
@@ -483,7 +483,7 @@ fn explore_successors(
     let model = judges.model;
     // The successor's fingerprint and representative, and (under
     // symmetry) the renaming that made it the representative.
-    let renamed = |next: LockState| -> (Successor, Option<PermBuf>) {
+    let renamed = |next: ModelState| -> (Successor, Option<PermBuf>) {
         if judges.symmetry {
             let (rep, perm, fp) = RENAMINGS.with_borrow_mut(|kept| {
                 representative_and_fingerprint(next, &mut Settled { kept, interning })
@@ -493,7 +493,7 @@ fn explore_successors(
             ((fingerprint(&next), next), None)
         }
     };
-    let named = |next: LockState| renamed(next).0;
+    let named = |next: ModelState| renamed(next).0;
     // Successors already computed (for ample sets tried), by position.
     let mut computed: Vec<Option<Option<Successor>>> = Vec::new();
     let candidates = match judges.partial_order {
@@ -831,7 +831,7 @@ fn use_sleep_sets(opts: &CheckOptions, goals: &[Goal]) -> bool {
 /// clients alike (every state at first, then a deterministic sample) and
 /// returns [`CheckError::IdentityDependent`] rather than a verdict it
 /// cannot stand behind.
-pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, CheckError> {
+pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, CheckError> {
     let started = Instant::now();
     // A queue's producers and consumers are not interchangeable.
     let opts = CheckOptions {
@@ -1102,7 +1102,7 @@ pub fn check(model: &LockModel, opts: CheckOptions) -> Result<CheckResult, Check
 
 /// The state the search starts from: the initial state, or its
 /// representative under symmetry.
-fn search_root(model: &LockModel, symmetry: bool) -> LockState {
+fn search_root(model: &RecipeModel, symmetry: bool) -> ModelState {
     let init = model.init_states().remove(0);
     if symmetry {
         representative(&init).0
@@ -1112,7 +1112,7 @@ fn search_root(model: &LockModel, symmetry: bool) -> LockState {
 }
 
 /// Replays `path` from the initial state; `None` if a step is not enabled.
-pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
+pub fn replay(model: &RecipeModel, path: &[Action]) -> Option<ModelState> {
     let mut state = model.init_states().remove(0);
     let mut enabled = Vec::new();
     for &a in path {
@@ -1128,7 +1128,7 @@ pub fn replay(model: &LockModel, path: &[Action]) -> Option<LockState> {
 
 /// Re-checks a progress counterexample: from the end of `path`, no state in
 /// which `goal` holds is reachable.
-fn confirm_stuck(model: &LockModel, path: &[Action], goal: &Goal) -> bool {
+fn confirm_stuck(model: &RecipeModel, path: &[Action], goal: &Goal) -> bool {
     let Some(end) = replay(model, path) else {
         return false;
     };
@@ -1156,7 +1156,7 @@ fn confirm_stuck(model: &LockModel, path: &[Action], goal: &Goal) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FaultBudget, LockModelCfg};
+    use crate::model::{FaultBudget, ModelCfg};
 
     /// A property named twice (`--property X --property X`) is asked, and
     /// nothing else is; none named asks every one. (A mutation test: `^`
@@ -1183,14 +1183,14 @@ mod tests {
     fn a_path_that_can_still_reach_the_goal_is_not_confirmed_stuck() {
         let model_of = |recipe: &str, faults| {
             let recipe = crate::recipes::lookup(recipe, None).expect("shipped");
-            LockModelCfg {
+            ModelCfg {
                 faults,
-                ..LockModelCfg::new(recipe, 2)
+                ..ModelCfg::new(recipe, 2)
             }
             .into_model()
             .unwrap()
         };
-        let progress = |model: &LockModel| {
+        let progress = |model: &RecipeModel| {
             let goals = model.progress_goals();
             goals
                 .into_iter()

@@ -43,7 +43,7 @@
 //!   which no other actor changes, so the step is invisible wherever it is
 //!   taken later too. The checker verifies, on the successors it computed,
 //!   that each step changed `c`'s slot and nothing else
-//!   ([`LockModel::stays_local`]); if not, the state is fully expanded.
+//!   ([`RecipeModel::stays_local`]); if not, the state is fully expanded.
 //! - **C3**, no step postponed for ever: the checker fully expands a state
 //!   whose ample successors were not all new to the search (seen at this
 //!   depth or before), so every cycle of the reduced graph holds a fully
@@ -120,7 +120,7 @@
 //! the full model (a search of everything reachable from it) before it is
 //! reported.
 
-use super::{Goal, LockModel, LockState};
+use super::{Goal, ModelState, RecipeModel};
 use crate::client::Phase;
 use crate::ids::ClientIdx;
 use crate::model::state::{Action, ClientSlot, Link, Status};
@@ -202,7 +202,7 @@ impl Footprint {
     };
 
     /// The footprint of step `a` from `last`, which led to `next`.
-    pub fn of(last: &LockState, a: &Action, next: &LockState) -> Footprint {
+    pub fn of(last: &ModelState, a: &Action, next: &ModelState) -> Footprint {
         let Replaced {
             parts,
             another_client,
@@ -256,8 +256,8 @@ struct Replaced {
 
 impl Replaced {
     /// What the step of client `c` from `last` to `next` replaced.
-    fn between(last: &LockState, c: ClientIdx, next: &LockState) -> Replaced {
-        let LockState {
+    fn between(last: &ModelState, c: ClientIdx, next: &ModelState) -> Replaced {
+        let ModelState {
             store,
             store_timers,
             resource,
@@ -359,11 +359,11 @@ fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
     }
 }
 
-impl LockModel {
+impl RecipeModel {
     /// The clients whose enabled local steps form an ample set at `state`
     /// (conditions C0 and C1 of the module doc), fewest steps first, ties
     /// by name; `actions` are the steps enabled there.
-    pub fn ample_candidates(&self, state: &LockState, actions: &[Action]) -> Vec<ClientIdx> {
+    pub fn ample_candidates(&self, state: &ModelState, actions: &[Action]) -> Vec<ClientIdx> {
         let mut found: Vec<(usize, ClientIdx)> = state
             .clients
             .iter()
@@ -404,19 +404,19 @@ impl LockModel {
     /// false (C4; none asked, for safety alone).
     pub fn may_take_alone(
         &self,
-        last: &LockState,
+        last: &ModelState,
         c: ClientIdx,
-        next: &LockState,
+        next: &ModelState,
         goals: &[Goal],
     ) -> bool {
-        LockModel::stays_local(last, c, next)
+        RecipeModel::stays_local(last, c, next)
             && goals.iter().all(|g| g.cannot_falsify(self, last, c, next))
     }
 
     /// Whether `next`, reached from `last` by a local step of client `c`,
     /// differs from it in `c`'s slot alone: the step fed the monitors
     /// nothing (it is invisible) and touched no other actor.
-    pub fn stays_local(last: &LockState, c: ClientIdx, next: &LockState) -> bool {
+    pub fn stays_local(last: &ModelState, c: ClientIdx, next: &ModelState) -> bool {
         let Replaced {
             parts,
             another_client,
@@ -464,9 +464,7 @@ mod tests {
     fn a_step_that_replaced_another_clients_slot_touches_everything() {
         use stateright::Model;
         let recipe = crate::recipes::parse("fair-predecessor").expect("a shipped recipe");
-        let model = crate::model::LockModelCfg::new(recipe, 2)
-            .into_model()
-            .unwrap();
+        let model = crate::model::ModelCfg::new(recipe, 2).into_model().unwrap();
         let last = model.init_states().remove(0);
         let mut next = last.clone();
         next.slot_mut(1).partitioned = true;

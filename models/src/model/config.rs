@@ -1,7 +1,7 @@
 //! What to check: the recipe, how many clients and rounds, the fault
 //! budget, fencing and the client policy; `into_model()` builds the model.
 
-use super::LockModel;
+use super::RecipeModel;
 use crate::client::{Client, ClientTiming, Policy};
 use crate::properties::PropertyName;
 use crate::recipe::{App, RecipeRef, Reentry};
@@ -181,7 +181,7 @@ pub fn check_fencing(recipe: &RecipeRef, fencing: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// What is wrong with a [`LockModelCfg`]: the setting and why. The message
+/// What is wrong with a [`ModelCfg`]: the setting and why. The message
 /// speaks of settings, not of any program's flags; a front end adds its own
 /// names (the CLI: `--clients`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,7 +192,7 @@ pub struct ConfigError {
     pub reason: String,
 }
 
-/// A setting of [`LockModelCfg`], as a [`ConfigError`] names it.
+/// A setting of [`ModelCfg`], as a [`ConfigError`] names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Setting {
     Clients,
@@ -285,7 +285,7 @@ pub struct FaultBudget {
 
 /// A model-checking configuration; `into_model()` builds the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockModelCfg {
+pub struct ModelCfg {
     pub recipe: RecipeRef,
     pub clients: u8,
     pub rounds: u8,
@@ -311,9 +311,9 @@ pub struct LockModelCfg {
     pub permits: u8,
 }
 
-impl LockModelCfg {
+impl ModelCfg {
     pub fn new(recipe: RecipeRef, clients: u8) -> Self {
-        LockModelCfg {
+        ModelCfg {
             clients,
             rounds: 1,
             faults: FaultBudget::default(),
@@ -409,16 +409,16 @@ impl LockModelCfg {
     }
 
     /// The model of this configuration, or what is wrong with it
-    /// ([`LockModelCfg::validate`]): a model with no clients or no rounds
+    /// ([`ModelCfg::validate`]): a model with no clients or no rounds
     /// would report every safety property held of nothing.
-    pub fn into_model(self) -> Result<LockModel, ConfigError> {
+    pub fn into_model(self) -> Result<RecipeModel, ConfigError> {
         self.validate()?;
         let timing = ClientTiming {
             // Any length: the checker lets the timeout fire at any moment.
             acquire_timeout: self.acquire_timeout.then_some(Duration::from_secs(1)),
             ..ClientTiming::default()
         };
-        Ok(LockModel {
+        Ok(RecipeModel {
             store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
             resource: Resource::new(self.fencing),
             client: Client {
@@ -440,7 +440,7 @@ impl LockModelCfg {
     }
 }
 
-impl fmt::Display for LockModelCfg {
+impl fmt::Display for ModelCfg {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,

@@ -2,14 +2,14 @@
 //! fault struck. Counterexample traces, the Explorer and the checker's
 //! symmetry audit all read it.
 
-use super::{Action, Link, LockState};
+use super::{Action, Link, ModelState};
 
 fn client(c: crate::ids::ClientIdx) -> String {
     format!("client {c}")
 }
 
 /// (kind, from, to, what) of `action` taken in `state`.
-pub fn describe(state: &LockState, action: Action) -> (&'static str, String, String, String) {
+pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, String, String) {
     match action {
         Action::Deliver(c, link) => {
             let slot = &state.clients[c as usize];

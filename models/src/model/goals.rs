@@ -13,7 +13,7 @@
 //! leaves them ([`GoalMarks`], all of them) as they were. The partial-order
 //! reduction keeps progress verdicts on that ([`super::commute`]).
 
-use super::{ClientSlot, LockModel, LockState};
+use super::{ClientSlot, ModelState, RecipeModel};
 use crate::client::Phase;
 use crate::ids::{ClientIdx, SessionId};
 use crate::model::MAX_CLIENTS;
@@ -37,8 +37,8 @@ pub struct GoalMarks {
 /// A state as a goal that reads the marks sees it: each client's marks
 /// (a goal of rising bits is handed the store beside them).
 pub struct GoalView<'a> {
-    model: &'a LockModel,
-    state: &'a LockState,
+    model: &'a RecipeModel,
+    state: &'a ModelState,
 }
 
 impl<'a> GoalView<'a> {
@@ -56,7 +56,7 @@ impl<'a> GoalView<'a> {
 /// goal asks (most goals decide on the first few), and nothing else is.
 #[derive(Clone, Copy)]
 pub struct ClientMarks<'a> {
-    model: &'a LockModel,
+    model: &'a RecipeModel,
     slot: &'a ClientSlot,
 }
 
@@ -123,11 +123,11 @@ pub enum GoalReads {
     /// turning one from false to true never turns it from true to false
     /// (`goals_are_monotone_in_their_rising_bits` checks it).
     Rising {
-        bits: fn(&LockModel, ClientIdx, &ClientMarks) -> u8,
-        holds: fn(&LockModel, &StoreState, &[u8]) -> bool,
+        bits: fn(&RecipeModel, ClientIdx, &ClientMarks) -> u8,
+        holds: fn(&RecipeModel, &StoreState, &[u8]) -> bool,
     },
     /// The store and any of the clients' marks.
-    Marks(fn(&LockModel, &GoalView) -> bool),
+    Marks(fn(&RecipeModel, &GoalView) -> bool),
 }
 
 /// The rising bits of a goal that reads "live client `c` is done".
@@ -137,7 +137,7 @@ const LIVE_HOLDER: u8 = 2;
 
 impl Goal {
     /// Whether the goal holds at `state`.
-    pub fn holds(&self, model: &LockModel, state: &LockState) -> bool {
+    pub fn holds(&self, model: &RecipeModel, state: &ModelState) -> bool {
         match self.reads {
             GoalReads::Rising { bits, holds } => {
                 let mut read = [0u8; MAX_CLIENTS as usize];
@@ -160,10 +160,10 @@ impl Goal {
     /// [`super::commute`]).
     pub fn cannot_falsify(
         &self,
-        model: &LockModel,
-        last: &LockState,
+        model: &RecipeModel,
+        last: &ModelState,
         c: ClientIdx,
-        next: &LockState,
+        next: &ModelState,
     ) -> bool {
         let i = c as usize;
         let before = ClientMarks {
@@ -183,9 +183,9 @@ impl Goal {
     }
 }
 
-impl LockModel {
+impl RecipeModel {
     /// `state` as the goals see it.
-    pub fn goal_view<'a>(&'a self, state: &'a LockState) -> GoalView<'a> {
+    pub fn goal_view<'a>(&'a self, state: &'a ModelState) -> GoalView<'a> {
         GoalView { model: self, state }
     }
 
@@ -242,7 +242,7 @@ impl LockModel {
 
     /// Every live follower (a client still campaigning) has seen the current
     /// leader, and there is exactly one; or nobody follows.
-    pub fn followers_agree(&self, state: &LockState) -> bool {
+    pub fn followers_agree(&self, state: &ModelState) -> bool {
         followers_agree(&self.goal_view(state))
     }
 }

@@ -32,12 +32,12 @@ pub mod view;
 pub use config::{
     check_acquire_timeout, check_fencing, check_given, check_permits, check_producers,
     check_producers_given, check_reentries, check_writers, default_permits, default_producers,
-    default_writers, writes_to_resource, ConfigError, FaultBudget, LockModelCfg, Setting,
-    MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    default_writers, writes_to_resource, ConfigError, FaultBudget, ModelCfg, Setting, MAX_CLIENTS,
+    MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
-pub use state::{Action, ClientSlot, Link, LockState, Slots, Status, Timers};
+pub use state::{Action, ClientSlot, Link, ModelState, Slots, Status, Timers};
 
 use crate::client::{Client, ClientState, Connection, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
@@ -54,8 +54,8 @@ use stateright::actor::{Actor, Command, Id, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
 
-pub struct LockModel {
-    pub cfg: LockModelCfg,
+pub struct RecipeModel {
+    pub cfg: ModelCfg,
     pub store: Store,
     pub resource: Resource,
     pub client: Client,
@@ -98,13 +98,13 @@ pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
 }
 
 /// Feeds the monitors what they heed (copied first if shared).
-fn observe(state: &mut LockState, obs: Observation) {
+fn observe(state: &mut ModelState, obs: Observation) {
     if state.monitors.heeds(&obs) {
         Shared::make_mut(&mut state.monitors).observe(obs);
     }
 }
 
-impl LockModel {
+impl RecipeModel {
     /// The `always` and `sometimes` properties of the recipe's
     /// application, in the order lockstep reports them: each is read off
     /// the monitors of a state (`Monitors::holds`).
@@ -118,7 +118,7 @@ impl LockModel {
 
     /// Client `c` (running) reconnects on a new connection: what was in
     /// flight on the old one is lost, and the client resends what it awaited.
-    fn reconnect(&self, state: &mut LockState, c: ClientIdx) {
+    fn reconnect(&self, state: &mut ModelState, c: ClientIdx) {
         let alive = session_carries_on(&state.store, &state.clients[c as usize].state);
         let slot = state.slot_mut(c);
         slot.from_store.retain(|m| survives_reconnect(m, alive));
@@ -129,7 +129,7 @@ impl LockModel {
     /// Applies an actor's output commands: sends go onto links, timers into
     /// the sender's timer set. Returns the notifications sent, and how many
     /// of them were marked as ones their recipient cannot proceed on.
-    fn apply_out<A>(&self, state: &mut LockState, from: Id, out: Out<A>) -> (u8, u8)
+    fn apply_out<A>(&self, state: &mut ModelState, from: Id, out: Out<A>) -> (u8, u8)
     where
         A: Actor<Msg = Msg, Timer = Timer>,
     {
@@ -183,7 +183,7 @@ impl LockModel {
     }
 
     /// Whether `id` has timer `t` armed.
-    fn armed(&self, state: &LockState, id: Id, t: &Timer) -> bool {
+    fn armed(&self, state: &ModelState, id: Id, t: &Timer) -> bool {
         let timers = match client_of(id) {
             Some(c) => &state.clients[c as usize].timers,
             None => &*state.store_timers,
@@ -191,7 +191,7 @@ impl LockModel {
         timers.binary_search(t).is_ok()
     }
 
-    fn timers_of<'a>(&self, state: &'a mut LockState, id: Id) -> &'a mut Timers {
+    fn timers_of<'a>(&self, state: &'a mut ModelState, id: Id) -> &'a mut Timers {
         match client_of(id) {
             Some(c) => &mut state.slot_mut(c).timers,
             None => Shared::make_mut(&mut state.store_timers),
@@ -202,7 +202,7 @@ impl LockModel {
     /// release request, a session close or expiry) if it changes the store.
     fn store_step(
         &self,
-        state: &mut LockState,
+        state: &mut ModelState,
         release: bool,
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
@@ -243,7 +243,7 @@ impl LockModel {
 
     fn client_step(
         &self,
-        state: &mut LockState,
+        state: &mut ModelState,
         c: ClientIdx,
         f: impl FnOnce(&mut Cow<ClientState>, &mut Out<Client>),
     ) {
@@ -262,12 +262,12 @@ impl LockModel {
     }
 }
 
-impl Model for LockModel {
-    type State = LockState;
+impl Model for RecipeModel {
+    type State = ModelState;
     type Action = Action;
 
-    fn init_states(&self) -> Vec<LockState> {
-        let mut state = LockState {
+    fn init_states(&self) -> Vec<ModelState> {
+        let mut state = ModelState {
             store: Shared::new(self.store.initial_state()),
             store_timers: Shared::new(Timers::new()),
             resource: Shared::new(ResourceState::default()),
@@ -300,7 +300,7 @@ impl Model for LockModel {
         vec![state]
     }
 
-    fn actions(&self, state: &LockState, actions: &mut Vec<Action>) {
+    fn actions(&self, state: &ModelState, actions: &mut Vec<Action>) {
         for (i, slot) in state.clients.iter().enumerate() {
             let c = i as ClientIdx;
             let running = slot.status == Status::Running;
@@ -368,7 +368,7 @@ impl Model for LockModel {
         }
     }
 
-    fn next_state(&self, last: &LockState, action: Action) -> Option<LockState> {
+    fn next_state(&self, last: &ModelState, action: Action) -> Option<ModelState> {
         let mut state = last.clone();
         match action {
             Action::Deliver(c, link) => {
@@ -509,13 +509,13 @@ impl Model for LockModel {
     }
 
     /// The Explorer's diagram of the path so far.
-    fn as_svg(&self, path: stateright::Path<LockState, Action>) -> Option<String> {
+    fn as_svg(&self, path: stateright::Path<ModelState, Action>) -> Option<String> {
         let init = self.init_states().remove(0);
         Some(sequence::sequence_svg(self, &init, &path.into_actions()))
     }
 
     /// The Explorer shows each step as a trace line, then the state it leads to.
-    fn format_step(&self, last: &LockState, action: Action) -> Option<String> {
+    fn format_step(&self, last: &ModelState, action: Action) -> Option<String> {
         let (_, from, to, what) = crate::model::describe::describe(last, action);
         let next = self.next_state(last, action)?;
         let arrow = if to.is_empty() || to == from {
@@ -543,15 +543,15 @@ impl Model for LockModel {
 
     /// Every `always` and `sometimes` property of the recipe's application,
     /// read off the monitors (stateright's form, for the Explorer; lockstep's
-    /// checker reads [`LockModel::state_properties`]). Progress properties
-    /// are decided on the graph (see [`LockModel::progress_goals`]).
+    /// checker reads [`RecipeModel::state_properties`]). Progress properties
+    /// are decided on the graph (see [`RecipeModel::progress_goals`]).
     fn properties(&self) -> Vec<Property<Self>> {
         use PropertyName as P;
         // stateright takes plain functions: one per property, each reading
         // the monitors.
         macro_rules! read {
             ($p:expr) => {
-                |_: &LockModel, s: &LockState| s.monitors.holds($p)
+                |_: &RecipeModel, s: &ModelState| s.monitors.holds($p)
             };
         }
         self.cfg

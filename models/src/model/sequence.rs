@@ -6,7 +6,7 @@
 //! counterexample.
 
 use super::describe::describe;
-use super::{Action, LockModel, LockState};
+use super::{Action, ModelState, RecipeModel};
 use crate::html::escape;
 use stateright::Model;
 use std::fmt::Write;
@@ -26,7 +26,7 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// The diagram of `actions` taken from `init`.
-pub fn sequence_svg(model: &LockModel, init: &LockState, actions: &[Action]) -> String {
+pub fn sequence_svg(model: &RecipeModel, init: &ModelState, actions: &[Action]) -> String {
     let clients = init.clients.len();
     let names: Vec<String> = (0..clients)
         .map(|c| format!("client {c}"))

@@ -62,7 +62,7 @@ impl ClientSlot {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockState {
+pub struct ModelState {
     // Shared between a state and its successors until a step changes them:
     // most steps touch one client, so most of a successor is not copied
     // (and the checker's frontier keeps each distinct part once).
@@ -81,7 +81,7 @@ pub struct LockState {
 /// the store's timers and the resource are hashed as themselves, not by
 /// their kept hash: a state's fingerprint is what it was before they were
 /// shared parts, so every representative and counterexample is too.
-impl std::hash::Hash for LockState {
+impl std::hash::Hash for ModelState {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.store.hash(h);
         (*self.store_timers).hash(h);
@@ -167,7 +167,7 @@ impl Action {
     }
 }
 
-impl LockState {
+impl ModelState {
     /// Client `c`'s slot, to change it (copied first if shared).
     pub fn slot_mut(&mut self, c: ClientIdx) -> &mut ClientSlot {
         Shared::make_mut(&mut self.clients[c as usize])

@@ -14,14 +14,14 @@
 //!   client ignores a timeout that comes while a request is outstanding
 //!   until the recipe next waits, as Curator and kazoo do.
 
-use super::{ClientSlot, LockModel, LockState, Status};
+use super::{ClientSlot, ModelState, RecipeModel, Status};
 use crate::client::Phase;
 use crate::ids::SessionId;
 use crate::msg::{Msg, Timer};
 
-impl LockModel {
+impl RecipeModel {
     /// Whether session `s`'s owner is silent, so the store may expire it.
-    pub(super) fn silent(&self, state: &LockState, s: SessionId) -> bool {
+    pub(super) fn silent(&self, state: &ModelState, s: SessionId) -> bool {
         let Some(slot) = state.clients.get(s.client as usize) else {
             return true;
         };

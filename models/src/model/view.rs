@@ -3,7 +3,7 @@
 //! counterexample viewer (`check --html`) highlights the fields a step
 //! changed, and the ITF export (`check --itf`) writes one record per actor.
 
-use super::{LockModel, LockState, Status};
+use super::{ModelState, RecipeModel, Status};
 use crate::recipe::Face;
 use serde::Serialize;
 
@@ -25,7 +25,7 @@ fn list<T>(items: impl IntoIterator<Item = T>, show: impl Fn(T) -> String) -> St
 
 /// Every actor of `state`: clients in order, then the store, the resource
 /// and the faults left.
-pub fn view(model: &LockModel, state: &LockState) -> Vec<ActorView> {
+pub fn view(model: &RecipeModel, state: &ModelState) -> Vec<ActorView> {
     let mut out = Vec::with_capacity(state.clients.len() + 3);
     for (c, slot) in state.clients.iter().enumerate() {
         let st = &slot.state;

@@ -5,7 +5,7 @@
 
 use models::checker::Kind;
 use models::client::Policy;
-use models::model::{FaultBudget, LockModel, LockModelCfg, LockState};
+use models::model::{FaultBudget, ModelCfg, ModelState, RecipeModel};
 use models::properties::PropertyName;
 use models::recipe::RecipeRef;
 use models::recipes::REGISTRY;
@@ -42,16 +42,16 @@ pub fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
 
 /// Two clients, every recipe at every variant, one configuration per
 /// kind of fault (those the recipe takes).
-pub fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
+pub fn two_clients_every_variant_and_fault() -> Vec<ModelCfg> {
     every_variant()
         .into_iter()
         .flat_map(|recipe| {
             fault_kinds()
                 .into_iter()
-                .map(move |(faults, policy)| LockModelCfg {
+                .map(move |(faults, policy)| ModelCfg {
                     faults,
                     policy,
-                    ..LockModelCfg::new(recipe.clone(), 2)
+                    ..ModelCfg::new(recipe.clone(), 2)
                 })
         })
         .filter(|cfg| cfg.validate().is_ok())
@@ -59,7 +59,7 @@ pub fn two_clients_every_variant_and_fault() -> Vec<LockModelCfg> {
 }
 
 /// The properties of `cfg`'s application that are not progress.
-pub fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
+pub fn safety(cfg: &ModelCfg) -> Vec<PropertyName> {
     PropertyName::of(cfg.recipe.app())
         .iter()
         .copied()
@@ -69,7 +69,7 @@ pub fn safety(cfg: &LockModelCfg) -> Vec<PropertyName> {
 
 /// States of `model` reachable without symmetry, breadth-first, up to
 /// `limit`.
-pub fn reachable(model: &LockModel, limit: usize) -> Vec<LockState> {
+pub fn reachable(model: &RecipeModel, limit: usize) -> Vec<ModelState> {
     use std::collections::HashSet;
     let mut seen = HashSet::new();
     let mut states = model.init_states();
