@@ -498,11 +498,9 @@ fn library_herd(
     n: u16,
     hold_ms: u64,
 ) -> Result<LibraryHerd, String> {
-    proxy.reset();
-    let endpoint = proxy.endpoint();
-    let before = zk_watchers_triggered(zk)?;
     let (n_s, hold_s) = (n.to_string(), hold_ms.to_string());
-    let v = match library {
+    let endpoint = proxy.endpoint();
+    herd_at_wire(zk, proxy, || match library {
         faults::Library::Kazoo => run_harness(
             "python3",
             &[
@@ -512,7 +510,7 @@ fn library_herd(
                 &hold_s,
             ],
             "kazoo_lock.py",
-        )?,
+        ),
         faults::Library::Curator => run_harness(
             "java",
             &[
@@ -524,8 +522,50 @@ fn library_herd(
                 &hold_s,
             ],
             "CuratorMutex.java",
-        )?,
-    };
+        ),
+    })
+}
+
+/// kazoo's own `ReadLock` / `WriteLock` in the shared lock's baseline herd
+/// of `n` clients, the first `writers` writing, through `proxy`
+/// (`kazoo_rwlock.py`; it starts the clients in order, so the hold is
+/// long enough for every node to be made before the first release).
+fn kazoo_rw_herd(
+    zk: &str,
+    proxy: &zkproxy::Proxy,
+    n: u16,
+    writers: u16,
+    hold_ms: u64,
+) -> Result<LibraryHerd, String> {
+    let endpoint = proxy.endpoint();
+    let (n_s, w_s) = (n.to_string(), writers.to_string());
+    let hold_s = hold_ms.max(100 + 30 * u64::from(n)).to_string();
+    herd_at_wire(zk, proxy, || {
+        run_harness(
+            "python3",
+            &[
+                concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_rwlock.py"),
+                &endpoint,
+                zk,
+                &n_s,
+                &w_s,
+                &hold_s,
+            ],
+            "kazoo_rwlock.py",
+        )
+    })
+}
+
+/// Runs a harness through `proxy` and reads what it, the server and the
+/// wire counted.
+fn herd_at_wire(
+    zk: &str,
+    proxy: &zkproxy::Proxy,
+    harness: impl FnOnce() -> Result<serde_json::Value, String>,
+) -> Result<LibraryHerd, String> {
+    proxy.reset();
+    let before = zk_watchers_triggered(zk)?;
+    let v = harness()?;
     let after = zk_watchers_triggered(zk)?;
     let wire = zkproxy::count(&proxy.events(), "/lock");
     let numbers = |key: &str| -> Option<Vec<u64>> {
@@ -577,12 +617,22 @@ struct LibraryRow {
     wall_seconds: f64,
 }
 
-fn library_row(
+/// Which library and model a row compares; `writers`: a shared lock's
+/// (its readers release in any order after them), 0 for a lock.
+struct Compared {
     library: faults::Library,
-    n: u16,
-    real: LibraryHerd,
-    model: &Measured,
-) -> LibraryRow {
+    name: &'static str,
+    model: String,
+    writers: u16,
+}
+
+fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) -> LibraryRow {
+    let Compared {
+        library,
+        name,
+        model: model_id,
+        writers,
+    } = compared;
     let per = |m: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
         m.iter()
             .map(|(k, v)| (k.clone(), *v as f64 / real.acquisitions.max(1) as f64))
@@ -610,10 +660,19 @@ fn library_row(
         .iter()
         .map(|p| zkproxy::sequence(p))
         .collect();
+    // A shared lock's writers release in token order and before every
+    // reader; its readers share the lock and release in any order.
+    let in_order = usize::from(writers.max(1)).min(tokens.len());
+    let readers_after = tokens[in_order..]
+        .iter()
+        .all(|t| t > &tokens[..in_order].iter().max().copied().flatten());
     let order_by_token = tokens.len() as u64 == real.acquisitions
         && real.acquisitions == n as u64
         && tokens.iter().all(Option::is_some)
-        && tokens.windows(2).all(|w| w[0] < w[1])
+        && (writers == 0 || readers_after)
+        && tokens[..if writers == 0 { tokens.len() } else { in_order }]
+            .windows(2)
+            .all(|w| w[0] < w[1])
         && real
             .hook_tokens
             .as_ref()
@@ -622,7 +681,7 @@ fn library_row(
     let word = |ok: bool, yes: &'static str, no: &'static str| if ok { yes } else { no };
     eprintln!(
         "{:<28} {:>3} clients: at the wire, notifications {} requests {} order {}; library's own count {} the wire ({:.1} s)",
-        format!("{} (real library)", library.name()),
+        format!("{name} (real library)"),
         n,
         word(notifications_match, "match", "DIFFER"),
         word(requests_match, "match", "DIFFER"),
@@ -631,8 +690,8 @@ fn library_row(
         real.wall_seconds
     );
     LibraryRow {
-        library: library.name(),
-        model: format!("fair-predecessor:{}", library.variant()),
+        library: name,
+        model: model_id,
         clients: n,
         acquisitions: real.acquisitions,
         wire_requests_per_acquisition: wire_requests,
@@ -660,7 +719,7 @@ fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
 
 /// The report's table of the libraries' herds at the wire.
 fn library_table(rows: &[LibraryRow]) -> String {
-    let mut md = String::from("\n## The client libraries' own locks, at the wire\n\nkazoo 2.11's own `Lock` (`validate/kazoo_lock.py`) against `fair-predecessor:kazoo`, Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`) against `fair-predecessor:curator`: the baseline herd (N clients with a session each take the lock at once, hold it, release it), every client connected through a ZooKeeper wire-protocol proxy on loopback (`validate/src/zkproxy.rs`), which reads each frame both ways. Requests are counted by op per acquisition, as lockstep names them (`create` and `create2` are both `create`, `getChildren` and `getChildren2` both `get_children`; `_watch` when the request sets a watch); session upkeep (connect, ping, closeSession, setWatches) is counted apart, in all. A release is a delete of a node under `/lock`; its notifications are the watch events whose path is that node. Beside the wire: the library's own count (kazoo's `KazooClient._call`, Curator's `AdvancedTracerDriver`, paths under `/lock`; kazoo's predecessor-watch callback for notifications) and the server's (`mntr`: watchers triggered).\n\n| library | clients | requests per acquisition (wire) | (library's own count) | (model) | notifications per release (wire) | (model) | (library's own count) | watchers triggered (server) | session upkeep (wire, in all) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("\n## The client libraries' own locks, at the wire\n\nkazoo 2.11's own `Lock` (`validate/kazoo_lock.py`) against `fair-predecessor:kazoo`, Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`) against `fair-predecessor:curator`: the baseline herd (N clients with a session each take the lock at once, hold it, release it); kazoo's own `ReadLock` / `WriteLock` (`validate/kazoo_rwlock.py`) against `zk-rwlock:kazoo` in the shared lock's baseline (the first half write, the rest read; the clients start in order, each once the last one's node is listed, so the nodes come in the model's order, and the readers, who share the lock, release in any order after the writers), every client connected through a ZooKeeper wire-protocol proxy on loopback (`validate/src/zkproxy.rs`), which reads each frame both ways. Requests are counted by op per acquisition, as lockstep names them (`create` and `create2` are both `create`, `getChildren` and `getChildren2` both `get_children`; `_watch` when the request sets a watch); session upkeep (connect, ping, closeSession, setWatches) is counted apart, in all. A release is a delete of a node under `/lock`; its notifications are the watch events whose path is that node. Beside the wire: the library's own count (kazoo's `KazooClient._call`, Curator's `AdvancedTracerDriver`, paths under `/lock`; kazoo's predecessor-watch callback for notifications) and the server's (`mntr`: watchers triggered).\n\n| library | clients | requests per acquisition (wire) | (library's own count) | (model) | notifications per release (wire) | (model) | (library's own count) | watchers triggered (server) | session upkeep (wire, in all) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         md.push_str(&format!(
             "| {} vs `{}` | {} | {} | {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
@@ -927,7 +986,15 @@ async fn main() -> ExitCode {
             clean(&model_recipe, &args).await;
             let model = measure_model(&model_recipe, n);
             match library_herd(&args.zk, &proxy, library, n, args.hold_ms) {
-                Ok(real) => library_rows.push(library_row(library, n, real, &model)),
+                Ok(real) => {
+                    let compared = Compared {
+                        library,
+                        name: library.name(),
+                        model: model_recipe.id(),
+                        writers: 0,
+                    };
+                    library_rows.push(library_row(compared, n, real, &model))
+                }
                 Err(e) => {
                     eprintln!(
                         "lockstep-validate: {} herd, {n} clients: {e}",
@@ -936,6 +1003,39 @@ async fn main() -> ExitCode {
                     return ExitCode::from(1);
                 }
             }
+        }
+    }
+
+    // kazoo's own ReadLock / WriteLock against zk-rwlock:kazoo, at the wire.
+    let rw_recipe = models::recipes::lookup("zk-rwlock", Some("kazoo")).expect("registered");
+    match zkproxy::Proxy::start(&args.zk) {
+        Ok(proxy) => {
+            for &n in counts.iter().filter(|&&n| n >= 2) {
+                clean(&rw_recipe, &args).await;
+                let model = measure_model(&rw_recipe, n);
+                let writers = models::recipe::herd_writers(n.into()) as u16;
+                match kazoo_rw_herd(&args.zk, &proxy, n, writers, args.hold_ms) {
+                    Ok(real) => {
+                        let compared = Compared {
+                            library: faults::Library::Kazoo,
+                            name: "kazoo ReadLock/WriteLock",
+                            model: rw_recipe.id(),
+                            writers,
+                        };
+                        library_rows.push(library_row(compared, n, real, &model))
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "lockstep-validate: kazoo ReadLock/WriteLock herd, {n} clients: {e}"
+                        );
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("lockstep-validate: {e}");
+            return ExitCode::from(1);
         }
     }
 
