@@ -67,6 +67,27 @@ fn a_reader_blind_writer_breaks_exclusion() {
     assert_eq!(r.path(PropertyName::RwExclusion).map(|p| p.len()), Some(14));
 }
 
+/// A writer's lost create reply: with the guid it finds its node; without
+/// it (ZOOKEEPER-1262) the resent create leaves an orphan that it and
+/// everyone after it waits behind.
+#[test]
+fn a_lost_create_reply_orphans_a_node_without_the_guid() {
+    let lost = FaultBudget {
+        lost_replies: 1,
+        ..FaultBudget::default()
+    };
+    let with = check_rw("zk-rwlock", 3, 1, lost);
+    assert_eq!(with.unique_states, 400_754);
+    assert!(with.all_hold());
+    let without = check_rw("zk-rwlock:no-guid", 3, 1, lost);
+    assert_eq!(status(&without, PropertyName::Progress), Status::Violated);
+    assert_eq!(status(&without, PropertyName::RwExclusion), Status::Holds);
+    assert_eq!(
+        without.path(PropertyName::Progress).map(<[_]>::len),
+        Some(5)
+    );
+}
+
 /// Writers are a shared lock's: none, as many as the clients, or given to
 /// a lock are refused, naming the setting.
 #[test]

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 20] = [
+pub const SHIPPED: [(&str, &str); 21] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -98,6 +98,10 @@ pub const SHIPPED: [(&str, &str); 20] = [
     (
         "semaphore-gc-pause",
         include_str!("../../../scenarios/semaphore-gc-pause.toml"),
+    ),
+    (
+        "rwlock-orphan-write",
+        include_str!("../../../scenarios/rwlock-orphan-write.toml"),
     ),
 ];
 

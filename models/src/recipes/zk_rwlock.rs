@@ -24,8 +24,11 @@
 //!
 //! Curator's reader, watching the first writer, wakes at every writer's
 //! release ahead of it where the page's reader wakes only at the last's:
-//! the herd sweep shows it. Variant `reader-blind` (test only) is a writer
-//! that sees only writers below it: it takes the lock beside readers.
+//! the herd sweep shows it. Variant `no-guid` names nodes without the
+//! guid: a lost create reply makes a second node and leaves the first, an
+//! orphan that every later reader or writer waits behind (ZOOKEEPER-1262).
+//! Variant `reader-blind` (test only) is a writer that sees only writers
+//! below it: it takes the lock beside readers.
 
 use super::fair_predecessor::Mine;
 use super::names::LOCK_DIR;
@@ -58,6 +61,11 @@ pub const REGISTERED: Registered = Registered {
             kind: VariantKind::Departure,
         },
         Variant {
+            name: "no-guid",
+            summary: "the recipes page without the guid: a lost create reply leaves an orphan node (ZOOKEEPER-1262)",
+            kind: VariantKind::Departure,
+        },
+        Variant {
             name: "reader-blind",
             summary: "broken on purpose: a writer sees only the writers below it",
             kind: VariantKind::TestOnly,
@@ -68,6 +76,7 @@ pub const REGISTERED: Registered = Registered {
             Some("curator") => Library::Curator,
             Some("kazoo") => Library::Kazoo,
             Some("reader-blind") => Library::ReaderBlind,
+            Some("no-guid") => Library::NoGuid,
             _ => Library::ZkDocs,
         }))
     },
@@ -81,6 +90,8 @@ pub enum Library {
     Kazoo,
     /// The recipes page's, with a writer blind to readers below it.
     ReaderBlind,
+    /// The recipes page's without the guid in node names.
+    NoGuid,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,7 +136,9 @@ impl ZkRwLock {
     /// The names of a read node and a write node before their numbers.
     fn prefixes(&self) -> (Name, Name) {
         match self.0 {
-            Library::ZkDocs | Library::ReaderBlind => (name!("read-"), name!("write-")),
+            Library::ZkDocs | Library::ReaderBlind | Library::NoGuid => {
+                (name!("read-"), name!("write-"))
+            }
             Library::Curator => (name!("__READ__"), name!("__WRIT__")),
             Library::Kazoo => (name!("__rlock__"), name!("__lock__")),
         }
@@ -136,12 +149,21 @@ impl ZkRwLock {
     }
 
     fn create(&self, session: SessionId, reads: bool) -> Request {
+        const READ: ZPath = ZPath::fixed(name!("/lock/read-"));
+        const WRITE: ZPath = ZPath::fixed(name!("/lock/write-"));
         let (read, write) = self.prefixes();
+        let path = match self.0 {
+            Library::NoGuid if reads => READ,
+            Library::NoGuid => WRITE,
+            Library::ZkDocs | Library::Curator | Library::Kazoo | Library::ReaderBlind => {
+                ZPath::Node {
+                    dir: LOCK_DIR,
+                    child: Child::named(if reads { read } else { write }, Some(session)),
+                }
+            }
+        };
         Request::Create {
-            path: ZPath::Node {
-                dir: LOCK_DIR,
-                child: Child::named(if reads { read } else { write }, Some(session)),
-            },
+            path,
             ephemeral: true,
             sequential: true,
             data: Data::Empty,
@@ -160,12 +182,16 @@ impl ZkRwLock {
         if self.writes(&mine.node) {
             return match self.0 {
                 Library::ReaderBlind => writers.next_back().copied(),
-                Library::ZkDocs | Library::Curator | Library::Kazoo => below.last().copied(),
+                Library::ZkDocs | Library::Curator | Library::Kazoo | Library::NoGuid => {
+                    below.last().copied()
+                }
             };
         }
         match self.0 {
             Library::Curator => writers.next().copied(),
-            Library::ZkDocs | Library::Kazoo | Library::ReaderBlind => writers.next_back().copied(),
+            Library::ZkDocs | Library::Kazoo | Library::ReaderBlind | Library::NoGuid => {
+                writers.next_back().copied()
+            }
         }
     }
 
@@ -190,7 +216,9 @@ impl ZkRwLock {
                 *st = State::Watching(mine, blocker);
                 let path = node(blocker);
                 Step::Send(match self.0 {
-                    Library::ZkDocs | Library::ReaderBlind => Request::Exists { path, watch: true },
+                    Library::ZkDocs | Library::ReaderBlind | Library::NoGuid => {
+                        Request::Exists { path, watch: true }
+                    }
                     Library::Curator | Library::Kazoo => Request::GetData { path, watch: true },
                 })
             }
@@ -222,6 +250,7 @@ impl Recipe for ZkRwLock {
             Library::Curator => Some("curator"),
             Library::Kazoo => Some("kazoo"),
             Library::ReaderBlind => Some("reader-blind"),
+            Library::NoGuid => Some("no-guid"),
         }
     }
 
@@ -316,10 +345,11 @@ impl Recipe for ZkRwLock {
         }
     }
 
-    /// A lost create reply: find our node by its guid.
+    /// A lost create reply: find our node by its guid (without one, the
+    /// create goes again and the first node is left behind).
     fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
         match (*st, lost) {
-            (State::Creating { reads }, Request::Create { .. }) => {
+            (State::Creating { reads }, Request::Create { .. }) if self.0 != Library::NoGuid => {
                 *st = State::Finding { reads };
                 list()
             }
@@ -351,7 +381,7 @@ impl Recipe for ZkRwLock {
         let readers = n - writers;
         let before_last_writer = match self.0 {
             Library::Curator => 1 + readers,
-            Library::ZkDocs | Library::Kazoo => 1,
+            Library::ZkDocs | Library::Kazoo | Library::NoGuid => 1,
             Library::ReaderBlind => return None,
         };
         Some(match k.cmp(&writers) {

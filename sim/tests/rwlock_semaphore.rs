@@ -55,3 +55,27 @@ fn a_healthy_shared_lock_keeps_writers_alone() {
         }
     }
 }
+
+/// A writer without the guid loses its create reply: its orphan blocks
+/// everyone (the run ends with clients stuck); with the guid, everyone
+/// finishes.
+#[test]
+fn a_writers_orphan_node_blocks_the_shared_lock_without_the_guid() {
+    let s = shipped("rwlock-orphan-write");
+    let violated: Vec<&str> = simulate(&s, s.seed, false)
+        .violations
+        .iter()
+        .map(|v| v.property.name())
+        .collect();
+    assert_eq!(violated, ["progress"]);
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rwlock-orphan-write.toml"),
+    )
+    .unwrap()
+    .replace("variant = \"no-guid\"", "variant = \"zk-docs\"")
+    .replace("expect = [\"progress\"]", "expect = []");
+    let with_guid = Scenario::parse(&text, "guid", "guid").unwrap();
+    assert!(simulate(&with_guid, with_guid.seed, false)
+        .violations
+        .is_empty());
+}
