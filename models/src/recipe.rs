@@ -290,6 +290,101 @@ impl Setup {
     }
 }
 
+/// The application a recipe serves, with the hooks that application
+/// alone calls: each application's are its own trait, so the [`Recipe`]
+/// trait keeps only what every recipe has.
+pub enum Application<'a, S> {
+    Lock(&'a dyn LockRecipe<S>),
+    SharedLock(&'a dyn SharedLockRecipe<S>),
+    Semaphore(&'a dyn SemaphoreRecipe),
+    Election(&'a dyn ElectionRecipe<S>),
+    Barrier(&'a dyn BarrierRecipe),
+    Queue(&'a dyn QueueRecipe<S>),
+}
+
+impl<S> Application<'_, S> {
+    pub fn app(&self) -> App {
+        match self {
+            Application::Lock(_) => App::Lock,
+            Application::SharedLock(_) => App::SharedLock,
+            Application::Semaphore(_) => App::Semaphore,
+            Application::Election(_) => App::Election,
+            Application::Barrier(_) => App::Barrier,
+            Application::Queue(_) => App::Queue,
+        }
+    }
+}
+
+/// A lock's own hooks, each with the answer of a lock that has none of
+/// them.
+pub trait LockRecipe<S> {
+    /// What a second acquire by the holder does.
+    fn reentry(&self) -> Reentry {
+        Reentry::Unsupported
+    }
+
+    /// Whether the recipe's source can give up an acquisition that takes
+    /// too long (Curator's `acquire(time, unit)`, kazoo's
+    /// `acquire(timeout=…)`, etcd's `Lock` on a context with a deadline).
+    /// The lock application's acquire timeout is refused for a recipe that
+    /// cannot.
+    fn withdraws(&self) -> bool {
+        false
+    }
+
+    /// For a recipe that [`LockRecipe::withdraws`]: the acquisition in `st`
+    /// is given up while the recipe waits (its timeout passed). The request
+    /// that takes its entry out of line — Curator's `deleteOurPath`,
+    /// kazoo's `_best_effort_cleanup`, etcd's `Unlock` after a failed wait
+    /// — or `None` when it has none in line. The client then ends the round
+    /// without holding.
+    fn withdraw(&self, _session: SessionId, _st: &S) -> Option<Request> {
+        None
+    }
+}
+
+/// A lock with none of the lock's own hooks: not reentrant, never gives up.
+pub struct PlainLock;
+
+impl<S> LockRecipe<S> for PlainLock {}
+
+/// A shared lock's own hook: its readers' acquire (its writers' is
+/// [`Recipe::acquire`]).
+pub trait SharedLockRecipe<S> {
+    /// Starts a reader's acquisition: the state and the first request.
+    fn acquire_shared(&self, session: SessionId) -> (S, Request);
+}
+
+/// A semaphore's own hook.
+pub trait SemaphoreRecipe {
+    /// The same recipe with `k` permits (Curator's `maxLeases`, kazoo's
+    /// `max_leases`).
+    fn for_permits(&self, k: u16) -> RecipeRef;
+}
+
+/// An election's own hook.
+pub trait ElectionRecipe<S> {
+    /// The leader as the store's answers so far have shown it to this
+    /// candidate (the `ephemeralOwner` of `/leader`, the owner of the
+    /// lowest child); `None` when they have not named one.
+    fn leader_seen(&self, st: &S) -> Option<SessionId>;
+}
+
+/// A barrier's own hook.
+pub trait BarrierRecipe {
+    /// The same recipe for a group of `n` members (as ZooKeeper's
+    /// `Barrier(address, root, size)` is built with its size).
+    fn for_group(&self, n: u16) -> RecipeRef;
+}
+
+/// A queue's own hook: a producer's round (consumers start with
+/// [`Recipe::acquire`]).
+pub trait QueueRecipe<S> {
+    /// Enqueues `item` (the application's data): the state and the first
+    /// request.
+    fn enqueue(&self, session: SessionId, item: u64) -> (S, Request);
+}
+
 /// A coordination recipe. See the [module documentation](self) for an example.
 ///
 /// `State` is the recipe's state during one acquisition and the hold that
@@ -319,12 +414,6 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// Starts an acquisition in `session`: the state and the first request.
     fn acquire(&self, session: SessionId) -> (Self::State, Request);
 
-    /// Shared-lock recipes: starts a reader's acquisition (a writer's is
-    /// [`Recipe::acquire`]). Any other recipe has one kind.
-    fn acquire_shared(&self, session: SessionId) -> (Self::State, Request) {
-        self.acquire(session)
-    }
-
     /// The reply to the outstanding request has come.
     fn on_reply(&self, session: SessionId, st: &mut Self::State, reply: &Reply) -> Step;
 
@@ -345,13 +434,6 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// `wake_event`, a `threading.Event`) notes it in its state here.
     /// Called only where [`Recipe::notes_events`] says.
     fn note_event(&self, _st: &mut Self::State, _event: &WatchEvent) {}
-
-    /// Queue recipes: a producer's round, enqueuing `item` (the
-    /// application's data): the state and the first request. `None` for a
-    /// recipe that is not a queue; consumers start with [`Recipe::acquire`].
-    fn enqueue(&self, _session: SessionId, _item: u64) -> Option<(Self::State, Request)> {
-        None
-    }
 
     /// The reply to a request the release step sent. By default the release
     /// is over whatever the answer (deleted, already gone); a recipe whose
@@ -393,29 +475,11 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
-    /// The application it serves; a lock unless it says otherwise.
-    fn app(&self) -> App {
-        App::Lock
-    }
-
-    /// Barrier recipes: the same recipe for a group of `n` members (as
-    /// ZooKeeper's `Barrier(address, root, size)` is built with its size);
-    /// `None` for a recipe that does not need to know.
-    fn for_group(&self, _n: u16) -> Option<RecipeRef> {
-        None
-    }
-
-    /// Semaphore recipes: the same recipe with `k` permits (Curator's
-    /// `maxLeases`, kazoo's `max_leases`); `None` for any other recipe.
-    fn for_permits(&self, _k: u16) -> Option<RecipeRef> {
-        None
-    }
-
-    /// Election recipes: the leader as the store's answers so far have
-    /// shown it to this candidate (the `ephemeralOwner` of `/leader`, the
-    /// owner of the lowest child); `None` when they have not named one.
-    fn leader_seen(&self, _st: &Self::State) -> Option<SessionId> {
-        None
+    /// The application it serves, with that application's own hooks
+    /// ([`Application`]); a lock with none of them unless it says
+    /// otherwise.
+    fn application(&self) -> Application<'_, Self::State> {
+        Application::Lock(&PlainLock)
     }
 
     /// The sleep the recipe asked for ([`Step::Sleep`]) is over, with
@@ -432,30 +496,6 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// back-off is not mistaken for a client that never finishes.
     fn longest_sleep(&self) -> Duration {
         Duration::ZERO
-    }
-
-    /// Lock recipes: what a second acquire by the holder does.
-    fn reentry(&self) -> Reentry {
-        Reentry::Unsupported
-    }
-
-    /// Lock recipes: whether the recipe's source can give up an
-    /// acquisition that takes too long (Curator's `acquire(time, unit)`,
-    /// kazoo's `acquire(timeout=…)`, etcd's `Lock` on a context with a
-    /// deadline). The lock application's acquire timeout is refused for a
-    /// recipe that cannot.
-    fn withdraws(&self) -> bool {
-        false
-    }
-
-    /// Lock recipes that [`Recipe::withdraws`]: the acquisition in `st` is
-    /// given up while the recipe waits (its timeout passed). The request
-    /// that takes its entry out of line — Curator's `deleteOurPath`,
-    /// kazoo's `_best_effort_cleanup`, etcd's `Unlock` after a failed wait
-    /// — or `None` when it has none in line. The client then ends the round
-    /// without holding.
-    fn withdraw(&self, _session: SessionId, _st: &Self::State) -> Option<Request> {
-        None
     }
 
     /// The client heard that its session (lease) expired while this
@@ -681,6 +721,23 @@ where
     out
 }
 
+/// A recipe's lock hooks: its own if it is a lock, else a plain lock's
+/// (no other application calls them).
+trait LockHooks: Recipe {
+    fn lock_hooks(&self) -> &dyn LockRecipe<Self::State> {
+        match self.application() {
+            Application::Lock(h) => h,
+            Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Election(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => &PlainLock,
+        }
+    }
+}
+
+impl<R: Recipe> LockHooks for R {}
+
 impl<R: Recipe> DynRecipe for R {
     fn name(&self) -> &'static str {
         Recipe::name(self)
@@ -699,7 +756,14 @@ impl<R: Recipe> DynRecipe for R {
         (AnyState::new(s), req)
     }
     fn acquire_shared(&self, session: SessionId) -> (AnyState, Request) {
-        let (s, req) = Recipe::acquire_shared(self, session);
+        let (s, req) = match Recipe::application(self) {
+            Application::SharedLock(h) => h.acquire_shared(session),
+            Application::Lock(_)
+            | Application::Semaphore(_)
+            | Application::Election(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => Recipe::acquire(self, session),
+        };
         (AnyState::new(s), req)
     }
     fn on_reply(&self, session: SessionId, st: &mut AnyState, reply: &Reply) -> Step {
@@ -714,7 +778,17 @@ impl<R: Recipe> DynRecipe for R {
         step_on(st, |s: &mut R::State| Recipe::on_lost_reply(self, s, lost))
     }
     fn enqueue(&self, session: SessionId, item: u64) -> Option<(AnyState, Request)> {
-        Recipe::enqueue(self, session, item).map(|(s, req)| (AnyState::new(s), req))
+        match Recipe::application(self) {
+            Application::Queue(h) => {
+                let (s, req) = h.enqueue(session, item);
+                Some((AnyState::new(s), req))
+            }
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Election(_)
+            | Application::Barrier(_) => None,
+        }
     }
     fn notes_events(&self) -> bool {
         Recipe::notes_events(self)
@@ -739,16 +813,37 @@ impl<R: Recipe> DynRecipe for R {
         Recipe::herd_closed_form(self, n, k)
     }
     fn app(&self) -> App {
-        Recipe::app(self)
+        Recipe::application(self).app()
     }
     fn for_group(&self, n: u16) -> Option<RecipeRef> {
-        Recipe::for_group(self, n)
+        match Recipe::application(self) {
+            Application::Barrier(h) => Some(h.for_group(n)),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Election(_)
+            | Application::Queue(_) => None,
+        }
     }
     fn for_permits(&self, k: u16) -> Option<RecipeRef> {
-        Recipe::for_permits(self, k)
+        match Recipe::application(self) {
+            Application::Semaphore(h) => Some(h.for_permits(k)),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Election(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => None,
+        }
     }
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
-        Recipe::leader_seen(self, st.get::<R::State>())
+        match Recipe::application(self) {
+            Application::Election(h) => h.leader_seen(st.get::<R::State>()),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => None,
+        }
     }
     fn on_expired(&self, st: &mut AnyState) -> Step {
         step_on(st, |s: &mut R::State| Recipe::on_expired(self, s))
@@ -760,13 +855,13 @@ impl<R: Recipe> DynRecipe for R {
         Recipe::longest_sleep(self)
     }
     fn reentry(&self) -> Reentry {
-        Recipe::reentry(self)
+        self.lock_hooks().reentry()
     }
     fn withdraws(&self) -> bool {
-        Recipe::withdraws(self)
+        self.lock_hooks().withdraws()
     }
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request> {
-        Recipe::withdraw(self, session, st.get::<R::State>())
+        self.lock_hooks().withdraw(session, st.get::<R::State>())
     }
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume {
         step_on(st, |s: &mut R::State| Recipe::resume(self, session, s))

@@ -10,7 +10,7 @@ use models::ids::SessionId;
 use models::model::{Action, FaultBudget, ModelCfg};
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
-use models::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use models::recipe::{App, Application, ElectionRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use models::recipes::{self, zk_unfair_election};
 
 /// Every election recipe and variant.
@@ -270,8 +270,8 @@ impl Recipe for DeafFollowers {
     fn setup(&self) -> Setup {
         self.0.setup()
     }
-    fn app(&self) -> App {
-        App::Election
+    fn application(&self) -> Application<'_, Self::State> {
+        Application::Election(self)
     }
     fn acquire(&self, s: SessionId) -> (Self::State, Request) {
         self.0.acquire(s)
@@ -290,7 +290,10 @@ impl Recipe for DeafFollowers {
     fn release(&self, s: SessionId, st: &Self::State) -> Option<Request> {
         self.0.release(s, st)
     }
-    fn leader_seen(&self, st: &Self::State) -> Option<SessionId> {
+}
+
+impl ElectionRecipe<zk_unfair_election::State> for DeafFollowers {
+    fn leader_seen(&self, st: &zk_unfair_election::State) -> Option<SessionId> {
         self.0.leader_seen(st)
     }
 }

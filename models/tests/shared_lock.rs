@@ -7,7 +7,7 @@ use models::model::{FaultBudget, ModelCfg, Setting};
 use models::msg::{Reply, Request};
 use models::name;
 use models::properties::PropertyName;
-use models::recipe::{Recipe, Step};
+use models::recipe::{Recipe, SharedLockRecipe, Step};
 use models::recipes::{self, zk_rwlock};
 
 fn check_rw(recipe: &str, clients: u8, writers: u8, faults: FaultBudget) -> CheckResult {

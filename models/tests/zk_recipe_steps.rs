@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use models::ids::{Child, SessionId};
 use models::msg::{Reply, Request, WatchEvent, ZkEvent};
-use models::recipe::{Recipe, Step};
+use models::recipe::{ElectionRecipe, Recipe, Step};
 
 fn child(client: u16, seq: u32) -> Child {
     Child {

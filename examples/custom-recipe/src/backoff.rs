@@ -29,7 +29,7 @@
 use models::ids::{Child, Data, Name, SessionId, ZPath};
 use models::msg::{Reply, Request, WatchEvent};
 use models::name;
-use models::recipe::{Face, Line, Recipe, RecipeRef, Setup, Step};
+use models::recipe::{Application, Face, Line, LockRecipe, Recipe, RecipeRef, Setup, Step};
 use models::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -148,6 +148,10 @@ fn decide(st: &mut State, node: Child, polls: u8, children: &[Child]) -> Step {
 impl Recipe for PollingBackoff {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Lock(self)
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }
@@ -237,23 +241,6 @@ impl Recipe for PollingBackoff {
         }
     }
 
-    fn withdraws(&self) -> bool {
-        true
-    }
-
-    /// Given up: our node goes, so that no one polls behind it.
-    fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
-        match st {
-            State::Polling { node, .. }
-            | State::Sleeping { node, .. }
-            | State::Holding { node } => Some(Request::Delete {
-                path: node_path(*node),
-                version: None,
-            }),
-            State::Creating | State::Finding => None,
-        }
-    }
-
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding { node } => Some(Request::Delete {
@@ -269,6 +256,25 @@ impl Recipe for PollingBackoff {
     /// No watches: a release wakes nobody.
     fn herd_closed_form(&self, _: u32, _: u32) -> Option<u32> {
         Some(0)
+    }
+}
+
+/// It can be acquired with a timeout.
+impl LockRecipe<State> for PollingBackoff {
+    fn withdraws(&self) -> bool {
+        true
+    }
+    /// Given up: our node goes, so that no one polls behind it.
+    fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
+        match st {
+            State::Polling { node, .. }
+            | State::Sleeping { node, .. }
+            | State::Holding { node } => Some(Request::Delete {
+                path: node_path(*node),
+                version: None,
+            }),
+            State::Creating | State::Finding => None,
+        }
     }
 }
 

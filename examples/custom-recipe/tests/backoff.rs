@@ -9,7 +9,7 @@ use models::model::{FaultBudget, ModelCfg};
 use models::msg::Timer;
 use models::msg::{Reply, Request, WatchEvent};
 use models::properties::PropertyName;
-use models::recipe::{Face, Recipe, RecipeRef, Setup, Step};
+use models::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Setup, Step};
 use sim::engine::simulate;
 use sim::scenario::Scenario;
 
@@ -138,15 +138,20 @@ fn giving_up_without_deleting_the_node_starves_the_lock() {
         fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
             PollingBackoff.on_lost_reply(st, lost)
         }
+        fn application(&self) -> Application<'_, State> {
+            Application::Lock(self)
+        }
+        fn release(&self, s: SessionId, st: &State) -> Option<Request> {
+            PollingBackoff.release(s, st)
+        }
+    }
+    impl LockRecipe<State> for Forgetful {
         fn withdraws(&self) -> bool {
             true
         }
         // The bug: nothing taken out of line.
         fn withdraw(&self, _: SessionId, _: &State) -> Option<Request> {
             None
-        }
-        fn release(&self, s: SessionId, st: &State) -> Option<Request> {
-            PollingBackoff.release(s, st)
         }
     }
     let cfg = ModelCfg {

@@ -31,7 +31,7 @@ use crate::msg::{Compare, Keys};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, ElectionRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -108,6 +108,10 @@ impl Relabel for State {
 impl Recipe for EtcdElection {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Election(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -122,10 +126,6 @@ impl Recipe for EtcdElection {
 
     fn setup(&self) -> Setup {
         Setup::bare()
-    }
-
-    fn app(&self) -> App {
-        App::Election
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -217,6 +217,14 @@ impl Recipe for EtcdElection {
     /// Each candidate waits on the key created just before its own.
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
         Some(u32::from(k < n))
+    }
+}
+
+/// etcd's `Campaign` names no leader to a candidate that waits: its
+/// followers have seen none.
+impl ElectionRecipe<State> for EtcdElection {
+    fn leader_seen(&self, _: &State) -> Option<SessionId> {
+        None
     }
 }
 

@@ -27,7 +27,7 @@ use crate::msg::{Compare, Keys};
 use crate::msg::{
     EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
 };
-use crate::recipe::{Face, Recipe, RecipeRef, Reentry, Setup, Step};
+use crate::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -123,6 +123,10 @@ impl Relabel for State {
 impl Recipe for EtcdRevision {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Lock(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -155,12 +159,6 @@ impl Recipe for EtcdRevision {
         on_event(st, event)
     }
 
-    /// `Lock` again by the holder: the txn finds the session's key, which is
-    /// first in line, and returns at once; one `Unlock` deletes it.
-    fn reentry(&self) -> Reentry {
-        Reentry::Again
-    }
-
     /// `Lock` does not watch the session: its waitDeletes runs on the
     /// caller's context, so a lease that expires while it waits goes unseen
     /// until it returns (3.5's get(myKey) then sees the key gone).
@@ -185,6 +183,14 @@ impl Recipe for EtcdRevision {
     /// the rest give up, so there is one release, not `n`.
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
         (!self.try_only).then_some(u32::from(k < n))
+    }
+}
+
+impl LockRecipe<State> for EtcdRevision {
+    /// `Lock` again by the holder: the txn finds the session's key, which is
+    /// first in line, and returns at once; one `Unlock` deletes it.
+    fn reentry(&self) -> Reentry {
+        Reentry::Again
     }
 }
 

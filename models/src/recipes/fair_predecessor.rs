@@ -25,7 +25,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{Face, Recipe, RecipeRef, Reentry, Setup, Step};
+use crate::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -170,6 +170,10 @@ impl Relabel for State {
 impl Recipe for FairPredecessor {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Lock(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -213,6 +217,13 @@ impl Recipe for FairPredecessor {
         release(self.0, st)
     }
 
+    /// One waiter watches each node: every release but the last wakes one.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(u32::from(k < n))
+    }
+}
+
+impl LockRecipe<State> for FairPredecessor {
     /// Curator counts a holder's re-entries (`InterProcessMutex.internalLock`);
     /// kazoo's second acquire by the holder retries for ever without a
     /// request (`_inner_acquire`: `if self.is_acquired: raise
@@ -224,7 +235,6 @@ impl Recipe for FairPredecessor {
             Library::ZkDocs => Reentry::Unsupported,
         }
     }
-
     /// Curator's `acquire(time, unit)` and kazoo's `acquire(timeout=…)`
     /// give up; the recipes page's lock waits for ever.
     fn withdraws(&self) -> bool {
@@ -233,14 +243,8 @@ impl Recipe for FairPredecessor {
             Library::ZkDocs => false,
         }
     }
-
     fn withdraw(&self, _: SessionId, st: &State) -> Option<Request> {
         withdraw(self.0, st)
-    }
-
-    /// One waiter watches each node: every release but the last wakes one.
-    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
-        Some(u32::from(k < n))
     }
 }
 

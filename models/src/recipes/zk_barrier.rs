@@ -30,7 +30,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, BarrierRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -136,6 +136,10 @@ fn pass(st: &mut State, m: Member) -> Step {
 impl Recipe for ZkBarrier {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Barrier(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -150,14 +154,6 @@ impl Recipe for ZkBarrier {
 
     fn setup(&self) -> Setup {
         Setup::lock_dir()
-    }
-
-    fn app(&self) -> App {
-        App::Barrier
-    }
-
-    fn for_group(&self, n: u16) -> Option<RecipeRef> {
-        Some(RecipeRef::new(ZkBarrier { group: n, ..*self }))
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -244,5 +240,11 @@ impl Recipe for ZkBarrier {
             | State::Waiting(_)
             | State::Passed(_) => None,
         }
+    }
+}
+
+impl BarrierRecipe for ZkBarrier {
+    fn for_group(&self, n: u16) -> RecipeRef {
+        RecipeRef::new(ZkBarrier { group: n, ..*self })
     }
 }

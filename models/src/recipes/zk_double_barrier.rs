@@ -58,7 +58,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, BarrierRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -250,6 +250,10 @@ fn relist(st: &mut State, me: Member) -> Step {
 impl Recipe for ZkDoubleBarrier {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Barrier(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -262,16 +266,8 @@ impl Recipe for ZkDoubleBarrier {
         Setup::lock_dir()
     }
 
-    fn app(&self) -> App {
-        App::Barrier
-    }
-
     fn variant(&self) -> Option<&'static str> {
         self.tutorial.then_some("tutorial")
-    }
-
-    fn for_group(&self, n: u16) -> Option<RecipeRef> {
-        Some(RecipeRef::new(ZkDoubleBarrier { group: n, ..*self }))
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -446,5 +442,11 @@ impl Recipe for ZkDoubleBarrier {
             }
             _ => Step::Wait,
         }
+    }
+}
+
+impl BarrierRecipe for ZkDoubleBarrier {
+    fn for_group(&self, n: u16) -> RecipeRef {
+        RecipeRef::new(ZkDoubleBarrier { group: n, ..*self })
     }
 }

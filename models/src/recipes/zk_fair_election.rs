@@ -32,7 +32,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{App, Face, Recipe, RecipeRef, Resume, Setup, Step};
+use crate::recipe::{Application, ElectionRecipe, Face, Recipe, RecipeRef, Resume, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -127,6 +127,10 @@ impl Relabel for State {
 impl Recipe for ZkFairElection {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Election(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -145,10 +149,6 @@ impl Recipe for ZkFairElection {
 
     fn setup(&self) -> Setup {
         Setup::lock_dir()
-    }
-
-    fn app(&self) -> App {
-        App::Election
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
@@ -275,18 +275,6 @@ impl Recipe for ZkFairElection {
         }
     }
 
-    fn leader_seen(&self, st: &State) -> Option<SessionId> {
-        match st {
-            State::Watching { leader, .. } | State::Following { leader, .. } => *leader,
-            State::Creating
-            | State::Finding
-            | State::Listing(_)
-            | State::CheckingOwner(_)
-            | State::Resetting
-            | State::Leading(_) => None,
-        }
-    }
-
     /// `LeaderLatch` on RECONNECTED after a new session: `getChildren` with
     /// the old node path. The recipe text starts over.
     fn resume(&self, _: SessionId, st: &mut State) -> Resume {
@@ -316,6 +304,20 @@ impl Recipe for ZkFairElection {
     /// One follower watches each node: every resignation but the last wakes one.
     fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
         Some(u32::from(k < n))
+    }
+}
+
+impl ElectionRecipe<State> for ZkFairElection {
+    fn leader_seen(&self, st: &State) -> Option<SessionId> {
+        match st {
+            State::Watching { leader, .. } | State::Following { leader, .. } => *leader,
+            State::Creating
+            | State::Finding
+            | State::Listing(_)
+            | State::CheckingOwner(_)
+            | State::Resetting
+            | State::Leading(_) => None,
+        }
     }
 }
 

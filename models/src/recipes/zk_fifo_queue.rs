@@ -41,7 +41,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, Face, QueueRecipe, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -317,6 +317,10 @@ impl ZkFifoQueue {
 impl Recipe for ZkFifoQueue {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Queue(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -344,14 +348,6 @@ impl Recipe for ZkFifoQueue {
             },
             Take::Article | Take::NextOnNoNode => Setup::lock_dir(),
         }
-    }
-
-    fn app(&self) -> App {
-        App::Queue
-    }
-
-    fn enqueue(&self, _: SessionId, item: u64) -> Option<(State, Request)> {
-        Some((State::Enqueuing { item }, produce(item)))
     }
 
     /// A consumer's round: one `consume()`.
@@ -439,5 +435,11 @@ impl Recipe for ZkFifoQueue {
             }
             _ => Step::Unexpected,
         }
+    }
+}
+
+impl QueueRecipe<State> for ZkFifoQueue {
+    fn enqueue(&self, _: SessionId, item: u64) -> (State, Request) {
+        (State::Enqueuing { item }, produce(item))
     }
 }

@@ -36,7 +36,9 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, Data, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::name;
-use crate::recipe::{herd_writers, App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{
+    herd_writers, Application, Face, Recipe, RecipeRef, Setup, SharedLockRecipe, Step,
+};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -240,6 +242,10 @@ fn list() -> Request {
 impl Recipe for ZkRwLock {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::SharedLock(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -258,10 +264,6 @@ impl Recipe for ZkRwLock {
         Face::ZooKeeper
     }
 
-    fn app(&self) -> App {
-        App::SharedLock
-    }
-
     fn setup(&self) -> Setup {
         Setup::lock_dir()
     }
@@ -269,11 +271,6 @@ impl Recipe for ZkRwLock {
     /// The write lock.
     fn acquire(&self, session: SessionId) -> (State, Request) {
         self.start(session, false)
-    }
-
-    /// The read lock.
-    fn acquire_shared(&self, session: SessionId) -> (State, Request) {
-        self.start(session, true)
     }
 
     fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
@@ -389,5 +386,12 @@ impl Recipe for ZkRwLock {
             std::cmp::Ordering::Equal => readers,
             std::cmp::Ordering::Greater => 0,
         })
+    }
+}
+
+impl SharedLockRecipe<State> for ZkRwLock {
+    /// The read lock.
+    fn acquire_shared(&self, session: SessionId) -> (State, Request) {
+        self.start(session, true)
     }
 }

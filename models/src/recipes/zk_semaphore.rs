@@ -38,7 +38,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::{Child, Data, Name, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
 use crate::name;
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, Face, Recipe, RecipeRef, SemaphoreRecipe, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -284,6 +284,10 @@ impl ZkSemaphore {
 impl Recipe for ZkSemaphore {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Semaphore(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -297,17 +301,6 @@ impl Recipe for ZkSemaphore {
 
     fn face(&self) -> Face {
         Face::ZooKeeper
-    }
-
-    fn app(&self) -> App {
-        App::Semaphore
-    }
-
-    fn for_permits(&self, k: u16) -> Option<RecipeRef> {
-        Some(RecipeRef::new(ZkSemaphore {
-            permits: k,
-            ..*self
-        }))
     }
 
     /// The mutex's and the leases' directories; the line (first in line)
@@ -497,5 +490,14 @@ impl Recipe for ZkSemaphore {
             | State::Waiting(..)
             | State::Unlocking(..) => None,
         }
+    }
+}
+
+impl SemaphoreRecipe for ZkSemaphore {
+    fn for_permits(&self, k: u16) -> RecipeRef {
+        RecipeRef::new(ZkSemaphore {
+            permits: k,
+            ..*self
+        })
     }
 }

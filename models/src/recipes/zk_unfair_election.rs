@@ -23,7 +23,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::SessionId;
 use crate::msg::{Reply, Request, Stat, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{App, Face, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Application, ElectionRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -75,6 +75,10 @@ impl Relabel for State {
 impl Recipe for ZkUnfairElection {
     type State = State;
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Election(self)
+    }
+
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -89,10 +93,6 @@ impl Recipe for ZkUnfairElection {
 
     fn setup(&self) -> Setup {
         Setup::bare()
-    }
-
-    fn app(&self) -> App {
-        App::Election
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
@@ -141,17 +141,19 @@ impl Recipe for ZkUnfairElection {
         }
     }
 
+    /// Every follower watches `/leader`: the `k`-th resignation wakes the
+    /// `n - k` candidates still following.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(n - k)
+    }
+}
+
+impl ElectionRecipe<State> for ZkUnfairElection {
     fn leader_seen(&self, st: &State) -> Option<SessionId> {
         match st {
             State::Following { leader } => *leader,
             State::Creating | State::Finding | State::Leading => None,
         }
-    }
-
-    /// Every follower watches `/leader`: the `k`-th resignation wakes the
-    /// `n - k` candidates still following.
-    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
-        Some(n - k)
     }
 }
 
