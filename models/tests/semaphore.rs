@@ -70,6 +70,18 @@ fn a_paused_holder_makes_k_plus_one() {
     }
 }
 
+/// A crashed lease holder's lease goes with its session: nothing breaks.
+#[test]
+fn a_crashed_holder_gives_its_lease_back() {
+    let crash = FaultBudget {
+        crashes: 1,
+        ..FaultBudget::default()
+    };
+    let r = check_k("zk-semaphore", 3, 2, crash);
+    assert_eq!(r.unique_states, 553_566);
+    assert!(r.all_hold());
+}
+
 /// Permits are a semaphore's: none, as many as the clients, or given to a
 /// lock are refused, naming the setting.
 #[test]

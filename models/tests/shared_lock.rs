@@ -160,3 +160,33 @@ fn a_reader_watches_the_writer_its_library_names() {
         assert_eq!(step, Step::Send(want), "{library:?}");
     }
 }
+
+/// Under faults: a crash (with fencing) breaks nothing — the dead client's
+/// node goes with its session; a pause past the session lets a writer hold
+/// beside the paused holder (asked about `rw_exclusion` alone, the search
+/// stops at the level that decides it).
+#[test]
+fn a_crash_is_survived_and_a_pause_breaks_exclusion() {
+    let cfg = ModelCfg {
+        fencing: true,
+        faults: FaultBudget {
+            crashes: 1,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(recipes::parse("zk-rwlock").unwrap(), 3)
+    };
+    let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+    assert_eq!(r.unique_states, 368_644);
+    assert!(r.all_hold());
+    let cfg = ModelCfg {
+        faults: FaultBudget {
+            pauses: 1,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(recipes::parse("zk-rwlock").unwrap(), 3)
+    };
+    let opts = CheckOptions::default().asking(&[PropertyName::RwExclusion]);
+    let r = check(&cfg.into_model().unwrap(), opts).unwrap();
+    assert_eq!(status(&r, PropertyName::RwExclusion), Status::Violated);
+    assert_eq!(r.path(PropertyName::RwExclusion).map(<[_]>::len), Some(16));
+}
