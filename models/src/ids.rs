@@ -269,7 +269,17 @@ impl Name {
     /// A path's directory and last name (`/sem/leases`: `/sem`,
     /// `leases`); `None` for a name with no `/` past its first byte.
     pub fn split(self) -> Option<(Name, Name)> {
-        self.0.split.map(|(dir, leaf)| (Name(dir), Name(leaf)))
+        match self.0.split {
+            Some((dir, leaf)) => Some((Name(dir), Name(leaf))),
+            // A directory part `name!` made of a deeper path (`/a/b` of
+            // `/a/b/c`) carries no split of its own: found by its text,
+            // as an interned name's is.
+            None => {
+                let text = self.as_str();
+                let at = last_slash(text)?;
+                Some((Name::intern(&text[..at])?, Name::intern(&text[at + 1..])?))
+            }
+        }
     }
 }
 
@@ -520,18 +530,12 @@ impl Key {
         }
     }
 
-    /// Whether the key's text starts with `prefix` (a range over a prefix).
+    /// Whether the key's text starts with `prefix` (a range over a
+    /// prefix). A prefix that reaches into a lease id's digits matches no
+    /// lease key: such a range would name a client, which symmetry
+    /// reduction could not rename (no recipe ranges so).
     pub fn has_prefix(&self, prefix: Name) -> bool {
-        let p = prefix.as_str();
-        let own = self.prefix.as_str();
-        if own.len() >= p.len() {
-            return own.starts_with(p);
-        }
-        // The prefix reaches into the lease id's digits.
-        p.starts_with(own)
-            && self
-                .lease
-                .is_some_and(|l| lease_hex(l).starts_with(&p[own.len()..]))
+        self.prefix.as_str().starts_with(prefix.as_str())
     }
 
     /// The key's bytes, as etcd compares them.
@@ -552,7 +556,12 @@ impl Ord for Key {
             // text orders as their numbers do.
             return self.lease.cmp(&other.lease);
         }
-        self.text().cmp(other.text())
+        // Two keys of one text (a prefix that spells a lease id out, and
+        // the prefix with that lease) are told apart by their lease, so the
+        // order agrees with equality.
+        self.text()
+            .cmp(other.text())
+            .then_with(|| self.lease.cmp(&other.lease))
     }
 }
 
@@ -633,7 +642,10 @@ impl Child {
     pub fn parse(name: &str) -> Option<Child> {
         let (guid, rest) = match name.strip_prefix("_c_") {
             Some(rest) if rest.len() >= 9 && rest.as_bytes()[8] == b'-' => {
-                let hex = &rest[..8];
+                // Hex digits only (no sign, nothing multi-byte to split).
+                let hex = rest
+                    .get(..8)
+                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
                 let client = u16::from_str_radix(&hex[..4], 16).ok()?;
                 let incarnation = u16::from_str_radix(&hex[4..], 16).ok()?;
                 (
@@ -747,7 +759,14 @@ mod tests {
             assert_eq!(Key::parse(&k.to_string()), Some(k), "{k}");
         }
         assert_eq!(SessionId::from_lease_id(s.lease_id()), Some(s));
-        for bad in ["other", "/", "/lock/", "//lock", "/a b"] {
+        for bad in [
+            "other",
+            "/",
+            "/lock/",
+            "//lock",
+            "/a b",
+            "/lock/_c_abc\u{e9}0000-x",
+        ] {
             assert_eq!(ZPath::parse(bad), None, "{bad}");
         }
     }
@@ -767,6 +786,10 @@ mod tests {
             ZPath::fixed(name!("/sem/leases")).parent(),
             Some(name!("/sem"))
         );
+        // A deeper path's directory splits as the same text interned does.
+        let dir = ZPath::fixed(name!("/a/b/c")).parent().unwrap();
+        assert_eq!(dir.split(), Name::intern("/a/b").unwrap().split());
+        assert_eq!(dir.split().map(|(d, _)| d), Some(name!("/a")));
     }
 
     /// A child's name is ZooKeeper's: the guid's two halves as four hex
@@ -822,7 +845,11 @@ mod tests {
         let mut sorted = text.clone();
         sorted.sort();
         assert_eq!(text, sorted);
-        assert!(keys[2].has_prefix(name!("/lock/694d")));
+        assert!(keys[2].has_prefix(name!("/lock/")));
+        assert!(
+            !keys[2].has_prefix(name!("/lock/694d")),
+            "a client's lease is named by no range"
+        );
         assert!(!Key::fixed(name!("/lockx")).has_prefix(name!("/lock/")));
     }
 }

@@ -333,7 +333,9 @@ async fn run_real(
         start: Instant::now(),
         log: Mutex::new(Default::default()),
         resource: Resource::new(fencing),
-        monitors: Mutex::new(models::properties::Monitors::new(recipe.app(), 0)),
+        monitors: Mutex::new(
+            models::properties::Monitors::new(recipe.app(), 0).with_writers(client.writers),
+        ),
         resource_state: Mutex::new(ResourceState::default()),
     });
     let mut handles = Vec::new();

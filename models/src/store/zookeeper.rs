@@ -349,7 +349,19 @@ impl ZkTree {
             parent.cversion += 1;
         }
         self.children_cache.0 = None;
+        // The node's data watches and child watches both hear NodeDeleted
+        // (ZooKeeper's `DataTree.deleteNode`), a session watching it both
+        // ways once.
+        let from = fired.len();
         take_watches(&mut self.data_watches, path, ZkEvent::NodeDeleted, fired);
+        let told: Vec<SessionId> = fired[from..].iter().map(|(s, _, _)| *s).collect();
+        let children_watchers: Vec<SessionId> = self.child_watches.take(path).collect();
+        fired.extend(
+            children_watchers
+                .into_iter()
+                .filter(|s| !told.contains(s))
+                .map(|s| (s, ZkEvent::NodeDeleted, path)),
+        );
         if let Some(parent) = path.parent() {
             take_watches(
                 &mut self.child_watches,
@@ -552,5 +564,29 @@ mod tests {
         shuffled.push(shuffled[0]);
         let json = serde_json::to_string(&shuffled).expect("serializes");
         assert_eq!(serde_json::from_str::<WatchSet>(&json).ok(), Some(set));
+    }
+
+    /// A deleted node's child watches hear NodeDeleted too, as ZooKeeper's
+    /// `DataTree.deleteNode` tells them; a session watching both ways is
+    /// told once.
+    #[test]
+    fn a_deleted_directory_tells_its_child_watchers() {
+        let dir = ZPath::fixed(name!("/sem"));
+        let mut tree = ZkTree::new(&[dir]);
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        tree.get_children(dir, Some(a)).unwrap();
+        tree.get_children(dir, Some(b)).unwrap();
+        tree.exists(dir, Some(b));
+        let mut fired = Vec::new();
+        tree.delete(dir, None, &mut fired).unwrap();
+        fired.sort();
+        assert_eq!(
+            fired,
+            vec![
+                (a, ZkEvent::NodeDeleted, dir),
+                (b, ZkEvent::NodeDeleted, dir)
+            ]
+        );
+        assert!(!tree.child_watches.contains(&(dir, a)));
     }
 }
