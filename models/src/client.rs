@@ -478,11 +478,7 @@ impl Client {
     /// holder's, a leader's and a shared lock's writer's do; a reader's, a
     /// lease holder's, a barrier member's and a queue client's do not.
     pub fn writes(&self, client: ClientIdx) -> bool {
-        match self.recipe.app() {
-            App::Lock | App::Election => true,
-            App::SharedLock => !self.reads(client),
-            App::Semaphore | App::Barrier | App::Queue => false,
-        }
+        self.recipe.app().holders_write() && !self.reads(client)
     }
 
     /// Whether the client has run all its rounds.

@@ -197,6 +197,16 @@ impl App {
         }
     }
 
+    /// Whether its holders write to the guarded resource: a lock's, a
+    /// leader's and a shared lock's writers' do (a shared lock's readers
+    /// do not); a barrier's, a queue's and a semaphore's do not.
+    pub fn holders_write(self) -> bool {
+        match self {
+            App::Lock | App::Election | App::SharedLock => true,
+            App::Barrier | App::Queue | App::Semaphore => false,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             App::Lock => "lock",

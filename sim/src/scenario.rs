@@ -43,6 +43,7 @@
 //! ```
 
 use models::client::{Client, ClientTiming, Policy};
+use models::model::Setting;
 use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
 use models::recipes;
@@ -461,8 +462,14 @@ impl Scenario {
                 ),
             ));
         }
-        models::model::check_producers_given(&recipe, raw.producers)
-            .map_err(|e| err("producers", e))?;
+        // A role's count given for a recipe of another application.
+        for (key, setting, given) in [
+            ("producers", Setting::Producers, raw.producers.is_some()),
+            ("writers", Setting::Writers, raw.writers.is_some()),
+            ("permits", Setting::Permits, raw.permits.is_some()),
+        ] {
+            models::model::check_given(&recipe, setting, given).map_err(|e| err(key, e))?;
+        }
         let producers = raw.producers.unwrap_or_else(|| {
             models::model::default_producers(&recipe, raw.clients as u16).into()
         });
@@ -482,20 +489,6 @@ impl Scenario {
                 "timing.produce_ms",
                 format!("is a queue's producers' pace; {recipe} is no queue"),
             ));
-        }
-        for (key, setting, given) in [
-            (
-                "writers",
-                models::model::Setting::Writers,
-                raw.writers.is_some(),
-            ),
-            (
-                "permits",
-                models::model::Setting::Permits,
-                raw.permits.is_some(),
-            ),
-        ] {
-            models::model::check_given(&recipe, setting, given).map_err(|e| err(key, e))?;
         }
         let writers = raw
             .writers

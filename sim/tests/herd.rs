@@ -46,15 +46,21 @@ fn barrier_and_queue_variants_agree_with_their_closed_forms() {
         ("zk-fifo-queue", "lock-safe"),
     ] {
         let recipe = models::recipes::lookup(name, Some(variant)).unwrap();
-        for n in [2u16, 5, 37] {
-            let r = row(&baseline(&recipe, n, 1), 1);
-            assert_eq!(r.violations, 0, "{recipe} {n}");
-            assert_eq!(
-                Some(r.notifications_per_release),
-                closed_form(&recipe, n as u32),
-                "{recipe} with {n} clients"
-            );
-        }
+        agrees_with_its_closed_form(&recipe, &[2, 5, 37]);
+    }
+}
+
+/// The baseline of `recipe` at each of `counts` runs clean and wakes as
+/// its closed form says.
+fn agrees_with_its_closed_form(recipe: &models::recipe::RecipeRef, counts: &[u16]) {
+    for &n in counts {
+        let r = row(&baseline(recipe, n, 1), 1);
+        assert_eq!(r.violations, 0, "{recipe} {n}");
+        assert_eq!(
+            Some(r.notifications_per_release),
+            closed_form(recipe, n as u32),
+            "{recipe} with {n} clients"
+        );
     }
 }
 
@@ -66,15 +72,7 @@ fn barrier_and_queue_variants_agree_with_their_closed_forms() {
 fn shared_lock_readers_wake_as_their_library_watches() {
     for variant in ["zk-docs", "kazoo", "curator"] {
         let recipe = models::recipes::lookup("zk-rwlock", Some(variant)).unwrap();
-        for n in [2u16, 5, 10, 37] {
-            let r = row(&baseline(&recipe, n, 1), 1);
-            assert_eq!(r.violations, 0, "{recipe} {n}");
-            assert_eq!(
-                Some(r.notifications_per_release),
-                closed_form(&recipe, n as u32),
-                "{recipe} with {n} clients"
-            );
-        }
+        agrees_with_its_closed_form(&recipe, &[2, 5, 10, 37]);
     }
     // At 10 clients (5 writers, 5 readers): 9 notifications in all for
     // the page's readers, 29 for Curator's.

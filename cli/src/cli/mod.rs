@@ -482,9 +482,8 @@ impl ModelArgs {
         };
         let recipe = recipe_arg(name, self.variant.as_deref(), self.no_guid)?;
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
-        models::model::check_producers_given(&recipe, self.producers.map(u32::from))
-            .map_err(|e| UsageError(format!("--producers: {e}")))?;
         for (setting, given) in [
+            (Setting::Producers, self.producers.is_some()),
             (Setting::Writers, self.writers.is_some()),
             (Setting::Permits, self.permits.is_some()),
         ] {

@@ -41,47 +41,48 @@ pub fn check_producers(recipe: &RecipeRef, clients: u16, producers: u32) -> Resu
         App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore
             if producers != 0 =>
         {
-            Err(not_a_queue(recipe))
+            Err(not_for(recipe, Setting::Producers))
         }
         App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => Ok(()),
     }
 }
 
-/// A count of producers the user gave (`--producers`, `producers =`) is
-/// for a queue: given for any other recipe, even as 0, it is a mistake.
-pub fn check_producers_given(recipe: &RecipeRef, given: Option<u32>) -> Result<(), String> {
-    match (recipe.app(), given) {
-        (App::Queue, _) | (_, None) => Ok(()),
-        (App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore, Some(_)) => {
-            Err(not_a_queue(recipe))
-        }
-    }
-}
-
-/// A count of writers or permits the user gave (`--writers`,
-/// `permits =`) is for a shared lock or a semaphore: given for any other
-/// recipe, even as 0, it is a mistake (the error says so).
-pub fn check_given(recipe: &RecipeRef, setting: Setting, given: bool) -> Result<(), String> {
-    let (app, what) = match setting {
-        Setting::Writers => (App::SharedLock, "writers are for shared-lock recipes"),
-        Setting::Permits => (App::Semaphore, "permits are for semaphore recipes"),
+/// The application a count of clients in a role belongs to, and how the
+/// error says so: a queue's producers, a shared lock's writers, a
+/// semaphore's permits; `None` for any other setting.
+fn role(setting: Setting) -> Option<(App, &'static str)> {
+    match setting {
+        Setting::Producers => Some((App::Queue, "producers are for queue recipes")),
+        Setting::Writers => Some((App::SharedLock, "writers are for shared-lock recipes")),
+        Setting::Permits => Some((App::Semaphore, "permits are for semaphore recipes")),
         Setting::Clients
         | Setting::Rounds
-        | Setting::Producers
         | Setting::Fencing
         | Setting::AcquireTimeout
         | Setting::Reentries
         | Setting::Faults
-        | Setting::Crashes => return Ok(()),
-    };
-    if given && recipe.app() != app {
-        return Err(format!(
-            "{what}; {recipe} is a{} {} recipe",
-            article(recipe.app()),
-            recipe.app()
-        ));
+        | Setting::Crashes => None,
     }
-    Ok(())
+}
+
+/// The error for a role's count given to a recipe of another application.
+fn not_for(recipe: &RecipeRef, setting: Setting) -> String {
+    let what = role(setting).map_or("", |(_, what)| what);
+    format!(
+        "{what}; {recipe} is a{} {} recipe",
+        article(recipe.app()),
+        recipe.app()
+    )
+}
+
+/// A count of producers, writers or permits the user gave (`--writers`,
+/// `permits =`) is for a queue, a shared lock or a semaphore: given for any
+/// other recipe, even as 0, it is a mistake (the error says so).
+pub fn check_given(recipe: &RecipeRef, setting: Setting, given: bool) -> Result<(), String> {
+    match role(setting) {
+        Some((app, _)) if given && recipe.app() != app => Err(not_for(recipe, setting)),
+        Some(_) | None => Ok(()),
+    }
 }
 
 /// A shared lock's writers when none are given: one.
@@ -100,11 +101,7 @@ pub fn check_writers(recipe: &RecipeRef, clients: u16, writers: u32) -> Result<(
         )),
         App::SharedLock => Ok(()),
         App::Lock | App::Election | App::Barrier | App::Queue | App::Semaphore if writers != 0 => {
-            Err(format!(
-                "writers are for shared-lock recipes; {recipe} is a{} {} recipe",
-                article(recipe.app()),
-                recipe.app()
-            ))
+            Err(not_for(recipe, Setting::Writers))
         }
         App::Lock | App::Election | App::Barrier | App::Queue | App::Semaphore => Ok(()),
     }
@@ -131,11 +128,7 @@ pub fn check_permits(recipe: &RecipeRef, clients: u16, permits: u32) -> Result<(
         )),
         App::Semaphore => Ok(()),
         App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock if permits != 0 => {
-            Err(format!(
-                "permits are for semaphore recipes; {recipe} is a{} {} recipe",
-                article(recipe.app()),
-                recipe.app()
-            ))
+            Err(not_for(recipe, Setting::Permits))
         }
         App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock => Ok(()),
     }
@@ -150,22 +143,11 @@ fn article(app: App) -> &'static str {
     }
 }
 
-fn not_a_queue(recipe: &RecipeRef) -> String {
-    format!(
-        "producers are for queue recipes; {recipe} is a{} {} recipe",
-        article(recipe.app()),
-        recipe.app()
-    )
-}
-
 /// Whether a recipe's clients write to the guarded resource: a lock's
 /// holder, a leader and a shared lock's writer do; a barrier's, a queue's
 /// and a semaphore's clients do not.
 pub fn writes_to_resource(recipe: &RecipeRef) -> bool {
-    match recipe.app() {
-        App::Lock | App::Election | App::SharedLock => true,
-        App::Barrier | App::Queue | App::Semaphore => false,
-    }
+    recipe.app().holders_write()
 }
 
 /// Fencing (`--fencing`, `fencing = true`) guards the resource that a
