@@ -11,6 +11,7 @@
 // Matches over a foreign open set allow it by name, with the reason.
 #![deny(clippy::wildcard_enum_match_arm)]
 
+pub mod apps;
 pub mod checker;
 pub mod client;
 pub mod fixed_hash;

@@ -85,14 +85,12 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// How many items the queue's herd baseline enqueues.
-pub const HERD_QUEUE_ITEMS: u32 = 3;
-
-/// A shared lock's writers in the baseline herd of `n` clients: the first
-/// half (at least one, and fewer than `n`, so that someone reads).
-pub fn herd_writers(n: u32) -> u32 {
-    (n / 2).clamp(1, n.saturating_sub(1).max(1))
-}
+pub use crate::apps::queue::HERD_QUEUE_ITEMS;
+pub use crate::apps::shared_lock::herd_writers;
+pub use crate::apps::{
+    App, Application, BarrierRecipe, ElectionRecipe, LockRecipe, PlainLock, QueueRecipe, Reentry,
+    SemaphoreRecipe, SharedLockRecipe,
+};
 
 /// What the recipe does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,103 +124,11 @@ pub enum Step {
     GaveUp,
 }
 
-/// What a second acquire by the holder does — the library's answer, read
-/// from its source. The lock application re-enters only a recipe that
-/// says (`--reentries`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reentry {
-    /// The recipe's source has no second acquire to model.
-    Unsupported,
-    /// Counted in the library, no store request; the inner release only
-    /// counts down, the outermost deletes (Curator's `InterProcessMutex`:
-    /// `lockData.lockCount.incrementAndGet()`).
-    Counted,
-    /// The caller never returns and nothing reaches the store (kazoo's
-    /// `Lock`: `_inner_acquire` raises `ForceRetryError` while
-    /// `is_acquired`, under a `KazooRetry` with no limit): the holder
-    /// deadlocks on itself.
-    Blocks,
-    /// The library acquires again from the start in the same session and
-    /// returns at once, its key being first in line already; the inner
-    /// release is a full one (etcd's `Mutex.Lock`: the txn's `Else` branch
-    /// finds the session's key, `ownerKey[0].CreateRevision == m.myRev`;
-    /// one `Unlock` deletes the key under both callers).
-    Again,
-}
-
 /// Which store API a recipe speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Face {
     ZooKeeper,
     Etcd,
-}
-
-/// Which application a recipe serves: what the client does with what the
-/// recipe grants, and which properties judge it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum App {
-    /// Acquire, hold (writes to the guarded resource), release.
-    #[default]
-    Lock,
-    /// Campaign, lead (writes with the epoch as token), resign; candidates
-    /// still campaigning are followers and observe who leads.
-    Election,
-    /// Enter, wait for the whole group, pass, work, and (for a double
-    /// barrier) leave; the group is every client of the run.
-    Barrier,
-    /// Producers enqueue numbered items, one a round; consumers take items
-    /// and process them, one a round, until the queue stays empty. The
-    /// first `producers` clients of a run produce, the others consume.
-    Queue,
-    /// A read-write lock: the first `writers` clients of a run take it to
-    /// write (holding alone, writing to the guarded resource), the others
-    /// to read (holding beside other readers, writing nothing).
-    SharedLock,
-    /// A counting semaphore of `permits` leases: acquire a lease, hold it
-    /// (no writes: up to `permits` hold at once), release it.
-    Semaphore,
-}
-
-impl App {
-    /// What a timeline of this application's holds shows.
-    pub fn holders(self) -> &'static str {
-        match self {
-            App::Lock => "who believes it holds the lock",
-            App::Election => "who believes it leads",
-            App::Barrier => "who has passed the barrier",
-            App::Queue => "who is processing an item",
-            App::SharedLock => "who believes it holds the lock (to read or to write)",
-            App::Semaphore => "who believes it holds a lease",
-        }
-    }
-
-    /// Whether its holders write to the guarded resource: a lock's, a
-    /// leader's and a shared lock's writers' do (a shared lock's readers
-    /// do not); a barrier's, a queue's and a semaphore's do not.
-    pub fn holders_write(self) -> bool {
-        match self {
-            App::Lock | App::Election | App::SharedLock => true,
-            App::Barrier | App::Queue | App::Semaphore => false,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            App::Lock => "lock",
-            App::Election => "election",
-            App::Barrier => "barrier",
-            App::Queue => "queue",
-            App::SharedLock => "shared lock",
-            App::Semaphore => "semaphore",
-        }
-    }
-}
-
-impl fmt::Display for App {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 /// What a recipe does with its state when the client opens a new session
@@ -298,101 +204,6 @@ impl Setup {
             ..Setup::bare()
         }
     }
-}
-
-/// The application a recipe serves, with the hooks that application
-/// alone calls: each application's are its own trait, so the [`Recipe`]
-/// trait keeps only what every recipe has.
-pub enum Application<'a, S> {
-    Lock(&'a dyn LockRecipe<S>),
-    SharedLock(&'a dyn SharedLockRecipe<S>),
-    Semaphore(&'a dyn SemaphoreRecipe),
-    Election(&'a dyn ElectionRecipe<S>),
-    Barrier(&'a dyn BarrierRecipe),
-    Queue(&'a dyn QueueRecipe<S>),
-}
-
-impl<S> Application<'_, S> {
-    pub fn app(&self) -> App {
-        match self {
-            Application::Lock(_) => App::Lock,
-            Application::SharedLock(_) => App::SharedLock,
-            Application::Semaphore(_) => App::Semaphore,
-            Application::Election(_) => App::Election,
-            Application::Barrier(_) => App::Barrier,
-            Application::Queue(_) => App::Queue,
-        }
-    }
-}
-
-/// A lock's own hooks, each with the answer of a lock that has none of
-/// them.
-pub trait LockRecipe<S> {
-    /// What a second acquire by the holder does.
-    fn reentry(&self) -> Reentry {
-        Reentry::Unsupported
-    }
-
-    /// Whether the recipe's source can give up an acquisition that takes
-    /// too long (Curator's `acquire(time, unit)`, kazoo's
-    /// `acquire(timeout=…)`, etcd's `Lock` on a context with a deadline).
-    /// The lock application's acquire timeout is refused for a recipe that
-    /// cannot.
-    fn withdraws(&self) -> bool {
-        false
-    }
-
-    /// For a recipe that [`LockRecipe::withdraws`]: the acquisition in `st`
-    /// is given up while the recipe waits (its timeout passed). The request
-    /// that takes its entry out of line — Curator's `deleteOurPath`,
-    /// kazoo's `_best_effort_cleanup`, etcd's `Unlock` after a failed wait
-    /// — or `None` when it has none in line. The client then ends the round
-    /// without holding.
-    fn withdraw(&self, _session: SessionId, _st: &S) -> Option<Request> {
-        None
-    }
-}
-
-/// A lock with none of the lock's own hooks: not reentrant, never gives up.
-pub struct PlainLock;
-
-impl<S> LockRecipe<S> for PlainLock {}
-
-/// A shared lock's own hook: its readers' acquire (its writers' is
-/// [`Recipe::acquire`]).
-pub trait SharedLockRecipe<S> {
-    /// Starts a reader's acquisition: the state and the first request.
-    fn acquire_shared(&self, session: SessionId) -> (S, Request);
-}
-
-/// A semaphore's own hook.
-pub trait SemaphoreRecipe {
-    /// The same recipe with `k` permits (Curator's `maxLeases`, kazoo's
-    /// `max_leases`).
-    fn for_permits(&self, k: u16) -> RecipeRef;
-}
-
-/// An election's own hook.
-pub trait ElectionRecipe<S> {
-    /// The leader as the store's answers so far have shown it to this
-    /// candidate (the `ephemeralOwner` of `/leader`, the owner of the
-    /// lowest child); `None` when they have not named one.
-    fn leader_seen(&self, st: &S) -> Option<SessionId>;
-}
-
-/// A barrier's own hook.
-pub trait BarrierRecipe {
-    /// The same recipe for a group of `n` members (as ZooKeeper's
-    /// `Barrier(address, root, size)` is built with its size).
-    fn for_group(&self, n: u16) -> RecipeRef;
-}
-
-/// A queue's own hook: a producer's round (consumers start with
-/// [`Recipe::acquire`]).
-pub trait QueueRecipe<S> {
-    /// Enqueues `item` (the application's data): the state and the first
-    /// request.
-    fn enqueue(&self, session: SessionId, item: u64) -> (S, Request);
 }
 
 /// A coordination recipe. See the [module documentation](self) for an example.

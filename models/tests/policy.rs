@@ -40,7 +40,7 @@ fn told_of_expiry(policy: Policy) -> (bool, bool) {
     if state.clients[stale as usize].status != models::model::Status::Running {
         state = model.next_state(&state, Action::Resume(stale)).unwrap();
     }
-    let holds_before = state.clients[stale as usize].state.holds_lock();
+    let holds_before = state.clients[stale as usize].state.is_holding();
     while let Some(m) = state.clients[stale as usize].from_store.first().cloned() {
         state = model
             .next_state(&state, Action::Deliver(stale, Link::StoreToClient))
@@ -51,7 +51,7 @@ fn told_of_expiry(policy: Policy) -> (bool, bool) {
     }
     (
         holds_before,
-        state.clients[stale as usize].state.holds_lock(),
+        state.clients[stale as usize].state.is_holding(),
     )
 }
 

@@ -64,7 +64,7 @@ fn acquiring(model: &RecipeModel) -> ClientState {
 
 /// Client 0 holding the lock, its first write sent.
 fn holding(model: &RecipeModel) -> ClientState {
-    drive(model, ClientState::holds_lock)
+    drive(model, ClientState::is_holding)
 }
 
 /// The store requests among a step's commands.
@@ -207,7 +207,7 @@ fn a_suspend_aware_holder_gives_up_on_a_dropped_zookeeper_connection_only() {
     let st = holding(&etcd);
     let (after, out) = disconnect(&etcd, &st);
     assert_eq!(after.connection, Connection::Suspended);
-    assert!(after.holds_lock());
+    assert!(after.is_holding());
     assert!(requests(&out).is_empty());
 }
 
@@ -639,7 +639,7 @@ fn an_expiry_notice_is_about_the_session_it_names() {
         session: held.session,
     };
     let (after, out) = deliver(&m, &held, store_id(), own);
-    assert!(after.holds_lock());
+    assert!(after.is_holding());
     assert_eq!(after.connection, Connection::Lost);
     assert!(requests(&out).is_empty());
     let moved_on = ClientState {

@@ -1134,14 +1134,7 @@ fn expected_property(
             format!(
                 "'{name}' judges the {} application, but {recipe} is {} recipe (a run of it can violate: {})",
                 p.app().map_or("", |a| a.name()),
-                match app {
-                    App::Lock => "a lock",
-                    App::Election => "an election",
-                    App::Barrier => "a barrier",
-                    App::Queue => "a queue",
-                    App::SharedLock => "a shared lock",
-                    App::Semaphore => "a semaphore",
-                },
+                app.a_name(),
                 known()
             ),
         )),

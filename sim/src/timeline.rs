@@ -63,12 +63,9 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 clients: n, recipe, ..
             } => {
                 count = Some(*n as u64);
-                exclusive = match crate::trace::app_of(recipe) {
-                    // Readers share a shared lock, lease holders a
-                    // semaphore: overlaps there are the rules' to judge.
-                    Some(App::Barrier | App::Queue | App::SharedLock | App::Semaphore) => false,
-                    Some(App::Lock | App::Election) | None => true,
-                };
+                // Readers share a shared lock, lease holders a semaphore:
+                // overlaps there are the rules' to judge.
+                exclusive = crate::trace::app_of(recipe).is_none_or(App::exclusive);
                 continue;
             }
             TraceEvent::Hold { client, .. }

@@ -117,12 +117,7 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
     let requests: u64 = m.store_requests.values().sum();
     // Hand-offs are the lock's and the election's; a barrier has none.
     let hands_off = PropertyName::of(s.recipe.app()).contains(&PropertyName::HandOff);
-    let taken = match s.recipe.app() {
-        App::Lock | App::Election | App::SharedLock => "acquisitions",
-        App::Semaphore => "leases taken",
-        App::Barrier => "passes",
-        App::Queue => "items taken",
-    };
+    let taken = s.recipe.app().spec().taken;
     let mut rows = vec![
         vec![taken.to_string(), m.acquisitions.to_string()],
         vec!["notifications".to_string(), m.notifications.to_string()],

@@ -548,9 +548,10 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         let mut header = vec!["recipe", "unique states", "seconds"];
         header.extend(names.iter().copied());
         header.extend(["expected violated", "as expected"]);
-        let fencing = match app {
-            App::Lock | App::Election | App::SharedLock => "fencing on",
-            App::Barrier | App::Queue | App::Semaphore => "no writes to fence",
+        let fencing = if app.holders_write() {
+            "fencing on"
+        } else {
+            "no writes to fence"
         };
         let title = format!(
             "Model checking, {app} recipes (3 clients, 1 round, 1 crash, {fencing}, naive policy)"

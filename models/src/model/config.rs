@@ -68,11 +68,7 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
 /// The error for a role's count given to a recipe of another application.
 fn not_for(recipe: &RecipeRef, setting: Setting) -> String {
     let what = role(setting).map_or("", |(_, what)| what);
-    format!(
-        "{what}; {recipe} is a{} {} recipe",
-        article(recipe.app()),
-        recipe.app()
-    )
+    format!("{what}; {recipe} is {} recipe", recipe.app().a_name())
 }
 
 /// A count of producers, writers or permits the user gave (`--writers`,
@@ -131,15 +127,6 @@ pub fn check_permits(recipe: &RecipeRef, clients: u16, permits: u32) -> Result<(
             Err(not_for(recipe, Setting::Permits))
         }
         App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock => Ok(()),
-    }
-}
-
-/// "n" before an application's name that starts with a vowel.
-fn article(app: App) -> &'static str {
-    if app == App::Election {
-        "n"
-    } else {
-        ""
     }
 }
 

@@ -71,7 +71,7 @@ impl ClientMarks<'_> {
     }
 
     pub fn holding(&self) -> bool {
-        self.slot.state.holds_lock()
+        self.slot.state.is_holding()
     }
 
     /// Still campaigning (or waiting for the lock).

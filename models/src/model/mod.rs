@@ -273,11 +273,11 @@ impl Model for RecipeModel {
             resource: Shared::new(ResourceState::default()),
             clients: Slots::new(),
             budget: self.cfg.faults,
-            monitors: Shared::new(
-                Monitors::new(self.cfg.recipe.app(), self.client.producers)
-                    .with_writers(self.client.writers)
-                    .with_permits(self.cfg.permits.into()),
-            ),
+            monitors: Shared::new(Monitors::for_run(
+                self.cfg.recipe.app(),
+                self.client.roles(),
+                self.cfg.permits.into(),
+            )),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();

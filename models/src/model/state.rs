@@ -187,7 +187,7 @@ impl ModelState {
         self.clients
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.is_live() && s.state.holds_lock())
+            .filter(|(_, s)| s.is_live() && s.state.is_holding())
             .map(|(c, _)| c as ClientIdx)
     }
 

@@ -208,6 +208,7 @@ impl<'a> Sim<'a> {
         faults.extend(draw_faults(scenario, seed));
         faults.sort();
         let store = scenario.store();
+        let client = scenario.client();
         let mut sim = Sim {
             scenario,
             now: 0,
@@ -217,7 +218,8 @@ impl<'a> Sim<'a> {
             store_timers: ManyTimers::default(),
             resource: Resource::new(scenario.fencing),
             resource_state: Cow::Owned(ResourceState::default()),
-            client: scenario.client(),
+            monitors: Monitors::for_run(scenario.recipe.app(), client.roles(), scenario.permits),
+            client,
             clients: Vec::new(),
             draws: Draws {
                 latency: stream(seed, "latency"),
@@ -230,9 +232,6 @@ impl<'a> Sim<'a> {
                     fired: false,
                 })
                 .collect(),
-            monitors: Monitors::new(scenario.recipe.app(), scenario.producers)
-                .with_writers(scenario.writers)
-                .with_permits(scenario.permits),
             holders: Vec::new(),
             violations: Vec::new(),
             tally: Tally::default(),

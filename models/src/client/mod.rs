@@ -1,82 +1,30 @@
-//! The client application: rounds of think, acquire, hold (two writes to the
-//! guarded resource, tagged with the fencing token), release.
+//! The client: one machine under every application — rounds of think,
+//! acquire, hold, release; the session (opened, renewed by heartbeats,
+//! lost and opened anew), the outstanding request and its resends, the
+//! library's connection state and the application's policy for a holder
+//! that stops hearing from the store.
 //!
 //! It wraps a recipe the way stateright's `RegisterActor` wraps a server: the
-//! recipe decides the store requests, the client owns the session, the
-//! resend-on-silence, the writes and the policy for a holder that stops
-//! hearing from the store.
+//! recipe decides the store requests, the client owns the rest. What
+//! differs between applications — what each client's role is, what a hold
+//! does, whether a lost hold ends the round, a lock holder's re-entries, a
+//! producer's items — is asked of the application ([`crate::apps`]).
 
+mod policy;
+mod state;
+
+pub use crate::apps::lock::{Asking, Nesting};
+pub use policy::{Connection, Policy};
+pub use state::{ClientState, ClientStorage, Clocks, Marks, Phase};
+
+use crate::apps::{Hold, Role, Roles, Spec};
 use crate::ids::{client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
-use crate::recipe::{AnyState, App, Face, RecipeRef, Reentry, Resume, Step};
-use serde::{Deserialize, Serialize};
+use crate::recipe::{Face, RecipeRef, Resume, Step};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
-use std::fmt;
 use std::ops::Range;
-use std::str::FromStr;
 use std::time::Duration;
-
-/// What a holder does when it stops hearing from the store.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Policy {
-    /// Keeps believing it holds until told otherwise: drops the belief when
-    /// told its session expired.
-    #[default]
-    Naive,
-    /// Never drops the belief until it releases, even when told its session
-    /// expired: kazoo's `Lock.is_acquired` after a lost session, a command
-    /// run by `etcdctl lock NAME -- cmd` that outlives its lease.
-    Oblivious,
-    /// Gives up the lock it holds — stops writing and releases it — once it
-    /// has not heard from the store for the deadline (Curator's SUSPENDED,
-    /// about 2/3 of the session timeout: Curator's advice for a lock holder),
-    /// but keeps its session and goes on when the store answers again.
-    SuspendAware,
-    /// Treats its session, and any lock it holds or is acquiring, as lost once
-    /// the session may have expired by its own clock (no word from the store
-    /// for the deadline), and starts over with a new session. Its clock runs
-    /// while it is cut off, so it gives up before the store expires the
-    /// session; it cannot run while the process is paused.
-    LeaseAware,
-}
-
-impl FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "naive" => Ok(Policy::Naive),
-            "oblivious" => Ok(Policy::Oblivious),
-            "suspend-aware" => Ok(Policy::SuspendAware),
-            "lease-aware" => Ok(Policy::LeaseAware),
-            _ => Err(format!(
-                "unknown policy '{s}' (known: naive, oblivious, suspend-aware, lease-aware)"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Policy {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(match self {
-            Policy::Naive => "naive",
-            Policy::Oblivious => "oblivious",
-            Policy::SuspendAware => "suspend-aware",
-            Policy::LeaseAware => "lease-aware",
-        })
-    }
-}
-
-impl Policy {
-    /// Whether the client keeps a clock of its own on the store's silence
-    /// (the deadline timer).
-    pub fn keeps_a_deadline(self) -> bool {
-        match self {
-            Policy::Naive | Policy::Oblivious => false,
-            Policy::SuspendAware | Policy::LeaseAware => true,
-        }
-    }
-}
 
 /// Client timing. The model checker ignores durations (see `model`); the
 /// simulator draws each timer uniformly from its range.
@@ -128,8 +76,8 @@ pub struct Client {
     pub producers: u16,
     /// A lock: how often a holder acquires again during each hold (nested,
     /// each released before the outer one), as its recipe's library
-    /// answers a second acquire ([`Reentry`]). 0 for every other
-    /// application.
+    /// answers a second acquire ([`crate::apps::Reentry`]). 0 for every
+    /// other application.
     pub reentries: u8,
     /// A shared lock: the first `writers` clients write, the others read.
     /// 0 for every other application.
@@ -140,363 +88,58 @@ pub struct Client {
 /// shows in the resource's log.
 pub const WRITES_PER_HOLD: u8 = 2;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Phase {
-    /// Opening the session (ZooKeeper connect, etcd lease grant).
-    Connecting,
-    Thinking,
-    Acquiring,
-    /// Believes it holds the lock. `granted` is the header of the store
-    /// message that decided it: where the acquisition falls in the store's
-    /// order; `owned` is that message's ghost mark: whether the client owned
-    /// the lock entry first in line when the store sent it.
-    Holding {
-        token: u64,
-        granted: u64,
-        owned: bool,
-        sent: u8,
-        acked: u8,
-    },
-    Releasing,
-    Done,
-}
-
-/// The client library's view of its connection: ZooKeeper's connection
-/// states as Curator and kazoo report them (etcd's Go client has no such
-/// events; an etcd client passes through the same states, unreported).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Connection {
-    /// Hearing from the store.
-    #[default]
-    Connected,
-    /// SUSPENDED: nothing from the store for the read timeout (2/3 of the
-    /// session timeout), and the connection dropped; the library is trying
-    /// to reconnect. The session may still be alive. Left for `Connected`
-    /// (RECONNECTED: the same session, watches re-registered) when the store
-    /// answers again.
-    Suspended,
-    /// LOST: told the session expired (or given up on it); the library
-    /// opens a new session.
-    Lost,
-}
-
-impl Connection {
-    /// The word a library's listener would print for entering this state:
-    /// SUSPENDED, LOST, RECONNECTED.
-    pub fn word(self) -> &'static str {
-        match self {
-            Connection::Connected => "RECONNECTED",
-            Connection::Suspended => "SUSPENDED",
-            Connection::Lost => "LOST",
-        }
-    }
-}
-
-impl fmt::Display for Connection {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(match self {
-            Connection::Connected => "connected",
-            Connection::Suspended => "suspended",
-            Connection::Lost => "lost",
-        })
-    }
-}
-
-/// What survives a crash (the simulator restarts crashed clients; the model
-/// checker's crashes are for good): a restarted client opens a new session,
-/// goes on with the rounds it has left, and keeps numbering its acquisitions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ClientStorage {
-    pub incarnation: u16,
-    pub rounds_done: u8,
-    pub holds: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ClientState {
-    pub session: SessionId,
-    pub rounds_done: u8,
-    pub phase: Phase,
-    /// The recipe's state during an acquisition and the hold that follows;
-    /// `None` between rounds.
-    pub recipe: Option<AnyState>,
-    /// The outstanding store request, kept to resend it.
-    pub pending: Option<Request>,
-    /// Bumped on each resend and new session; replies carry it back.
-    pub epoch: u8,
-    /// Ghost: acquisitions so far. Names the acquisition a write belongs to.
-    pub holds: u32,
-    /// A recipe that goes on in its next session (see
-    /// [`crate::recipe::Recipe::resume`]): its state and the request it
-    /// sends once the session is open.
-    /// Boxed: rarely there, and a client's state is copied on every step.
-    pub resume: Option<Box<(AnyState, Request)>>,
-    /// What the client library says of its connection.
-    pub connection: Connection,
-    /// Ghost, a barrier member that finished its leave: the mark of the
-    /// store message it left on (every member had left). `None` before.
-    pub left: Option<bool>,
-    /// The acquisition's clocks beyond the client's own.
-    pub clocks: Clocks,
-    /// A holder's re-entries in its current hold.
-    pub nesting: Nesting,
-}
-
-/// A holder's re-entries in its current hold: how many it made, how many
-/// are still open (not released), what it awaits from the store for one
-/// (a library that acquires again, or releases, through the store), and
-/// whether it blocked on itself. One byte (made and open are at most
-/// [`crate::model::MAX_REENTRIES`]), hashed only when some is set, so
-/// that states of runs without re-entries hash as they did before.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-pub struct Nesting(u8);
-
-impl Nesting {
-    // Bits: made 0–1, open 2–3, asking 4–5, blocked 6.
-    const BLOCKED: u8 = 1 << 6;
-
-    pub fn made(self) -> u8 {
-        self.0 & 3
-    }
-
-    pub fn open(self) -> u8 {
-        self.0 >> 2 & 3
-    }
-
-    pub fn asking(self) -> Asking {
-        match self.0 >> 4 & 3 {
-            0 => Asking::Nothing,
-            1 => Asking::Again,
-            _ => Asking::Release,
-        }
-    }
-
-    pub fn blocked(self) -> bool {
-        self.0 & Nesting::BLOCKED != 0
-    }
-
-    fn set_made(&mut self, made: u8) {
-        self.0 = self.0 & !3 | made.min(3);
-    }
-
-    fn set_open(&mut self, open: u8) {
-        self.0 = self.0 & !(3 << 2) | open.min(3) << 2;
-    }
-
-    fn set_asking(&mut self, asking: Asking) {
-        let bits = match asking {
-            Asking::Nothing => 0,
-            Asking::Again => 1,
-            Asking::Release => 2,
-        };
-        self.0 = self.0 & !(3 << 4) | bits << 4;
-    }
-
-    fn block(&mut self) {
-        self.0 |= Nesting::BLOCKED;
-    }
-}
-
-impl fmt::Debug for Nesting {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.debug_struct("Nesting")
-            .field("made", &self.made())
-            .field("open", &self.open())
-            .field("asking", &self.asking())
-            .field("blocked", &self.blocked())
-            .finish()
-    }
-}
-
-/// What a re-entering holder awaits from the store.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Asking {
-    #[default]
-    Nothing,
-    /// The second acquire (etcd's `Lock` again).
-    Again,
-    /// The inner release (etcd's `Unlock`: a delete of the key).
-    Release,
-}
-
-impl std::hash::Hash for Nesting {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        if self.0 != 0 {
-            h.write_u8(self.0);
-        }
-    }
-}
-
-/// An acquisition's clocks beyond the client's own: a sleep the recipe is
-/// in ([`Step::Sleep`]), and whether the acquire timeout passed while a
-/// request was outstanding (the acquisition is then given up at the
-/// recipe's next wait: Curator and kazoo look at the clock only when they
-/// wait). One byte of flags, as a client's state is copied on every step;
-/// hashed only when some is set, so that a state of a run with neither
-/// hashes as it did before they existed: fingerprints decide which
-/// representative symmetry keeps, and so which counterexample is found.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-pub struct Clocks(u8);
-
-impl Clocks {
-    const SLEEPING: u8 = 1;
-    const TIMED_OUT: u8 = 2;
-
-    pub fn sleeping(self) -> bool {
-        self.0 & Clocks::SLEEPING != 0
-    }
-
-    pub fn timed_out(self) -> bool {
-        self.0 & Clocks::TIMED_OUT != 0
-    }
-
-    fn set(&mut self, flag: u8, on: bool) {
-        self.0 = if on { self.0 | flag } else { self.0 & !flag };
-    }
-}
-
-impl fmt::Debug for Clocks {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.debug_struct("Clocks")
-            .field("sleeping", &self.sleeping())
-            .field("timed_out", &self.timed_out())
-            .finish()
-    }
-}
-
-impl std::hash::Hash for Clocks {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        if self.0 != 0 {
-            h.write_u8(self.0);
-        }
-    }
-}
-
-/// What the monitors compare before and after a client's step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Marks {
-    pub holding: bool,
-    /// Re-entries made in the current hold.
-    pub reentered: u8,
-    pub left: Option<bool>,
-    /// Waiting with nothing outstanding, or done: idle.
-    pub idle: bool,
-}
-
-impl ClientState {
-    /// A client that has not started: about to open its first session.
-    pub fn new(session: SessionId) -> Self {
-        ClientState {
-            session,
-            rounds_done: 0,
-            phase: Phase::Connecting,
-            recipe: None,
-            pending: None,
-            epoch: 0,
-            holds: 0,
-            resume: None,
-            connection: Connection::Connected,
-            left: None,
-            clocks: Clocks::default(),
-            nesting: Nesting::default(),
-        }
-    }
-
-    /// Waiting for a watch event, with nothing outstanding (a queue's
-    /// consumer on an empty queue).
-    pub fn is_waiting(&self) -> bool {
-        matches!(self.phase, Phase::Acquiring | Phase::Releasing) && self.pending.is_none()
-    }
-
-    /// What the monitors compare across a step.
-    pub fn marks(&self) -> Marks {
-        Marks {
-            holding: self.holds_lock(),
-            reentered: self.nesting.made(),
-            left: self.left,
-            idle: self.is_waiting() || self.phase == Phase::Done,
-        }
-    }
-
-    pub fn holds_lock(&self) -> bool {
-        matches!(self.phase, Phase::Holding { .. })
-    }
-
-    /// The current hold's token, header and ghost mark; `None` when not
-    /// holding.
-    fn hold(&self) -> Option<(u64, u64, bool)> {
-        match self.phase {
-            Phase::Holding {
-                token,
-                granted,
-                owned,
-                ..
-            } => Some((token, granted, owned)),
-            Phase::Connecting
-            | Phase::Thinking
-            | Phase::Acquiring
-            | Phase::Releasing
-            | Phase::Done => None,
-        }
-    }
-
-    pub fn token(&self) -> Option<u64> {
-        self.hold().map(|(token, _, _)| token)
-    }
-
-    /// Whether the message the current hold was decided on showed this
-    /// client owning the lock entry first in line (false when not holding).
-    pub fn owned(&self) -> bool {
-        self.hold().is_some_and(|(_, _, owned)| owned)
-    }
-
-    /// The store header at which the current hold was decided.
-    pub fn granted(&self) -> Option<u64> {
-        self.hold().map(|(_, granted, _)| granted)
-    }
-}
-
 impl Client {
+    /// The application's facts.
+    fn spec(&self) -> &'static Spec {
+        self.recipe.app().spec()
+    }
+
+    /// How the run's clients divide among the application's roles.
+    pub fn roles(&self) -> Roles {
+        Roles {
+            producers: self.producers,
+            writers: self.writers,
+        }
+    }
+
+    /// What `client` does in its application.
+    pub fn role(&self, client: ClientIdx) -> Role {
+        (self.spec().role)(&self.roles(), client)
+    }
+
     /// Whether `client` is one of a queue's producers.
     pub fn produces(&self, client: ClientIdx) -> bool {
-        self.recipe.app() == App::Queue && client < self.producers
+        self.role(client) == Role::Producer
     }
 
     /// Whether `client` is one of a queue's consumers, which take items for
     /// as long as there are any: they count no rounds and never finish.
     pub fn consumes(&self, client: ClientIdx) -> bool {
-        self.recipe.app() == App::Queue && !self.produces(client)
+        self.role(client) == Role::Consumer
     }
 
     /// Whether `client` is one of a shared lock's readers.
     pub fn reads(&self, client: ClientIdx) -> bool {
-        self.recipe.app() == App::SharedLock && client >= self.writers
+        self.role(client) == Role::Reader
     }
 
     /// Whether `client`'s holds write to the guarded resource: a lock
     /// holder's, a leader's and a shared lock's writer's do; a reader's, a
     /// lease holder's, a barrier member's and a queue client's do not.
     pub fn writes(&self, client: ClientIdx) -> bool {
-        self.recipe.app().holders_write() && !self.reads(client)
+        self.role(client).hold() == Hold::Writes
     }
 
     /// Whether the client has run all its rounds.
     fn rounds_over(&self, st: &ClientState) -> bool {
-        !self.consumes(st.session.client) && st.rounds_done >= self.rounds
+        self.role(st.session.client).counts_rounds() && st.rounds_done >= self.rounds
     }
 
     /// A round is over (a consumer counts none).
     fn count_round(&self, st: &mut ClientState) {
-        if !self.consumes(st.session.client) {
+        if self.role(st.session.client).counts_rounds() {
             st.rounds_done = st.rounds_done.saturating_add(1);
         }
-    }
-
-    /// The item a producer enqueues in its round `round` (0-based): items
-    /// are numbered from 1, producer by producer.
-    pub fn item(&self, producer: ClientIdx, round: u8) -> u64 {
-        u64::from(producer) * u64::from(self.rounds) + u64::from(round) + 1
     }
 
     fn open_session(&self) -> Request {
@@ -506,7 +149,7 @@ impl Client {
         }
     }
 
-    fn send_request(&self, st: &mut ClientState, req: Request, o: &mut Out<Self>) {
+    pub(crate) fn send_request(&self, st: &mut ClientState, req: Request, o: &mut Out<Self>) {
         o.send(
             store_id(),
             Msg::Request {
@@ -527,7 +170,7 @@ impl Client {
             o.cancel_timer(Timer::Deadline);
         } else {
             st.phase = Phase::Thinking;
-            let think = if self.produces(st.session.client) {
+            let think = if self.role(st.session.client) == Role::Producer {
                 &self.timing.produce
             } else {
                 &self.timing.think
@@ -536,7 +179,7 @@ impl Client {
         }
     }
 
-    fn write(&self, st: &mut ClientState, o: &mut Out<Self>) {
+    pub(crate) fn write(&self, st: &mut ClientState, o: &mut Out<Self>) {
         if let Phase::Holding { token, sent, .. } = &mut st.phase {
             *sent += 1;
             o.send(
@@ -549,7 +192,7 @@ impl Client {
         }
     }
 
-    fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
+    pub(crate) fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
         // A re-entering holder may have a request out (a second acquire,
         // an inner release): its reply must not pass for the release's.
@@ -572,91 +215,6 @@ impl Client {
         match req {
             Some(req) => self.send_request(st, req, o),
             None => self.finish_round(st, o),
-        }
-    }
-
-    /// The holder acquires again, as its library answers a second acquire.
-    fn reenter(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        st.nesting.set_made(st.nesting.made() + 1);
-        match self.recipe.reentry() {
-            Reentry::Counted => {
-                st.nesting.set_open(st.nesting.open() + 1);
-                o.set_timer(Timer::Hold, self.timing.hold.clone());
-            }
-            // Nothing more happens: no timer, no request, no release.
-            Reentry::Blocks => st.nesting.block(),
-            Reentry::Again => {
-                st.nesting.set_open(st.nesting.open() + 1);
-                st.nesting.set_asking(Asking::Again);
-                let (recipe, req) = self.recipe.acquire(st.session);
-                st.recipe = Some(recipe);
-                self.send_request(st, req, o);
-            }
-            // Refused by the configuration; a write keeps the hold going.
-            Reentry::Unsupported => self.write(st, o),
-        }
-    }
-
-    /// The hold's writes so far are done: release the innermost open
-    /// re-entry, or the lock.
-    fn end_of_writes(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if st.nesting.open() == 0 {
-            return self.release(st, o);
-        }
-        let inner = match self.recipe.reentry() {
-            Reentry::Again => st
-                .recipe
-                .as_ref()
-                .and_then(|r| self.recipe.release(st.session, r)),
-            Reentry::Counted | Reentry::Blocks | Reentry::Unsupported => None,
-        };
-        match inner {
-            Some(req) => {
-                st.nesting.set_asking(Asking::Release);
-                self.send_request(st, req, o);
-            }
-            None => self.inner_released(st, o),
-        }
-    }
-
-    /// An inner release is over: the outer hold goes on with one more write.
-    fn inner_released(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        st.nesting.set_open(st.nesting.open() - 1);
-        st.nesting.set_asking(Asking::Nothing);
-        if let Phase::Holding { sent, acked, .. } = &mut st.phase {
-            *sent = WRITES_PER_HOLD - 1;
-            *acked = WRITES_PER_HOLD - 1;
-        }
-        o.set_timer(Timer::Hold, self.timing.hold.clone());
-    }
-
-    /// A reply to what a re-entering holder asked the store.
-    fn on_nested_reply(&self, st: &mut ClientState, reply: &Reply, o: &mut Out<Self>) {
-        match st.nesting.asking() {
-            Asking::Again => {
-                let Some(recipe) = st.recipe.as_mut() else {
-                    return;
-                };
-                match self.recipe.on_reply(st.session, recipe, reply) {
-                    // Held again: the hold goes on (its token and its
-                    // acquisition are the outer one's).
-                    Step::Acquired { .. } => {
-                        st.nesting.set_asking(Asking::Nothing);
-                        o.set_timer(Timer::Hold, self.timing.hold.clone());
-                    }
-                    Step::Send(req) => self.send_request(st, req, o),
-                    Step::SessionLost => self.session_lost(st, o),
-                    // Waiting behind someone while believing it holds: it
-                    // stays so (a progress violation shows it).
-                    Step::Wait
-                    | Step::Sleep { .. }
-                    | Step::Unexpected
-                    | Step::Released
-                    | Step::GaveUp => {}
-                }
-            }
-            Asking::Release => self.inner_released(st, o),
-            Asking::Nothing => {}
         }
     }
 
@@ -717,11 +275,11 @@ impl Client {
     /// The session is gone (told by the store, or given up by the lease-aware
     /// policy): whatever it held is lost. Open a new session and start the
     /// round again.
-    fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
+    pub(crate) fn session_lost(&self, st: &mut ClientState, o: &mut Out<Self>) {
         st.connection = Connection::Lost;
         // A member that passed its barrier, or a consumer that took its
         // item, has done its round: it does not enter (or take) again.
-        if matches!(self.recipe.app(), App::Barrier | App::Queue) && st.holds_lock() {
+        if self.spec().hold_ends_round && st.is_holding() {
             self.count_round(st);
             st.recipe = None;
         }
@@ -789,7 +347,7 @@ impl Client {
     /// What the policy does on SUSPENDED: a suspend-aware holder gives the
     /// lock up and keeps its session.
     fn suspended(&self, st: &mut ClientState, o: &mut Out<Self>) {
-        if self.policy == Policy::SuspendAware && st.holds_lock() {
+        if self.policy == Policy::SuspendAware && st.is_holding() {
             self.release(st, o);
         }
     }
@@ -867,7 +425,7 @@ impl Client {
             // Only a release ends with `Released`: while acquiring it is a
             // step the recipe should not take, and the client stops there.
             Step::Released if st.phase == Phase::Releasing => {
-                if self.recipe.app() == App::Barrier {
+                if self.spec().judges_leaving {
                     st.left = Some(owns_first);
                 }
                 self.finish_round(st, o)
@@ -891,17 +449,14 @@ impl Client {
                     sent: 0,
                     acked: 0,
                 };
-                let me = st.session.client;
-                if self.produces(me) {
+                match self.role(st.session.client).hold() {
                     // An item enqueued: the producer's round is over.
-                    self.release(st, o)
-                } else if self.writes(me) {
-                    self.write(st, o)
-                } else {
+                    Hold::Nothing => self.release(st, o),
+                    Hold::Writes => self.write(st, o),
                     // Past the barrier, an item taken, a read lock or a
                     // lease held: the work it guards (processing the item,
                     // reading), then on.
-                    o.set_timer(Timer::Hold, self.timing.hold.clone())
+                    Hold::Work => o.set_timer(Timer::Hold, self.timing.hold.clone()),
                 }
             }
             Step::SessionLost => {
@@ -1088,7 +643,7 @@ impl Actor for Client {
                     };
                     let step = self.recipe.on_expired(recipe);
                     self.apply(st, step, (0, false), o);
-                } else if self.policy == Policy::Oblivious && state.holds_lock() {
+                } else if self.policy == Policy::Oblivious && state.is_holding() {
                     // The library knows (LOST); the application goes on as
                     // the holder, and its release will find the session gone.
                     if session == state.session {
@@ -1138,14 +693,8 @@ impl Actor for Client {
             Timer::Think if state.phase == Phase::Thinking => {
                 let st = state.to_mut();
                 let me = st.session.client;
-                let start = if self.produces(me) {
-                    let item = self.item(me, st.rounds_done);
-                    self.recipe.enqueue(st.session, item)
-                } else if self.reads(me) {
-                    Some(self.recipe.acquire_shared(st.session))
-                } else {
-                    Some(self.recipe.acquire(st.session))
-                };
+                let item = self.item(me, st.rounds_done);
+                let start = self.role(me).start(&*self.recipe, st.session, item);
                 st.phase = Phase::Acquiring;
                 // A queue recipe that cannot enqueue stops the producer
                 // here, visibly (its round never ends).
@@ -1175,14 +724,14 @@ impl Actor for Client {
                     st.clocks.set(Clocks::TIMED_OUT, true);
                 }
             }
-            Timer::Hold if state.holds_lock() => {
-                let me = state.session.client;
-                if self.recipe.app() == App::Lock && state.nesting.made() < self.reentries {
+            Timer::Hold if state.is_holding() => {
+                if self.reenters_now(state) {
                     self.reenter(state.to_mut(), o)
-                } else if self.writes(me) {
-                    self.write(state.to_mut(), o)
                 } else {
-                    self.release(state.to_mut(), o)
+                    match self.role(state.session.client).hold() {
+                        Hold::Writes => self.write(state.to_mut(), o),
+                        Hold::Work | Hold::Nothing => self.release(state.to_mut(), o),
+                    }
                 }
             }
             Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
@@ -1203,7 +752,7 @@ impl Actor for Client {
                     // way (ConnectionLoss): the request goes again once the
                     // store answers.
                     Policy::SuspendAware => {
-                        let pending = state.pending.is_some() && !state.holds_lock();
+                        let pending = state.pending.is_some() && !state.is_holding();
                         self.on_disconnect(state, o);
                         // Its own clock: the etcd application gives up here.
                         self.suspended(state.to_mut(), o);
