@@ -1,9 +1,9 @@
-"""What kazoo_lock.py and kazoo_rwlock.py share: a herd's tally — requests
-counted where kazoo hands them to its connection (`KazooClient._call`: one
-call is one request on the wire), by kind as lockstep's RequestKind spells
-them and whether they set a watch; notifications where the lock's
-predecessor watch hears them; releases and acquisitions — and the JSON
-object the validator reads.
+"""What kazoo_lock.py, kazoo_rwlock.py and kazoo_semaphore.py share: a
+herd's tally — requests counted where kazoo hands them to its connection
+(`KazooClient._call`: one call is one request on the wire), by kind as
+lockstep's RequestKind spells them and whether they set a watch;
+notifications where the lock's predecessor watch hears them; releases and
+acquisitions — and the JSON object the validator reads.
 """
 
 import json
@@ -20,6 +20,17 @@ KINDS = {
     "GetChildren": "get_children",
     "GetChildren2": "get_children",
 }
+
+
+def wind_up(threads, clients):
+    """Waits for the clients' threads, lets the last notifications come,
+    and closes the clients' sessions."""
+    for t in threads:
+        t.join()
+    time.sleep(0.3)
+    for c in clients:
+        c.stop()
+        c.close()
 
 
 class Tally:
@@ -69,9 +80,10 @@ class Tally:
         with self.lock:
             self.releases.append(self.now())
 
-    def report(self, n, acquisitions):
+    def report(self, n, acquisitions, watched=True):
         """Prints the JSON object: each notification charged to the last
-        release before it."""
+        release before it; none where the harness `watched` no watch (the
+        wire counts them)."""
         releases = sorted(self.releases)
         per = [0] * max(len(releases), n)
         before = 0
@@ -81,14 +93,12 @@ class Tally:
                 per[k] += 1
             else:
                 before += 1
-        print(
-            json.dumps(
-                {
-                    "requests": self.requests,
-                    "notifications_per_release": per,
-                    "notifications_before_first_release": before,
-                    "acquisition_sequence": acquisitions,
-                    "wall_seconds": self.now(),
-                }
-            )
-        )
+        out = {
+            "requests": self.requests,
+            "acquisition_sequence": acquisitions,
+            "wall_seconds": self.now(),
+        }
+        if watched:
+            out["notifications_per_release"] = per
+            out["notifications_before_first_release"] = before
+        print(json.dumps(out))

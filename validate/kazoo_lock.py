@@ -18,7 +18,7 @@ import time
 from kazoo.client import KazooClient
 from kazoo.recipe.lock import Lock
 
-from kazoo_herd import Tally
+from kazoo_herd import Tally, wind_up
 
 
 def main():
@@ -45,12 +45,7 @@ def main():
     threads = [threading.Thread(target=run, args=(c,)) for c in clients]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
-    time.sleep(0.3)  # the last notifications
-    for c in clients:
-        c.stop()
-        c.close()
+    wind_up(threads, clients)
     tally.report(n, tally.acquisitions)
 
 

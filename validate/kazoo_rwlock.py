@@ -21,7 +21,7 @@ import time
 from kazoo.client import KazooClient
 from kazoo.recipe.lock import ReadLock, WriteLock
 
-from kazoo_herd import Tally
+from kazoo_herd import Tally, wind_up
 
 
 def main():
@@ -54,12 +54,7 @@ def main():
         # The next starts once this one's node is there.
         while len(look.get_children("/lock")) < i + 1:
             time.sleep(0.001)
-    for t in threads:
-        t.join()
-    time.sleep(0.3)  # the last notifications
-    for c in clients + [look]:
-        c.stop()
-        c.close()
+    wind_up(threads, clients + [look])
     # Readers share the lock and take it in any order.
     tally.report(n, sorted(tally.acquisitions))
 

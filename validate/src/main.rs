@@ -11,14 +11,18 @@
 //! ZooKeeper ones measured at the wire through a protocol proxy
 //! ([`zkproxy`]); their holders are cut off past the session timeout
 //! (SIGSTOP; the proxy frozen) beside the model's runs of the same scenario
-//! ([`faults`]). The barrier, queue, shared-lock and semaphore recipes,
-//! whose real herds race, are
-//! checked by replaying the model's own run request by request on
-//! ZooKeeper ([`replay`]). `validate/run.sh` installs and starts the servers.
+//! ([`faults`]). kazoo's own `ReadLock` / `WriteLock` run the shared
+//! lock's baseline, and its own `Semaphore` a herd paced so that every
+//! release meets the waiter it should, beside the model's run paced the
+//! same way ([`paced`]). The barrier, queue, shared-lock and semaphore
+//! recipes, whose real herds race, are checked by replaying the model's
+//! own run request by request on ZooKeeper ([`replay`]). `validate/run.sh`
+//! installs and starts the servers.
 
 mod backend;
 mod etcdctl;
 mod faults;
+mod paced;
 mod replay;
 mod runtime;
 mod zkproxy;
@@ -63,6 +67,8 @@ struct Args {
 struct Measured {
     notifications_per_release: Vec<u32>,
     notifications_before_first_release: u32,
+    /// Notifications in all, at a release or not.
+    notifications: u64,
     requests_per_acquisition: BTreeMap<String, f64>,
     acquisition_tokens: Vec<u64>,
     wall_seconds: f64,
@@ -401,6 +407,7 @@ fn measure_real(run: &RealRun, n: u16) -> Measured {
     Measured {
         notifications_per_release: per,
         notifications_before_first_release: before,
+        notifications: log.notifications.len() as u64,
         requests_per_acquisition: requests,
         acquisition_tokens: log.acquisitions.iter().map(|a| a.2).collect(),
         wall_seconds: run.wall_seconds,
@@ -502,7 +509,7 @@ fn library_herd(
 ) -> Result<LibraryHerd, String> {
     let (n_s, hold_s) = (n.to_string(), hold_ms.to_string());
     let endpoint = proxy.endpoint();
-    herd_at_wire(zk, proxy, || match library {
+    herd_at_wire(zk, proxy, "/lock", || match library {
         faults::Library::Kazoo => run_harness(
             "python3",
             &[
@@ -542,7 +549,7 @@ fn kazoo_rw_herd(
     let endpoint = proxy.endpoint();
     let (n_s, w_s) = (n.to_string(), writers.to_string());
     let hold_s = hold_ms.max(100 + 30 * u64::from(n)).to_string();
-    herd_at_wire(zk, proxy, || {
+    herd_at_wire(zk, proxy, "/lock", || {
         run_harness(
             "python3",
             &[
@@ -558,18 +565,44 @@ fn kazoo_rw_herd(
     })
 }
 
+/// kazoo's own `Semaphore` of `permits` leases in a herd of `n` clients
+/// paced as [`paced`] paces the model's, through `proxy`
+/// (`kazoo_semaphore.py`).
+fn kazoo_semaphore_herd(
+    zk: &str,
+    proxy: &zkproxy::Proxy,
+    n: u16,
+    permits: u16,
+) -> Result<LibraryHerd, String> {
+    let endpoint = proxy.endpoint();
+    let (n_s, k_s) = (n.to_string(), permits.to_string());
+    herd_at_wire(zk, proxy, "/sem", || {
+        run_harness(
+            "python3",
+            &[
+                concat!(env!("CARGO_MANIFEST_DIR"), "/kazoo_semaphore.py"),
+                &endpoint,
+                &n_s,
+                &k_s,
+            ],
+            "kazoo_semaphore.py",
+        )
+    })
+}
+
 /// Runs a harness through `proxy` and reads what it, the server and the
-/// wire counted.
+/// wire counted; a release is a delete of a node under `dir`.
 fn herd_at_wire(
     zk: &str,
     proxy: &zkproxy::Proxy,
+    dir: &str,
     harness: impl FnOnce() -> Result<serde_json::Value, String>,
 ) -> Result<LibraryHerd, String> {
     proxy.reset();
     let before = zk_watchers_triggered(zk)?;
     let v = harness()?;
     let after = zk_watchers_triggered(zk)?;
-    let wire = zkproxy::count(&proxy.events(), "/lock");
+    let wire = zkproxy::count(&proxy.events(), dir);
     let numbers = |key: &str| -> Option<Vec<u64>> {
         v[key]
             .as_array()
@@ -598,6 +631,9 @@ struct LibraryRow {
     library: &'static str,
     model: String,
     clients: u16,
+    /// A semaphore's leases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permits: Option<u16>,
     acquisitions: u64,
     wire: zkproxy::WireCounts,
     wire_requests_per_acquisition: BTreeMap<String, f64>,
@@ -606,56 +642,64 @@ struct LibraryRow {
     server_notifications: u64,
     model_requests_per_acquisition: BTreeMap<String, f64>,
     model_notifications_per_release: Vec<u32>,
-    /// The wire's requests per acquisition are the model's (kazoo: but for
-    /// its one `exists` per acquisition).
+    /// The model's notifications in all, at a release or not.
+    model_notifications: u64,
+    /// The wire's requests per acquisition are the model's (but for the
+    /// library's own set-up, [`setup_requests`]).
     requests_match: bool,
-    /// The wire's notifications per release are the model's, none other
-    /// came, and the server triggered as many.
+    /// The wire's notifications per release are the model's, as many
+    /// others came as the model's sent, and the server triggered as many
+    /// as the model's sent in all.
     notifications_match: bool,
-    /// The releases deleted the nodes in sequence order.
-    order_by_token: bool,
+    /// A lock's releases deleted the nodes in sequence order (a shared
+    /// lock's writers', then its readers' in any order); a paced
+    /// semaphore's clients acquired in the model's order.
+    order_agrees: bool,
     /// The library's own request count is the wire's.
     hook_agrees_with_wire: bool,
     wall_seconds: f64,
 }
 
-/// Which library and model a row compares; `writers`: a shared lock's
-/// (its readers release in any order after them), 0 for a lock.
+/// What a row's herd is, for the order its acquisitions must take.
+#[derive(Clone, Copy)]
+enum Herd {
+    /// A lock's: its releases delete the nodes in sequence order.
+    Lock,
+    /// A shared lock's, its first `writers` writing: they release in
+    /// sequence order, its readers after them in any order.
+    SharedLock { writers: u16 },
+    /// A semaphore's of `permits` leases, paced ([`paced`]): its clients
+    /// acquire in the model's order.
+    Semaphore { permits: u16 },
+}
+
+/// Which library and model a row compares, and what herd.
 struct Compared {
     library: faults::Library,
     name: &'static str,
     model: String,
-    writers: u16,
+    herd: Herd,
 }
 
-fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) -> LibraryRow {
-    let Compared {
-        library,
-        name,
-        model: model_id,
-        writers,
-    } = compared;
-    let per = |m: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
-        m.iter()
-            .map(|(k, v)| (k.clone(), *v as f64 / real.acquisitions.max(1) as f64))
-            .collect()
+/// Requests per acquisition that a library sends for its own set-up and
+/// the recipe text, so the model, does not have. kazoo's `Lock` makes sure
+/// its parent exists, once per `Lock` object (`Lock._ensure_path`: one
+/// `exists`). kazoo's `Semaphore` does so for its own node and reads the
+/// `max_leases` stored there to check it, once per `Semaphore` object
+/// (`Semaphore._ensure_path`: `exists`, `getData`), and takes its mutex
+/// with a new `Lock` each time (one more `exists`).
+fn setup_requests(library: faults::Library, herd: Herd) -> BTreeMap<String, f64> {
+    let per: &[(&str, f64)] = match (library, herd) {
+        (faults::Library::Kazoo, Herd::Lock | Herd::SharedLock { .. }) => &[("exists", 1.0)],
+        (faults::Library::Kazoo, Herd::Semaphore { .. }) => &[("exists", 2.0), ("get_data", 1.0)],
+        (faults::Library::Curator, _) => &[],
     };
-    let wire_requests = per(&real.wire.requests);
-    let requests_match = match library {
-        // kazoo's Lock makes sure its parent exists once per lock object:
-        // one exists() per acquisition that the recipe text does not have.
-        faults::Library::Kazoo => {
-            let mut rest = wire_requests.clone();
-            let ensure_path = rest.remove("exists").unwrap_or(0.0);
-            (ensure_path - 1.0).abs() < 1e-9 && close(&rest, &model.requests_per_acquisition)
-        }
-        faults::Library::Curator => close(&wire_requests, &model.requests_per_acquisition),
-    };
-    let total: u32 = model.notifications_per_release.iter().sum();
-    let notifications_match = real.wire.notifications_per_release
-        == model.notifications_per_release
-        && real.wire.other_notifications == 0
-        && real.server_notifications == total as u64;
+    per.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// Whether a lock's releases (a shared lock's with its first `writers`
+/// writing) took the order of their nodes' sequence numbers.
+fn released_by_token(real: &LibraryHerd, n: u16, writers: u16) -> bool {
     let tokens: Vec<Option<u64>> = real
         .wire
         .releases
@@ -668,7 +712,7 @@ fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) 
     let readers_after = tokens[in_order..]
         .iter()
         .all(|t| t > &tokens[..in_order].iter().max().copied().flatten());
-    let order_by_token = tokens.len() as u64 == real.acquisitions
+    tokens.len() as u64 == real.acquisitions
         && real.acquisitions == n as u64
         && tokens.iter().all(Option::is_some)
         && (writers == 0 || readers_after)
@@ -678,16 +722,52 @@ fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) 
         && real
             .hook_tokens
             .as_ref()
-            .is_none_or(|t| t.windows(2).all(|w| w[0] < w[1]));
+            .is_none_or(|t| t.windows(2).all(|w| w[0] < w[1]))
+}
+
+fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) -> LibraryRow {
+    let Compared {
+        library,
+        name,
+        model: model_id,
+        herd,
+    } = compared;
+    let per = |m: &BTreeMap<String, u64>| -> BTreeMap<String, f64> {
+        m.iter()
+            .map(|(k, v)| (k.clone(), *v as f64 / real.acquisitions.max(1) as f64))
+            .collect()
+    };
+    let wire_requests = per(&real.wire.requests);
+    let mut recipe_requests = wire_requests.clone();
+    for (kind, setup) in setup_requests(library, herd) {
+        *recipe_requests.entry(kind).or_insert(0.0) -= setup;
+    }
+    let requests_match = close(&recipe_requests, &model.requests_per_acquisition);
+    let at_releases: u32 = model.notifications_per_release.iter().sum();
+    let notifications_match = real.wire.notifications_per_release
+        == model.notifications_per_release
+        && u64::from(real.wire.other_notifications) + u64::from(at_releases) == model.notifications
+        && real.server_notifications == model.notifications;
+    let (order_agrees, order_word) = match herd {
+        Herd::Lock => (released_by_token(&real, n, 0), "by token"),
+        Herd::SharedLock { writers } => (released_by_token(&real, n, writers), "by token"),
+        Herd::Semaphore { .. } => (
+            real.acquisitions == n as u64
+                && real.wire.releases.len() == usize::from(n)
+                && real.hook_tokens.as_deref() == Some(model.acquisition_tokens.as_slice()),
+            "the model's",
+        ),
+    };
     let hook_agrees_with_wire = close(&real.hook_requests, &wire_requests);
     let word = |ok: bool, yes: &'static str, no: &'static str| if ok { yes } else { no };
     eprintln!(
-        "{:<28} {:>3} clients: at the wire, notifications {} requests {} order {}; library's own count {} the wire ({:.1} s)",
+        "{:<28} {:>3} clients: at the wire, notifications {} requests {} order {}{}; library's own count {} the wire ({:.1} s)",
         format!("{name} (real library)"),
         n,
         word(notifications_match, "match", "DIFFER"),
         word(requests_match, "match", "DIFFER"),
-        word(order_by_token, "by token", "NOT by token"),
+        word(order_agrees, "", "NOT "),
+        order_word,
         word(hook_agrees_with_wire, "agrees with", "DIFFERS from"),
         real.wall_seconds
     );
@@ -695,6 +775,10 @@ fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) 
         library: name,
         model: model_id,
         clients: n,
+        permits: match herd {
+            Herd::Semaphore { permits } => Some(permits),
+            Herd::Lock | Herd::SharedLock { .. } => None,
+        },
         acquisitions: real.acquisitions,
         wire_requests_per_acquisition: wire_requests,
         hook_requests_per_acquisition: real.hook_requests,
@@ -703,9 +787,10 @@ fn library_row(compared: Compared, n: u16, real: LibraryHerd, model: &Measured) 
         wire: real.wire,
         model_requests_per_acquisition: model.requests_per_acquisition.clone(),
         model_notifications_per_release: model.notifications_per_release.clone(),
+        model_notifications: model.notifications,
         requests_match,
         notifications_match,
-        order_by_token,
+        order_agrees,
         hook_agrees_with_wire,
         wall_seconds: real.wall_seconds,
     }
@@ -721,13 +806,20 @@ fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
 
 /// The report's table of the libraries' herds at the wire.
 fn library_table(rows: &[LibraryRow]) -> String {
-    let mut md = String::from("\n## The client libraries' own locks, at the wire\n\nkazoo 2.11's own `Lock` (`validate/kazoo_lock.py`) against `fair-predecessor:kazoo`, Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`) against `fair-predecessor:curator`: the baseline herd (N clients with a session each take the lock at once, hold it, release it); kazoo's own `ReadLock` / `WriteLock` (`validate/kazoo_rwlock.py`) against `zk-rwlock:kazoo` in the shared lock's baseline (the first half write, the rest read; the clients start in order, each once the last one's node is listed, so the nodes come in the model's order, and the readers, who share the lock, release in any order after the writers), every client connected through a ZooKeeper wire-protocol proxy on loopback (`validate/src/zkproxy.rs`), which reads each frame both ways. Requests are counted by op per acquisition, as lockstep names them (`create` and `create2` are both `create`, `getChildren` and `getChildren2` both `get_children`; `_watch` when the request sets a watch); session upkeep (connect, ping, closeSession, setWatches) is counted apart, in all. A release is a delete of a node under `/lock`; its notifications are the watch events whose path is that node. Beside the wire: the library's own count (kazoo's `KazooClient._call`, Curator's `AdvancedTracerDriver`, paths under `/lock`; kazoo's predecessor-watch callback for notifications) and the server's (`mntr`: watchers triggered).\n\n| library | clients | requests per acquisition (wire) | (library's own count) | (model) | notifications per release (wire) | (model) | (library's own count) | watchers triggered (server) | session upkeep (wire, in all) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("\n## The client libraries' own locks and semaphore, at the wire\n\nkazoo 2.11's own `Lock` (`validate/kazoo_lock.py`) against `fair-predecessor:kazoo`, Curator 5.4's own `InterProcessMutex` (`validate/CuratorMutex.java`) against `fair-predecessor:curator`: the baseline herd (N clients with a session each take the lock at once, hold it, release it); kazoo's own `ReadLock` / `WriteLock` (`validate/kazoo_rwlock.py`) against `zk-rwlock:kazoo` in the shared lock's baseline (the first half write, the rest read; the clients start in order, each once the last one's node is listed, so the nodes come in the model's order, and the readers, who share the lock, release in any order after the writers), and kazoo's own `Semaphore` (`validate/kazoo_semaphore.py`) against `zk-semaphore:kazoo` with k leases (the baseline's: 1 for 2 clients, else 2), paced so that every release meets the waiter it should (the clients start one at a time, each once the last one holds a lease or waits — the mutex's holder for a lease, the rest for the mutex —, then the holders release one at a time in the order they acquired, each once the last release has settled; the model's actors run the same pacing, `validate/src/paced.rs`, counted as the simulator counts), every client connected through a ZooKeeper wire-protocol proxy on loopback (`validate/src/zkproxy.rs`), which reads each frame both ways. Requests are counted by op per acquisition, as lockstep names them (`create` and `create2` are both `create`, `getChildren` and `getChildren2` both `get_children`; `_watch` when the request sets a watch); session upkeep (connect, ping, closeSession, setWatches) is counted apart, in all. A release is a delete of a node under `/lock` (a semaphore's: of a lease, under `/sem`). Each notification is charged to the change that fired it: the last request to pass the proxy that fires it (a delete of its path for `NodeDeleted`; a create or delete under its path for `NodeChildrenChanged`); a release's notifications are those charged to it, and the rest (a semaphore's: each lease create's own child watch, the mutex's hand-offs) are compared in all with the model's notifications outside its releases. Beside the wire: the library's own count (kazoo's `KazooClient._call`, Curator's `AdvancedTracerDriver`, paths under `/lock`; kazoo's predecessor-watch callback for a lock's notifications) and the server's (`mntr`: watchers triggered, compared with the model's notifications in all).\n\n| library | clients | requests per acquisition (wire) | (library's own count) | (model) | notifications per release (wire) | (model) | (library's own count) | other notifications (wire / model) | watchers triggered (server) | session upkeep (wire, in all) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         md.push_str(&format!(
-            "| {} vs `{}` | {} | {} | {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
+            "| {} vs `{}` | {} | {} | {} | {} | {:?} | {:?} | {} | {} / {} | {} | {} | {} | {} |\n",
             r.library,
             r.model,
-            r.clients,
+            match r.permits {
+                Some(k) => format!(
+                    "{} ({k} permit{})",
+                    r.clients,
+                    if k == 1 { "" } else { "s" }
+                ),
+                None => r.clients.to_string(),
+            },
             fmt_req(&r.wire_requests_per_acquisition),
             fmt_req(&r.hook_requests_per_acquisition),
             fmt_req(&r.model_requests_per_acquisition),
@@ -736,6 +828,12 @@ fn library_table(rows: &[LibraryRow]) -> String {
             r.hook_notifications_per_release
                 .as_ref()
                 .map_or("—".to_string(), |p| format!("{p:?}")),
+            r.wire.other_notifications,
+            r.model_notifications
+                - r.model_notifications_per_release
+                    .iter()
+                    .map(|&x| u64::from(x))
+                    .sum::<u64>(),
             r.server_notifications,
             fmt_counts(&r.wire.session),
             if r.requests_match && r.notifications_match {
@@ -743,14 +841,15 @@ fn library_table(rows: &[LibraryRow]) -> String {
             } else {
                 "NO"
             },
-            if r.order_by_token {
-                "by token"
-            } else {
-                "not by token"
+            match (r.permits, r.order_agrees) {
+                (None, true) => "by token",
+                (None, false) => "not by token",
+                (Some(_), true) => "the model's (start order)",
+                (Some(_), false) => "NOT the model's",
             },
         ));
     }
-    md.push_str("\n- kazoo: one `exists` per acquisition at the wire, its `Lock._ensure_path` of the lock's parent (once per `Lock` object); the recipe text has no such step. It is the only difference: every other request kind and every notification is compared exactly.\n");
+    md.push_str("\n- kazoo: one `exists` per acquisition at the wire, its `Lock._ensure_path` of the lock's parent (once per `Lock` object); the recipe text has no such step. kazoo's `Semaphore`: two `exists` and one `getData` per acquisition — its `Semaphore._ensure_path` (`exists(/sem)`, then `get(/sem)` to check the `max_leases` stored there, once per `Semaphore` object) and its mutex's `Lock._ensure_path` (`exists(/sem-__lock__)`, a new `Lock` each acquisition). These are the only differences: every other request kind and every notification is compared exactly.\n");
     for library in ["kazoo", "curator"] {
         let mut ops = std::collections::BTreeSet::new();
         let mut events = std::collections::BTreeSet::new();
@@ -800,9 +899,28 @@ fn measure_model(recipe: &RecipeRef, n: u16) -> Measured {
     Measured {
         notifications_per_release: row.notifications_per_release.clone(),
         notifications_before_first_release: 0,
+        notifications: row.notifications,
         requests_per_acquisition: requests,
         acquisition_tokens: Vec::new(),
         wall_seconds: row.wall_seconds,
+    }
+}
+
+/// The model's paced run ([`paced`]) as a row compares it: its
+/// acquisitions' tokens are the clients, in the order they acquired.
+fn paced_measured(run: &paced::PacedRun) -> Measured {
+    let acquisitions = run.order.len().max(1) as f64;
+    Measured {
+        notifications_per_release: run.notifications_per_release.clone(),
+        notifications_before_first_release: 0,
+        notifications: run.notifications,
+        requests_per_acquisition: run
+            .requests
+            .iter()
+            .map(|(k, v)| (k.clone(), *v as f64 / acquisitions))
+            .collect(),
+        acquisition_tokens: run.order.iter().map(|&c| u64::from(c)).collect(),
+        wall_seconds: run.wall_seconds,
     }
 }
 
@@ -993,7 +1111,7 @@ async fn main() -> ExitCode {
                         library,
                         name: library.name(),
                         model: model_recipe.id(),
-                        writers: 0,
+                        herd: Herd::Lock,
                     };
                     library_rows.push(library_row(compared, n, real, &model))
                 }
@@ -1008,38 +1126,55 @@ async fn main() -> ExitCode {
         }
     }
 
-    // kazoo's own ReadLock / WriteLock against zk-rwlock:kazoo, at the wire.
+    // kazoo's own ReadLock / WriteLock against zk-rwlock:kazoo, in the
+    // shared lock's baseline, and its own Semaphore against
+    // zk-semaphore:kazoo, paced as the model's paced run, at the wire.
     let rw_recipe = models::recipes::lookup("zk-rwlock", Some("kazoo")).expect("registered");
-    match zkproxy::Proxy::start(&args.zk) {
-        Ok(proxy) => {
-            for &n in counts.iter().filter(|&&n| n >= 2) {
-                clean(&rw_recipe, &args).await;
-                let model = measure_model(&rw_recipe, n);
-                let writers = models::recipe::herd_writers(n.into()) as u16;
-                match kazoo_rw_herd(&args.zk, &proxy, n, writers, args.hold_ms) {
-                    Ok(real) => {
-                        let compared = Compared {
-                            library: faults::Library::Kazoo,
-                            name: "kazoo ReadLock/WriteLock",
-                            model: rw_recipe.id(),
-                            writers,
-                        };
-                        library_rows.push(library_row(compared, n, real, &model))
-                    }
-                    Err(e) => {
-                        eprintln!(
-                            "lockstep-validate: kazoo ReadLock/WriteLock herd, {n} clients: {e}"
-                        );
-                        return ExitCode::from(1);
-                    }
-                }
-            }
-        }
+    let sem_recipe = models::recipes::lookup("zk-semaphore", Some("kazoo")).expect("registered");
+    let proxy = match zkproxy::Proxy::start(&args.zk) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("lockstep-validate: {e}");
             return ExitCode::from(1);
         }
+    };
+    for (name, recipe) in [
+        ("kazoo ReadLock/WriteLock", &rw_recipe),
+        ("kazoo Semaphore", &sem_recipe),
+    ] {
+        for &n in counts.iter().filter(|&&n| n >= 2) {
+            clean(recipe, &args).await;
+            let compared = |herd| Compared {
+                library: faults::Library::Kazoo,
+                name,
+                model: recipe.id(),
+                herd,
+            };
+            let row = if recipe.app() == models::recipe::App::Semaphore {
+                paced::semaphore(recipe, n).and_then(|model| {
+                    let permits = model.permits;
+                    kazoo_semaphore_herd(&args.zk, &proxy, n, permits).map(|real| {
+                        let herd = Herd::Semaphore { permits };
+                        library_row(compared(herd), n, real, &paced_measured(&model))
+                    })
+                })
+            } else {
+                let writers = models::recipe::herd_writers(n.into()) as u16;
+                let model = measure_model(recipe, n);
+                kazoo_rw_herd(&args.zk, &proxy, n, writers, args.hold_ms).map(|real| {
+                    library_row(compared(Herd::SharedLock { writers }), n, real, &model)
+                })
+            };
+            match row {
+                Ok(row) => library_rows.push(row),
+                Err(e) => {
+                    eprintln!("lockstep-validate: {name} herd, {n} clients: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
     }
+    drop(proxy);
 
     // The real libraries' holders cut off past their sessions, beside the
     // model's runs of the same scenario.
@@ -1327,7 +1462,7 @@ async fn main() -> ExitCode {
     let etcdctl_agrees = etcdctl_rows.iter().all(|r| r.agree);
     let libraries_agree = library_rows
         .iter()
-        .all(|r| r.requests_match && r.notifications_match && r.order_by_token);
+        .all(|r| r.requests_match && r.notifications_match && r.order_agrees);
     let faults_agree = experiments.iter().all(faults::Experiment::agrees);
     let elect_ran = [&phantom, &mutex_11456]
         .iter()

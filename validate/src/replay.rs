@@ -397,25 +397,27 @@ impl Step<'_> {
     }
 }
 
-/// The model's actors, stepped in the order a trace says.
-struct Model {
+/// The model's actors, stepped in the order a trace says (or, for a
+/// paced run, [`crate::paced`], each message in the order it was sent).
+pub(crate) struct Model {
     client: Client,
     store: Store,
-    store_state: StoreState,
+    pub(crate) store_state: StoreState,
     /// The guarded resource, the model's own (a shared lock's writers
     /// write to it; it is no server to compare with).
     resource: Resource,
     resource_state: ResourceState,
-    clients: Vec<ClientState>,
+    pub(crate) clients: Vec<ClientState>,
     /// Messages sent and not yet delivered, per (sender, receiver), in
-    /// send order.
-    links: BTreeMap<(Id, Id), VecDeque<Msg>>,
+    /// send order, each with its number in the order of all sends.
+    links: BTreeMap<(Id, Id), VecDeque<(u64, Msg)>>,
+    sends: u64,
 }
 
 impl Model {
     /// The actors as `sim::engine::Sim::new` builds them, every client
     /// started in order.
-    fn start(scenario: &Scenario) -> Self {
+    pub(crate) fn start(scenario: &Scenario) -> Self {
         let client = scenario.client();
         let store = scenario.store();
         let resource = Resource::new(scenario.fencing);
@@ -427,6 +429,7 @@ impl Model {
             client,
             clients: Vec::new(),
             links: BTreeMap::new(),
+            sends: 0,
         };
         for c in 0..scenario.clients {
             let mut out = Out::new();
@@ -440,8 +443,24 @@ impl Model {
     /// Puts what `from` sent on its links.
     fn queue(&mut self, from: Id, sent: Vec<(Id, Msg)>) {
         for (to, msg) in sent {
-            self.links.entry((from, to)).or_default().push_back(msg);
+            self.sends += 1;
+            self.links
+                .entry((from, to))
+                .or_default()
+                .push_back((self.sends, msg));
         }
+    }
+
+    /// Takes the message sent first of those not yet delivered: (from,
+    /// to, the message).
+    pub(crate) fn oldest(&mut self) -> Option<(Id, Id, Msg)> {
+        let (&link, _) = self
+            .links
+            .iter()
+            .filter_map(|(link, q)| q.front().map(|(n, _)| (link, *n)))
+            .min_by_key(|(_, n)| *n)?;
+        let (_, msg) = self.links.get_mut(&link)?.pop_front()?;
+        Some((link.0, link.1, msg))
     }
 
     /// Takes the message the trace delivers from `from` to `to`: the one
@@ -451,6 +470,7 @@ impl Model {
             .links
             .get_mut(&(from, to))
             .and_then(VecDeque::pop_front)
+            .map(|(_, msg)| msg)
             .ok_or_else(|| {
                 format!("the trace delivers `{printed}`, which the model's actors never sent")
             })?;
@@ -464,7 +484,7 @@ impl Model {
 
     /// The store handles `msg` from `from`; returns what it sent (queued
     /// on the links too).
-    fn store_step(&mut self, from: Id, msg: Msg) -> Vec<(Id, Msg)> {
+    pub(crate) fn store_step(&mut self, from: Id, msg: Msg) -> Vec<(Id, Msg)> {
         let mut out = Out::new();
         let mut state = Cow::Owned(std::mem::take(&mut self.store_state));
         self.store
@@ -476,7 +496,7 @@ impl Model {
     }
 
     /// The resource handles a write from `from`.
-    fn resource_step(&mut self, from: Id, msg: Msg) {
+    pub(crate) fn resource_step(&mut self, from: Id, msg: Msg) {
         let mut out = Out::new();
         let mut state = Cow::Borrowed(&self.resource_state);
         self.resource
@@ -488,7 +508,7 @@ impl Model {
     }
 
     /// Client `c` handles `msg` from `from`.
-    fn client_step(&mut self, c: ClientIdx, from: Id, msg: Msg) {
+    pub(crate) fn client_step(&mut self, c: ClientIdx, from: Id, msg: Msg) {
         let mut out = Out::new();
         let mut state = Cow::Borrowed(&self.clients[c as usize]);
         self.client
@@ -500,7 +520,7 @@ impl Model {
     }
 
     /// Client `c`'s `timer` fires.
-    fn timer(&mut self, c: ClientIdx, timer: Timer) {
+    pub(crate) fn timer(&mut self, c: ClientIdx, timer: Timer) {
         let mut out = Out::new();
         let mut state = Cow::Borrowed(&self.clients[c as usize]);
         self.client

@@ -565,10 +565,9 @@ pub struct WireCounts {
     /// The nodes deleted under the lock, in the order the deletes passed:
     /// the releases.
     pub releases: Vec<String>,
-    /// Notifications of each release: those whose path is the node that
-    /// release deleted.
+    /// Notifications of each release: those it fired ([`fired_by`]).
     pub notifications_per_release: Vec<u32>,
-    /// Notifications whose path no release deleted.
+    /// Notifications no release fired.
     pub other_notifications: u32,
     /// Error replies by `op error-code`.
     pub errors: BTreeMap<String, u64>,
@@ -576,12 +575,46 @@ pub struct WireCounts {
     pub connections: usize,
 }
 
-/// Counts a herd run: `lock` is the lock's directory (`/lock`); a release
-/// is a delete of a node under it.
+/// A request that changes the tree, as [`fired_by`] matches it to the
+/// notifications it fires: its op and the path it names.
+struct Change<'a> {
+    op: &'a str,
+    path: &'a str,
+}
+
+/// The change that fired a notification of `event` on `path`: the last
+/// of `changes` (in the order they passed the proxy, which is before the
+/// server carried them out) that fires it — a create or delete of a child
+/// of `path` for `NodeChildrenChanged`, a delete of `path` for
+/// `NodeDeleted`, a create of it for `NodeCreated`, a setData of it for
+/// `NodeDataChanged`.
+fn fired_by(changes: &[Change], event: &str, path: &str) -> Option<usize> {
+    let parent = |p: &str| match p.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((dir, _)) => dir.to_string(),
+        None => String::new(),
+    };
+    changes.iter().rposition(|c| match event {
+        "NodeChildrenChanged" => {
+            matches!(c.op, "create" | "create2" | "delete") && parent(c.path) == path
+        }
+        "NodeDeleted" => c.op == "delete" && c.path == path,
+        "NodeCreated" => matches!(c.op, "create" | "create2") && c.path == path,
+        "NodeDataChanged" => c.op == "setData" && c.path == path,
+        _ => false,
+    })
+}
+
+/// Counts a herd run: `lock` is the lock's directory (`/lock`; a
+/// semaphore's leases', `/sem`); a release is a delete of a node under it.
 pub fn count(events: &[WireEvent], lock: &str) -> WireCounts {
     let mut c = WireCounts::default();
     let under = format!("{lock}/");
-    let mut notified: Vec<String> = Vec::new();
+    let mut changes: Vec<Change> = Vec::new();
+    // The changes that released, by their place in `changes`.
+    let mut releases: Vec<usize> = Vec::new();
+    // Each notification's change, if any fired it.
+    let mut fired: Vec<Option<usize>> = Vec::new();
     let mut conns = std::collections::BTreeSet::new();
     for e in events {
         conns.insert(e.conn);
@@ -599,15 +632,20 @@ pub fn count(events: &[WireEvent], lock: &str) -> WireCounts {
                     op.clone()
                 };
                 *c.ops.entry(wire).or_insert(0) += 1;
-                if op == "delete" {
-                    if let Some(p) = path.as_ref().filter(|p| p.starts_with(&under)) {
+                if let Some(p) = path
+                    .as_ref()
+                    .filter(|_| matches!(op.as_str(), "create" | "create2" | "delete" | "setData"))
+                {
+                    if op == "delete" && p.starts_with(&under) {
                         c.releases.push(p.clone());
+                        releases.push(changes.len());
                     }
+                    changes.push(Change { op, path: p });
                 }
             }
             Wire::Notification { event, path } => {
                 *c.notifications.entry(event.clone()).or_insert(0) += 1;
-                notified.push(path.clone());
+                fired.push(fired_by(&changes, event, path));
             }
             Wire::ErrorReply { op, err } => {
                 *c.errors.entry(format!("{op} {err}")).or_insert(0) += 1
@@ -616,13 +654,12 @@ pub fn count(events: &[WireEvent], lock: &str) -> WireCounts {
         }
     }
     c.connections = conns.len();
-    c.notifications_per_release = c
-        .releases
+    c.notifications_per_release = releases
         .iter()
-        .map(|r| notified.iter().filter(|p| *p == r).count() as u32)
+        .map(|r| fired.iter().filter(|f| **f == Some(*r)).count() as u32)
         .collect();
     let attributed: u32 = c.notifications_per_release.iter().sum();
-    c.other_notifications = notified.len() as u32 - attributed;
+    c.other_notifications = fired.len() as u32 - attributed;
     c
 }
 
@@ -717,30 +754,37 @@ mod tests {
         assert_eq!(sequence("/lock/x-lock-0000000042"), Some(42));
     }
 
-    #[test]
-    fn counts_releases_and_their_notifications() {
-        let ev = |conn, what| WireEvent {
+    fn ev(conn: usize, what: Wire) -> WireEvent {
+        WireEvent {
             at: 0.0,
             conn,
             what,
-        };
-        let req = |op: &str, path: &str, watch| Wire::Request {
+        }
+    }
+
+    fn req(op: &str, path: &str, watch: bool) -> Wire {
+        Wire::Request {
             op: op.into(),
             path: Some(path.into()),
             watch,
-        };
+        }
+    }
+
+    fn notification(event: &str, path: &str) -> Wire {
+        Wire::Notification {
+            event: event.into(),
+            path: path.into(),
+        }
+    }
+
+    #[test]
+    fn counts_releases_and_their_notifications() {
         let events = vec![
             ev(0, Wire::ConnectRequest { session: 0 }),
             ev(0, req("create2", "/lock/a-", false)),
             ev(1, req("getData", "/lock/a-0000000000", true)),
             ev(0, req("delete", "/lock/a-0000000000", false)),
-            ev(
-                1,
-                Wire::Notification {
-                    event: "NodeDeleted".into(),
-                    path: "/lock/a-0000000000".into(),
-                },
-            ),
+            ev(1, notification("NodeDeleted", "/lock/a-0000000000")),
             ev(1, req("delete", "/lock/b-0000000001", false)),
         ];
         let c = count(&events, "/lock");
@@ -751,5 +795,31 @@ mod tests {
         assert_eq!(c.other_notifications, 0);
         assert_eq!(c.session["connect"], 1);
         assert_eq!(c.connections, 2);
+    }
+
+    #[test]
+    fn charges_a_child_watch_to_the_change_that_fired_it() {
+        let changed = || notification("NodeChildrenChanged", "/sem");
+        let events = vec![
+            ev(1, req("getChildren2", "/sem", true)),
+            // A release: the waiter hears it.
+            ev(0, req("delete", "/sem/a", false)),
+            ev(1, changed()),
+            // The waiter's own create fires its own watch, set again.
+            ev(1, req("getChildren2", "/sem", true)),
+            ev(1, req("create2", "/sem/b", false)),
+            ev(1, changed()),
+            // The mutex goes to its next waiter: not under `/sem/`.
+            ev(1, req("delete", "/sem-__lock__/x__lock__0000000001", false)),
+            ev(
+                2,
+                notification("NodeDeleted", "/sem-__lock__/x__lock__0000000001"),
+            ),
+            ev(1, req("delete", "/sem/b", false)),
+        ];
+        let c = count(&events, "/sem");
+        assert_eq!(c.releases, vec!["/sem/a", "/sem/b"]);
+        assert_eq!(c.notifications_per_release, vec![1, 0]);
+        assert_eq!(c.other_notifications, 2);
     }
 }
