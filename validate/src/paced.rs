@@ -72,14 +72,14 @@ pub fn semaphore(recipe: &RecipeRef, clients: u16) -> Result<PacedRun, String> {
     for c in 0..clients as ClientIdx {
         run.fire(c, Timer::Think)?;
         let st = &run.model.clients[c as usize];
-        if !st.holds_lock() && !st.is_waiting() {
+        if !st.is_holding() && !st.is_waiting() {
             return Err(format!("client {c} neither holds nor waits once started"));
         }
     }
     let mut released = 0;
     while let Some(&c) = run.measured.order.get(released) {
         run.fire(c, Timer::Hold)?;
-        if run.model.clients[c as usize].holds_lock() {
+        if run.model.clients[c as usize].is_holding() {
             return Err(format!("client {c} still holds after its release"));
         }
         released += 1;
@@ -107,9 +107,9 @@ impl Run {
 
     /// Client `c` takes a step; an acquisition is noted.
     fn stepped(&mut self, c: ClientIdx, step: impl FnOnce(&mut Model)) {
-        let held = self.model.clients[c as usize].holds_lock();
+        let held = self.model.clients[c as usize].is_holding();
         step(&mut self.model);
-        if !held && self.model.clients[c as usize].holds_lock() {
+        if !held && self.model.clients[c as usize].is_holding() {
             self.measured.order.push(c);
         }
     }
