@@ -855,14 +855,21 @@ fn resolve_timing(
     let ping_interval_us = time_us("timing.ping_interval_ms", ping_ms, err)?;
     let latency_us = latency_us(t.latency_ms.unwrap_or([0.2, 2.0]), err)?;
     let one_way_ms = ms_text(latency_us.1);
-    // The store hears a heartbeat at most a ping interval plus a one-way
-    // latency after the one before.
-    if ping_interval_us + latency_us.1 >= session_timeout_us {
+    // The session's clock starts when the store grants it; the grant's
+    // reply takes a one-way latency, the client's first heartbeat goes a
+    // ping interval later and takes another: the store hears it up to a
+    // ping interval plus two one-way latencies after the grant. (Later
+    // heartbeats leave a ping interval apart, so they come closer than
+    // that: within a ping interval plus the latencies' spread.)
+    if ping_interval_us + 2 * latency_us.1 >= session_timeout_us {
         return Err(err(
             ping_setting(t),
             format!(
-                "the ping interval ({ping_ms} ms) plus the longest one-way latency ({one_way_ms} ms) must be \
-                 below the session timeout ({session_timeout_ms} ms), or sessions expire without any fault"
+                "the first heartbeat reaches the store a one-way latency, the ping interval and a one-way \
+                 latency after the session is granted: the ping interval ({ping_ms} ms) plus twice the longest \
+                 one-way latency ({} ms) must be below the session timeout ({session_timeout_ms} ms), or \
+                 sessions and leases expire without any fault",
+                ms_text(2 * latency_us.1)
             ),
         ));
     }
