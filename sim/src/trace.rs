@@ -231,6 +231,18 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
     policy
         .parse::<models::client::Policy>()
         .map_err(|e| format!("the `start` line's policy: {e}"))?;
+    // An `end` line with lines after it is a trace that goes on past its
+    // run, not one cut short.
+    let end = lines
+        .iter()
+        .position(|l| matches!(l.event, TraceEvent::End { .. }));
+    if let Some(at) = end.filter(|&at| at + 1 < lines.len()) {
+        return Err(format!(
+            "event {} is the `end` line, and {} more line(s) follow it: a run's trace ends there",
+            at + 1,
+            lines.len() - at - 1
+        ));
+    }
     match lines.last().map(|l| &l.event) {
         Some(TraceEvent::End { .. }) => {}
         _ => {
@@ -251,16 +263,13 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
                 secs(before.t)
             ));
         }
-        let ends = n == lines.len();
         match &line.event {
             TraceEvent::Start { .. } => {
                 return Err(format!(
                     "event {n}: a second `start` line: two traces in one file"
                 ))
             }
-            TraceEvent::End { .. } if !ends => {
-                return Err(format!("event {n}: an `end` line before the trace's last"))
-            }
+            // (An `end` line before the last was refused above.)
             TraceEvent::End { .. }
             | TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }

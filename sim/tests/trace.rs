@@ -208,8 +208,17 @@ fn a_trace_that_is_no_single_run_is_refused() {
         let again = l.clone();
         l.extend(again);
     });
+    assert!(err.contains("more line(s) follow it"), "{err}");
+    // One line after the `end`: said so, not "cut short".
+    let err = edited(&|l| {
+        let extra = l[1].clone();
+        l.push(TraceLine {
+            t: l.last().unwrap().t,
+            ..extra
+        });
+    });
     assert!(
-        err.contains("an `end` line before the trace's last"),
+        err.contains("is the `end` line, and 1 more line(s) follow it"),
         "{err}"
     );
     let err = edited(&|l| {
