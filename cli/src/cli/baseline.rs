@@ -43,6 +43,12 @@ pub fn load(name: &str) -> Result<Value, UsageError> {
     })?;
     let report: Value = serde_json::from_str(&text)
         .map_err(|e| UsageError(format!("baseline '{name}': {}: {e}", path.display())))?;
+    if let Some(bad) = first_bad_figure("", &report) {
+        return Err(UsageError(format!(
+            "baseline '{name}': {}: {bad}; save it anew with --save-baseline {name}",
+            path.display()
+        )));
+    }
     if figures(&report).is_empty() {
         return Err(UsageError(format!(
             "baseline '{name}': {} holds no bench figures; save one with --save-baseline {name}",
@@ -50,6 +56,34 @@ pub fn load(name: &str) -> Result<Value, UsageError> {
         )));
     }
     Ok(report)
+}
+
+/// What makes a saved report unfit to compare with (a hand-edited one):
+/// a negative figure (every figure is a count, a time, a rate or a ratio
+/// of them) or a figure written as text, which would otherwise be left
+/// out of the comparison without a word. `None` when every figure is fit.
+fn first_bad_figure(at: &str, v: &Value) -> Option<String> {
+    let here = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|x| x < 0.0) => {
+            Some(format!("`{at}` is {n}, and no figure is negative"))
+        }
+        Value::String(text) if text.trim().parse::<f64>().is_ok() => Some(format!(
+            "`{at}` is the text \"{text}\", where a figure is a number"
+        )),
+        Value::Object(map) => map.iter().find_map(|(k, v)| first_bad_figure(&here(k), v)),
+        Value::Array(rows) => rows
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| first_bad_figure(&here(&i.to_string()), v)),
+        Value::Number(_) | Value::String(_) | Value::Null | Value::Bool(_) => None,
+    }
 }
 
 /// Checks a name for `--save-baseline` before the run it would keep.
@@ -186,6 +220,25 @@ mod tests {
         assert!(t.contains("-50.0%"), "{t}");
         assert!(path_of("../x").is_err());
         assert!(path_of("main-2026").is_ok());
+    }
+
+    #[test]
+    fn hand_edited_figures_are_refused() {
+        let fit = serde_json::json!({"simulator": {"events_per_second": 100.0,
+            "note": "spin not installed", "ratio": null}, "rows": [{"recipe": "x", "s": 1}]});
+        assert_eq!(first_bad_figure("", &fit), None);
+        let negative = serde_json::json!({"simulator": {"events_per_second": -1.5}});
+        let why = first_bad_figure("", &negative).unwrap();
+        assert!(
+            why.contains("`simulator.events_per_second` is -1.5"),
+            "{why}"
+        );
+        let text = serde_json::json!({"rows": [{"recipe": "x", "seconds": "2.0"}]});
+        let why = first_bad_figure("", &text).unwrap();
+        assert!(
+            why.contains("`rows.0.seconds` is the text \"2.0\""),
+            "{why}"
+        );
     }
 
     #[test]
