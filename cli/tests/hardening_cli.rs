@@ -163,6 +163,13 @@ fn a_tampered_trace_is_refused_naming_file_and_line() {
             "20000 clients",
         ),
         (
+            // A valid run, too many lanes to draw: 300 of them would make a
+            // picture some eight thousand pixels high.
+            "wide.jsonl",
+            text.replacen("\"clients\":5", "\"clients\":300", 1),
+            "at most 200",
+        ),
+        (
             "no-policy.jsonl",
             text.replacen("\"policy\":\"naive\"", "\"policy\":\"whatever\"", 1),
             "policy",

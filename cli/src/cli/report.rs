@@ -11,11 +11,30 @@ use sim::timeline::timeline_from_trace;
 use sim::trace::TraceEvent;
 use std::path::Path;
 
+/// The largest trace `report timeline` reads: a run's trace of the
+/// shipped scenarios is kilobytes, a thousand-client herd's some hundreds
+/// of megabytes; a larger file (or `/dev/zero`) is refused, not read until
+/// memory runs out.
+const MAX_TRACE_BYTES: u64 = 512 << 20;
+
+/// The most lanes a static timeline draws: one lane a client, about 26
+/// pixels each, so a picture stays a few thousand pixels high.
+const MAX_TIMELINE_LANES: u16 = 200;
+
 pub fn timeline_command(trace: &Path, out: Option<&Path>) -> Result<(), UsageError> {
-    let text = std::fs::read_to_string(trace)
-        .map_err(|e| UsageError(format!("{}: cannot read: {e}", trace.display())))?;
+    let text = sim::read_capped(trace, MAX_TRACE_BYTES)
+        .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
     let lines = sim::trace::parse_trace(&text)
         .map_err(|e| UsageError(format!("{}: {e}", trace.display())))?;
+    if let Some(TraceEvent::Start { clients, .. }) = lines.first().map(|l| &l.event) {
+        if *clients > MAX_TIMELINE_LANES {
+            return Err(UsageError(format!(
+                "{}: a run of {clients} clients; a timeline draws one lane a client, at most \
+                 {MAX_TIMELINE_LANES} (run the scenario with fewer clients to look at it)",
+                trace.display()
+            )));
+        }
+    }
     // Titled with the scenario and seed the trace names.
     let title = lines
         .iter()
