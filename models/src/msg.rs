@@ -130,6 +130,63 @@ pub enum Request {
     DeleteKey {
         key: Key,
     },
+    // New requests go last: a variant's place is part of its hash, and
+    // the fingerprints of states with the requests above must not change.
+    // --- ZooKeeper ---
+    /// `multi(ops)`: every op applied, in order, as one transaction (one
+    /// zxid), or none of them (ZooKeeper's `MultiOperationRecord`).
+    Multi(Vec<MultiOp>),
+}
+
+/// One op of a ZooKeeper `multi` (`Op.check`, `Op.create`, `Op.delete`,
+/// `Op.setData`); each does what the request of its name does, and sees
+/// what the ops before it in the same multi did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MultiOp {
+    /// `check(path, version)`: the node exists (and has that data
+    /// version); changes nothing.
+    Check {
+        path: ZPath,
+        version: Option<u32>,
+    },
+    Create {
+        path: ZPath,
+        ephemeral: bool,
+        sequential: bool,
+        data: Data,
+    },
+    Delete {
+        path: ZPath,
+        version: Option<u32>,
+    },
+    SetData {
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
+    },
+}
+
+/// One op's result in a multi's reply, as ZooKeeper's `OpResult`. A multi
+/// that fails answers an `ErrorResult` for every op (ZooKeeper's
+/// `DataTree.processTxn`): `OK` for the ops before the failing one (they
+/// would have succeeded, and were rolled back), the failing op's error, and
+/// `RUNTIMEINCONSISTENCY` for the ops after it (not tried).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MultiResult {
+    Checked,
+    Created {
+        path: ZPath,
+        czxid: u64,
+    },
+    Deleted,
+    /// `setData`'s new stat.
+    Set(Stat),
+    /// `ErrorResult(OK)`: rolled back with the multi.
+    RolledBack,
+    /// `ErrorResult(code)`: the op the multi failed at.
+    Error(ZkError),
+    /// `ErrorResult(RUNTIMEINCONSISTENCY)`: after the failing op.
+    RuntimeInconsistency,
 }
 
 /// The store's answer to a [`Request`].
@@ -166,6 +223,11 @@ pub enum Reply {
         revision: u64,
         deleted: u32,
     },
+    // New replies go last (see `Request`).
+    // --- ZooKeeper ---
+    /// A multi's results, one per op, in order; all `ErrorResult`s if it
+    /// failed ([`MultiResult`]).
+    Multi(Vec<MultiResult>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -436,6 +498,148 @@ impl fmt::Display for Request {
                 start_revision,
             } => write!(f, "watch({key}, from revision {start_revision})"),
             Request::DeleteKey { key } => write!(f, "delete({key})"),
+            Request::Multi(ops) => {
+                write!(f, "multi(")?;
+                for (i, op) in ops.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, "; ")?;
+                    }
+                    write!(f, "{op}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+impl MultiOp {
+    /// The op a single write request is: what the store applies for it,
+    /// alone or in a multi. `None` for a request that is no multi op.
+    pub fn of(req: &Request) -> Option<MultiOp> {
+        match *req {
+            Request::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            } => Some(MultiOp::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            }),
+            Request::Delete { path, version } => Some(MultiOp::Delete { path, version }),
+            Request::SetData {
+                path,
+                data,
+                version,
+            } => Some(MultiOp::SetData {
+                path,
+                data,
+                version,
+            }),
+            Request::Connect
+            | Request::Exists { .. }
+            | Request::GetData { .. }
+            | Request::GetChildren { .. }
+            | Request::LeaseGrant
+            | Request::Txn(_)
+            | Request::Range(_)
+            | Request::Watch { .. }
+            | Request::DeleteKey { .. }
+            | Request::Multi(_) => None,
+        }
+    }
+
+    /// The path the op names.
+    pub fn path(&self) -> ZPath {
+        match *self {
+            MultiOp::Check { path, .. }
+            | MultiOp::Create { path, .. }
+            | MultiOp::Delete { path, .. }
+            | MultiOp::SetData { path, .. } => path,
+        }
+    }
+}
+
+impl MultiResult {
+    /// The results of a multi of `ops` ops that failed at op `at` with
+    /// `error`: `OK` before it, its error, `RUNTIMEINCONSISTENCY` after
+    /// (ZooKeeper's `DataTree.processTxn` for a multi with an error txn).
+    pub fn failed_at(ops: usize, at: usize, error: ZkError) -> Vec<MultiResult> {
+        (0..ops)
+            .map(|i| match i.cmp(&at) {
+                std::cmp::Ordering::Less => MultiResult::RolledBack,
+                std::cmp::Ordering::Equal => MultiResult::Error(error),
+                std::cmp::Ordering::Greater => MultiResult::RuntimeInconsistency,
+            })
+            .collect()
+    }
+
+    /// The reply a write sent alone gets: a `create`, `delete` or
+    /// `setData` answers as its op's result reads. A result only a multi
+    /// has (no request checks alone) is a multi of one.
+    pub fn single_reply(self) -> Reply {
+        match self {
+            MultiResult::Created { path, czxid } => Reply::Created { path, czxid },
+            MultiResult::Deleted => Reply::Deleted,
+            MultiResult::Set(stat) => Reply::Stat(Some(stat)),
+            MultiResult::Error(e) => Reply::Error(e),
+            MultiResult::Checked | MultiResult::RolledBack | MultiResult::RuntimeInconsistency => {
+                Reply::Multi(vec![self])
+            }
+        }
+    }
+}
+
+/// As the request of its name reads (`check` has none of its own).
+impl fmt::Display for MultiOp {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let req = match *self {
+            MultiOp::Check {
+                path,
+                version: None,
+            } => return write!(f, "check({path})"),
+            MultiOp::Check {
+                path,
+                version: Some(v),
+            } => return write!(f, "check({path}, version {v})"),
+            MultiOp::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            } => Request::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            },
+            MultiOp::Delete { path, version } => Request::Delete { path, version },
+            MultiOp::SetData {
+                path,
+                data,
+                version,
+            } => Request::SetData {
+                path,
+                data,
+                version,
+            },
+        };
+        req.fmt(f)
+    }
+}
+
+impl fmt::Display for MultiResult {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            MultiResult::Checked => write!(f, "checked"),
+            MultiResult::Created { path, czxid } => write!(f, "created {path} (czxid {czxid})"),
+            MultiResult::Deleted => write!(f, "deleted"),
+            MultiResult::Set(s) => write!(f, "set (version {}, mzxid {})", s.version, s.mzxid),
+            MultiResult::RolledBack => write!(f, "rolled back"),
+            MultiResult::Error(e) => write!(f, "error {e:?}"),
+            MultiResult::RuntimeInconsistency => write!(f, "not run (RuntimeInconsistency)"),
         }
     }
 }
@@ -602,6 +806,25 @@ impl fmt::Display for Reply {
             Reply::DeleteResult { revision, deleted } => {
                 write!(f, "deleted {deleted} key(s) at revision {revision}")
             }
+            Reply::Multi(results) => {
+                let ok = results.iter().all(|r| match r {
+                    MultiResult::Checked
+                    | MultiResult::Created { .. }
+                    | MultiResult::Deleted
+                    | MultiResult::Set(_) => true,
+                    MultiResult::RolledBack
+                    | MultiResult::Error(_)
+                    | MultiResult::RuntimeInconsistency => false,
+                });
+                write!(f, "multi {} [", if ok { "succeeded" } else { "failed" })?;
+                for (i, r) in results.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{r}")?;
+                }
+                write!(f, "]")
+            }
         }
     }
 }
@@ -625,13 +848,15 @@ pub enum RequestKind {
     Watch,
     DeleteKey,
     SetData,
+    // New kinds go last: counters index by kind.
+    Multi,
 }
 
 /// The classes of requests the herd metrics add up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestClass {
-    /// Change the store: create, delete, txn.
+    /// Change the store: create, delete, set_data, multi, txn.
     Writes,
     /// Read without registering a watch.
     Reads,
@@ -659,6 +884,7 @@ impl Request {
             Request::Watch { .. } => RequestKind::Watch,
             Request::DeleteKey { .. } => RequestKind::DeleteKey,
             Request::SetData { .. } => RequestKind::SetData,
+            Request::Multi(_) => RequestKind::Multi,
         }
     }
 }
@@ -666,7 +892,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 15] = [
+    pub const ALL: [RequestKind; 16] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -682,6 +908,7 @@ impl RequestKind {
         RequestKind::Watch,
         RequestKind::DeleteKey,
         RequestKind::SetData,
+        RequestKind::Multi,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -702,6 +929,7 @@ impl RequestKind {
             RequestKind::Watch => "watch",
             RequestKind::DeleteKey => "delete_key",
             RequestKind::SetData => "set_data",
+            RequestKind::Multi => "multi",
         }
     }
 
@@ -711,7 +939,8 @@ impl RequestKind {
             | RequestKind::Delete
             | RequestKind::Txn
             | RequestKind::DeleteKey
-            | RequestKind::SetData => RequestClass::Writes,
+            | RequestKind::SetData
+            | RequestKind::Multi => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
@@ -766,7 +995,8 @@ mod tests {
                 | RequestKind::Range
                 | RequestKind::Watch
                 | RequestKind::DeleteKey
-                | RequestKind::SetData => {}
+                | RequestKind::SetData
+                | RequestKind::Multi => {}
             }
         }
     }

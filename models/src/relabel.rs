@@ -10,8 +10,8 @@
 
 use crate::ids::{Child, ClientIdx, Data, Key, SessionId, ZPath};
 use crate::msg::{
-    Compare, CompareTarget, Keys, Kv, Msg, OpResult, Range, Reply, Request, Stat, Timer, TxnOp,
-    WatchEvent,
+    Compare, CompareTarget, Keys, Kv, Msg, MultiOp, MultiResult, OpResult, Range, Reply, Request,
+    Stat, Timer, TxnOp, WatchEvent,
 };
 
 /// `map[old] = new`: a permutation of the clients, or (to erase names) any map.
@@ -175,6 +175,32 @@ impl Relabel for OpResult {
     }
 }
 
+impl Relabel for MultiOp {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            MultiOp::Check { path, .. } | MultiOp::Delete { path, .. } => path.relabel(p),
+            MultiOp::Create { path, data, .. } | MultiOp::SetData { path, data, .. } => {
+                path.relabel(p);
+                data.relabel(p);
+            }
+        }
+    }
+}
+
+impl Relabel for MultiResult {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            MultiResult::Created { path, .. } => path.relabel(p),
+            MultiResult::Set(stat) => stat.relabel(p),
+            MultiResult::Checked
+            | MultiResult::Deleted
+            | MultiResult::RolledBack
+            | MultiResult::Error(_)
+            | MultiResult::RuntimeInconsistency => {}
+        }
+    }
+}
+
 impl Relabel for Request {
     fn relabel(&mut self, p: &Perm) {
         match self {
@@ -193,6 +219,7 @@ impl Relabel for Request {
             }
             Request::Range(r) => r.relabel(p),
             Request::Watch { key, .. } | Request::DeleteKey { key } => key.relabel(p),
+            Request::Multi(ops) => ops.relabel(p),
             Request::Connect | Request::LeaseGrant => {}
         }
     }
@@ -222,6 +249,7 @@ impl Relabel for Reply {
             }
             Reply::TxnResult { responses, .. } => responses.relabel(p),
             Reply::RangeResult { kvs, .. } => kvs.relabel(p),
+            Reply::Multi(results) => results.relabel(p),
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)

@@ -7,8 +7,9 @@
 
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
-    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, OpResult, Range, Reply, Request,
-    RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp, WatchEvent, ZkEvent,
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, MultiOp, MultiResult, OpResult,
+    Range, Reply, Request, RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp,
+    WatchEvent, ZkError, ZkEvent,
 };
 use models::name;
 use models::recipes::names;
@@ -287,6 +288,73 @@ fn children_are_listed_in_order() {
     );
 }
 
+/// A multi reads as its ops, each as the request of its name (a check as
+/// ZooKeeper's `check`), and its reply as each op's result.
+#[test]
+fn a_multi_reads_as_its_ops() {
+    let node = names::member(Child {
+        seq: Some(2),
+        prefix: names::MEMBER,
+        guid: Some(SessionId::first(1)),
+    });
+    let multi = Request::Multi(vec![
+        MultiOp::Check {
+            path: names::LOCK,
+            version: None,
+        },
+        MultiOp::Check {
+            path: names::LOCK,
+            version: Some(3),
+        },
+        MultiOp::Create {
+            path: names::new_member(Some(SessionId::first(1))),
+            ephemeral: true,
+            sequential: true,
+            data: Data::Number(5),
+        },
+        MultiOp::SetData {
+            path: node,
+            data: Data::Number(6),
+            version: Some(0),
+        },
+        MultiOp::Delete {
+            path: node,
+            version: None,
+        },
+    ]);
+    assert_eq!(
+        multi.to_string(),
+        "multi(check(/lock); check(/lock, version 3); \
+         create(/lock/_c_00010000-lock-, ephemeral-sequential, data 5); \
+         set_data(/lock/_c_00010000-lock-0000000002, 6, version 0); \
+         delete(/lock/_c_00010000-lock-0000000002))"
+    );
+    assert_eq!(multi.kind(), RequestKind::Multi);
+    let done = Reply::Multi(vec![
+        MultiResult::Checked,
+        MultiResult::Created {
+            path: node,
+            czxid: 9,
+        },
+        MultiResult::Set(Stat {
+            version: 1,
+            mzxid: 9,
+            ..stat(6)
+        }),
+        MultiResult::Deleted,
+    ]);
+    assert_eq!(
+        done.to_string(),
+        "multi succeeded [checked, created /lock/_c_00010000-lock-0000000002 (czxid 9), \
+         set (version 1, mzxid 9), deleted]"
+    );
+    let failed = Reply::Multi(MultiResult::failed_at(3, 1, ZkError::NoNode));
+    assert_eq!(
+        failed.to_string(),
+        "multi failed [rolled back, error NoNode, not run (RuntimeInconsistency)]"
+    );
+}
+
 /// The names request counters and the herd metrics' columns use, each
 /// kind with its class.
 #[test]
@@ -313,6 +381,7 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "watch watches",
             "delete_key writes",
             "set_data writes",
+            "multi writes",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

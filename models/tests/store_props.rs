@@ -4,11 +4,14 @@
 
 use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    Compare, EtcdEvent, Keys, OpResult, Range, SortByCreate, Txn, TxnOp, ZkError, ZkEvent,
+    Compare, EtcdEvent, Keys, MultiOp, MultiResult, OpResult, Range, Reply, Request, SortByCreate,
+    Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
+use models::recipe::Setup;
 use models::recipes::names;
 use models::store::etcd::EtcdKv;
 use models::store::zookeeper::{SessionEnd, ZkTree};
+use models::store::StoreState;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,6 +35,11 @@ enum ZkOp {
         version: Option<bool>,
         data: u64,
     },
+    /// Check the nth node likewise (a multi's op).
+    Check {
+        nth: usize,
+        version: Option<bool>,
+    },
     Exists {
         nth: usize,
         session: u16,
@@ -51,20 +59,28 @@ enum ZkOp {
 
 fn zk_op() -> impl Strategy<Value = ZkOp> {
     let s = 0..SESSIONS;
+    prop_oneof![
+        4 => multi_op(),
+        1 => (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
+        1 => (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
+        1 => s.clone().prop_map(|session| ZkOp::GetChildren { session }),
+        1 => (s, any::<bool>()).prop_map(|(session, closed)| ZkOp::End { session, closed }),
+    ]
+}
+
+/// The ops a multi can have too: create, delete, set_data, check.
+fn multi_op() -> impl Strategy<Value = ZkOp> {
     let version = prop::option::of(any::<bool>());
     prop_oneof![
-        (s.clone(), any::<bool>())
+        (0..SESSIONS, any::<bool>())
             .prop_map(|(owner, ephemeral)| ZkOp::CreateChild { owner, ephemeral }),
         (0..8usize, version.clone()).prop_map(|(nth, version)| ZkOp::Delete { nth, version }),
-        (0..8usize, version, 0..4u64).prop_map(|(nth, version, data)| ZkOp::SetData {
+        (0..8usize, version.clone(), 0..4u64).prop_map(|(nth, version, data)| ZkOp::SetData {
             nth,
             version,
             data
         }),
-        (0..8usize, s.clone()).prop_map(|(nth, session)| ZkOp::Exists { nth, session }),
-        (0..40u32, s.clone()).prop_map(|(seq, session)| ZkOp::ExistsMissing { seq, session }),
-        s.clone().prop_map(|session| ZkOp::GetChildren { session }),
-        (s, any::<bool>()).prop_map(|(session, closed)| ZkOp::End { session, closed }),
+        (0..8usize, version).prop_map(|(nth, version)| ZkOp::Check { nth, version }),
     ]
 }
 
@@ -92,7 +108,7 @@ struct RefNode {
 }
 
 /// The reference: nodes by path, watches as sets.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct RefZk {
     nodes: BTreeMap<ZPath, RefNode>,
     /// Sequential creates so far: the next suffix (deletes do not count, as
@@ -249,6 +265,10 @@ proptest! {
                     });
                     prop_assert_eq!(got, reference.set_data(target, data, version, &mut expected));
                 }
+                ZkOp::Check { nth, version } => {
+                    let (target, version) = reference.target(nth, version);
+                    prop_assert_eq!(tree.check(target, version).map(|_| ()), reference.check(target, version));
+                }
                 ZkOp::Exists { nth, session } => {
                     if let Some((path, node)) = reference.nodes.iter().nth(nth) {
                         let stat = tree.exists(*path, Some(sid(session)));
@@ -298,6 +318,414 @@ proptest! {
             prop_assert_eq!(dir.creates, reference.creates);
         }
     }
+}
+
+#[derive(Clone, Debug)]
+enum MultiStep {
+    /// A multi of the ops a multi can have (a create's owner is the
+    /// multi's session).
+    Multi { session: u16, ops: Vec<ZkOp> },
+    /// Any other step, through the store's request path (a write as a
+    /// single request).
+    Single(ZkOp),
+}
+
+fn multi_step() -> impl Strategy<Value = MultiStep> {
+    prop_oneof![
+        (0..SESSIONS, prop::collection::vec(multi_op(), 0..5))
+            .prop_map(|(session, ops)| MultiStep::Multi { session, ops }),
+        zk_op().prop_map(MultiStep::Single),
+    ]
+}
+
+/// A multi's result as the reference tells it: the created path, the new
+/// data version and data; zxids are checked apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RefResult {
+    Checked,
+    Created(ZPath),
+    Deleted,
+    Set(u32, Data),
+    RolledBack,
+    Error(ZkError),
+    RuntimeInconsistency,
+}
+
+fn ref_result(r: MultiResult) -> RefResult {
+    match r {
+        MultiResult::Checked => RefResult::Checked,
+        MultiResult::Created { path, .. } => RefResult::Created(path),
+        MultiResult::Deleted => RefResult::Deleted,
+        MultiResult::Set(stat) => RefResult::Set(stat.version, stat.data),
+        MultiResult::RolledBack => RefResult::RolledBack,
+        MultiResult::Error(e) => RefResult::Error(e),
+        MultiResult::RuntimeInconsistency => RefResult::RuntimeInconsistency,
+    }
+}
+
+impl RefZk {
+    /// A multi of session `s`: each op's target chosen on the reference as
+    /// the ops before it left it, applied in order to a copy; kept (and
+    /// its events told) only if every op succeeded. Returns the concrete
+    /// ops sent and the results.
+    fn multi(
+        &mut self,
+        s: SessionId,
+        ops: &[ZkOp],
+        out: &mut Vec<Event>,
+    ) -> (Vec<MultiOp>, Vec<RefResult>) {
+        let mut trial = self.clone();
+        let mut events = Vec::new();
+        let mut sent = Vec::new();
+        let mut results = Vec::new();
+        let mut failed = None;
+        for op in ops {
+            let (op, r) = match *op {
+                ZkOp::Check { nth, version } => {
+                    let (path, version) = trial.target(nth, version);
+                    (
+                        MultiOp::Check { path, version },
+                        trial.check(path, version).map(|()| RefResult::Checked),
+                    )
+                }
+                ZkOp::CreateChild { ephemeral, .. } => {
+                    let path = names::new_member(Some(s));
+                    let created = trial.create(ephemeral.then_some(s), s, &mut events);
+                    (
+                        MultiOp::Create {
+                            path,
+                            ephemeral,
+                            sequential: true,
+                            data: Data::Empty,
+                        },
+                        Ok(RefResult::Created(created)),
+                    )
+                }
+                ZkOp::Delete { nth, version } => {
+                    let (path, version) = trial.target(nth, version);
+                    (
+                        MultiOp::Delete { path, version },
+                        trial
+                            .delete(path, version, &mut events)
+                            .map(|()| RefResult::Deleted),
+                    )
+                }
+                ZkOp::SetData { nth, version, data } => {
+                    let (path, version) = trial.target(nth, version);
+                    let data = Data::Number(data);
+                    (
+                        MultiOp::SetData {
+                            path,
+                            data,
+                            version,
+                        },
+                        trial
+                            .set_data(path, data, version, &mut events)
+                            .map(|v| RefResult::Set(v, data)),
+                    )
+                }
+                ZkOp::Exists { .. }
+                | ZkOp::ExistsMissing { .. }
+                | ZkOp::GetChildren { .. }
+                | ZkOp::End { .. } => unreachable!("not a multi's op: {op:?}"),
+            };
+            sent.push(op);
+            match (failed, r) {
+                (None, Ok(r)) => results.push(r),
+                (None, Err(e)) => {
+                    failed = Some(results.len());
+                    results = vec![RefResult::RolledBack; results.len()];
+                    results.push(RefResult::Error(e));
+                }
+                // Ops after the failing one are not tried.
+                (Some(_), _) => results.push(RefResult::RuntimeInconsistency),
+            }
+        }
+        if failed.is_none() {
+            *self = trial;
+            out.extend(events);
+        }
+        (sent, results)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `multi` through the store: all ops or none, one zxid, each op's
+    /// result or ZooKeeper's error results, watches fired only by a multi
+    /// that commits, beside single creates, watches and session ends.
+    #[test]
+    fn zookeeper_multi_matches_reference(steps in prop::collection::vec(multi_step(), 1..40)) {
+        let mut store = StoreState::new(&Setup::lock_dir());
+        let mut reference = RefZk::default();
+        let mut incarnation = [0u16; SESSIONS as usize];
+        for c in 0..SESSIONS {
+            store.open_session(sid(c));
+        }
+        let live = |incarnation: &[u16], c: u16| SessionId { client: c, incarnation: incarnation[c as usize] };
+        for step in steps {
+            let zxid = store.zk.zxid;
+            let mut expected = Vec::new();
+            let fired: Vec<Event> = match step {
+                MultiStep::Multi { session, ops } => {
+                    let s = live(&incarnation, session);
+                    let (sent, want) = reference.multi(s, &ops, &mut expected);
+                    let (reply, fired) = store.apply(s, &Request::Multi(sent.clone()));
+                    let Reply::Multi(got) = reply else {
+                        panic!("a multi answers with its results: {reply}");
+                    };
+                    let ok = want.iter().all(|r| !matches!(r, RefResult::RolledBack | RefResult::Error(_) | RefResult::RuntimeInconsistency));
+                    prop_assert_eq!(got.iter().copied().map(ref_result).collect::<Vec<_>>(), want);
+                    // One transaction: every create's czxid is the multi's
+                    // zxid; a failed or empty multi takes none.
+                    let took = ok && !sent.is_empty();
+                    prop_assert_eq!(store.zk.zxid, zxid + u64::from(took));
+                    for r in &got {
+                        match r {
+                            MultiResult::Created { czxid, .. } => prop_assert_eq!(*czxid, zxid + 1),
+                            MultiResult::Set(stat) => prop_assert_eq!(stat.mzxid, zxid + 1),
+                            _ => {}
+                        }
+                    }
+                    prop_assert_eq!(got.len(), sent.len());
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::CreateChild { owner, ephemeral }) => {
+                    let s = live(&incarnation, owner);
+                    let want = reference.create(ephemeral.then_some(s), s, &mut expected);
+                    let req = Request::Create { path: names::new_member(Some(s)), ephemeral, sequential: true, data: Data::Empty };
+                    let (reply, fired) = store.apply(s, &req);
+                    prop_assert_eq!(reply, Reply::Created { path: want, czxid: zxid + 1 });
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::Delete { nth, version }) => {
+                    let (path, version) = reference.target(nth, version);
+                    let want = reference.delete(path, version, &mut expected);
+                    let (reply, fired) = store.apply(live(&incarnation, 0), &Request::Delete { path, version });
+                    prop_assert_eq!(reply, want.map_or_else(Reply::Error, |()| Reply::Deleted));
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::SetData { nth, version, data }) => {
+                    let (path, version) = reference.target(nth, version);
+                    let data = Data::Number(data);
+                    let want = reference.set_data(path, data, version, &mut expected);
+                    let (reply, fired) = store.apply(live(&incarnation, 0), &Request::SetData { path, data, version });
+                    let got = match reply {
+                        Reply::Stat(Some(stat)) => Ok(stat.version),
+                        Reply::Error(e) => Err(e),
+                        other => panic!("set_data answers a stat or an error: {other}"),
+                    };
+                    prop_assert_eq!(got, want);
+                    fired_zk(fired)
+                }
+                // No request checks alone: a multi of one.
+                MultiStep::Single(ZkOp::Check { nth, version }) => {
+                    let (path, version) = reference.target(nth, version);
+                    let want = reference.check(path, version).map_or_else(MultiResult::Error, |()| MultiResult::Checked);
+                    let (reply, fired) = store.apply(live(&incarnation, 0), &Request::Multi(vec![MultiOp::Check { path, version }]));
+                    prop_assert_eq!(reply, Reply::Multi(vec![want]));
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::Exists { nth, session }) => {
+                    let s = live(&incarnation, session);
+                    let (path, _) = reference.target(nth, None);
+                    let (reply, fired) = store.apply(s, &Request::Exists { path, watch: true });
+                    prop_assert_eq!(matches!(reply, Reply::Stat(Some(_))), reference.nodes.contains_key(&path));
+                    reference.data_watches.insert((path, s));
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::ExistsMissing { seq, session }) => {
+                    let s = live(&incarnation, session);
+                    let path = member(seq + 1000, Some(s));
+                    let (reply, fired) = store.apply(s, &Request::Exists { path, watch: true });
+                    prop_assert_eq!(reply, Reply::Stat(None));
+                    reference.data_watches.insert((path, s));
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::GetChildren { session }) => {
+                    let s = live(&incarnation, session);
+                    let (reply, fired) = store.apply(s, &Request::GetChildren { path: names::LOCK, watch: true });
+                    prop_assert!(matches!(reply, Reply::Children(_)));
+                    reference.child_watches.insert(s);
+                    fired_zk(fired)
+                }
+                MultiStep::Single(ZkOp::End { session, closed }) => {
+                    let s = live(&incarnation, session);
+                    let end = if closed { SessionEnd::Closed } else { SessionEnd::Expired };
+                    let fired = store.end_session(s, end);
+                    reference.end(s, closed, &mut expected);
+                    incarnation[session as usize] += 1;
+                    store.open_session(live(&incarnation, session));
+                    fired_zk(fired)
+                }
+            };
+            prop_assert_eq!(sorted(fired), sorted(expected));
+            let nodes: Vec<ZPath> = store.zk.nodes.iter().map(|(p, _)| *p).filter(|p| *p != names::LOCK).collect();
+            let want: Vec<ZPath> = reference.nodes.keys().copied().collect();
+            prop_assert_eq!(nodes, want);
+            for (path, node) in &reference.nodes {
+                let got = store.zk.node(*path).expect("listed");
+                prop_assert_eq!((got.ephemeral_owner, got.data, got.version), (node.owner, node.data, node.version));
+            }
+            let dir = store.zk.node(names::LOCK).expect("the directory stays");
+            prop_assert_eq!(dir.creates, reference.creates);
+            let watches: BTreeSet<(ZPath, SessionId)> = store.zk.data_watches.iter().copied().collect();
+            prop_assert_eq!(&watches, &reference.data_watches);
+        }
+    }
+}
+
+/// A store's notifications as the reference tells them.
+fn fired_zk(fired: Vec<(SessionId, WatchEvent)>) -> Vec<Event> {
+    fired
+        .into_iter()
+        .map(|(s, e)| match e {
+            WatchEvent::Zk { kind, path } => (s, kind, path),
+            WatchEvent::Etcd { .. } => panic!("a ZooKeeper write fires no etcd event"),
+        })
+        .collect()
+}
+
+/// A multi's watches, sequence numbers and ephemerals as each op's own
+/// would be: a create and a delete of one node in one multi fire the
+/// directory's child watch once (it is one-shot), the node's exists watch
+/// once (NodeCreated); a sequential create numbers on from the multi's
+/// earlier creates; an ephemeral's owner is the multi's session; a failed
+/// multi changes nothing, fires nothing and answers ZooKeeper's error
+/// results.
+#[test]
+fn a_multi_is_one_transaction() {
+    let mut store = StoreState::new(&Setup::lock_dir());
+    let (a, b) = (sid(0), sid(1));
+    store.open_session(a);
+    store.open_session(b);
+    let first = member(0, Some(a));
+    let second = member(1, Some(a));
+    store.apply(
+        b,
+        &Request::Exists {
+            path: first,
+            watch: true,
+        },
+    );
+    store.apply(
+        b,
+        &Request::GetChildren {
+            path: names::LOCK,
+            watch: true,
+        },
+    );
+    let zxid = store.zk.zxid;
+    let create = MultiOp::Create {
+        path: names::new_member(Some(a)),
+        ephemeral: true,
+        sequential: true,
+        data: Data::Empty,
+    };
+    let ops = vec![
+        create,
+        create,
+        MultiOp::Delete {
+            path: first,
+            version: Some(0),
+        },
+        MultiOp::Check {
+            path: second,
+            version: None,
+        },
+    ];
+    let (reply, fired) = store.apply(a, &Request::Multi(ops));
+    assert_eq!(
+        reply,
+        Reply::Multi(vec![
+            MultiResult::Created {
+                path: first,
+                czxid: zxid + 1
+            },
+            MultiResult::Created {
+                path: second,
+                czxid: zxid + 1
+            },
+            MultiResult::Deleted,
+            MultiResult::Checked,
+        ])
+    );
+    assert_eq!(store.zk.zxid, zxid + 1);
+    assert_eq!(
+        fired,
+        vec![
+            (
+                b,
+                WatchEvent::Zk {
+                    kind: ZkEvent::NodeCreated,
+                    path: first
+                }
+            ),
+            (
+                b,
+                WatchEvent::Zk {
+                    kind: ZkEvent::NodeChildrenChanged,
+                    path: names::LOCK
+                }
+            ),
+        ]
+    );
+    assert_eq!(
+        store.zk.node(second).and_then(|n| n.ephemeral_owner),
+        Some(a)
+    );
+    // A failed multi: the create before the failing op is rolled back,
+    // the op after it not run.
+    let before = store.clone();
+    store.apply(
+        b,
+        &Request::GetChildren {
+            path: names::LOCK,
+            watch: true,
+        },
+    );
+    let watched = store.clone();
+    let ops = vec![
+        create,
+        MultiOp::SetData {
+            path: second,
+            data: Data::Number(1),
+            version: Some(3),
+        },
+        MultiOp::Delete {
+            path: second,
+            version: None,
+        },
+    ];
+    let (reply, fired) = store.apply(a, &Request::Multi(ops.clone()));
+    assert_eq!(
+        reply,
+        Reply::Multi(vec![
+            MultiResult::RolledBack,
+            MultiResult::Error(ZkError::BadVersion),
+            MultiResult::RuntimeInconsistency,
+        ])
+    );
+    assert!(fired.is_empty());
+    assert_eq!(store, watched, "nothing changed, the child watch kept");
+    assert_ne!(store, before);
+    assert_eq!(
+        Request::Multi(ops).to_string(),
+        "multi(create(/lock/_c_00000000-lock-, ephemeral-sequential); \
+         set_data(/lock/_c_00000000-lock-0000000001, 1, version 3); \
+         delete(/lock/_c_00000000-lock-0000000001))"
+    );
+    assert_eq!(
+        reply.to_string(),
+        "multi failed [rolled back, error BadVersion, not run (RuntimeInconsistency)]"
+    );
+    // A session that has ended sends no multi.
+    store.end_session(a, SessionEnd::Closed);
+    assert_eq!(
+        store.apply(a, &Request::Multi(vec![create])).0,
+        Reply::Error(ZkError::SessionExpired)
+    );
 }
 
 #[derive(Clone, Debug)]

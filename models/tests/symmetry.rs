@@ -272,3 +272,64 @@ fn relabelling_by_a_non_permutation_is_refused() {
     let mut state = model.init_states().remove(0);
     state.relabel(&[0, 0, 1]);
 }
+
+/// Every client name in the store's newer request and reply shapes is
+/// renamed: a multi's paths (guids) and data (sessions), its results'
+/// paths and owners. A relabelling that missed one would leave a state
+/// that names a client symmetry moved elsewhere.
+#[test]
+fn relabelling_renames_clients_in_every_request_shape() {
+    use models::msg::{MultiOp, MultiResult, Stat};
+    let (a, b) = (SessionId::first(0), SessionId::first(1));
+    let node = |s: SessionId| {
+        names::member(Child {
+            seq: Some(3),
+            prefix: names::MEMBER,
+            guid: Some(s),
+        })
+    };
+    let shapes = |s: SessionId| {
+        let stat = Stat {
+            czxid: 2,
+            mzxid: 3,
+            version: 1,
+            cversion: 0,
+            ephemeral_owner: Some(s),
+            data: Data::Session(s),
+        };
+        (
+            vec![Request::Multi(vec![
+                MultiOp::Check {
+                    path: node(s),
+                    version: None,
+                },
+                MultiOp::Create {
+                    path: names::new_member(Some(s)),
+                    ephemeral: true,
+                    sequential: true,
+                    data: Data::Session(s),
+                },
+                MultiOp::Delete {
+                    path: node(s),
+                    version: Some(1),
+                },
+                MultiOp::SetData {
+                    path: node(s),
+                    data: Data::Session(s),
+                    version: None,
+                },
+            ])],
+            vec![Reply::Multi(vec![
+                MultiResult::Created {
+                    path: node(s),
+                    czxid: 4,
+                },
+                MultiResult::Set(stat),
+            ])],
+        )
+    };
+    let (mut requests, mut replies) = shapes(a);
+    requests.relabel(&[1, 0]);
+    replies.relabel(&[1, 0]);
+    assert_eq!((requests, replies), shapes(b));
+}

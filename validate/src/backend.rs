@@ -6,8 +6,8 @@
 use etcd_client as etcd;
 use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, Reply, Request, SortByCreate,
-    Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
+    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, MultiOp, MultiResult, OpResult, Range, Reply,
+    Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -79,6 +79,42 @@ fn data_of(bytes: &[u8]) -> Data {
 /// The bytes data is stored as: its text (`Data`'s display).
 fn bytes_of(data: Data) -> Vec<u8> {
     data.to_string().into_bytes()
+}
+
+fn create_mode(ephemeral: bool, sequential: bool) -> zk::CreateMode {
+    match (ephemeral, sequential) {
+        (true, true) => zk::CreateMode::EphemeralSequential,
+        (true, false) => zk::CreateMode::Ephemeral,
+        (false, true) => zk::CreateMode::PersistentSequential,
+        (false, false) => zk::CreateMode::Persistent,
+    }
+}
+
+/// A committed multi's result for `op`, in the model's terms.
+fn multi_result(
+    op: &MultiOp,
+    r: zk::MultiWriteResult,
+    sessions: &HashMap<SessionId, zk::Client>,
+) -> MultiResult {
+    match r {
+        zk::MultiWriteResult::Check => MultiResult::Checked,
+        zk::MultiWriteResult::Delete => MultiResult::Deleted,
+        zk::MultiWriteResult::Create { path, stat } => MultiResult::Created {
+            path: ZPath::parse(&path).expect("a name the store gave back parses"),
+            czxid: stat.czxid as u64,
+        },
+        zk::MultiWriteResult::SetData { stat: st } => {
+            let data = match *op {
+                MultiOp::SetData { data, .. } => data,
+                MultiOp::Check { .. } | MultiOp::Create { .. } | MultiOp::Delete { .. } => {
+                    Data::Empty
+                }
+            };
+            MultiResult::Set(stat(&st, sessions, &bytes_of(data)))
+        }
+        // The enum is open upstream; 0.9 has the four above.
+        other => panic!("ZooKeeper: a multi result this client version has no name for: {other:?}"),
+    }
 }
 
 fn zk_watch(w: zk::OneshotWatcher) -> Watch {
@@ -172,12 +208,7 @@ impl Backend {
                         sequential,
                         data,
                     } => {
-                        let mode = match (ephemeral, sequential) {
-                            (true, true) => zk::CreateMode::EphemeralSequential,
-                            (true, false) => zk::CreateMode::Ephemeral,
-                            (false, true) => zk::CreateMode::PersistentSequential,
-                            (false, false) => zk::CreateMode::Persistent,
-                        };
+                        let mode = create_mode(*ephemeral, *sequential);
                         // A sequential create's path is the name before the
                         // number the server appends.
                         let name = path.to_string();
@@ -282,6 +313,76 @@ impl Backend {
                             names.iter().filter_map(|n| Child::parse(n)).collect();
                         children.sort();
                         (Reply::Children(children.into()), 0, w)
+                    }
+                    Request::Multi(ops) => {
+                        let mut writer = c.new_multi_writer();
+                        for op in ops {
+                            let added = match *op {
+                                // ZooKeeper's version -1 checks existence only.
+                                MultiOp::Check { path, version } => writer.add_check_version(
+                                    &path.to_string(),
+                                    version.map_or(-1, |v| v as i32),
+                                ),
+                                MultiOp::Create {
+                                    path,
+                                    ephemeral,
+                                    sequential,
+                                    data,
+                                } => writer.add_create(
+                                    &path.to_string(),
+                                    &bytes_of(data),
+                                    &create_mode(ephemeral, sequential).with_acls(acl),
+                                ),
+                                MultiOp::Delete { path, version } => {
+                                    writer.add_delete(&path.to_string(), version.map(|v| v as i32))
+                                }
+                                MultiOp::SetData {
+                                    path,
+                                    data,
+                                    version,
+                                } => writer.add_set_data(
+                                    &path.to_string(),
+                                    &bytes_of(data),
+                                    version.map(|v| v as i32),
+                                ),
+                            };
+                            added.expect("the client takes the model's paths");
+                        }
+                        match writer.commit().await {
+                            Ok(done) => {
+                                let results: Vec<MultiResult> = ops
+                                    .iter()
+                                    .zip(done)
+                                    .map(|(op, r)| multi_result(op, r, sessions))
+                                    .collect();
+                                let zxid = results
+                                    .iter()
+                                    .find_map(|r| match r {
+                                        MultiResult::Created { czxid, .. } => Some(*czxid),
+                                        MultiResult::Set(s) => Some(s.mzxid),
+                                        MultiResult::Checked
+                                        | MultiResult::Deleted
+                                        | MultiResult::RolledBack
+                                        | MultiResult::Error(_)
+                                        | MultiResult::RuntimeInconsistency => None,
+                                    })
+                                    .unwrap_or(0);
+                                (Reply::Multi(results), zxid, None)
+                            }
+                            // The client reports the first op whose error is
+                            // not OK; the server's results around it are OK
+                            // before and RUNTIMEINCONSISTENCY after.
+                            Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                                let Reply::Error(e) = zk_error(source) else {
+                                    unreachable!("zk_error answers an error")
+                                };
+                                let results = MultiResult::failed_at(ops.len(), index, e);
+                                (Reply::Multi(results), 0, None)
+                            }
+                            Err(zk::MultiWriteError::RequestFailed { source }) => {
+                                (zk_error(source), 0, None)
+                            }
+                        }
                     }
                     other => panic!("not a ZooKeeper request: {other}"),
                 }

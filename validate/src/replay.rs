@@ -22,7 +22,7 @@
 use crate::backend::{Backend, Watch};
 use models::client::{Client, ClientState};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, Data, SessionId, ZPath};
-use models::msg::{Msg, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
+use models::msg::{Msg, MultiResult, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
 use models::recipe::RecipeRef;
 use models::recipes::names;
 use models::resource::{Resource, ResourceState};
@@ -596,6 +596,24 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
             data: if reads_data { s.data } else { Data::Empty },
             ..s
         })),
+        Reply::Multi(results) => Reply::Multi(
+            results
+                .iter()
+                .map(|r| match *r {
+                    MultiResult::Created { path, .. } => MultiResult::Created { path, czxid: 0 },
+                    MultiResult::Set(s) => MultiResult::Set(Stat {
+                        czxid: 0,
+                        mzxid: 0,
+                        ..s
+                    }),
+                    MultiResult::Checked
+                    | MultiResult::Deleted
+                    | MultiResult::RolledBack
+                    | MultiResult::Error(_)
+                    | MultiResult::RuntimeInconsistency => *r,
+                })
+                .collect(),
+        ),
         Reply::Connected
         | Reply::Deleted
         | Reply::Children(_)
@@ -614,6 +632,18 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
     match reply {
         Reply::Created { czxid, .. } => vec![*czxid],
         Reply::Stat(Some(s)) => vec![s.czxid, s.mzxid],
+        Reply::Multi(results) => results
+            .iter()
+            .flat_map(|r| match *r {
+                MultiResult::Created { czxid, .. } => vec![czxid],
+                MultiResult::Set(s) => vec![s.czxid, s.mzxid],
+                MultiResult::Checked
+                | MultiResult::Deleted
+                | MultiResult::RolledBack
+                | MultiResult::Error(_)
+                | MultiResult::RuntimeInconsistency => Vec::new(),
+            })
+            .collect(),
         Reply::Stat(None)
         | Reply::Connected
         | Reply::Deleted
