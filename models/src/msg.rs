@@ -228,6 +228,12 @@ pub enum Reply {
     /// A multi's results, one per op, in order; all `ErrorResult`s if it
     /// failed ([`MultiResult`]).
     Multi(Vec<MultiResult>),
+    // --- etcd ---
+    /// A `count_only` range's answer: how many keys are in its range.
+    RangeCount {
+        revision: u64,
+        count: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -314,14 +320,48 @@ pub enum TxnOp {
     Range(Range),
 }
 
-/// `range`: one key, or every key with a prefix, optionally sorted by
-/// create revision, limited, and bounded by `max_create_revision` (0 = none).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// `range`: one key, every key with a prefix, or every key in
+/// `[key, range_end)`, optionally sorted, limited, bounded by
+/// `max_create_revision` (0 = none), and answered with keys only or a
+/// count only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Range {
     pub keys: Keys,
-    pub sort: SortByCreate,
+    pub sort: Sort,
     pub limit: u32,
     pub max_create_revision: u64,
+    /// etcd's `keys_only` / `count_only`. Written (and hashed) only when
+    /// set, so the ranges the recipes send serialize and hash as before.
+    #[serde(default, skip_serializing_if = "RangeOnly::is_kvs")]
+    pub only: RangeOnly,
+}
+
+/// As the derived hash was before `only`: the fields in order, `only`
+/// only when set (fingerprints of states with the recipes' ranges must
+/// not change).
+impl std::hash::Hash for Range {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.keys.hash(h);
+        self.sort.hash(h);
+        self.limit.hash(h);
+        self.max_create_revision.hash(h);
+        if !self.only.is_kvs() {
+            self.only.hash(h);
+        }
+    }
+}
+
+impl Range {
+    /// Every key in `keys`, in key order, with values.
+    pub fn of(keys: Keys) -> Range {
+        Range {
+            keys,
+            sort: Sort::None,
+            limit: 0,
+            max_create_revision: 0,
+            only: RangeOnly::Kvs,
+        }
+    }
 }
 
 /// The keys a range reads.
@@ -329,20 +369,111 @@ pub struct Range {
 pub enum Keys {
     One(Key),
     Prefix(Name),
+    // New variants go last (a variant's place is part of its hash).
+    /// `[from, end)`, etcd's `key` and `range_end`; no end is etcd's
+    /// `range_end` of `\0`, every key from `from` on. The bounds are text:
+    /// a lease key is ordered against them by `Key::cmp_bound`, which
+    /// keeps a bound among the client digits of lease ids from naming a
+    /// client.
+    Between {
+        from: Name,
+        end: Option<Name>,
+    },
+}
+
+/// How a range's keys are sorted: not at all (key order), by create
+/// revision (what the recipes ask), or by any target etcd sorts on.
+/// Ties keep key order (etcd's `sort.Sort` is not stable: any order of
+/// ties is etcd's; the model picks one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Sort {
+    None,
+    /// By create revision, lowest first.
+    Ascend,
+    /// By create revision, highest first.
+    Descend,
+    // New variants go last.
+    /// By another target; [`Sort::by`] writes a create-revision sort as
+    /// the two above, so each sort has one form.
+    By(SortTarget, SortOrder),
+}
+
+/// The name `Sort` had while it sorted by create revision only.
+pub type SortByCreate = Sort;
+
+/// etcd's `SortTarget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SortTarget {
+    Key,
+    Version,
+    Create,
+    Mod,
+    Value,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SortByCreate {
-    None,
+pub enum SortOrder {
     Ascend,
     Descend,
 }
 
+impl Sort {
+    /// A sort by `target` in `order`, in its one form.
+    pub fn by(target: SortTarget, order: SortOrder) -> Sort {
+        match (target, order) {
+            (SortTarget::Create, SortOrder::Ascend) => Sort::Ascend,
+            (SortTarget::Create, SortOrder::Descend) => Sort::Descend,
+            (
+                SortTarget::Key | SortTarget::Version | SortTarget::Mod | SortTarget::Value,
+                SortOrder::Ascend | SortOrder::Descend,
+            ) => Sort::By(target, order),
+        }
+    }
+
+    /// The target and order, `None` for no sort.
+    pub fn target(self) -> Option<(SortTarget, SortOrder)> {
+        match self {
+            Sort::None => None,
+            Sort::Ascend => Some((SortTarget::Create, SortOrder::Ascend)),
+            Sort::Descend => Some((SortTarget::Create, SortOrder::Descend)),
+            Sort::By(target, order) => Some((target, order)),
+        }
+    }
+}
+
+/// What a range answers with: the key-values, the keys (and their
+/// revisions, versions and leases) without values (`keys_only`), or how
+/// many keys there are (`count_only`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RangeOnly {
+    #[default]
+    Kvs,
+    Keys,
+    Count,
+}
+
+impl RangeOnly {
+    pub fn is_kvs(&self) -> bool {
+        *self == RangeOnly::Kvs
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OpResult {
-    Put { revision: u64 },
-    Delete { deleted: u32 },
-    Range { kvs: Vec<Kv> },
+    Put {
+        revision: u64,
+    },
+    Delete {
+        deleted: u32,
+    },
+    Range {
+        kvs: Vec<Kv>,
+    },
+    // New variants go last.
+    /// A `count_only` range's answer.
+    Count {
+        count: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -665,21 +796,33 @@ impl fmt::Display for Compare {
 impl fmt::Display for Range {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.keys {
-            Keys::One(k) => write!(f, "get({k})")?,
+            Keys::One(k) => write!(f, "get({k}")?,
             Keys::Prefix(p) => write!(f, "range({p}")?,
+            Keys::Between {
+                from,
+                end: Some(end),
+            } => write!(f, "range([{from}, {end})")?,
+            Keys::Between { from, end: None } => write!(f, "range([{from}, ...)")?,
         }
-        if let Keys::Prefix(_) = self.keys {
+        // A get of one key read as it always has: its sort and bound
+        // change nothing.
+        if let Keys::Prefix(_) | Keys::Between { .. } = self.keys {
             match self.sort {
-                SortByCreate::None => {}
-                SortByCreate::Ascend => write!(f, ", first-created")?,
-                SortByCreate::Descend => write!(f, ", last-created")?,
+                Sort::None => {}
+                Sort::Ascend => write!(f, ", first-created")?,
+                Sort::Descend => write!(f, ", last-created")?,
+                Sort::By(target, order) => write!(f, ", by {target:?} {order:?}")?,
             }
             if self.max_create_revision > 0 {
                 write!(f, ", max_create_revision={}", self.max_create_revision)?;
             }
-            write!(f, ")")?;
         }
-        Ok(())
+        match self.only {
+            RangeOnly::Kvs => {}
+            RangeOnly::Keys => write!(f, ", keys only")?,
+            RangeOnly::Count => write!(f, ", count only")?,
+        }
+        write!(f, ")")
     }
 }
 
@@ -791,9 +934,13 @@ impl fmt::Display for Reply {
                     if *succeeded { "succeeded" } else { "failed" }
                 )?;
                 for r in responses {
-                    if let OpResult::Range { kvs } = r {
-                        write!(f, ", range ")?;
-                        write_kvs(f, kvs)?;
+                    match r {
+                        OpResult::Range { kvs } => {
+                            write!(f, ", range ")?;
+                            write_kvs(f, kvs)?;
+                        }
+                        OpResult::Count { count } => write!(f, ", count {count}")?,
+                        OpResult::Put { .. } | OpResult::Delete { .. } => {}
                     }
                 }
                 Ok(())
@@ -805,6 +952,9 @@ impl fmt::Display for Reply {
             Reply::WatchCreated { revision } => write!(f, "watch created at revision {revision}"),
             Reply::DeleteResult { revision, deleted } => {
                 write!(f, "deleted {deleted} key(s) at revision {revision}")
+            }
+            Reply::RangeCount { revision, count } => {
+                write!(f, "count at revision {revision}: {count}")
             }
             Reply::Multi(results) => {
                 let ok = results.iter().all(|r| match r {

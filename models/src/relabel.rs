@@ -122,7 +122,8 @@ impl Relabel for Keys {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Keys::One(k) => k.relabel(p),
-            Keys::Prefix(_) => {}
+            // Text only: no client in a prefix or bound.
+            Keys::Prefix(_) | Keys::Between { .. } => {}
         }
     }
 }
@@ -170,7 +171,7 @@ impl Relabel for OpResult {
     fn relabel(&mut self, p: &Perm) {
         match self {
             OpResult::Range { kvs } => kvs.relabel(p),
-            OpResult::Put { .. } | OpResult::Delete { .. } => {}
+            OpResult::Put { .. } | OpResult::Delete { .. } | OpResult::Count { .. } => {}
         }
     }
 }
@@ -256,7 +257,8 @@ impl Relabel for Reply {
             | Reply::LeaseGranted
             | Reply::LeaseNotFound
             | Reply::WatchCreated { .. }
-            | Reply::DeleteResult { .. } => {}
+            | Reply::DeleteResult { .. }
+            | Reply::RangeCount { .. } => {}
         }
     }
 }

@@ -8,8 +8,8 @@
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
     Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, MultiOp, MultiResult, OpResult,
-    Range, Reply, Request, RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp,
-    WatchEvent, ZkError, ZkEvent,
+    Range, RangeOnly, Reply, Request, RequestClass, RequestKind, Sort, SortOrder, SortTarget, Stat,
+    Timer, Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use models::name;
 use models::recipes::names;
@@ -29,12 +29,12 @@ fn kv(c: u16, create_revision: u64) -> Kv {
     }
 }
 
-fn range(key: Option<Key>, sort: SortByCreate, max_create_revision: u64) -> Range {
+fn range(key: Option<Key>, sort: Sort, max_create_revision: u64) -> Range {
     Range {
-        keys: key.map_or(Keys::Prefix(names::KEYS), Keys::One),
         sort,
         limit: 1,
         max_create_revision,
+        ..Range::of(key.map_or(Keys::Prefix(names::KEYS), Keys::One))
     }
 }
 
@@ -111,12 +111,12 @@ fn requests_read_as_the_store_apis() {
                     value: Data::Empty,
                     lease: Some(SessionId::first(0)),
                 },
-                TxnOp::Range(range(None, SortByCreate::Ascend, 0)),
+                TxnOp::Range(range(None, Sort::Ascend, 0)),
             ],
-            failure: vec![TxnOp::Range(range(Some(key(0)), SortByCreate::None, 0))],
+            failure: vec![TxnOp::Range(range(Some(key(0)), Sort::None, 0))],
         })),
-        Request::Range(range(None, SortByCreate::Descend, 9)),
-        Request::Range(range(None, SortByCreate::None, 0)),
+        Request::Range(range(None, Sort::Descend, 9)),
+        Request::Range(range(None, Sort::None, 0)),
         Request::SetData {
             path: names::LOCK,
             data: Data::Number(3),
@@ -352,6 +352,68 @@ fn a_multi_reads_as_its_ops() {
     assert_eq!(
         failed.to_string(),
         "multi failed [rolled back, error NoNode, not run (RuntimeInconsistency)]"
+    );
+}
+
+/// A range over `[from, end)`, its other sorts, keys only and counts read
+/// as etcd's options; a get of one key as it always has.
+#[test]
+fn ranges_read_with_their_options() {
+    let between = |end| Keys::Between {
+        from: name!("/lock/"),
+        end,
+    };
+    let ranges = [
+        Range {
+            sort: Sort::by(SortTarget::Mod, SortOrder::Descend),
+            ..Range::of(between(Some(name!("/lock0"))))
+        },
+        Range {
+            sort: Sort::by(SortTarget::Create, SortOrder::Ascend),
+            max_create_revision: 4,
+            ..Range::of(between(None))
+        },
+        Range {
+            only: RangeOnly::Keys,
+            sort: Sort::by(SortTarget::Value, SortOrder::Ascend),
+            ..Range::of(Keys::Prefix(names::KEYS))
+        },
+        Range {
+            only: RangeOnly::Count,
+            ..Range::of(Keys::One(key(1)))
+        },
+    ];
+    assert_eq!(
+        shown(&ranges),
+        [
+            "range([/lock/, /lock0), by Mod Descend)",
+            "range([/lock/, ...), first-created, max_create_revision=4)",
+            "range(/lock/, by Value Ascend, keys only)",
+            "get(/lock/694d00010000, count only)",
+        ]
+    );
+    assert_eq!(
+        Sort::by(SortTarget::Create, SortOrder::Descend),
+        Sort::Descend,
+        "one form for each sort"
+    );
+    let replies = [
+        Reply::RangeCount {
+            revision: 7,
+            count: 2,
+        },
+        Reply::TxnResult {
+            succeeded: false,
+            revision: 7,
+            responses: vec![OpResult::Count { count: 2 }],
+        },
+    ];
+    assert_eq!(
+        shown(&replies),
+        [
+            "count at revision 7: 2",
+            "txn failed at revision 7, count 2"
+        ]
     );
 }
 

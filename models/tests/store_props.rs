@@ -4,8 +4,8 @@
 
 use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    Compare, EtcdEvent, Keys, MultiOp, MultiResult, OpResult, Range, Reply, Request, SortByCreate,
-    Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
+    Compare, EtcdEvent, Keys, Kv, MultiOp, MultiResult, OpResult, Range, RangeOnly, Reply, Request,
+    Sort, SortOrder, SortTarget, Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use models::recipe::Setup;
 use models::recipes::names;
@@ -730,8 +730,15 @@ fn a_multi_is_one_transaction() {
 
 #[derive(Clone, Debug)]
 enum EtcdOp {
+    /// Put lease `lease`'s own key (on the lease).
     Put {
         lease: u16,
+        value: u64,
+    },
+    /// Put the nth of [`FIXED`] (on no lease).
+    PutFixed {
+        nth: usize,
+        value: u64,
     },
     Delete {
         nth: usize,
@@ -739,12 +746,12 @@ enum EtcdOp {
     Expire {
         lease: u16,
     },
-    /// `key`: none (the prefix), the nth live key, or a missing one.
     Range {
-        key: Option<usize>,
-        sort: SortByCreate,
+        keys: RangeKeys,
+        sort: Sort,
         limit: u32,
         max_create_revision: u64,
+        only: RangeOnly,
     },
     /// etcd's Mutex: put our key if it does not exist, and read it back.
     Txn {
@@ -752,27 +759,79 @@ enum EtcdOp {
     },
 }
 
-fn etcd_op() -> impl Strategy<Value = EtcdOp> {
+/// The keys a range op reads: the nth live key (or, past the last, one
+/// never written), a prefix, or `[from, end)`, the texts from [`BOUNDS`].
+#[derive(Clone, Debug)]
+enum RangeKeys {
+    One(usize),
+    Prefix(usize),
+    Between(usize, Option<usize>),
+}
+
+/// Keys of text only.
+const FIXED: [&str; 5] = ["/a", "/lock", "/lock/6", "/lock/zz", "/m/x"];
+
+/// Prefixes and bounds: around the keys, in the lease ids' fixed `694d`,
+/// and among their client digits (where a bound must not name a client).
+const BOUNDS: [&str; 13] = [
+    "",
+    "/a",
+    "/lock",
+    "/lock/",
+    "/lock/6",
+    "/lock/694d",
+    "/lock/694d0",
+    "/lock/694d0001",
+    "/lock/694e",
+    "/lock/7",
+    "/lock/zz",
+    "/lock0",
+    "/m",
+];
+
+fn sort() -> impl Strategy<Value = Sort> {
+    let target = prop_oneof![
+        Just(SortTarget::Key),
+        Just(SortTarget::Version),
+        Just(SortTarget::Create),
+        Just(SortTarget::Mod),
+        Just(SortTarget::Value),
+    ];
+    let order = prop_oneof![Just(SortOrder::Ascend), Just(SortOrder::Descend)];
     prop_oneof![
-        (0..SESSIONS).prop_map(|lease| EtcdOp::Put { lease }),
+        Just(Sort::None),
+        Just(Sort::Ascend),
+        Just(Sort::Descend),
+        (target, order).prop_map(|(t, o)| Sort::by(t, o)),
+    ]
+}
+
+fn etcd_op() -> impl Strategy<Value = EtcdOp> {
+    let bound = 0..BOUNDS.len();
+    let keys = prop_oneof![
+        (0..6usize).prop_map(RangeKeys::One),
+        bound.clone().prop_map(RangeKeys::Prefix),
+        (bound.clone(), prop::option::of(bound)).prop_map(|(f, e)| RangeKeys::Between(f, e)),
+    ];
+    let only = prop_oneof![
+        3 => Just(RangeOnly::Kvs),
+        1 => Just(RangeOnly::Keys),
+        1 => Just(RangeOnly::Count),
+    ];
+    prop_oneof![
+        (0..SESSIONS, 0..3u64).prop_map(|(lease, value)| EtcdOp::Put { lease, value }),
+        (0..FIXED.len(), 0..3u64).prop_map(|(nth, value)| EtcdOp::PutFixed { nth, value }),
         (0..6usize).prop_map(|nth| EtcdOp::Delete { nth }),
         (0..SESSIONS).prop_map(|lease| EtcdOp::Expire { lease }),
-        (
-            prop::option::of(0..6usize),
-            prop_oneof![
-                Just(SortByCreate::None),
-                Just(SortByCreate::Ascend),
-                Just(SortByCreate::Descend)
-            ],
-            0..3u32,
-            0..30u64
-        )
-            .prop_map(|(key, sort, limit, max_create_revision)| EtcdOp::Range {
-                key,
+        (keys, sort(), 0..3u32, 0..30u64, only).prop_map(
+            |(keys, sort, limit, max_create_revision, only)| EtcdOp::Range {
+                keys,
                 sort,
                 limit,
-                max_create_revision
-            }),
+                max_create_revision,
+                only
+            }
+        ),
         (0..SESSIONS).prop_map(|lease| EtcdOp::Txn { lease }),
     ]
 }
@@ -795,28 +854,121 @@ fn live_lease(incarnation: &[u16], lease: u16) -> SessionId {
     }
 }
 
-/// `range` on the reference: the keys that match, in key order, sorted by
-/// create revision as asked (a stable sort: ties stay in key order), then
-/// the first `limit` (0: all).
-fn reference_range(reference: &BTreeMap<Key, (u64, SessionId)>, r: &Range) -> Vec<Key> {
-    let mut matching: Vec<(u64, Key)> = reference
-        .iter()
-        .filter(|(k, _)| match r.keys {
-            Keys::One(key) => key == **k,
-            Keys::Prefix(p) => k.to_string().starts_with(p.as_str()),
-        })
-        .filter(|(_, (c, _))| r.max_create_revision == 0 || *c <= r.max_create_revision)
-        .map(|(k, (c, _))| (*c, *k))
+fn name(text: &str) -> models::ids::Name {
+    models::ids::Name::intern(text).expect("a name")
+}
+
+/// The reference's key-values, in key order.
+type RefKvs = BTreeMap<Key, Kv>;
+
+/// How a key's text orders against a bound's, as the reference reads the
+/// rule: by the texts, unless the order differs between the lowest and
+/// the highest client a lease of this key could be (the bound falls
+/// among the client digits), and then the key goes first.
+fn reference_cmp(key: Key, bound: &str) -> std::cmp::Ordering {
+    let text = |client| {
+        let lease = key.lease.map(|l| SessionId { client, ..l });
+        Key { lease, ..key }.to_string()
+    };
+    let (lowest, highest) = (
+        text(0).as_str().cmp(bound),
+        text(u16::MAX).as_str().cmp(bound),
+    );
+    if lowest == highest {
+        lowest
+    } else {
+        std::cmp::Ordering::Less
+    }
+}
+
+fn reference_takes(keys: Keys, key: Key) -> bool {
+    let text = |client| {
+        let lease = key.lease.map(|l| SessionId { client, ..l });
+        Key { lease, ..key }.to_string()
+    };
+    match keys {
+        Keys::One(k) => k == key,
+        Keys::Prefix(p) => [0, u16::MAX]
+            .iter()
+            .all(|c| text(*c).starts_with(p.as_str())),
+        Keys::Between { from, end } => {
+            reference_cmp(key, from.as_str()).is_ge()
+                && end.is_none_or(|e| reference_cmp(key, e.as_str()).is_lt())
+        }
+    }
+}
+
+/// `range` on the reference: the keys that match, in key order, sorted as
+/// asked (a stable sort: ties stay in key order; descending sorts by the
+/// reversed comparison), then the first `limit` (0: all), values dropped
+/// for keys only; or, for a count, how many match (before the bound on
+/// create revisions and the limit, as etcd counts).
+fn reference_range(reference: &RefKvs, r: &Range) -> OpResult {
+    let mut matching: Vec<Kv> = reference
+        .values()
+        .filter(|kv| reference_takes(r.keys, kv.key))
+        .copied()
         .collect();
-    match r.sort {
-        SortByCreate::None => {}
-        SortByCreate::Ascend => matching.sort_by_key(|(c, _)| *c),
-        SortByCreate::Descend => matching.sort_by_key(|(c, _)| std::cmp::Reverse(*c)),
+    if r.only == RangeOnly::Count {
+        return OpResult::Count {
+            count: matching.len() as u64,
+        };
+    }
+    matching.retain(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision);
+    let (target, order) = match r.sort {
+        Sort::None => (None, SortOrder::Ascend),
+        Sort::Ascend => (Some(SortTarget::Create), SortOrder::Ascend),
+        Sort::Descend => (Some(SortTarget::Create), SortOrder::Descend),
+        Sort::By(t, o) => (Some(t), o),
+    };
+    if let Some(target) = target {
+        matching.sort_by(|a, b| {
+            let ord = match target {
+                SortTarget::Key => a.key.to_string().cmp(&b.key.to_string()),
+                SortTarget::Version => a.version.cmp(&b.version),
+                SortTarget::Create => a.create_revision.cmp(&b.create_revision),
+                SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
+                SortTarget::Value => a.value.to_string().cmp(&b.value.to_string()),
+            };
+            if order == SortOrder::Descend {
+                ord.reverse()
+            } else {
+                ord
+            }
+        });
     }
     if r.limit > 0 {
         matching.truncate(r.limit as usize);
     }
-    matching.into_iter().map(|(_, k)| k).collect()
+    if r.only == RangeOnly::Keys {
+        for kv in &mut matching {
+            kv.value = Data::Empty;
+        }
+    }
+    OpResult::Range { kvs: matching }
+}
+
+/// A put on the reference at `rev`: a new key is created there, an old
+/// one keeps its create revision and counts a version more.
+fn reference_put(
+    reference: &mut RefKvs,
+    key: Key,
+    value: Data,
+    lease: Option<SessionId>,
+    rev: u64,
+) {
+    let kv = reference.entry(key).or_insert(Kv {
+        key,
+        create_revision: rev,
+        mod_revision: rev,
+        version: 0,
+        lease,
+        value,
+    });
+    kv.mod_revision = rev;
+    kv.version += 1;
+    kv.lease = lease;
+    kv.value = value;
 }
 
 proptest! {
@@ -825,21 +977,25 @@ proptest! {
     #[test]
     fn etcd_face_matches_reference(ops in prop::collection::vec(etcd_op(), 1..60)) {
         let mut kv = EtcdKv::default();
-        // key -> (create_revision, lease)
-        let mut reference: BTreeMap<Key, (u64, SessionId)> = BTreeMap::new();
+        let mut reference = RefKvs::new();
         let mut incarnation = [0u16; SESSIONS as usize];
         for op in ops {
             let before = kv.revision;
             let mut fired = Vec::new();
             match op {
-                EtcdOp::Put { lease } => {
+                EtcdOp::Put { lease, value } => {
                     let s = live_lease(&incarnation, lease);
                     let key = names::session_key(s);
-                    let rev = kv.put(key, Data::Empty, Some(s), &mut fired);
+                    let rev = kv.put(key, Data::Number(value), Some(s), &mut fired);
                     // Revisions strictly increase with every write.
                     prop_assert!(rev > before);
-                    reference.entry(key).or_insert((rev, s));
-                    prop_assert_eq!(kv.get(key).unwrap().create_revision, reference[&key].0);
+                    reference_put(&mut reference, key, Data::Number(value), Some(s), rev);
+                }
+                EtcdOp::PutFixed { nth, value } => {
+                    let key = Key::fixed(name(FIXED[nth]));
+                    let rev = kv.put(key, Data::Number(value), None, &mut fired);
+                    prop_assert_eq!(rev, before + 1);
+                    reference_put(&mut reference, key, Data::Number(value), None, rev);
                 }
                 EtcdOp::Delete { nth } => {
                     match reference.keys().nth(nth).copied() {
@@ -857,27 +1013,29 @@ proptest! {
                 }
                 EtcdOp::Expire { lease } => {
                     let s = live_lease(&incarnation, lease);
-                    let had = reference.values().any(|(_, l)| *l == s);
+                    let had = reference.values().any(|kv| kv.lease == Some(s));
                     kv.expire(s, &mut fired);
-                    reference.retain(|_, (_, l)| *l != s);
+                    reference.retain(|_, kv| kv.lease != Some(s));
                     prop_assert_eq!(kv.revision > before, had);
                     incarnation[lease as usize] += 1;
                 }
-                EtcdOp::Range { key, sort, limit, max_create_revision } => {
-                    // The nth live key, or (past the last) one never written.
-                    let key = key.map(|nth| {
-                        reference.keys().nth(nth).copied()
-                            .unwrap_or(NEVER_WRITTEN)
-                    });
-                    let keys = key.map_or(Keys::Prefix(names::KEYS), Keys::One);
-                    let r = Range { keys, sort, limit, max_create_revision };
-                    let got: Vec<Key> = kv.range(&r).iter().map(|kv| kv.key).collect();
-                    prop_assert_eq!(got, reference_range(&reference, &r));
+                EtcdOp::Range { keys, sort, limit, max_create_revision, only } => {
+                    let keys = match keys {
+                        // The nth live key, or (past the last) one never written.
+                        RangeKeys::One(nth) => Keys::One(reference.keys().nth(nth).copied().unwrap_or(NEVER_WRITTEN)),
+                        RangeKeys::Prefix(p) => Keys::Prefix(name(BOUNDS[p])),
+                        RangeKeys::Between(from, end) => Keys::Between {
+                            from: name(BOUNDS[from]),
+                            end: end.map(|e| name(BOUNDS[e])),
+                        },
+                    };
+                    let r = Range { keys, sort, limit, max_create_revision, only };
+                    prop_assert_eq!(kv.read(&r), reference_range(&reference, &r));
                 }
                 EtcdOp::Txn { lease } => {
                     let s = live_lease(&incarnation, lease);
                     let key = names::session_key(s);
-                    let read = Range { keys: Keys::One(key), sort: SortByCreate::None, limit: 0, max_create_revision: 0 };
+                    let read = Range::of(Keys::One(key));
                     let txn = Txn {
                         compares: vec![Compare::created_at(key, 0)],
                         success: vec![TxnOp::Put { key, value: Data::Empty, lease: Some(s) }, TxnOp::Range(read.clone())],
@@ -887,22 +1045,20 @@ proptest! {
                     prop_assert_eq!(succeeded, !reference.contains_key(&key));
                     if succeeded {
                         prop_assert_eq!(kv.revision, before + 1);
-                        reference.insert(key, (kv.revision, s));
+                        reference_put(&mut reference, key, Data::Empty, Some(s), kv.revision);
                     } else {
                         prop_assert_eq!(kv.revision, before);
                     }
-                    let created = reference[&key].0;
                     let put = OpResult::Put { revision: kv.revision };
-                    let listed = OpResult::Range { kvs: vec![*kv.get(key).unwrap()] };
-                    prop_assert_eq!(kv.get(key).unwrap().create_revision, created);
+                    let listed = OpResult::Range { kvs: vec![reference[&key]] };
                     let want = if succeeded { vec![put, listed] } else { vec![listed] };
                     prop_assert_eq!(results, want);
                 }
             }
             prop_assert!(fired.iter().all(|(_, kind, _, _)| *kind == EtcdEvent::Put || *kind == EtcdEvent::Delete));
-            let keys: Vec<Key> = kv.kvs.iter().map(|kv| kv.key).collect();
-            let want: Vec<Key> = reference.keys().copied().collect();
-            prop_assert_eq!(keys, want);
+            let got: Vec<Kv> = kv.kvs.clone();
+            let want: Vec<Kv> = reference.values().copied().collect();
+            prop_assert_eq!(got, want);
         }
     }
 }

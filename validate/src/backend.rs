@@ -6,8 +6,8 @@
 use etcd_client as etcd;
 use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, MultiOp, MultiResult, OpResult, Range, Reply,
-    Request, SortByCreate, Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
+    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, MultiOp, MultiResult, OpResult, Range,
+    RangeOnly, Reply, Request, SortOrder, SortTarget, Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -156,13 +156,31 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
             o = o.with_prefix();
             p.to_string()
         }
-    };
-    match r.sort {
-        SortByCreate::None => {}
-        SortByCreate::Ascend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Ascend),
-        SortByCreate::Descend => {
-            o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Descend)
+        Keys::Between { from, end } => {
+            o = match end {
+                Some(end) => o.with_range(end.to_string()),
+                None => o.with_from_key(),
+            };
+            // etcd takes no empty key: `\0` is the first there is.
+            match from.as_str() {
+                "" => "\0".to_string(),
+                from => from.to_string(),
+            }
         }
+    };
+    if let Some((target, order)) = r.sort.target() {
+        let target = match target {
+            SortTarget::Key => etcd::SortTarget::Key,
+            SortTarget::Version => etcd::SortTarget::Version,
+            SortTarget::Create => etcd::SortTarget::Create,
+            SortTarget::Mod => etcd::SortTarget::Mod,
+            SortTarget::Value => etcd::SortTarget::Value,
+        };
+        let order = match order {
+            SortOrder::Ascend => etcd::SortOrder::Ascend,
+            SortOrder::Descend => etcd::SortOrder::Descend,
+        };
+        o = o.with_sort(target, order);
     }
     if r.limit > 0 {
         o = o.with_limit(r.limit as i64);
@@ -170,7 +188,24 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
     if r.max_create_revision > 0 {
         o = o.with_max_create_revision(r.max_create_revision as i64);
     }
+    match r.only {
+        RangeOnly::Kvs => {}
+        RangeOnly::Keys => o = o.with_keys_only(),
+        RangeOnly::Count => o = o.with_count_only(),
+    }
     (key, o)
+}
+
+/// A range's answer as a txn op's: its key-values, or its count.
+fn read_result(r: &Range, kvs: &[etcd::KeyValue], count: i64) -> OpResult {
+    match r.only {
+        RangeOnly::Count => OpResult::Count {
+            count: count as u64,
+        },
+        RangeOnly::Kvs | RangeOnly::Keys => OpResult::Range {
+            kvs: kvs.iter().filter_map(kv).collect(),
+        },
+    }
 }
 
 fn lease_not_found(e: &etcd::Error) -> bool {
@@ -450,17 +485,23 @@ impl Backend {
                     match client.txn(txn).await {
                         Ok(resp) => {
                             let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                            let branch = if resp.succeeded() {
+                                &t.success
+                            } else {
+                                &t.failure
+                            };
                             let responses = resp
                                 .op_responses()
                                 .iter()
-                                .map(|r| match r {
-                                    etcd::TxnOpResponse::Put(_) => OpResult::Put { revision },
-                                    etcd::TxnOpResponse::Delete(d) => OpResult::Delete {
+                                .zip(branch)
+                                .map(|(r, op)| match (r, op) {
+                                    (etcd::TxnOpResponse::Put(_), _) => OpResult::Put { revision },
+                                    (etcd::TxnOpResponse::Delete(d), _) => OpResult::Delete {
                                         deleted: d.deleted() as u32,
                                     },
-                                    etcd::TxnOpResponse::Get(g) => OpResult::Range {
-                                        kvs: g.kvs().iter().filter_map(kv).collect(),
-                                    },
+                                    (etcd::TxnOpResponse::Get(g), TxnOp::Range(r)) => {
+                                        read_result(r, g.kvs(), g.count())
+                                    }
                                     _ => OpResult::Range { kvs: Vec::new() },
                                 })
                                 .collect();
@@ -482,14 +523,17 @@ impl Backend {
                     let (k, o) = get_options(r);
                     let resp = client.get(k, Some(o)).await.expect("etcd range");
                     let revision = resp.header().map_or(0, |h| h.revision()) as u64;
-                    (
-                        Reply::RangeResult {
+                    let reply = match r.only {
+                        RangeOnly::Count => Reply::RangeCount {
+                            revision,
+                            count: resp.count() as u64,
+                        },
+                        RangeOnly::Kvs | RangeOnly::Keys => Reply::RangeResult {
                             revision,
                             kvs: resp.kvs().iter().filter_map(kv).collect(),
                         },
-                        revision,
-                        None,
-                    )
+                    };
+                    (reply, revision, None)
                 }
                 Request::Watch {
                     key,

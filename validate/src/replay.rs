@@ -623,7 +623,8 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
-        | Reply::DeleteResult { .. } => reply.clone(),
+        | Reply::DeleteResult { .. }
+        | Reply::RangeCount { .. } => reply.clone(),
     }
 }
 
@@ -655,7 +656,8 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
-        | Reply::DeleteResult { .. } => Vec::new(),
+        | Reply::DeleteResult { .. }
+        | Reply::RangeCount { .. } => Vec::new(),
     }
 }
 

@@ -10,8 +10,8 @@
 
 use crate::ids::{ClientIdx, Data, Key, SessionId};
 use crate::msg::{
-    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, SortByCreate, Txn,
-    TxnOp,
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, RangeOnly, Sort,
+    SortOrder, SortTarget, Txn, TxnOp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -111,7 +111,7 @@ impl EtcdKv {
                 TxnOp::Delete { key } => OpResult::Delete {
                     deleted: self.delete_at(*key, fired),
                 },
-                TxnOp::Range(r) => OpResult::Range { kvs: self.range(r) },
+                TxnOp::Range(r) => self.read(r),
             })
             .collect();
         (succeeded, results)
@@ -163,45 +163,91 @@ impl EtcdKv {
         self.notify(key, EtcdEvent::Put, revision, fired);
     }
 
-    /// `range`: matching keys, sorted and limited as asked.
+    /// Whether `key` is in `keys`.
+    fn takes(keys: Keys, key: Key) -> bool {
+        match keys {
+            Keys::One(k) => key == k,
+            Keys::Prefix(p) => key.has_prefix(p),
+            Keys::Between { from, end } => {
+                key.cmp_bound(from).is_ge() && end.is_none_or(|end| key.cmp_bound(end).is_lt())
+            }
+        }
+    }
+
+    /// A range as a txn's op answers it: its key-values, or (`count_only`)
+    /// how many keys are in its range.
+    pub fn read(&self, r: &Range) -> OpResult {
+        match r.only {
+            RangeOnly::Count => OpResult::Count {
+                count: self.count(r.keys),
+            },
+            RangeOnly::Kvs | RangeOnly::Keys => OpResult::Range { kvs: self.range(r) },
+        }
+    }
+
+    /// A `count_only` range: how many keys are in `keys`. etcd counts the
+    /// keys in the range before `max_create_revision` prunes them and
+    /// `limit` cuts them (`rr.Count`), so those two count for nothing.
+    pub fn count(&self, keys: Keys) -> u64 {
+        self.kvs
+            .iter()
+            .filter(|kv| Self::takes(keys, kv.key))
+            .count() as u64
+    }
+
+    /// `range`: matching keys, sorted and limited as asked (none for a
+    /// count: [`EtcdKv::read`] answers that).
     pub fn range(&self, r: &Range) -> Vec<Kv> {
         let matching = self
             .kvs
             .iter()
-            .filter(|kv| match r.keys {
-                Keys::One(k) => kv.key == k,
-                Keys::Prefix(p) => kv.key.has_prefix(p),
-            })
+            .filter(|kv| r.only != RangeOnly::Count && Self::takes(r.keys, kv.key))
             .filter(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision)
             .copied();
-        // The recipes ask for the first or last created key: find it without
-        // sorting (or keeping) the rest.
-        match (r.sort, r.limit) {
-            (SortByCreate::Ascend, 1) => {
-                return matching
-                    .min_by_key(|kv| kv.create_revision)
-                    .into_iter()
-                    .collect()
-            }
+        let mut kvs: Vec<Kv> = match (r.sort, r.limit) {
+            // The recipes ask for the first or last created key: find it
+            // without sorting (or keeping) the rest.
+            (Sort::Ascend, 1) => matching
+                .min_by_key(|kv| kv.create_revision)
+                .into_iter()
+                .collect(),
             // (The first of equal revisions, as the stable sort below
             // leaves them: `max_by_key` would take the last.)
-            (SortByCreate::Descend, 1) => {
-                return matching
-                    .min_by_key(|kv| std::cmp::Reverse(kv.create_revision))
-                    .into_iter()
-                    .collect()
+            (Sort::Descend, 1) => matching
+                .min_by_key(|kv| std::cmp::Reverse(kv.create_revision))
+                .into_iter()
+                .collect(),
+            _ => {
+                let mut kvs: Vec<Kv> = matching.collect();
+                // A stable sort: ties stay in key order, highest first or
+                // not.
+                if let Some((target, order)) = r.sort.target() {
+                    kvs.sort_by(|a, b| {
+                        let ord = match target {
+                            SortTarget::Key => a.key.cmp(&b.key),
+                            SortTarget::Version => a.version.cmp(&b.version),
+                            SortTarget::Create => a.create_revision.cmp(&b.create_revision),
+                            SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
+                            // etcd compares a value's bytes: its text here.
+                            SortTarget::Value => a.value.to_string().cmp(&b.value.to_string()),
+                        };
+                        match order {
+                            SortOrder::Ascend => ord,
+                            SortOrder::Descend => ord.reverse(),
+                        }
+                    });
+                }
+                if r.limit > 0 {
+                    kvs.truncate(r.limit as usize);
+                    kvs.shrink_to_fit();
+                }
+                kvs
             }
-            _ => {}
-        }
-        let mut kvs: Vec<Kv> = matching.collect();
-        match r.sort {
-            SortByCreate::None => {}
-            SortByCreate::Ascend => kvs.sort_by_key(|kv| kv.create_revision),
-            SortByCreate::Descend => kvs.sort_by_key(|kv| std::cmp::Reverse(kv.create_revision)),
-        }
-        if r.limit > 0 {
-            kvs.truncate(r.limit as usize);
-            kvs.shrink_to_fit();
+        };
+        // etcd drops the values last (`asembleRangeResponse`): a sort by
+        // value saw them.
+        if r.only == RangeOnly::Keys {
+            kvs.iter_mut().for_each(|kv| kv.value = Data::Empty);
         }
         kvs
     }
@@ -417,13 +463,12 @@ mod tests {
         let (a, b) = (SessionId::first(0), SessionId::first(1));
         let mut kv = EtcdKv::default();
         kv.txn(&putting_both(b, a), &mut Vec::new());
-        for sort in [SortByCreate::Ascend, SortByCreate::Descend] {
+        for sort in [Sort::Ascend, Sort::Descend] {
             let range = |limit| {
                 kv.range(&Range {
-                    keys: Keys::Prefix(name!("/lock/")),
                     sort,
                     limit,
-                    max_create_revision: 0,
+                    ..Range::of(Keys::Prefix(name!("/lock/")))
                 })
             };
             let all = range(0);

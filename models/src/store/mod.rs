@@ -10,7 +10,9 @@ pub mod etcd;
 pub mod zookeeper;
 
 use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath};
-use crate::msg::{Msg, MultiOp, MultiResult, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
+use crate::msg::{
+    Msg, MultiOp, MultiResult, RangeOnly, Reply, Request, Timer, TxnOp, WatchEvent, ZkError,
+};
 use crate::recipe::{Line, Setup};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
@@ -590,9 +592,15 @@ impl StoreState {
                     }
                 }
             }
-            Request::Range(r) => Reply::RangeResult {
-                revision: self.etcd.revision,
-                kvs: self.etcd.range(r),
+            Request::Range(r) => match r.only {
+                RangeOnly::Count => Reply::RangeCount {
+                    revision: self.etcd.revision,
+                    count: self.etcd.count(r.keys),
+                },
+                RangeOnly::Kvs | RangeOnly::Keys => Reply::RangeResult {
+                    revision: self.etcd.revision,
+                    kvs: self.etcd.range(r),
+                },
             },
             Request::Watch {
                 key,
