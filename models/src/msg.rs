@@ -136,6 +136,15 @@ pub enum Request {
     /// `multi(ops)`: every op applied, in order, as one transaction (one
     /// zxid), or none of them (ZooKeeper's `MultiOperationRecord`).
     Multi(Vec<MultiOp>),
+    // --- etcd ---
+    /// Watch every key in `keys` from `start_revision` on: each put and
+    /// delete, as etcd's watch stream sends them, until the client closes
+    /// its session (the stream is its connection's). Unlike `Watch`, the
+    /// stream does not end at a delete.
+    WatchRange {
+        keys: Keys,
+        start_revision: u64,
+    },
 }
 
 /// One op of a ZooKeeper `multi` (`Op.check`, `Op.create`, `Op.delete`,
@@ -364,8 +373,8 @@ impl Range {
     }
 }
 
-/// The keys a range reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The keys a range reads (or a range watch hears).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Keys {
     One(Key),
     Prefix(Name),
@@ -629,6 +638,10 @@ impl fmt::Display for Request {
                 start_revision,
             } => write!(f, "watch({key}, from revision {start_revision})"),
             Request::DeleteKey { key } => write!(f, "delete({key})"),
+            Request::WatchRange {
+                keys,
+                start_revision,
+            } => write!(f, "watch({keys}, from revision {start_revision})"),
             Request::Multi(ops) => {
                 write!(f, "multi(")?;
                 for (i, op) in ops.iter().enumerate() {
@@ -678,7 +691,8 @@ impl MultiOp {
             | Request::Range(_)
             | Request::Watch { .. }
             | Request::DeleteKey { .. }
-            | Request::Multi(_) => None,
+            | Request::Multi(_)
+            | Request::WatchRange { .. } => None,
         }
     }
 
@@ -789,6 +803,21 @@ impl fmt::Display for Compare {
             CompareTarget::ModRevision(r) => write!(f, "mod_revision({key}) {op} {r}"),
             CompareTarget::Version(v) => write!(f, "version({key}) {op} {v}"),
             CompareTarget::Value(v) => write!(f, "value({key}) {op} \"{v}\""),
+        }
+    }
+}
+
+/// As a watch names them: a key, `prefix/*`, `[from, end)`.
+impl fmt::Display for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Keys::One(k) => write!(f, "{k}"),
+            Keys::Prefix(p) => write!(f, "{p}*"),
+            Keys::Between {
+                from,
+                end: Some(end),
+            } => write!(f, "[{from}, {end})"),
+            Keys::Between { from, end: None } => write!(f, "[{from}, ...)"),
         }
     }
 }
@@ -1035,6 +1064,8 @@ impl Request {
             Request::DeleteKey { .. } => RequestKind::DeleteKey,
             Request::SetData { .. } => RequestKind::SetData,
             Request::Multi(_) => RequestKind::Multi,
+            // A watch as the herd metrics count them, whatever it hears.
+            Request::WatchRange { .. } => RequestKind::Watch,
         }
     }
 }

@@ -221,6 +221,7 @@ impl Relabel for Request {
             Request::Range(r) => r.relabel(p),
             Request::Watch { key, .. } | Request::DeleteKey { key } => key.relabel(p),
             Request::Multi(ops) => ops.relabel(p),
+            Request::WatchRange { keys, .. } => keys.relabel(p),
             Request::Connect | Request::LeaseGrant => {}
         }
     }

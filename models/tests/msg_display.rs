@@ -392,6 +392,29 @@ fn ranges_read_with_their_options() {
             "get(/lock/694d00010000, count only)",
         ]
     );
+    let watches = [
+        Request::WatchRange {
+            keys: Keys::Prefix(names::KEYS),
+            start_revision: 3,
+        },
+        Request::WatchRange {
+            keys: between(None),
+            start_revision: 1,
+        },
+        Request::WatchRange {
+            keys: Keys::One(key(0)),
+            start_revision: 2,
+        },
+    ];
+    assert_eq!(
+        shown(&watches),
+        [
+            "watch(/lock/*, from revision 3)",
+            "watch([/lock/, ...), from revision 1)",
+            "watch(/lock/694d00000000, from revision 2)",
+        ]
+    );
+    assert!(watches.iter().all(|w| w.kind() == RequestKind::Watch));
     assert_eq!(
         Sort::by(SortTarget::Create, SortOrder::Descend),
         Sort::Descend,

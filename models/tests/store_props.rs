@@ -757,6 +757,13 @@ enum EtcdOp {
     Txn {
         lease: u16,
     },
+    /// A range watch of `client` from `back` revisions before the next
+    /// but one.
+    WatchRange {
+        client: u16,
+        keys: RangeKeys,
+        back: u64,
+    },
 }
 
 /// The keys a range op reads: the nth live key (or, past the last, one
@@ -807,12 +814,7 @@ fn sort() -> impl Strategy<Value = Sort> {
 }
 
 fn etcd_op() -> impl Strategy<Value = EtcdOp> {
-    let bound = 0..BOUNDS.len();
-    let keys = prop_oneof![
-        (0..6usize).prop_map(RangeKeys::One),
-        bound.clone().prop_map(RangeKeys::Prefix),
-        (bound.clone(), prop::option::of(bound)).prop_map(|(f, e)| RangeKeys::Between(f, e)),
-    ];
+    let keys = range_keys();
     let only = prop_oneof![
         3 => Just(RangeOnly::Kvs),
         1 => Just(RangeOnly::Keys),
@@ -833,6 +835,20 @@ fn etcd_op() -> impl Strategy<Value = EtcdOp> {
             }
         ),
         (0..SESSIONS).prop_map(|lease| EtcdOp::Txn { lease }),
+        (0..SESSIONS, range_keys(), 0..8u64).prop_map(|(client, keys, back)| EtcdOp::WatchRange {
+            client,
+            keys,
+            back
+        }),
+    ]
+}
+
+fn range_keys() -> impl Strategy<Value = RangeKeys> {
+    let bound = 0..BOUNDS.len();
+    prop_oneof![
+        (0..6usize).prop_map(RangeKeys::One),
+        bound.clone().prop_map(RangeKeys::Prefix),
+        (bound.clone(), prop::option::of(bound)).prop_map(|(f, e)| RangeKeys::Between(f, e)),
     ]
 }
 
@@ -948,6 +964,21 @@ fn reference_range(reference: &RefKvs, r: &Range) -> OpResult {
     OpResult::Range { kvs: matching }
 }
 
+/// The keys a range op names, on the reference as it is.
+fn concrete_keys(reference: &RefKvs, keys: RangeKeys) -> Keys {
+    match keys {
+        // The nth live key, or (past the last) one never written.
+        RangeKeys::One(nth) => {
+            Keys::One(reference.keys().nth(nth).copied().unwrap_or(NEVER_WRITTEN))
+        }
+        RangeKeys::Prefix(p) => Keys::Prefix(name(BOUNDS[p])),
+        RangeKeys::Between(from, end) => Keys::Between {
+            from: name(BOUNDS[from]),
+            end: end.map(|e| name(BOUNDS[e])),
+        },
+    }
+}
+
 /// A put on the reference at `rev`: a new key is created there, an old
 /// one keeps its create revision and counts a version more.
 fn reference_put(
@@ -971,6 +1002,68 @@ fn reference_put(
     kv.value = value;
 }
 
+/// The reference's watches and every event so far, in order.
+#[derive(Default)]
+struct RefEvents {
+    /// (revision, kind, key), as the writes made them.
+    log: Vec<(u64, EtcdEvent, Key)>,
+    /// Range watches: (client, keys, start revision), in the store's order.
+    watches: BTreeSet<(u16, Keys, u64)>,
+    /// What each client has heard, in order.
+    heard: BTreeMap<u16, Vec<(EtcdEvent, Key, u64)>>,
+}
+
+impl RefEvents {
+    /// A write's events (in the order it made them): logged, and told to
+    /// every range watch that takes them.
+    fn written(&mut self, events: &[(u64, EtcdEvent, Key)]) {
+        for &(rev, kind, key) in events {
+            self.log.push((rev, kind, key));
+            for &(client, keys, start) in &self.watches {
+                if rev >= start && reference_takes(keys, key) {
+                    self.heard.entry(client).or_default().push((kind, key, rev));
+                }
+            }
+        }
+    }
+
+    /// A new range watch: what it replays of the log — every delete in its
+    /// range since `start`, and a put only if it is its key's last and
+    /// the key is live now (the store keeps no history of puts) — in
+    /// revision order, deletes first within one; then it listens.
+    fn watch(&mut self, client: u16, keys: Keys, start: u64, live: &RefKvs) {
+        let mut replay: Vec<(u64, EtcdEvent, Key)> = self
+            .log
+            .iter()
+            .enumerate()
+            .filter(|(_, (rev, _, key))| *rev >= start && reference_takes(keys, *key))
+            .filter(|(at, (_, kind, key))| {
+                *kind == EtcdEvent::Delete
+                    || (live.contains_key(key)
+                        && !self.log[at + 1..].iter().any(|(_, _, k)| k == key))
+            })
+            .map(|(_, e)| *e)
+            .collect();
+        replay.sort_by_key(|(rev, kind, _)| (*rev, *kind == EtcdEvent::Put));
+        if !replay.is_empty() {
+            self.heard
+                .entry(client)
+                .or_default()
+                .extend(replay.into_iter().map(|(rev, kind, key)| (kind, key, rev)));
+        }
+        self.watches.insert((client, keys, start));
+    }
+}
+
+/// The store's notifications, by client, in order.
+fn heard(fired: &[models::store::etcd::Fired]) -> BTreeMap<u16, Vec<(EtcdEvent, Key, u64)>> {
+    let mut by_client: BTreeMap<u16, Vec<(EtcdEvent, Key, u64)>> = BTreeMap::new();
+    for &(client, kind, key, rev) in fired {
+        by_client.entry(client).or_default().push((kind, key, rev));
+    }
+    by_client
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -978,10 +1071,12 @@ proptest! {
     fn etcd_face_matches_reference(ops in prop::collection::vec(etcd_op(), 1..60)) {
         let mut kv = EtcdKv::default();
         let mut reference = RefKvs::new();
+        let mut events = RefEvents::default();
         let mut incarnation = [0u16; SESSIONS as usize];
         for op in ops {
             let before = kv.revision;
             let mut fired = Vec::new();
+            events.heard.clear();
             match op {
                 EtcdOp::Put { lease, value } => {
                     let s = live_lease(&incarnation, lease);
@@ -990,12 +1085,14 @@ proptest! {
                     // Revisions strictly increase with every write.
                     prop_assert!(rev > before);
                     reference_put(&mut reference, key, Data::Number(value), Some(s), rev);
+                    events.written(&[(rev, EtcdEvent::Put, key)]);
                 }
                 EtcdOp::PutFixed { nth, value } => {
                     let key = Key::fixed(name(FIXED[nth]));
                     let rev = kv.put(key, Data::Number(value), None, &mut fired);
                     prop_assert_eq!(rev, before + 1);
                     reference_put(&mut reference, key, Data::Number(value), None, rev);
+                    events.written(&[(rev, EtcdEvent::Put, key)]);
                 }
                 EtcdOp::Delete { nth } => {
                     match reference.keys().nth(nth).copied() {
@@ -1004,6 +1101,7 @@ proptest! {
                             prop_assert!(rev > before);
                             prop_assert_eq!(n, 1);
                             reference.remove(&key);
+                            events.written(&[(rev, EtcdEvent::Delete, key)]);
                         }
                         None => {
                             let (rev, n) = kv.delete(NEVER_WRITTEN, &mut fired);
@@ -1015,20 +1113,16 @@ proptest! {
                     let s = live_lease(&incarnation, lease);
                     let had = reference.values().any(|kv| kv.lease == Some(s));
                     kv.expire(s, &mut fired);
+                    // One revision, the keys in key order.
+                    let gone: Vec<_> = reference.values().filter(|kv| kv.lease == Some(s))
+                        .map(|kv| (before + 1, EtcdEvent::Delete, kv.key)).collect();
+                    events.written(&gone);
                     reference.retain(|_, kv| kv.lease != Some(s));
                     prop_assert_eq!(kv.revision > before, had);
                     incarnation[lease as usize] += 1;
                 }
                 EtcdOp::Range { keys, sort, limit, max_create_revision, only } => {
-                    let keys = match keys {
-                        // The nth live key, or (past the last) one never written.
-                        RangeKeys::One(nth) => Keys::One(reference.keys().nth(nth).copied().unwrap_or(NEVER_WRITTEN)),
-                        RangeKeys::Prefix(p) => Keys::Prefix(name(BOUNDS[p])),
-                        RangeKeys::Between(from, end) => Keys::Between {
-                            from: name(BOUNDS[from]),
-                            end: end.map(|e| name(BOUNDS[e])),
-                        },
-                    };
+                    let keys = concrete_keys(&reference, keys);
                     let r = Range { keys, sort, limit, max_create_revision, only };
                     prop_assert_eq!(kv.read(&r), reference_range(&reference, &r));
                 }
@@ -1046,6 +1140,7 @@ proptest! {
                     if succeeded {
                         prop_assert_eq!(kv.revision, before + 1);
                         reference_put(&mut reference, key, Data::Empty, Some(s), kv.revision);
+                        events.written(&[(kv.revision, EtcdEvent::Put, key)]);
                     } else {
                         prop_assert_eq!(kv.revision, before);
                     }
@@ -1054,8 +1149,16 @@ proptest! {
                     let want = if succeeded { vec![put, listed] } else { vec![listed] };
                     prop_assert_eq!(results, want);
                 }
+                EtcdOp::WatchRange { client, keys, back } => {
+                    let keys = concrete_keys(&reference, keys);
+                    // From the past, now, or a revision not yet written.
+                    let start = (before + 2).saturating_sub(back).max(1);
+                    kv.watch_range(client, keys, start, &mut fired);
+                    events.watch(client, keys, start, &reference);
+                }
             }
-            prop_assert!(fired.iter().all(|(_, kind, _, _)| *kind == EtcdEvent::Put || *kind == EtcdEvent::Delete));
+            // Every event, to every range watch that takes it, in order.
+            prop_assert_eq!(heard(&fired), std::mem::take(&mut events.heard));
             let got: Vec<Kv> = kv.kvs.clone();
             let want: Vec<Kv> = reference.values().copied().collect();
             prop_assert_eq!(got, want);

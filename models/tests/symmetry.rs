@@ -279,7 +279,7 @@ fn relabelling_by_a_non_permutation_is_refused() {
 /// that names a client symmetry moved elsewhere.
 #[test]
 fn relabelling_renames_clients_in_every_request_shape() {
-    use models::msg::{MultiOp, MultiResult, Stat};
+    use models::msg::{Keys, MultiOp, MultiResult, Range, Stat};
     let (a, b) = (SessionId::first(0), SessionId::first(1));
     let node = |s: SessionId| {
         names::member(Child {
@@ -298,27 +298,34 @@ fn relabelling_renames_clients_in_every_request_shape() {
             data: Data::Session(s),
         };
         (
-            vec![Request::Multi(vec![
-                MultiOp::Check {
-                    path: node(s),
-                    version: None,
+            vec![
+                Request::WatchRange {
+                    keys: Keys::One(names::session_key(s)),
+                    start_revision: 2,
                 },
-                MultiOp::Create {
-                    path: names::new_member(Some(s)),
-                    ephemeral: true,
-                    sequential: true,
-                    data: Data::Session(s),
-                },
-                MultiOp::Delete {
-                    path: node(s),
-                    version: Some(1),
-                },
-                MultiOp::SetData {
-                    path: node(s),
-                    data: Data::Session(s),
-                    version: None,
-                },
-            ])],
+                Request::Range(Range::of(Keys::One(names::session_key(s)))),
+                Request::Multi(vec![
+                    MultiOp::Check {
+                        path: node(s),
+                        version: None,
+                    },
+                    MultiOp::Create {
+                        path: names::new_member(Some(s)),
+                        ephemeral: true,
+                        sequential: true,
+                        data: Data::Session(s),
+                    },
+                    MultiOp::Delete {
+                        path: node(s),
+                        version: Some(1),
+                    },
+                    MultiOp::SetData {
+                        path: node(s),
+                        data: Data::Session(s),
+                        version: None,
+                    },
+                ]),
+            ],
             vec![Reply::Multi(vec![
                 MultiResult::Created {
                     path: node(s),
@@ -332,4 +339,26 @@ fn relabelling_renames_clients_in_every_request_shape() {
     requests.relabel(&[1, 0]);
     replies.relabel(&[1, 0]);
     assert_eq!((requests, replies), shapes(b));
+}
+
+/// A store's range watches are renamed with it: the watcher, and a client
+/// named in the key it watches.
+#[test]
+fn relabelling_a_store_renames_its_range_watches() {
+    use models::msg::Keys;
+    use models::store::StoreState;
+    let (a, b) = (SessionId::first(0), SessionId::first(1));
+    let watching = |own: SessionId, other: u16| {
+        let mut store = StoreState::default();
+        let mut sink = Vec::new();
+        let one = Keys::One(names::session_key(own));
+        store.etcd.watch_range(own.client, one, 1, &mut sink);
+        store
+            .etcd
+            .watch_range(other, Keys::Prefix(names::KEYS), 1, &mut sink);
+        store
+    };
+    let mut renamed = watching(a, 1);
+    renamed.relabel(&[1, 0]);
+    assert_eq!(renamed, watching(b, 0));
 }

@@ -15,9 +15,24 @@ use std::pin::Pin;
 use std::time::Duration;
 use zookeeper_client as zk;
 
-/// A watch to keep alive after the reply: it yields each event it sees and
-/// ends when the watch does.
-pub type Watch = Pin<Box<dyn Future<Output = Vec<WatchEvent>> + Send>>;
+/// A watch to keep alive after the reply: it yields the events it has
+/// seen, and the rest of the watch if it goes on (an etcd range watch is a
+/// stream: each response's events, then the next response).
+pub type Watch = Pin<Box<dyn Future<Output = Fired> + Send>>;
+
+/// What a watch has yielded.
+pub struct Fired {
+    pub events: Vec<WatchEvent>,
+    /// The watch goes on: its next events.
+    pub then: Option<Watch>,
+}
+
+impl Fired {
+    /// A watch's last events.
+    fn last(events: Vec<WatchEvent>) -> Fired {
+        Fired { events, then: None }
+    }
+}
 
 pub enum Backend {
     ZooKeeper {
@@ -125,11 +140,49 @@ fn zk_watch(w: zk::OneshotWatcher) -> Watch {
             zk::EventType::NodeDeleted => ZkEvent::NodeDeleted,
             zk::EventType::NodeChildrenChanged => ZkEvent::NodeChildrenChanged,
             zk::EventType::NodeDataChanged => ZkEvent::NodeDataChanged,
-            _ => return Vec::new(), // session events are not notifications
+            _ => return Fired::last(Vec::new()), // session events are not notifications
         };
-        match ZPath::parse(&e.path) {
+        Fired::last(match ZPath::parse(&e.path) {
             Some(path) => vec![WatchEvent::Zk { kind, path }],
             None => Vec::new(),
+        })
+    })
+}
+
+/// An etcd watch response's events, in the model's terms (a key this
+/// model cannot name is left out).
+fn etcd_events(resp: &etcd::WatchResponse) -> Vec<WatchEvent> {
+    resp.events()
+        .iter()
+        .filter_map(|ev| {
+            let kind = match ev.event_type() {
+                etcd::EventType::Put => EtcdEvent::Put,
+                etcd::EventType::Delete => EtcdEvent::Delete,
+            };
+            let kv = ev.kv()?;
+            Some(WatchEvent::Etcd {
+                kind,
+                key: Key::parse(kv.key_str().ok()?)?,
+                revision: kv.mod_revision() as u64,
+            })
+        })
+        .collect()
+}
+
+/// An etcd range watch from its next response on: a stream, to the end of
+/// the connection (the model's client never cancels one). The watcher
+/// goes with it: dropped, it would end the stream.
+fn etcd_range_watch(mut watcher: etcd::Watcher, mut stream: etcd::WatchStream) -> Watch {
+    Box::pin(async move {
+        match stream.message().await {
+            Ok(Some(resp)) => Fired {
+                events: etcd_events(&resp),
+                then: Some(etcd_range_watch(watcher, stream)),
+            },
+            Ok(None) | Err(_) => {
+                let _ = watcher.cancel().await;
+                Fired::last(Vec::new())
+            }
         }
     })
 }
@@ -148,26 +201,49 @@ fn kv(k: &etcd::KeyValue) -> Option<Kv> {
     })
 }
 
-fn get_options(r: &Range) -> (String, etcd::GetOptions) {
-    let mut o = etcd::GetOptions::new();
-    let key = match r.keys {
-        Keys::One(k) => k.to_string(),
-        Keys::Prefix(p) => {
-            o = o.with_prefix();
-            p.to_string()
-        }
-        Keys::Between { from, end } => {
-            o = match end {
-                Some(end) => o.with_range(end.to_string()),
-                None => o.with_from_key(),
-            };
-            // etcd takes no empty key: `\0` is the first there is.
-            match from.as_str() {
-                "" => "\0".to_string(),
-                from => from.to_string(),
+/// etcd's ways of giving a range its end, on a get's or a watch's
+/// options.
+trait RangeEnd: Sized {
+    fn with_prefix(self) -> Self;
+    fn with_range(self, end: String) -> Self;
+    fn with_from_key(self) -> Self;
+}
+
+/// Both option types have the three, under these names.
+macro_rules! range_end {
+    ($($options:ty),*) => {$(
+        impl RangeEnd for $options {
+            fn with_prefix(self) -> Self {
+                self.with_prefix()
+            }
+            fn with_range(self, end: String) -> Self {
+                self.with_range(end)
+            }
+            fn with_from_key(self) -> Self {
+                self.with_from_key()
             }
         }
-    };
+    )*};
+}
+range_end!(etcd::GetOptions, etcd::WatchOptions);
+
+/// The key etcd is sent for `keys`, and the options with the range's end.
+fn keyed<O: RangeEnd>(keys: Keys, o: O) -> (String, O) {
+    match keys {
+        Keys::One(k) => (k.to_string(), o),
+        Keys::Prefix(p) => (p.to_string(), RangeEnd::with_prefix(o)),
+        Keys::Between { from, end } => {
+            let o = match end {
+                Some(end) => RangeEnd::with_range(o, end.to_string()),
+                None => RangeEnd::with_from_key(o),
+            };
+            (etcd_key_text(from), o)
+        }
+    }
+}
+
+fn get_options(r: &Range) -> (String, etcd::GetOptions) {
+    let (key, mut o) = keyed(r.keys, etcd::GetOptions::new());
     if let Some((target, order)) = r.sort.target() {
         let target = match target {
             SortTarget::Key => etcd::SortTarget::Key,
@@ -194,6 +270,15 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
         RangeOnly::Count => o = o.with_count_only(),
     }
     (key, o)
+}
+
+/// A range's first key as etcd takes it: no empty key (`\0` is the first
+/// there is).
+fn etcd_key_text(from: models::ids::Name) -> String {
+    match from.as_str() {
+        "" => "\0".to_string(),
+        from => from.to_string(),
+    }
 }
 
 /// A range's answer as a txn op's: its key-values, or its count.
@@ -545,29 +630,23 @@ impl Backend {
                         .watch(key.to_string(), Some(opts))
                         .await
                         .expect("etcd watch");
-                    let watched = *key;
                     let watch: Watch = Box::pin(async move {
                         // The stream until the delete waitDelete waits for.
                         let mut seen = Vec::new();
                         while let Ok(Some(resp)) = stream.message().await {
-                            for ev in resp.events() {
-                                let kind = match ev.event_type() {
-                                    etcd::EventType::Put => EtcdEvent::Put,
-                                    etcd::EventType::Delete => EtcdEvent::Delete,
-                                };
-                                let revision = ev.kv().map_or(0, |k| k.mod_revision()) as u64;
-                                seen.push(WatchEvent::Etcd {
-                                    kind,
-                                    key: watched,
-                                    revision,
-                                });
-                                if kind == EtcdEvent::Delete {
+                            for event in etcd_events(&resp) {
+                                seen.push(event);
+                                if let WatchEvent::Etcd {
+                                    kind: EtcdEvent::Delete,
+                                    ..
+                                } = event
+                                {
                                     let _ = watcher.cancel().await;
-                                    return seen;
+                                    return Fired::last(seen);
                                 }
                             }
                         }
-                        seen
+                        Fired::last(seen)
                     });
                     (
                         Reply::WatchCreated {
@@ -575,6 +654,24 @@ impl Backend {
                         },
                         0,
                         Some(watch),
+                    )
+                }
+                Request::WatchRange {
+                    keys,
+                    start_revision,
+                } => {
+                    let (key, opts) = keyed(
+                        *keys,
+                        etcd::WatchOptions::new().with_start_revision(*start_revision as i64),
+                    );
+                    let (watcher, stream) =
+                        client.watch(key, Some(opts)).await.expect("etcd watch");
+                    (
+                        Reply::WatchCreated {
+                            revision: *start_revision,
+                        },
+                        0,
+                        Some(etcd_range_watch(watcher, stream)),
                     )
                 }
                 Request::DeleteKey { key } => {

@@ -19,7 +19,7 @@
 //! it; a timer line fires that client's timer. A replay that drifted from
 //! the simulator's run stops with an error rather than compare anything.
 
-use crate::backend::{Backend, Watch};
+use crate::backend::{Backend, Fired, Watch};
 use models::client::{Client, ClientState};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, Data, SessionId, ZPath};
 use models::msg::{Msg, MultiResult, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
@@ -724,10 +724,16 @@ impl Real {
             let set = std::mem::take(self.watches.entry(c).or_default());
             for mut watch in set {
                 match poll_once(&mut watch).await {
-                    Some(events) => fired
-                        .entry(c)
-                        .or_default()
-                        .extend(events.iter().map(zk_event)),
+                    Some(done) => {
+                        fired
+                            .entry(c)
+                            .or_default()
+                            .extend(done.events.iter().map(zk_event));
+                        // A stream goes on (no ZooKeeper watch does).
+                        if let Some(rest) = done.then {
+                            self.watches.entry(c).or_default().push(rest);
+                        }
+                    }
                     None => self.watches.entry(c).or_default().push(watch),
                 }
             }
@@ -742,7 +748,7 @@ impl Real {
 }
 
 /// The watch's events if it has fired by now (it is not waited for).
-async fn poll_once(watch: &mut Watch) -> Option<Vec<WatchEvent>> {
+async fn poll_once(watch: &mut Watch) -> Option<Fired> {
     std::future::poll_fn(|cx| {
         Poll::Ready(match watch.as_mut().poll(cx) {
             Poll::Ready(events) => Some(events),

@@ -23,18 +23,48 @@ pub struct Watcher {
     pub start_revision: u64,
 }
 
+/// A range watch: a client hears every put and delete in `keys` from
+/// `start_revision` on (etcd's watch stream: it does not end at a delete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RangeWatcher {
+    pub client: ClientIdx,
+    pub keys: Keys,
+    pub start_revision: u64,
+}
+
 /// A delivered etcd event: who is told, and what.
 pub type Fired = (ClientIdx, EtcdEvent, Key, u64);
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EtcdKv {
     pub revision: u64,
     /// Live keys, sorted.
     pub kvs: Vec<Kv>,
     /// Delete history (key, revision), so a watch from a past revision sees a
-    /// delete that happened before it was created.
+    /// delete that happened before it was created. Puts keep no history:
+    /// a live key's latest put is in `kvs`, and the state stays as small
+    /// as the recipes' runs need (see `watch_range`).
     pub deletes: Vec<(Key, u64)>,
+    /// Key watches, sorted.
     pub watchers: Vec<Watcher>,
+    /// Range watches, sorted. Written (and hashed) only when there are
+    /// some, so the recipes' stores fingerprint and serialize as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub range_watchers: Vec<RangeWatcher>,
+}
+
+/// As the derived hash was before `range_watchers`: those only when there
+/// are some (fingerprints of the recipes' states must not change).
+impl std::hash::Hash for EtcdKv {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.revision.hash(h);
+        self.kvs.hash(h);
+        self.deletes.hash(h);
+        self.watchers.hash(h);
+        if !self.range_watchers.is_empty() {
+            self.range_watchers.hash(h);
+        }
+    }
 }
 
 impl Default for EtcdKv {
@@ -44,6 +74,7 @@ impl Default for EtcdKv {
             kvs: Vec::new(),
             deletes: Vec::new(),
             watchers: Vec::new(),
+            range_watchers: Vec::new(),
         }
     }
 }
@@ -322,14 +353,59 @@ impl EtcdKv {
                 return;
             }
         }
-        let w = Watcher {
-            client,
-            key,
-            start_revision,
-        };
-        if let Err(at) = self.watchers.binary_search(&w) {
-            self.watchers.insert(at, w);
-        }
+        insert_once(
+            &mut self.watchers,
+            Watcher {
+                client,
+                key,
+                start_revision,
+            },
+        );
+    }
+
+    /// `watch(keys, start_revision)` for `client`, a stream: replays what
+    /// happened in `keys` at or after `start_revision` that the store
+    /// still knows — every delete (the delete history) and each live
+    /// key's latest put — in revision order (within one revision, deletes
+    /// first), then hears every event from now on. etcd replays every
+    /// event since `start_revision`; a key put more than once since then
+    /// shows its latest put only, and one put and deleted since then its
+    /// delete only: the model keeps no history of puts (it would grow
+    /// every etcd state the checker keeps). Events after the watch is made
+    /// are all delivered, in the order of their writes.
+    pub fn watch_range(
+        &mut self,
+        client: ClientIdx,
+        keys: Keys,
+        start_revision: u64,
+        fired: &mut Vec<Fired>,
+    ) {
+        let mut past: Vec<(u64, EtcdEvent, Key)> = self
+            .deletes
+            .iter()
+            .filter(|(k, rev)| *rev >= start_revision && Self::takes(keys, *k))
+            .map(|(k, rev)| (*rev, EtcdEvent::Delete, *k))
+            .collect();
+        past.extend(
+            self.kvs
+                .iter()
+                .filter(|kv| kv.mod_revision >= start_revision && Self::takes(keys, kv.key))
+                .map(|kv| (kv.mod_revision, EtcdEvent::Put, kv.key)),
+        );
+        // Stable: the deletes keep their history's order.
+        past.sort_by_key(|(rev, kind, _)| (*rev, *kind == EtcdEvent::Put));
+        fired.extend(
+            past.into_iter()
+                .map(|(rev, kind, key)| (client, kind, key, rev)),
+        );
+        insert_once(
+            &mut self.range_watchers,
+            RangeWatcher {
+                client,
+                keys,
+                start_revision,
+            },
+        );
     }
 
     fn record_delete(&mut self, key: Key, fired: &mut Vec<Fired>) {
@@ -346,6 +422,21 @@ impl EtcdKv {
             fired.push((w.client, kind, key, revision));
             kind != EtcdEvent::Delete
         });
+        // A range watch hears every event in its range, and goes on.
+        fired.extend(
+            self.range_watchers
+                .iter()
+                .filter(|w| revision >= w.start_revision && Self::takes(w.keys, key))
+                .map(|w| (w.client, kind, key, revision)),
+        );
+    }
+}
+
+/// Adds `x` to a sorted vector unless it is there (a watch made twice is
+/// one watch).
+fn insert_once<T: Ord>(sorted: &mut Vec<T>, x: T) {
+    if let Err(at) = sorted.binary_search(&x) {
+        sorted.insert(at, x);
     }
 }
 
@@ -519,6 +610,51 @@ mod tests {
             ]
         );
         assert!(kv.watchers.is_empty());
+    }
+
+    /// A prefix watch from a past revision replays the deletes under the
+    /// prefix since then and each live key's latest put, in revision
+    /// order; then it hears every put and delete under the prefix, and a
+    /// delete does not end it (etcd's watch stream). Another prefix's
+    /// events are not its news.
+    #[test]
+    fn a_prefix_watch_replays_then_streams() {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let mut kv = EtcdKv::default();
+        let mut sink = Vec::new();
+        let other = super::Key::fixed(name!("/other"));
+        let put_a = put(&mut kv, a, &mut sink);
+        put(&mut kv, b, &mut sink);
+        kv.put(other, Data::Empty, None, &mut sink);
+        let (gone_b, _) = kv.delete(Key(b), &mut sink);
+        let again_a = put(&mut kv, a, &mut sink);
+        let mut fired = Vec::new();
+        kv.watch_range(7, Keys::Prefix(name!("/lock/")), put_a, &mut fired);
+        // etcd would also replay a's first put and b's put: the model
+        // keeps no history of puts.
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Delete, Key(b), gone_b),
+                (7, EtcdEvent::Put, Key(a), again_a)
+            ]
+        );
+        fired.clear();
+        let (gone_a, _) = kv.delete(Key(a), &mut fired);
+        kv.put(other, Data::Number(1), None, &mut fired);
+        let back_b = put(&mut kv, b, &mut fired);
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Delete, Key(a), gone_a),
+                (7, EtcdEvent::Put, Key(b), back_b)
+            ]
+        );
+        assert_eq!(kv.range_watchers.len(), 1, "a delete ends no range watch");
+        // Lease expiry: one revision, every key of the lease told.
+        fired.clear();
+        kv.expire(b, &mut fired);
+        assert_eq!(fired, vec![(7, EtcdEvent::Delete, Key(b), back_b + 1)]);
     }
 
     /// A watch from a past revision: etcd replays every event of the key

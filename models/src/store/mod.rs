@@ -298,6 +298,7 @@ impl StoreState {
         self.etcd.kvs.shrink_to_fit();
         self.etcd.deletes.shrink_to_fit();
         self.etcd.watchers.shrink_to_fit();
+        self.etcd.range_watchers.shrink_to_fit();
         if let Some(b) = &mut self.barrier {
             b.entered.shrink_to_fit();
             b.leaving.shrink_to_fit();
@@ -393,7 +394,8 @@ impl StoreState {
             | Request::Txn(_)
             | Request::Range(_)
             | Request::Watch { .. }
-            | Request::DeleteKey { .. } => smallvec::SmallVec::new(),
+            | Request::DeleteKey { .. }
+            | Request::WatchRange { .. } => smallvec::SmallVec::new(),
         };
         if elements.is_empty() {
             return true;
@@ -613,6 +615,18 @@ impl StoreState {
                     revision: self.etcd.revision,
                 }
             }
+            Request::WatchRange {
+                keys,
+                start_revision,
+            } => {
+                let mut fired = Vec::new();
+                self.etcd
+                    .watch_range(s.client, *keys, *start_revision, &mut fired);
+                etcd_notifications(fired, &mut out);
+                Reply::WatchCreated {
+                    revision: self.etcd.revision,
+                }
+            }
             Request::DeleteKey { key } => {
                 let mut fired = Vec::new();
                 let (revision, deleted) = self.etcd.delete(*key, &mut fired);
@@ -751,6 +765,7 @@ impl Actor for Store {
             Msg::Close { session } if session.client == client => {
                 let st = state.to_mut();
                 st.etcd.watchers.retain(|w| w.client != client);
+                st.etcd.range_watchers.retain(|w| w.client != client);
                 if st.is_alive(session) {
                     let fired = st.end_session(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));
