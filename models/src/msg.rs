@@ -145,6 +145,19 @@ pub enum Request {
         keys: Keys,
         start_revision: u64,
     },
+    /// Revoke the lease named in the envelope (etcd's `LeaseRevoke`, what
+    /// `Session.Close()` sends): its keys are deleted in one revision and
+    /// their watchers told.
+    LeaseRevoke,
+    /// One keepalive of the lease named in the envelope (etcd's
+    /// `KeepAliveOnce`): its time to live starts again.
+    LeaseKeepAlive,
+    /// `TimeToLive(lease)`: whether the lease is alive, and with `keys`
+    /// the keys attached to it. Any lease may be asked about.
+    LeaseTimeToLive {
+        lease: SessionId,
+        keys: bool,
+    },
 }
 
 /// One op of a ZooKeeper `multi` (`Op.check`, `Op.create`, `Op.delete`,
@@ -242,6 +255,19 @@ pub enum Reply {
     RangeCount {
         revision: u64,
         count: u64,
+    },
+    /// A `LeaseRevoke` done (a lease that is gone answers
+    /// `LeaseNotFound`).
+    LeaseRevoked,
+    /// A keepalive's answer for a live lease (a gone one answers
+    /// `LeaseNotFound`, as `KeepAliveOnce` turns etcd's TTL of 0 into).
+    LeaseKeptAlive,
+    /// `TimeToLive`'s answer: whether the lease is alive (etcd's TTL of -1
+    /// for a gone one), and the keys attached to it if asked. The time it
+    /// has left is not modelled: the checker's time is abstract.
+    LeaseTtl {
+        alive: bool,
+        keys: Vec<Key>,
     },
 }
 
@@ -642,6 +668,15 @@ impl fmt::Display for Request {
                 keys,
                 start_revision,
             } => write!(f, "watch({keys}, from revision {start_revision})"),
+            Request::LeaseRevoke => write!(f, "lease_revoke"),
+            Request::LeaseKeepAlive => write!(f, "lease_keep_alive"),
+            Request::LeaseTimeToLive { lease, keys } => {
+                write!(f, "lease_time_to_live({lease}")?;
+                if *keys {
+                    write!(f, ", keys")?;
+                }
+                write!(f, ")")
+            }
             Request::Multi(ops) => {
                 write!(f, "multi(")?;
                 for (i, op) in ops.iter().enumerate() {
@@ -692,7 +727,10 @@ impl MultiOp {
             | Request::Watch { .. }
             | Request::DeleteKey { .. }
             | Request::Multi(_)
-            | Request::WatchRange { .. } => None,
+            | Request::WatchRange { .. }
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive
+            | Request::LeaseTimeToLive { .. } => None,
         }
     }
 
@@ -985,6 +1023,23 @@ impl fmt::Display for Reply {
             Reply::RangeCount { revision, count } => {
                 write!(f, "count at revision {revision}: {count}")
             }
+            Reply::LeaseRevoked => write!(f, "lease revoked"),
+            Reply::LeaseKeptAlive => write!(f, "lease kept alive"),
+            Reply::LeaseTtl { alive: false, .. } => write!(f, "lease not alive"),
+            Reply::LeaseTtl { alive: true, keys } => {
+                write!(f, "lease alive")?;
+                if !keys.is_empty() {
+                    write!(f, ", keys [")?;
+                    for (i, k) in keys.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{k}")?;
+                    }
+                    write!(f, "]")?;
+                }
+                Ok(())
+            }
             Reply::Multi(results) => {
                 let ok = results.iter().all(|r| match r {
                     MultiResult::Checked
@@ -1029,19 +1084,23 @@ pub enum RequestKind {
     SetData,
     // New kinds go last: counters index by kind.
     Multi,
+    LeaseRevoke,
+    LeaseKeepAlive,
+    LeaseTimeToLive,
 }
 
 /// The classes of requests the herd metrics add up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestClass {
-    /// Change the store: create, delete, set_data, multi, txn.
+    /// Change the store: create, delete, set_data, multi, txn, a lease's
+    /// revoke.
     Writes,
     /// Read without registering a watch.
     Reads,
     /// Register a watch.
     Watches,
-    /// Open a session or lease.
+    /// Open a session or lease, or keep a lease alive.
     Session,
 }
 
@@ -1066,6 +1125,9 @@ impl Request {
             Request::Multi(_) => RequestKind::Multi,
             // A watch as the herd metrics count them, whatever it hears.
             Request::WatchRange { .. } => RequestKind::Watch,
+            Request::LeaseRevoke => RequestKind::LeaseRevoke,
+            Request::LeaseKeepAlive => RequestKind::LeaseKeepAlive,
+            Request::LeaseTimeToLive { .. } => RequestKind::LeaseTimeToLive,
         }
     }
 }
@@ -1073,7 +1135,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 16] = [
+    pub const ALL: [RequestKind; 19] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1090,6 +1152,9 @@ impl RequestKind {
         RequestKind::DeleteKey,
         RequestKind::SetData,
         RequestKind::Multi,
+        RequestKind::LeaseRevoke,
+        RequestKind::LeaseKeepAlive,
+        RequestKind::LeaseTimeToLive,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1111,6 +1176,9 @@ impl RequestKind {
             RequestKind::DeleteKey => "delete_key",
             RequestKind::SetData => "set_data",
             RequestKind::Multi => "multi",
+            RequestKind::LeaseRevoke => "lease_revoke",
+            RequestKind::LeaseKeepAlive => "lease_keep_alive",
+            RequestKind::LeaseTimeToLive => "lease_time_to_live",
         }
     }
 
@@ -1121,16 +1189,21 @@ impl RequestKind {
             | RequestKind::Txn
             | RequestKind::DeleteKey
             | RequestKind::SetData
-            | RequestKind::Multi => RequestClass::Writes,
+            | RequestKind::Multi
+            // It deletes the lease's keys.
+            | RequestKind::LeaseRevoke => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
-            | RequestKind::Range => RequestClass::Reads,
+            | RequestKind::Range
+            | RequestKind::LeaseTimeToLive => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
             | RequestKind::Watch => RequestClass::Watches,
-            RequestKind::Connect | RequestKind::LeaseGrant => RequestClass::Session,
+            RequestKind::Connect | RequestKind::LeaseGrant | RequestKind::LeaseKeepAlive => {
+                RequestClass::Session
+            }
         }
     }
 }
@@ -1177,7 +1250,10 @@ mod tests {
                 | RequestKind::Watch
                 | RequestKind::DeleteKey
                 | RequestKind::SetData
-                | RequestKind::Multi => {}
+                | RequestKind::Multi
+                | RequestKind::LeaseRevoke
+                | RequestKind::LeaseKeepAlive
+                | RequestKind::LeaseTimeToLive => {}
             }
         }
     }

@@ -222,7 +222,11 @@ impl Relabel for Request {
             Request::Watch { key, .. } | Request::DeleteKey { key } => key.relabel(p),
             Request::Multi(ops) => ops.relabel(p),
             Request::WatchRange { keys, .. } => keys.relabel(p),
-            Request::Connect | Request::LeaseGrant => {}
+            Request::LeaseTimeToLive { lease, .. } => lease.relabel(p),
+            Request::Connect
+            | Request::LeaseGrant
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive => {}
         }
     }
 }
@@ -252,6 +256,11 @@ impl Relabel for Reply {
             Reply::TxnResult { responses, .. } => responses.relabel(p),
             Reply::RangeResult { kvs, .. } => kvs.relabel(p),
             Reply::Multi(results) => results.relabel(p),
+            // Attached keys are in key order: a renamed lease can move one.
+            Reply::LeaseTtl { keys, .. } => {
+                keys.relabel(p);
+                keys.sort();
+            }
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)
@@ -259,7 +268,9 @@ impl Relabel for Reply {
             | Reply::LeaseNotFound
             | Reply::WatchCreated { .. }
             | Reply::DeleteResult { .. }
-            | Reply::RangeCount { .. } => {}
+            | Reply::RangeCount { .. }
+            | Reply::LeaseRevoked
+            | Reply::LeaseKeptAlive => {}
         }
     }
 }

@@ -440,6 +440,59 @@ fn ranges_read_with_their_options() {
     );
 }
 
+/// A recipe's own lease requests read as etcd's calls, their answers as
+/// what came back.
+#[test]
+fn lease_requests_read_as_etcds_calls() {
+    let requests = [
+        Request::LeaseRevoke,
+        Request::LeaseKeepAlive,
+        Request::LeaseTimeToLive {
+            lease: SessionId::first(1),
+            keys: true,
+        },
+        Request::LeaseTimeToLive {
+            lease: SessionId::first(1),
+            keys: false,
+        },
+    ];
+    assert_eq!(
+        shown(&requests),
+        [
+            "lease_revoke",
+            "lease_keep_alive",
+            "lease_time_to_live(0x694d00010000, keys)",
+            "lease_time_to_live(0x694d00010000)",
+        ]
+    );
+    let replies = [
+        Reply::LeaseRevoked,
+        Reply::LeaseKeptAlive,
+        Reply::LeaseTtl {
+            alive: true,
+            keys: vec![key(1)],
+        },
+        Reply::LeaseTtl {
+            alive: true,
+            keys: vec![],
+        },
+        Reply::LeaseTtl {
+            alive: false,
+            keys: vec![],
+        },
+    ];
+    assert_eq!(
+        shown(&replies),
+        [
+            "lease revoked",
+            "lease kept alive",
+            "lease alive, keys [/lock/694d00010000]",
+            "lease alive",
+            "lease not alive",
+        ]
+    );
+}
+
 /// The names request counters and the herd metrics' columns use, each
 /// kind with its class.
 #[test]
@@ -467,6 +520,9 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "delete_key writes",
             "set_data writes",
             "multi writes",
+            "lease_revoke writes",
+            "lease_keep_alive session",
+            "lease_time_to_live reads",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

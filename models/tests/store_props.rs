@@ -1179,3 +1179,140 @@ fn a_watch_from_a_past_revision_sees_an_earlier_delete_once() {
     assert_eq!(fired, vec![(1, EtcdEvent::Delete, a, seen_at + 1)]);
     assert!(kv.watchers.is_empty(), "the key watch ended at its delete");
 }
+
+#[derive(Clone, Debug)]
+enum LeaseOp {
+    Grant {
+        lease: u16,
+    },
+    /// Put the lease's own key on it, in a txn (a gone lease: not found).
+    Put {
+        lease: u16,
+    },
+    Revoke {
+        lease: u16,
+    },
+    KeepAlive {
+        lease: u16,
+    },
+    TimeToLive {
+        asker: u16,
+        lease: u16,
+        keys: bool,
+    },
+    Expire {
+        lease: u16,
+    },
+}
+
+fn lease_op() -> impl Strategy<Value = LeaseOp> {
+    let l = 0..SESSIONS;
+    prop_oneof![
+        1 => l.clone().prop_map(|lease| LeaseOp::Grant { lease }),
+        2 => l.clone().prop_map(|lease| LeaseOp::Put { lease }),
+        1 => l.clone().prop_map(|lease| LeaseOp::Revoke { lease }),
+        1 => l.clone().prop_map(|lease| LeaseOp::KeepAlive { lease }),
+        1 => (l.clone(), l.clone(), any::<bool>())
+            .prop_map(|(asker, lease, keys)| LeaseOp::TimeToLive { asker, lease, keys }),
+        1 => l.prop_map(|lease| LeaseOp::Expire { lease }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A lease a recipe revokes, keeps alive or asks about, through the
+    /// store, beside grants, puts on it and expiries: a revoke deletes
+    /// the lease's keys in one revision and tells their watchers (here a
+    /// watch on the whole prefix), as an expiry does; a gone lease's
+    /// revoke and keepalive are not found, its time to live says it is
+    /// gone; a revoked id may be granted again.
+    #[test]
+    fn etcd_leases_match_reference(ops in prop::collection::vec(lease_op(), 1..40)) {
+        let mut store = StoreState::default();
+        let watcher = sid(SESSIONS);
+        store.apply(watcher, &Request::LeaseGrant);
+        store.apply(watcher, &Request::WatchRange { keys: Keys::Prefix(names::KEYS), start_revision: 1 });
+        let mut alive: BTreeSet<u16> = BTreeSet::new();
+        // key -> its lease
+        let mut keys: BTreeMap<Key, u16> = BTreeMap::new();
+        for op in ops {
+            let revision = store.etcd.revision;
+            let mut told = Vec::new();
+            // Deleting `lease`'s keys: one revision, each key's watch told.
+            let gone = |keys: &mut BTreeMap<Key, u16>, lease: u16, told: &mut Vec<_>| {
+                let doomed: Vec<Key> = keys.iter().filter(|(_, l)| **l == lease).map(|(k, _)| *k).collect();
+                for key in &doomed {
+                    keys.remove(key);
+                    told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Delete, key: *key, revision: revision + 1 }));
+                }
+                !doomed.is_empty()
+            };
+            let fired = match op {
+                LeaseOp::Grant { lease } => {
+                    alive.insert(lease);
+                    let (reply, fired) = store.apply(sid(lease), &Request::LeaseGrant);
+                    prop_assert_eq!(reply, Reply::LeaseGranted);
+                    fired
+                }
+                LeaseOp::Put { lease } => {
+                    let s = sid(lease);
+                    let key = names::session_key(s);
+                    let txn = Txn {
+                        compares: vec![],
+                        success: vec![TxnOp::Put { key, value: Data::Empty, lease: Some(s) }],
+                        failure: vec![],
+                    };
+                    let (reply, fired) = store.apply(s, &Request::Txn(Box::new(txn)));
+                    if alive.contains(&lease) {
+                        keys.insert(key, lease);
+                        told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Put, key, revision: revision + 1 }));
+                        let succeeded = matches!(reply, Reply::TxnResult { succeeded: true, .. });
+                        prop_assert!(succeeded, "{}", reply);
+                    } else {
+                        prop_assert_eq!(reply, Reply::LeaseNotFound);
+                    }
+                    fired
+                }
+                LeaseOp::Revoke { lease } => {
+                    let (reply, fired) = store.apply(sid(lease), &Request::LeaseRevoke);
+                    let want = if alive.remove(&lease) {
+                        gone(&mut keys, lease, &mut told);
+                        Reply::LeaseRevoked
+                    } else {
+                        Reply::LeaseNotFound
+                    };
+                    prop_assert_eq!(reply, want);
+                    fired
+                }
+                LeaseOp::Expire { lease } => {
+                    if alive.remove(&lease) {
+                        gone(&mut keys, lease, &mut told);
+                    }
+                    store.end_session(sid(lease), SessionEnd::Expired)
+                }
+                LeaseOp::KeepAlive { lease } => {
+                    let (reply, fired) = store.apply(sid(lease), &Request::LeaseKeepAlive);
+                    let want = if alive.contains(&lease) { Reply::LeaseKeptAlive } else { Reply::LeaseNotFound };
+                    prop_assert_eq!(reply, want);
+                    fired
+                }
+                LeaseOp::TimeToLive { asker, lease, keys: with_keys } => {
+                    let (reply, fired) = store.apply(sid(asker), &Request::LeaseTimeToLive { lease: sid(lease), keys: with_keys });
+                    let is_alive = alive.contains(&lease);
+                    let attached: Vec<Key> = keys.iter().filter(|(_, l)| is_alive && with_keys && **l == lease).map(|(k, _)| *k).collect();
+                    prop_assert_eq!(reply, Reply::LeaseTtl { alive: is_alive, keys: attached });
+                    fired
+                }
+            };
+            prop_assert_eq!(fired, told);
+            let wrote = u64::from(store.etcd.revision > revision);
+            prop_assert_eq!(store.etcd.revision, revision + wrote);
+            let live: Vec<Key> = store.etcd.kvs.iter().map(|kv| kv.key).collect();
+            prop_assert_eq!(live, keys.keys().copied().collect::<Vec<_>>());
+            for l in 0..SESSIONS {
+                prop_assert_eq!(store.is_alive(sid(l)), alive.contains(&l));
+            }
+        }
+    }
+}

@@ -304,6 +304,10 @@ fn relabelling_renames_clients_in_every_request_shape() {
                     start_revision: 2,
                 },
                 Request::Range(Range::of(Keys::One(names::session_key(s)))),
+                Request::LeaseTimeToLive {
+                    lease: s,
+                    keys: true,
+                },
                 Request::Multi(vec![
                     MultiOp::Check {
                         path: node(s),
@@ -326,13 +330,19 @@ fn relabelling_renames_clients_in_every_request_shape() {
                     },
                 ]),
             ],
-            vec![Reply::Multi(vec![
-                MultiResult::Created {
-                    path: node(s),
-                    czxid: 4,
+            vec![
+                Reply::Multi(vec![
+                    MultiResult::Created {
+                        path: node(s),
+                        czxid: 4,
+                    },
+                    MultiResult::Set(stat),
+                ]),
+                Reply::LeaseTtl {
+                    alive: true,
+                    keys: vec![names::session_key(s)],
                 },
-                MultiResult::Set(stat),
-            ])],
+            ],
         )
     };
     let (mut requests, mut replies) = shapes(a);

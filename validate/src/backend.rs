@@ -293,6 +293,18 @@ fn read_result(r: &Range, kvs: &[etcd::KeyValue], count: i64) -> OpResult {
     }
 }
 
+/// One keepalive of `session`'s lease: whether it is alive (etcd answers
+/// a TTL of 0 for a lease that is gone).
+async fn keep_alive_once(client: &mut etcd::Client, session: SessionId) -> bool {
+    match client.lease_keep_alive(session.lease_id()).await {
+        Ok((mut keeper, mut stream)) => {
+            let _ = keeper.keep_alive().await;
+            matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)
+        }
+        Err(_) => false,
+    }
+}
+
 fn lease_not_found(e: &etcd::Error) -> bool {
     e.to_string().contains("lease not found")
 }
@@ -674,6 +686,38 @@ impl Backend {
                         Some(etcd_range_watch(watcher, stream)),
                     )
                 }
+                Request::LeaseRevoke => match client.lease_revoke(session.lease_id()).await {
+                    Ok(resp) => {
+                        let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                        (Reply::LeaseRevoked, revision, None)
+                    }
+                    Err(e) if lease_not_found(&e) => (Reply::LeaseNotFound, 0, None),
+                    Err(e) => panic!("etcd lease revoke: {e}"),
+                },
+                // `KeepAliveOnce`: a TTL of 0 back is a lease not found.
+                Request::LeaseKeepAlive => {
+                    if keep_alive_once(client, session).await {
+                        (Reply::LeaseKeptAlive, 0, None)
+                    } else {
+                        (Reply::LeaseNotFound, 0, None)
+                    }
+                }
+                Request::LeaseTimeToLive { lease, keys } => {
+                    let opts = keys.then(|| etcd::LeaseTimeToLiveOptions::new().with_keys());
+                    let resp = client
+                        .lease_time_to_live(lease.lease_id(), opts)
+                        .await
+                        .expect("etcd answers a lease's time to live");
+                    // etcd answers TTL -1 for a lease that is gone.
+                    let alive = resp.ttl() >= 0;
+                    let mut keys: Vec<Key> = resp
+                        .keys()
+                        .iter()
+                        .filter_map(|k| Key::parse(std::str::from_utf8(k).ok()?))
+                        .collect();
+                    keys.sort();
+                    (Reply::LeaseTtl { alive, keys }, 0, None)
+                }
                 Request::DeleteKey { key } => {
                     let resp = client
                         .delete(key.to_string(), None)
@@ -699,14 +743,7 @@ impl Backend {
     pub async fn ping(&mut self, session: SessionId) -> bool {
         match self {
             Backend::ZooKeeper { sessions, .. } => sessions.contains_key(&session),
-            Backend::Etcd { client, .. } => match client.lease_keep_alive(session.lease_id()).await
-            {
-                Ok((mut keeper, mut stream)) => {
-                    let _ = keeper.keep_alive().await;
-                    matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)
-                }
-                Err(_) => false,
-            },
+            Backend::Etcd { client, .. } => keep_alive_once(client, session).await,
         }
     }
 

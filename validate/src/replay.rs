@@ -624,7 +624,10 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
         | Reply::DeleteResult { .. }
-        | Reply::RangeCount { .. } => reply.clone(),
+        | Reply::RangeCount { .. }
+        | Reply::LeaseRevoked
+        | Reply::LeaseKeptAlive
+        | Reply::LeaseTtl { .. } => reply.clone(),
     }
 }
 
@@ -657,7 +660,10 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
         | Reply::DeleteResult { .. }
-        | Reply::RangeCount { .. } => Vec::new(),
+        | Reply::RangeCount { .. }
+        | Reply::LeaseRevoked
+        | Reply::LeaseKeptAlive
+        | Reply::LeaseTtl { .. } => Vec::new(),
     }
 }
 

@@ -307,14 +307,18 @@ impl EtcdKv {
         }
     }
 
-    /// Lease expiry or revoke: delete the lease's keys in one revision.
-    pub fn expire(&mut self, lease: SessionId, fired: &mut Vec<Fired>) {
-        let doomed: Vec<Key> = self
-            .kvs
+    /// The keys attached to `lease`, in key order (`TimeToLive`'s keys).
+    pub fn leased(&self, lease: SessionId) -> Vec<Key> {
+        self.kvs
             .iter()
             .filter(|kv| kv.lease == Some(lease))
             .map(|kv| kv.key)
-            .collect();
+            .collect()
+    }
+
+    /// Lease expiry or revoke: delete the lease's keys in one revision.
+    pub fn expire(&mut self, lease: SessionId, fired: &mut Vec<Fired>) {
+        let doomed = self.leased(lease);
         if doomed.is_empty() {
             return;
         }

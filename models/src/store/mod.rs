@@ -395,7 +395,10 @@ impl StoreState {
             | Request::Range(_)
             | Request::Watch { .. }
             | Request::DeleteKey { .. }
-            | Request::WatchRange { .. } => smallvec::SmallVec::new(),
+            | Request::WatchRange { .. }
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive
+            | Request::LeaseTimeToLive { .. } => smallvec::SmallVec::new(),
         };
         if elements.is_empty() {
             return true;
@@ -520,6 +523,29 @@ impl StoreState {
                     }
                 }
                 Reply::LeaseGranted
+            }
+            // etcd's answers for a lease that is gone: revoke and
+            // keepalive fail, `TimeToLive` says so (TTL -1).
+            Request::LeaseRevoke | Request::LeaseKeepAlive if !self.is_alive(s) => {
+                Reply::LeaseNotFound
+            }
+            Request::LeaseRevoke => {
+                // As an expiry: the lease's keys in one revision, their
+                // watchers told; the id is free for a grant again.
+                out = self.end_session(s, SessionEnd::Closed);
+                Reply::LeaseRevoked
+            }
+            Request::LeaseKeepAlive => Reply::LeaseKeptAlive,
+            Request::LeaseTimeToLive { lease, keys } => {
+                let alive = self.is_alive(*lease);
+                Reply::LeaseTtl {
+                    alive,
+                    keys: if alive && *keys {
+                        self.etcd.leased(*lease)
+                    } else {
+                        Vec::new()
+                    },
+                }
             }
             _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
             Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } => {
@@ -745,9 +771,16 @@ impl Actor for Store {
                 // keepalives (and the grant).
                 let heard = state.is_alive(session)
                     && (is_zookeeper(&req)
-                        || matches!(req, Request::Connect | Request::LeaseGrant));
+                        || matches!(
+                            req,
+                            Request::Connect | Request::LeaseGrant | Request::LeaseKeepAlive
+                        ));
                 if heard {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
+                }
+                // A revoked lease's expiry has nothing left to end.
+                if matches!(req, Request::LeaseRevoke) && !state.is_alive(session) {
+                    o.cancel_timer(Timer::Expiry(session));
                 }
                 let header = state.header();
                 let owns_first = head.unwrap_or_else(|| state.owns_first(session));
