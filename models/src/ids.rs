@@ -531,17 +531,65 @@ impl Key {
     }
 
     /// Whether the key's text starts with `prefix` (a range over a
-    /// prefix). A prefix that reaches into a lease id's digits matches no
-    /// lease key: such a range would name a client, which symmetry
-    /// reduction could not rename (no recipe ranges so).
+    /// prefix). A prefix that falls among the lease ids of this key's
+    /// prefix — where whether it matches would depend on the lease's
+    /// client, which symmetry reduction renames — matches none of them
+    /// (no recipe ranges so); short of the client's digits it is etcd's
+    /// answer (`/lock/694d` matches every lease key of `/lock/`).
     pub fn has_prefix(&self, prefix: Name) -> bool {
-        self.prefix.as_str().starts_with(prefix.as_str())
+        let (p, own) = (prefix.as_str().as_bytes(), self.prefix.as_str().as_bytes());
+        match self.lease {
+            // Decided by the key's own text: the recipes' ranges.
+            Some(_) if p.len() <= own.len() => own.starts_with(p),
+            None => own.starts_with(p),
+            // Every client's key has the prefix, or none counts.
+            Some(lease) => [0, ClientIdx::MAX].iter().all(|&client| {
+                self.text_of(SessionId { client, ..lease })
+                    .take(p.len())
+                    .eq(p.iter().copied())
+            }),
+        }
+    }
+
+    /// How the key's text orders against `bound`'s (a range's `key` or
+    /// `range_end`), as etcd compares bytes. Where the order would depend
+    /// on the lease id's client digits — the bound falls among the lease
+    /// ids of this key's prefix — the key sorts before the bound, whatever
+    /// its client: symmetry reduction renames clients, so what a range
+    /// takes must not depend on which client a lease is (no recipe ranges
+    /// so). A prefix that falls there matches none of them likewise.
+    pub fn cmp_bound(&self, bound: Name) -> std::cmp::Ordering {
+        let b = bound.as_str().bytes();
+        let Some(lease) = self.lease else {
+            return self.prefix.as_str().bytes().cmp(b);
+        };
+        // Lease ids are fixed-width hex: the text orders as the client
+        // does, so the lowest and the highest client bound every other.
+        let at = |client| self.text_of(SessionId { client, ..lease }).cmp(b.clone());
+        let lowest = at(0);
+        if lowest == at(ClientIdx::MAX) {
+            lowest
+        } else {
+            std::cmp::Ordering::Less
+        }
     }
 
     /// The key's bytes, as etcd compares them.
     fn text(&self) -> impl Iterator<Item = u8> + '_ {
         let hex = self.lease.map(lease_hex).unwrap_or_default();
         self.prefix.as_str().bytes().chain(hex.into_bytes())
+    }
+
+    /// The bytes of this key's prefix with `lease`'s id.
+    fn text_of(&self, lease: SessionId) -> impl Iterator<Item = u8> + '_ {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        // Twelve hex digits: lease ids are 48 bits (`0x694d`, the client,
+        // the incarnation).
+        let id = lease.lease_id();
+        let digits = (0..12)
+            .rev()
+            .map(move |i| HEX[((id >> (4 * i)) & 0xf) as usize]);
+        self.prefix.as_str().bytes().chain(digits)
     }
 }
 
@@ -846,9 +894,31 @@ mod tests {
         sorted.sort();
         assert_eq!(text, sorted);
         assert!(keys[2].has_prefix(name!("/lock/")));
-        assert!(
-            !keys[2].has_prefix(name!("/lock/694d")),
-            "a client's lease is named by no range"
+        // Every lease id starts 694d; a prefix that reaches a client's
+        // digits would name one, so it matches no lease key.
+        assert!(keys[2].has_prefix(name!("/lock/694d")));
+        for within in ["/lock/694d0", "/lock/694d0001", "/lock/694d00010000"] {
+            assert!(
+                !keys[2].has_prefix(Name::intern(within).unwrap()),
+                "{within}"
+            );
+        }
+        assert!(!Key::fixed(name!("/lockx")).has_prefix(name!("/lock/")));
+        // Bounds order as text; one among the client digits goes after
+        // every lease key of the prefix.
+        let lease = keys[2];
+        let bound = |t: &str| lease.cmp_bound(Name::intern(t).unwrap());
+        assert_eq!(bound("/lock/"), std::cmp::Ordering::Greater);
+        assert_eq!(bound("/lock/694d"), std::cmp::Ordering::Greater);
+        assert_eq!(bound("/lock/7"), std::cmp::Ordering::Less);
+        assert_eq!(bound("/lock/694c"), std::cmp::Ordering::Greater);
+        assert_eq!(bound("/lock/694e"), std::cmp::Ordering::Less);
+        assert_eq!(bound("/lock/694d0001"), std::cmp::Ordering::Less);
+        assert_eq!(bound("/lock/694d0"), std::cmp::Ordering::Greater);
+        assert_eq!(bound("/lock/694d00010000"), std::cmp::Ordering::Less);
+        assert_eq!(
+            Key::fixed(name!("/lock/zz")).cmp_bound(name!("/lock/zz")),
+            std::cmp::Ordering::Equal
         );
         assert!(!Key::fixed(name!("/lockx")).has_prefix(name!("/lock/")));
     }

@@ -130,6 +130,85 @@ pub enum Request {
     DeleteKey {
         key: Key,
     },
+    // New requests go last: a variant's place is part of its hash, and
+    // the fingerprints of states with the requests above must not change.
+    // --- ZooKeeper ---
+    /// `multi(ops)`: every op applied, in order, as one transaction (one
+    /// zxid), or none of them (ZooKeeper's `MultiOperationRecord`).
+    Multi(Vec<MultiOp>),
+    // --- etcd ---
+    /// Watch every key in `keys` from `start_revision` on: each put and
+    /// delete, as etcd's watch stream sends them, until the client closes
+    /// its session (the stream is its connection's). Unlike `Watch`, the
+    /// stream does not end at a delete.
+    WatchRange {
+        keys: Keys,
+        start_revision: u64,
+    },
+    /// Revoke the lease named in the envelope (etcd's `LeaseRevoke`, what
+    /// `Session.Close()` sends): its keys are deleted in one revision and
+    /// their watchers told.
+    LeaseRevoke,
+    /// One keepalive of the lease named in the envelope (etcd's
+    /// `KeepAliveOnce`): its time to live starts again.
+    LeaseKeepAlive,
+    /// `TimeToLive(lease)`: whether the lease is alive, and with `keys`
+    /// the keys attached to it. Any lease may be asked about.
+    LeaseTimeToLive {
+        lease: SessionId,
+        keys: bool,
+    },
+}
+
+/// One op of a ZooKeeper `multi` (`Op.check`, `Op.create`, `Op.delete`,
+/// `Op.setData`); each does what the request of its name does, and sees
+/// what the ops before it in the same multi did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MultiOp {
+    /// `check(path, version)`: the node exists (and has that data
+    /// version); changes nothing.
+    Check {
+        path: ZPath,
+        version: Option<u32>,
+    },
+    Create {
+        path: ZPath,
+        ephemeral: bool,
+        sequential: bool,
+        data: Data,
+    },
+    Delete {
+        path: ZPath,
+        version: Option<u32>,
+    },
+    SetData {
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
+    },
+}
+
+/// One op's result in a multi's reply, as ZooKeeper's `OpResult`. A multi
+/// that fails answers an `ErrorResult` for every op (ZooKeeper's
+/// `DataTree.processTxn`): `OK` for the ops before the failing one (they
+/// would have succeeded, and were rolled back), the failing op's error, and
+/// `RUNTIMEINCONSISTENCY` for the ops after it (not tried).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MultiResult {
+    Checked,
+    Created {
+        path: ZPath,
+        czxid: u64,
+    },
+    Deleted,
+    /// `setData`'s new stat.
+    Set(Stat),
+    /// `ErrorResult(OK)`: rolled back with the multi.
+    RolledBack,
+    /// `ErrorResult(code)`: the op the multi failed at.
+    Error(ZkError),
+    /// `ErrorResult(RUNTIMEINCONSISTENCY)`: after the failing op.
+    RuntimeInconsistency,
 }
 
 /// The store's answer to a [`Request`].
@@ -165,6 +244,30 @@ pub enum Reply {
     DeleteResult {
         revision: u64,
         deleted: u32,
+    },
+    // New replies go last (see `Request`).
+    // --- ZooKeeper ---
+    /// A multi's results, one per op, in order; all `ErrorResult`s if it
+    /// failed ([`MultiResult`]).
+    Multi(Vec<MultiResult>),
+    // --- etcd ---
+    /// A `count_only` range's answer: how many keys are in its range.
+    RangeCount {
+        revision: u64,
+        count: u64,
+    },
+    /// A `LeaseRevoke` done (a lease that is gone answers
+    /// `LeaseNotFound`).
+    LeaseRevoked,
+    /// A keepalive's answer for a live lease (a gone one answers
+    /// `LeaseNotFound`, as `KeepAliveOnce` turns etcd's TTL of 0 into).
+    LeaseKeptAlive,
+    /// `TimeToLive`'s answer: whether the lease is alive (etcd's TTL of -1
+    /// for a gone one), and the keys attached to it if asked. The time it
+    /// has left is not modelled: the checker's time is abstract.
+    LeaseTtl {
+        alive: bool,
+        keys: Vec<Key>,
     },
 }
 
@@ -252,35 +355,160 @@ pub enum TxnOp {
     Range(Range),
 }
 
-/// `range`: one key, or every key with a prefix, optionally sorted by
-/// create revision, limited, and bounded by `max_create_revision` (0 = none).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// `range`: one key, every key with a prefix, or every key in
+/// `[key, range_end)`, optionally sorted, limited, bounded by
+/// `max_create_revision` (0 = none), and answered with keys only or a
+/// count only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Range {
     pub keys: Keys,
-    pub sort: SortByCreate,
+    pub sort: Sort,
     pub limit: u32,
     pub max_create_revision: u64,
+    /// etcd's `keys_only` / `count_only`. Written (and hashed) only when
+    /// set, so the ranges the recipes send serialize and hash as before.
+    #[serde(default, skip_serializing_if = "RangeOnly::is_kvs")]
+    pub only: RangeOnly,
 }
 
-/// The keys a range reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// As the derived hash was before `only`: the fields in order, `only`
+/// only when set (fingerprints of states with the recipes' ranges must
+/// not change).
+impl std::hash::Hash for Range {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.keys.hash(h);
+        self.sort.hash(h);
+        self.limit.hash(h);
+        self.max_create_revision.hash(h);
+        if !self.only.is_kvs() {
+            self.only.hash(h);
+        }
+    }
+}
+
+impl Range {
+    /// Every key in `keys`, in key order, with values.
+    pub fn of(keys: Keys) -> Range {
+        Range {
+            keys,
+            sort: Sort::None,
+            limit: 0,
+            max_create_revision: 0,
+            only: RangeOnly::Kvs,
+        }
+    }
+}
+
+/// The keys a range reads (or a range watch hears).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Keys {
     One(Key),
     Prefix(Name),
+    // New variants go last (a variant's place is part of its hash).
+    /// `[from, end)`, etcd's `key` and `range_end`; no end is etcd's
+    /// `range_end` of `\0`, every key from `from` on. The bounds are text:
+    /// a lease key is ordered against them by `Key::cmp_bound`, which
+    /// keeps a bound among the client digits of lease ids from naming a
+    /// client.
+    Between {
+        from: Name,
+        end: Option<Name>,
+    },
+}
+
+/// How a range's keys are sorted: not at all (key order), by create
+/// revision (what the recipes ask), or by any target etcd sorts on.
+/// Ties keep key order (etcd's `sort.Sort` is not stable: any order of
+/// ties is etcd's; the model picks one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Sort {
+    None,
+    /// By create revision, lowest first.
+    Ascend,
+    /// By create revision, highest first.
+    Descend,
+    // New variants go last.
+    /// By another target; [`Sort::by`] writes a create-revision sort as
+    /// the two above, so each sort has one form.
+    By(SortTarget, SortOrder),
+}
+
+/// The name `Sort` had while it sorted by create revision only.
+pub type SortByCreate = Sort;
+
+/// etcd's `SortTarget`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SortTarget {
+    Key,
+    Version,
+    Create,
+    Mod,
+    Value,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SortByCreate {
-    None,
+pub enum SortOrder {
     Ascend,
     Descend,
 }
 
+impl Sort {
+    /// A sort by `target` in `order`, in its one form.
+    pub fn by(target: SortTarget, order: SortOrder) -> Sort {
+        match (target, order) {
+            (SortTarget::Create, SortOrder::Ascend) => Sort::Ascend,
+            (SortTarget::Create, SortOrder::Descend) => Sort::Descend,
+            (
+                SortTarget::Key | SortTarget::Version | SortTarget::Mod | SortTarget::Value,
+                SortOrder::Ascend | SortOrder::Descend,
+            ) => Sort::By(target, order),
+        }
+    }
+
+    /// The target and order, `None` for no sort.
+    pub fn target(self) -> Option<(SortTarget, SortOrder)> {
+        match self {
+            Sort::None => None,
+            Sort::Ascend => Some((SortTarget::Create, SortOrder::Ascend)),
+            Sort::Descend => Some((SortTarget::Create, SortOrder::Descend)),
+            Sort::By(target, order) => Some((target, order)),
+        }
+    }
+}
+
+/// What a range answers with: the key-values, the keys (and their
+/// revisions, versions and leases) without values (`keys_only`), or how
+/// many keys there are (`count_only`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RangeOnly {
+    #[default]
+    Kvs,
+    Keys,
+    Count,
+}
+
+impl RangeOnly {
+    pub fn is_kvs(&self) -> bool {
+        *self == RangeOnly::Kvs
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OpResult {
-    Put { revision: u64 },
-    Delete { deleted: u32 },
-    Range { kvs: Vec<Kv> },
+    Put {
+        revision: u64,
+    },
+    Delete {
+        deleted: u32,
+    },
+    Range {
+        kvs: Vec<Kv>,
+    },
+    // New variants go last.
+    /// A `count_only` range's answer.
+    Count {
+        count: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -436,6 +664,165 @@ impl fmt::Display for Request {
                 start_revision,
             } => write!(f, "watch({key}, from revision {start_revision})"),
             Request::DeleteKey { key } => write!(f, "delete({key})"),
+            Request::WatchRange {
+                keys,
+                start_revision,
+            } => write!(f, "watch({keys}, from revision {start_revision})"),
+            Request::LeaseRevoke => write!(f, "lease_revoke"),
+            Request::LeaseKeepAlive => write!(f, "lease_keep_alive"),
+            Request::LeaseTimeToLive { lease, keys } => {
+                write!(f, "lease_time_to_live({lease}")?;
+                if *keys {
+                    write!(f, ", keys")?;
+                }
+                write!(f, ")")
+            }
+            Request::Multi(ops) => {
+                write!(f, "multi(")?;
+                for (i, op) in ops.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, "; ")?;
+                    }
+                    write!(f, "{op}")?;
+                }
+                write!(f, ")")
+            }
+        }
+    }
+}
+
+impl MultiOp {
+    /// The op a single write request is: what the store applies for it,
+    /// alone or in a multi. `None` for a request that is no multi op.
+    pub fn of(req: &Request) -> Option<MultiOp> {
+        match *req {
+            Request::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            } => Some(MultiOp::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            }),
+            Request::Delete { path, version } => Some(MultiOp::Delete { path, version }),
+            Request::SetData {
+                path,
+                data,
+                version,
+            } => Some(MultiOp::SetData {
+                path,
+                data,
+                version,
+            }),
+            Request::Connect
+            | Request::Exists { .. }
+            | Request::GetData { .. }
+            | Request::GetChildren { .. }
+            | Request::LeaseGrant
+            | Request::Txn(_)
+            | Request::Range(_)
+            | Request::Watch { .. }
+            | Request::DeleteKey { .. }
+            | Request::Multi(_)
+            | Request::WatchRange { .. }
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive
+            | Request::LeaseTimeToLive { .. } => None,
+        }
+    }
+
+    /// The path the op names.
+    pub fn path(&self) -> ZPath {
+        match *self {
+            MultiOp::Check { path, .. }
+            | MultiOp::Create { path, .. }
+            | MultiOp::Delete { path, .. }
+            | MultiOp::SetData { path, .. } => path,
+        }
+    }
+}
+
+impl MultiResult {
+    /// The results of a multi of `ops` ops that failed at op `at` with
+    /// `error`: `OK` before it, its error, `RUNTIMEINCONSISTENCY` after
+    /// (ZooKeeper's `DataTree.processTxn` for a multi with an error txn).
+    pub fn failed_at(ops: usize, at: usize, error: ZkError) -> Vec<MultiResult> {
+        (0..ops)
+            .map(|i| match i.cmp(&at) {
+                std::cmp::Ordering::Less => MultiResult::RolledBack,
+                std::cmp::Ordering::Equal => MultiResult::Error(error),
+                std::cmp::Ordering::Greater => MultiResult::RuntimeInconsistency,
+            })
+            .collect()
+    }
+
+    /// The reply a write sent alone gets: a `create`, `delete` or
+    /// `setData` answers as its op's result reads. A result only a multi
+    /// has (no request checks alone) is a multi of one.
+    pub fn single_reply(self) -> Reply {
+        match self {
+            MultiResult::Created { path, czxid } => Reply::Created { path, czxid },
+            MultiResult::Deleted => Reply::Deleted,
+            MultiResult::Set(stat) => Reply::Stat(Some(stat)),
+            MultiResult::Error(e) => Reply::Error(e),
+            MultiResult::Checked | MultiResult::RolledBack | MultiResult::RuntimeInconsistency => {
+                Reply::Multi(vec![self])
+            }
+        }
+    }
+}
+
+/// As the request of its name reads (`check` has none of its own).
+impl fmt::Display for MultiOp {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let req = match *self {
+            MultiOp::Check {
+                path,
+                version: None,
+            } => return write!(f, "check({path})"),
+            MultiOp::Check {
+                path,
+                version: Some(v),
+            } => return write!(f, "check({path}, version {v})"),
+            MultiOp::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            } => Request::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            },
+            MultiOp::Delete { path, version } => Request::Delete { path, version },
+            MultiOp::SetData {
+                path,
+                data,
+                version,
+            } => Request::SetData {
+                path,
+                data,
+                version,
+            },
+        };
+        req.fmt(f)
+    }
+}
+
+impl fmt::Display for MultiResult {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            MultiResult::Checked => write!(f, "checked"),
+            MultiResult::Created { path, czxid } => write!(f, "created {path} (czxid {czxid})"),
+            MultiResult::Deleted => write!(f, "deleted"),
+            MultiResult::Set(s) => write!(f, "set (version {}, mzxid {})", s.version, s.mzxid),
+            MultiResult::RolledBack => write!(f, "rolled back"),
+            MultiResult::Error(e) => write!(f, "error {e:?}"),
+            MultiResult::RuntimeInconsistency => write!(f, "not run (RuntimeInconsistency)"),
         }
     }
 }
@@ -458,24 +845,51 @@ impl fmt::Display for Compare {
     }
 }
 
+/// As a watch names them: a key, `prefix/*`, `[from, end)`.
+impl fmt::Display for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Keys::One(k) => write!(f, "{k}"),
+            Keys::Prefix(p) => write!(f, "{p}*"),
+            Keys::Between {
+                from,
+                end: Some(end),
+            } => write!(f, "[{from}, {end})"),
+            Keys::Between { from, end: None } => write!(f, "[{from}, ...)"),
+        }
+    }
+}
+
 impl fmt::Display for Range {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.keys {
-            Keys::One(k) => write!(f, "get({k})")?,
+            Keys::One(k) => write!(f, "get({k}")?,
             Keys::Prefix(p) => write!(f, "range({p}")?,
+            Keys::Between {
+                from,
+                end: Some(end),
+            } => write!(f, "range([{from}, {end})")?,
+            Keys::Between { from, end: None } => write!(f, "range([{from}, ...)")?,
         }
-        if let Keys::Prefix(_) = self.keys {
+        // A get of one key read as it always has: its sort and bound
+        // change nothing.
+        if let Keys::Prefix(_) | Keys::Between { .. } = self.keys {
             match self.sort {
-                SortByCreate::None => {}
-                SortByCreate::Ascend => write!(f, ", first-created")?,
-                SortByCreate::Descend => write!(f, ", last-created")?,
+                Sort::None => {}
+                Sort::Ascend => write!(f, ", first-created")?,
+                Sort::Descend => write!(f, ", last-created")?,
+                Sort::By(target, order) => write!(f, ", by {target:?} {order:?}")?,
             }
             if self.max_create_revision > 0 {
                 write!(f, ", max_create_revision={}", self.max_create_revision)?;
             }
-            write!(f, ")")?;
         }
-        Ok(())
+        match self.only {
+            RangeOnly::Kvs => {}
+            RangeOnly::Keys => write!(f, ", keys only")?,
+            RangeOnly::Count => write!(f, ", count only")?,
+        }
+        write!(f, ")")
     }
 }
 
@@ -587,9 +1001,13 @@ impl fmt::Display for Reply {
                     if *succeeded { "succeeded" } else { "failed" }
                 )?;
                 for r in responses {
-                    if let OpResult::Range { kvs } = r {
-                        write!(f, ", range ")?;
-                        write_kvs(f, kvs)?;
+                    match r {
+                        OpResult::Range { kvs } => {
+                            write!(f, ", range ")?;
+                            write_kvs(f, kvs)?;
+                        }
+                        OpResult::Count { count } => write!(f, ", count {count}")?,
+                        OpResult::Put { .. } | OpResult::Delete { .. } => {}
                     }
                 }
                 Ok(())
@@ -601,6 +1019,45 @@ impl fmt::Display for Reply {
             Reply::WatchCreated { revision } => write!(f, "watch created at revision {revision}"),
             Reply::DeleteResult { revision, deleted } => {
                 write!(f, "deleted {deleted} key(s) at revision {revision}")
+            }
+            Reply::RangeCount { revision, count } => {
+                write!(f, "count at revision {revision}: {count}")
+            }
+            Reply::LeaseRevoked => write!(f, "lease revoked"),
+            Reply::LeaseKeptAlive => write!(f, "lease kept alive"),
+            Reply::LeaseTtl { alive: false, .. } => write!(f, "lease not alive"),
+            Reply::LeaseTtl { alive: true, keys } => {
+                write!(f, "lease alive")?;
+                if !keys.is_empty() {
+                    write!(f, ", keys [")?;
+                    for (i, k) in keys.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{k}")?;
+                    }
+                    write!(f, "]")?;
+                }
+                Ok(())
+            }
+            Reply::Multi(results) => {
+                let ok = results.iter().all(|r| match r {
+                    MultiResult::Checked
+                    | MultiResult::Created { .. }
+                    | MultiResult::Deleted
+                    | MultiResult::Set(_) => true,
+                    MultiResult::RolledBack
+                    | MultiResult::Error(_)
+                    | MultiResult::RuntimeInconsistency => false,
+                });
+                write!(f, "multi {} [", if ok { "succeeded" } else { "failed" })?;
+                for (i, r) in results.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{r}")?;
+                }
+                write!(f, "]")
             }
         }
     }
@@ -625,19 +1082,25 @@ pub enum RequestKind {
     Watch,
     DeleteKey,
     SetData,
+    // New kinds go last: counters index by kind.
+    Multi,
+    LeaseRevoke,
+    LeaseKeepAlive,
+    LeaseTimeToLive,
 }
 
 /// The classes of requests the herd metrics add up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestClass {
-    /// Change the store: create, delete, txn.
+    /// Change the store: create, delete, set_data, multi, txn, a lease's
+    /// revoke.
     Writes,
     /// Read without registering a watch.
     Reads,
     /// Register a watch.
     Watches,
-    /// Open a session or lease.
+    /// Open a session or lease, or keep a lease alive.
     Session,
 }
 
@@ -659,6 +1122,12 @@ impl Request {
             Request::Watch { .. } => RequestKind::Watch,
             Request::DeleteKey { .. } => RequestKind::DeleteKey,
             Request::SetData { .. } => RequestKind::SetData,
+            Request::Multi(_) => RequestKind::Multi,
+            // A watch as the herd metrics count them, whatever it hears.
+            Request::WatchRange { .. } => RequestKind::Watch,
+            Request::LeaseRevoke => RequestKind::LeaseRevoke,
+            Request::LeaseKeepAlive => RequestKind::LeaseKeepAlive,
+            Request::LeaseTimeToLive { .. } => RequestKind::LeaseTimeToLive,
         }
     }
 }
@@ -666,7 +1135,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 15] = [
+    pub const ALL: [RequestKind; 19] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -682,6 +1151,10 @@ impl RequestKind {
         RequestKind::Watch,
         RequestKind::DeleteKey,
         RequestKind::SetData,
+        RequestKind::Multi,
+        RequestKind::LeaseRevoke,
+        RequestKind::LeaseKeepAlive,
+        RequestKind::LeaseTimeToLive,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -702,6 +1175,10 @@ impl RequestKind {
             RequestKind::Watch => "watch",
             RequestKind::DeleteKey => "delete_key",
             RequestKind::SetData => "set_data",
+            RequestKind::Multi => "multi",
+            RequestKind::LeaseRevoke => "lease_revoke",
+            RequestKind::LeaseKeepAlive => "lease_keep_alive",
+            RequestKind::LeaseTimeToLive => "lease_time_to_live",
         }
     }
 
@@ -711,16 +1188,22 @@ impl RequestKind {
             | RequestKind::Delete
             | RequestKind::Txn
             | RequestKind::DeleteKey
-            | RequestKind::SetData => RequestClass::Writes,
+            | RequestKind::SetData
+            | RequestKind::Multi
+            // It deletes the lease's keys.
+            | RequestKind::LeaseRevoke => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
-            | RequestKind::Range => RequestClass::Reads,
+            | RequestKind::Range
+            | RequestKind::LeaseTimeToLive => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
             | RequestKind::Watch => RequestClass::Watches,
-            RequestKind::Connect | RequestKind::LeaseGrant => RequestClass::Session,
+            RequestKind::Connect | RequestKind::LeaseGrant | RequestKind::LeaseKeepAlive => {
+                RequestClass::Session
+            }
         }
     }
 }
@@ -766,7 +1249,11 @@ mod tests {
                 | RequestKind::Range
                 | RequestKind::Watch
                 | RequestKind::DeleteKey
-                | RequestKind::SetData => {}
+                | RequestKind::SetData
+                | RequestKind::Multi
+                | RequestKind::LeaseRevoke
+                | RequestKind::LeaseKeepAlive
+                | RequestKind::LeaseTimeToLive => {}
             }
         }
     }

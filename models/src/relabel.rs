@@ -10,8 +10,8 @@
 
 use crate::ids::{Child, ClientIdx, Data, Key, SessionId, ZPath};
 use crate::msg::{
-    Compare, CompareTarget, Keys, Kv, Msg, OpResult, Range, Reply, Request, Stat, Timer, TxnOp,
-    WatchEvent,
+    Compare, CompareTarget, Keys, Kv, Msg, MultiOp, MultiResult, OpResult, Range, Reply, Request,
+    Stat, Timer, TxnOp, WatchEvent,
 };
 
 /// `map[old] = new`: a permutation of the clients, or (to erase names) any map.
@@ -122,7 +122,8 @@ impl Relabel for Keys {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Keys::One(k) => k.relabel(p),
-            Keys::Prefix(_) => {}
+            // Text only: no client in a prefix or bound.
+            Keys::Prefix(_) | Keys::Between { .. } => {}
         }
     }
 }
@@ -170,7 +171,33 @@ impl Relabel for OpResult {
     fn relabel(&mut self, p: &Perm) {
         match self {
             OpResult::Range { kvs } => kvs.relabel(p),
-            OpResult::Put { .. } | OpResult::Delete { .. } => {}
+            OpResult::Put { .. } | OpResult::Delete { .. } | OpResult::Count { .. } => {}
+        }
+    }
+}
+
+impl Relabel for MultiOp {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            MultiOp::Check { path, .. } | MultiOp::Delete { path, .. } => path.relabel(p),
+            MultiOp::Create { path, data, .. } | MultiOp::SetData { path, data, .. } => {
+                path.relabel(p);
+                data.relabel(p);
+            }
+        }
+    }
+}
+
+impl Relabel for MultiResult {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            MultiResult::Created { path, .. } => path.relabel(p),
+            MultiResult::Set(stat) => stat.relabel(p),
+            MultiResult::Checked
+            | MultiResult::Deleted
+            | MultiResult::RolledBack
+            | MultiResult::Error(_)
+            | MultiResult::RuntimeInconsistency => {}
         }
     }
 }
@@ -193,7 +220,13 @@ impl Relabel for Request {
             }
             Request::Range(r) => r.relabel(p),
             Request::Watch { key, .. } | Request::DeleteKey { key } => key.relabel(p),
-            Request::Connect | Request::LeaseGrant => {}
+            Request::Multi(ops) => ops.relabel(p),
+            Request::WatchRange { keys, .. } => keys.relabel(p),
+            Request::LeaseTimeToLive { lease, .. } => lease.relabel(p),
+            Request::Connect
+            | Request::LeaseGrant
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive => {}
         }
     }
 }
@@ -222,13 +255,22 @@ impl Relabel for Reply {
             }
             Reply::TxnResult { responses, .. } => responses.relabel(p),
             Reply::RangeResult { kvs, .. } => kvs.relabel(p),
+            Reply::Multi(results) => results.relabel(p),
+            // Attached keys are in key order: a renamed lease can move one.
+            Reply::LeaseTtl { keys, .. } => {
+                keys.relabel(p);
+                keys.sort();
+            }
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)
             | Reply::LeaseGranted
             | Reply::LeaseNotFound
             | Reply::WatchCreated { .. }
-            | Reply::DeleteResult { .. } => {}
+            | Reply::DeleteResult { .. }
+            | Reply::RangeCount { .. }
+            | Reply::LeaseRevoked
+            | Reply::LeaseKeptAlive => {}
         }
     }
 }

@@ -93,6 +93,11 @@ impl Relabel for StoreState {
             w.key.relabel(p);
         }
         etcd.watchers.sort();
+        for w in &mut etcd.range_watchers {
+            w.client.relabel(p);
+            w.keys.relabel(p);
+        }
+        etcd.range_watchers.sort();
         self.first_in_line.relabel(p);
     }
 }
@@ -190,6 +195,7 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
 /// apart only by the resource's log, the monitors or the ZooKeeper tree.
 fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
     use crate::ids::{Data, Key, SessionId, ZPath};
+    use crate::msg::Keys;
     fn item<T: Hash>(what: &T) -> u64 {
         crate::fixed_hash::hash_one(7, what)
     }
@@ -258,6 +264,14 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
     }
     for w in etcd.watchers.iter().filter(|w| w.client == c) {
         add(item(&(7u8, key(w.key), w.start_revision)));
+    }
+    for w in etcd.range_watchers.iter().filter(|w| w.client == c) {
+        let keys = match w.keys {
+            Keys::One(k) => (0u8, Some(key(k)), None, None),
+            Keys::Prefix(p) => (1, None, Some(p), None),
+            Keys::Between { from, end } => (2, None, Some(from), end),
+        };
+        add(item(&(10u8, keys, w.start_revision)));
     }
     for (at, w) in state.resource.log.iter().enumerate() {
         if w.client == c {

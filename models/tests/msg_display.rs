@@ -7,8 +7,9 @@
 
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
-    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, OpResult, Range, Reply, Request,
-    RequestClass, RequestKind, SortByCreate, Stat, Timer, Txn, TxnOp, WatchEvent, ZkEvent,
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, MultiOp, MultiResult, OpResult,
+    Range, RangeOnly, Reply, Request, RequestClass, RequestKind, Sort, SortOrder, SortTarget, Stat,
+    Timer, Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use models::name;
 use models::recipes::names;
@@ -28,12 +29,12 @@ fn kv(c: u16, create_revision: u64) -> Kv {
     }
 }
 
-fn range(key: Option<Key>, sort: SortByCreate, max_create_revision: u64) -> Range {
+fn range(key: Option<Key>, sort: Sort, max_create_revision: u64) -> Range {
     Range {
-        keys: key.map_or(Keys::Prefix(names::KEYS), Keys::One),
         sort,
         limit: 1,
         max_create_revision,
+        ..Range::of(key.map_or(Keys::Prefix(names::KEYS), Keys::One))
     }
 }
 
@@ -110,12 +111,12 @@ fn requests_read_as_the_store_apis() {
                     value: Data::Empty,
                     lease: Some(SessionId::first(0)),
                 },
-                TxnOp::Range(range(None, SortByCreate::Ascend, 0)),
+                TxnOp::Range(range(None, Sort::Ascend, 0)),
             ],
-            failure: vec![TxnOp::Range(range(Some(key(0)), SortByCreate::None, 0))],
+            failure: vec![TxnOp::Range(range(Some(key(0)), Sort::None, 0))],
         })),
-        Request::Range(range(None, SortByCreate::Descend, 9)),
-        Request::Range(range(None, SortByCreate::None, 0)),
+        Request::Range(range(None, Sort::Descend, 9)),
+        Request::Range(range(None, Sort::None, 0)),
         Request::SetData {
             path: names::LOCK,
             data: Data::Number(3),
@@ -287,6 +288,211 @@ fn children_are_listed_in_order() {
     );
 }
 
+/// A multi reads as its ops, each as the request of its name (a check as
+/// ZooKeeper's `check`), and its reply as each op's result.
+#[test]
+fn a_multi_reads_as_its_ops() {
+    let node = names::member(Child {
+        seq: Some(2),
+        prefix: names::MEMBER,
+        guid: Some(SessionId::first(1)),
+    });
+    let multi = Request::Multi(vec![
+        MultiOp::Check {
+            path: names::LOCK,
+            version: None,
+        },
+        MultiOp::Check {
+            path: names::LOCK,
+            version: Some(3),
+        },
+        MultiOp::Create {
+            path: names::new_member(Some(SessionId::first(1))),
+            ephemeral: true,
+            sequential: true,
+            data: Data::Number(5),
+        },
+        MultiOp::SetData {
+            path: node,
+            data: Data::Number(6),
+            version: Some(0),
+        },
+        MultiOp::Delete {
+            path: node,
+            version: None,
+        },
+    ]);
+    assert_eq!(
+        multi.to_string(),
+        "multi(check(/lock); check(/lock, version 3); \
+         create(/lock/_c_00010000-lock-, ephemeral-sequential, data 5); \
+         set_data(/lock/_c_00010000-lock-0000000002, 6, version 0); \
+         delete(/lock/_c_00010000-lock-0000000002))"
+    );
+    assert_eq!(multi.kind(), RequestKind::Multi);
+    let done = Reply::Multi(vec![
+        MultiResult::Checked,
+        MultiResult::Created {
+            path: node,
+            czxid: 9,
+        },
+        MultiResult::Set(Stat {
+            version: 1,
+            mzxid: 9,
+            ..stat(6)
+        }),
+        MultiResult::Deleted,
+    ]);
+    assert_eq!(
+        done.to_string(),
+        "multi succeeded [checked, created /lock/_c_00010000-lock-0000000002 (czxid 9), \
+         set (version 1, mzxid 9), deleted]"
+    );
+    let failed = Reply::Multi(MultiResult::failed_at(3, 1, ZkError::NoNode));
+    assert_eq!(
+        failed.to_string(),
+        "multi failed [rolled back, error NoNode, not run (RuntimeInconsistency)]"
+    );
+}
+
+/// A range over `[from, end)`, its other sorts, keys only and counts read
+/// as etcd's options; a get of one key as it always has.
+#[test]
+fn ranges_read_with_their_options() {
+    let between = |end| Keys::Between {
+        from: name!("/lock/"),
+        end,
+    };
+    let ranges = [
+        Range {
+            sort: Sort::by(SortTarget::Mod, SortOrder::Descend),
+            ..Range::of(between(Some(name!("/lock0"))))
+        },
+        Range {
+            sort: Sort::by(SortTarget::Create, SortOrder::Ascend),
+            max_create_revision: 4,
+            ..Range::of(between(None))
+        },
+        Range {
+            only: RangeOnly::Keys,
+            sort: Sort::by(SortTarget::Value, SortOrder::Ascend),
+            ..Range::of(Keys::Prefix(names::KEYS))
+        },
+        Range {
+            only: RangeOnly::Count,
+            ..Range::of(Keys::One(key(1)))
+        },
+    ];
+    assert_eq!(
+        shown(&ranges),
+        [
+            "range([/lock/, /lock0), by Mod Descend)",
+            "range([/lock/, ...), first-created, max_create_revision=4)",
+            "range(/lock/, by Value Ascend, keys only)",
+            "get(/lock/694d00010000, count only)",
+        ]
+    );
+    let watches = [
+        Request::WatchRange {
+            keys: Keys::Prefix(names::KEYS),
+            start_revision: 3,
+        },
+        Request::WatchRange {
+            keys: between(None),
+            start_revision: 1,
+        },
+        Request::WatchRange {
+            keys: Keys::One(key(0)),
+            start_revision: 2,
+        },
+    ];
+    assert_eq!(
+        shown(&watches),
+        [
+            "watch(/lock/*, from revision 3)",
+            "watch([/lock/, ...), from revision 1)",
+            "watch(/lock/694d00000000, from revision 2)",
+        ]
+    );
+    assert!(watches.iter().all(|w| w.kind() == RequestKind::Watch));
+    assert_eq!(
+        Sort::by(SortTarget::Create, SortOrder::Descend),
+        Sort::Descend,
+        "one form for each sort"
+    );
+    let replies = [
+        Reply::RangeCount {
+            revision: 7,
+            count: 2,
+        },
+        Reply::TxnResult {
+            succeeded: false,
+            revision: 7,
+            responses: vec![OpResult::Count { count: 2 }],
+        },
+    ];
+    assert_eq!(
+        shown(&replies),
+        [
+            "count at revision 7: 2",
+            "txn failed at revision 7, count 2"
+        ]
+    );
+}
+
+/// A recipe's own lease requests read as etcd's calls, their answers as
+/// what came back.
+#[test]
+fn lease_requests_read_as_etcds_calls() {
+    let requests = [
+        Request::LeaseRevoke,
+        Request::LeaseKeepAlive,
+        Request::LeaseTimeToLive {
+            lease: SessionId::first(1),
+            keys: true,
+        },
+        Request::LeaseTimeToLive {
+            lease: SessionId::first(1),
+            keys: false,
+        },
+    ];
+    assert_eq!(
+        shown(&requests),
+        [
+            "lease_revoke",
+            "lease_keep_alive",
+            "lease_time_to_live(0x694d00010000, keys)",
+            "lease_time_to_live(0x694d00010000)",
+        ]
+    );
+    let replies = [
+        Reply::LeaseRevoked,
+        Reply::LeaseKeptAlive,
+        Reply::LeaseTtl {
+            alive: true,
+            keys: vec![key(1)],
+        },
+        Reply::LeaseTtl {
+            alive: true,
+            keys: vec![],
+        },
+        Reply::LeaseTtl {
+            alive: false,
+            keys: vec![],
+        },
+    ];
+    assert_eq!(
+        shown(&replies),
+        [
+            "lease revoked",
+            "lease kept alive",
+            "lease alive, keys [/lock/694d00010000]",
+            "lease alive",
+            "lease not alive",
+        ]
+    );
+}
+
 /// The names request counters and the herd metrics' columns use, each
 /// kind with its class.
 #[test]
@@ -313,6 +519,10 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "watch watches",
             "delete_key writes",
             "set_data writes",
+            "multi writes",
+            "lease_revoke writes",
+            "lease_keep_alive session",
+            "lease_time_to_live reads",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

@@ -468,3 +468,92 @@ fn a_request_is_served_only_in_its_clients_own_session() {
         Command::Send(to, Msg::Reply { reply: Reply::Created { .. }, .. }) if *to == client_id(0)
     )));
 }
+
+/// A recipe's own keepalive renews its lease's expiry timer (etcd hears a
+/// lease only in keepalives); its revoke ends the lease, tells the
+/// watchers of its keys, and cancels the expiry, which has nothing left
+/// to end; a second revoke finds no lease.
+#[test]
+fn a_keepalive_renews_and_a_revoke_ends_the_lease() {
+    use models::ids::client_id;
+    use models::msg::{EtcdEvent, Keys, Msg, Reply, Request, Timer, Txn, TxnOp, WatchEvent};
+    use models::recipe::{Face, Setup};
+    use models::store::Store;
+    use stateright::actor::{Actor, Command, Id, Out};
+    use std::borrow::Cow;
+    use std::time::Duration;
+    let store = Store::for_face(Face::Etcd, Duration::from_secs(5), Setup::bare());
+    let mut state = Cow::Owned(store.initial_state());
+    let s = sid(0);
+    let send = |state: &mut Cow<_>, req: Request, from: u16| {
+        let mut out = Out::new();
+        let msg = Msg::Request {
+            session: sid(from),
+            epoch: 0,
+            release: false,
+            req,
+        };
+        store.on_msg(Id::from(0), state, client_id(from), msg, &mut out);
+        out.into_iter().collect::<Vec<_>>()
+    };
+    let reply = |out: &[Command<Msg, Timer, (), ()>]| {
+        out.iter()
+            .find_map(|c| match c {
+                Command::Send(_, Msg::Reply { reply, .. }) => Some(reply.clone()),
+                _ => None,
+            })
+            .expect("a reply")
+    };
+    let sets_expiry = |out: &[Command<Msg, Timer, (), ()>]| {
+        out.iter()
+            .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(l), _) if *l == s))
+    };
+    send(&mut state, Request::LeaseGrant, 0);
+    send(&mut state, Request::LeaseGrant, 1);
+    let key = names::session_key(s);
+    let txn = Txn {
+        compares: vec![],
+        success: vec![TxnOp::Put {
+            key,
+            value: Data::Empty,
+            lease: Some(s),
+        }],
+        failure: vec![],
+    };
+    send(&mut state, Request::Txn(Box::new(txn)), 0);
+    let watch = Request::WatchRange {
+        keys: Keys::Prefix(names::KEYS),
+        start_revision: 1,
+    };
+    send(&mut state, watch, 1);
+    let out = send(&mut state, Request::LeaseKeepAlive, 0);
+    assert_eq!(reply(&out), Reply::LeaseKeptAlive);
+    assert!(sets_expiry(&out), "a keepalive renews the lease");
+    let revision = state.etcd.revision;
+    let out = send(&mut state, Request::LeaseRevoke, 0);
+    assert_eq!(reply(&out), Reply::LeaseRevoked);
+    assert!(out
+        .iter()
+        .any(|c| matches!(c, Command::CancelTimer(Timer::Expiry(l)) if *l == s)));
+    let told: Vec<&WatchEvent> = out
+        .iter()
+        .filter_map(|c| match c {
+            Command::Send(to, Msg::Notify { event, .. }) if *to == client_id(1) => Some(event),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [&WatchEvent::Etcd {
+            kind: EtcdEvent::Delete,
+            key,
+            revision: revision + 1,
+        }]
+    );
+    assert!(state.etcd.get(key).is_none(), "its key went with it");
+    let out = send(&mut state, Request::LeaseRevoke, 0);
+    assert_eq!(reply(&out), Reply::LeaseNotFound);
+    let out = send(&mut state, Request::LeaseKeepAlive, 0);
+    assert_eq!(reply(&out), Reply::LeaseNotFound);
+    assert!(!sets_expiry(&out));
+}

@@ -272,3 +272,103 @@ fn relabelling_by_a_non_permutation_is_refused() {
     let mut state = model.init_states().remove(0);
     state.relabel(&[0, 0, 1]);
 }
+
+/// Every client name in the store's newer request and reply shapes is
+/// renamed: a multi's paths (guids) and data (sessions), its results'
+/// paths and owners. A relabelling that missed one would leave a state
+/// that names a client symmetry moved elsewhere.
+#[test]
+fn relabelling_renames_clients_in_every_request_shape() {
+    use models::msg::{Keys, MultiOp, MultiResult, Range, Stat};
+    let (a, b) = (SessionId::first(0), SessionId::first(1));
+    let node = |s: SessionId| {
+        names::member(Child {
+            seq: Some(3),
+            prefix: names::MEMBER,
+            guid: Some(s),
+        })
+    };
+    let shapes = |s: SessionId| {
+        let stat = Stat {
+            czxid: 2,
+            mzxid: 3,
+            version: 1,
+            cversion: 0,
+            ephemeral_owner: Some(s),
+            data: Data::Session(s),
+        };
+        (
+            vec![
+                Request::WatchRange {
+                    keys: Keys::One(names::session_key(s)),
+                    start_revision: 2,
+                },
+                Request::Range(Range::of(Keys::One(names::session_key(s)))),
+                Request::LeaseTimeToLive {
+                    lease: s,
+                    keys: true,
+                },
+                Request::Multi(vec![
+                    MultiOp::Check {
+                        path: node(s),
+                        version: None,
+                    },
+                    MultiOp::Create {
+                        path: names::new_member(Some(s)),
+                        ephemeral: true,
+                        sequential: true,
+                        data: Data::Session(s),
+                    },
+                    MultiOp::Delete {
+                        path: node(s),
+                        version: Some(1),
+                    },
+                    MultiOp::SetData {
+                        path: node(s),
+                        data: Data::Session(s),
+                        version: None,
+                    },
+                ]),
+            ],
+            vec![
+                Reply::Multi(vec![
+                    MultiResult::Created {
+                        path: node(s),
+                        czxid: 4,
+                    },
+                    MultiResult::Set(stat),
+                ]),
+                Reply::LeaseTtl {
+                    alive: true,
+                    keys: vec![names::session_key(s)],
+                },
+            ],
+        )
+    };
+    let (mut requests, mut replies) = shapes(a);
+    requests.relabel(&[1, 0]);
+    replies.relabel(&[1, 0]);
+    assert_eq!((requests, replies), shapes(b));
+}
+
+/// A store's range watches are renamed with it: the watcher, and a client
+/// named in the key it watches.
+#[test]
+fn relabelling_a_store_renames_its_range_watches() {
+    use models::msg::Keys;
+    use models::store::StoreState;
+    let (a, b) = (SessionId::first(0), SessionId::first(1));
+    let watching = |own: SessionId, other: u16| {
+        let mut store = StoreState::default();
+        let mut sink = Vec::new();
+        let one = Keys::One(names::session_key(own));
+        store.etcd.watch_range(own.client, one, 1, &mut sink);
+        store
+            .etcd
+            .watch_range(other, Keys::Prefix(names::KEYS), 1, &mut sink);
+        store
+    };
+    let mut renamed = watching(a, 1);
+    renamed.relabel(&[1, 0]);
+    assert_eq!(renamed, watching(b, 0));
+}

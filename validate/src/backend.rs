@@ -6,8 +6,8 @@
 use etcd_client as etcd;
 use models::ids::{Child, Data, Key, SessionId, ZPath};
 use models::msg::{
-    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, Reply, Request, SortByCreate,
-    Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
+    CompareOp, CompareTarget, EtcdEvent, Keys, Kv, MultiOp, MultiResult, OpResult, Range,
+    RangeOnly, Reply, Request, SortOrder, SortTarget, Stat, TxnOp, WatchEvent, ZkError, ZkEvent,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -15,9 +15,24 @@ use std::pin::Pin;
 use std::time::Duration;
 use zookeeper_client as zk;
 
-/// A watch to keep alive after the reply: it yields each event it sees and
-/// ends when the watch does.
-pub type Watch = Pin<Box<dyn Future<Output = Vec<WatchEvent>> + Send>>;
+/// A watch to keep alive after the reply: it yields the events it has
+/// seen, and the rest of the watch if it goes on (an etcd range watch is a
+/// stream: each response's events, then the next response).
+pub type Watch = Pin<Box<dyn Future<Output = Fired> + Send>>;
+
+/// What a watch has yielded.
+pub struct Fired {
+    pub events: Vec<WatchEvent>,
+    /// The watch goes on: its next events.
+    pub then: Option<Watch>,
+}
+
+impl Fired {
+    /// A watch's last events.
+    fn last(events: Vec<WatchEvent>) -> Fired {
+        Fired { events, then: None }
+    }
+}
 
 pub enum Backend {
     ZooKeeper {
@@ -81,6 +96,42 @@ fn bytes_of(data: Data) -> Vec<u8> {
     data.to_string().into_bytes()
 }
 
+fn create_mode(ephemeral: bool, sequential: bool) -> zk::CreateMode {
+    match (ephemeral, sequential) {
+        (true, true) => zk::CreateMode::EphemeralSequential,
+        (true, false) => zk::CreateMode::Ephemeral,
+        (false, true) => zk::CreateMode::PersistentSequential,
+        (false, false) => zk::CreateMode::Persistent,
+    }
+}
+
+/// A committed multi's result for `op`, in the model's terms.
+fn multi_result(
+    op: &MultiOp,
+    r: zk::MultiWriteResult,
+    sessions: &HashMap<SessionId, zk::Client>,
+) -> MultiResult {
+    match r {
+        zk::MultiWriteResult::Check => MultiResult::Checked,
+        zk::MultiWriteResult::Delete => MultiResult::Deleted,
+        zk::MultiWriteResult::Create { path, stat } => MultiResult::Created {
+            path: ZPath::parse(&path).expect("a name the store gave back parses"),
+            czxid: stat.czxid as u64,
+        },
+        zk::MultiWriteResult::SetData { stat: st } => {
+            let data = match *op {
+                MultiOp::SetData { data, .. } => data,
+                MultiOp::Check { .. } | MultiOp::Create { .. } | MultiOp::Delete { .. } => {
+                    Data::Empty
+                }
+            };
+            MultiResult::Set(stat(&st, sessions, &bytes_of(data)))
+        }
+        // The enum is open upstream; 0.9 has the four above.
+        other => panic!("ZooKeeper: a multi result this client version has no name for: {other:?}"),
+    }
+}
+
 fn zk_watch(w: zk::OneshotWatcher) -> Watch {
     Box::pin(async move {
         let e = w.changed().await;
@@ -89,11 +140,49 @@ fn zk_watch(w: zk::OneshotWatcher) -> Watch {
             zk::EventType::NodeDeleted => ZkEvent::NodeDeleted,
             zk::EventType::NodeChildrenChanged => ZkEvent::NodeChildrenChanged,
             zk::EventType::NodeDataChanged => ZkEvent::NodeDataChanged,
-            _ => return Vec::new(), // session events are not notifications
+            _ => return Fired::last(Vec::new()), // session events are not notifications
         };
-        match ZPath::parse(&e.path) {
+        Fired::last(match ZPath::parse(&e.path) {
             Some(path) => vec![WatchEvent::Zk { kind, path }],
             None => Vec::new(),
+        })
+    })
+}
+
+/// An etcd watch response's events, in the model's terms (a key this
+/// model cannot name is left out).
+fn etcd_events(resp: &etcd::WatchResponse) -> Vec<WatchEvent> {
+    resp.events()
+        .iter()
+        .filter_map(|ev| {
+            let kind = match ev.event_type() {
+                etcd::EventType::Put => EtcdEvent::Put,
+                etcd::EventType::Delete => EtcdEvent::Delete,
+            };
+            let kv = ev.kv()?;
+            Some(WatchEvent::Etcd {
+                kind,
+                key: Key::parse(kv.key_str().ok()?)?,
+                revision: kv.mod_revision() as u64,
+            })
+        })
+        .collect()
+}
+
+/// An etcd range watch from its next response on: a stream, to the end of
+/// the connection (the model's client never cancels one). The watcher
+/// goes with it: dropped, it would end the stream.
+fn etcd_range_watch(mut watcher: etcd::Watcher, mut stream: etcd::WatchStream) -> Watch {
+    Box::pin(async move {
+        match stream.message().await {
+            Ok(Some(resp)) => Fired {
+                events: etcd_events(&resp),
+                then: Some(etcd_range_watch(watcher, stream)),
+            },
+            Ok(None) | Err(_) => {
+                let _ = watcher.cancel().await;
+                Fired::last(Vec::new())
+            }
         }
     })
 }
@@ -112,21 +201,62 @@ fn kv(k: &etcd::KeyValue) -> Option<Kv> {
     })
 }
 
+/// etcd's ways of giving a range its end, on a get's or a watch's
+/// options.
+trait RangeEnd: Sized {
+    fn with_prefix(self) -> Self;
+    fn with_range(self, end: String) -> Self;
+    fn with_from_key(self) -> Self;
+}
+
+/// Both option types have the three, under these names.
+macro_rules! range_end {
+    ($($options:ty),*) => {$(
+        impl RangeEnd for $options {
+            fn with_prefix(self) -> Self {
+                self.with_prefix()
+            }
+            fn with_range(self, end: String) -> Self {
+                self.with_range(end)
+            }
+            fn with_from_key(self) -> Self {
+                self.with_from_key()
+            }
+        }
+    )*};
+}
+range_end!(etcd::GetOptions, etcd::WatchOptions);
+
+/// The key etcd is sent for `keys`, and the options with the range's end.
+fn keyed<O: RangeEnd>(keys: Keys, o: O) -> (String, O) {
+    match keys {
+        Keys::One(k) => (k.to_string(), o),
+        Keys::Prefix(p) => (p.to_string(), RangeEnd::with_prefix(o)),
+        Keys::Between { from, end } => {
+            let o = match end {
+                Some(end) => RangeEnd::with_range(o, end.to_string()),
+                None => RangeEnd::with_from_key(o),
+            };
+            (etcd_key_text(from), o)
+        }
+    }
+}
+
 fn get_options(r: &Range) -> (String, etcd::GetOptions) {
-    let mut o = etcd::GetOptions::new();
-    let key = match r.keys {
-        Keys::One(k) => k.to_string(),
-        Keys::Prefix(p) => {
-            o = o.with_prefix();
-            p.to_string()
-        }
-    };
-    match r.sort {
-        SortByCreate::None => {}
-        SortByCreate::Ascend => o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Ascend),
-        SortByCreate::Descend => {
-            o = o.with_sort(etcd::SortTarget::Create, etcd::SortOrder::Descend)
-        }
+    let (key, mut o) = keyed(r.keys, etcd::GetOptions::new());
+    if let Some((target, order)) = r.sort.target() {
+        let target = match target {
+            SortTarget::Key => etcd::SortTarget::Key,
+            SortTarget::Version => etcd::SortTarget::Version,
+            SortTarget::Create => etcd::SortTarget::Create,
+            SortTarget::Mod => etcd::SortTarget::Mod,
+            SortTarget::Value => etcd::SortTarget::Value,
+        };
+        let order = match order {
+            SortOrder::Ascend => etcd::SortOrder::Ascend,
+            SortOrder::Descend => etcd::SortOrder::Descend,
+        };
+        o = o.with_sort(target, order);
     }
     if r.limit > 0 {
         o = o.with_limit(r.limit as i64);
@@ -134,7 +264,45 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
     if r.max_create_revision > 0 {
         o = o.with_max_create_revision(r.max_create_revision as i64);
     }
+    match r.only {
+        RangeOnly::Kvs => {}
+        RangeOnly::Keys => o = o.with_keys_only(),
+        RangeOnly::Count => o = o.with_count_only(),
+    }
     (key, o)
+}
+
+/// A range's first key as etcd takes it: no empty key (`\0` is the first
+/// there is).
+fn etcd_key_text(from: models::ids::Name) -> String {
+    match from.as_str() {
+        "" => "\0".to_string(),
+        from => from.to_string(),
+    }
+}
+
+/// A range's answer as a txn op's: its key-values, or its count.
+fn read_result(r: &Range, kvs: &[etcd::KeyValue], count: i64) -> OpResult {
+    match r.only {
+        RangeOnly::Count => OpResult::Count {
+            count: count as u64,
+        },
+        RangeOnly::Kvs | RangeOnly::Keys => OpResult::Range {
+            kvs: kvs.iter().filter_map(kv).collect(),
+        },
+    }
+}
+
+/// One keepalive of `session`'s lease: whether it is alive (etcd answers
+/// a TTL of 0 for a lease that is gone).
+async fn keep_alive_once(client: &mut etcd::Client, session: SessionId) -> bool {
+    match client.lease_keep_alive(session.lease_id()).await {
+        Ok((mut keeper, mut stream)) => {
+            let _ = keeper.keep_alive().await;
+            matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)
+        }
+        Err(_) => false,
+    }
 }
 
 fn lease_not_found(e: &etcd::Error) -> bool {
@@ -172,12 +340,7 @@ impl Backend {
                         sequential,
                         data,
                     } => {
-                        let mode = match (ephemeral, sequential) {
-                            (true, true) => zk::CreateMode::EphemeralSequential,
-                            (true, false) => zk::CreateMode::Ephemeral,
-                            (false, true) => zk::CreateMode::PersistentSequential,
-                            (false, false) => zk::CreateMode::Persistent,
-                        };
+                        let mode = create_mode(*ephemeral, *sequential);
                         // A sequential create's path is the name before the
                         // number the server appends.
                         let name = path.to_string();
@@ -283,6 +446,76 @@ impl Backend {
                         children.sort();
                         (Reply::Children(children.into()), 0, w)
                     }
+                    Request::Multi(ops) => {
+                        let mut writer = c.new_multi_writer();
+                        for op in ops {
+                            let added = match *op {
+                                // ZooKeeper's version -1 checks existence only.
+                                MultiOp::Check { path, version } => writer.add_check_version(
+                                    &path.to_string(),
+                                    version.map_or(-1, |v| v as i32),
+                                ),
+                                MultiOp::Create {
+                                    path,
+                                    ephemeral,
+                                    sequential,
+                                    data,
+                                } => writer.add_create(
+                                    &path.to_string(),
+                                    &bytes_of(data),
+                                    &create_mode(ephemeral, sequential).with_acls(acl),
+                                ),
+                                MultiOp::Delete { path, version } => {
+                                    writer.add_delete(&path.to_string(), version.map(|v| v as i32))
+                                }
+                                MultiOp::SetData {
+                                    path,
+                                    data,
+                                    version,
+                                } => writer.add_set_data(
+                                    &path.to_string(),
+                                    &bytes_of(data),
+                                    version.map(|v| v as i32),
+                                ),
+                            };
+                            added.expect("the client takes the model's paths");
+                        }
+                        match writer.commit().await {
+                            Ok(done) => {
+                                let results: Vec<MultiResult> = ops
+                                    .iter()
+                                    .zip(done)
+                                    .map(|(op, r)| multi_result(op, r, sessions))
+                                    .collect();
+                                let zxid = results
+                                    .iter()
+                                    .find_map(|r| match r {
+                                        MultiResult::Created { czxid, .. } => Some(*czxid),
+                                        MultiResult::Set(s) => Some(s.mzxid),
+                                        MultiResult::Checked
+                                        | MultiResult::Deleted
+                                        | MultiResult::RolledBack
+                                        | MultiResult::Error(_)
+                                        | MultiResult::RuntimeInconsistency => None,
+                                    })
+                                    .unwrap_or(0);
+                                (Reply::Multi(results), zxid, None)
+                            }
+                            // The client reports the first op whose error is
+                            // not OK; the server's results around it are OK
+                            // before and RUNTIMEINCONSISTENCY after.
+                            Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                                let Reply::Error(e) = zk_error(source) else {
+                                    unreachable!("zk_error answers an error")
+                                };
+                                let results = MultiResult::failed_at(ops.len(), index, e);
+                                (Reply::Multi(results), 0, None)
+                            }
+                            Err(zk::MultiWriteError::RequestFailed { source }) => {
+                                (zk_error(source), 0, None)
+                            }
+                        }
+                    }
                     other => panic!("not a ZooKeeper request: {other}"),
                 }
             }
@@ -349,17 +582,23 @@ impl Backend {
                     match client.txn(txn).await {
                         Ok(resp) => {
                             let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                            let branch = if resp.succeeded() {
+                                &t.success
+                            } else {
+                                &t.failure
+                            };
                             let responses = resp
                                 .op_responses()
                                 .iter()
-                                .map(|r| match r {
-                                    etcd::TxnOpResponse::Put(_) => OpResult::Put { revision },
-                                    etcd::TxnOpResponse::Delete(d) => OpResult::Delete {
+                                .zip(branch)
+                                .map(|(r, op)| match (r, op) {
+                                    (etcd::TxnOpResponse::Put(_), _) => OpResult::Put { revision },
+                                    (etcd::TxnOpResponse::Delete(d), _) => OpResult::Delete {
                                         deleted: d.deleted() as u32,
                                     },
-                                    etcd::TxnOpResponse::Get(g) => OpResult::Range {
-                                        kvs: g.kvs().iter().filter_map(kv).collect(),
-                                    },
+                                    (etcd::TxnOpResponse::Get(g), TxnOp::Range(r)) => {
+                                        read_result(r, g.kvs(), g.count())
+                                    }
                                     _ => OpResult::Range { kvs: Vec::new() },
                                 })
                                 .collect();
@@ -381,14 +620,17 @@ impl Backend {
                     let (k, o) = get_options(r);
                     let resp = client.get(k, Some(o)).await.expect("etcd range");
                     let revision = resp.header().map_or(0, |h| h.revision()) as u64;
-                    (
-                        Reply::RangeResult {
+                    let reply = match r.only {
+                        RangeOnly::Count => Reply::RangeCount {
+                            revision,
+                            count: resp.count() as u64,
+                        },
+                        RangeOnly::Kvs | RangeOnly::Keys => Reply::RangeResult {
                             revision,
                             kvs: resp.kvs().iter().filter_map(kv).collect(),
                         },
-                        revision,
-                        None,
-                    )
+                    };
+                    (reply, revision, None)
                 }
                 Request::Watch {
                     key,
@@ -400,29 +642,23 @@ impl Backend {
                         .watch(key.to_string(), Some(opts))
                         .await
                         .expect("etcd watch");
-                    let watched = *key;
                     let watch: Watch = Box::pin(async move {
                         // The stream until the delete waitDelete waits for.
                         let mut seen = Vec::new();
                         while let Ok(Some(resp)) = stream.message().await {
-                            for ev in resp.events() {
-                                let kind = match ev.event_type() {
-                                    etcd::EventType::Put => EtcdEvent::Put,
-                                    etcd::EventType::Delete => EtcdEvent::Delete,
-                                };
-                                let revision = ev.kv().map_or(0, |k| k.mod_revision()) as u64;
-                                seen.push(WatchEvent::Etcd {
-                                    kind,
-                                    key: watched,
-                                    revision,
-                                });
-                                if kind == EtcdEvent::Delete {
+                            for event in etcd_events(&resp) {
+                                seen.push(event);
+                                if let WatchEvent::Etcd {
+                                    kind: EtcdEvent::Delete,
+                                    ..
+                                } = event
+                                {
                                     let _ = watcher.cancel().await;
-                                    return seen;
+                                    return Fired::last(seen);
                                 }
                             }
                         }
-                        seen
+                        Fired::last(seen)
                     });
                     (
                         Reply::WatchCreated {
@@ -431,6 +667,56 @@ impl Backend {
                         0,
                         Some(watch),
                     )
+                }
+                Request::WatchRange {
+                    keys,
+                    start_revision,
+                } => {
+                    let (key, opts) = keyed(
+                        *keys,
+                        etcd::WatchOptions::new().with_start_revision(*start_revision as i64),
+                    );
+                    let (watcher, stream) =
+                        client.watch(key, Some(opts)).await.expect("etcd watch");
+                    (
+                        Reply::WatchCreated {
+                            revision: *start_revision,
+                        },
+                        0,
+                        Some(etcd_range_watch(watcher, stream)),
+                    )
+                }
+                Request::LeaseRevoke => match client.lease_revoke(session.lease_id()).await {
+                    Ok(resp) => {
+                        let revision = resp.header().map_or(0, |h| h.revision()) as u64;
+                        (Reply::LeaseRevoked, revision, None)
+                    }
+                    Err(e) if lease_not_found(&e) => (Reply::LeaseNotFound, 0, None),
+                    Err(e) => panic!("etcd lease revoke: {e}"),
+                },
+                // `KeepAliveOnce`: a TTL of 0 back is a lease not found.
+                Request::LeaseKeepAlive => {
+                    if keep_alive_once(client, session).await {
+                        (Reply::LeaseKeptAlive, 0, None)
+                    } else {
+                        (Reply::LeaseNotFound, 0, None)
+                    }
+                }
+                Request::LeaseTimeToLive { lease, keys } => {
+                    let opts = keys.then(|| etcd::LeaseTimeToLiveOptions::new().with_keys());
+                    let resp = client
+                        .lease_time_to_live(lease.lease_id(), opts)
+                        .await
+                        .expect("etcd answers a lease's time to live");
+                    // etcd answers TTL -1 for a lease that is gone.
+                    let alive = resp.ttl() >= 0;
+                    let mut keys: Vec<Key> = resp
+                        .keys()
+                        .iter()
+                        .filter_map(|k| Key::parse(std::str::from_utf8(k).ok()?))
+                        .collect();
+                    keys.sort();
+                    (Reply::LeaseTtl { alive, keys }, 0, None)
                 }
                 Request::DeleteKey { key } => {
                     let resp = client
@@ -457,14 +743,7 @@ impl Backend {
     pub async fn ping(&mut self, session: SessionId) -> bool {
         match self {
             Backend::ZooKeeper { sessions, .. } => sessions.contains_key(&session),
-            Backend::Etcd { client, .. } => match client.lease_keep_alive(session.lease_id()).await
-            {
-                Ok((mut keeper, mut stream)) => {
-                    let _ = keeper.keep_alive().await;
-                    matches!(stream.message().await, Ok(Some(r)) if r.ttl() > 0)
-                }
-                Err(_) => false,
-            },
+            Backend::Etcd { client, .. } => keep_alive_once(client, session).await,
         }
     }
 

@@ -19,10 +19,10 @@
 //! it; a timer line fires that client's timer. A replay that drifted from
 //! the simulator's run stops with an error rather than compare anything.
 
-use crate::backend::{Backend, Watch};
+use crate::backend::{Backend, Fired, Watch};
 use models::client::{Client, ClientState};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, Data, SessionId, ZPath};
-use models::msg::{Msg, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
+use models::msg::{Msg, MultiResult, Reply, Request, Stat, Timer, WatchEvent, ZkEvent};
 use models::recipe::RecipeRef;
 use models::recipes::names;
 use models::resource::{Resource, ResourceState};
@@ -616,6 +616,24 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
             data: if reads_data { s.data } else { Data::Empty },
             ..s
         })),
+        Reply::Multi(results) => Reply::Multi(
+            results
+                .iter()
+                .map(|r| match *r {
+                    MultiResult::Created { path, .. } => MultiResult::Created { path, czxid: 0 },
+                    MultiResult::Set(s) => MultiResult::Set(Stat {
+                        czxid: 0,
+                        mzxid: 0,
+                        ..s
+                    }),
+                    MultiResult::Checked
+                    | MultiResult::Deleted
+                    | MultiResult::RolledBack
+                    | MultiResult::Error(_)
+                    | MultiResult::RuntimeInconsistency => *r,
+                })
+                .collect(),
+        ),
         Reply::Connected
         | Reply::Deleted
         | Reply::Children(_)
@@ -625,7 +643,11 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
-        | Reply::DeleteResult { .. } => reply.clone(),
+        | Reply::DeleteResult { .. }
+        | Reply::RangeCount { .. }
+        | Reply::LeaseRevoked
+        | Reply::LeaseKeptAlive
+        | Reply::LeaseTtl { .. } => reply.clone(),
     }
 }
 
@@ -634,6 +656,18 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
     match reply {
         Reply::Created { czxid, .. } => vec![*czxid],
         Reply::Stat(Some(s)) => vec![s.czxid, s.mzxid],
+        Reply::Multi(results) => results
+            .iter()
+            .flat_map(|r| match *r {
+                MultiResult::Created { czxid, .. } => vec![czxid],
+                MultiResult::Set(s) => vec![s.czxid, s.mzxid],
+                MultiResult::Checked
+                | MultiResult::Deleted
+                | MultiResult::RolledBack
+                | MultiResult::Error(_)
+                | MultiResult::RuntimeInconsistency => Vec::new(),
+            })
+            .collect(),
         Reply::Stat(None)
         | Reply::Connected
         | Reply::Deleted
@@ -645,7 +679,11 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }
         | Reply::WatchCreated { .. }
-        | Reply::DeleteResult { .. } => Vec::new(),
+        | Reply::DeleteResult { .. }
+        | Reply::RangeCount { .. }
+        | Reply::LeaseRevoked
+        | Reply::LeaseKeptAlive
+        | Reply::LeaseTtl { .. } => Vec::new(),
     }
 }
 
@@ -712,10 +750,16 @@ impl Real {
             let set = std::mem::take(self.watches.entry(c).or_default());
             for mut watch in set {
                 match poll_once(&mut watch).await {
-                    Some(events) => fired
-                        .entry(c)
-                        .or_default()
-                        .extend(events.iter().map(zk_event)),
+                    Some(done) => {
+                        fired
+                            .entry(c)
+                            .or_default()
+                            .extend(done.events.iter().map(zk_event));
+                        // A stream goes on (no ZooKeeper watch does).
+                        if let Some(rest) = done.then {
+                            self.watches.entry(c).or_default().push(rest);
+                        }
+                    }
                     None => self.watches.entry(c).or_default().push(watch),
                 }
             }
@@ -730,7 +774,7 @@ impl Real {
 }
 
 /// The watch's events if it has fired by now (it is not waited for).
-async fn poll_once(watch: &mut Watch) -> Option<Vec<WatchEvent>> {
+async fn poll_once(watch: &mut Watch) -> Option<Fired> {
     std::future::poll_fn(|cx| {
         Poll::Ready(match watch.as_mut().poll(cx) {
             Poll::Ready(events) => Some(events),

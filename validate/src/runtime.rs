@@ -11,7 +11,7 @@
 use crate::backend::{Backend, Watch};
 use models::client::{Client, ClientState, Phase};
 use models::ids::{client_id, resource_id, store_id, ClientIdx};
-use models::msg::{Msg, Timer};
+use models::msg::{Msg, Timer, WatchEvent};
 use models::properties::{
     observe_client, observe_resource, Breach, Monitors, Observation, PropertyName,
 };
@@ -360,21 +360,35 @@ pub async fn run_client(
 
 fn forward_watch(c: ClientIdx, w: Watch, tx: mpsc::UnboundedSender<Input>, shared: Arc<Shared>) {
     tokio::spawn(async move {
-        for event in w.await {
-            shared
-                .log
-                .lock()
-                .unwrap()
-                .notifications
-                .push((shared.now_us(), c));
-            let _ = tx.send(Input::Msg {
-                from: store_id(),
-                msg: Msg::Notify {
-                    header: 0,
-                    owns_first: false,
-                    event,
-                },
-            });
+        let mut next = Some(w);
+        while let Some(w) = next.take() {
+            let fired = w.await;
+            next = fired.then;
+            forward_events(c, fired.events, &tx, &shared);
         }
     });
+}
+
+fn forward_events(
+    c: ClientIdx,
+    events: Vec<WatchEvent>,
+    tx: &mpsc::UnboundedSender<Input>,
+    shared: &Shared,
+) {
+    for event in events {
+        shared
+            .log
+            .lock()
+            .unwrap()
+            .notifications
+            .push((shared.now_us(), c));
+        let _ = tx.send(Input::Msg {
+            from: store_id(),
+            msg: Msg::Notify {
+                header: 0,
+                owns_first: false,
+                event,
+            },
+        });
+    }
 }

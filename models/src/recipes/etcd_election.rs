@@ -28,9 +28,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Key, SessionId};
 use crate::msg::{Compare, Keys};
-use crate::msg::{
-    EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
-};
+use crate::msg::{EtcdEvent, OpResult, Range, Reply, Request, Sort, Txn, TxnOp, WatchEvent};
 use crate::recipe::{Application, ElectionRecipe, Face, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
@@ -233,12 +231,7 @@ impl EtcdElection {
     fn campaign_returns(&self, session: SessionId, st: &mut State, leader_rev: u64) -> Step {
         if self.check_own_key {
             *st = State::Checking { leader_rev };
-            Step::Send(Request::Range(Range {
-                keys: Keys::One(session_key(session)),
-                sort: SortByCreate::None,
-                limit: 0,
-                max_create_revision: 0,
-            }))
+            Step::Send(Request::Range(Range::of(Keys::One(session_key(session)))))
         } else {
             lead(st, leader_rev)
         }
@@ -255,12 +248,7 @@ fn campaign(session: SessionId) -> Request {
             value: Data::Empty,
             lease: Some(session),
         }],
-        failure: vec![TxnOp::Range(Range {
-            keys: Keys::One(key),
-            sort: SortByCreate::None,
-            limit: 0,
-            max_create_revision: 0,
-        })],
+        failure: vec![TxnOp::Range(Range::of(Keys::One(key)))],
     }))
 }
 
@@ -268,10 +256,10 @@ fn campaign(session: SessionId) -> Request {
 fn wait_deletes(st: &mut State, leader_rev: u64) -> Step {
     *st = State::Ranging { leader_rev };
     Step::Send(Request::Range(Range {
-        keys: Keys::Prefix(KEYS),
-        sort: SortByCreate::Descend,
+        sort: Sort::Descend,
         limit: 1,
         max_create_revision: leader_rev - 1,
+        ..Range::of(Keys::Prefix(KEYS))
     }))
 }
 

@@ -24,9 +24,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Key, SessionId};
 use crate::msg::{Compare, Keys};
-use crate::msg::{
-    EtcdEvent, OpResult, Range, Reply, Request, SortByCreate, Txn, TxnOp, WatchEvent,
-};
+use crate::msg::{EtcdEvent, OpResult, Range, Reply, Request, Sort, Txn, TxnOp, WatchEvent};
 use crate::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 
@@ -196,28 +194,23 @@ impl LockRecipe<State> for EtcdRevision {
 
 fn first_created() -> Range {
     Range {
-        keys: Keys::Prefix(KEYS),
-        sort: SortByCreate::Ascend,
+        sort: Sort::Ascend,
         limit: 1,
         max_create_revision: 0,
+        ..Range::of(Keys::Prefix(KEYS))
     }
 }
 
 fn get(key: Key) -> Range {
-    Range {
-        keys: Keys::One(key),
-        sort: SortByCreate::None,
-        limit: 0,
-        max_create_revision: 0,
-    }
+    Range::of(Keys::One(key))
 }
 
 fn last_created_below(my_rev: u64) -> Request {
     Request::Range(Range {
-        keys: Keys::Prefix(KEYS),
-        sort: SortByCreate::Descend,
+        sort: Sort::Descend,
         limit: 1,
         max_create_revision: my_rev - 1,
+        ..Range::of(Keys::Prefix(KEYS))
     })
 }
 

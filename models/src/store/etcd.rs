@@ -10,8 +10,8 @@
 
 use crate::ids::{ClientIdx, Data, Key, SessionId};
 use crate::msg::{
-    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, SortByCreate, Txn,
-    TxnOp,
+    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, OpResult, Range, RangeOnly, Sort,
+    SortOrder, SortTarget, Txn, TxnOp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -23,18 +23,48 @@ pub struct Watcher {
     pub start_revision: u64,
 }
 
+/// A range watch: a client hears every put and delete in `keys` from
+/// `start_revision` on (etcd's watch stream: it does not end at a delete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RangeWatcher {
+    pub client: ClientIdx,
+    pub keys: Keys,
+    pub start_revision: u64,
+}
+
 /// A delivered etcd event: who is told, and what.
 pub type Fired = (ClientIdx, EtcdEvent, Key, u64);
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EtcdKv {
     pub revision: u64,
     /// Live keys, sorted.
     pub kvs: Vec<Kv>,
     /// Delete history (key, revision), so a watch from a past revision sees a
-    /// delete that happened before it was created.
+    /// delete that happened before it was created. Puts keep no history:
+    /// a live key's latest put is in `kvs`, and the state stays as small
+    /// as the recipes' runs need (see `watch_range`).
     pub deletes: Vec<(Key, u64)>,
+    /// Key watches, sorted.
     pub watchers: Vec<Watcher>,
+    /// Range watches, sorted. Written (and hashed) only when there are
+    /// some, so the recipes' stores fingerprint and serialize as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub range_watchers: Vec<RangeWatcher>,
+}
+
+/// As the derived hash was before `range_watchers`: those only when there
+/// are some (fingerprints of the recipes' states must not change).
+impl std::hash::Hash for EtcdKv {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.revision.hash(h);
+        self.kvs.hash(h);
+        self.deletes.hash(h);
+        self.watchers.hash(h);
+        if !self.range_watchers.is_empty() {
+            self.range_watchers.hash(h);
+        }
+    }
 }
 
 impl Default for EtcdKv {
@@ -44,6 +74,7 @@ impl Default for EtcdKv {
             kvs: Vec::new(),
             deletes: Vec::new(),
             watchers: Vec::new(),
+            range_watchers: Vec::new(),
         }
     }
 }
@@ -111,7 +142,7 @@ impl EtcdKv {
                 TxnOp::Delete { key } => OpResult::Delete {
                     deleted: self.delete_at(*key, fired),
                 },
-                TxnOp::Range(r) => OpResult::Range { kvs: self.range(r) },
+                TxnOp::Range(r) => self.read(r),
             })
             .collect();
         (succeeded, results)
@@ -163,45 +194,91 @@ impl EtcdKv {
         self.notify(key, EtcdEvent::Put, revision, fired);
     }
 
-    /// `range`: matching keys, sorted and limited as asked.
+    /// Whether `key` is in `keys`.
+    fn takes(keys: Keys, key: Key) -> bool {
+        match keys {
+            Keys::One(k) => key == k,
+            Keys::Prefix(p) => key.has_prefix(p),
+            Keys::Between { from, end } => {
+                key.cmp_bound(from).is_ge() && end.is_none_or(|end| key.cmp_bound(end).is_lt())
+            }
+        }
+    }
+
+    /// A range as a txn's op answers it: its key-values, or (`count_only`)
+    /// how many keys are in its range.
+    pub fn read(&self, r: &Range) -> OpResult {
+        match r.only {
+            RangeOnly::Count => OpResult::Count {
+                count: self.count(r.keys),
+            },
+            RangeOnly::Kvs | RangeOnly::Keys => OpResult::Range { kvs: self.range(r) },
+        }
+    }
+
+    /// A `count_only` range: how many keys are in `keys`. etcd counts the
+    /// keys in the range before `max_create_revision` prunes them and
+    /// `limit` cuts them (`rr.Count`), so those two count for nothing.
+    pub fn count(&self, keys: Keys) -> u64 {
+        self.kvs
+            .iter()
+            .filter(|kv| Self::takes(keys, kv.key))
+            .count() as u64
+    }
+
+    /// `range`: matching keys, sorted and limited as asked (none for a
+    /// count: [`EtcdKv::read`] answers that).
     pub fn range(&self, r: &Range) -> Vec<Kv> {
         let matching = self
             .kvs
             .iter()
-            .filter(|kv| match r.keys {
-                Keys::One(k) => kv.key == k,
-                Keys::Prefix(p) => kv.key.has_prefix(p),
-            })
+            .filter(|kv| r.only != RangeOnly::Count && Self::takes(r.keys, kv.key))
             .filter(|kv| r.max_create_revision == 0 || kv.create_revision <= r.max_create_revision)
             .copied();
-        // The recipes ask for the first or last created key: find it without
-        // sorting (or keeping) the rest.
-        match (r.sort, r.limit) {
-            (SortByCreate::Ascend, 1) => {
-                return matching
-                    .min_by_key(|kv| kv.create_revision)
-                    .into_iter()
-                    .collect()
-            }
+        let mut kvs: Vec<Kv> = match (r.sort, r.limit) {
+            // The recipes ask for the first or last created key: find it
+            // without sorting (or keeping) the rest.
+            (Sort::Ascend, 1) => matching
+                .min_by_key(|kv| kv.create_revision)
+                .into_iter()
+                .collect(),
             // (The first of equal revisions, as the stable sort below
             // leaves them: `max_by_key` would take the last.)
-            (SortByCreate::Descend, 1) => {
-                return matching
-                    .min_by_key(|kv| std::cmp::Reverse(kv.create_revision))
-                    .into_iter()
-                    .collect()
+            (Sort::Descend, 1) => matching
+                .min_by_key(|kv| std::cmp::Reverse(kv.create_revision))
+                .into_iter()
+                .collect(),
+            _ => {
+                let mut kvs: Vec<Kv> = matching.collect();
+                // A stable sort: ties stay in key order, highest first or
+                // not.
+                if let Some((target, order)) = r.sort.target() {
+                    kvs.sort_by(|a, b| {
+                        let ord = match target {
+                            SortTarget::Key => a.key.cmp(&b.key),
+                            SortTarget::Version => a.version.cmp(&b.version),
+                            SortTarget::Create => a.create_revision.cmp(&b.create_revision),
+                            SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
+                            // etcd compares a value's bytes: its text here.
+                            SortTarget::Value => a.value.to_string().cmp(&b.value.to_string()),
+                        };
+                        match order {
+                            SortOrder::Ascend => ord,
+                            SortOrder::Descend => ord.reverse(),
+                        }
+                    });
+                }
+                if r.limit > 0 {
+                    kvs.truncate(r.limit as usize);
+                    kvs.shrink_to_fit();
+                }
+                kvs
             }
-            _ => {}
-        }
-        let mut kvs: Vec<Kv> = matching.collect();
-        match r.sort {
-            SortByCreate::None => {}
-            SortByCreate::Ascend => kvs.sort_by_key(|kv| kv.create_revision),
-            SortByCreate::Descend => kvs.sort_by_key(|kv| std::cmp::Reverse(kv.create_revision)),
-        }
-        if r.limit > 0 {
-            kvs.truncate(r.limit as usize);
-            kvs.shrink_to_fit();
+        };
+        // etcd drops the values last (`asembleRangeResponse`): a sort by
+        // value saw them.
+        if r.only == RangeOnly::Keys {
+            kvs.iter_mut().for_each(|kv| kv.value = Data::Empty);
         }
         kvs
     }
@@ -230,14 +307,18 @@ impl EtcdKv {
         }
     }
 
-    /// Lease expiry or revoke: delete the lease's keys in one revision.
-    pub fn expire(&mut self, lease: SessionId, fired: &mut Vec<Fired>) {
-        let doomed: Vec<Key> = self
-            .kvs
+    /// The keys attached to `lease`, in key order (`TimeToLive`'s keys).
+    pub fn leased(&self, lease: SessionId) -> Vec<Key> {
+        self.kvs
             .iter()
             .filter(|kv| kv.lease == Some(lease))
             .map(|kv| kv.key)
-            .collect();
+            .collect()
+    }
+
+    /// Lease expiry or revoke: delete the lease's keys in one revision.
+    pub fn expire(&mut self, lease: SessionId, fired: &mut Vec<Fired>) {
+        let doomed = self.leased(lease);
         if doomed.is_empty() {
             return;
         }
@@ -276,14 +357,59 @@ impl EtcdKv {
                 return;
             }
         }
-        let w = Watcher {
-            client,
-            key,
-            start_revision,
-        };
-        if let Err(at) = self.watchers.binary_search(&w) {
-            self.watchers.insert(at, w);
-        }
+        insert_once(
+            &mut self.watchers,
+            Watcher {
+                client,
+                key,
+                start_revision,
+            },
+        );
+    }
+
+    /// `watch(keys, start_revision)` for `client`, a stream: replays what
+    /// happened in `keys` at or after `start_revision` that the store
+    /// still knows — every delete (the delete history) and each live
+    /// key's latest put — in revision order (within one revision, deletes
+    /// first), then hears every event from now on. etcd replays every
+    /// event since `start_revision`; a key put more than once since then
+    /// shows its latest put only, and one put and deleted since then its
+    /// delete only: the model keeps no history of puts (it would grow
+    /// every etcd state the checker keeps). Events after the watch is made
+    /// are all delivered, in the order of their writes.
+    pub fn watch_range(
+        &mut self,
+        client: ClientIdx,
+        keys: Keys,
+        start_revision: u64,
+        fired: &mut Vec<Fired>,
+    ) {
+        let mut past: Vec<(u64, EtcdEvent, Key)> = self
+            .deletes
+            .iter()
+            .filter(|(k, rev)| *rev >= start_revision && Self::takes(keys, *k))
+            .map(|(k, rev)| (*rev, EtcdEvent::Delete, *k))
+            .collect();
+        past.extend(
+            self.kvs
+                .iter()
+                .filter(|kv| kv.mod_revision >= start_revision && Self::takes(keys, kv.key))
+                .map(|kv| (kv.mod_revision, EtcdEvent::Put, kv.key)),
+        );
+        // Stable: the deletes keep their history's order.
+        past.sort_by_key(|(rev, kind, _)| (*rev, *kind == EtcdEvent::Put));
+        fired.extend(
+            past.into_iter()
+                .map(|(rev, kind, key)| (client, kind, key, rev)),
+        );
+        insert_once(
+            &mut self.range_watchers,
+            RangeWatcher {
+                client,
+                keys,
+                start_revision,
+            },
+        );
     }
 
     fn record_delete(&mut self, key: Key, fired: &mut Vec<Fired>) {
@@ -300,6 +426,21 @@ impl EtcdKv {
             fired.push((w.client, kind, key, revision));
             kind != EtcdEvent::Delete
         });
+        // A range watch hears every event in its range, and goes on.
+        fired.extend(
+            self.range_watchers
+                .iter()
+                .filter(|w| revision >= w.start_revision && Self::takes(w.keys, key))
+                .map(|w| (w.client, kind, key, revision)),
+        );
+    }
+}
+
+/// Adds `x` to a sorted vector unless it is there (a watch made twice is
+/// one watch).
+fn insert_once<T: Ord>(sorted: &mut Vec<T>, x: T) {
+    if let Err(at) = sorted.binary_search(&x) {
+        sorted.insert(at, x);
     }
 }
 
@@ -417,13 +558,12 @@ mod tests {
         let (a, b) = (SessionId::first(0), SessionId::first(1));
         let mut kv = EtcdKv::default();
         kv.txn(&putting_both(b, a), &mut Vec::new());
-        for sort in [SortByCreate::Ascend, SortByCreate::Descend] {
+        for sort in [Sort::Ascend, Sort::Descend] {
             let range = |limit| {
                 kv.range(&Range {
-                    keys: Keys::Prefix(name!("/lock/")),
                     sort,
                     limit,
-                    max_create_revision: 0,
+                    ..Range::of(Keys::Prefix(name!("/lock/")))
                 })
             };
             let all = range(0);
@@ -474,6 +614,51 @@ mod tests {
             ]
         );
         assert!(kv.watchers.is_empty());
+    }
+
+    /// A prefix watch from a past revision replays the deletes under the
+    /// prefix since then and each live key's latest put, in revision
+    /// order; then it hears every put and delete under the prefix, and a
+    /// delete does not end it (etcd's watch stream). Another prefix's
+    /// events are not its news.
+    #[test]
+    fn a_prefix_watch_replays_then_streams() {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let mut kv = EtcdKv::default();
+        let mut sink = Vec::new();
+        let other = super::Key::fixed(name!("/other"));
+        let put_a = put(&mut kv, a, &mut sink);
+        put(&mut kv, b, &mut sink);
+        kv.put(other, Data::Empty, None, &mut sink);
+        let (gone_b, _) = kv.delete(Key(b), &mut sink);
+        let again_a = put(&mut kv, a, &mut sink);
+        let mut fired = Vec::new();
+        kv.watch_range(7, Keys::Prefix(name!("/lock/")), put_a, &mut fired);
+        // etcd would also replay a's first put and b's put: the model
+        // keeps no history of puts.
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Delete, Key(b), gone_b),
+                (7, EtcdEvent::Put, Key(a), again_a)
+            ]
+        );
+        fired.clear();
+        let (gone_a, _) = kv.delete(Key(a), &mut fired);
+        kv.put(other, Data::Number(1), None, &mut fired);
+        let back_b = put(&mut kv, b, &mut fired);
+        assert_eq!(
+            fired,
+            vec![
+                (7, EtcdEvent::Delete, Key(a), gone_a),
+                (7, EtcdEvent::Put, Key(b), back_b)
+            ]
+        );
+        assert_eq!(kv.range_watchers.len(), 1, "a delete ends no range watch");
+        // Lease expiry: one revision, every key of the lease told.
+        fired.clear();
+        kv.expire(b, &mut fired);
+        assert_eq!(fired, vec![(7, EtcdEvent::Delete, Key(b), back_b + 1)]);
     }
 
     /// A watch from a past revision: etcd replays every event of the key

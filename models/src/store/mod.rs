@@ -10,7 +10,9 @@ pub mod etcd;
 pub mod zookeeper;
 
 use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath};
-use crate::msg::{Msg, Reply, Request, Timer, TxnOp, WatchEvent, ZkError};
+use crate::msg::{
+    Msg, MultiOp, MultiResult, RangeOnly, Reply, Request, Timer, TxnOp, WatchEvent, ZkError,
+};
 use crate::recipe::{Line, Setup};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
@@ -296,6 +298,7 @@ impl StoreState {
         self.etcd.kvs.shrink_to_fit();
         self.etcd.deletes.shrink_to_fit();
         self.etcd.watchers.shrink_to_fit();
+        self.etcd.range_watchers.shrink_to_fit();
         if let Some(b) = &mut self.barrier {
             b.entered.shrink_to_fit();
             b.leaving.shrink_to_fit();
@@ -311,18 +314,77 @@ impl StoreState {
         self.queue.as_ref().map_or(0, |q| q.removed.len())
     }
 
+    /// One ZooKeeper write of session `s` (a single request's, or a
+    /// multi's op) in transaction `zxid`, with the ghost ledgers kept: a
+    /// barrier's members entering (a member node created) and leaving
+    /// (their own deleted), a queue's elements removed and by whom.
+    fn zk_write(
+        &mut self,
+        s: SessionId,
+        op: MultiOp,
+        zxid: u64,
+        fired: &mut Vec<zookeeper::Fired>,
+    ) -> Result<MultiResult, ZkError> {
+        let item = match op {
+            MultiOp::Delete { path, .. } => {
+                self.zk.node(path).map(|n| n.data.number().unwrap_or(0))
+            }
+            MultiOp::Check { .. } | MultiOp::Create { .. } | MultiOp::SetData { .. } => None,
+        };
+        let r = self.zk.apply_op(zxid, s, op, fired)?;
+        match (r, op) {
+            (MultiResult::Created { path, .. }, _) => {
+                if let (Some(b), Some(_)) = (&mut self.barrier, self.line.0.member(path)) {
+                    if let Err(at) = b.entered.binary_search(&s.client) {
+                        b.entered.insert(at, s.client);
+                    }
+                }
+            }
+            (MultiResult::Deleted, MultiOp::Delete { path, .. }) => {
+                let member = self.line.0.member(path);
+                if let (Some(q), Some(item), Some(_)) = (&mut self.queue, item, member) {
+                    q.removed.push((item, s.client));
+                }
+                let own = member.is_some_and(|c| c.guid.is_some_and(|g| g.client == s.client));
+                if let (Some(b), true) = (&mut self.barrier, own) {
+                    if let Err(at) = b.leaving.binary_search(&s.client) {
+                        b.leaving.insert(at, s.client);
+                    }
+                }
+            }
+            (
+                MultiResult::Checked
+                | MultiResult::Deleted
+                | MultiResult::Set(_)
+                | MultiResult::RolledBack
+                | MultiResult::Error(_)
+                | MultiResult::RuntimeInconsistency,
+                _,
+            ) => {}
+        }
+        Ok(r)
+    }
+
     /// Whether `req` of session `s` names no queue element, or the queue's
     /// head: the lowest element on which no other session holds a claim
     /// (`/taken/<element>`). The mark on a queue's replies (`fifo_order`),
     /// taken before the request changes anything.
     fn names_queue_head(&self, s: SessionId, req: &Request) -> bool {
-        let element = match req {
+        let named = |path: ZPath| self.line.0.member(path);
+        let elements: smallvec::SmallVec<[Child; 1]> = match req {
             Request::GetData { path, .. } | Request::Delete { path, .. } => {
-                match self.line.0.member(*path) {
-                    Some(c) => c,
-                    None => return true,
-                }
+                named(*path).into_iter().collect()
             }
+            // A multi's deletes (no recipe takes items with one).
+            Request::Multi(ops) => ops
+                .iter()
+                .filter_map(|op| match *op {
+                    MultiOp::Delete { path, .. } => named(path),
+                    MultiOp::Check { .. } | MultiOp::Create { .. } | MultiOp::SetData { .. } => {
+                        None
+                    }
+                })
+                .collect(),
             Request::Connect
             | Request::Create { .. }
             | Request::Exists { .. }
@@ -332,8 +394,15 @@ impl StoreState {
             | Request::Txn(_)
             | Request::Range(_)
             | Request::Watch { .. }
-            | Request::DeleteKey { .. } => return true,
+            | Request::DeleteKey { .. }
+            | Request::WatchRange { .. }
+            | Request::LeaseRevoke
+            | Request::LeaseKeepAlive
+            | Request::LeaseTimeToLive { .. } => smallvec::SmallVec::new(),
         };
+        if elements.is_empty() {
+            return true;
+        }
         let claims = self.queue.as_ref().and_then(|q| q.claims);
         let taken_by_other = |c: Child| {
             claims.is_some_and(|dir| {
@@ -344,7 +413,7 @@ impl StoreState {
         };
         // Members come in sequence order: the first unclaimed is the head.
         let head = members(self.line.0, &self.zk).find(|c| !taken_by_other(*c));
-        head.is_none_or(|h| h == element)
+        elements.iter().all(|e| head.is_none_or(|h| h == *e))
     }
 
     /// The last transaction id, as reply headers carry it. Each store serves
@@ -455,47 +524,70 @@ impl StoreState {
                 }
                 Reply::LeaseGranted
             }
-            _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
-            Request::Create {
-                path,
-                ephemeral,
-                sequential,
-                data,
-            } => {
-                let mut fired = Vec::new();
-                let owner = ephemeral.then_some(s);
-                let r = self.zk.create(*path, owner, *sequential, *data, &mut fired);
-                let member = matches!(r, Ok((created, _)) if self.line.0.member(created).is_some());
-                if let (Some(b), true) = (&mut self.barrier, member) {
-                    if let Err(at) = b.entered.binary_search(&s.client) {
-                        b.entered.insert(at, s.client);
-                    }
-                }
-                zk_notifications(fired, &mut out);
-                match r {
-                    Ok((path, czxid)) => Reply::Created { path, czxid },
-                    Err(e) => Reply::Error(e),
+            // etcd's answers for a lease that is gone: revoke and
+            // keepalive fail, `TimeToLive` says so (TTL -1).
+            Request::LeaseRevoke | Request::LeaseKeepAlive if !self.is_alive(s) => {
+                Reply::LeaseNotFound
+            }
+            Request::LeaseRevoke => {
+                // As an expiry: the lease's keys in one revision, their
+                // watchers told; the id is free for a grant again.
+                out = self.end_session(s, SessionEnd::Closed);
+                Reply::LeaseRevoked
+            }
+            Request::LeaseKeepAlive => Reply::LeaseKeptAlive,
+            Request::LeaseTimeToLive { lease, keys } => {
+                let alive = self.is_alive(*lease);
+                Reply::LeaseTtl {
+                    alive,
+                    keys: if alive && *keys {
+                        self.etcd.leased(*lease)
+                    } else {
+                        Vec::new()
+                    },
                 }
             }
-            Request::Delete { path, version } => {
+            _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
+            Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } => {
+                let op = MultiOp::of(req).expect("a create, delete or set_data is a multi op");
                 let mut fired = Vec::new();
-                let item = self.zk.node(*path).map(|n| n.data.number().unwrap_or(0));
-                let r = self.zk.delete(*path, *version, &mut fired);
-                let member = self.line.0.member(*path);
-                if let (Some(q), Ok(()), Some(item), Some(_)) = (&mut self.queue, &r, item, member)
-                {
-                    q.removed.push((item, s.client));
-                }
-                let own = member.is_some_and(|c| c.guid.is_some_and(|g| g.client == s.client));
-                if let (Some(b), Ok(()), true) = (&mut self.barrier, &r, own) {
-                    if let Err(at) = b.leaving.binary_search(&s.client) {
-                        b.leaving.insert(at, s.client);
+                let r = self.zk_write(s, op, self.zk.zxid + 1, &mut fired);
+                zk_notifications(fired, &mut out);
+                r.map_or_else(Reply::Error, MultiResult::single_reply)
+            }
+            Request::Multi(ops) => {
+                // All or none: the ops run on the store as it is, and on
+                // a failure what they changed is put back (watches they
+                // fired included: none is told).
+                let before = (self.zk.clone(), self.barrier.clone(), self.queue.clone());
+                // One transaction: every op's zxid is the multi's.
+                let zxid = self.zk.zxid + 1;
+                let mut fired = Vec::new();
+                let mut results = Vec::with_capacity(ops.len());
+                let mut failed = None;
+                for (at, op) in ops.iter().enumerate() {
+                    match self.zk_write(s, *op, zxid, &mut fired) {
+                        Ok(r) => results.push(r),
+                        Err(e) => {
+                            failed = Some((at, e));
+                            break;
+                        }
                     }
                 }
-                zk_notifications(fired, &mut out);
-                match r {
-                    Ok(()) => Reply::Deleted,
-                    Err(e) => Reply::Error(e),
+                match failed {
+                    Some((at, e)) => {
+                        (self.zk, self.barrier, self.queue) = before;
+                        Reply::Multi(MultiResult::failed_at(ops.len(), at, e))
+                    }
+                    None => {
+                        // Checks alone are a transaction too; an empty
+                        // multi changes nothing.
+                        if !ops.is_empty() {
+                            self.zk.zxid = zxid;
+                        }
+                        zk_notifications(fired, &mut out);
+                        Reply::Multi(results)
+                    }
                 }
             }
             Request::Exists { path, watch } => {
@@ -508,19 +600,6 @@ impl StoreState {
             Request::GetChildren { path, watch } => {
                 match self.zk.get_children(*path, watch.then_some(s)) {
                     Ok(children) => Reply::Children(children),
-                    Err(e) => Reply::Error(e),
-                }
-            }
-            Request::SetData {
-                path,
-                data,
-                version,
-            } => {
-                let mut fired = Vec::new();
-                let r = self.zk.set_data(*path, *data, *version, &mut fired);
-                zk_notifications(fired, &mut out);
-                match r {
-                    Ok(stat) => Reply::Stat(Some(stat)),
                     Err(e) => Reply::Error(e),
                 }
             }
@@ -541,9 +620,15 @@ impl StoreState {
                     }
                 }
             }
-            Request::Range(r) => Reply::RangeResult {
-                revision: self.etcd.revision,
-                kvs: self.etcd.range(r),
+            Request::Range(r) => match r.only {
+                RangeOnly::Count => Reply::RangeCount {
+                    revision: self.etcd.revision,
+                    count: self.etcd.count(r.keys),
+                },
+                RangeOnly::Kvs | RangeOnly::Keys => Reply::RangeResult {
+                    revision: self.etcd.revision,
+                    kvs: self.etcd.range(r),
+                },
             },
             Request::Watch {
                 key,
@@ -551,6 +636,18 @@ impl StoreState {
             } => {
                 let mut fired = Vec::new();
                 self.etcd.watch(s.client, *key, *start_revision, &mut fired);
+                etcd_notifications(fired, &mut out);
+                Reply::WatchCreated {
+                    revision: self.etcd.revision,
+                }
+            }
+            Request::WatchRange {
+                keys,
+                start_revision,
+            } => {
+                let mut fired = Vec::new();
+                self.etcd
+                    .watch_range(s.client, *keys, *start_revision, &mut fired);
                 etcd_notifications(fired, &mut out);
                 Reply::WatchCreated {
                     revision: self.etcd.revision,
@@ -588,6 +685,7 @@ fn is_zookeeper(req: &Request) -> bool {
             | Request::GetData { .. }
             | Request::GetChildren { .. }
             | Request::SetData { .. }
+            | Request::Multi(_)
     )
 }
 
@@ -673,9 +771,16 @@ impl Actor for Store {
                 // keepalives (and the grant).
                 let heard = state.is_alive(session)
                     && (is_zookeeper(&req)
-                        || matches!(req, Request::Connect | Request::LeaseGrant));
+                        || matches!(
+                            req,
+                            Request::Connect | Request::LeaseGrant | Request::LeaseKeepAlive
+                        ));
                 if heard {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
+                }
+                // A revoked lease's expiry has nothing left to end.
+                if matches!(req, Request::LeaseRevoke) && !state.is_alive(session) {
+                    o.cancel_timer(Timer::Expiry(session));
                 }
                 let header = state.header();
                 let owns_first = head.unwrap_or_else(|| state.owns_first(session));
@@ -693,6 +798,7 @@ impl Actor for Store {
             Msg::Close { session } if session.client == client => {
                 let st = state.to_mut();
                 st.etcd.watchers.retain(|w| w.client != client);
+                st.etcd.range_watchers.retain(|w| w.client != client);
                 if st.is_alive(session) {
                     let fired = st.end_session(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));

@@ -13,7 +13,7 @@
 //! child watches. Every fired watch is removed (watches are one-shot).
 
 use crate::ids::{Child, Data, Name, SessionId, ZPath};
-use crate::msg::{Stat, ZkError, ZkEvent};
+use crate::msg::{MultiOp, MultiResult, Stat, ZkError, ZkEvent};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -290,6 +290,27 @@ impl ZkTree {
         data: Data,
         fired: &mut Vec<Fired>,
     ) -> Result<(ZPath, u64), ZkError> {
+        self.create_in(
+            self.zxid + 1,
+            path,
+            ephemeral_owner,
+            sequential,
+            data,
+            fired,
+        )
+    }
+
+    /// `create` as part of transaction `zxid` (a multi's ops share one);
+    /// on success the tree's zxid is `zxid`.
+    pub fn create_in(
+        &mut self,
+        zxid: u64,
+        path: ZPath,
+        ephemeral_owner: Option<SessionId>,
+        sequential: bool,
+        data: Data,
+        fired: &mut Vec<Fired>,
+    ) -> Result<(ZPath, u64), ZkError> {
         let seq = self.parent_mut(path)?.map_or(0, |parent| parent.creates);
         let path = match (sequential, path.split()) {
             (true, Some((dir, child))) => ZPath::Node {
@@ -308,8 +329,7 @@ impl ZkTree {
             Ok(_) => return Err(ZkError::NodeExists),
             Err(at) => at,
         };
-        self.zxid += 1;
-        let zxid = self.zxid;
+        self.zxid = zxid;
         self.nodes
             .insert(at, (path, Znode::at(zxid, ephemeral_owner, data)));
         if let Ok(Some(parent)) = self.parent_mut(path) {
@@ -336,15 +356,34 @@ impl ZkTree {
         version: Option<u32>,
         fired: &mut Vec<Fired>,
     ) -> Result<(), ZkError> {
+        self.delete_in(self.zxid + 1, path, version, fired)
+    }
+
+    /// `check(path, version)`, a multi's op: the node exists, at that data
+    /// version if one is given (ZooKeeper's `-1` is `None`). Where the
+    /// node is, if it is.
+    pub fn check(&self, path: ZPath, version: Option<u32>) -> Result<usize, ZkError> {
         let at = self.find(path).map_err(|_| ZkError::NoNode)?;
         if version.is_some_and(|v| v != self.nodes[at].1.version) {
             return Err(ZkError::BadVersion);
         }
+        Ok(at)
+    }
+
+    /// `delete` as part of transaction `zxid`.
+    pub fn delete_in(
+        &mut self,
+        zxid: u64,
+        path: ZPath,
+        version: Option<u32>,
+        fired: &mut Vec<Fired>,
+    ) -> Result<(), ZkError> {
+        let at = self.check(path, version)?;
         if self.has_children(path) {
             return Err(ZkError::NotEmpty);
         }
         self.nodes.remove(at);
-        self.zxid += 1;
+        self.zxid = zxid;
         if let Ok(Some(parent)) = self.parent_mut(path) {
             parent.cversion += 1;
         }
@@ -381,14 +420,23 @@ impl ZkTree {
         version: Option<u32>,
         fired: &mut Vec<Fired>,
     ) -> Result<Stat, ZkError> {
-        let at = self.find(path).map_err(|_| ZkError::NoNode)?;
-        if version.is_some_and(|v| v != self.nodes[at].1.version) {
-            return Err(ZkError::BadVersion);
-        }
-        self.zxid += 1;
+        self.set_data_in(self.zxid + 1, path, data, version, fired)
+    }
+
+    /// `setData` as part of transaction `zxid`.
+    pub fn set_data_in(
+        &mut self,
+        zxid: u64,
+        path: ZPath,
+        data: Data,
+        version: Option<u32>,
+        fired: &mut Vec<Fired>,
+    ) -> Result<Stat, ZkError> {
+        let at = self.check(path, version)?;
+        self.zxid = zxid;
         let node = &mut self.nodes[at].1;
         node.data = data;
-        node.mzxid = self.zxid;
+        node.mzxid = zxid;
         // ZooKeeper's version is an int that wraps (CURATOR-688 reads it
         // as a counter's version and overflows).
         node.version = node.version.wrapping_add(1);
@@ -399,6 +447,47 @@ impl ZkTree {
             fired,
         );
         Ok(self.stat(path).expect("just set"))
+    }
+
+    /// One write of `session` (a single request's, or a multi's op) as
+    /// part of transaction `zxid`: what it did, or why it could not.
+    pub fn apply_op(
+        &mut self,
+        zxid: u64,
+        session: SessionId,
+        op: MultiOp,
+        fired: &mut Vec<Fired>,
+    ) -> Result<MultiResult, ZkError> {
+        match op {
+            MultiOp::Check { path, version } => {
+                self.check(path, version).map(|_| MultiResult::Checked)
+            }
+            MultiOp::Create {
+                path,
+                ephemeral,
+                sequential,
+                data,
+            } => self
+                .create_in(
+                    zxid,
+                    path,
+                    ephemeral.then_some(session),
+                    sequential,
+                    data,
+                    fired,
+                )
+                .map(|(path, czxid)| MultiResult::Created { path, czxid }),
+            MultiOp::Delete { path, version } => self
+                .delete_in(zxid, path, version, fired)
+                .map(|()| MultiResult::Deleted),
+            MultiOp::SetData {
+                path,
+                data,
+                version,
+            } => self
+                .set_data_in(zxid, path, data, version, fired)
+                .map(MultiResult::Set),
+        }
     }
 
     /// `exists(path, watch)`: the watch is set whether or not the node exists.
