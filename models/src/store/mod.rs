@@ -447,6 +447,21 @@ impl StoreState {
         self.find_session(s).is_ok_and(|i| self.sessions[i].1)
     }
 
+    /// `client`'s process is gone and a new one starts in its place (a
+    /// crash-restart): the old process's connection closed, and with it
+    /// every watch it had set — etcd's, which live on the connection
+    /// whatever the lease, and ZooKeeper's, which the old session would
+    /// re-register only on a reconnect of its own, which never comes. Its
+    /// sessions live on until they expire or are closed; only their
+    /// watches end. (The checker's crashes are for good: nothing is
+    /// delivered to a crashed client, so it never calls this.)
+    pub fn connection_closed(&mut self, client: crate::ids::ClientIdx) {
+        self.etcd.watchers.retain(|w| w.client != client);
+        self.etcd.range_watchers.retain(|w| w.client != client);
+        self.zk.data_watches.retain(|(_, s)| s.client != client);
+        self.zk.child_watches.retain(|(_, s)| s.client != client);
+    }
+
     /// Whether the client that opened `s` has opened a newer session since.
     pub fn superseded(&self, s: SessionId) -> bool {
         let next = match self.find_session(s) {

@@ -744,6 +744,10 @@ impl<'a> Sim<'a> {
         let c = f.client as ClientIdx;
         let what = match f.kind {
             FaultKind::Crash => {
+                // A new process: the old one's connection, and its
+                // watches, are gone (real etcd cancels a watch with its
+                // stream; ZooKeeper's die with the connection).
+                self.store_state.to_mut().connection_closed(c);
                 self.start_client(c);
                 TraceEvent::Restart { client: c }
             }
