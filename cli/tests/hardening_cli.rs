@@ -108,6 +108,25 @@ fn the_default_state_limit_follows_the_machine_and_says_so() {
 }
 
 #[test]
+fn a_flag_that_repeats_or_does_nothing_is_refused() {
+    let check = ["check", "--recipe", "unfair-create", "--clients", "2"];
+    let with = |more: &[&'static str]| [&check[..], more].concat();
+    usage_error(
+        &with(&[
+            "--property",
+            "mutual_exclusion",
+            "--property",
+            "mutual_exclusion",
+        ]),
+        "--property mutual_exclusion is given twice",
+    );
+    usage_error(
+        &with(&["--partial-order", "--no-sleep-sets"]),
+        "never uses sleep sets",
+    );
+}
+
+#[test]
 fn nonsense_report_flags_are_errors() {
     for n in ["0", "1"] {
         usage_error(

@@ -594,6 +594,76 @@ fn fired_zk(fired: Vec<(SessionId, WatchEvent)>) -> Vec<Event> {
 /// earlier creates; an ephemeral's owner is the multi's session; a failed
 /// multi changes nothing, fires nothing and answers ZooKeeper's error
 /// results.
+/// A watch from revision 0 starts from now, as etcd's does: it replays no
+/// past put or delete (it used to replay the whole history), and hears
+/// what comes next.
+#[test]
+fn an_etcd_watch_from_revision_zero_replays_nothing() {
+    let mut store = StoreState::default();
+    let (a, w) = (sid(0), sid(1));
+    store.apply(a, &Request::LeaseGrant);
+    store.apply(w, &Request::LeaseGrant);
+    let key = Key::fixed(names::KEYS);
+    let put = Request::Txn(Box::new(Txn {
+        compares: Vec::new(),
+        success: vec![TxnOp::Put {
+            key,
+            lease: None,
+            value: Data::Empty,
+        }],
+        failure: Vec::new(),
+    }));
+    store.apply(a, &put);
+    store.apply(a, &Request::DeleteKey { key });
+    for watch in [
+        Request::Watch {
+            key,
+            start_revision: 0,
+        },
+        Request::WatchRange {
+            keys: Keys::Prefix(names::KEYS),
+            start_revision: 0,
+        },
+    ] {
+        let (_, fired) = store.apply(w, &watch);
+        assert!(fired.is_empty(), "{watch}: replayed {fired:?}");
+    }
+    let (_, fired) = store.apply(a, &put);
+    // Both watches are registered and hear the next put.
+    assert_eq!(fired.len(), 2, "{fired:?}");
+}
+
+/// A multi that deletes the line's node and creates it again in one step
+/// moves the ghost first-in-line mark to the new owner (it used to stay
+/// with the old one: the path was still there).
+#[test]
+fn a_multi_that_remakes_the_first_node_moves_the_mark() {
+    let mut store = StoreState::new(&Setup::bare());
+    let (a, b) = (sid(0), sid(1));
+    store.open_session(a);
+    store.open_session(b);
+    let lock = names::LOCK;
+    let create = |ephemeral| MultiOp::Create {
+        path: lock,
+        ephemeral,
+        sequential: false,
+        data: Data::Empty,
+    };
+    store.apply(a, &Request::Multi(vec![create(true)]));
+    assert!(store.owns_first(a) && !store.owns_first(b));
+    let remake = vec![
+        MultiOp::Delete {
+            path: lock,
+            version: None,
+        },
+        create(true),
+    ];
+    store.apply(b, &Request::Multi(remake));
+    assert_eq!(store.zk.node(lock).unwrap().ephemeral_owner, Some(b));
+    assert!(store.owns_first(b), "the new owner is first");
+    assert!(!store.owns_first(a), "the old owner is not");
+}
+
 #[test]
 fn a_multi_is_one_transaction() {
     let mut store = StoreState::new(&Setup::lock_dir());
@@ -907,10 +977,12 @@ fn reference_takes(keys: Keys, key: Key) -> bool {
         Keys::Prefix(p) => [0, u16::MAX]
             .iter()
             .all(|c| text(*c).starts_with(p.as_str())),
-        Keys::Between { from, end } => {
-            reference_cmp(key, from.as_str()).is_ge()
-                && end.is_none_or(|e| reference_cmp(key, e.as_str()).is_lt())
-        }
+        // etcd's reading of a range_end: "" is the one key, "\0" no end.
+        Keys::Between { from, end } => match end.map(|e| e.as_str()) {
+            Some("") => reference_cmp(key, from.as_str()).is_eq(),
+            Some("\0") | None => reference_cmp(key, from.as_str()).is_ge(),
+            Some(e) => reference_cmp(key, from.as_str()).is_ge() && reference_cmp(key, e).is_lt(),
+        },
     }
 }
 

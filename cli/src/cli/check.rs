@@ -161,6 +161,15 @@ fn asked_properties(names: &[String], cfg: &ModelCfg) -> Result<Vec<PropertyName
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        return Err(UsageError(format!(
+            "--property {twice} is given twice: name each property once"
+        )));
+    }
     names
         .iter()
         .map(|n| match PropertyName::parse(n) {
@@ -207,6 +216,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         Some(_) | None => {}
     }
     let asked = asked_properties(&args.property, &cfg)?;
+    // The partial-order reduction runs without sleep sets: turning them off
+    // as well changes nothing, and a flag that does nothing is a mistake.
+    if args.partial_order && args.no_sleep_sets {
+        return Err(UsageError(
+            "--no-sleep-sets with --partial-order: the partial-order reduction never uses sleep sets \
+             (give one of the two)"
+                .into(),
+        ));
+    }
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
         partial_order: args.partial_order,

@@ -199,9 +199,13 @@ impl EtcdKv {
         match keys {
             Keys::One(k) => key == k,
             Keys::Prefix(p) => key.has_prefix(p),
-            Keys::Between { from, end } => {
-                key.cmp_bound(from).is_ge() && end.is_none_or(|end| key.cmp_bound(end).is_lt())
-            }
+            // As etcd reads a range_end: empty, the one key `from`; "\0",
+            // every key from `from` on (`WithFromKey`); else `[from, end)`.
+            Keys::Between { from, end } => match end.map(|e| (e, e.as_str())) {
+                Some((_, "")) => key.cmp_bound(from).is_eq(),
+                Some((_, "\0")) | None => key.cmp_bound(from).is_ge(),
+                Some((end, _)) => key.cmp_bound(from).is_ge() && key.cmp_bound(end).is_lt(),
+            },
         }
     }
 
@@ -339,6 +343,7 @@ impl EtcdKv {
         start_revision: u64,
         fired: &mut Vec<Fired>,
     ) {
+        let start_revision = from_now_if_zero(start_revision, self.revision);
         let mut past: Vec<(u64, EtcdEvent)> = self
             .deletes
             .iter()
@@ -384,6 +389,7 @@ impl EtcdKv {
         start_revision: u64,
         fired: &mut Vec<Fired>,
     ) {
+        let start_revision = from_now_if_zero(start_revision, self.revision);
         let mut past: Vec<(u64, EtcdEvent, Key)> = self
             .deletes
             .iter()
@@ -682,5 +688,16 @@ mod tests {
         // the first of them.
         assert_eq!(fired, vec![(7, EtcdEvent::Delete, Key(a), first_delete)]);
         assert!(kv.watchers.is_empty(), "the watch ended at the delete");
+    }
+}
+
+/// A watch's start revision as etcd reads it: 0 is "from now", the next
+/// revision (etcd's `watchStream.Watch` with `startRev == 0` watches from
+/// the current revision + 1), so it replays nothing.
+fn from_now_if_zero(start_revision: u64, current: u64) -> u64 {
+    if start_revision == 0 {
+        current + 1
+    } else {
+        start_revision
     }
 }

@@ -247,11 +247,17 @@ impl StoreState {
 
     /// Re-finds the entry first in line after a change. A new node or key
     /// never goes before the current first (sequences and revisions only
-    /// grow), so only a missing first calls for a scan.
+    /// grow), so only a first that is gone — or was deleted and made again
+    /// by another owner in one step, as a `multi` can — calls for a scan.
     fn refresh_first_in_line(&mut self) {
         let still_there = match self.first_in_line {
-            Some(FirstInLine::Node(path, _)) => self.zk.node(path).is_some(),
-            Some(FirstInLine::Key(key, _)) => self.etcd.get(key).is_some(),
+            Some(FirstInLine::Node(path, owner)) => self
+                .zk
+                .node(path)
+                .is_some_and(|n| n.ephemeral_owner == owner),
+            Some(FirstInLine::Key(key, lease)) => {
+                self.etcd.get(key).is_some_and(|kv| kv.lease == lease)
+            }
             None => false,
         };
         if still_there {
