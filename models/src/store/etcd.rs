@@ -450,6 +450,17 @@ fn insert_once<T: Ord>(sorted: &mut Vec<T>, x: T) {
     }
 }
 
+/// A watch's start revision as etcd reads it: 0 is "from now", the next
+/// revision (etcd's `watchStream.Watch` with `startRev == 0` watches from
+/// the current revision + 1), so it replays nothing.
+fn from_now_if_zero(start_revision: u64, current: u64) -> u64 {
+    if start_revision == 0 {
+        current + 1
+    } else {
+        start_revision
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,16 +699,5 @@ mod tests {
         // the first of them.
         assert_eq!(fired, vec![(7, EtcdEvent::Delete, Key(a), first_delete)]);
         assert!(kv.watchers.is_empty(), "the watch ended at the delete");
-    }
-}
-
-/// A watch's start revision as etcd reads it: 0 is "from now", the next
-/// revision (etcd's `watchStream.Watch` with `startRev == 0` watches from
-/// the current revision + 1), so it replays nothing.
-fn from_now_if_zero(start_revision: u64, current: u64) -> u64 {
-    if start_revision == 0 {
-        current + 1
-    } else {
-        start_revision
     }
 }
