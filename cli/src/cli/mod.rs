@@ -299,10 +299,12 @@ pub struct BenchArgs {
     /// the longest part of the simulator's measurements).
     #[arg(long = "skip-herd")]
     pub skip_herd: bool,
-    /// Where the SPIN twin of the fair lock is (`fair_lock.pml`), for the
-    /// time-to-answer comparison; run when `spin` and `gcc` are installed.
-    #[arg(long, default_value = "../shared/anchors")]
-    pub anchors: std::path::PathBuf,
+    /// The directory of the SPIN twin of the fair lock (`fair_lock.pml`),
+    /// for the comparisons with SPIN, run when `spin` and `gcc` are
+    /// installed [default: anchors/ in the repository this lockstep was
+    /// built from].
+    #[arg(long, value_name = "DIR")]
+    pub anchors: Option<PathBuf>,
     /// Rounds of the throughput comparison with the SPIN twin (1–20):
     /// lockstep's safety-only check and pan's run one after the other, the
     /// median round's figures reported (this machine's load moves one run
