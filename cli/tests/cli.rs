@@ -973,3 +973,42 @@ fn reentries_are_checked_as_the_library_answers() {
         "--reentries: a holder re-enters at most 2 times in a hold (got 3)",
     );
 }
+
+/// A shipped scenario runs by its name, from any directory, as the file
+/// does: the same trace, byte for byte. A name that is neither a file nor
+/// shipped is exit 2, with the shipped names.
+#[test]
+fn run_finds_a_shipped_scenario_by_name() {
+    let hash = |o: &std::process::Output| {
+        let out = stdout(o);
+        out.lines()
+            .find_map(|l| l.strip_prefix("trace hash: "))
+            .unwrap_or_else(|| panic!("no trace hash in {out}"))
+            .to_string()
+    };
+    let dir = scratch("run-by-name");
+    let by_name = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["run", "gc-pause-split-brain", "--seed", "8"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(by_name.status.code(), Some(1), "{}", stderr(&by_name));
+    let by_file = lockstep(&["run", &scenario("gc-pause-split-brain"), "--seed", "8"]);
+    assert_eq!(hash(&by_name), hash(&by_file));
+    assert!(
+        stdout(&by_name).contains("reproduce: lockstep run gc-pause-split-brain --seed 8"),
+        "{}",
+        stdout(&by_name)
+    );
+    for command in ["run", "hunt", "replay"] {
+        let mut args = vec![command, "no-such-scenario"];
+        if command == "hunt" {
+            args.extend(["--seeds", "0..1"]);
+        }
+        let o = lockstep(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        for shipped in ["healthy", "gc-pause-split-brain", "rwlock-orphan-write"] {
+            assert!(stderr(&o).contains(shipped), "{args:?}: {}", stderr(&o));
+        }
+    }
+}

@@ -516,3 +516,26 @@ fn permits_and_writers_are_checked() {
     .unwrap();
     usage_error(&["run", file.to_str().unwrap()], &["`permits`", "got 5"]);
 }
+
+/// `--help` and `lockstep recipes` name every application, and `recipes`
+/// how many recipes serve each.
+#[test]
+fn help_and_recipes_name_every_application() {
+    let help = common::stdout(&lockstep(&["--help"]));
+    let listed = common::stdout(&lockstep(&["recipes"]));
+    let first = listed.lines().next().unwrap_or_default();
+    for app in models::recipe::App::ALL {
+        assert!(
+            help.contains(app.name()),
+            "{app} missing from --help:\n{help}"
+        );
+        let served = models::recipes::REGISTRY
+            .iter()
+            .filter(|r| (r.build)(None).app() == app)
+            .count();
+        assert!(
+            first.contains(&format!("{app} ({served})")),
+            "{app} ({served}) missing from: {first}"
+        );
+    }
+}

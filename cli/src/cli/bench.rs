@@ -350,18 +350,24 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode, UsageError> {
     // Every configuration is checked before anything is measured: a typo
     // is an error now, not after minutes of measuring.
     let configurations = checker_configurations(args)?;
+    // So is the SPIN twin's place, where the comparisons need it.
+    let anchors = (!args.skip_check)
+        .then(|| super::spin_twin::anchors(args.anchors.as_deref()))
+        .transpose()?;
     let sim = (!args.skip_sim).then(sim_bench).transpose()?;
     let herd = (!args.skip_sim && !args.skip_herd)
         .then(herd_bench)
         .transpose()?;
-    let answer = (!args.skip_check)
-        .then(|| super::spin_twin::measure(&args.anchors))
+    let answer = anchors
+        .as_deref()
+        .map(super::spin_twin::measure)
         .transpose()?;
     if let (Some(a), false) = (&answer, args.json) {
         print_answer(a);
     }
-    let per_state = (!args.skip_check)
-        .then(|| super::spin_twin::measure_per_state(&args.anchors, args.rounds, args.json))
+    let per_state = anchors
+        .as_deref()
+        .map(|dir| super::spin_twin::measure_per_state(dir, args.rounds, args.json))
         .transpose()?;
     if let (Some(p), false) = (&per_state, args.json) {
         print_per_state(p);

@@ -383,10 +383,16 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         println!("progress is decided on the whole state graph: the search explored everything");
     }
     println!();
+    // What the search found, then what it cost on this machine (apart, so
+    // that the first reads the same everywhere).
     let rows = vec![
         vec!["states explored".to_string(), grouped(r.states)],
         vec!["unique states".to_string(), grouped(r.unique_states)],
         vec!["max depth".to_string(), r.max_depth.to_string()],
+    ];
+    print!("{}", reports::table::render(&["measure", "value"], &rows));
+    println!();
+    let rows = vec![
         vec!["seconds".to_string(), format!("{:.2}", r.seconds)],
         vec!["states/s".to_string(), grouped(per_second(&r) as u64)],
         vec![
@@ -411,7 +417,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             ),
         ],
     ];
-    print!("{}", reports::table::render(&["measure", "value"], &rows));
+    print!("{}", reports::table::render(&["cost", "value"], &rows));
     println!();
     let rows: Vec<Vec<String>> = r
         .properties

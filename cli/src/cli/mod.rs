@@ -107,11 +107,14 @@ pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError>
 #[command(
     name = "lockstep",
     version,
-    about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.",
-    long_about = "Model-check and simulate lock and leader-election recipes on ZooKeeper and etcd.\n\n\
-                  Without a command, runs the tour: checks every recipe at its default configuration, runs the \
-                  shipped scenarios, sweeps the herd to 1,000 clients, prints the tables and writes the report \
-                  to lockstep-report/ in the current directory (`lockstep report --out DIR` writes it elsewhere).",
+    about = "Model-check and simulate coordination recipes on ZooKeeper and etcd: locks, shared locks, \
+             semaphores, leader elections, barriers and queues.",
+    long_about = "Model-check and simulate coordination recipes on ZooKeeper and etcd: locks, shared locks, \
+                  semaphores, leader elections, barriers and queues.\n\n\
+                  Without a command, runs the tour: checks every lock, shared-lock, semaphore, election and \
+                  barrier recipe at its default configuration, runs the shipped scenarios, sweeps the herd to \
+                  1,000 clients, prints the tables and writes the report to lockstep-report/ in the current \
+                  directory (`lockstep report --out DIR` writes it elsewhere).",
     after_help = "Exit status: 0 nothing violated; 1 a property violated (or a reproducer that did not \
                   reproduce); 2 bad usage or input, or a run cut off with no verdict; 3 incomplete: a check \
                   stopped at its state limit, a hunt with seeds cut off, or a merge that lacks shards."
@@ -125,6 +128,8 @@ pub struct Cli {
 pub enum Command {
     /// Exhaustively check a recipe's invariants for a few clients and faults
     /// (a lock: mutual exclusion, resource exclusion, progress, herd bound;
+    /// a shared lock: rw exclusion, readers share, resource exclusion,
+    /// progress; a semaphore: permits bound, herd bound, hand-off, progress;
     /// an election: single leader, elected with key, leader exclusion,
     /// leader elected, followers agree, herd bound; a barrier: no early
     /// pass, no early leave, herd bound, all pass; a queue: no lost item, no
@@ -132,7 +137,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Serve stateright's Explorer to step through a model in a browser.
     Explore(ExploreArgs),
-    /// Simulate a scenario in virtual time with one seed.
+    /// Simulate a scenario (a file, or a shipped one by name) in virtual
+    /// time with one seed.
     Run(RunArgs),
     /// Simulate many seeds in parallel and report every violating one.
     Hunt(HuntArgs),
@@ -147,7 +153,7 @@ pub enum Command {
     /// Measure the model checker (states/s, symmetry reduction) and the
     /// simulator (virtual time per wall second, seeds/s, events/s).
     Bench(BenchArgs),
-    /// List the registered recipes and their variants.
+    /// List the applications, the registered recipes and their variants.
     Recipes {
         /// Print JSON on stdout.
         #[arg(long)]
@@ -203,7 +209,8 @@ pub enum ReportWhat {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or the name of a shipped scenario
+    /// (`gc-pause-split-brain`: scenarios/NAME.toml, built in).
     pub scenario: PathBuf,
     /// Seed (default: the scenario's).
     #[arg(long)]
@@ -242,7 +249,7 @@ pub struct RunOutput {
 
 #[derive(Args, Debug)]
 pub struct HuntArgs {
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or the name of a shipped scenario.
     pub scenario: Option<PathBuf>,
     /// Seeds to run, A..B (B excluded).
     #[arg(long)]
@@ -271,7 +278,8 @@ pub struct HuntArgs {
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// A reproducer, or any scenario file (run with its own seed).
+    /// A reproducer, or any scenario file or shipped scenario's name (run
+    /// with its own seed).
     pub file: PathBuf,
     #[command(flatten)]
     pub output: RunOutput,
@@ -299,10 +307,12 @@ pub struct BenchArgs {
     /// the longest part of the simulator's measurements).
     #[arg(long = "skip-herd")]
     pub skip_herd: bool,
-    /// Where the SPIN twin of the fair lock is (`fair_lock.pml`), for the
-    /// time-to-answer comparison; run when `spin` and `gcc` are installed.
-    #[arg(long, default_value = "../shared/anchors")]
-    pub anchors: std::path::PathBuf,
+    /// The directory of the SPIN twin of the fair lock (`fair_lock.pml`),
+    /// for the comparisons with SPIN, run when `spin` and `gcc` are
+    /// installed [default: anchors/ in the repository this lockstep was
+    /// built from].
+    #[arg(long, value_name = "DIR")]
+    pub anchors: Option<PathBuf>,
     /// Rounds of the throughput comparison with the SPIN twin (1–20):
     /// lockstep's safety-only check and pan's run one after the other, the
     /// median round's figures reported (this machine's load moves one run
@@ -357,7 +367,8 @@ pub struct ModelArgs {
     /// One of the recipe's variants (`lockstep recipes` lists them).
     #[arg(long)]
     pub variant: Option<String>,
-    /// Number of clients (2–5; five fit for the smaller configurations: see the README).
+    /// Number of clients (2–5; five fit for the smaller configurations: see
+    /// docs/performance.md).
     #[arg(long, required_unless_present = "list")]
     pub clients: Option<u8>,
     /// Rounds of acquire / write / release (campaign / lead / resign) per client (1–3).

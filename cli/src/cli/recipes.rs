@@ -1,6 +1,7 @@
 //! `lockstep recipes`: what the registry holds.
 
 use super::UsageError;
+use models::recipe::App;
 use models::recipes::{VariantKind, REGISTRY};
 use std::process::ExitCode;
 
@@ -29,6 +30,18 @@ pub fn run(json: bool) -> Result<ExitCode, UsageError> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    // Every application, with how many recipes serve it.
+    let apps: Vec<String> = App::ALL
+        .iter()
+        .map(|&app| {
+            let n = REGISTRY
+                .iter()
+                .filter(|r| (r.build)(None).app() == app)
+                .count();
+            format!("{app} ({n})")
+        })
+        .collect();
+    println!("applications: {}\n", apps.join(", "));
     for r in REGISTRY {
         println!("{} ({})\n    {}", r.name, (r.build)(None).app(), r.summary);
         for v in r.variants {

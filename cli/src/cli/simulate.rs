@@ -1,5 +1,6 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
+use super::tour::SHIPPED;
 use super::{
     same_file, writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError,
 };
@@ -19,8 +20,38 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The scenario a command names: a file, or one of the shipped scenarios
+/// by its name (`gc-pause-split-brain` for `scenarios/gc-pause-split-brain.toml`,
+/// built into lockstep, so it runs from any directory). A file of that name
+/// wins; a bare name that is neither is refused with the shipped names.
 fn load(path: &Path) -> Result<Scenario, UsageError> {
-    Scenario::load(path).map_err(|e| UsageError(e.to_string()))
+    let bare = path.components().count() == 1 && path.extension().is_none();
+    let name = path.to_str().filter(|_| bare && !path.is_file());
+    let Some(name) = name else {
+        return Scenario::load(path).map_err(|e| UsageError(e.to_string()));
+    };
+    match SHIPPED.iter().find(|(shipped, _)| *shipped == name) {
+        Some((name, text)) => Scenario::parse(text, &format!("scenarios/{name}.toml"), name)
+            .map_err(|e| UsageError(e.to_string())),
+        None => {
+            // The names, a few to a line.
+            let mut list = String::new();
+            for (k, (shipped, _)) in SHIPPED.iter().enumerate() {
+                let last = list.rsplit('\n').next().unwrap_or_default();
+                let sep = match k {
+                    0 => "  ",
+                    _ if last.len() + shipped.len() > 76 => ",\n  ",
+                    _ => ", ",
+                };
+                list.push_str(sep);
+                list.push_str(shipped);
+            }
+            Err(UsageError(format!(
+                "{name}: no such scenario file, and no shipped scenario of that name; the \
+                 shipped scenarios:\n{list}"
+            )))
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -333,7 +364,8 @@ fn distinct_outputs(input: &Path, out: &RunOutput) -> Result<(), UsageError> {
     ];
     for (i, (flag, path)) in outputs.iter().enumerate() {
         let Some(path) = path else { continue };
-        if same_file(path, input) {
+        // (A shipped scenario's name is no file to replace.)
+        if input.is_file() && same_file(path, input) {
             return Err(UsageError(format!(
                 "{flag} {}: that is the file being run; writing there would replace it",
                 path.display()

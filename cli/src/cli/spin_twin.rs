@@ -1,6 +1,6 @@
 //! `lockstep bench`'s comparisons with the SPIN twin of fair-predecessor
-//! (`../shared/anchors/fair_lock.pml`), each run in the same bench when
-//! `spin` and `gcc` are installed:
+//! (the repository's `anchors/fair_lock.pml`), each run in the same bench
+//! when `spin` and `gcc` are installed:
 //!
 //! - the time to answer: the shortest `mutual_exclusion` counterexample
 //!   with 3 clients and 1 pause, asked on its own (the checker stops at
@@ -38,6 +38,37 @@ impl Answer {
     pub fn ratio(&self) -> Option<f64> {
         self.spin_seconds.map(|s| self.seconds / s.max(1e-3))
     }
+}
+
+/// The file of the SPIN twin in its directory.
+const TWIN: &str = "fair_lock.pml";
+
+/// The directory of the SPIN twin: `given` (`--anchors DIR`), else the
+/// `anchors/` directory of the repository this executable was built from.
+/// Either must hold `fair_lock.pml`: a bench that cannot find its twin says
+/// so before it measures anything.
+pub fn anchors(given: Option<&Path>) -> Result<PathBuf, UsageError> {
+    let dir = match given {
+        Some(dir) => dir.to_path_buf(),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../anchors"),
+    };
+    // A path without `..` in it, where it exists.
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    if dir.join(TWIN).is_file() {
+        return Ok(dir);
+    }
+    Err(UsageError(match given {
+        Some(_) => format!(
+            "bench: --anchors {}: no {TWIN} there (the SPIN twin of the fair lock; the \
+             repository keeps it in anchors/)",
+            dir.display()
+        ),
+        None => format!(
+            "bench: no SPIN twin at {} (the default: anchors/ in the repository this lockstep \
+             was built from); --anchors DIR names the directory that holds {TWIN}",
+            dir.join(TWIN).display()
+        ),
+    }))
 }
 
 pub fn measure(anchors: &Path) -> Result<Answer, UsageError> {
@@ -110,9 +141,9 @@ struct PanRun {
 
 /// Builds the SPIN twin (`spin -a DEFINES fair_lock.pml`, `gcc -O2 CFLAGS
 /// -o pan pan.c`) in a scratch directory and runs `./pan -m10000 -w22`, as
-/// `../shared/anchors/run.sh` does; or says why it could not.
+/// `anchors/README.md` shows by hand; or says why it could not.
 fn run_spin_twin(anchors: &Path, defines: &[&str], cflags: &[&str]) -> Result<PanRun, String> {
-    let model = anchors.join("fair_lock.pml");
+    let model = anchors.join(TWIN);
     if !model.is_file() {
         return Err(format!("no SPIN twin at {}", model.display()));
     }
@@ -130,11 +161,8 @@ fn run_spin_twin(anchors: &Path, defines: &[&str], cflags: &[&str]) -> Result<Pa
             .output()
             .map_err(|e| format!("{cmd:?}: {e}"))
     };
-    std::fs::copy(&model, dir.join("fair_lock.pml")).map_err(|e| e.to_string())?;
-    let a = run(Command::new("spin")
-        .arg("-a")
-        .args(defines)
-        .arg("fair_lock.pml"))?;
+    std::fs::copy(&model, dir.join(TWIN)).map_err(|e| e.to_string())?;
+    let a = run(Command::new("spin").arg("-a").args(defines).arg(TWIN))?;
     if !dir.join("pan.c").is_file() {
         return Err(format!(
             "spin -a failed: {}",
