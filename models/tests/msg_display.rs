@@ -537,3 +537,72 @@ fn request_kinds_and_classes_have_their_metric_names() {
         ["writes", "reads", "watches", "session"]
     );
 }
+
+/// Traces are JSON: the newer requests and replies read back as they were
+/// written, and a range without `only` is written as it always was (no
+/// new field), so old traces read and new ones of old shapes are the same.
+#[test]
+fn newer_shapes_read_back_from_json() {
+    let s = SessionId::first(1);
+    let requests = [
+        Request::Multi(vec![
+            MultiOp::Check {
+                path: names::LOCK,
+                version: Some(1),
+            },
+            MultiOp::Create {
+                path: names::new_member(Some(s)),
+                ephemeral: true,
+                sequential: true,
+                data: Data::Session(s),
+            },
+        ]),
+        Request::Range(Range {
+            sort: Sort::by(SortTarget::Value, SortOrder::Descend),
+            only: RangeOnly::Count,
+            ..Range::of(Keys::Between {
+                from: name!("/a"),
+                end: None,
+            })
+        }),
+        Request::WatchRange {
+            keys: Keys::Prefix(names::KEYS),
+            start_revision: 4,
+        },
+        Request::LeaseRevoke,
+        Request::LeaseKeepAlive,
+        Request::LeaseTimeToLive {
+            lease: s,
+            keys: true,
+        },
+    ];
+    for r in &requests {
+        let json = serde_json::to_string(r).unwrap();
+        assert_eq!(
+            &serde_json::from_str::<Request>(&json).unwrap(),
+            r,
+            "{json}"
+        );
+    }
+    let replies = [
+        Reply::Multi(MultiResult::failed_at(2, 0, ZkError::NodeExists)),
+        Reply::RangeCount {
+            revision: 3,
+            count: 1,
+        },
+        Reply::LeaseRevoked,
+        Reply::LeaseKeptAlive,
+        Reply::LeaseTtl {
+            alive: true,
+            keys: vec![key(1)],
+        },
+    ];
+    for r in &replies {
+        let json = serde_json::to_string(r).unwrap();
+        assert_eq!(&serde_json::from_str::<Reply>(&json).unwrap(), r, "{json}");
+    }
+    let old = Range::of(Keys::Prefix(names::KEYS));
+    let json = serde_json::to_string(&old).unwrap();
+    assert!(!json.contains("only"), "{json}");
+    assert_eq!(serde_json::from_str::<Range>(&json).unwrap(), old);
+}
