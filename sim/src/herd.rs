@@ -5,7 +5,7 @@
 //!
 //! The baseline uses one fixed link latency so that the N requests of each
 //! step arrive together, as "at once" means; its counts then have a closed
-//! form (DESIGN.md, "Herd metrics"), which the tests check.
+//! form (docs/herd.md, "The closed forms"), which the tests check.
 
 use crate::engine::{simulate, Outcome, RunEnd, Summary};
 use crate::scenario::Scenario;
