@@ -865,11 +865,8 @@ impl fmt::Display for Range {
         match self.keys {
             Keys::One(k) => write!(f, "get({k}")?,
             Keys::Prefix(p) => write!(f, "range({p}")?,
-            Keys::Between {
-                from,
-                end: Some(end),
-            } => write!(f, "range([{from}, {end})")?,
-            Keys::Between { from, end: None } => write!(f, "range([{from}, ...)")?,
+            // `[from, end)` as a watch names it.
+            between @ Keys::Between { .. } => write!(f, "range({between}")?,
         }
         // A get of one key read as it always has: its sort and bound
         // change nothing.

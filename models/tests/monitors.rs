@@ -76,14 +76,7 @@ fn every_property_parses_and_prints_as_its_name() {
 /// three mutants of PropertyName::simulated's filter.
 #[test]
 fn each_property_belongs_to_its_application() {
-    let apps = [
-        App::Lock,
-        App::Election,
-        App::Barrier,
-        App::Queue,
-        App::SharedLock,
-        App::Semaphore,
-    ];
+    let apps = App::ALL;
     for p in PropertyName::ALL {
         let listing: Vec<App> = apps
             .into_iter()

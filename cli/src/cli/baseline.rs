@@ -63,13 +63,7 @@ pub fn load(name: &str) -> Result<Value, UsageError> {
 /// of them) or a figure written as text, which would otherwise be left
 /// out of the comparison without a word. `None` when every figure is fit.
 fn first_bad_figure(at: &str, v: &Value) -> Option<String> {
-    let here = |k: &str| {
-        if at.is_empty() {
-            k.to_string()
-        } else {
-            format!("{at}.{k}")
-        }
-    };
+    let here = |k: &str| joined(at, k);
     match v {
         Value::Number(n) if n.as_f64().is_some_and(|x| x < 0.0) => {
             Some(format!("`{at}` is {n}, and no figure is negative"))
@@ -108,14 +102,17 @@ const NOT_COMPARED: [&str; 3] = [
     "per_state.lockstep_over_spin.safety_only_rate_highest",
 ];
 
+/// A figure's name below `prefix`: `prefix.key`, or `key` at the top.
+fn joined(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
-    let join = |k: &str| {
-        if prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{prefix}.{k}")
-        }
-    };
+    let join = |k: &str| joined(prefix, k);
     match v {
         Value::Number(n) => {
             if let Some(x) = n.as_f64() {
