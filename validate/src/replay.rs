@@ -656,16 +656,13 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
     match reply {
         Reply::Created { czxid, .. } => vec![*czxid],
         Reply::Stat(Some(s)) => vec![s.czxid, s.mzxid],
+        // Each op's result carries what the same write sent alone does;
+        // a result only a multi has (a check, a rolled-back op) none.
         Reply::Multi(results) => results
             .iter()
-            .flat_map(|r| match *r {
-                MultiResult::Created { czxid, .. } => vec![czxid],
-                MultiResult::Set(s) => vec![s.czxid, s.mzxid],
-                MultiResult::Checked
-                | MultiResult::Deleted
-                | MultiResult::RolledBack
-                | MultiResult::Error(_)
-                | MultiResult::RuntimeInconsistency => Vec::new(),
+            .flat_map(|r| match r.single_reply() {
+                Reply::Multi(_) => Vec::new(),
+                single => zxids_of(&single),
             })
             .collect(),
         Reply::Stat(None)
