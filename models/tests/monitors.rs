@@ -1,6 +1,6 @@
 //! The property monitors fed by hand, where a rule is simplest to pin.
 
-use models::properties::{Acquisition, Monitors, Observation, PropertyName};
+use models::properties::{Acquisition, Monitors, Observation, PropertyName, Woken};
 use models::recipe::App;
 
 /// An owned acquisition whose token is where the store decided it.
@@ -262,39 +262,53 @@ fn only_a_sole_newest_holder_must_not_be_fenced() {
 }
 
 /// The herd: a lock's or an election's release step that notifies two
-/// breaks `herd_bound`, once; a barrier is judged by its futile wake-ups
-/// instead, and a queue by neither.
-/// Kills: properties.rs `heeds`' rules for ReleaseStep and Woke.
+/// breaks `herd_bound`, once, naming the first two clients it woke; a
+/// barrier is judged by its futile wake-ups instead, and a queue by neither.
+/// Kills: properties.rs `heeds`' rules for ReleaseStep and Woke, and a
+/// herd breach that names nobody.
 #[test]
 fn the_herd_is_judged_by_each_applications_own_wakeups() {
-    let herd = vec![(PropertyName::HerdBound, vec![])];
+    let woke = |clients: &[u16]| clients.iter().copied().collect::<Woken>();
+    let release = |clients: &[u16]| Observation::ReleaseStep {
+        woken: woke(clients),
+    };
+    let futile = |clients: &[u16]| Observation::Woke {
+        futile: woke(clients),
+    };
     for app in [App::Lock, App::Election] {
         let mut m = Monitors::new(app, 0);
-        assert!(m
-            .observe(Observation::ReleaseStep { notifications: 1 })
-            .is_empty());
-        assert!(m.observe(Observation::Woke { futile: 3 }).is_empty());
+        assert!(m.observe(release(&[1])).is_empty());
+        assert!(m.observe(futile(&[1, 2, 3])).is_empty());
         assert!(m.holds(PropertyName::HerdBound));
         assert_eq!(
-            named(m.observe(Observation::ReleaseStep { notifications: 2 })),
-            herd
+            named(m.observe(release(&[3, 1]))),
+            vec![(PropertyName::HerdBound, vec![1, 3])]
         );
-        assert!(m
-            .observe(Observation::ReleaseStep { notifications: 3 })
-            .is_empty());
+        assert!(m.observe(release(&[1, 2, 3])).is_empty());
         assert!(!m.holds(PropertyName::HerdBound));
     }
     let mut m = Monitors::new(App::Barrier, 0);
-    assert!(m
-        .observe(Observation::ReleaseStep { notifications: 4 })
-        .is_empty());
+    assert!(m.observe(release(&[0, 1, 2, 3])).is_empty());
     assert!(m.holds(PropertyName::HerdBound));
-    assert_eq!(named(m.observe(Observation::Woke { futile: 2 })), herd);
+    assert_eq!(
+        named(m.observe(futile(&[2, 0, 1]))),
+        vec![(PropertyName::HerdBound, vec![0, 2])]
+    );
     let mut m = Monitors::new(App::Queue, 1);
-    assert!(m
-        .observe(Observation::ReleaseStep { notifications: 4 })
-        .is_empty());
-    assert!(m.observe(Observation::Woke { futile: 4 }).is_empty());
+    assert!(m.observe(release(&[0, 1, 2, 3])).is_empty());
+    assert!(m.observe(futile(&[0, 1, 2, 3])).is_empty());
+}
+
+/// `Woken` keeps the count of every notification and the first two
+/// clients, sorted and once each.
+#[test]
+fn woken_counts_all_and_names_the_first_two() {
+    let w: Woken = [5u16, 5, 2, 9].into_iter().collect();
+    assert_eq!(w.count(), 4);
+    assert_eq!(w.clients(), vec![5]);
+    let w: Woken = [7u16, 2, 9].into_iter().collect();
+    assert_eq!((w.count(), w.clients()), (3, vec![2, 7]));
+    assert_eq!(Woken::default().clients(), Vec::<u16>::new());
 }
 
 /// A double barrier's member that leaves before every member has left

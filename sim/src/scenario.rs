@@ -43,6 +43,7 @@
 //! ```
 
 use models::client::{Client, ClientTiming, Policy};
+use models::apps::{Role, Roles};
 use models::model::Setting;
 use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
@@ -569,8 +570,18 @@ impl Scenario {
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
-            check_heartbeats(&timing, recipe.app(), rounds as u64, duration_us)
-                .map_err(|reason| err(ping_setting(&timing_file), reason))?;
+            let roles = Roles {
+                producers,
+                writers,
+            };
+            check_heartbeats(
+                &timing,
+                recipe.app(),
+                (raw.clients as u16, roles),
+                rounds as u64,
+                duration_us,
+            )
+            .map_err(|reason| err(ping_setting(&timing_file), reason))?;
         }
         Ok(Scenario {
             name: name.to_string(),
@@ -785,38 +796,104 @@ fn range_us(
 }
 
 /// Refuses a run without faults that must reach the simulator's event cap
-/// before it can end, rather than grind for minutes to say so. A client's
-/// session heartbeats every ping interval until the client is done (a
-/// timer, the ping and its answer: three events), and without faults
-/// client 0 is not done before it has thought and held (produced, for a
-/// queue's producer) for its rounds' low times, unless `duration_ms` ends
-/// the run first.
+/// before it can end, rather than grind for minutes to say so. Every
+/// client's session heartbeats every ping interval in every phase until
+/// the client is done (a timer, the ping and its answer: three events),
+/// so the run's events are at least the sum, over its clients, of three
+/// per ping interval of the least time each is busy without faults
+/// ([`least_busy_us`]), unless `duration_ms` ends the run first. Every
+/// client counts, whatever its role: a queue's consumers, which client 0
+/// (a producer) says nothing about, are busy for as long as the items take.
 fn check_heartbeats(
     timing: &Timing,
     app: App,
+    (clients, roles): (u16, Roles),
     rounds: u64,
     duration_us: Option<u64>,
 ) -> Result<(), String> {
-    let per_round_us = match app {
-        App::Queue => timing.produce_us.0,
-        App::Lock | App::Election | App::Barrier | App::SharedLock | App::Semaphore => {
-            timing.think_us.0 + timing.hold_us.0
+    let role_of = app.spec().role;
+    let ping_us = timing.ping_interval_us;
+    let mut events: u64 = 0;
+    // The role whose clients make the most of them, to name in the message.
+    let mut busiest: Option<(Role, u64, u64, u64)> = None; // role, clients, busy, events
+    for role in [
+        Role::Writer,
+        Role::Reader,
+        Role::Worker,
+        Role::Producer,
+        Role::Consumer,
+    ] {
+        let count = (0..clients).filter(|&c| role_of(&roles, c) == role).count() as u64;
+        if count == 0 {
+            continue;
         }
-    };
-    // Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
-    let busy_us = (rounds * per_round_us).min(duration_us.unwrap_or(u64::MAX));
-    let events = 3 * (busy_us / timing.ping_interval_us);
-    let cap = MAX_EVENTS;
-    if events > cap {
-        return Err(format!(
-            "a client heartbeats every {} ms for at least the {} ms of its rounds' least think and hold time: \
-             {events} events or more, past the simulator's cap of {cap}; lengthen the ping interval \
-             (or the session timeout), or shorten the times",
-            ms_text(timing.ping_interval_us),
-            ms_text(busy_us),
-        ));
+        let busy_us = least_busy_us(timing, role, (clients, roles.producers), rounds)
+            .min(duration_us.unwrap_or(u64::MAX));
+        let role_events = count.saturating_mul(3 * (busy_us / ping_us));
+        events = events.saturating_add(role_events);
+        if busiest.is_none_or(|(_, _, _, e)| role_events > e) {
+            busiest = Some((role, count, busy_us, role_events));
+        }
     }
-    Ok(())
+    let cap = MAX_EVENTS;
+    match busiest {
+        Some((role, count, busy_us, _)) if events > cap => Err(format!(
+            "heartbeats every {} ms make {events} events or more before the run can end, past the \
+             simulator's cap of {cap}: {}, the most, {} busy at least {} ms each ({}); lengthen the ping \
+             interval (or the session timeout), or shorten the times",
+            ms_text(ping_us),
+            plural(count, &format!("{} {}", app.name(), role.name())),
+            if count == 1 { "is" } else { "are" },
+            ms_text(busy_us),
+            busy_because(role),
+        )),
+        Some(_) | None => Ok(()),
+    }
+}
+
+/// The least time a client of `role` is busy, heartbeating, in a run
+/// without faults: its rounds' least think and hold time (a producer's
+/// least pace), or, for a queue's consumer, which never finishes while
+/// the run goes on, at least as long as the producers take to enqueue and
+/// the items take to process: the busiest of the consumers takes at least
+/// its share, rounded up, of every producer's items, one hold each.
+/// Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
+fn least_busy_us(timing: &Timing, role: Role, (clients, producers): (u16, u16), rounds: u64) -> u64 {
+    let producing_us = rounds * timing.produce_us.0;
+    match role {
+        Role::Writer | Role::Reader | Role::Worker => {
+            rounds * (timing.think_us.0 + timing.hold_us.0)
+        }
+        Role::Producer => producing_us,
+        Role::Consumer => {
+            let items = u64::from(producers) * rounds;
+            let consumers = u64::from(clients - producers).max(1);
+            let processing_us = items.div_ceil(consumers) * timing.hold_us.0;
+            processing_us.max(producing_us)
+        }
+    }
+}
+
+/// Which settings make a role's clients busy as long as they are.
+fn busy_because(role: Role) -> &'static str {
+    match role {
+        Role::Writer | Role::Reader | Role::Worker => {
+            "their rounds' least timing.think_ms and timing.hold_ms"
+        }
+        Role::Producer => "their rounds' least timing.produce_ms",
+        Role::Consumer => {
+            "they wait for the producers' items, timing.produce_ms apart, and take their share, \
+             timing.hold_ms each"
+        }
+    }
+}
+
+/// `n thing` or `n things`.
+fn plural(n: u64, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        _ => format!("{n} {thing}s"),
+    }
 }
 
 /// The setting that makes the ping interval what it is, to blame for a
@@ -1132,7 +1209,11 @@ fn expected_property(
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
-    let violable = || PropertyName::judging(app, reentries > 0).filter(|p| p.violable_in_a_run());
+    let violable = || {
+        PropertyName::judging(app, reentries > 0)
+            .filter(|p| p.violable_in_a_run())
+            .chain(PropertyName::RUN_CHECKS)
+    };
     let known = || violable().map(|p| p.name()).collect::<Vec<_>>().join(", ");
     match PropertyName::parse(name) {
         Some(p) if violable().any(|q| q == p) => Ok(p),

@@ -264,6 +264,17 @@ pub enum Hold {
 }
 
 impl Role {
+    /// What a message calls a client of this role.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Writer => "writer",
+            Role::Reader => "reader",
+            Role::Worker => "worker",
+            Role::Producer => "producer",
+            Role::Consumer => "consumer",
+        }
+    }
+
     /// What its holds are.
     pub fn hold(self) -> Hold {
         match self {

@@ -233,7 +233,8 @@ impl RecipeModel {
                     | PropertyName::NoLostItem
                     | PropertyName::NoDuplicateItem
                     | PropertyName::FifoOrder
-                    | PropertyName::ReentryImmediate => return None,
+                    | PropertyName::ReentryImmediate
+                    | PropertyName::FaultFreeSessionLoss => return None,
                 };
                 Some(Goal { name, reads })
             })

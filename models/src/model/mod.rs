@@ -44,7 +44,7 @@ use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
     is_release, observe_client, observe_resource, observe_store, Kind, Monitors, Observation,
-    PropertyName,
+    PropertyName, Woken,
 };
 use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
@@ -127,14 +127,14 @@ impl RecipeModel {
     }
 
     /// Applies an actor's output commands: sends go onto links, timers into
-    /// the sender's timer set. Returns the notifications sent, and how many
-    /// of them were marked as ones their recipient cannot proceed on.
-    fn apply_out<A>(&self, state: &mut ModelState, from: Id, out: Out<A>) -> (u8, u8)
+    /// the sender's timer set. Returns whom the notifications sent woke, and
+    /// whom those marked as ones their recipient cannot proceed on did.
+    fn apply_out<A>(&self, state: &mut ModelState, from: Id, out: Out<A>) -> (Woken, Woken)
     where
         A: Actor<Msg = Msg, Timer = Timer>,
     {
-        let mut notifications = 0u8;
-        let mut futile = 0u8;
+        let mut notifications = Woken::default();
+        let mut futile = Woken::default();
         for cmd in out {
             match cmd {
                 Command::Send(dst, msg) => {
@@ -147,8 +147,10 @@ impl RecipeModel {
                         }
                         let slot = state.slot_mut(c);
                         if let Msg::Notify { owns_first, .. } = msg {
-                            notifications = notifications.saturating_add(1);
-                            futile = futile.saturating_add(u8::from(!owns_first));
+                            notifications.add(c);
+                            if !owns_first {
+                                futile.add(c);
+                            }
                         }
                         if from == store_id() {
                             slot.from_store.push(msg);
@@ -220,24 +222,14 @@ impl RecipeModel {
         }
         let (n, futile) = self.apply_out(state, store_id(), out);
         // In the simulator's order: the wake-ups, then the items removed.
-        if n > 0 {
-            observe(
-                state,
-                Observation::Woke {
-                    futile: futile.into(),
-                },
-            );
+        if n.count() > 0 {
+            observe(state, Observation::Woke { futile });
         }
         for obs in observe_store(removed_before, &state.store) {
             observe(state, obs);
         }
         if release && state.store.header() != before {
-            observe(
-                state,
-                Observation::ReleaseStep {
-                    notifications: n as u32,
-                },
-            );
+            observe(state, Observation::ReleaseStep { woken: n });
         }
     }
 
@@ -585,6 +577,8 @@ impl Model for RecipeModel {
                 | P::LeaderElected
                 | P::AllPass
                 | P::QueueDrains => None,
+                // The simulator's run-level check: no application lists it.
+                P::FaultFreeSessionLoss => None,
             })
             .collect()
     }

@@ -105,6 +105,13 @@ pub enum PropertyName {
     /// Semaphore, always: at most `permits` live clients believe they hold
     /// a lease at once.
     PermitsBound,
+    /// Every application, always, judged by the simulator's engine alone (a
+    /// run-level check, not a monitor: the checker's time is untimed, and
+    /// no application lists it): in a run where no fault has fired, no
+    /// client's session or lease expires while the client still uses it.
+    /// The scenario check refuses timing that would let one; this catches
+    /// what it missed, naming the client.
+    FaultFreeSessionLoss,
 }
 
 /// How a property is judged.
@@ -119,7 +126,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 23] = [
+    pub const ALL: [PropertyName; 24] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -143,7 +150,12 @@ impl PropertyName {
         PropertyName::RwExclusion,
         PropertyName::ReadersShare,
         PropertyName::PermitsBound,
+        PropertyName::FaultFreeSessionLoss,
     ];
+
+    /// The simulator's run-level checks: they judge a run of every
+    /// application, and no model the checker explores.
+    pub const RUN_CHECKS: [PropertyName; 1] = [PropertyName::FaultFreeSessionLoss];
 
     /// The properties that judge `app`, in the order lockstep reports them
     /// (each application's module lists its own).
@@ -176,6 +188,7 @@ impl PropertyName {
             PropertyName::RwExclusion => "rw_exclusion",
             PropertyName::ReadersShare => "readers_share",
             PropertyName::PermitsBound => "permits_bound",
+            PropertyName::FaultFreeSessionLoss => "fault_free_session_loss",
         }
     }
 
@@ -196,7 +209,8 @@ impl PropertyName {
             | PropertyName::FifoOrder
             | PropertyName::ReentryImmediate
             | PropertyName::RwExclusion
-            | PropertyName::PermitsBound => Kind::Always,
+            | PropertyName::PermitsBound
+            | PropertyName::FaultFreeSessionLoss => Kind::Always,
             PropertyName::HandOff | PropertyName::ReadersShare => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
@@ -215,9 +229,11 @@ impl PropertyName {
 
     /// The properties a simulated run of `app` can report violated: every
     /// `always` and progress property but `followers_agree`, which only the
-    /// checker's state graph decides.
+    /// checker's state graph decides, and the run-level checks.
     pub fn simulated(app: App) -> impl Iterator<Item = PropertyName> {
-        PropertyName::judging(app, false).filter(|p| p.violable_in_a_run())
+        PropertyName::judging(app, false)
+            .filter(|p| p.violable_in_a_run())
+            .chain(PropertyName::RUN_CHECKS)
     }
 
     /// Whether a simulated run can report this property violated.
@@ -251,7 +267,8 @@ impl PropertyName {
             PropertyName::HerdBound
             | PropertyName::HandOff
             | PropertyName::ResourceExclusion
-            | PropertyName::Progress => None,
+            | PropertyName::Progress
+            | PropertyName::FaultFreeSessionLoss => None,
         }
     }
 
@@ -291,11 +308,11 @@ pub enum Observation {
     /// The resource rejected (fenced off) a write with `token`.
     WriteRejected { client: ClientIdx, token: u64 },
     /// A release step — a delete, a session close or an expiry that removed
-    /// something — and the notifications it sent to live clients.
-    ReleaseStep { notifications: u32 },
-    /// A store step sent notifications, `futile` of them with a mark that
+    /// something — and the live clients its notifications woke.
+    ReleaseStep { woken: Woken },
+    /// A store step sent notifications; `futile`: those with a mark that
     /// says the recipient cannot proceed on them (a barrier's herd).
-    Woke { futile: u32 },
+    Woke { futile: Woken },
     /// A client crashed: it believes nothing any more, and what it had
     /// taken out of a queue and not processed is lost.
     Crashed { client: ClientIdx },
@@ -320,6 +337,49 @@ pub enum Observation {
 pub struct Breach {
     pub property: PropertyName,
     pub clients: Vec<ClientIdx>,
+}
+
+/// The clients a store step's notifications woke: how many, and the first
+/// two — enough to name a herd (more than one), without an allocation, so
+/// an observation stays a copy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Woken {
+    count: u32,
+    first: [ClientIdx; 2],
+}
+
+impl Woken {
+    /// One more notification, to `client`.
+    pub fn add(&mut self, client: ClientIdx) {
+        if let Some(slot) = self.first.get_mut(self.count as usize) {
+            *slot = client;
+        }
+        self.count = self.count.saturating_add(1);
+    }
+
+    /// How many notifications there were.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The first two clients woken, in order of their indices.
+    pub fn clients(&self) -> Vec<ClientIdx> {
+        let kept = (self.count as usize).min(self.first.len());
+        let mut clients = self.first[..kept].to_vec();
+        clients.sort_unstable();
+        clients.dedup();
+        clients
+    }
+}
+
+impl FromIterator<ClientIdx> for Woken {
+    fn from_iter<I: IntoIterator<Item = ClientIdx>>(clients: I) -> Woken {
+        let mut woken = Woken::default();
+        for c in clients {
+            woken.add(c);
+        }
+        woken
+    }
 }
 
 impl Breach {

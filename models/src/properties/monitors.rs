@@ -290,17 +290,15 @@ impl Monitors {
             }
             // The herd: a barrier's wake-ups, a lock's or an election's
             // release steps (`heeds` says which).
-            Observation::Woke { futile: woken }
-            | Observation::ReleaseStep {
-                notifications: woken,
-            } => {
-                if woken > 1 && self.widest_wakeup <= 1 {
+            // The breach names the clients woken at once (the first two).
+            Observation::Woke { futile: woken } | Observation::ReleaseStep { woken } => {
+                if woken.count() > 1 && self.widest_wakeup <= 1 {
                     breaches.push(Breach {
                         property: PropertyName::HerdBound,
-                        clients: Vec::new(),
+                        clients: woken.clients(),
                     });
                 }
-                self.widest_wakeup = self.widest_wakeup.max(woken.min(2) as u8);
+                self.widest_wakeup = self.widest_wakeup.max(woken.count().min(2) as u8);
             }
             // The application's own.
             Observation::WriteRejected { .. }
@@ -366,6 +364,8 @@ impl Monitors {
             | PropertyName::LeaderElected
             | PropertyName::AllPass
             | PropertyName::QueueDrains => self.own.get().holds(self.seen(), p).unwrap_or(true),
+            // The simulator's engine judges it, never the monitors.
+            PropertyName::FaultFreeSessionLoss => true,
         }
     }
 }

@@ -47,11 +47,11 @@ use crate::scenario::{
 };
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
-use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
+use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
 use models::msg::{Msg, RequestKind, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
-    PropertyName,
+    PropertyName, Woken,
 };
 use models::recipe::{App, Face};
 use models::resource::{Resource, ResourceState};
@@ -403,10 +403,10 @@ impl<'a> Sim<'a> {
         self.lenders.client.give_back(commands);
     }
 
-    /// Store output. Returns the notifications it sent to live clients.
-    fn apply_store_out(&mut self, out: Out<Store>) -> u32 {
-        let mut notifications = 0;
-        let mut futile = 0;
+    /// Store output. Returns whom its notifications to live clients woke.
+    fn apply_store_out(&mut self, out: Out<Store>) -> Woken {
+        let mut woken = Woken::default();
+        let mut futile = Woken::default();
         let mut commands = Lender::commands(out);
         for cmd in commands.drain(..) {
             match cmd {
@@ -432,8 +432,10 @@ impl<'a> Sim<'a> {
                         }
                     }
                     if let Msg::Notify { owns_first, .. } = msg {
-                        notifications += 1;
-                        futile += u32::from(!owns_first);
+                        woken.add(c);
+                        if !owns_first {
+                            futile.add(c);
+                        }
                     }
                     self.send(store_id(), to, msg);
                 }
@@ -443,6 +445,7 @@ impl<'a> Sim<'a> {
             }
         }
         self.lenders.store.give_back(commands);
+        let notifications = woken.count();
         self.tally.metrics.notifications += notifications as u64;
         if notifications > 0 {
             self.tally
@@ -451,7 +454,7 @@ impl<'a> Sim<'a> {
                 .push(notifications);
             self.observe(Observation::Woke { futile });
         }
-        notifications
+        woken
     }
 
     /// Bookkeeping after a client acted: acquisitions, releases, the
@@ -551,16 +554,36 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A release step sent `n` notifications.
-    fn release_step(&mut self, n: u32) {
-        self.tally.metrics.notifications_per_release.push(n);
-        self.observe(Observation::ReleaseStep { notifications: n });
+    /// A release step's notifications woke `woken`.
+    fn release_step(&mut self, woken: Woken) {
+        self.tally
+            .metrics
+            .notifications_per_release
+            .push(woken.count());
+        self.observe(Observation::ReleaseStep { woken });
     }
 
     /// Feeds the monitors and reports what they find, as it happens.
     fn observe(&mut self, obs: Observation) {
         for breach in self.monitors.observe(obs) {
             self.violation(breach.property, breach.clients);
+        }
+    }
+
+    /// The run-level check `fault_free_session_loss`: session `s` expires
+    /// now. Without any fault fired so far, nothing should have kept its
+    /// client from renewing it (the scenario check refuses timing that
+    /// would), so an expiry of the session the client still uses — it is
+    /// not done — is a violation, reported once a run. A done client's
+    /// session may expire quietly: it stopped heartbeating on purpose.
+    fn check_fault_free_expiry(&mut self, s: SessionId) {
+        let property = PropertyName::FaultFreeSessionLoss;
+        let client = &self.clients[s.client as usize].state;
+        let in_use = client.session == s && client.phase != Phase::Done;
+        let fault_fired = self.faults.iter().any(|f| f.fired);
+        let reported = self.violations.iter().any(|v| v.property == property);
+        if in_use && !fault_fired && !reported {
+            self.violation(property, vec![s.client]);
         }
     }
 
@@ -1058,6 +1081,7 @@ impl<'a> Sim<'a> {
                                         client: s.client,
                                     }
                                 );
+                                self.check_fault_free_expiry(s);
                             }
                         }
                         let before = self.store_state.header();
