@@ -71,7 +71,8 @@ fn every_property_parses_and_prints_as_its_name() {
 /// Each property belongs to the application that lists it (`herd_bound`
 /// and `hand_off` to several, so to none), and a simulated run reports
 /// every `always` and progress property of its application but
-/// `followers_agree`, which only the checker decides.
+/// `followers_agree`, which only the checker decides, and the run-level
+/// checks.
 /// Kills: properties.rs PropertyName::app -> None / Some(Lock), and the
 /// three mutants of PropertyName::simulated's filter.
 #[test]
@@ -89,6 +90,11 @@ fn each_property_belongs_to_its_application() {
                 assert!(listing.is_empty(), "{p} is listed by {listing:?}")
             }
             Some(app) => assert_eq!(listing, vec![app], "{p}"),
+            // The simulator's run-level checks judge every application's
+            // runs, and no application lists them.
+            None if PropertyName::RUN_CHECKS.contains(&p) => {
+                assert!(listing.is_empty(), "{p} is listed by {listing:?}")
+            }
             None => assert!(listing.len() > 1, "{p} is listed by {listing:?}"),
         }
     }
@@ -101,11 +107,17 @@ fn each_property_belongs_to_its_application() {
             P::ElectedWithKey,
             P::LeaderExclusion,
             P::HerdBound,
-            P::LeaderElected
+            P::LeaderElected,
+            P::FaultFreeSessionLoss
         ]
     );
     let simulated: Vec<PropertyName> = PropertyName::simulated(App::Queue).collect();
-    assert_eq!(simulated, PropertyName::of(App::Queue));
+    let queue_and_run_checks: Vec<PropertyName> = PropertyName::of(App::Queue)
+        .iter()
+        .copied()
+        .chain(PropertyName::RUN_CHECKS)
+        .collect();
+    assert_eq!(simulated, queue_and_run_checks);
 }
 
 /// A queue consumer that deleted an element owes its item until it

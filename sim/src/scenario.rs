@@ -42,8 +42,8 @@
 //! duration_ms = 5000
 //! ```
 
-use models::client::{Client, ClientTiming, Policy};
 use models::apps::{Role, Roles};
+use models::client::{Client, ClientTiming, Policy};
 use models::model::Setting;
 use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
@@ -570,10 +570,7 @@ impl Scenario {
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
-            let roles = Roles {
-                producers,
-                writers,
-            };
+            let roles = Roles { producers, writers };
             check_heartbeats(
                 &timing,
                 recipe.app(),
@@ -858,7 +855,12 @@ fn check_heartbeats(
 /// the items take to process: the busiest of the consumers takes at least
 /// its share, rounded up, of every producer's items, one hold each.
 /// Times are at most MAX_TIME_MS and rounds at most MAX_ROUNDS: no wrap.
-fn least_busy_us(timing: &Timing, role: Role, (clients, producers): (u16, u16), rounds: u64) -> u64 {
+fn least_busy_us(
+    timing: &Timing,
+    role: Role,
+    (clients, producers): (u16, u16),
+    rounds: u64,
+) -> u64 {
     let producing_us = rounds * timing.produce_us.0;
     match role {
         Role::Writer | Role::Reader | Role::Worker => {
