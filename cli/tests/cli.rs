@@ -305,8 +305,10 @@ fn explore_refuses_a_busy_port_and_serves_the_explorer_on_a_free_one() {
     let mut response = String::new();
     while Instant::now() < deadline {
         if let Ok(mut s) = TcpStream::connect(("127.0.0.1", free)) {
-            s.write_all(b"GET /.states/0 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                .unwrap();
+            let request = format!(
+                "GET /.states/0 HTTP/1.1\r\nHost: localhost:{free}\r\nConnection: close\r\n\r\n"
+            );
+            s.write_all(request.as_bytes()).unwrap();
             s.read_to_string(&mut response).unwrap();
             break;
         }

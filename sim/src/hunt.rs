@@ -30,19 +30,22 @@ impl std::fmt::Display for Shard {
     }
 }
 
-/// The seeds a hunt runs: `start..end`, or one shard of it.
+/// The seeds a hunt runs: `start..=last`, or one shard of it. The last
+/// seed is kept, not the one after it, so a range can end at 2^64 − 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedSet {
     pub start: u64,
-    pub end: u64,
+    pub last: u64,
     pub shard: Option<Shard>,
 }
 
 impl SeedSet {
+    /// `start..end`, `end` excluded and above `start`.
     pub fn range(start: u64, end: u64) -> SeedSet {
+        assert!(end > start, "an empty seed range {start}..{end}");
         SeedSet {
             start,
-            end,
+            last: end - 1,
             shard: None,
         }
     }
@@ -55,14 +58,16 @@ impl SeedSet {
         }
     }
 
-    /// How many seeds.
+    /// How many seeds (the range holds fewer than 2^64: `parse_range`
+    /// refuses the one that would not).
     pub fn len(&self) -> u64 {
         let (first, step) = self.first_and_step();
-        let span = self.end.saturating_sub(self.start);
-        if span <= first {
+        let span = self.last.saturating_sub(self.start);
+        if span < first {
             0
         } else {
-            (span - first - 1) / step + 1
+            // At most span + 1 when step is 1; span < 2^64 − 1 then.
+            (span - first) / step + 1
         }
     }
 
@@ -78,7 +83,16 @@ impl SeedSet {
 
     pub fn contains(&self, seed: u64) -> bool {
         let (first, step) = self.first_and_step();
-        (self.start..self.end).contains(&seed) && (seed - self.start) % step == first
+        (self.start..=self.last).contains(&seed) && (seed - self.start) % step == first
+    }
+
+    /// The range as a hunt writes it: `A..B` (B excluded), or `A..=B` when
+    /// B is the last seed there is.
+    pub fn range_text(&self) -> String {
+        match self.last.checked_add(1) {
+            Some(end) => format!("{}..{end}", self.start),
+            None => format!("{}..={}", self.start, self.last),
+        }
     }
 }
 
@@ -90,7 +104,7 @@ pub struct HuntResult {
     /// FNV-1a of the resolved scenario (every setting): results of two
     /// different files never merge, whatever their names.
     pub scenario_hash: String,
-    /// The seed range, `A..B` (B excluded).
+    /// The seed range, `A..B` (B excluded), or `A..=B` when B is 2^64 − 1.
     pub seeds: String,
     /// `K/N` when this was one shard of the range.
     pub shard: Option<String>,
@@ -132,21 +146,36 @@ pub fn scenario_hash(s: &Scenario) -> String {
     format!("{:016x}", trace::fnv1a(trace::FNV_OFFSET, json.as_bytes()))
 }
 
-/// Parses `A..B` (B excluded).
+/// Parses `A..B` (B excluded) or `A..=B` (B included, so the last seed,
+/// 2^64 − 1, can be run): the first and the last seed. A range of 2^64
+/// seeds, which no count holds, is refused.
 pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
         .split_once("..")
-        .ok_or_else(|| format!("--seeds takes A..B, got '{s}'"))?;
+        .ok_or_else(|| format!("--seeds takes A..B or A..=B, got '{s}'"))?;
+    let (b, inclusive) = match b.strip_prefix('=') {
+        Some(b) => (b, true),
+        None => (b, false),
+    };
     let seed = |x: &str| {
         x.trim()
             .parse::<u64>()
-            .map_err(|_| format!("--seeds: '{x}' is not a seed (0 to {})", u64::MAX))
+            .map_err(|_| format!("--seeds: '{}' is not a seed (0 to {})", x.trim(), u64::MAX))
     };
     let (a, b) = (seed(a)?, seed(b)?);
-    if b <= a {
-        return Err(format!("--seeds {a}..{b} is empty"));
+    let last = match inclusive {
+        true if b < a => return Err(format!("--seeds {a}..={b} is empty")),
+        true => b,
+        false if b <= a => return Err(format!("--seeds {a}..{b} is empty")),
+        false => b - 1,
+    };
+    if (a, last) == (0, u64::MAX) {
+        return Err(format!(
+            "--seeds {a}..={last} holds 2^64 seeds, one more than a count can hold: \
+             split it (0..{last} and {last}..={last})"
+        ));
     }
-    Ok((a, b))
+    Ok((a, last))
 }
 
 /// Parses `K/N` (1 ≤ K ≤ N).
@@ -211,7 +240,7 @@ pub fn hunt(
     let mut r = HuntResult {
         scenario: scenario.name.clone(),
         scenario_hash: scenario_hash(scenario),
-        seeds: format!("{}..{}", seeds.start, seeds.end),
+        seeds: seeds.range_text(),
         shard: seeds.shard.map(|s| s.to_string()),
         seeds_run: seeds.len(),
         ..Default::default()
@@ -234,12 +263,12 @@ pub fn hunt(
 /// its range and shard, its counts agree, its properties exist.
 pub fn check_result(r: &HuntResult, what: &str) -> Result<SeedSet, String> {
     let bad = |why: String| format!("{what}: {why}");
-    let (start, end) = parse_range(&r.seeds).map_err(bad)?;
+    let (start, last) = parse_range(&r.seeds).map_err(bad)?;
     let shard = match &r.shard {
         Some(s) => Some(parse_shard(s).map_err(bad)?),
         None => None,
     };
-    let set = SeedSet { start, end, shard };
+    let set = SeedSet { start, last, shard };
     // As `hunt` writes it: the scenario file's hash in 16 hex digits.
     if r.scenario_hash.len() != 16 || !r.scenario_hash.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(bad(format!(

@@ -6,11 +6,13 @@ mod charts;
 mod check;
 mod counterexample;
 mod explore;
+mod front;
 mod herd;
 mod limits;
 mod paired;
 mod recipes;
 mod report;
+mod shell;
 mod simulate;
 mod spin_twin;
 mod tour;
@@ -251,7 +253,7 @@ pub struct RunOutput {
 pub struct HuntArgs {
     /// Scenario file (TOML), or the name of a shipped scenario.
     pub scenario: Option<PathBuf>,
-    /// Seeds to run, A..B (B excluded).
+    /// Seeds to run, A..B (B excluded) or A..=B (B included).
     #[arg(long)]
     pub seeds: Option<String>,
     /// Parallel workers (default: one per core).

@@ -1,5 +1,6 @@
 //! `lockstep run`, `lockstep hunt` and `lockstep replay`.
 
+use super::shell::lockstep_command;
 use super::tour::SHIPPED;
 use super::{
     same_file, writable_dir, HuntArgs, ReplayArgs, RunArgs, RunOutput, TraceFormat, UsageError,
@@ -504,14 +505,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, UsageError> {
             s.seed
         );
     }
-    let reproduce = format!("lockstep run {} --seed {seed}", args.scenario.display());
+    let reproduce = lockstep_command(&[
+        "run",
+        &args.scenario.display().to_string(),
+        "--seed",
+        &seed.to_string(),
+    ]);
     simulate_and_report(&s, seed, &args.output, &reproduce)
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, UsageError> {
     distinct_outputs(&args.file, &args.output)?;
     let s = load(&args.file)?;
-    let reproduce = format!("lockstep replay {}", args.file.display());
+    let reproduce = lockstep_command(&["replay", &args.file.display().to_string()]);
     simulate_and_report(&s, s.seed, &args.output, &reproduce)
 }
 
@@ -573,8 +579,9 @@ fn print_hunt(r: &HuntResult, json: bool) {
     }
     for (property, p) in &r.reproducers {
         println!(
-            "{property}: reproducer written to {p} (timeline {}); run it with: lockstep replay {p}",
-            Path::new(p).with_extension("html").display()
+            "{property}: reproducer written to {p} (timeline {}); run it with: {}",
+            Path::new(p).with_extension("html").display(),
+            lockstep_command(&["replay", p])
         );
     }
 }
@@ -679,7 +686,7 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
         .scenario
         .as_ref()
         .ok_or_else(|| UsageError("hunt needs a SCENARIO (or --merge FILES)".into()))?;
-    let (start, end) = parse_range(
+    let (start, last) = parse_range(
         args.seeds
             .as_deref()
             .ok_or_else(|| UsageError("hunt needs --seeds A..B".into()))?,
@@ -706,13 +713,14 @@ pub fn hunt(args: &HuntArgs) -> Result<ExitCode, UsageError> {
     if let Some(dir) = &out_dir {
         writable_dir(dir, "--out")?;
     }
-    let seeds = SeedSet { start, end, shard };
+    let seeds = SeedSet { start, last, shard };
     if seeds.is_empty() {
         // Still a shard's result, which a merge of every shard needs.
         eprintln!(
-            "note: shard {} of seeds {start}..{end} holds no seeds (there are fewer seeds than \
+            "note: shard {} of seeds {} holds no seeds (there are fewer seeds than \
              shards), so nothing is run",
-            args.shard.as_deref().unwrap_or_default()
+            args.shard.as_deref().unwrap_or_default(),
+            seeds.range_text()
         );
     }
     let bar = if !args.json && std::io::stderr().is_terminal() {

@@ -449,7 +449,7 @@ pub fn child_args(property: Option<&str>) -> Vec<String> {
 /// Runs `lockstep check … --json` as a child process and reads its figures.
 fn lockstep_child(property: Option<&str>) -> Result<LockstepRow, String> {
     let args = child_args(property);
-    let shown = format!("lockstep {}", args.join(" "));
+    let shown = super::shell::lockstep_command(&args);
     let failed = |why: String| format!("bench: per-state comparison: `{shown}` failed: {why}");
     let exe =
         std::env::current_exe().map_err(|e| failed(format!("cannot find this executable: {e}")))?;
