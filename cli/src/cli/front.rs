@@ -43,13 +43,15 @@ fn handle(mut client: TcpStream, port: u16, backend: u16) -> io::Result<()> {
     };
     match host_of(&head) {
         Some(host) if is_own_host(host, port) => {}
-        Some(_) | None => return refuse(
-            &mut client,
-            "421 Misdirected Request",
-            &format!(
+        Some(_) | None => {
+            return refuse(
+                &mut client,
+                "421 Misdirected Request",
+                &format!(
                 "lockstep explore answers only requests for 127.0.0.1:{port} or localhost:{port}\n"
             ),
-        ),
+            )
+        }
     }
     let mut server = connect(backend)?;
     server.write_all(closing(&head).as_bytes())?;
