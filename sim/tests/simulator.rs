@@ -160,7 +160,7 @@ fn hunt_is_the_same_with_one_job_or_two_and_across_shards() {
         .map(|k| {
             let part = SeedSet {
                 start: 0,
-                end: 200,
+                last: 199,
                 shard: Some(Shard { k, n: 3 }),
             };
             (format!("shard-{k}"), hunt(&s, part, 2, &|_| {}).unwrap())
