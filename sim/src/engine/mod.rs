@@ -14,9 +14,11 @@
 //! - pause: the process is frozen with its timers and inbox; on resume, what
 //!   came due meanwhile runs at once, in order;
 //! - partition: the client–store link carries nothing; what was sent either
-//!   way waits and arrives once it heals;
+//!   way waits and arrives, in order, once it heals (or is lost with the
+//!   connection, past the read timeout);
 //! - lost reply: the store's next reply to that client is applied but never
-//!   arrives, so the client resends;
+//!   arrives, so the client resends (its resend timer waits while the
+//!   request or reply is merely late, as the checker's does);
 //! - delay: extra latency on the client's links for a while.
 //!
 //! Modules, one job each: `queue` (events in virtual time), `faults`
@@ -661,6 +663,62 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A message reaches its link's far end: held there if the link is
+    /// cut, kept in a paused client's inbox, dropped at a crashed one, or
+    /// delivered.
+    fn arrive(&mut self, q: Queued) {
+        let Event::Deliver { from, to, msg } = q.event else {
+            unreachable!("only messages arrive")
+        };
+        let c = client_of(to)
+            .or(client_of(from))
+            .expect("every link has a client end");
+        let rt = &mut self.clients[c as usize];
+        let store_link = from == store_id() || to == store_id();
+        if client_of(to).is_some() && rt.status == Status::Crashed {
+            return;
+        }
+        if store_link && rt.partitioned {
+            rt.cut_link.push(Queued {
+                event: Event::Deliver { from, to, msg },
+                ..q
+            });
+            return;
+        }
+        if client_of(to).is_some() && rt.status == Status::Paused {
+            rt.frozen.push(Queued {
+                event: Event::Deliver { from, to, msg },
+                ..q
+            });
+            return;
+        }
+        if from == store_id() {
+            rt.heard_us = self.now;
+        }
+        self.deliver(from, to, msg);
+    }
+
+    /// Whether client `c`'s outstanding request, or the store's reply to
+    /// it, is still on its way (queued, or held on a cut link): the
+    /// client's resend timer then waits, as the model checker's does
+    /// (`timer_may_fire`). A real client resends only on a new connection;
+    /// a request the store answered but whose reply was lost is the one
+    /// case a resend timer stands for.
+    fn request_in_flight(&self, c: ClientIdx) -> bool {
+        let rt = &self.clients[c as usize];
+        let epoch = rt.state.epoch;
+        let on_its_way = |e: &Event| {
+            let Event::Deliver { from, to, msg } = e else {
+                return false;
+            };
+            let request = matches!(msg, Msg::Request { .. });
+            let reply = matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch);
+            (request && client_of(*from) == Some(c) && *to == store_id())
+                || (reply && *from == store_id() && client_of(*to) == Some(c))
+        };
+        rt.cut_link.iter().any(|q| on_its_way(&q.event)) || self.queue.any(on_its_way)
+    }
+
     fn fault_start(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
         let c = f.client as ClientIdx;
@@ -828,14 +886,24 @@ impl<'a> Sim<'a> {
                 // and the client resends.
                 let reconnect = !alive || self.now >= drops;
                 let held = std::mem::take(&mut rt.cut_link);
+                if !reconnect {
+                    // The connection survived: what the cut held arrives
+                    // now, in the order sent, ahead of anything sent after
+                    // it (FIFO, as TCP delivers it once the path is back).
+                    trace!(self, TraceEvent::Heal { client: c });
+                    for q in held {
+                        self.arrive(q);
+                    }
+                    return;
+                }
                 for q in held {
                     if let Event::Deliver { from, to, msg } = q.event {
-                        if !reconnect || models::model::survives_reconnect(&msg, alive) {
+                        if models::model::survives_reconnect(&msg, alive) {
                             self.send(from, to, msg);
                         }
                     }
                 }
-                if reconnect && self.clients[c as usize].status == Status::Running {
+                if self.clients[c as usize].status == Status::Running {
                     self.reconnect(c, alive);
                 }
                 TraceEvent::Heal { client: c }
@@ -985,36 +1053,7 @@ impl<'a> Sim<'a> {
                 }
             }
             match q.event {
-                Event::Deliver { from, to, msg } => {
-                    let c = client_of(to)
-                        .or(client_of(from))
-                        .expect("every link has a client end");
-                    let rt = &mut self.clients[c as usize];
-                    let store_link = from == store_id() || to == store_id();
-                    if client_of(to).is_some() && rt.status == Status::Crashed {
-                        continue;
-                    }
-                    if store_link && rt.partitioned {
-                        rt.cut_link.push(Queued {
-                            at: q.at,
-                            seq: q.seq,
-                            event: Event::Deliver { from, to, msg },
-                        });
-                        continue;
-                    }
-                    if client_of(to).is_some() && rt.status == Status::Paused {
-                        rt.frozen.push(Queued {
-                            at: q.at,
-                            seq: q.seq,
-                            event: Event::Deliver { from, to, msg },
-                        });
-                        continue;
-                    }
-                    if from == store_id() {
-                        rt.heard_us = self.now;
-                    }
-                    self.deliver(from, to, msg);
-                }
+                Event::Deliver { .. } => self.arrive(q),
                 Event::Timer {
                     actor,
                     timer,
@@ -1038,7 +1077,18 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                         rt.timers.remove(&timer);
+                        if timer == Timer::Retry && self.request_in_flight(c) {
+                            // Delayed, not lost: wait another period.
+                            let retry = self.client.timing.retry;
+                            self.set_timer(
+                                actor,
+                                Timer::Retry,
+                                retry..retry + Duration::from_nanos(1),
+                            );
+                            continue;
+                        }
                         let mut out = self.lenders.client.lend();
+                        let rt = &mut self.clients[c as usize];
                         self.client
                             .on_timeout(actor, &mut rt.state, &timer, &mut out);
                         if timer != Timer::Ping {

@@ -185,6 +185,12 @@ impl EventQueue {
         link(&self.slab, &mut self.next, chain, slot, seq);
     }
 
+    /// Whether any queued event is one `pred` looks for (a scan of every
+    /// waiting event: for the rare question, not the hot path).
+    pub fn any(&self, pred: impl Fn(&Event) -> bool) -> bool {
+        self.slab.iter().flatten().any(|(_, e)| pred(e))
+    }
+
     pub fn pop(&mut self) -> Option<Queued> {
         let slot = loop {
             if let Some(c) = &mut self.current {
