@@ -90,6 +90,9 @@ struct ClientRt {
     heard_us: u64,
     /// Messages held on the cut client–store link, both ways, in send order.
     cut_link: Vec<Queued>,
+    /// What still counts of the store link's messages sent before its
+    /// current connection was made.
+    old_link: OldLink,
     extra_latency_us: u64,
     lose_next_reply: Option<usize>,
     /// When the current acquisition started (for wait times).
@@ -101,6 +104,40 @@ struct ClientRt {
     /// What the monitors last saw of the client (its barrier leave, whether
     /// it was idle; the holders list says whether it held).
     seen: Marks,
+}
+
+/// The messages of a client's store link sent before a new connection
+/// (sequence number below `since_seq`): they went with the old one, but for
+/// those a reconnect keeps (`survives_reconnect`); a new process keeps only
+/// what its predecessor sent to the store, as a crash does.
+#[derive(Clone, Copy)]
+struct OldLink {
+    since_seq: u64,
+    keeps: Keeps,
+}
+
+#[derive(Clone, Copy)]
+enum Keeps {
+    Survivors { session_alive: bool },
+    ToStoreOnly,
+}
+
+impl OldLink {
+    /// No connection made anew yet: every message counts.
+    const NONE: OldLink = OldLink {
+        since_seq: 0,
+        keeps: Keeps::ToStoreOnly,
+    };
+
+    fn drops(&self, seq: u64, from: Id, msg: &Msg) -> bool {
+        seq < self.since_seq
+            && match self.keeps {
+                Keeps::Survivors { session_alive } => {
+                    !models::model::survives_reconnect(msg, session_alive)
+                }
+                Keeps::ToStoreOnly => from == store_id(),
+            }
+    }
 }
 
 impl ClientRt {
@@ -271,6 +308,7 @@ impl<'a> Sim<'a> {
                 cut_since_us: 0,
                 heard_us: 0,
                 cut_link: Vec::new(),
+                old_link: OldLink::NONE,
                 extra_latency_us: 0,
                 lose_next_reply: None,
                 acquire_started_us: None,
@@ -292,8 +330,14 @@ impl<'a> Sim<'a> {
         let mut out = self.lenders.client.lend();
         let storage = self.clients[c as usize].storage;
         let state = self.client.on_start(client_id(c), &storage, &mut out);
+        let since_seq = self.queue.next_seq();
         let rt = &mut self.clients[c as usize];
-        // A new process starts with a connection of its own.
+        // A new process starts with a connection of its own: nothing its
+        // predecessor's connection carried reaches it.
+        rt.old_link = OldLink {
+            since_seq,
+            keeps: Keeps::ToStoreOnly,
+        };
         rt.connection = state.connection;
         rt.heard_us = self.now;
         rt.state = Cow::Owned(state);
@@ -678,6 +722,9 @@ impl<'a> Sim<'a> {
         if client_of(to).is_some() && rt.status == Status::Crashed {
             return;
         }
+        if store_link && rt.old_link.drops(q.seq, from, &msg) {
+            return; // it went with a connection since made anew
+        }
         if store_link && rt.partitioned {
             rt.cut_link.push(Queued {
                 event: Event::Deliver { from, to, msg },
@@ -926,6 +973,10 @@ impl<'a> Sim<'a> {
     /// Client `c` makes a new connection to the store (what was in flight
     /// on the old one is dealt with by the caller).
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
+        self.clients[c as usize].old_link = OldLink {
+            since_seq: self.queue.next_seq(),
+            keeps: Keeps::Survivors { session_alive },
+        };
         // SUSPENDED first (traced), if the client had not noticed yet.
         self.disconnect(c);
         let mut out = self.lenders.client.lend();

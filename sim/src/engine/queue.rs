@@ -119,6 +119,12 @@ impl EventQueue {
 
     /// Queues `event` at `at` with a sequence number reserved earlier: it
     /// takes its place among the instant's events by that number.
+    /// The sequence number the next event will get: every event queued so
+    /// far has a smaller one.
+    pub fn next_seq(&self) -> u64 {
+        self.seq + 1
+    }
+
     pub fn push_at(&mut self, at: u64, seq: u64, event: Event) {
         assert!(
             at >= self.now,
