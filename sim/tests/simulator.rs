@@ -447,7 +447,7 @@ const REFERENCE_TRACES: [(&str, &str); 19] = [
     ("healthy", "9535c05e02cefc4c"),
     ("kazoo-oblivious-pause", "dc41f704a67b57fa"),
     ("orphan-create", "c7df3ba76a8ed7c6"),
-    ("partition-past-session", "fca6bba2c2dd6af5"),
+    ("partition-past-session", "66ee0f61c513451f"),
     ("queue-consumer-crash", "d8426ce19f442e40"),
     ("queue-lost-delete-reply", "a719d24c71f0d62d"),
 ];

@@ -14,9 +14,11 @@
 //! - pause: the process is frozen with its timers and inbox; on resume, what
 //!   came due meanwhile runs at once, in order;
 //! - partition: the client–store link carries nothing; what was sent either
-//!   way waits and arrives once it heals;
+//!   way waits and arrives, in order, once it heals (or is lost with the
+//!   connection, past the read timeout);
 //! - lost reply: the store's next reply to that client is applied but never
-//!   arrives, so the client resends;
+//!   arrives, so the client resends (its resend timer waits while the
+//!   request or reply is merely late, as the checker's does);
 //! - delay: extra latency on the client's links for a while.
 //!
 //! Modules, one job each: `queue` (events in virtual time), `faults`
@@ -88,6 +90,9 @@ struct ClientRt {
     heard_us: u64,
     /// Messages held on the cut client–store link, both ways, in send order.
     cut_link: Vec<Queued>,
+    /// What still counts of the store link's messages sent before its
+    /// current connection was made.
+    old_link: OldLink,
     extra_latency_us: u64,
     lose_next_reply: Option<usize>,
     /// When the current acquisition started (for wait times).
@@ -99,6 +104,40 @@ struct ClientRt {
     /// What the monitors last saw of the client (its barrier leave, whether
     /// it was idle; the holders list says whether it held).
     seen: Marks,
+}
+
+/// The messages of a client's store link sent before a new connection
+/// (sequence number below `since_seq`): they went with the old one, but for
+/// those a reconnect keeps (`survives_reconnect`); a new process keeps only
+/// what its predecessor sent to the store, as a crash does.
+#[derive(Clone, Copy)]
+struct OldLink {
+    since_seq: u64,
+    keeps: Keeps,
+}
+
+#[derive(Clone, Copy)]
+enum Keeps {
+    Survivors { session_alive: bool },
+    ToStoreOnly,
+}
+
+impl OldLink {
+    /// No connection made anew yet: every message counts.
+    const NONE: OldLink = OldLink {
+        since_seq: 0,
+        keeps: Keeps::ToStoreOnly,
+    };
+
+    fn drops(&self, seq: u64, from: Id, msg: &Msg) -> bool {
+        seq < self.since_seq
+            && match self.keeps {
+                Keeps::Survivors { session_alive } => {
+                    !models::model::survives_reconnect(msg, session_alive)
+                }
+                Keeps::ToStoreOnly => from == store_id(),
+            }
+    }
 }
 
 impl ClientRt {
@@ -269,6 +308,7 @@ impl<'a> Sim<'a> {
                 cut_since_us: 0,
                 heard_us: 0,
                 cut_link: Vec::new(),
+                old_link: OldLink::NONE,
                 extra_latency_us: 0,
                 lose_next_reply: None,
                 acquire_started_us: None,
@@ -290,8 +330,14 @@ impl<'a> Sim<'a> {
         let mut out = self.lenders.client.lend();
         let storage = self.clients[c as usize].storage;
         let state = self.client.on_start(client_id(c), &storage, &mut out);
+        let since_seq = self.queue.next_seq();
         let rt = &mut self.clients[c as usize];
-        // A new process starts with a connection of its own.
+        // A new process starts with a connection of its own: nothing its
+        // predecessor's connection carried reaches it.
+        rt.old_link = OldLink {
+            since_seq,
+            keeps: Keeps::ToStoreOnly,
+        };
         rt.connection = state.connection;
         rt.heard_us = self.now;
         rt.state = Cow::Owned(state);
@@ -684,6 +730,65 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A message reaches its link's far end: held there if the link is
+    /// cut, kept in a paused client's inbox, dropped at a crashed one, or
+    /// delivered.
+    fn arrive(&mut self, q: Queued) {
+        let Event::Deliver { from, to, msg } = q.event else {
+            unreachable!("only messages arrive")
+        };
+        let c = client_of(to)
+            .or(client_of(from))
+            .expect("every link has a client end");
+        let rt = &mut self.clients[c as usize];
+        let store_link = from == store_id() || to == store_id();
+        if client_of(to).is_some() && rt.status == Status::Crashed {
+            return;
+        }
+        if store_link && rt.old_link.drops(q.seq, from, &msg) {
+            return; // it went with a connection since made anew
+        }
+        if store_link && rt.partitioned {
+            rt.cut_link.push(Queued {
+                event: Event::Deliver { from, to, msg },
+                ..q
+            });
+            return;
+        }
+        if client_of(to).is_some() && rt.status == Status::Paused {
+            rt.frozen.push(Queued {
+                event: Event::Deliver { from, to, msg },
+                ..q
+            });
+            return;
+        }
+        if from == store_id() {
+            rt.heard_us = self.now;
+        }
+        self.deliver(from, to, msg);
+    }
+
+    /// Whether client `c`'s outstanding request, or the store's reply to
+    /// it, is still on its way (queued, or held on a cut link): the
+    /// client's resend timer then waits, as the model checker's does
+    /// (`timer_may_fire`). A real client resends only on a new connection;
+    /// a request the store answered but whose reply was lost is the one
+    /// case a resend timer stands for.
+    fn request_in_flight(&self, c: ClientIdx) -> bool {
+        let rt = &self.clients[c as usize];
+        let epoch = rt.state.epoch;
+        let on_its_way = |e: &Event| {
+            let Event::Deliver { from, to, msg } = e else {
+                return false;
+            };
+            let request = matches!(msg, Msg::Request { .. });
+            let reply = matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch);
+            (request && client_of(*from) == Some(c) && *to == store_id())
+                || (reply && *from == store_id() && client_of(*to) == Some(c))
+        };
+        rt.cut_link.iter().any(|q| on_its_way(&q.event)) || self.queue.any(on_its_way)
+    }
+
     fn fault_start(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
         let c = f.client as ClientIdx;
@@ -851,14 +956,24 @@ impl<'a> Sim<'a> {
                 // and the client resends.
                 let reconnect = !alive || self.now >= drops;
                 let held = std::mem::take(&mut rt.cut_link);
+                if !reconnect {
+                    // The connection survived: what the cut held arrives
+                    // now, in the order sent, ahead of anything sent after
+                    // it (FIFO, as TCP delivers it once the path is back).
+                    trace!(self, TraceEvent::Heal { client: c });
+                    for q in held {
+                        self.arrive(q);
+                    }
+                    return;
+                }
                 for q in held {
                     if let Event::Deliver { from, to, msg } = q.event {
-                        if !reconnect || models::model::survives_reconnect(&msg, alive) {
+                        if models::model::survives_reconnect(&msg, alive) {
                             self.send(from, to, msg);
                         }
                     }
                 }
-                if reconnect && self.clients[c as usize].status == Status::Running {
+                if self.clients[c as usize].status == Status::Running {
                     self.reconnect(c, alive);
                 }
                 TraceEvent::Heal { client: c }
@@ -881,6 +996,10 @@ impl<'a> Sim<'a> {
     /// Client `c` makes a new connection to the store (what was in flight
     /// on the old one is dealt with by the caller).
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
+        self.clients[c as usize].old_link = OldLink {
+            since_seq: self.queue.next_seq(),
+            keeps: Keeps::Survivors { session_alive },
+        };
         // SUSPENDED first (traced), if the client had not noticed yet.
         self.disconnect(c);
         let mut out = self.lenders.client.lend();
@@ -1008,36 +1127,7 @@ impl<'a> Sim<'a> {
                 }
             }
             match q.event {
-                Event::Deliver { from, to, msg } => {
-                    let c = client_of(to)
-                        .or(client_of(from))
-                        .expect("every link has a client end");
-                    let rt = &mut self.clients[c as usize];
-                    let store_link = from == store_id() || to == store_id();
-                    if client_of(to).is_some() && rt.status == Status::Crashed {
-                        continue;
-                    }
-                    if store_link && rt.partitioned {
-                        rt.cut_link.push(Queued {
-                            at: q.at,
-                            seq: q.seq,
-                            event: Event::Deliver { from, to, msg },
-                        });
-                        continue;
-                    }
-                    if client_of(to).is_some() && rt.status == Status::Paused {
-                        rt.frozen.push(Queued {
-                            at: q.at,
-                            seq: q.seq,
-                            event: Event::Deliver { from, to, msg },
-                        });
-                        continue;
-                    }
-                    if from == store_id() {
-                        rt.heard_us = self.now;
-                    }
-                    self.deliver(from, to, msg);
-                }
+                Event::Deliver { .. } => self.arrive(q),
                 Event::Timer {
                     actor,
                     timer,
@@ -1061,7 +1151,18 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                         rt.timers.remove(&timer);
+                        if timer == Timer::Retry && self.request_in_flight(c) {
+                            // Delayed, not lost: wait another period.
+                            let retry = self.client.timing.retry;
+                            self.set_timer(
+                                actor,
+                                Timer::Retry,
+                                retry..retry + Duration::from_nanos(1),
+                            );
+                            continue;
+                        }
                         let mut out = self.lenders.client.lend();
+                        let rt = &mut self.clients[c as usize];
                         self.client
                             .on_timeout(actor, &mut rt.state, &timer, &mut out);
                         if timer != Timer::Ping {

@@ -119,6 +119,12 @@ impl EventQueue {
 
     /// Queues `event` at `at` with a sequence number reserved earlier: it
     /// takes its place among the instant's events by that number.
+    /// The sequence number the next event will get: every event queued so
+    /// far has a smaller one.
+    pub fn next_seq(&self) -> u64 {
+        self.seq + 1
+    }
+
     pub fn push_at(&mut self, at: u64, seq: u64, event: Event) {
         assert!(
             at >= self.now,
@@ -183,6 +189,12 @@ impl EventQueue {
             &mut self.chains[i as usize]
         };
         link(&self.slab, &mut self.next, chain, slot, seq);
+    }
+
+    /// Whether any queued event is one `pred` looks for (a scan of every
+    /// waiting event: for the rare question, not the hot path).
+    pub fn any(&self, pred: impl Fn(&Event) -> bool) -> bool {
+        self.slab.iter().flatten().any(|(_, e)| pred(e))
     }
 
     pub fn pop(&mut self) -> Option<Queued> {
