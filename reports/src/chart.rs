@@ -740,7 +740,14 @@ where
             draw_stroke(&legend, &[(x, y), (x + sample, y)], st.dash, st.rgb())?;
         }
         let r = (st.radius as i32).clamp(4, 9);
-        draw_marker(&legend, (x + sample / 2, y), st.shape, r, st.rgb(), s.markers_only)?;
+        draw_marker(
+            &legend,
+            (x + sample / 2, y),
+            st.shape,
+            r,
+            st.rgb(),
+            s.markers_only,
+        )?;
         legend.draw(&Text::new(
             legend_text(chart, i),
             (x + LEGEND_SAMPLE as i32, y),
@@ -798,7 +805,11 @@ mod line_chart_tests {
         assert_eq!(log.x_axis_label(), "clients — log scale");
         assert_eq!(log.y_axis_label(), "notifications per release — log scale");
         let svg = line_chart_svg(&log).unwrap();
-        assert_eq!(svg.matches("log scale").count(), 2, "both axes, in the picture");
+        assert_eq!(
+            svg.matches("log scale").count(),
+            2,
+            "both axes, in the picture"
+        );
         let linear = two_series(false);
         assert_eq!(linear.x_axis_label(), "clients");
         assert!(!line_chart_svg(&linear).unwrap().contains("log scale"));
@@ -823,8 +834,15 @@ mod line_chart_tests {
         let near = vec![(10, 101), (50, 82), (90, 20)];
         let apart = vec![(10, 300), (50, 280), (90, 220)];
         let offsets = side_by_side(&[line.clone(), near, apart.clone()]);
-        assert_eq!(offsets, vec![-2, 2, 0], "the pair moved apart, the third not");
-        assert_eq!(side_by_side(&[line.clone(), line.clone(), line]), vec![-4, 0, 4]);
+        assert_eq!(
+            offsets,
+            vec![-2, 2, 0],
+            "the pair moved apart, the third not"
+        );
+        assert_eq!(
+            side_by_side(&[line.clone(), line.clone(), line]),
+            vec![-4, 0, 4]
+        );
         assert_eq!(side_by_side(&[apart]), vec![0]);
         // Exactly equal values are said in the legend too.
         let chart = two_series(true);
@@ -834,12 +852,12 @@ mod line_chart_tests {
 
     #[test]
     fn dashes_follow_their_pattern_across_corners() {
-        assert_eq!(dashed(&[(0, 0), (100, 0)], &[]), vec![vec![(0, 0), (100, 0)]]);
-        let pieces = dashed(&[(0, 0), (30, 0)], &[10.0, 5.0]);
         assert_eq!(
-            pieces,
-            vec![vec![(0, 0), (10, 0)], vec![(15, 0), (25, 0)]]
+            dashed(&[(0, 0), (100, 0)], &[]),
+            vec![vec![(0, 0), (100, 0)]]
         );
+        let pieces = dashed(&[(0, 0), (30, 0)], &[10.0, 5.0]);
+        assert_eq!(pieces, vec![vec![(0, 0), (10, 0)], vec![(15, 0), (25, 0)]]);
         // Round a corner the dash goes on: 6 pixels before it, 4 after.
         let pieces = dashed(&[(0, 0), (6, 0), (6, 20)], &[10.0, 5.0]);
         assert_eq!(pieces[0], vec![(0, 0), (6, 0), (6, 4)]);
@@ -876,7 +894,11 @@ mod line_chart_tests {
             .and_then(|f| f.split('"').next())
             .and_then(|f| f.parse().ok())
             .unwrap();
-        assert!(shown(size) >= 16.0, "legend text {size} px shows at {}", shown(size));
+        assert!(
+            shown(size) >= 16.0,
+            "legend text {size} px shows at {}",
+            shown(size)
+        );
         let (_, height) = chart_size(&chart);
         assert!(height > PLOT_HEIGHT, "the legend's rows are under the plot");
     }
