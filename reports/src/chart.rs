@@ -5,10 +5,12 @@
 //! packages at all.
 //!
 //! Line charts put their ticks where the data is (on a logarithmic x axis,
-//! exactly at the x values present), give each series one fixed colour and
-//! marker shape ([`style`]), and draw their legend, with the markers, beside
-//! the plot rather than over it. Timelines draw one lane per client, red
-//! exactly where holds overlap, faults shaded for as long as they last.
+//! exactly at the x values present), say "log scale" on a logarithmic axis,
+//! give each series one fixed colour, marker shape and stroke ([`style`]),
+//! draw series that coincide side by side ([`side_by_side`]), and draw their
+//! legend, with the markers, under the plot rather than over it.
+//! Timelines draw one lane per client, red exactly where holds overlap,
+//! faults shaded for as long as they last.
 
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
