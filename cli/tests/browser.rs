@@ -129,7 +129,11 @@ impl Seen {
     fn list(&self, key: &str) -> Vec<String> {
         self.facts[key]
             .as_array()
-            .map(|a| a.iter().map(|v| v.to_string()).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -487,18 +491,7 @@ fn every_page_loads_clean_with_its_key_elements_at_1400_and_800_px() {
 
     // A run's interactive timeline: the unfenced pause breaks mutual
     // exclusion; the fenced one has its stale write rejected.
-    let (violations, rejected) = (
-        ("violations", ".violation"),
-        ("rejected", ".write.rejected"),
-    );
-    let timeline_queries = [
-        ("writes", ".write"),
-        violations,
-        rejected,
-        ("axis", "#axis"),
-        ("ticks", "#axis .tick"),
-        ("lanes", ".lane-name"),
-    ];
+    let (violations, rejected) = (TIMELINE_QUERIES[1], TIMELINE_QUERIES[2]);
     let fragment = format!("#view={}-{}", VIEW.0, VIEW.1);
     for (scenario, must_show) in [
         ("gc-pause-split-brain", violations),
@@ -511,7 +504,7 @@ fn every_page_loads_clean_with_its_key_elements_at_1400_and_800_px() {
             &page,
             (&file, &fragment),
             SCREEN_HEIGHT,
-            &timeline_queries,
+            &TIMELINE_QUERIES,
             &dir,
         );
         every_page(&page, &seen, &mut failures);
@@ -576,6 +569,87 @@ fn every_page_loads_clean_with_its_key_elements_at_1400_and_800_px() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The run timeline's queries, the violation's and the rejected write's
+/// among them.
+const TIMELINE_QUERIES: [(&str, &str); 6] = [
+    ("writes", ".write"),
+    ("violations", ".violation"),
+    ("rejected", ".write.rejected"),
+    ("axis", "#axis"),
+    ("ticks", "#axis .tick"),
+    ("lanes", ".lane-name"),
+];
+
+/// The probe and the checks themselves, on two pages made here: one that
+/// keeps the run timeline's contract passes, one that breaks it in every
+/// way is caught in every way.
+#[test]
+fn the_checks_pass_a_page_that_keeps_the_contract_and_catch_one_that_does_not() {
+    let dir = scratch("browser-probe");
+    let fragment = format!("#view={}-{}", VIEW.0, VIEW.1);
+    let ticks: String = [VIEW.0, 2_000_000, VIEW.1]
+        .iter()
+        .map(|us| format!("<span class=\"tick\" data-us=\"{us}\">{us}</span>"))
+        .collect();
+    let good = dir.join("good.html");
+    std::fs::write(
+        &good,
+        format!(
+            "<!doctype html><html><head><title>t</title></head><body>\
+             <div id=\"axis\">{ticks}</div><p class=\"lane-name\">client 0</p>\
+             <svg><rect class=\"write accepted\"/><rect class=\"write rejected\"/>\
+             <line class=\"violation\"/></svg></body></html>"
+        ),
+    )
+    .unwrap();
+    let seen = visit(
+        "probe-good",
+        (&good, &fragment),
+        400,
+        &TIMELINE_QUERIES,
+        &dir,
+    );
+    let mut failures = Vec::new();
+    every_page("good", &seen, &mut failures);
+    run_timeline("good", &seen, TIMELINE_QUERIES[1], &mut failures);
+    assert_eq!(failures, Vec::<String>::new());
+
+    let bad = dir.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!doctype html><html><head><title>t</title></head><body>\
+         <div id=\"axis\"><span class=\"tick\" data-us=\"9000000\">9 s</span></div>\
+         <img src=\"http://192.0.2.1/x.png\"><svg><rect class=\"write\"/></svg>\
+         <script>console.error(\"broken\");</script></body></html>",
+    )
+    .unwrap();
+    let seen = visit("probe-bad", (&bad, &fragment), 400, &TIMELINE_QUERIES, &dir);
+    let mut failures = Vec::new();
+    every_page("bad", &seen, &mut failures);
+    run_timeline("bad", &seen, TIMELINE_QUERIES[1], &mut failures);
+    let caught = |what: &str| failures.iter().filter(|f| f.contains(what)).count();
+    assert_eq!(caught("console error: broken"), 2, "{failures:#?}");
+    assert_eq!(
+        caught("external URL: http://192.0.2.1/x.png"),
+        2,
+        "{failures:#?}"
+    );
+    assert_eq!(caught("network request: http://192.0.2.1/x.png"), 2);
+    assert_eq!(
+        caught("console error: failed to load http://192.0.2.1/x.png"),
+        2
+    );
+    assert_eq!(
+        caught("exactly one"),
+        2,
+        "a write neither accepted nor rejected"
+    );
+    assert_eq!(caught("a mark `.violation`"), 2);
+    assert_eq!(caught("every tick's data-us within it"), 2);
+    assert_eq!(caught("at least 3 `.tick`"), 2);
+    assert_eq!(caught("lane names"), 2);
 }
 
 #[test]
