@@ -145,7 +145,7 @@ fn no_arguments_runs_the_tour_and_writes_the_report() {
         assert!(report.join(f).exists(), "{f} missing");
     }
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("Watch notifications per hand-off"));
+    assert!(html.contains("<svg") && html.contains("Watch notifications per release"));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("herd.json")).unwrap()).unwrap();
     let rows = json["rows"].as_array().unwrap();

@@ -5,10 +5,12 @@
 //! packages at all.
 //!
 //! Line charts put their ticks where the data is (on a logarithmic x axis,
-//! exactly at the x values present), give each series one fixed colour and
-//! marker shape ([`style`]), and draw their legend, with the markers, beside
-//! the plot rather than over it. Timelines draw one lane per client, red
-//! exactly where holds overlap, faults shaded for as long as they last.
+//! exactly at the x values present), say "log scale" on a logarithmic axis,
+//! give each series one fixed colour, marker shape and stroke ([`style`]),
+//! draw series that coincide side by side ([`side_by_side`]), and draw their
+//! legend, with the markers, under the plot rather than over it.
+//! Timelines draw one lane per client, red exactly where holds overlap,
+//! faults shaded for as long as they last.
 
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
@@ -107,13 +109,42 @@ const SHAPES: [Shape; 7] = [
     Shape::Plus,
 ];
 
-/// How a series is drawn: its colour (RGB), marker shape and marker radius
-/// in pixels.
+/// How a series' line is stroked. Colour alone does not tell lines apart
+/// in print, for a colour-blind reader, or where two lines run side by
+/// side; the stroke does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dash {
+    Solid,
+    Long,
+    Dotted,
+    DashDot,
+}
+
+/// Four strokes against eleven colours and seven shapes: the triple of
+/// style `k` is different for every `k` below 308.
+const DASHES: [Dash; 4] = [Dash::Solid, Dash::Long, Dash::Dotted, Dash::DashDot];
+
+impl Dash {
+    /// Alternating drawn and skipped lengths in pixels; empty for a solid
+    /// line.
+    pub fn pattern(self) -> &'static [f64] {
+        match self {
+            Dash::Solid => &[],
+            Dash::Long => &[14.0, 7.0],
+            Dash::Dotted => &[3.0, 5.0],
+            Dash::DashDot => &[12.0, 5.0, 3.0, 5.0],
+        }
+    }
+}
+
+/// How a series is drawn: its colour (RGB), marker shape, marker radius
+/// in pixels and line stroke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Style {
     pub colour: (u8, u8, u8),
     pub shape: Shape,
     pub radius: u32,
+    pub dash: Dash,
 }
 
 /// Style number `k`. Styles 0–10 have eleven different colours; markers are
@@ -125,6 +156,7 @@ pub fn style(k: usize) -> Style {
         colour: (c.0, c.1, c.2),
         shape: SHAPES[k % SHAPES.len()],
         radius: 5 + ((7 - k % 8) * 3 / 2) as u32,
+        dash: DASHES[k % DASHES.len()],
     }
 }
 
@@ -272,7 +304,27 @@ fn logarithmic(range: Range<f64>, ticks: Vec<f64>) -> Ticked<LogCoord<f64>> {
     }
 }
 
+/// An axis' description as drawn: a logarithmic axis says so on the axis
+/// itself, not only in a caption that a copied picture leaves behind.
+fn axis_label(text: &str, log: bool) -> String {
+    if log {
+        format!("{text} — log scale")
+    } else {
+        text.to_string()
+    }
+}
+
 impl LineChart {
+    /// The x axis' description as drawn.
+    pub fn x_axis_label(&self) -> String {
+        axis_label(&self.x_label, self.log_x)
+    }
+
+    /// The y axis' description as drawn.
+    pub fn y_axis_label(&self) -> String {
+        axis_label(&self.y_label, self.log_y)
+    }
+
     fn xs(&self) -> impl Iterator<Item = f64> + '_ {
         self.series
             .iter()
@@ -429,20 +481,141 @@ fn text_width(text: &str, size: u32) -> u32 {
         .unwrap_or(text.chars().count() as u32 * size * 6 / 10)
 }
 
-const LEGEND_FONT: u32 = 18;
-const PLOT_WIDTH: u32 = 1060;
-const PLOT_HEIGHT: u32 = 800;
+/// The canvas' width. A page shows the chart at its column's width (the
+/// report's is 1,200 pixels at most, about 780 on an 800-pixel screen), so
+/// every font size below is read at up to 0.78 of its size there: the
+/// narrower the canvas, the larger the text reads.
+pub const CHART_WIDTH: u32 = 1000;
+/// The height of the title and the plot, above the legend.
+const PLOT_HEIGHT: u32 = 660;
+/// The legend's font size as plotters is given it (it writes 0.8 of it to
+/// the SVG): 16 pixels as a 780-pixel column shows it.
+pub const LEGEND_FONT: u32 = 26;
+const LEGEND_ROW: u32 = 32;
+/// A legend entry's sample: the line, with the marker on it.
+const LEGEND_SAMPLE: u32 = 60;
+const LEGEND_PAD: u32 = 24;
+/// Pixels between the lines of series drawn side by side.
+const SIDE_BY_SIDE: i32 = 4;
+/// Points of two series this near (in pixels, either way) are drawn on top
+/// of each other unless they are moved apart.
+const COINCIDE_PX: i32 = 3;
 
-/// The width of the legend column for `chart`.
-fn legend_width(chart: &LineChart) -> u32 {
-    chart
-        .series
-        .iter()
-        .map(|s| text_width(&s.name, LEGEND_FONT))
+/// A legend entry's text: the series' name, and the earlier series whose
+/// values it has exactly, since their lines are only drawn side by side.
+fn legend_text(chart: &LineChart, i: usize) -> String {
+    let s = &chart.series[i];
+    match chart.series[..i].iter().find(|o| o.points == s.points) {
+        Some(same) if !s.points.is_empty() => format!("{} (= {})", s.name, same.name),
+        _ => s.name.clone(),
+    }
+}
+
+/// The legend's grid under the plot: how many columns, their width, and
+/// how many rows.
+fn legend_grid(chart: &LineChart) -> (u32, u32, u32) {
+    let widest = (0..chart.series.len())
+        .map(|i| text_width(&legend_text(chart, i), LEGEND_FONT))
         .max()
-        .unwrap_or(0)
-        .max(100)
-        + 90
+        .unwrap_or(0);
+    let column = widest + LEGEND_SAMPLE + 2 * LEGEND_PAD;
+    let columns = ((CHART_WIDTH - LEGEND_PAD) / column).max(1);
+    let rows = (chart.series.len() as u32).div_ceil(columns);
+    (columns, column, rows)
+}
+
+/// The canvas' size in pixels: the plot, and the legend under it.
+pub fn chart_size(chart: &LineChart) -> (u32, u32) {
+    let (_, _, rows) = legend_grid(chart);
+    (CHART_WIDTH, PLOT_HEIGHT + rows * LEGEND_ROW + LEGEND_PAD)
+}
+
+/// Whether two series' points (in pixels) would be drawn over each other.
+fn coincide(a: &[(i32, i32)], b: &[(i32, i32)]) -> bool {
+    !a.is_empty()
+        && a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(p, q)| (p.0 - q.0).abs() <= COINCIDE_PX && (p.1 - q.1).abs() <= COINCIDE_PX)
+}
+
+/// Each series' vertical offset in pixels: series whose points coincide
+/// (the herd's 1-notification recipes, or two that differ by one at a
+/// thousand clients on a log axis) are drawn side by side, `SIDE_BY_SIDE`
+/// apart and centred on where they are, so every one of them shows; a
+/// series alone is not moved.
+pub fn side_by_side(pixels: &[Vec<(i32, i32)>]) -> Vec<i32> {
+    let mut group: Vec<usize> = Vec::with_capacity(pixels.len());
+    for (i, p) in pixels.iter().enumerate() {
+        let first = (0..i).find(|&j| coincide(&pixels[j], p));
+        group.push(first.map_or(i, |j| group[j]));
+    }
+    (0..pixels.len())
+        .map(|i| {
+            let size = group.iter().filter(|&&g| g == group[i]).count() as i32;
+            let rank = group[..i].iter().filter(|&&g| g == group[i]).count() as i32;
+            (2 * rank - (size - 1)) * SIDE_BY_SIDE / 2
+        })
+        .collect()
+}
+
+/// The drawn pieces of the polyline `points` stroked with `pattern` (drawn
+/// and skipped lengths in pixels, alternating; empty: one solid piece).
+/// The pattern runs on across corners, so a dash is not restarted at every
+/// data point.
+pub fn dashed(points: &[(i32, i32)], pattern: &[f64]) -> Vec<Vec<(i32, i32)>> {
+    if points.len() < 2 {
+        return Vec::new();
+    }
+    if pattern.is_empty() {
+        return vec![points.to_vec()];
+    }
+    let mut pieces = Vec::new();
+    let mut current = vec![points[0]];
+    let (mut k, mut left, mut drawing) = (0, pattern[0], true);
+    for pair in points.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let (dx, dy) = ((b.0 - a.0) as f64, (b.1 - a.1) as f64);
+        let length = dx.hypot(dy);
+        let mut at = 0.0;
+        while length - at > left {
+            at += left;
+            let p = (
+                a.0 + (dx * at / length).round() as i32,
+                a.1 + (dy * at / length).round() as i32,
+            );
+            if drawing {
+                current.push(p);
+                pieces.push(std::mem::take(&mut current));
+            } else {
+                current = vec![p];
+            }
+            drawing = !drawing;
+            k = (k + 1) % pattern.len();
+            left = pattern[k];
+        }
+        left -= length - at;
+        if drawing {
+            current.push(b);
+        }
+    }
+    if drawing && current.len() >= 2 {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// Draws the polyline `points` on `area` in `colour`, stroked as `dash`.
+fn draw_stroke<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    points: &[(i32, i32)],
+    dash: Dash,
+    colour: RGBColor,
+) -> AreaResult<DB> {
+    for piece in dashed(points, dash.pattern()) {
+        area.draw(&PathElement::new(piece, colour.stroke_width(3)))?;
+    }
+    Ok(())
 }
 
 fn draw_lines<DB: DrawingBackend>(
@@ -456,34 +629,39 @@ where
     let body = root
         .margin(12, 0, 0, 0)
         .titled(&chart.title, ("sans-serif", 30))?;
-    let (plot, legend) = body.split_horizontally(PLOT_WIDTH);
+    let (_, body_height) = body.dim_in_pixel();
+    let (columns, column, rows) = legend_grid(chart);
+    let legend_height = rows * LEGEND_ROW + LEGEND_PAD;
+    let (plot, legend) = body.split_vertically(body_height.saturating_sub(legend_height));
     let (x0, x1) = bounds(chart.xs(), chart.log_x);
     let (y0, y1) = bounds(chart.ys(), chart.log_y);
     let (xt, yt) = (chart.x_ticks(), chart.y_ticks());
+    let (x_label, y_label) = (chart.x_axis_label(), chart.y_axis_label());
     let mut builder = ChartBuilder::on(&plot);
     builder
         .margin(20)
         .margin_right(30)
         .x_label_area_size(70)
         .y_label_area_size(100);
-    // Each series' points in pixels (markers are drawn after every line,
-    // largest first, over the whole canvas: none is cut at the plot's edge).
+    // Each series' points in pixels: lines and markers are drawn over the
+    // whole canvas once every series' place is known (none is cut at the
+    // plot's edge, and coinciding ones are moved side by side).
     let mut pixels: Vec<Vec<(i32, i32)>> = Vec::new();
     macro_rules! finish {
         ($ctx:expr) => {{
-            let mut ctx = $ctx;
+            let ctx = $ctx;
+            let mut ctx = ctx;
             ctx.configure_mesh()
-                .x_desc(&chart.x_label)
-                .y_desc(&chart.y_label)
+                .x_desc(&x_label)
+                .y_desc(&y_label)
                 .x_label_formatter(&|v| tick(*v))
                 .y_label_formatter(&|v| tick(*v))
-                .label_style(("sans-serif", 18))
-                .axis_desc_style(("sans-serif", 22))
+                .label_style(("sans-serif", 20))
+                .axis_desc_style(("sans-serif", 24))
                 .bold_line_style(BLACK.mix(0.15))
                 .light_line_style(TRANSPARENT)
                 .draw()?;
-            for (i, s) in chart.series.iter().enumerate() {
-                let st = style(s.colour.unwrap_or(i));
+            for s in &chart.series {
                 let mut pts: Vec<(f64, f64)> = s
                     .points
                     .iter()
@@ -496,9 +674,6 @@ where
                     })
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                if !s.markers_only {
-                    ctx.draw_series(LineSeries::new(pts.clone(), st.rgb().stroke_width(3)))?;
-                }
                 pixels.push(pts.iter().map(|p| ctx.backend_coord(p)).collect());
             }
         }};
@@ -515,6 +690,16 @@ where
         }
         (false, false) => {
             finish!(builder.build_cartesian_2d(linear(x0..x1, xt), linear(y0..y1, yt))?)
+        }
+    }
+    let offsets = side_by_side(&pixels);
+    for (p, dy) in pixels.iter_mut().zip(&offsets) {
+        p.iter_mut().for_each(|q| q.1 += dy);
+    }
+    for (i, s) in chart.series.iter().enumerate() {
+        if !s.markers_only {
+            let st = style(s.colour.unwrap_or(i));
+            draw_stroke(&root, &pixels[i], st.dash, st.rgb())?;
         }
     }
     // Filled markers largest first, then the hollow ones around them.
@@ -543,25 +728,33 @@ where
             )?;
         }
     }
-    // The legend, beside the plot: a line (if the series has one) through
-    // its marker, then the name.
-    let (_, h) = legend.dim_in_pixel();
-    let n = chart.series.len().max(1) as i32;
-    let row = ((h as i32 - 80) / n).clamp(14, 34);
+    // The legend, under the plot, in columns filled row by row: a line (if
+    // the series has one) through its marker, then the name.
     let label = TextStyle::from(("sans-serif", LEGEND_FONT).into_font())
         .pos(Pos::new(HPos::Left, VPos::Center));
     for (i, s) in chart.series.iter().enumerate() {
         let st = style(s.colour.unwrap_or(i));
-        let y = 40 + row / 2 + i as i32 * row;
+        let (col, row) = (i as u32 % columns, i as u32 / columns);
+        let x = (LEGEND_PAD + col * column) as i32;
+        let y = (LEGEND_PAD / 2 + row * LEGEND_ROW + LEGEND_ROW / 2) as i32;
+        let sample = LEGEND_SAMPLE as i32 - 8;
         if !s.markers_only {
-            legend.draw(&PathElement::new(
-                vec![(4, y), (56, y)],
-                st.rgb().stroke_width(3),
-            ))?;
+            draw_stroke(&legend, &[(x, y), (x + sample, y)], st.dash, st.rgb())?;
         }
-        let r = (st.radius as i32).min(row / 2 - 1).clamp(4, 9);
-        draw_marker(&legend, (30, y), st.shape, r, st.rgb(), s.markers_only)?;
-        legend.draw(&Text::new(s.name.clone(), (66, y), label.clone()))?;
+        let r = (st.radius as i32).clamp(4, 9);
+        draw_marker(
+            &legend,
+            (x + sample / 2, y),
+            st.shape,
+            r,
+            st.rgb(),
+            s.markers_only,
+        )?;
+        legend.draw(&Text::new(
+            legend_text(chart, i),
+            (x + LEGEND_SAMPLE as i32, y),
+            label.clone(),
+        ))?;
     }
     root.present()?;
     Ok(())
@@ -580,7 +773,7 @@ fn marker_radius(s: &Series, i: usize) -> i32 {
 /// Writes `base.svg` and `base.png`.
 pub fn line_chart(chart: &LineChart, base: &Path) -> Result<(), ChartError> {
     font();
-    let size = (PLOT_WIDTH + legend_width(chart), PLOT_HEIGHT);
+    let size = chart_size(chart);
     let svg = base.with_extension("svg");
     draw_lines(chart, SVGBackend::new(&svg, size).into_drawing_area())
         .map_err(|e| naming(&svg, e))?;
@@ -588,6 +781,129 @@ pub fn line_chart(chart: &LineChart, base: &Path) -> Result<(), ChartError> {
     draw_lines(chart, BitMapBackend::new(&png, size).into_drawing_area())
         .map_err(|e| naming(&png, e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod line_chart_tests {
+    use super::*;
+
+    fn two_series(log: bool) -> LineChart {
+        LineChart {
+            title: "notifications per release".into(),
+            x_label: "clients".into(),
+            y_label: "notifications per release".into(),
+            log_x: log,
+            log_y: log,
+            series: vec![
+                Series::line("a", vec![(2.0, 1.0), (10.0, 9.0)]),
+                Series::line("b", vec![(2.0, 1.0), (10.0, 9.0)]),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_log_axis_says_so_on_the_axis() {
+        let log = two_series(true);
+        assert_eq!(log.x_axis_label(), "clients — log scale");
+        assert_eq!(log.y_axis_label(), "notifications per release — log scale");
+        let svg = line_chart_svg(&log).unwrap();
+        assert_eq!(
+            svg.matches("log scale").count(),
+            2,
+            "both axes, in the picture"
+        );
+        let linear = two_series(false);
+        assert_eq!(linear.x_axis_label(), "clients");
+        assert!(!line_chart_svg(&linear).unwrap().contains("log scale"));
+    }
+
+    #[test]
+    fn no_two_styles_below_308_look_alike() {
+        let mut seen = std::collections::HashSet::new();
+        for k in 0..308 {
+            let s = style(k);
+            assert!(seen.insert((s.colour, s.shape, s.dash)), "style {k}");
+        }
+        // The first four styles, the commonest charts' lines, are stroked
+        // four ways.
+        let dashes: std::collections::HashSet<Dash> = (0..4).map(|k| style(k).dash).collect();
+        assert_eq!(dashes.len(), 4);
+    }
+
+    #[test]
+    fn coinciding_series_are_drawn_side_by_side_and_named_so() {
+        let line = vec![(10, 100), (50, 80), (90, 20)];
+        let near = vec![(10, 101), (50, 82), (90, 20)];
+        let apart = vec![(10, 300), (50, 280), (90, 220)];
+        let offsets = side_by_side(&[line.clone(), near, apart.clone()]);
+        assert_eq!(
+            offsets,
+            vec![-2, 2, 0],
+            "the pair moved apart, the third not"
+        );
+        assert_eq!(
+            side_by_side(&[line.clone(), line.clone(), line]),
+            vec![-4, 0, 4]
+        );
+        assert_eq!(side_by_side(&[apart]), vec![0]);
+        // Exactly equal values are said in the legend too.
+        let chart = two_series(true);
+        assert_eq!(legend_text(&chart, 0), "a");
+        assert_eq!(legend_text(&chart, 1), "b (= a)");
+    }
+
+    #[test]
+    fn dashes_follow_their_pattern_across_corners() {
+        assert_eq!(
+            dashed(&[(0, 0), (100, 0)], &[]),
+            vec![vec![(0, 0), (100, 0)]]
+        );
+        let pieces = dashed(&[(0, 0), (30, 0)], &[10.0, 5.0]);
+        assert_eq!(pieces, vec![vec![(0, 0), (10, 0)], vec![(15, 0), (25, 0)]]);
+        // Round a corner the dash goes on: 6 pixels before it, 4 after.
+        let pieces = dashed(&[(0, 0), (6, 0), (6, 20)], &[10.0, 5.0]);
+        assert_eq!(pieces[0], vec![(0, 0), (6, 0), (6, 4)]);
+        assert_eq!(pieces[1][0], (6, 9));
+    }
+
+    #[test]
+    fn the_legend_reads_at_800_pixels() {
+        // Eleven series, the herd's baseline: the legend goes under the plot
+        // and the canvas stays CHART_WIDTH wide, whatever the names.
+        let chart = LineChart {
+            series: (0..11)
+                .map(|i| Series::line(format!("recipe-number-{i}"), vec![(2.0, i as f64 + 1.0)]))
+                .collect(),
+            ..two_series(true)
+        };
+        let svg = line_chart_svg(&chart).unwrap();
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|w| w.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        assert_eq!(width, CHART_WIDTH as f64);
+        // An 800-pixel screen gives the report's figures about 780 pixels.
+        let shown = |font: f64| font * 780.0 / width;
+        let legend = svg
+            .split("<text")
+            .find(|t| t.contains("recipe-number-10"))
+            .unwrap();
+        let size: f64 = legend
+            .split("font-size=\"")
+            .nth(1)
+            .and_then(|f| f.split('"').next())
+            .and_then(|f| f.parse().ok())
+            .unwrap();
+        assert!(
+            shown(size) >= 16.0,
+            "legend text {size} px shows at {}",
+            shown(size)
+        );
+        let (_, height) = chart_size(&chart);
+        assert!(height > PLOT_HEIGHT, "the legend's rows are under the plot");
+    }
 }
 
 /// A drawing error with the file it was writing, which plotters' own
@@ -1009,7 +1325,7 @@ pub fn timeline_svg(t: &Timeline) -> Result<String, ChartError> {
 /// The line chart as SVG text, without writing a file.
 pub fn line_chart_svg(chart: &LineChart) -> Result<String, ChartError> {
     font();
-    let size = (PLOT_WIDTH + legend_width(chart), PLOT_HEIGHT);
+    let size = chart_size(chart);
     let mut out = String::new();
     draw_lines(
         chart,

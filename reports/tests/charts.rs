@@ -73,9 +73,12 @@ fn a_log_axis_has_its_ticks_at_the_data() {
         sweep.iter().map(|&x| (x, x / 2.0)).collect(),
     )]);
     assert_eq!(c.x_ticks(), sweep.to_vec());
-    // The axes are labelled.
+    // The axes are labelled, each as the log axis it is.
     let labels = texts(&line_chart_svg(&c).unwrap());
-    assert!(labels.iter().any(|l| l == "clients") && labels.iter().any(|l| l == "notifications"));
+    assert!(
+        labels.iter().any(|l| l == "clients — log scale")
+            && labels.iter().any(|l| l == "notifications — log scale")
+    );
 }
 
 #[test]

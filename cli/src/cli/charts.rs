@@ -1,4 +1,4 @@
-//! The herd charts (notifications per hand-off, requests per acquisition),
+//! The herd charts (notifications per release, requests per acquisition),
 //! drawn once per sweep for `herd` and the tour alike. Hand-off latency is
 //! a table column, not a chart: in the baseline it is a few link latencies
 //! at every N and a chart of it says nothing.
@@ -92,32 +92,102 @@ pub fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> 
     by.into_values().collect()
 }
 
+/// What the herd charts' clients are doing, for the x axis.
+const HERD_CLIENTS: &str = "clients (waiting for the lock, to lead, at the barrier, on the queue)";
+
+/// The herd charts, in `HERD_CHARTS`' order. Each says one term for what it
+/// divides by, in its title and on its y axis alike: a *release* (a
+/// barrier's or a queue's waking change counts as one, as in the table's
+/// column), an *acquisition*.
+pub fn herd_chart_specs(rows: &[HerdRow]) -> [LineChart; 2] {
+    [
+        LineChart {
+            title: "Watch notifications per release (a barrier, a queue: per waking change)".into(),
+            x_label: HERD_CLIENTS.into(),
+            y_label: "notifications per release (mean)".into(),
+            log_x: true,
+            log_y: true,
+            series: per_recipe(rows, HerdRow::notifications_per_release_mean),
+        },
+        LineChart {
+            title: "Store requests (writes, reads, watches) per acquisition".into(),
+            x_label: HERD_CLIENTS.into(),
+            y_label: "requests per acquisition".into(),
+            log_x: true,
+            log_y: true,
+            series: per_recipe(rows, |r| r.requests_per_acquisition("all")),
+        },
+    ]
+}
+
 /// The herd charts, each as SVG and PNG, in `dir`.
 pub fn herd_charts(dir: &Path, rows: &[HerdRow]) -> Result<(), UsageError> {
-    let notif = LineChart {
-        title: "Watch notifications per hand-off (a barrier, a queue: per waking change)".into(),
-        x_label: "clients (waiting for the lock, to lead, at the barrier, on the queue)".into(),
-        y_label: "notifications per release (mean)".into(),
-        log_x: true,
-        log_y: true,
-        series: per_recipe(rows, HerdRow::notifications_per_release_mean),
-    };
-    line_chart(&notif, &dir.join(HERD_CHARTS[0])).map_err(chart_err)?;
-    let requests = LineChart {
-        title: "Store requests per acquisition (pass, item taken)".into(),
-        x_label: "clients (waiting for the lock, to lead, at the barrier, on the queue)".into(),
-        y_label: "requests per acquisition (writes + reads + watches)".into(),
-        log_x: true,
-        log_y: true,
-        series: per_recipe(rows, |r| r.requests_per_acquisition("all")),
-    };
-    line_chart(&requests, &dir.join(HERD_CHARTS[1])).map_err(chart_err)?;
+    for (chart, base) in herd_chart_specs(rows).iter().zip(HERD_CHARTS) {
+        line_chart(chart, &dir.join(base)).map_err(chart_err)?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::recipe_style;
+    use super::{herd_chart_specs, per_recipe, recipe_style};
+    use sim::herd::HerdRow;
+
+    /// The baseline herd rows of every swept recipe at `clients`.
+    fn baseline(clients: &[u16]) -> Vec<HerdRow> {
+        let mut rows = Vec::new();
+        for recipe in sim::herd::swept_recipes() {
+            for &n in clients {
+                rows.push(sim::herd::row(&sim::herd::baseline(&recipe, n, 1), 1));
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn each_herd_chart_says_one_term_and_log_scale_on_its_axes() {
+        let [notifications, requests] = herd_chart_specs(&baseline(&[2, 5]));
+        for (chart, term) in [
+            (&notifications, "per release"),
+            (&requests, "per acquisition"),
+        ] {
+            assert!(chart.title.contains(term), "{}", chart.title);
+            assert!(chart.y_label.contains(term), "{}", chart.y_label);
+            for other in ["hand-off", "per release", "per acquisition"] {
+                if other != term {
+                    assert!(!chart.title.contains(other), "{}", chart.title);
+                    assert!(!chart.y_label.contains(other), "{}", chart.y_label);
+                }
+            }
+            assert!(chart.x_axis_label().ends_with("log scale"));
+            assert!(chart.y_axis_label().ends_with("log scale"));
+        }
+    }
+
+    #[test]
+    fn every_herd_series_is_told_apart() {
+        // Colour, marker and stroke differ for every swept recipe (the
+        // chart draws coinciding ones side by side: reports' own tests).
+        let rows = baseline(&[2, 5]);
+        let series = per_recipe(&rows, HerdRow::notifications_per_release_mean);
+        assert_eq!(series.len(), sim::herd::swept_recipes().len());
+        let looks: std::collections::HashSet<_> = series
+            .iter()
+            .map(|s| {
+                let st = reports::chart::style(s.colour.expect("a recipe's own style"));
+                (st.colour, st.shape, st.dash)
+            })
+            .collect();
+        assert_eq!(looks.len(), series.len(), "no two series look alike");
+        let strokes: std::collections::HashSet<_> = series
+            .iter()
+            .map(|s| reports::chart::style(s.colour.unwrap()).dash)
+            .collect();
+        assert!(
+            strokes.len() >= 3,
+            "lines differ by stroke too: {strokes:?}"
+        );
+    }
 
     #[test]
     fn a_recipe_keeps_its_style_whatever_is_selected() {

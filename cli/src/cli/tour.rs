@@ -225,6 +225,16 @@ impl Cell {
         }
     }
 
+    /// A hash: one long token, which the page may break anywhere rather
+    /// than widen its table for.
+    fn hash(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            class: "hash",
+            ..Cell::default()
+        }
+    }
+
     fn linked(mut self, href: impl Into<String>) -> Cell {
         self.link = Some(href.into());
         self
@@ -239,16 +249,25 @@ impl Cell {
         }
     }
 
-    fn html(&self) -> String {
-        let body = match &self.link {
-            Some(href) => format!("<a href=\"{}\">{}</a>", esc(href), esc(&self.marked())),
-            None => esc(&self.marked()),
-        };
-        if self.class.is_empty() {
-            format!("<td>{body}</td>")
+    /// The cell under the column `label`, which a narrow screen shows
+    /// beside it when the table's rows are stacked. The marker and the
+    /// text stay on one line.
+    fn html(&self, label: &str) -> String {
+        let text = if self.mark.is_empty() {
+            esc(&self.text)
         } else {
-            format!("<td class=\"{}\">{body}</td>", self.class)
-        }
+            format!("{}&nbsp;{}", self.mark, esc(&self.text))
+        };
+        let body = match &self.link {
+            Some(href) => format!("<a href=\"{}\">{text}</a>", esc(href)),
+            None => text,
+        };
+        let class = if self.class.is_empty() {
+            String::new()
+        } else {
+            format!(" class=\"{}\"", self.class)
+        };
+        format!("<td data-label=\"{}\"{class}>{body}</td>", esc(label))
     }
 
     fn markdown(&self) -> String {
@@ -292,15 +311,27 @@ impl Section {
     }
 }
 
+/// The most columns a table keeps as a table on a narrow screen: the herd
+/// table's six short numbers fit 800 pixels, the checks' eleven do not.
+const STACK_ABOVE_COLUMNS: usize = 6;
+
 fn table(header: &[&str], rows: &[Row]) -> Section {
     let mut md = format!(
         "| {} |\n|{}|\n",
         header.join(" | "),
         header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
     );
-    let mut html = String::from("<div class=\"scroll\"><table><thead><tr>");
+    // A table too wide for a narrow screen stacks its rows there (the
+    // STYLE's media query), each cell beside its column's name.
+    let class = if header.len() > STACK_ABOVE_COLUMNS {
+        " class=\"stack\""
+    } else {
+        ""
+    };
+    let mut html = format!("<div class=\"scroll\"><table{class}><thead><tr>");
     for h in header {
-        let _ = write!(html, "<th>{}</th>", esc(h));
+        // Property names break after their underscores, not mid-word.
+        let _ = write!(html, "<th>{}</th>", esc(h).replace('_', "_<wbr>"));
     }
     html.push_str("</tr></thead><tbody>\n");
     for r in rows {
@@ -311,8 +342,8 @@ fn table(header: &[&str], rows: &[Row]) -> Section {
         } else {
             "<tr>"
         });
-        for c in &r.cells {
-            html.push_str(&c.html());
+        for (c, h) in r.cells.iter().zip(header) {
+            html.push_str(&c.html(h));
         }
         html.push_str("</tr>\n");
     }
@@ -462,8 +493,9 @@ h1{margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 nav{background:#f6f6f6;padding:.5em 1em;border-radius:4px}nav ol{margin:.3em 0}\
 .scroll{overflow-x:auto;max-width:100%}\
 table{border-collapse:collapse;margin:.5em 0;font-size:14px}\
-td,th{border:1px solid #bbb;padding:4px 8px;text-align:right;white-space:nowrap}\
-th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
+td,th{border:1px solid #bbb;padding:4px 6px;text-align:right}\
+th{background:#f0f0f0;vertical-align:bottom}td:first-child,th:first-child{text-align:left}\
+td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:8ch}\
 td.violated{color:#b71c1c;font-weight:bold}\
 td.ok{color:#1b5e20}\
 td.mismatch{color:#fff;background:#c62828;font-weight:bold}\
@@ -471,7 +503,12 @@ td.unknown{color:#6d4c00}\
 tr.differs td{background:#fdecea}tr.differs td.mismatch{background:#c62828}\
 figure{margin:1em 0}figure svg,img{max-width:100%;height:auto}\
 figcaption{font-size:14px;color:#333}\
-@media (max-width:800px){body{padding:.5em;font-size:15px}td,th{padding:3px 5px;font-size:13px}}";
+@media (max-width:800px){body{padding:.5em;font-size:15px}td,th{padding:3px 5px;font-size:13px}\
+table.stack,.stack tbody,.stack tr,.stack td{display:block}.stack thead{display:none}\
+.stack tr{border:1px solid #bbb;margin:.6em 0}\
+.stack td{display:flex;justify-content:space-between;gap:1em;border:0;border-bottom:1px solid #eee}\
+.stack td::before{content:attr(data-label);text-align:left;font-weight:bold;color:#333}\
+.stack td:first-child{background:#f0f0f0;font-weight:bold}.stack td.hash{min-width:0}}";
 
 pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     let started = Instant::now();
@@ -641,7 +678,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
                 expected_cell,
                 violated_cell,
                 Cell::verdict(v),
-                Cell::plain(o.trace_hash.clone().unwrap_or_default()),
+                Cell::hash(o.trace_hash.clone().unwrap_or_default()),
                 Cell::plain("interactive").linked(page.clone()),
             ],
             differs: v == Verdict::Differs,
@@ -764,7 +801,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .collect();
     print!("{}", reports::table::render(&header, &wide));
     let captions = [
-        "Notifications per hand-off vs clients (log–log; ticks at the client counts measured)",
+        "Watch notifications per release vs clients (log–log; ticks at the client counts measured)",
         "Store requests per acquisition vs clients (log–log)",
     ];
     let mut body = Vec::new();
@@ -955,9 +992,62 @@ mod tests {
         }];
         let t = table(&["what", "mutual_exclusion", "as expected"], &rows);
         assert!(t.html.contains("<tr class=\"differs\">"));
-        assert!(t.html.contains("<td class=\"mismatch\">⚠ NO</td>"));
-        assert!(t.html.contains("<td class=\"violated\">✗ VIOLATED</td>"));
+        assert!(t
+            .html
+            .contains("<td data-label=\"as expected\" class=\"mismatch\">⚠&nbsp;NO</td>"));
+        assert!(t.html.contains(
+            "<td data-label=\"mutual_exclusion\" class=\"violated\">✗&nbsp;VIOLATED</td>"
+        ));
         assert!(t.markdown.contains("| x | **✗ VIOLATED** | **⚠ NO** |"));
+    }
+
+    #[test]
+    fn a_wide_table_wraps_and_stacks_on_a_narrow_screen() {
+        let row = |hash: &str| Row {
+            cells: vec![Cell::plain("gc-pause-split-brain"), Cell::hash(hash)],
+            differs: false,
+        };
+        let narrow = table(&["scenario", "trace hash"], &[row("9535c05e02cefc4c")]);
+        assert!(
+            !narrow.html.contains("class=\"stack\""),
+            "few columns stay a table"
+        );
+        assert!(narrow
+            .html
+            .contains("<td data-label=\"trace hash\" class=\"hash\">9535c05e02cefc4c</td>"));
+        let header = [
+            "recipe",
+            "mutual_exclusion",
+            "c",
+            "d",
+            "e",
+            "f",
+            "as expected",
+        ];
+        let wide = table(&header, &[]);
+        assert!(wide.html.contains("<table class=\"stack\">"));
+        assert!(wide.html.contains("<th>mutual_<wbr>exclusion</th>"));
+        // Every cell names its column, for the stacked rows.
+        let rows = [Row {
+            cells: header.iter().map(|h| Cell::plain(*h)).collect(),
+            differs: false,
+        }];
+        let t = table(&header, &rows);
+        for h in header {
+            assert!(
+                t.html.contains(&format!("<td data-label=\"{h}\">{h}</td>")),
+                "{h}"
+            );
+        }
+        // The page's style: no cell kept from wrapping, hashes break
+        // anywhere, and under 800 pixels the wide tables stack.
+        assert!(!STYLE.contains("nowrap"));
+        assert!(STYLE.contains("td.hash{font-family:monospace;overflow-wrap:anywhere"));
+        let narrow_screen = &STYLE[STYLE.find("@media (max-width:800px)").unwrap()..];
+        assert!(
+            narrow_screen.contains("table.stack,.stack tbody,.stack tr,.stack td{display:block}")
+        );
+        assert!(narrow_screen.contains(".stack td::before{content:attr(data-label)"));
     }
 
     #[test]
