@@ -2,9 +2,8 @@
 //! fixed by its style index, red exactly where holds overlap, lanes only
 //! for the lanes given.
 
-use reports::chart::{
-    intersect, line_chart_svg, overlaps, style, timeline_svg, Lane, LineChart, Series, Timeline,
-};
+use reports::chart::{line_chart_svg, style, LineChart, Series};
+use reports::timeline::{intersect, overlaps, timeline_svg, Lane, Timeline};
 
 fn chart(series: Vec<Series>) -> LineChart {
     LineChart {

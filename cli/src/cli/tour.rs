@@ -649,7 +649,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         if drawn {
             let t = timeline_from_trace(&title, &o.trace);
             let base = format!("timeline-{name}");
-            reports::chart::timeline(&t, &out.join(&base))
+            reports::timeline::timeline(&t, &out.join(&base))
                 .map_err(|e| UsageError(format!("cannot draw a timeline: {e}")))?;
             let id = format!("timeline-{name}");
             figures.push(figure(
