@@ -352,32 +352,54 @@ where
                 HOLD.filled(),
             )))?;
         }
-        // Overlaps: red, taller than the hold (so they read without
-        // colour), exactly over the shared time, with its bounds below.
-        // A label that would run into the one before it is left out.
-        let mut label_end = i32::MIN;
+        // Labels below the bars — each violation's property, each
+        // overlap's bounds — in one row: a label that would run into one
+        // already there is left out (the rule or the red bar still shows).
+        let mut labels: Vec<(i32, i32)> = Vec::new();
         let right = ctx.backend_coord(&(x_max, y)).0;
+        let mut label = |at: f64, text: String, colour: RGBColor| -> Result<(), ChartError> {
+            let w = text_width(&text, 14) as i32;
+            let (px, py) = ctx.backend_coord(&(at, y - 0.37));
+            let left = (px + 3).min(right - w);
+            if labels
+                .iter()
+                .all(|&(a, b)| left >= b + 12 || left + w + 12 <= a)
+            {
+                let style = small
+                    .clone()
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Left, VPos::Top));
+                root.draw(&Text::new(text, (left, py), style))?;
+                labels.push((left, left + w));
+            }
+            Ok(())
+        };
+        for (at, property) in &lane.violations {
+            label(secs(*at), format!("✗ {property}"), REJECTED)?;
+        }
+        for &(a, b) in &lane.overlaps {
+            label(
+                secs(a),
+                format!("overlap {}–{} s", millis3(a), millis3(b)),
+                OVERLAP,
+            )?;
+        }
+        // Overlaps: red, taller than the hold (so they read without
+        // colour), exactly over the shared time.
         for &(a, b) in &lane.overlaps {
             let (fa, fb) = (secs(a), secs(b).max(secs(a) + x_max / 800.0));
             ctx.draw_series(std::iter::once(Rectangle::new(
-                [(fa, y - 0.26), (fb, y + 0.26)],
+                [(fa, y - 0.24), (fb, y + 0.24)],
                 OVERLAP.filled(),
             )))?;
-            let text = format!("overlap {}–{} s", millis3(a), millis3(b));
-            let w = text_width(&text, 14) as i32;
-            let (px, py) = ctx.backend_coord(&(fa, y - 0.28));
-            let left = (px + 3).min(right - w);
-            if left >= label_end + 12 {
-                root.draw(&Text::new(
-                    text,
-                    (left, py),
-                    small
-                        .clone()
-                        .color(&OVERLAP)
-                        .pos(Pos::new(HPos::Left, VPos::Top)),
-                ))?;
-                label_end = left + w;
-            }
+        }
+        // Violations: a red rule across the lane.
+        for (at, _) in &lane.violations {
+            let x = secs(*at);
+            ctx.draw_series(std::iter::once(PathElement::new(
+                vec![(x, y - 0.48), (x, y + 0.48)],
+                REJECTED.stroke_width(3),
+            )))?;
         }
         for (at, what) in &lane.faults {
             let x = secs(*at);
@@ -403,20 +425,8 @@ where
                 .pos(Pos::new(HPos::Center, VPos::Center));
             ctx.draw_series(std::iter::once(Text::new(
                 glyph,
-                (secs(at), y - 0.33),
+                (secs(at), y - 0.3),
                 style,
-            )))?;
-        }
-        for (at, property) in &lane.violations {
-            let x = secs(*at);
-            ctx.draw_series(std::iter::once(PathElement::new(
-                vec![(x, y - 0.48), (x, y + 0.48)],
-                REJECTED.stroke_width(3),
-            )))?;
-            ctx.draw_series(std::iter::once(Text::new(
-                format!("✗ {property}"),
-                (nudge(x), y - 0.2),
-                anchored(x, REJECTED),
             )))?;
         }
     }

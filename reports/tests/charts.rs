@@ -150,6 +150,7 @@ fn the_timeline_is_red_only_over_the_overlap() {
                 vec![(3_000_000, 4_000_000)],
             ),
         ],
+        holds_key: String::new(),
     };
     let svg = timeline_svg(&t).unwrap();
     let blue = rects(&svg, "#0072B2");
