@@ -25,17 +25,27 @@ pub fn cross(a: (u64, u64), b: (u64, u64)) -> bool {
     shared && !nested
 }
 
-/// The tracks of one process: their names, and the slices each holds.
+/// One track: its name, where it sorts, the slices on it.
+struct Track {
+    name: String,
+    sort: u32,
+    slices: Vec<(u64, u64)>,
+}
+
+/// The tracks of one process; a track's tid is its place here, from 1.
 #[derive(Default)]
 struct Tracks {
-    /// Per track: its name, where it sorts, its slices.
-    tracks: Vec<(String, u32, Vec<(u64, u64)>)>,
+    tracks: Vec<Track>,
 }
 
 impl Tracks {
     /// A new track named `name`, sorted at `sort`: its tid.
     fn open(&mut self, name: String, sort: u32) -> u32 {
-        self.tracks.push((name, sort, Vec::new()));
+        self.tracks.push(Track {
+            name,
+            sort,
+            slices: Vec::new(),
+        });
         self.tracks.len() as u32
     }
 
@@ -50,16 +60,16 @@ impl Tracks {
             } else {
                 format!("{name} {n}")
             };
-            let found = self.tracks.iter().position(|t| t.0 == wanted);
+            let found = self.tracks.iter().position(|t| t.name == wanted);
             let tid = match found {
-                Some(i) if self.tracks[i].2.iter().any(|&s| cross(s, (from, to))) => {
+                Some(i) if self.tracks[i].slices.iter().any(|&s| cross(s, (from, to))) => {
                     n += 1;
                     continue;
                 }
                 Some(i) => i as u32 + 1,
                 None => self.open(wanted, sort + n - 1),
             };
-            self.tracks[tid as usize - 1].2.push((from, to));
+            self.tracks[tid as usize - 1].slices.push((from, to));
             return tid;
         }
     }
@@ -112,7 +122,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
         slice(f, " faults", FAULTS, f.label.clone(), "fault");
     }
     let mut events = Vec::new();
-    for (i, (name, sort, _)) in tracks.tracks.iter().enumerate() {
+    for (i, Track { name, sort, .. }) in tracks.tracks.iter().enumerate() {
         let tid = i as u32 + 1;
         events.push(json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_name", "args": {"name": name}}));
         events.push(json!({"ph": "M", "pid": PID, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": sort}}));
