@@ -357,7 +357,8 @@ where
         // already there is left out (the rule or the red bar still shows).
         let mut labels: Vec<(i32, i32)> = Vec::new();
         let right = ctx.backend_coord(&(x_max, y)).0;
-        let mut label = |at: f64, text: String, colour: RGBColor| -> Result<(), ChartError> {
+        // Whether the label was drawn.
+        let mut label = |at: f64, text: String, colour: RGBColor| -> Result<bool, ChartError> {
             let w = text_width(&text, 14) as i32;
             let (px, py) = ctx.backend_coord(&(at, y - 0.37));
             let left = (px + 3).min(right - w);
@@ -371,18 +372,23 @@ where
                     .pos(Pos::new(HPos::Left, VPos::Top));
                 root.draw(&Text::new(text, (left, py), style))?;
                 labels.push((left, left + w));
+                return Ok(true);
             }
-            Ok(())
+            Ok(false)
         };
+        // A property is named once a lane (its later rules need no label),
+        // so that another property's name finds room.
+        let mut named: Vec<&str> = Vec::new();
         for (at, property) in &lane.violations {
-            label(secs(*at), format!("✗ {property}"), REJECTED)?;
+            if !named.contains(&property.as_str())
+                && label(secs(*at), format!("✗ {property}"), REJECTED)?
+            {
+                named.push(property);
+            }
         }
         for &(a, b) in &lane.overlaps {
-            label(
-                secs(a),
-                format!("overlap {}–{} s", millis3(a), millis3(b)),
-                OVERLAP,
-            )?;
+            let text = format!("overlap {}–{} s", millis3(a), millis3(b));
+            label(secs(a), text, OVERLAP)?;
         }
         // Overlaps: red, taller than the hold (so they read without
         // colour), exactly over the shared time.

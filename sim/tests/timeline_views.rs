@@ -47,6 +47,10 @@ fn the_fenced_and_unfenced_gc_pause_pictures_differ_where_the_runs_do() {
     assert!(texts(&fenced)
         .iter()
         .any(|t| t == "write refused (stale token)"));
+    // Only the unfenced stale write breaks the resource's order.
+    let named = |svg: &str, p: &str| texts(svg).iter().any(|t| *t == format!("✗ {p}"));
+    assert!(named(&plain, "resource_exclusion"));
+    assert!(!named(&fenced, "resource_exclusion"));
     // Both violate a property, each marked with its name.
     for svg in [&plain, &fenced] {
         assert!(
