@@ -1,4 +1,5 @@
-//! Line charts and the holders timeline, each written as SVG and PNG.
+//! Line charts, each written as SVG and PNG (the holders timeline, drawn
+//! with the same font and markers, is [`crate::timeline`]).
 //!
 //! Text is drawn with DejaVu Sans, embedded in the binary (its licence is in
 //! `reports/fonts/`), so the PNGs render the same on a machine with no font
@@ -9,8 +10,6 @@
 //! give each series one fixed colour, marker shape and stroke ([`style`]),
 //! draw series that coincide side by side ([`side_by_side`]), and draw their
 //! legend, with the markers, under the plot rather than over it.
-//! Timelines draw one lane per client, red exactly where holds overlap,
-//! faults shaded for as long as they last.
 
 use plotters::coord::combinators::LogCoord;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
@@ -26,7 +25,7 @@ use std::sync::Once;
 static FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
-fn font() {
+pub(crate) fn font() {
     REGISTER.call_once(|| {
         // The font is embedded and known to parse; failure would be a build error in practice.
         let _ = register_font("sans-serif", FontStyle::Normal, FONT);
@@ -215,7 +214,7 @@ fn thin(values: &[f64], pos: impl Fn(f64) -> f64, min_gap: f64) -> Vec<f64> {
 
 /// Round ticks over `lo..hi`: steps of 1, 2 or 5 times a power of ten,
 /// about `target` of them.
-fn nice_linear(lo: f64, hi: f64, target: usize) -> Vec<f64> {
+pub(crate) fn nice_linear(lo: f64, hi: f64, target: usize) -> Vec<f64> {
     if hi.is_nan() || lo.is_nan() || hi <= lo {
         return vec![lo];
     }
@@ -260,7 +259,7 @@ fn clean(v: f64) -> f64 {
 
 /// An axis with its ticks exactly where it is told (plotters' own
 /// `with_key_points` leaves a linear `f64` axis without a label formatter).
-struct Ticked<R> {
+pub(crate) struct Ticked<R> {
     inner: R,
     ticks: Vec<f64>,
 }
@@ -290,7 +289,7 @@ impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
     }
 }
 
-fn linear(range: Range<f64>, ticks: Vec<f64>) -> Ticked<RangedCoordf64> {
+pub(crate) fn linear(range: Range<f64>, ticks: Vec<f64>) -> Ticked<RangedCoordf64> {
     Ticked {
         inner: range.into(),
         ticks,
@@ -396,11 +395,12 @@ pub fn tick(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-type AreaResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+pub(crate) type AreaResult<DB> =
+    Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 /// Draws marker `shape` of radius `r` centred on pixel `at` of `area`:
 /// filled with a white rim, or hollow.
-fn draw_marker<DB: DrawingBackend>(
+pub(crate) fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     at: (i32, i32),
     shape: Shape,
@@ -472,7 +472,7 @@ fn draw_marker<DB: DrawingBackend>(
 }
 
 /// Text width in pixels with the embedded font.
-fn text_width(text: &str, size: u32) -> u32 {
+pub(crate) fn text_width(text: &str, size: u32) -> u32 {
     font();
     ("sans-serif", size)
         .into_font()
@@ -908,418 +908,8 @@ mod line_chart_tests {
 
 /// A drawing error with the file it was writing, which plotters' own
 /// message leaves out.
-fn naming(path: &Path, e: ChartError) -> ChartError {
+pub(crate) fn naming(path: &Path, e: ChartError) -> ChartError {
     format!("{}: {e}", path.display()).into()
-}
-
-/// One client's lane in a holders timeline. Times are in microseconds.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Lane {
-    pub name: String,
-    /// Hold intervals `(from, to)`, drawn as bars.
-    pub holds: Vec<(u64, u64)>,
-    /// Where this lane's holds overlap another lane's, `(from, to)`: drawn
-    /// red over the hold, exactly there and nowhere else ([`overlaps`]
-    /// computes them).
-    pub overlaps: Vec<(u64, u64)>,
-    /// Faults that last (pause, partition, delay), shaded for their
-    /// duration: `(from, to, what)`.
-    pub spans: Vec<(u64, u64, String)>,
-    /// Point events (a crash, a lost reply, a note): when and what, marked
-    /// ▲ with the label.
-    pub faults: Vec<(u64, String)>,
-    /// When the store expired this client's session, marked ◆.
-    pub expiries: Vec<u64>,
-    /// Connection-state changes: when, and the state (`SUSPENDED`, `LOST`,
-    /// `RECONNECTED`), as small markers.
-    pub states: Vec<(u64, String)>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Timeline {
-    pub title: String,
-    /// What the time axis measures ("virtual time (s)", "wall time (s)").
-    pub x_label: String,
-    pub end_us: u64,
-    /// One lane per client, drawn top to bottom in this order.
-    pub lanes: Vec<Lane>,
-}
-
-/// The intersections of two sets of intervals: exactly `[max start, min
-/// end)` for every pair that shares time; pairs that only touch are left out.
-pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    for &(a0, a1) in a {
-        for &(b0, b1) in b {
-            let (from, to) = (a0.max(b0), a1.min(b1));
-            if from < to {
-                out.push((from, to));
-            }
-        }
-    }
-    merge(out)
-}
-
-/// Sorted, with overlapping or touching intervals joined.
-fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for (a, b) in v {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
-}
-
-/// For each lane's holds, the stretches during which some other lane holds
-/// too: what [`Lane::overlaps`] expects.
-pub fn overlaps(holds: &[&[(u64, u64)]]) -> Vec<Vec<(u64, u64)>> {
-    (0..holds.len())
-        .map(|i| {
-            merge(
-                (0..holds.len())
-                    .filter(|&j| j != i)
-                    .flat_map(|j| intersect(holds[i], holds[j]))
-                    .collect(),
-            )
-        })
-        .collect()
-}
-
-/// Seconds to the millisecond, cut rather than rounded as the trace's own
-/// times read: 5531530 µs is `5.531`.
-fn millis3(us: u64) -> String {
-    format!("{}.{:03}", us / 1_000_000, us % 1_000_000 / 1000)
-}
-
-const HOLD: RGBColor = RGBColor(0, 114, 178);
-const OVERLAP: RGBColor = RGBColor(213, 20, 20);
-const EXPIRY: RGBColor = RGBColor(120, 0, 90);
-
-/// The shade of a fault that lasts, by its name.
-fn span_colour(what: &str) -> RGBAColor {
-    match what {
-        "pause" => RGBColor(110, 110, 110).mix(0.28),
-        "partition" => RGBColor(230, 159, 0).mix(0.35),
-        "delay" => RGBColor(117, 112, 179).mix(0.3),
-        _ => RGBColor(150, 150, 150).mix(0.25),
-    }
-}
-
-/// A connection state's marker: shape, colour, hollow.
-fn state_marker(state: &str) -> (Shape, RGBColor, bool) {
-    match state {
-        "SUSPENDED" => (Shape::Circle, RGBColor(200, 110, 0), true),
-        "LOST" => (Shape::Square, BLACK, false),
-        "RECONNECTED" => (Shape::Circle, RGBColor(0, 140, 80), false),
-        _ => (Shape::Circle, RGBColor(90, 90, 90), true),
-    }
-}
-
-/// One legend entry of a timeline.
-enum Key {
-    Bar(RGBColor, i32),
-    Shade(RGBAColor),
-    Marker(Shape, RGBColor, bool),
-}
-
-/// What the timeline's legend lists: the holds and overlaps always, the
-/// rest when the timeline has them.
-fn timeline_keys(t: &Timeline) -> Vec<(Key, String)> {
-    let mut keys = vec![
-        (
-            Key::Bar(HOLD, 7),
-            "holds (believes it holds or leads)".to_string(),
-        ),
-        (
-            Key::Bar(OVERLAP, 11),
-            "overlap: another lane holds at the same time".to_string(),
-        ),
-    ];
-    let mut spans: Vec<&str> = Vec::new();
-    let mut states: Vec<&str> = Vec::new();
-    for l in &t.lanes {
-        for s in &l.spans {
-            if !spans.contains(&s.2.as_str()) {
-                spans.push(&s.2);
-            }
-        }
-        for s in &l.states {
-            if !states.contains(&s.1.as_str()) {
-                states.push(&s.1);
-            }
-        }
-    }
-    for s in spans {
-        keys.push((
-            Key::Shade(span_colour(s)),
-            format!("{s} (for its duration)"),
-        ));
-    }
-    if t.lanes.iter().any(|l| !l.faults.is_empty()) {
-        keys.push((Key::Marker(Shape::Triangle, BLACK, false), "fault".into()));
-    }
-    if t.lanes.iter().any(|l| !l.expiries.is_empty()) {
-        keys.push((
-            Key::Marker(Shape::Diamond, EXPIRY, false),
-            "session expired".into(),
-        ));
-    }
-    for s in states {
-        let (shape, c, hollow) = state_marker(s);
-        keys.push((Key::Marker(shape, c, hollow), s.to_string()));
-    }
-    keys
-}
-
-const TIMELINE_WIDTH: u32 = 1400;
-
-/// A marker to draw on a timeline: where, shape, radius, colour, hollow.
-type Marker<At> = (At, Shape, i32, RGBColor, bool);
-
-/// Legend rows and the width of each entry.
-fn legend_rows(keys: &[(Key, String)]) -> Vec<Vec<(usize, u32)>> {
-    let mut rows: Vec<Vec<(usize, u32)>> = vec![Vec::new()];
-    let mut x = 0;
-    for (i, (_, text)) in keys.iter().enumerate() {
-        let w = 40 + text_width(text, 16) + 28;
-        if x + w > TIMELINE_WIDTH - 60 && x > 0 {
-            rows.push(Vec::new());
-            x = 0;
-        }
-        rows.last_mut().expect("a row").push((i, w));
-        x += w;
-    }
-    rows
-}
-
-/// The timeline's lane height and image size.
-fn timeline_size(t: &Timeline) -> (u32, u32, u32) {
-    let n = t.lanes.len().max(1) as u32;
-    let lane = (1100 / n).clamp(26, 96);
-    let legend = legend_rows(&timeline_keys(t)).len() as u32 * 26 + 20;
-    (lane, TIMELINE_WIDTH, 60 + 20 + n * lane + 70 + legend)
-}
-
-fn draw_timeline<DB: DrawingBackend>(
-    t: &Timeline,
-    root: DrawingArea<DB, Shift>,
-) -> Result<(), ChartError>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE)?;
-    let keys = timeline_keys(t);
-    let rows = legend_rows(&keys);
-    let legend_h = rows.len() as u32 * 26 + 20;
-    let (_, h) = root.dim_in_pixel();
-    let (top, legend) = root.split_vertically(h - legend_h);
-    let n = t.lanes.len().max(1);
-    let end = (t.end_us as f64 / 1e6).max(0.001);
-    // A little room after the end: the last hold ends inside the frame.
-    let x_max = end * 1.02;
-    let name_w = t
-        .lanes
-        .iter()
-        .map(|l| text_width(&l.name, 18))
-        .max()
-        .unwrap_or(0)
-        + 30;
-    let lanes_y: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let mut ctx = ChartBuilder::on(&top)
-        .caption(&t.title, ("sans-serif", 28))
-        .margin(20)
-        .margin_right(30)
-        .x_label_area_size(60)
-        .y_label_area_size(name_w.max(80))
-        .build_cartesian_2d(
-            linear(0.0..x_max, nice_linear(0.0, x_max, 12)),
-            linear(-0.5..n as f64 - 0.5, lanes_y),
-        )?;
-    // Lane i is drawn at y = n - 1 - i: the first lane on top.
-    let lane_y = |i: usize| (n - 1 - i) as f64;
-    let names: Vec<String> = t.lanes.iter().map(|l| l.name.clone()).collect();
-    ctx.configure_mesh()
-        .x_desc(&t.x_label)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|y| {
-            let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
-                names.get(n - 1 - i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .label_style(("sans-serif", 18))
-        .axis_desc_style(("sans-serif", 22))
-        .bold_line_style(BLACK.mix(0.12))
-        .light_line_style(TRANSPARENT)
-        .disable_y_mesh()
-        .draw()?;
-    let secs = |us: u64| us as f64 / 1e6;
-    // Lane separators.
-    for i in 1..n {
-        let y = i as f64 - 0.5;
-        ctx.draw_series(std::iter::once(PathElement::new(
-            vec![(0.0, y), (x_max, y)],
-            BLACK.mix(0.25).stroke_width(1),
-        )))?;
-    }
-    let small = ("sans-serif", 14).into_font();
-    // Text that would run past the right edge is set to the left of its point.
-    let anchored = |x: f64, colour: RGBColor| {
-        let pos = if x > 0.72 * x_max {
-            Pos::new(HPos::Right, VPos::Top)
-        } else {
-            Pos::new(HPos::Left, VPos::Top)
-        };
-        small.clone().color(&colour).pos(pos)
-    };
-    let nudge = |x: f64| {
-        if x > 0.72 * x_max {
-            x - x_max / 200.0
-        } else {
-            x + x_max / 200.0
-        }
-    };
-    let mut points: Vec<Marker<(f64, f64)>> = Vec::new();
-    for (i, lane) in t.lanes.iter().enumerate() {
-        let y = lane_y(i);
-        // Faults that last: shaded over the whole lane, labelled at their start.
-        for (a, b, what) in &lane.spans {
-            let (a, b) = (secs(*a), secs(*b).max(secs(*a) + x_max / 1000.0));
-            ctx.draw_series(std::iter::once(Rectangle::new(
-                [(a, y - 0.48), (b, y + 0.48)],
-                span_colour(what).filled(),
-            )))?;
-            ctx.draw_series(std::iter::once(Text::new(
-                format!("{what} {:.2} s", b - a),
-                (nudge(a), y + 0.46),
-                anchored(a, RGBColor(40, 40, 40)),
-            )))?;
-        }
-        for &(a, b) in &lane.holds {
-            let (a, b) = (secs(a), secs(b).max(secs(a) + x_max / 800.0));
-            ctx.draw_series(std::iter::once(Rectangle::new(
-                [(a, y - 0.17), (b, y + 0.17)],
-                HOLD.filled(),
-            )))?;
-        }
-        // Overlaps: red, taller than the hold (so they read without
-        // colour), exactly over the shared time, with its bounds below.
-        // A label that would run into the one before it is left out.
-        let mut label_end = i32::MIN;
-        let right = ctx.backend_coord(&(x_max, y)).0;
-        for &(a, b) in &lane.overlaps {
-            let (fa, fb) = (secs(a), secs(b).max(secs(a) + x_max / 800.0));
-            ctx.draw_series(std::iter::once(Rectangle::new(
-                [(fa, y - 0.26), (fb, y + 0.26)],
-                OVERLAP.filled(),
-            )))?;
-            let text = format!("overlap {}–{} s", millis3(a), millis3(b));
-            let w = text_width(&text, 14) as i32;
-            let (px, py) = ctx.backend_coord(&(fa, y - 0.28));
-            let left = (px + 3).min(right - w);
-            if left >= label_end + 12 {
-                root.draw(&Text::new(
-                    text,
-                    (left, py),
-                    small
-                        .clone()
-                        .color(&OVERLAP)
-                        .pos(Pos::new(HPos::Left, VPos::Top)),
-                ))?;
-                label_end = left + w;
-            }
-        }
-        for (at, what) in &lane.faults {
-            let x = secs(*at);
-            points.push(((x, y + 0.33), Shape::Triangle, 8, BLACK, false));
-            ctx.draw_series(std::iter::once(Text::new(
-                what.clone(),
-                (nudge(x), y + 0.46),
-                anchored(x, BLACK),
-            )))?;
-        }
-        for &at in &lane.expiries {
-            points.push(((secs(at), y + 0.33), Shape::Diamond, 8, EXPIRY, false));
-        }
-        for (at, state) in &lane.states {
-            let (shape, c, hollow) = state_marker(state);
-            points.push(((secs(*at), y + 0.33), shape, 5, c, hollow));
-        }
-    }
-    // Markers on one rail that would cover each other are set side by side,
-    // in time order.
-    let mut placed: Vec<Marker<(i32, i32)>> = points
-        .into_iter()
-        .map(|(p, shape, r, c, hollow)| (ctx.backend_coord(&p), shape, r, c, hollow))
-        .collect();
-    placed.sort_by_key(|m| (m.0 .1, m.0 .0));
-    for i in 1..placed.len() {
-        let (prev, cur) = (placed[i - 1], placed[i]);
-        let gap = prev.2 + cur.2 + 2;
-        if prev.0 .1 == cur.0 .1 && cur.0 .0 - prev.0 .0 < gap {
-            placed[i].0 .0 = prev.0 .0 + gap;
-        }
-    }
-    for (p, shape, r, c, hollow) in placed {
-        draw_marker(&root, p, shape, r, c, hollow)?;
-    }
-    // The legend, below the plot.
-    let label =
-        TextStyle::from(("sans-serif", 16).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    for (r, row) in rows.iter().enumerate() {
-        let y = 12 + 13 + r as i32 * 26;
-        let mut x = 60;
-        for &(i, w) in row {
-            let (key, text) = &keys[i];
-            match key {
-                Key::Bar(c, half) => {
-                    legend.draw(&Rectangle::new(
-                        [(x, y - half), (x + 30, y + half)],
-                        c.filled(),
-                    ))?;
-                }
-                Key::Shade(c) => {
-                    legend.draw(&Rectangle::new([(x, y - 11), (x + 30, y + 11)], c.filled()))?;
-                }
-                Key::Marker(shape, c, hollow) => {
-                    draw_marker(&legend, (x + 15, y), *shape, 7, *c, *hollow)?;
-                }
-            }
-            legend.draw(&Text::new(text.clone(), (x + 40, y), label.clone()))?;
-            x += w as i32;
-        }
-    }
-    root.present()?;
-    Ok(())
-}
-
-/// Writes `base.svg` and `base.png`.
-pub fn timeline(t: &Timeline, base: &Path) -> Result<(), ChartError> {
-    font();
-    let (_, w, h) = timeline_size(t);
-    let (svg, png) = (base.with_extension("svg"), base.with_extension("png"));
-    draw_timeline(t, SVGBackend::new(&svg, (w, h)).into_drawing_area())
-        .map_err(|e| naming(&svg, e))?;
-    draw_timeline(t, BitMapBackend::new(&png, (w, h)).into_drawing_area())
-        .map_err(|e| naming(&png, e))?;
-    Ok(())
-}
-
-/// The timeline as SVG text, without writing a file.
-pub fn timeline_svg(t: &Timeline) -> Result<String, ChartError> {
-    font();
-    let (_, w, h) = timeline_size(t);
-    let mut out = String::new();
-    draw_timeline(
-        t,
-        SVGBackend::with_string(&mut out, (w, h)).into_drawing_area(),
-    )?;
-    Ok(out)
 }
 
 /// The line chart as SVG text, without writing a file.
@@ -1382,12 +972,5 @@ mod tests {
             vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
         );
         assert_eq!(nice_log(0.7, 60.0), vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
-    }
-
-    #[test]
-    fn intervals_merge_and_intersect() {
-        assert_eq!(intersect(&[(0, 10)], &[(5, 20)]), vec![(5, 10)]);
-        assert_eq!(intersect(&[(0, 10)], &[(10, 20)]), vec![]);
-        assert_eq!(merge(vec![(5, 8), (0, 6), (9, 10)]), vec![(0, 8), (9, 10)]);
     }
 }

@@ -3,3 +3,4 @@
 
 pub mod chart;
 pub mod table;
+pub mod timeline;

@@ -2,9 +2,8 @@
 //! fixed by its style index, red exactly where holds overlap, lanes only
 //! for the lanes given.
 
-use reports::chart::{
-    intersect, line_chart_svg, overlaps, style, timeline_svg, Lane, LineChart, Series, Timeline,
-};
+use reports::chart::{line_chart_svg, style, LineChart, Series};
+use reports::timeline::{intersect, overlaps, timeline_svg, Lane, Timeline};
 
 fn chart(series: Vec<Series>) -> LineChart {
     LineChart {
@@ -154,6 +153,7 @@ fn the_timeline_is_red_only_over_the_overlap() {
                 vec![(3_000_000, 4_000_000)],
             ),
         ],
+        holds_key: String::new(),
     };
     let svg = timeline_svg(&t).unwrap();
     let blue = rects(&svg, "#0072B2");

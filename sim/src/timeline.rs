@@ -1,12 +1,14 @@
-//! Holders timelines from traces: who believed it held the lock, when, where
-//! two believed at once, and which faults fired for how long. Shared by
-//! `lockstep report` and the validator.
+//! Holders timelines from traces: who believed it held the lock (led, passed,
+//! processed an item: the application's words), when, where two believed at
+//! once, which faults fired for how long, each write to the guarded
+//! resource and each violation on the lanes of the clients it names. Shared
+//! by `lockstep report` and the interactive page ([`crate::html`]).
 
 use crate::scenario::FaultKind;
 use crate::trace::{TraceEvent, TraceLine};
 use models::recipe::App;
-use reports::chart::{overlaps, Lane, Timeline};
-use std::collections::BTreeMap;
+use reports::timeline::{overlaps, Lane, Timeline};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Lanes for every client of a run with at most this many; a bigger run
 /// gets lanes only for the clients its trace says something about.
@@ -43,7 +45,8 @@ impl Client {
 /// names), holds as bars, overlaps exactly where two clients hold at once,
 /// pauses, partitions and delays shaded for their duration, crashes and
 /// lost replies marked where they fire, session expiries and connection
-/// states (SUSPENDED, LOST, RECONNECTED) as markers.
+/// states (SUSPENDED, LOST, RECONNECTED) as markers, writes (accepted or
+/// refused) and violations where they happen.
 pub fn timeline_from_trace(title: &str, lines: &[TraceLine]) -> Timeline {
     timeline_with_clients(title, lines).0
 }
@@ -55,6 +58,10 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
     // Holds at once are a finding only where holding is exclusive.
     let mut exclusive = true;
     let mut end = 0u64;
+    let mut app = None;
+    // Violations naming a client, kept to be put on its lane once the lanes
+    // are known; one naming no client goes on every lane.
+    let mut violations: Vec<(u64, Vec<u16>, String)> = Vec::new();
     for line in lines {
         let t = line.t;
         end = end.max(t);
@@ -63,9 +70,14 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 clients: n, recipe, ..
             } => {
                 count = Some(*n as u64);
+                app = crate::trace::app_of(recipe);
                 // Readers share a shared lock, lease holders a semaphore:
                 // overlaps there are the rules' to judge.
-                exclusive = crate::trace::app_of(recipe).is_none_or(App::exclusive);
+                exclusive = app.is_none_or(App::exclusive);
+                continue;
+            }
+            TraceEvent::Violation { property, clients } => {
+                violations.push((t, clients.clone(), property.to_string()));
                 continue;
             }
             TraceEvent::Hold { client, .. }
@@ -75,12 +87,11 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Heal { client }
             | TraceEvent::DelayEnd { client }
             | TraceEvent::Connection { client, .. }
+            | TraceEvent::Write { client, .. }
             | TraceEvent::Expire { client, .. } => *client as u64,
             TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }
             | TraceEvent::Restart { .. }
-            | TraceEvent::Write { .. }
-            | TraceEvent::Violation { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -116,12 +127,12 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 c.lane.states.push((t, state.word().to_string()))
             }
             TraceEvent::Expire { .. } => c.lane.expiries.push(t),
+            TraceEvent::Write { accepted, .. } => c.lane.writes.push((t, *accepted)),
             // Not about one client's lane (skipped above).
             TraceEvent::Start { .. }
             | TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }
             | TraceEvent::Restart { .. }
-            | TraceEvent::Write { .. }
             | TraceEvent::Violation { .. }
             | TraceEvent::End { .. } => {}
         }
@@ -142,11 +153,23 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             clients.entry(c).or_default();
         }
     }
+    for (t, named, property) in violations {
+        for (&c, client) in clients.iter_mut() {
+            if named.is_empty() || named.contains(&(c as u16)) {
+                client.lane.violations.push((t, property.clone()));
+            }
+        }
+    }
     let ids: Vec<u16> = clients.keys().map(|&c| c as u16).collect();
+    let producing = producers(lines);
     let mut lanes: Vec<Lane> = clients
         .into_iter()
         .map(|(c, client)| Lane {
-            name: format!("client {c}"),
+            name: if producing.contains(&(c as u16)) {
+                format!("client {c} (producer)")
+            } else {
+                format!("client {c}")
+            },
             ..client.lane
         })
         .collect();
@@ -162,6 +185,39 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
         x_label: "virtual time (s)".to_string(),
         end_us: end,
         lanes,
+        holds_key: app.map_or(String::new(), holds_key),
     };
     (timeline, ids)
+}
+
+/// The legend's words for a hold bar: `leads (term N)`, `processes (item N)`.
+fn holds_key(app: App) -> String {
+    let words = app.spec().hold;
+    match words.token {
+        Some(token) => format!("{} ({token} N)", words.verb),
+        None => words.verb.to_string(),
+    }
+}
+
+/// A run's producers (a queue's), read off its trace. The trace does not
+/// name them, but a queue's producers are its first clients and never take
+/// an item: they are the clients below the lowest one that took an item
+/// (none where no client took one, or where the application has no
+/// producers).
+pub fn producers(lines: &[TraceLine]) -> BTreeSet<u16> {
+    let mut has_producers = false;
+    let mut first_taker: Option<u16> = None;
+    for line in lines {
+        if let TraceEvent::Start { recipe, .. } = &line.event {
+            has_producers =
+                crate::trace::app_of(recipe).is_some_and(|app| app.spec().hold.produces.is_some());
+        }
+        if let TraceEvent::Hold { client, .. } = &line.event {
+            first_taker = Some(first_taker.map_or(*client, |f| f.min(*client)));
+        }
+    }
+    match first_taker {
+        Some(taker) if has_producers => (0..taker).collect(),
+        _ => BTreeSet::new(),
+    }
 }

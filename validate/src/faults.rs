@@ -31,7 +31,7 @@
 use crate::etcdctl::collect;
 use crate::zkproxy::{now_s, Proxy, Wire, WireEvent};
 use models::client::{Connection, Policy};
-use reports::chart::{intersect, Lane, Timeline};
+use reports::timeline::{intersect, Lane, Timeline};
 use serde::Serialize;
 use sim::scenario::{FaultKind, Scenario};
 use sim::trace::{MsgKind, Party, TraceEvent, TraceLine};
@@ -821,6 +821,7 @@ fn draw(title: String, x_label: &str, fault: Fault, a: &[(&str, &Story)]) -> Tim
                 } else {
                     Vec::new()
                 },
+                ..Lane::default()
             }
         })
         .collect();
@@ -836,6 +837,7 @@ fn draw(title: String, x_label: &str, fault: Fault, a: &[(&str, &Story)]) -> Tim
         x_label: x_label.to_string(),
         end_us: us(end),
         lanes,
+        ..Timeline::default()
     }
 }
 

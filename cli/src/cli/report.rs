@@ -6,7 +6,7 @@
 
 use super::charts::chart_err;
 use super::{ReportArgs, ReportWhat, UsageError};
-use reports::chart::timeline;
+use reports::timeline::timeline;
 use sim::timeline::timeline_from_trace;
 use sim::trace::TraceEvent;
 use std::path::Path;

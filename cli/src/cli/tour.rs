@@ -2,7 +2,8 @@
 //! Check every recipe, run the shipped scenarios, sweep the herd up to a
 //! thousand clients, and write one report: `index.html` and its Markdown
 //! twin `report.md`, each result beside its expected outcome, with the
-//! charts, the split-brain timelines and an interactive timeline per run.
+//! charts, the timelines of the split brains and of the queue's lost and
+//! duplicated items, and an interactive timeline per run.
 
 use super::charts::HERD_CHARTS;
 use super::check::grouped;
@@ -132,14 +133,18 @@ const CHECK_EXPECT: [(&str, &[&str]); 13] = [
     ("zk-semaphore", &[]),
 ];
 
-/// The shipped scenarios whose holders timeline the report draws.
-const TIMELINES: [&str; 6] = [
+/// The shipped scenarios whose holders timeline the report draws: the
+/// split brains of the locks and elections (a fenced twin beside its
+/// unfenced run), and the queue's lost and duplicated items.
+const TIMELINES: [&str; 8] = [
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
     "partition-past-session",
     "election-gc-pause",
     "etcd-campaign-phantom-leader",
     "curator-reconnect-double-leader",
+    "queue-lost-delete-reply",
+    "queue-consumer-crash",
 ];
 
 /// Whether a result is what was expected: exactly the expected properties
@@ -686,16 +691,19 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         if drawn {
             let t = timeline_from_trace(&title, &o.trace);
             let base = format!("timeline-{name}");
-            reports::chart::timeline(&t, &out.join(&base))
+            reports::timeline::timeline(&t, &out.join(&base))
                 .map_err(|e| UsageError(format!("cannot draw a timeline: {e}")))?;
             let id = format!("timeline-{name}");
             figures.push(figure(
                 out,
                 &base,
                 &format!(
-                    "{name} (seed {}): hold (or leadership) intervals per client; red exactly where two \
-                     overlap; faults shaded for their duration (▲ where they are instants); ◆ session expired",
-                    s.seed
+                    "{name} (seed {}): {} — {} per client; red exactly where two \
+                     overlap; faults shaded for their duration (▲ where they are instants); ◆ session \
+                     expired; writes ✓ accepted, ✗ refused; violations marked on the clients they name",
+                    s.seed,
+                    s.recipe.app().holders(),
+                    t.holds_key,
                 ),
                 Some(&id),
                 &[("interactive timeline", page)],
@@ -745,7 +753,7 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
     ));
     let mut timelines = part(
         "timelines",
-        "Split-brain timelines: who believes it holds",
+        "Timelines: split brains, and a queue's lost and duplicated items",
         figures,
     );
     timelines.sub = sub;
@@ -1058,6 +1066,21 @@ mod tests {
         }
         for r in models::recipes::REGISTRY {
             assert!(check_expectation(r.name).is_some(), "{}", r.name);
+        }
+    }
+
+    /// The report's timelines are of shipped scenarios, and the queue's
+    /// (whose lost and duplicated items the timelines mark) are among them,
+    /// as the part's title says.
+    #[test]
+    fn the_timelines_drawn_include_the_queues() {
+        let app = |name: &str| {
+            let (_, text) = SHIPPED.iter().find(|(n, _)| *n == name).expect("shipped");
+            Scenario::parse(text, name, name).unwrap().recipe.app()
+        };
+        let apps: Vec<App> = TIMELINES.iter().map(|n| app(n)).collect();
+        for wanted in [App::Lock, App::Election, App::Queue] {
+            assert!(apps.contains(&wanted), "{wanted}");
         }
     }
 }

@@ -2,7 +2,7 @@
 //! pass, work (no writes) and, for a double barrier, leave. Passed once a
 //! run.
 
-use super::{worker, Herd, Place, Rules, Spec};
+use super::{worker, Herd, HoldWords, Place, Rules, Spec};
 use crate::properties::{Breach, Observation, OwnMonitor, PropertyName as P, Seen};
 use crate::recipe::RecipeRef;
 
@@ -12,6 +12,11 @@ pub const SPEC: Spec = Spec {
     taken: "passes",
     holders: "who has passed the barrier",
     holders_write: false,
+    hold: HoldWords {
+        verb: "has passed",
+        token: None,
+        produces: None,
+    },
     properties: &[P::NoEarlyPass, P::NoEarlyLeave, P::HerdBound, P::AllPass],
     rules: Rules {
         // Every member passes at once: no exclusion, no resource.

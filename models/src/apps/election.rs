@@ -3,7 +3,7 @@
 //! rules are the lock's, under its own names; its progress goals
 //! (`leader_elected`, `followers_agree`) are in [`crate::model::goals`].
 
-use super::{writer, Herd, Place, Rules, Spec};
+use super::{writer, Herd, HoldWords, Place, Rules, Spec};
 use crate::ids::SessionId;
 use crate::properties::{OwnMonitor, PropertyName as P, Seen};
 
@@ -13,6 +13,11 @@ pub const SPEC: Spec = Spec {
     taken: "acquisitions",
     holders: "who believes it leads",
     holders_write: true,
+    hold: HoldWords {
+        verb: "leads",
+        token: Some("term"),
+        produces: None,
+    },
     properties: &[
         P::SingleLeader,
         P::ElectedWithKey,

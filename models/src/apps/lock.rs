@@ -2,7 +2,7 @@
 //! token), release — and a holder's re-entries, as its library answers a
 //! second acquire ([`Reentry`]).
 
-use super::{writer, App, Herd, Place, Rules, Spec};
+use super::{writer, App, Herd, HoldWords, Place, Rules, Spec};
 use crate::client::{Client, ClientState, Phase, WRITES_PER_HOLD};
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::{Reply, Request, Timer};
@@ -17,6 +17,11 @@ pub const SPEC: Spec = Spec {
     taken: "acquisitions",
     holders: "who believes it holds the lock",
     holders_write: true,
+    hold: HoldWords {
+        verb: "holds the lock",
+        token: Some("token"),
+        produces: None,
+    },
     properties: &[
         P::MutualExclusion,
         P::ResourceExclusion,

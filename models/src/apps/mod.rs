@@ -161,6 +161,8 @@ pub struct Spec {
     pub taken: &'static str,
     /// What a timeline of its holds shows.
     pub holders: &'static str,
+    /// How a timeline speaks of one hold and its token.
+    pub hold: HoldWords,
     /// Whether some of its holders write to the guarded resource.
     pub holders_write: bool,
     /// The properties that judge it, in the order lockstep reports them.
@@ -177,6 +179,19 @@ pub struct Spec {
     /// Whether a finished release is a leave that the monitors judge (a
     /// double barrier's: the ghost mark of the message it left on).
     pub judges_leaving: bool,
+}
+
+/// How a timeline speaks of a hold, in the application's words.
+#[derive(Clone, Copy, Debug)]
+pub struct HoldWords {
+    /// What a holder does, after its name: `holds the lock`, `leads`,
+    /// `has passed`, `processes`.
+    pub verb: &'static str,
+    /// What a hold's token is to a reader, where it is anything: a lock's
+    /// `token`, an election's `term`, a queue's `item` (its number).
+    pub token: Option<&'static str>,
+    /// What a producer does (a queue's: `enqueues`), where there are any.
+    pub produces: Option<&'static str>,
 }
 
 /// The rules the lock and the election share (and the barrier and the

@@ -2,7 +2,7 @@
 //! items, one a round, at their own pace; the others take items and
 //! process them, one a round (the hold), for as long as there are any.
 
-use super::{Herd, Place, Role, Roles, Rules, Spec};
+use super::{Herd, HoldWords, Place, Role, Roles, Rules, Spec};
 use crate::client::Client;
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::Request;
@@ -16,6 +16,11 @@ pub const SPEC: Spec = Spec {
     taken: "items taken",
     holders: "who is processing an item",
     holders_write: false,
+    hold: HoldWords {
+        verb: "processes",
+        token: Some("item"),
+        produces: Some("enqueues"),
+    },
     properties: &[
         P::NoLostItem,
         P::NoDuplicateItem,

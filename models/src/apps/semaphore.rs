@@ -1,7 +1,7 @@
 //! The semaphore: `permits` leases; acquire one, hold it (no writes: up
 //! to `permits` hold at once), release it.
 
-use super::{worker, Herd, Place, Rules, Spec};
+use super::{worker, Herd, HoldWords, Place, Rules, Spec};
 use crate::properties::{Breach, OwnMonitor, PropertyName as P, Seen};
 use crate::recipe::RecipeRef;
 
@@ -11,6 +11,11 @@ pub const SPEC: Spec = Spec {
     taken: "leases taken",
     holders: "who believes it holds a lease",
     holders_write: false,
+    hold: HoldWords {
+        verb: "holds a lease",
+        token: Some("token"),
+        produces: None,
+    },
     properties: &[P::PermitsBound, P::HerdBound, P::HandOff, P::Progress],
     rules: Rules {
         // Its own bound on holders; lease holders are not first in line

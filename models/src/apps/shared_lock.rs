@@ -2,7 +2,7 @@
 //! it to write — alone, writing to the guarded resource as a lock holder
 //! does — the others to read, beside each other, writing nothing.
 
-use super::{Herd, Place, Role, Roles, Rules, Spec};
+use super::{Herd, HoldWords, Place, Role, Roles, Rules, Spec};
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::Request;
 use crate::properties::{Breach, OwnMonitor, PropertyName as P, Seen};
@@ -13,6 +13,11 @@ pub const SPEC: Spec = Spec {
     taken: "acquisitions",
     holders: "who believes it holds the lock (to read or to write)",
     holders_write: true,
+    hold: HoldWords {
+        verb: "holds the lock",
+        token: Some("token"),
+        produces: None,
+    },
     // A reader holds without being first in line, so the owns-key rule
     // does not apply; readers wake together behind a writer by design (the
     // recipes page says so): the herd sweep measures it, no property
