@@ -7,6 +7,7 @@ mod check;
 mod counterexample;
 mod explore;
 mod herd;
+mod itf;
 mod limits;
 mod paired;
 mod recipes;

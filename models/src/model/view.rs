@@ -204,6 +204,14 @@ fn texts<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> Vec<Value> {
     items.into_iter().map(Value::text).collect()
 }
 
+/// What a client that believes it holds is said to do, in its
+/// application's words: `believes it leads`, `has passed the barrier`
+/// (its [`crate::apps::Spec::holders`] without the `who`).
+pub fn holds_phrase(model: &RecipeModel) -> &'static str {
+    let holders = model.cfg.recipe.app().spec().holders;
+    holders.strip_prefix("who ").unwrap_or(holders)
+}
+
 /// Every actor of `state`.
 pub fn view(model: &RecipeModel, state: &ModelState) -> StateView {
     StateView {

@@ -6,7 +6,7 @@
 //! called: [`crate::apps::Spec::holders`]). Nothing here is written per
 //! scenario: the sentence is the rule's, the names and numbers the path's.
 
-use super::believers;
+use super::{believers, holds_phrase};
 use crate::ids::{ClientIdx, SessionId};
 use crate::model::{Action, ModelState, RecipeModel};
 use crate::msg::Msg;
@@ -39,13 +39,6 @@ pub fn breaking_step(
             Some((step, why))
         }
     }
-}
-
-/// What a client that believes it holds is said to do, in its
-/// application's words: `believes it leads`, `has passed the barrier`.
-fn holds_phrase(model: &RecipeModel) -> &'static str {
-    let holders = model.cfg.recipe.app().spec().holders;
-    holders.strip_prefix("who ").unwrap_or(holders)
 }
 
 fn client(c: ClientIdx) -> String {
