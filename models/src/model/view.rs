@@ -40,9 +40,10 @@ pub enum Value {
 }
 
 impl Value {
-    /// What a case without a value carries.
+    /// What a case without a value carries: an empty record, as Quint
+    /// writes one (`{"tag": "None", "value": {}}`).
     pub fn unit() -> Value {
-        Value::Tup(Vec::new())
+        Value::Record(Vec::new())
     }
 
     /// A case without a value.
@@ -124,7 +125,7 @@ impl fmt::Display for Value {
             Value::Variant(tag, v) => match (tag.as_str(), &**v) {
                 ("None", _) => f.write_str("—"),
                 ("Some", v) => write!(f, "{v}"),
-                (_, Value::Tup(vs)) if vs.is_empty() => f.write_str(tag),
+                (_, Value::Record(fs)) if fs.is_empty() => f.write_str(tag),
                 (_, v) => write!(f, "{tag}({v})"),
             },
         }
@@ -392,7 +393,7 @@ fn store_fields(model: &RecipeModel, state: &ModelState) -> Fields {
                             let key = Value::record(vec![
                                 ("create_revision", Value::Int(k.create_revision)),
                                 ("lease", Value::option(lease)),
-                                ("value", Value::text(k.value)),
+                                ("value", from_debug(&format!("{:?}", k.value))),
                             ]);
                             (Value::text(k.key), key)
                         })

@@ -7,6 +7,7 @@
 //! scenario: the sentence is the rule's, the names and numbers the path's.
 
 use super::{believers, holds_phrase};
+use crate::apps::Herd;
 use crate::ids::{ClientIdx, SessionId};
 use crate::model::{Action, ModelState, RecipeModel};
 use crate::msg::Msg;
@@ -77,10 +78,11 @@ fn broken_rule(
     }
     match property {
         PropertyName::HerdBound => {
-            let woken = notifications_sent(before, after);
+            let woken = woken_clients(before, after, rules.herd == Herd::FutileWakeups);
             format!(
-                "one store step wakes {woken} clients at once (herd_bound allows one): {}",
-                and_list(&woken_clients(before, after))
+                "one store step wakes {} at once (herd_bound allows one): {}",
+                woken.len(),
+                and_list(&woken)
             )
         }
         PropertyName::HolderWritesAccepted => format!(
@@ -90,8 +92,12 @@ fn broken_rule(
             format!("{actor} finishes leaving the barrier before every member has left")
         }
         PropertyName::NoLostItem => format!(
-            "an item {actor} removed from the queue will never be processed: it took no other \
-             step to process it"
+            "{actor} {} without processing an item it removed from the queue: the item is lost",
+            if matches!(action, Action::Crash(_)) {
+                "crashes"
+            } else {
+                "goes on"
+            }
         ),
         PropertyName::NoDuplicateItem => {
             format!("{actor} processes an item that was processed already")
@@ -109,11 +115,12 @@ fn broken_rule(
         }
         PropertyName::PermitsBound => {
             let now: Vec<String> = believers(after).iter().map(|b| client(b.0)).collect();
+            let permits = model.cfg.permits;
             format!(
-                "{} clients hold a lease at once with {} permits: {}",
+                "{} each {phrase} at once: {} clients, and the semaphore has {permits} permit{}",
+                and_list(&now),
                 now.len(),
-                model.cfg.permits,
-                and_list(&now)
+                if permits == 1 { "" } else { "s" }
             )
         }
         // The shared rules under another application's names, and the
@@ -223,37 +230,23 @@ fn resource_order(after: &ModelState) -> String {
     )
 }
 
-fn notifies(q: &[Msg]) -> usize {
-    q.iter().filter(|m| matches!(m, Msg::Notify { .. })).count()
+/// The watch notifications in `q`; with `futile`, only those whose mark
+/// says the recipient cannot proceed on them (a barrier's herd).
+fn notifies(q: &[Msg], futile: bool) -> usize {
+    q.iter()
+        .filter(|m| matches!(m, Msg::Notify { owns_first, .. } if !(futile && *owns_first)))
+        .count()
 }
 
-/// Per client, the watch notifications the step queued for it.
-fn queued_notifications(before: &ModelState, after: &ModelState) -> Vec<(ClientIdx, usize)> {
-    after
-        .clients
-        .iter()
-        .zip(before.clients.iter())
-        .enumerate()
-        .map(|(c, (a, b))| {
-            let sent = notifies(&a.from_store).saturating_sub(notifies(&b.from_store));
-            (c as ClientIdx, sent)
-        })
-        .filter(|&(_, n)| n > 0)
-        .collect()
-}
-
-fn notifications_sent(before: &ModelState, after: &ModelState) -> usize {
-    queued_notifications(before, after)
-        .iter()
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn woken_clients(before: &ModelState, after: &ModelState) -> Vec<String> {
-    queued_notifications(before, after)
-        .iter()
-        .map(|&(c, _)| client(c))
-        .collect()
+/// The clients a step queued a watch notification for (with `futile`,
+/// one they cannot proceed on), as `client N`, once per notification.
+fn woken_clients(before: &ModelState, after: &ModelState, futile: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (c, (a, b)) in after.clients.iter().zip(before.clients.iter()).enumerate() {
+        let sent = notifies(&a.from_store, futile).saturating_sub(notifies(&b.from_store, futile));
+        out.extend((0..sent).map(|_| client(c as ClientIdx)));
+    }
+    out
 }
 
 /// What a progress property's last state lacks: its goal is out of reach.
