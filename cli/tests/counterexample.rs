@@ -208,6 +208,7 @@ enum Phase {
     Done,
 }
 
+#[allow(dead_code)]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Faults {

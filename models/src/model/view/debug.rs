@@ -190,56 +190,67 @@ fn typed(t: Tree) -> Value {
 /// store writes it: `SessionId { client: 0, incarnation: 0 }` is
 /// `0x694d00000000`.
 fn id_text(t: &Tree) -> Option<String> {
-    match t {
-        Tree::Named(name, _) if name == "SessionId" => session(t).map(|s| s.to_string()),
-        Tree::Named(name, _) if name == "Child" => child(t).map(|c| c.to_string()),
-        Tree::Named(name, _) if name == "Key" => {
+    if let Tree::Call(name, args) = t {
+        // A path of text only: `Fixed("/lock")`.
+        return match args.as_slice() {
+            [Tree::Str(path)] if name == "Fixed" && path.starts_with('/') => Some(path.clone()),
+            _ => None,
+        };
+    }
+    let Tree::Named(name, _) = t else {
+        return None;
+    };
+    match name.as_str() {
+        "SessionId" => session(t).map(|s| s.to_string()),
+        "Child" => child(t).map(|c| c.to_string()),
+        "Key" => {
             let key = Key {
                 prefix: self::name(field(t, "prefix")?)?,
                 lease: option(field(t, "lease")?, session)?,
             };
             Some(key.to_string())
         }
-        Tree::Named(name, _) if name == "Node" => {
+        "Node" => {
             let path = ZPath::child(self::name(field(t, "dir")?)?, child(field(t, "child")?)?);
             Some(path.to_string())
         }
-        Tree::Call(name, args) if name == "Fixed" => match args.as_slice() {
-            [Tree::Str(path)] if path.starts_with('/') => Some(path.clone()),
-            _ => None,
-        },
         _ => None,
     }
 }
 
 /// The field `k` of a `Name { … }`.
 fn field<'t>(t: &'t Tree, k: &str) -> Option<&'t Tree> {
-    match t {
-        Tree::Named(_, fields) => fields.iter().find(|(f, _)| f == k).map(|(_, v)| v),
-        _ => None,
-    }
+    let Tree::Named(_, fields) = t else {
+        return None;
+    };
+    fields.iter().find(|(f, _)| f == k).map(|(_, v)| v)
 }
 
 fn number<T: std::str::FromStr>(t: &Tree) -> Option<T> {
-    match t {
-        Tree::Word(w) => w.parse().ok(),
-        _ => None,
-    }
+    let Tree::Word(w) = t else {
+        return None;
+    };
+    w.parse().ok()
 }
 
 fn name(t: &Tree) -> Option<Name> {
-    match t {
-        Tree::Str(s) => Name::intern(s),
-        _ => None,
-    }
+    let Tree::Str(s) = t else {
+        return None;
+    };
+    Name::intern(s)
 }
 
 /// `Some(x)` or `None`, `x` read by `read`; `None` (of the outer option)
 /// when it is neither.
 fn option<T>(t: &Tree, read: impl Fn(&Tree) -> Option<T>) -> Option<Option<T>> {
-    match t {
-        Tree::Word(w) if w == "None" => Some(None),
-        Tree::Call(some, args) if some == "Some" && args.len() == 1 => read(&args[0]).map(Some),
+    if let Tree::Word(w) = t {
+        return (w == "None").then_some(None);
+    }
+    let Tree::Call(some, args) = t else {
+        return None;
+    };
+    match args.as_slice() {
+        [x] if some == "Some" => read(x).map(Some),
         _ => None,
     }
 }
@@ -252,14 +263,15 @@ fn session(t: &Tree) -> Option<SessionId> {
 }
 
 fn child(t: &Tree) -> Option<Child> {
-    match t {
-        Tree::Named(n, _) if n == "Child" => Some(Child {
-            seq: option(field(t, "seq")?, number)?,
-            prefix: name(field(t, "prefix")?)?,
-            guid: option(field(t, "guid")?, session)?,
-        }),
-        _ => None,
-    }
+    let Tree::Named(n, _) = t else {
+        return None;
+    };
+    (n == "Child").then_some(())?;
+    Some(Child {
+        seq: option(field(t, "seq")?, number)?,
+        prefix: name(field(t, "prefix")?)?,
+        guid: option(field(t, "guid")?, session)?,
+    })
 }
 
 #[cfg(test)]

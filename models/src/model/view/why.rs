@@ -181,7 +181,29 @@ fn owns_key(
         PropertyName::FifoOrder => {
             format!("{who} takes an item that was not at the queue's head when the store answered")
         }
-        _ => {
+        // The lock's and the election's rule (the others are no owns-key
+        // rule of any application, so not reached).
+        PropertyName::HolderOwnsKey
+        | PropertyName::ElectedWithKey
+        | PropertyName::MutualExclusion
+        | PropertyName::ResourceExclusion
+        | PropertyName::HerdBound
+        | PropertyName::HolderWritesAccepted
+        | PropertyName::HandOff
+        | PropertyName::Progress
+        | PropertyName::SingleLeader
+        | PropertyName::LeaderExclusion
+        | PropertyName::FollowersAgree
+        | PropertyName::LeaderElected
+        | PropertyName::AllPass
+        | PropertyName::NoEarlyLeave
+        | PropertyName::NoLostItem
+        | PropertyName::NoDuplicateItem
+        | PropertyName::QueueDrains
+        | PropertyName::ReentryImmediate
+        | PropertyName::RwExclusion
+        | PropertyName::ReadersShare
+        | PropertyName::PermitsBound => {
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
