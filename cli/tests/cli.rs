@@ -583,65 +583,6 @@ fn report_timeline_draws_a_run_trace() {
     );
 }
 
-/// `check --html` shows every property (progress too) and each
-/// counterexample step by step with what changed; `check --itf` writes the
-/// same counterexample for Apalache and Quint, a state per step.
-#[test]
-fn check_writes_the_counterexample_viewer_and_itf_traces() {
-    let dir = scratch("check-html");
-    let html = dir.join("check.html");
-    let itf = dir.join("itf");
-    let o = lockstep(&[
-        "check",
-        "--recipe",
-        "fair-predecessor",
-        "--clients",
-        "2",
-        "--pauses",
-        "1",
-        "--html",
-        html.to_str().unwrap(),
-        "--itf",
-        itf.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
-    for needle in [
-        "fair-predecessor with 2 clients",
-        "<td>progress</td>",
-        "mutual_exclusion violated: shortest counterexample",
-        "class=\"changed\"",
-        "<svg",
-    ] {
-        assert!(page.contains(needle), "{needle}");
-    }
-    let v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(itf.join("mutual_exclusion.itf.json")).unwrap(),
-    )
-    .unwrap();
-    let states = v["states"].as_array().unwrap();
-    assert_eq!(states[0]["action"], "init");
-    assert_eq!(v["vars"][1], "client 0");
-    // The last state: both clients believe they hold.
-    let last = states.last().unwrap();
-    for c in ["client 0", "client 1"] {
-        let phase = last[c]["phase"].as_str().unwrap();
-        assert!(phase.starts_with("Holding"), "{c}: {phase}");
-    }
-    for (i, s) in states.iter().enumerate() {
-        assert_eq!(s["#meta"]["index"], i);
-    }
-    // The same counterexample as the report's, a state per step.
-    let out = stdout(&o);
-    let steps = out
-        .lines()
-        .skip_while(|l| !l.starts_with("mutual_exclusion violated"))
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .count();
-    assert_eq!(states.len(), steps + 1, "{out}");
-}
-
 /// `--trace-format chrome` writes one Trace Event Format object: a named
 /// track per client, holds and the pause as slices with their durations.
 #[test]

@@ -2,7 +2,7 @@
 //! fired, and who believes it holds the lock afterwards.
 
 use crate::model::describe::describe;
-use crate::model::{Action, ModelState, RecipeModel, Status};
+use crate::model::{Action, ModelState, RecipeModel};
 use serde::Serialize;
 use stateright::Model;
 use std::fmt;
@@ -21,16 +21,9 @@ pub struct TraceStep {
 }
 
 fn holders(state: &ModelState) -> Vec<String> {
-    state
-        .clients
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.status != Status::Crashed)
-        .filter_map(|(c, s)| {
-            s.state
-                .token()
-                .map(|token| format!("client {c} (token {token})"))
-        })
+    crate::model::view::believers(state)
+        .into_iter()
+        .map(|(c, token)| format!("client {c} (token {token})"))
         .collect()
 }
 

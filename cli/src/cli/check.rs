@@ -286,7 +286,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         written.push(path.display().to_string());
     }
     if let Some(dir) = &args.itf {
-        for (name, itf) in counterexample::itf_all(&model, &r) {
+        for (name, itf) in super::itf::itf_all(&model, &r) {
             let path = dir.join(format!("{name}.itf.json"));
             let text = serde_json::to_string_pretty(&itf).expect("serialisable");
             std::fs::write(&path, text + "\n")

@@ -8,6 +8,7 @@ mod counterexample;
 mod explore;
 mod front;
 mod herd;
+mod itf;
 mod limits;
 mod paired;
 mod recipes;

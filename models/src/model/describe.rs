@@ -78,3 +78,21 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
         }
     }
 }
+
+/// The kind of `action` as one word, the name a specification would give
+/// the step (ITF's `mbt::actionTaken`): `Deliver`, `Timeout`, `Crash`, …
+pub fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Deliver(..) => "Deliver",
+        Action::Timeout(..) => "Timeout",
+        Action::Expire(_) => "Expire",
+        Action::Crash(_) => "Crash",
+        Action::Pause(_) => "Pause",
+        Action::Resume(_) => "Resume",
+        Action::ResumeReconnect(_) => "ResumeReconnect",
+        Action::Partition(_) => "Partition",
+        Action::Heal(_) => "Heal",
+        Action::Reconnect(_) => "Reconnect",
+        Action::LoseReply(_) => "LoseReply",
+    }
+}

@@ -515,22 +515,8 @@ impl Model for RecipeModel {
         } else {
             format!("{from} → {to}: {what}")
         };
-        let actors: Vec<String> = view::view(self, &next)
-            .into_iter()
-            .map(|a| {
-                let fields: Vec<String> = a
-                    .fields
-                    .iter()
-                    .map(|(k, v)| format!("  {k}: {v}"))
-                    .collect();
-                format!("{}\n{}", a.name, fields.join("\n"))
-            })
-            .collect();
-        Some(format!(
-            "{}\n\n{arrow}\n\n{}",
-            self.cfg,
-            actors.join("\n\n")
-        ))
+        let actors = view::view(self, &next).to_string();
+        Some(format!("{}\n\n{arrow}\n\n{}", self.cfg, actors))
     }
 
     /// Every `always` and `sometimes` property of the recipe's application,
