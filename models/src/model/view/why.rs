@@ -140,7 +140,9 @@ fn broken_rule(
         | PropertyName::FollowersAgree
         | PropertyName::LeaderElected
         | PropertyName::AllPass
-        | PropertyName::QueueDrains => format!("{property} breaks at {actor}'s step"),
+        | PropertyName::QueueDrains
+        // The simulator's run-level check: the checker never judges it.
+        | PropertyName::FaultFreeSessionLoss => format!("{property} breaks at {actor}'s step"),
     }
 }
 
@@ -203,7 +205,8 @@ fn owns_key(
         | PropertyName::ReentryImmediate
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
-        | PropertyName::PermitsBound => {
+        | PropertyName::PermitsBound
+        | PropertyName::FaultFreeSessionLoss => {
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
@@ -298,7 +301,8 @@ fn unreachable_goal(property: PropertyName) -> String {
         | PropertyName::ReentryImmediate
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
-        | PropertyName::PermitsBound => "the property's goal",
+        | PropertyName::PermitsBound
+        | PropertyName::FaultFreeSessionLoss => "the property's goal",
     };
     format!("from this state no sequence of steps reaches {goal}")
 }
