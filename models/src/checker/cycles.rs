@@ -83,7 +83,12 @@ fn remainder(lists: &SuccessorLists, live: &[bool]) -> (Vec<u32>, Vec<Vec<u32>>)
     let mut adjacency = Vec::with_capacity(states.len());
     lists.each(false, |i, successors| {
         if live[i] {
-            adjacency.push(successors.iter().filter_map(|j| local.get(j).copied()).collect());
+            adjacency.push(
+                successors
+                    .iter()
+                    .filter_map(|j| local.get(j).copied())
+                    .collect(),
+            );
         }
     });
     (states, adjacency)

@@ -1030,9 +1030,7 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
                 Some(graph.path_to(model, opts.symmetry, i)?),
                 None,
             ),
-            (Some(None), Some((path, from))) => {
-                (Status::Violated, Some(path.clone()), Some(*from))
-            }
+            (Some(None), Some((path, from))) => (Status::Violated, Some(path.clone()), Some(*from)),
             (Some(None), None) => (Status::Holds, None, None),
             (None, _) => (Status::Unknown, None, None),
         };
@@ -1112,12 +1110,7 @@ struct Walk {
 /// among the searched state's (a representative's, under symmetry), and
 /// translates them back through the relabellings the search applied.
 /// `Err` if a step cannot be taken: two states shared a fingerprint.
-fn walk(
-    model: &RecipeModel,
-    symmetry: bool,
-    steps: &[u16],
-    to: &str,
-) -> Result<Walk, CheckError> {
+fn walk(model: &RecipeModel, symmetry: bool, steps: &[u16], to: &str) -> Result<Walk, CheckError> {
     let init = model.init_states().remove(0);
     // The searched state, and the map from its names to the real ones.
     let (mut state, mut to_real) = if symmetry {
