@@ -9,7 +9,9 @@
 //!   found is a shortest counterexample;
 //! - states are deduplicated after symmetry reduction when asked;
 //! - `progress` is decided on the explored graph: every state must reach a
-//!   state where all live clients finished (backward reachability from those);
+//!   state where all live clients finished (backward reachability from those),
+//!   and no live client may send requests forever on a fair cycle
+//!   ([`livelock`]);
 //! - every counterexample is replayed from the initial state through
 //!   `Model::next_state` in the clients' real names, and re-checked, before
 //!   it is returned.
