@@ -164,13 +164,11 @@ fn is_fair(model: &RecipeModel, states: &[ModelState], inner: &[Inner]) -> bool 
 
 /// Whether `action` at `state` hands the store a live client's request.
 pub fn is_live_request(state: &ModelState, action: Action) -> bool {
-    match action {
-        Action::Deliver(c, Link::ClientToStore) => {
-            let slot = &state.clients[c as usize];
-            slot.is_live() && matches!(slot.to_store.first(), Some(Msg::Request { .. }))
-        }
-        _ => false,
-    }
+    let Action::Deliver(c, Link::ClientToStore) = action else {
+        return false;
+    };
+    let slot = &state.clients[c as usize];
+    slot.is_live() && matches!(slot.to_store.first(), Some(Msg::Request { .. }))
 }
 
 /// Once round the component from its least state through `through`: the
