@@ -450,12 +450,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     for p in &r.properties {
         if let Some(trace) = counterexample(&model, p) {
             println!();
-            let tail = match p.kind {
-                Kind::Progress => "; from its last state no completion is reachable",
-                _ => "",
+            let tail = match (p.kind, p.repeats_from) {
+                (Kind::Progress, Some(from)) => format!(
+                    "; a livelock: steps {} to {} repeat forever, a client sending on",
+                    from + 1,
+                    trace.len()
+                ),
+                (Kind::Progress, None) => "; from its last state no completion is reachable".into(),
+                (Kind::Always | Kind::Sometimes, _) => String::new(),
+            };
+            let which = match p.repeats_from {
+                Some(_) => "counterexample",
+                None => "shortest counterexample",
             };
             println!(
-                "{} violated — shortest counterexample, {} steps (replayed and re-checked{tail}):",
+                "{} violated — {which}, {} steps (replayed and re-checked{tail}):",
                 p.name,
                 trace.len()
             );

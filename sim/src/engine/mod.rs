@@ -50,7 +50,7 @@ use crate::scenario::{
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
-use models::msg::{Msg, RequestKind, Timer};
+use models::msg::{Msg, RequestClass, RequestKind, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
     PropertyName, Woken,
@@ -104,6 +104,11 @@ struct ClientRt {
     /// What the monitors last saw of the client (its barrier leave, whether
     /// it was idle; the holders list says whether it held).
     seen: Marks,
+    /// The application's requests it sent (its session's upkeep aside),
+    /// against its livelock budget ([`Sim::spend_request`]).
+    requests: u64,
+    /// Reported as livelocked (once a run).
+    livelocked: bool,
 }
 
 /// The messages of a client's store link sent before a new connection
@@ -236,6 +241,12 @@ pub struct Progress {
 /// What a watched run tells how far it has gone.
 type Watcher<'a> = Box<dyn FnMut(&Progress) + 'a>;
 
+/// Requests a client may send for each unit of the run's work before it
+/// is reported livelocked ([`Sim::spend_request`]): generous — a waiter of
+/// a herd asks two or three times a release — yet a client that retries
+/// without end is caught within a few hundred requests.
+pub const REQUESTS_PER_WORK: u64 = 64;
+
 /// Events between two [`Progress`] reports (a power of two).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
 
@@ -315,6 +326,8 @@ impl<'a> Sim<'a> {
                 finished: false,
                 connection: Connection::Connected,
                 seen: ClientState::new(models::ids::SessionId::first(c)).marks(),
+                requests: 0,
+                livelocked: false,
             });
             sim.unfinished += 1;
             sim.start_client(c);
@@ -633,6 +646,35 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A client's request against its livelock budget: a client that keeps
+    /// sending while the run does no work — a consumer retrying an element
+    /// another took, forever — breaks the application's progress goal, as
+    /// the checker's cycle of a client's own requests does. The budget is
+    /// [`REQUESTS_PER_WORK`] for each unit of the run's work so far: each
+    /// round the scenario gives a client, each acquisition of any client
+    /// (a release wakes waiters, who ask again), each fault fired (a
+    /// client resends and reconnects), and one to start. Reported once a
+    /// client, naming it; the run goes on.
+    fn spend_request(&mut self, c: ClientIdx) {
+        let rt = &mut self.clients[c as usize];
+        rt.requests += 1;
+        if rt.livelocked {
+            return;
+        }
+        let sent = rt.requests;
+        let work = 1 + u64::from(self.scenario.rounds) + self.tally.metrics.acquisitions;
+        // Faults are counted only when the rest of the budget is spent.
+        if sent <= REQUESTS_PER_WORK * work {
+            return;
+        }
+        let fired = self.faults.iter().filter(|f| f.fired).count() as u64;
+        if sent > REQUESTS_PER_WORK * (work + fired) {
+            self.clients[c as usize].livelocked = true;
+            let property = progress_of(self.client.recipe.app());
+            self.violation(property, vec![c]);
+        }
+    }
+
     fn violation(&mut self, property: PropertyName, clients: Vec<ClientIdx>) {
         trace!(
             self,
@@ -666,6 +708,11 @@ impl<'a> Sim<'a> {
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
                 self.tally.store_requests[req.kind() as usize] += 1;
+                if let (Some(c), false) =
+                    (client_of(from), req.kind().class() == RequestClass::Session)
+                {
+                    self.spend_request(c);
+                }
             }
             let release = is_release(&msg);
             let before = self.store_state.header();
@@ -1259,6 +1306,13 @@ impl<'a> Sim<'a> {
             faults: self.faults,
             metrics: self.tally.metrics,
             hand_off: self.monitors.holds(PropertyName::HandOff),
+            livelocked: self
+                .clients
+                .iter()
+                .enumerate()
+                .filter(|(_, rt)| rt.livelocked)
+                .map(|(c, _)| c as ClientIdx)
+                .collect(),
             trace_hash,
             trace,
         })
