@@ -382,7 +382,12 @@ impl Model for RecipeModel {
             if state.budget.crashes > 0 && slot.is_live() && active {
                 actions.push(Action::Crash(c));
             }
-            if state.budget.restarts > 0 && slot.status == Status::Crashed {
+            // A new process starts once what its predecessor sent has
+            // arrived (its replies went with the old connection): a restart
+            // takes longer than a message's flight, as the simulator's down
+            // times (hundreds of milliseconds) are longer than its latencies.
+            let sent_arrived = slot.to_store.is_empty() && slot.to_resource.is_empty();
+            if state.budget.restarts > 0 && slot.status == Status::Crashed && sent_arrived {
                 actions.push(Action::Restart(c));
             }
             if state.budget.pauses > 0 && running && active && !slot.partitioned {
