@@ -29,6 +29,9 @@ struct CheckJson {
     pauses: u8,
     partitions: u8,
     lost_replies: u8,
+    /// Crashed clients that may restart (`--restarts`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    restarts: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -68,6 +71,10 @@ struct CheckJson {
     /// The fingerprint table and the graph, in bytes.
     index_bytes: u64,
     properties: Vec<PropertyJson>,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -303,6 +310,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             pauses: cfg.faults.pauses,
             partitions: cfg.faults.partitions,
             lost_replies: cfg.faults.lost_replies,
+            restarts: cfg.faults.restarts,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,

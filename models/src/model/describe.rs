@@ -33,6 +33,14 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             format!("session {s} expires (its owner is silent)"),
         ),
         Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
+        Action::Restart(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "restarts as a new process: its saved storage, a new session on a new connection \
+             (its predecessor's watches closed, nothing its connection carried arrives)"
+                .into(),
+        ),
         Action::Pause(c) => (
             "fault",
             client(c),

@@ -10,7 +10,8 @@
 //! range, but never before the one sent ahead of it. Faults:
 //! - crash: the client process stops; its connection closes (the store sends
 //!   it nothing more); with a duration it restarts as a new process with its
-//!   saved storage and a new session;
+//!   saved storage and a new session (unless the scenario says `restart =
+//!   false`: then every crash is for good);
 //! - pause: the process is frozen with its timers and inbox; on resume, what
 //!   came due meanwhile runs at once, in order;
 //! - partition: the client–store link carries nothing; what was sent either
@@ -34,7 +35,7 @@ mod queue;
 mod recorder;
 mod timers;
 
-pub use faults::draw_faults;
+pub use faults::{draw_faults, run_faults};
 use lent::Lender;
 pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
@@ -44,8 +45,7 @@ use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{
-    FaultKind, Scenario, ScheduledFault, EVENTS_AT_ONE_INSTANT_PER_CLIENT,
-    MAX_EVENTS_AT_ONE_INSTANT,
+    FaultKind, Scenario, EVENTS_AT_ONE_INSTANT_PER_CLIENT, MAX_EVENTS_AT_ONE_INSTANT,
 };
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
@@ -254,9 +254,7 @@ impl<'a> Sim<'a> {
     /// A simulation of `scenario` with `seed`, its trace recorded as `trace`
     /// asks.
     pub fn new(scenario: &'a Scenario, seed: u64, trace: TraceOptions<'a>) -> Self {
-        let mut faults: Vec<ScheduledFault> = scenario.schedule.clone();
-        faults.extend(draw_faults(scenario, seed));
-        faults.sort();
+        let faults = run_faults(scenario, seed);
         let store = scenario.store();
         let client = scenario.client();
         let mut sim = Sim {
