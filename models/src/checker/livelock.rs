@@ -129,11 +129,16 @@ fn inner_steps(model: &RecipeModel, symmetry: bool, states: &[ModelState]) -> Ve
     inner
 }
 
-/// Faults are the run's misfortunes, never owed; every other step, enabled
-/// long enough, is taken.
+/// Faults are the run's misfortunes, never owed, and so is a restart (the
+/// budget allows one; a crashed process may as well stay down); every other
+/// step, enabled long enough, is taken.
 fn owed(action: Action) -> bool {
     match action {
-        Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_) => false,
+        Action::Crash(_)
+        | Action::Pause(_)
+        | Action::Partition(_)
+        | Action::LoseReply(_)
+        | Action::Restart(_) => false,
         Action::Deliver(..)
         | Action::Timeout(..)
         | Action::Expire(_)

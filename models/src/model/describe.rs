@@ -95,6 +95,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Timeout(..) => "Timeout",
         Action::Expire(_) => "Expire",
         Action::Crash(_) => "Crash",
+        Action::Restart(_) => "Restart",
         Action::Pause(_) => "Pause",
         Action::Resume(_) => "Resume",
         Action::ResumeReconnect(_) => "ResumeReconnect",
