@@ -434,15 +434,27 @@ fn compare_against(cfg: &Config, size: Size, model: ModelCfg) -> Comparison {
     out
 }
 
-/// The whole matrix compared, side by side on every core.
+/// The whole matrix compared, side by side on every core; a line on
+/// stderr every 64 configurations says how far it has gone (the soak runs
+/// for long).
 fn compare_all(configs: &[Config], size: Size) -> Vec<Comparison> {
     let order: Vec<usize> = (0..configs.len()).collect();
+    let started = Instant::now();
+    let progress = |done: usize| {
+        if done.is_multiple_of(64) {
+            eprintln!(
+                "engine agreement: {done} of {} configurations, {:.0} s",
+                configs.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    };
     sim::parallel::map(
         configs,
         &order,
         sim::parallel::default_threads(),
         &|cfg| compare(cfg, size),
-        &|_| {},
+        &progress,
     )
     .expect("worker threads start")
 }
@@ -612,7 +624,9 @@ fn a_checker_without_the_matching_budget_disagrees() {
 fn soak_every_safety_violation_the_simulator_finds_the_checker_finds() {
     let seeds = std::env::var("LOCKSTEP_SOAK_SEEDS")
         .ok()
-        .map_or(SOAK.seeds, |s| s.parse().expect("LOCKSTEP_SOAK_SEEDS is a count"));
+        .map_or(SOAK.seeds, |s| {
+            s.parse().expect("LOCKSTEP_SOAK_SEEDS is a count")
+        });
     let (_, s) = run_matrix(Size { seeds, ..SOAK });
     assert!(s.disagreements.is_empty(), "{}", s.disagreements.join("\n"));
 }
