@@ -4,7 +4,8 @@
 //!
 //! The matrix is every registered recipe at every variant (test-only ones
 //! included), every client policy and every fault kind the checker has a
-//! counterpart for — a pause, a crash for good, a partition (cut, then
+//! counterpart for — a pause, a crash for good or one that restarts, a
+//! partition (cut, then
 //! healed), a lost reply — with a budget of one fault. For each
 //! configuration the simulator runs a few hundred seeds, each with exactly
 //! one fault of that kind drawn from the seed (its client, its time, its
@@ -29,8 +30,9 @@
 //! - Not the delay fault: extra latency on a client's link has no
 //!   counterpart in the checker, where any message may already take any
 //!   time; it is left out of the matrix ([`LEFT_OUT`]).
-//! - Not a crash that restarts: the checker's crash is for good (restarts
-//!   are being added to it), so the scenario's crash has no duration.
+//! - A crash is matched both ways: a crash for good (the scenario's crash
+//!   without a duration, the checker's `--crashes`) and a crash that
+//!   restarts (a down time, and `--restarts` beside `--crashes`).
 //!
 //! Where the engines cannot match, [`EXCEPTIONS`] says so by name, with the
 //! reason; an exception that no longer fires fails the test, so the table
@@ -51,13 +53,42 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Instant;
 
-/// The fault kinds the checker has a counterpart for, each as the
-/// simulator schedules it.
-const FAULT_KINDS: [FaultKind; 4] = [
-    FaultKind::Pause,
-    FaultKind::Crash,
-    FaultKind::Partition,
-    FaultKind::LostReply,
+/// A fault the checker has a counterpart for, as the matrix names it: a
+/// crash for good and a crash that restarts are two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Fault {
+    Pause,
+    Crash,
+    Restart,
+    Partition,
+    LostReply,
+}
+
+impl Fault {
+    /// The simulator's kind for it.
+    fn kind(self) -> FaultKind {
+        match self {
+            Fault::Pause => FaultKind::Pause,
+            Fault::Crash | Fault::Restart => FaultKind::Crash,
+            Fault::Partition => FaultKind::Partition,
+            Fault::LostReply => FaultKind::LostReply,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Fault::Restart => "crash-restart",
+            Fault::Pause | Fault::Crash | Fault::Partition | Fault::LostReply => self.kind().name(),
+        }
+    }
+}
+
+const FAULT_KINDS: [Fault; 5] = [
+    Fault::Pause,
+    Fault::Crash,
+    Fault::Restart,
+    Fault::Partition,
+    Fault::LostReply,
 ];
 
 /// What the matrix leaves out on purpose, and why: printed with the
@@ -67,10 +98,6 @@ const LEFT_OUT: &[(&str, &str)] = &[
         "delay",
         "extra latency on one link: the checker has no time, any message may already \
          take any while others overtake it, so there is no budget to match",
-    ),
-    (
-        "crash with a restart",
-        "the checker's crash is for good; restarts are being added to it on another branch",
     ),
     (
         "fencing, acquire timeouts, re-entries",
@@ -124,7 +151,7 @@ struct Config {
     policy: Policy,
     /// The faults each run gets, one per entry (the checker's budget is
     /// their count per kind).
-    faults: Vec<FaultKind>,
+    faults: Vec<Fault>,
     clients: u8,
     rounds: u8,
 }
@@ -148,6 +175,7 @@ impl fmt::Display for Config {
             (b.crashes, "crashes"),
             (b.partitions, "partitions"),
             (b.lost_replies, "lost-replies"),
+            (b.restarts, "restarts"),
         ] {
             if n > 0 {
                 write!(f, " --{flag} {n}")?;
@@ -163,11 +191,14 @@ impl Config {
         let mut b = FaultBudget::default();
         for kind in &self.faults {
             match kind {
-                FaultKind::Pause => b.pauses += 1,
-                FaultKind::Crash => b.crashes += 1,
-                FaultKind::Partition => b.partitions += 1,
-                FaultKind::LostReply => b.lost_replies += 1,
-                FaultKind::Delay => unreachable!("delay is left out of the matrix"),
+                Fault::Pause => b.pauses += 1,
+                Fault::Crash => b.crashes += 1,
+                Fault::Restart => {
+                    b.crashes += 1;
+                    b.restarts += 1;
+                }
+                Fault::Partition => b.partitions += 1,
+                Fault::LostReply => b.lost_replies += 1,
             }
         }
         b
@@ -209,7 +240,7 @@ fn every_recipe_and_variant() -> Vec<RecipeRef> {
 
 /// The fault combinations of a run: each kind alone for one fault a run,
 /// each unordered pair (a kind twice included) for two.
-fn fault_sets(per_run: u8) -> Vec<Vec<FaultKind>> {
+fn fault_sets(per_run: u8) -> Vec<Vec<Fault>> {
     match per_run {
         1 => FAULT_KINDS.iter().map(|&k| vec![k]).collect(),
         2 => (0..FAULT_KINDS.len())
@@ -272,7 +303,8 @@ fn base_scenario(cfg: &Config) -> Scenario {
 /// client and a time drawn from the seed (within the first second, where a
 /// two-client round's steps are), a pause or partition lasting from a
 /// quarter of the session timeout to three times it (so some end before
-/// the session could expire, some long after), a crash for good.
+/// the session could expire, some long after), a crash for good or one
+/// that restarts.
 fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
     let mut rng = stream(seed, "engine-agreement/faults");
     let mut faults: Vec<ScheduledFault> = cfg
@@ -283,13 +315,15 @@ fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
             let at_ms = between(&mut rng, 0, 1_000);
             let length = between(&mut rng, SESSION_MS / 4, 3 * SESSION_MS);
             let duration_ms = match kind {
-                FaultKind::Pause | FaultKind::Partition => Some(length),
-                FaultKind::Crash | FaultKind::LostReply => None,
-                FaultKind::Delay => unreachable!("delay is left out of the matrix"),
+                Fault::Pause | Fault::Partition => Some(length),
+                // Back after a tenth of the session timeout to the whole
+                // of it: the old session may outlive the process or not.
+                Fault::Restart => Some(between(&mut rng, SESSION_MS / 10, SESSION_MS)),
+                Fault::Crash | Fault::LostReply => None,
             };
             ScheduledFault {
                 at_ms,
-                kind,
+                kind: kind.kind(),
                 client,
                 duration_ms,
                 extra_ms: None,
@@ -619,7 +653,7 @@ fn a_checker_without_the_matching_budget_disagrees() {
     let cfg = Config {
         recipe: models::recipes::parse("fair-predecessor").unwrap(),
         policy: Policy::Naive,
-        faults: vec![FaultKind::Pause],
+        faults: vec![Fault::Pause],
         clients: 2,
         rounds: 1,
     };
