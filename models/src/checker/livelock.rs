@@ -20,10 +20,13 @@
 //! cycle, and each is replayed — its states recomputed from their
 //! shortest paths, its steps labelled by the model — and judged.
 //!
-//! Under symmetry reduction the component is one of representatives and
-//! steps are judged in their names; the counterexample (a lasso: a path to
-//! the component, then a lap through a request that ends where it began,
-//! up to a renaming of clients) is replayed in real names.
+//! Under symmetry reduction the component is one of representatives, whose
+//! steps a renaming on the way may name differently: a component that looks
+//! fair is judged again in real names — its lap taken until the real run
+//! returns to the very state it began in (at most [`MOST_LAPS`] laps), and
+//! that run must be fair — or it is not reported (a livelock missed under
+//! symmetry, never a false one). The counterexample is a lasso: a path to
+//! the component, then that many laps through a request.
 
 use super::{walk, CheckError, Graph};
 use crate::model::{Action, Link, ModelState, RecipeModel};
@@ -69,7 +72,20 @@ pub fn find(
         };
         let mut steps = graph.steps_to(members[0]);
         let repeats_from = steps.len();
-        steps.extend(lap(&inner, &inner[request]));
+        let once = lap(&inner, &inner[request]);
+        // Under symmetry the component's steps are named by representatives,
+        // which a lap may rename: judged again in real names, laps taken
+        // until the real run closes, it must still be fair.
+        let laps = match symmetry {
+            false => 1,
+            true => match laps_fair_in_real_names(model, &steps, &once)? {
+                Some(k) => k,
+                None => continue,
+            },
+        };
+        for _ in 0..laps {
+            steps.extend_from_slice(&once);
+        }
         return Ok(Some(Lasso {
             steps,
             repeats_from,
@@ -149,9 +165,59 @@ fn owed(action: Action) -> bool {
     }
 }
 
+/// The most laps a livelock found under symmetry is taken to close in real
+/// names: a lap renames clients by a permutation, which is the identity
+/// after as many laps as its order, at most 6 for up to six clients (a
+/// longer cycle is not reported: a livelock missed, never a false one).
+const MOST_LAPS: usize = 6;
+
+/// How many laps of `lap` (positions, after `prefix`) bring the real run
+/// back to the very state it began the first in, if that run is fair in
+/// real names: every owed step enabled at all of its states taken on it.
+/// `None` if no number of laps up to [`MOST_LAPS`] closes it, or it is
+/// unfair: the representatives' names made an unfair cycle look fair (a
+/// client that polls while another, renamed on the way, waits to be
+/// scheduled), and no livelock is reported from it.
+fn laps_fair_in_real_names(
+    model: &RecipeModel,
+    prefix: &[u16],
+    lap: &[u16],
+) -> Result<Option<usize>, CheckError> {
+    let mut steps = prefix.to_vec();
+    for _ in 0..MOST_LAPS {
+        steps.extend_from_slice(lap);
+    }
+    let real = walk(model, true, &steps, "a livelock's lap")?.path;
+    let Some(start) = super::replay(model, &real[..prefix.len()]) else {
+        return Ok(None);
+    };
+    let mut states = vec![start.clone()];
+    for (k, chunk) in real[prefix.len()..].chunks(lap.len()).enumerate() {
+        for &a in chunk {
+            let next = stateright::Model::next_state(model, states.last().expect("a state"), a);
+            let Some(next) = next else {
+                return Ok(None);
+            };
+            states.push(next);
+        }
+        if *states.last().expect("a state") == start {
+            let taken = &real[prefix.len()..prefix.len() + (k + 1) * lap.len()];
+            let fair = fair(model, &states, taken.iter().copied());
+            return Ok(fair.then_some(k + 1));
+        }
+    }
+    Ok(None)
+}
+
 /// Whether the component's full cycle is fair: every owed step enabled at
 /// all of its states is taken on one of its inner steps.
 fn is_fair(model: &RecipeModel, states: &[ModelState], inner: &[Inner]) -> bool {
+    fair(model, states, inner.iter().map(|s| s.action))
+}
+
+/// Whether a cycle through `states` taking `taken` is fair: every owed step
+/// enabled at all of the states is among those taken.
+fn fair(model: &RecipeModel, states: &[ModelState], taken: impl Iterator<Item = Action>) -> bool {
     let mut actions = Vec::new();
     let mut always: Option<HashSet<Action>> = None;
     for state in states {
@@ -163,7 +229,7 @@ fn is_fair(model: &RecipeModel, states: &[ModelState], inner: &[Inner]) -> bool 
             Some(before) => before.intersection(&here).copied().collect(),
         });
     }
-    let taken: HashSet<Action> = inner.iter().map(|s| s.action).collect();
+    let taken: HashSet<Action> = taken.collect();
     always.is_some_and(|always| always.is_subset(&taken))
 }
 
