@@ -98,6 +98,18 @@ pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
     }
 }
 
+/// Whether `msg`, on a client's link to the store (`to_store` its way), is
+/// the client's outstanding request or the reply to it (`epoch` the
+/// client's): while one is on its way, held by a cut or not, the client's
+/// resend timer waits, since nothing was lost. The one rule of both
+/// engines (the checker's `timer_may_fire`, the simulator's resend timer).
+pub fn awaited_on_link(msg: &Msg, to_store: bool, epoch: u8) -> bool {
+    match to_store {
+        true => matches!(msg, Msg::Request { .. }),
+        false => matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch),
+    }
+}
+
 /// Feeds the monitors what they heed (copied first if shared).
 fn observe(state: &mut ModelState, obs: Observation) {
     if state.monitors.heeds(&obs) {

@@ -815,10 +815,10 @@ impl<'a> Sim<'a> {
 
     /// Whether client `c`'s outstanding request, or the store's reply to
     /// it, is still on its way (queued, or held on a cut link): the
-    /// client's resend timer then waits, as the model checker's does
-    /// (`timer_may_fire`). A real client resends only on a new connection;
-    /// a request the store answered but whose reply was lost is the one
-    /// case a resend timer stands for.
+    /// client's resend timer then waits, by the checker's own rule
+    /// (`models::model::awaited_on_link`). A real client resends only on a
+    /// new connection; a request the store answered but whose reply was
+    /// lost is the one case a resend timer stands for.
     fn request_in_flight(&self, c: ClientIdx) -> bool {
         let rt = &self.clients[c as usize];
         let epoch = rt.state.epoch;
@@ -826,10 +826,9 @@ impl<'a> Sim<'a> {
             let Event::Deliver { from, to, msg } = e else {
                 return false;
             };
-            let request = matches!(msg, Msg::Request { .. });
-            let reply = matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch);
-            (request && client_of(*from) == Some(c) && *to == store_id())
-                || (reply && *from == store_id() && client_of(*to) == Some(c))
+            let to_store = client_of(*from) == Some(c) && *to == store_id();
+            let to_client = *from == store_id() && client_of(*to) == Some(c);
+            (to_store || to_client) && models::model::awaited_on_link(msg, to_store, epoch)
         };
         rt.cut_link.iter().any(|q| on_its_way(&q.event)) || self.queue.any(on_its_way)
     }
