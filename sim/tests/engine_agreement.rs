@@ -45,13 +45,15 @@ use models::client::Policy;
 use models::model::{FaultBudget, ModelCfg};
 use models::properties::{Kind, PropertyName};
 use models::recipe::{App, RecipeRef};
-use models::recipes::{VariantKind, REGISTRY};
 use sim::engine::simulate;
 use sim::rng::{between, stream};
 use sim::scenario::{FaultKind, Scenario, ScheduledFault};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Instant;
+
+mod common;
+use common::{clients_needed, every_recipe_and_variant};
 
 /// A fault the checker has a counterpart for, as the matrix names it: a
 /// crash for good and a crash that restarts are two.
@@ -209,33 +211,6 @@ impl Config {
         let names: Vec<&str> = self.faults.iter().map(|k| k.name()).collect();
         names.join("+")
     }
-}
-
-/// The clients an application needs to show its failures: two, but three
-/// for a queue (one producer, two consumers: a duplicate item needs a
-/// second taker) and a semaphore (two permits and one waiter).
-fn clients_needed(app: App) -> u8 {
-    match app {
-        App::Queue | App::Semaphore => 3,
-        App::Lock | App::Election | App::Barrier | App::SharedLock => 2,
-    }
-}
-
-/// Every registered recipe at its default and at every other variant it
-/// lists, test-only ones included: they exist to show that a property
-/// catches a bug, which both engines must then catch.
-fn every_recipe_and_variant() -> Vec<RecipeRef> {
-    REGISTRY
-        .iter()
-        .flat_map(|r| {
-            let others = r
-                .variants
-                .iter()
-                .filter(|v| v.kind != VariantKind::Default)
-                .map(|v| (r.build)(Some(v.name)));
-            std::iter::once((r.build)(None)).chain(others)
-        })
-        .collect()
 }
 
 /// The fault combinations of a run: each kind alone for one fault a run,

@@ -1,0 +1,32 @@
+//! What the simulator tests share: the recipes they sweep and the clients
+//! each application needs.
+
+use models::recipe::{App, RecipeRef};
+use models::recipes::{VariantKind, REGISTRY};
+
+/// The clients an application needs to show its failures: two, but three
+/// for a queue (one producer, two consumers: a duplicate item needs a
+/// second taker) and a semaphore (two permits and one waiter).
+pub fn clients_needed(app: App) -> u8 {
+    match app {
+        App::Queue | App::Semaphore => 3,
+        App::Lock | App::Election | App::Barrier | App::SharedLock => 2,
+    }
+}
+
+/// Every registered recipe at its default and at every other variant it
+/// lists, test-only ones included: they exist to show that a property
+/// catches a bug, which both engines must then catch.
+pub fn every_recipe_and_variant() -> Vec<RecipeRef> {
+    REGISTRY
+        .iter()
+        .flat_map(|r| {
+            let others = r
+                .variants
+                .iter()
+                .filter(|v| v.kind != VariantKind::Default)
+                .map(|v| (r.build)(Some(v.name)));
+            std::iter::once((r.build)(None)).chain(others)
+        })
+        .collect()
+}
