@@ -293,6 +293,32 @@ fn client_fields(model: &RecipeModel, state: &ModelState, c: usize) -> Fields {
     if model.cfg.reentries > 0 {
         fields.push(("reentries", from_debug(&format!("{:?}", st.nesting))));
     }
+    // A timed check's countdowns: ticks until each timer and message may
+    // come (and, after the dash, by when it must), and how long the
+    // current pause or partition has lasted.
+    if let Some(clock) = slot.clock.0.as_deref() {
+        let link = |i: usize| Value::Seq(texts(&clock.links[i]));
+        fields.push((
+            "ticks_left",
+            Value::record(vec![
+                (
+                    "timers",
+                    Value::Seq(
+                        slot.timers
+                            .iter()
+                            .zip(&clock.timers)
+                            .map(|(t, d)| Value::text(format!("{t}: {d}")))
+                            .collect(),
+                    ),
+                ),
+                ("store_to_client", link(0)),
+                ("client_to_store", link(1)),
+                ("client_to_resource", link(2)),
+                ("resource_to_client", link(3)),
+                ("fault_lasted", Value::Int(clock.fault.into())),
+            ]),
+        ));
+    }
     if model.cfg.acquire_timeout || !model.cfg.recipe.longest_sleep().is_zero() {
         fields.push((
             "clocks",
@@ -424,6 +450,14 @@ fn store_fields(model: &RecipeModel, state: &ModelState) -> Fields {
         "session_timers",
         Value::Set(texts(state.store_timers.iter())),
     ));
+    if let Some(dues) = state.store_clock.0.as_deref() {
+        let left = state
+            .store_timers
+            .iter()
+            .zip(dues)
+            .map(|(t, d)| format!("{t}: {d}"));
+        fields.push(("session_ticks_left", Value::Seq(texts(left))));
+    }
     Fields(fields)
 }
 
