@@ -482,6 +482,11 @@ impl Client {
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {
+                // An etcd lease's id is the store's: the session is known
+                // by it from now on.
+                if let Reply::LeaseGranted { lease } = reply {
+                    st.session = lease;
+                }
                 st.connection = Connection::Connected;
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
                 if self.policy.keeps_a_deadline() {
@@ -547,10 +552,13 @@ impl Actor for Client {
             Some(saved) => ClientState {
                 rounds_done: saved.rounds_done,
                 holds: saved.holds,
-                ..ClientState::new(SessionId {
-                    client: me,
-                    incarnation: saved.incarnation.wrapping_add(1),
-                })
+                ..ClientState::new(
+                    SessionId {
+                        incarnation: saved.incarnation,
+                        ..SessionId::first(me)
+                    }
+                    .next(),
+                )
             },
         };
         // Saved at once, so a restarted process never reuses this session.

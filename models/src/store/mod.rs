@@ -9,7 +9,7 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath};
+use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath, MAX_GRANTS};
 use crate::msg::{
     Msg, MultiOp, MultiResult, RangeOnly, Reply, Request, Timer, TxnOp, WatchEvent, ZkError,
 };
@@ -491,6 +491,30 @@ impl StoreState {
         }
     }
 
+    /// `LeaseGrant` for session `s`: the lease granted to this session
+    /// before (a grant asked again, after a lost reply or an expiry, is
+    /// that lease, alive again), else a new one numbered in grant order —
+    /// so keys named by leases sort by when their leases were granted,
+    /// not by who holds them. `None` once [`MAX_GRANTS`] are granted.
+    fn grant_lease(&mut self, s: SessionId) -> Option<SessionId> {
+        let at = self
+            .sessions
+            .partition_point(|(id, _)| (id.client, id.incarnation) < (s.client, s.incarnation));
+        if let Some((id, alive)) = self.sessions.get_mut(at) {
+            if id.same_session(s) {
+                *alive = true;
+                return Some(*id);
+            }
+        }
+        // An etcd store's sessions are all leases, each granted once.
+        let grant = u32::try_from(self.sessions.len() + 1)
+            .ok()
+            .filter(|&g| g <= MAX_GRANTS)?;
+        let lease = s.granted(grant);
+        self.sessions.insert(at, (lease, true));
+        Some(lease)
+    }
+
     /// Ends a live session (expired, or closed by its owner): deletes its
     /// ephemerals and lease keys and returns the notifications that fire, in
     /// order.
@@ -536,15 +560,11 @@ impl StoreState {
                     Reply::Error(ZkError::SessionExpired)
                 }
             }
-            Request::LeaseGrant => {
-                // An id whose lease expired or was revoked is free again.
-                if !self.open_session(s) {
-                    if let Ok(i) = self.find_session(s) {
-                        self.sessions[i].1 = true;
-                    }
-                }
-                Reply::LeaseGranted
-            }
+            Request::LeaseGrant => match self.grant_lease(s) {
+                Some(lease) => Reply::LeaseGranted { lease },
+                // etcd's answer when it cannot make a lease.
+                None => Reply::LeaseNotFound,
+            },
             // etcd's answers for a lease that is gone: revoke and
             // keepalive fail, `TimeToLive` says so (TTL -1).
             Request::LeaseRevoke | Request::LeaseKeepAlive if !self.is_alive(s) => {

@@ -140,7 +140,8 @@ fn broken_rule(
         | PropertyName::FollowersAgree
         | PropertyName::LeaderElected
         | PropertyName::AllPass
-        | PropertyName::QueueDrains => format!("{property} breaks at {actor}'s step"),
+        | PropertyName::QueueDrains
+        | PropertyName::FaultFreeSessionLoss => format!("{property} breaks at {actor}'s step"),
     }
 }
 
@@ -203,7 +204,8 @@ fn owns_key(
         | PropertyName::ReentryImmediate
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
-        | PropertyName::PermitsBound => {
+        | PropertyName::PermitsBound
+        | PropertyName::FaultFreeSessionLoss => {
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
@@ -298,7 +300,8 @@ fn unreachable_goal(property: PropertyName) -> String {
         | PropertyName::ReentryImmediate
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
-        | PropertyName::PermitsBound => "the property's goal",
+        | PropertyName::PermitsBound
+        | PropertyName::FaultFreeSessionLoss => "the property's goal",
     };
     format!("from this state no sequence of steps reaches {goal}")
 }
