@@ -848,6 +848,7 @@ mod tests {
         let s = SessionId {
             client: 300,
             incarnation: 2,
+            grant: 0,
         };
         for p in [
             ZPath::fixed(name!("/lock")),
@@ -938,6 +939,7 @@ mod tests {
             guid: guid.map(|(client, incarnation)| SessionId {
                 client,
                 incarnation,
+                grant: 0,
             }),
         };
         for (child, name) in [
@@ -968,6 +970,7 @@ mod tests {
         let s = |client| SessionId {
             client,
             incarnation: 0,
+            grant: 0,
         };
         let mut keys = [
             Key::fixed(name!("/lock/zz")),
