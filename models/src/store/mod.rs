@@ -808,6 +808,12 @@ impl Actor for Store {
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
                 let (reply, fired) = state.to_mut().apply(session, &req);
+                // A granted lease is known by the id the store gave it:
+                // its expiry timer too.
+                let session = match reply {
+                    Reply::LeaseGranted { lease } => lease,
+                    _ => session,
+                };
                 // ZooKeeper hears a session in every request; etcd only in
                 // keepalives (and the grant).
                 let heard = state.is_alive(session)
