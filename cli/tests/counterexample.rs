@@ -216,6 +216,7 @@ struct Faults {
     pauses: u64,
     partitions: u64,
     lost_replies: u64,
+    restarts: u64,
 }
 
 #[allow(dead_code)]

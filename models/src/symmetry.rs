@@ -42,7 +42,7 @@ impl Relabel for ClientSlot {
         self.timers.sort();
         self.from_store.relabel(p);
         self.to_store.relabel(p);
-        // Writes and acks name no client.
+        // Writes and acks name no client, nor does the saved storage.
     }
 }
 
@@ -180,6 +180,13 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
             std::mem::discriminant(&st.phase),
         ),
     );
+    // What it saved for a successor (kept only where restarts are
+    // checked) changes as seldom: with it only when kept, so the key of a
+    // check without restarts is what it was.
+    let seldom = match slot.saved.0 {
+        Some(saved) => crate::fixed_hash::hash_one(5, &(seldom, saved)),
+        None => seldom,
+    };
     (seldom & !0xffff_ffff) | (protocol_key(slot) & 0xffff_0000) | (traffic_key(slot) & 0xffff)
 }
 

@@ -252,3 +252,28 @@ fn the_search_with_sleep_sets_is_the_same_whatever_the_threads_and_chunks() {
         }
     }
 }
+
+/// A restart reads the store and the budget and closes its client's
+/// watches: every pair of steps called independent where a crashed client
+/// may restart commutes too, and sleep sets keep the search the same.
+#[test]
+fn restarts_commute_where_called_independent() {
+    let mut pairs = 0;
+    for recipe in ["fair-predecessor", "etcd-revision", "zk-fifo-queue"] {
+        let cfg = ModelCfg {
+            faults: FaultBudget {
+                crashes: 1,
+                restarts: 1,
+                ..FaultBudget::default()
+            },
+            ..ModelCfg::new(recipes::parse(recipe).unwrap(), 2)
+        };
+        let model = cfg.clone().into_model().unwrap();
+        for s in reachable(&model, 30_000) {
+            pairs += independent_pairs_commute_at(&model, &cfg, &s);
+        }
+        let (s, e) = same_search(&cfg, cfg.clients_interchangeable());
+        assert!(s <= e, "{cfg}: {s} transitions of {e}");
+    }
+    assert!(pairs > 10_000, "only {pairs} independent pairs checked");
+}

@@ -17,6 +17,7 @@
 //! fencing = false
 //! policy = "naive"              # or "oblivious", "suspend-aware", "lease-aware"
 //! guid = true                   # fair-predecessor only: false is variant "no-guid"
+//! restart = true                # a crash with a duration restarts after it; false: every crash is for good
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
 //! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL
@@ -106,6 +107,11 @@ pub struct ScenarioFile {
     /// otherwise). `[]` expects no violation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<Vec<String>>,
+    /// Whether a crashed client comes back after its crash's duration, as
+    /// a new process (default true); false: every crash is for good, its
+    /// duration kept only so that a seed draws the same faults either way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart: Option<bool>,
     /// Virtual time limit; by default long enough for every round.
     pub duration_ms: Option<u64>,
     pub timing: Option<TimingFile>,
@@ -218,7 +224,8 @@ pub struct FaultProfileFile {
 #[serde(rename_all = "snake_case")]
 pub enum FaultKind {
     /// The client process stops; with a duration it restarts afterwards
-    /// (a new process, a new session), without one it stays down.
+    /// (a new process, a new session), without one — or in a scenario with
+    /// `restart = false` — it stays down.
     Crash,
     Pause,
     Partition,
@@ -318,6 +325,10 @@ pub struct Scenario {
     pub policy: Policy,
     /// A lock holder's re-entries per hold (0: none).
     pub reentries: u8,
+    /// A crash with a duration restarts the client after it (a new
+    /// process: its saved storage, a new session); false: every crash is
+    /// for good.
+    pub restart: bool,
     pub timing: Timing,
     /// Randomized faults (none if empty); drawn until `faults_until_us`.
     pub profile: Vec<(FaultKind, Rate)>,
@@ -592,6 +603,7 @@ impl Scenario {
             fencing: raw.fencing.unwrap_or(false),
             policy,
             reentries,
+            restart: raw.restart.unwrap_or(true),
             timing,
             profile,
             faults_until_us,

@@ -29,6 +29,9 @@ struct CheckJson {
     pauses: u8,
     partitions: u8,
     lost_replies: u8,
+    /// Crashed clients that may restart (`--restarts`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    restarts: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -68,6 +71,10 @@ struct CheckJson {
     /// The fingerprint table and the graph, in bytes.
     index_bytes: u64,
     properties: Vec<PropertyJson>,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 fn status_word(s: Status) -> &'static str {
@@ -303,6 +310,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             pauses: cfg.faults.pauses,
             partitions: cfg.faults.partitions,
             lost_replies: cfg.faults.lost_replies,
+            restarts: cfg.faults.restarts,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,
@@ -450,12 +458,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     for p in &r.properties {
         if let Some(trace) = counterexample(&model, p) {
             println!();
-            let tail = match p.kind {
-                Kind::Progress => "; from its last state no completion is reachable",
-                _ => "",
+            let tail = match (p.kind, p.repeats_from) {
+                (Kind::Progress, Some(from)) => format!(
+                    "; a livelock: steps {} to {} repeat forever, a client sending on",
+                    from + 1,
+                    trace.len()
+                ),
+                (Kind::Progress, None) => "; from its last state no completion is reachable".into(),
+                (Kind::Always | Kind::Sometimes, _) => String::new(),
+            };
+            let which = match p.repeats_from {
+                Some(_) => "counterexample",
+                None => "shortest counterexample",
             };
             println!(
-                "{} violated — shortest counterexample, {} steps (replayed and re-checked{tail}):",
+                "{} violated — {which}, {} steps (replayed and re-checked{tail}):",
                 p.name,
                 trace.len()
             );

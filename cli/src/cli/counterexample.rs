@@ -27,6 +27,34 @@ pub(super) fn counterexamples(r: &CheckResult) -> Vec<(PropertyName, &[Action])>
         .collect()
 }
 
+/// Where a progress property's counterexample starts its lap, if it is a
+/// livelock: `path[from..]` repeats forever.
+fn lap_start(r: &CheckResult, name: PropertyName) -> Option<usize> {
+    r.properties
+        .iter()
+        .find(|p| p.name == name)
+        .and_then(|p| p.repeats_from)
+}
+
+/// A livelock's why: the lap's steps, and whose they are.
+fn lap_why(name: PropertyName, path: &[Action], from: usize) -> (usize, String) {
+    let mut who: Vec<String> = path[from..]
+        .iter()
+        .map(|a| format!("client {}", a.client()))
+        .collect();
+    who.sort_unstable();
+    who.dedup();
+    (
+        from + 1,
+        format!(
+            "steps {} to {} repeat forever, taken by {}: the requests go on and {name}'s goal              is never reached (a livelock)",
+            from + 1,
+            path.len(),
+            who.join(" and ")
+        ),
+    )
+}
+
 /// The states along `path`, the initial one first.
 pub(super) fn states(model: &RecipeModel, path: &[Action]) -> Vec<ModelState> {
     let mut out = vec![model.init_states().remove(0)];
@@ -114,11 +142,19 @@ fn verdicts(r: &CheckResult) -> String {
 
 /// One counterexample: its diagram and its steps, the breaking one open
 /// with why.
-fn counterexample(model: &RecipeModel, name: PropertyName, path: &[Action]) -> String {
+fn counterexample(
+    model: &RecipeModel,
+    name: PropertyName,
+    path: &[Action],
+    lap: Option<usize>,
+) -> String {
     let trace = steps(model, path);
     let states = states(model, path);
     let views: Vec<StateView> = states.iter().map(|s| view(model, s)).collect();
-    let breaking = breaking_step(model, &states, path, name);
+    let breaking = match lap {
+        Some(from) => Some(lap_why(name, path, from)),
+        None => breaking_step(model, &states, path, name),
+    };
     let marks = Marks {
         property: Some(name.name()),
         breaking: breaking.as_ref().map(|(n, why)| (*n, why.as_str())),
@@ -197,7 +233,7 @@ pub fn html_page(model: &RecipeModel, r: &CheckResult) -> String {
         body.push_str(" after that step; the red row is where the property breaks.</p>");
     }
     for (name, path) in shown {
-        body.push_str(&counterexample(model, name, path));
+        body.push_str(&counterexample(model, name, path, lap_start(r, name)));
     }
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -237,3 +273,21 @@ table.actor caption{font-weight:bold;text-align:left}\
 table.actor th{text-align:left;color:#555;padding:0 .5em;vertical-align:top;white-space:nowrap}\
 table.actor td{padding:0 .5em;font-family:ui-monospace,monospace;word-break:break-word}\
 tr.changed td,tr.changed th{background:#fff1c2}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_livelock_breaks_where_its_lap_starts_and_names_who_loops() {
+        let path = [Action::Crash(0), Action::Pause(1), Action::Resume(1)];
+        let (step, why) = lap_why(PropertyName::QueueDrains, &path, 1);
+        assert_eq!(step, 2);
+        assert!(
+            why.starts_with("steps 2 to 3 repeat forever, taken by client 1:"),
+            "{why}"
+        );
+        assert!(why.contains("queue_drains"), "{why}");
+        assert!(!why.contains("client 0"), "{why}");
+    }
+}

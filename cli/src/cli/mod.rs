@@ -44,6 +44,7 @@ impl From<ConfigError> for UsageError {
             Setting::Reentries => "--reentries",
             Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
             Setting::Crashes => "--crashes",
+            Setting::Restarts => "--restarts",
         };
         UsageError(format!("{flag}: {e}"))
     }
@@ -389,9 +390,13 @@ pub struct ModelArgs {
     /// than the clients].
     #[arg(long)]
     pub permits: Option<u8>,
-    /// Client crashes the checker may inject (for good).
+    /// Client crashes the checker may inject (for good, unless restarted).
     #[arg(long, default_value_t = 0)]
     pub crashes: u8,
+    /// Crashed clients that may restart, each as a new process: its saved
+    /// storage, a new session, a new connection (at most --crashes).
+    #[arg(long, default_value_t = 0)]
+    pub restarts: u8,
     /// Client pauses (process frozen, then resumes).
     #[arg(long, default_value_t = 0)]
     pub pauses: u8,
@@ -512,6 +517,7 @@ impl ModelArgs {
                 pauses: self.pauses,
                 partitions: self.partitions,
                 lost_replies: self.lost_replies,
+                restarts: self.restarts,
             },
             fencing: self.fencing,
             producers: self

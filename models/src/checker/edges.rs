@@ -124,7 +124,7 @@ impl SuccessorLists {
 
     /// Calls `f(i, successors of i)` for every state, in state order or,
     /// `backwards`, from the last state to the first.
-    fn each(&self, backwards: bool, mut f: impl FnMut(usize, &[u32])) {
+    pub(super) fn each(&self, backwards: bool, mut f: impl FnMut(usize, &[u32])) {
         let (mut ends, mut lists) = (Vec::new(), Vec::new());
         let blocks = self.block_start.len();
         for k in 0..blocks {

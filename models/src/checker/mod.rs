@@ -9,7 +9,9 @@
 //!   found is a shortest counterexample;
 //! - states are deduplicated after symmetry reduction when asked;
 //! - `progress` is decided on the explored graph: every state must reach a
-//!   state where all live clients finished (backward reachability from those);
+//!   state where all live clients finished (backward reachability from those),
+//!   and no live client may send requests forever on a fair cycle
+//!   ([`livelock`]);
 //! - every counterexample is replayed from the initial state through
 //!   `Model::next_state` in the clients' real names, and re-checked, before
 //!   it is returned.
@@ -33,8 +35,10 @@ use std::fmt;
 use std::hash::BuildHasherDefault;
 use std::time::Instant;
 
+mod cycles;
 mod edges;
 mod intern;
+mod livelock;
 mod seen;
 mod sleep;
 
@@ -210,6 +214,10 @@ pub struct PropertyResult {
     /// to a witness (sometimes), to a state from which no completion is
     /// reachable (progress).
     pub path: Option<Vec<Action>>,
+    /// A progress goal's livelock: `path[repeats_from..]`, a lap round a
+    /// cycle on which a client sends requests, can be taken forever (the
+    /// path is a lasso, not a shortest path).
+    pub repeats_from: Option<usize>,
     /// Seconds into the check when the verdict was known: the level of the
     /// first violation or witness, else the end of the search.
     pub decided_after: f64,
@@ -283,10 +291,7 @@ impl Graph {
         }
     }
 
-    /// The shortest path to state `i`, in the clients' real names: each
-    /// step replayed from the initial state by taking the recorded action
-    /// among the searched state's (a representative's, under symmetry),
-    /// and translated back through the relabellings the search applied.
+    /// The shortest path to state `i`, in the clients' real names.
     /// `Err` if a recorded step cannot be taken again: two states shared a
     /// fingerprint.
     fn path_to(
@@ -295,6 +300,12 @@ impl Graph {
         symmetry: bool,
         i: u32,
     ) -> Result<Vec<Action>, CheckError> {
+        Ok(walk(model, symmetry, &self.steps_to(i), &format!("state {i}"))?.path)
+    }
+
+    /// The positions of the actions of the shortest path to state `i`,
+    /// each among its state's `Model::actions`.
+    fn steps_to(&self, i: u32) -> Vec<u16> {
         let mut chain = Vec::new();
         let mut j = i;
         while j != 0 {
@@ -302,39 +313,7 @@ impl Graph {
             j = self.parent.get(j as usize);
         }
         chain.reverse();
-        let init = model.init_states().remove(0);
-        // The searched state, and the map from its names to the real ones.
-        let (mut state, mut to_real) = if symmetry {
-            let (rep, perm) = representative(&init);
-            (rep, inverse(&perm))
-        } else {
-            let n = init.clients.len() as ClientIdx;
-            (init, (0..n).collect())
-        };
-        let mut actions = Vec::new();
-        let mut path = Vec::with_capacity(chain.len());
-        for via in chain {
-            actions.clear();
-            model.actions(&state, &mut actions);
-            let step = actions.get(via as usize).copied();
-            let Some((a, next)) = step.and_then(|a| Some((a, model.next_state(&state, a)?))) else {
-                return Err(CheckError::Collision {
-                    found: format!("step {} of the path to state {i}", path.len() + 1),
-                });
-            };
-            let mut real = a;
-            real.relabel(&to_real);
-            path.push(real);
-            state = if symmetry {
-                let (rep, perm) = representative(&next);
-                let back = inverse(&perm);
-                to_real = back.iter().map(|&x| to_real[x as usize]).collect();
-                rep
-            } else {
-                next
-            };
-        }
-        Ok(path)
+        chain
     }
 
     /// Bytes held.
@@ -1023,27 +1002,46 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
             kind,
             status,
             path,
+            repeats_from: None,
             decided_after: first_hit[k].map_or(searched, |_| hit_after[k]),
         });
     }
+    // Every goal also requires that no client sends forever: one search
+    // of the graph's cycles serves them all.
+    let livelock = match complete && !goals.is_empty() {
+        true => {
+            let components = cycles::cyclic_components(&graph.succ);
+            livelock::find(model, &graph, opts.symmetry, &components)?
+                .map(|lasso| -> Result<_, CheckError> {
+                    let to = "a livelock's cycle";
+                    let path = walk(model, opts.symmetry, &lasso.steps, to)?.path;
+                    Ok((path, lasso.repeats_from))
+                })
+                .transpose()?
+        }
+        false => None,
+    };
     let stuck = match complete {
         true => graph.first_stuck(goals.len()),
         false => Vec::new(),
     };
     for (g, Goal { name, .. }) in goals.iter().enumerate() {
-        let (status, path) = match stuck.get(g) {
-            Some(&Some(i)) => (
+        let (status, path, repeats_from) = match (stuck.get(g), &livelock) {
+            (Some(&Some(i)), _) => (
                 Status::Violated,
                 Some(graph.path_to(model, opts.symmetry, i)?),
+                None,
             ),
-            Some(None) => (Status::Holds, None),
-            None => (Status::Unknown, None),
+            (Some(None), Some((path, from))) => (Status::Violated, Some(path.clone()), Some(*from)),
+            (Some(None), None) => (Status::Holds, None, None),
+            (None, _) => (Status::Unknown, None, None),
         };
         properties.push(PropertyResult {
             name: *name,
             kind: Kind::Progress,
             status,
             path,
+            repeats_from,
             decided_after: started.elapsed().as_secs_f64(),
         });
     }
@@ -1055,10 +1053,13 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
     for p in &mut properties {
         if let Some(real) = &p.path {
             let confirmed = match p.kind {
-                Kind::Progress => {
-                    let goal = goals.iter().find(|g| g.name == p.name).expect("known goal");
-                    confirm_stuck(model, real, goal)
-                }
+                Kind::Progress => match p.repeats_from {
+                    Some(from) => livelock::confirm(model, opts.symmetry, real, from),
+                    None => {
+                        let goal = goals.iter().find(|g| g.name == p.name).expect("known goal");
+                        confirm_stuck(model, real, goal)
+                    }
+                },
                 Kind::Always | Kind::Sometimes => replay(model, real)
                     .is_some_and(|end| end.monitors.holds(p.name) == (p.kind == Kind::Sometimes)),
             };
@@ -1098,6 +1099,53 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
         decided_early,
         properties,
     })
+}
+
+/// Where [`walk`] ends: the path in the clients' real names, and the
+/// searched state it reaches (a representative, under symmetry).
+struct Walk {
+    path: Vec<Action>,
+    state: ModelState,
+}
+
+/// Takes `steps` from the search's root, each the action at that position
+/// among the searched state's (a representative's, under symmetry), and
+/// translates them back through the relabellings the search applied.
+/// `Err` if a step cannot be taken: two states shared a fingerprint.
+fn walk(model: &RecipeModel, symmetry: bool, steps: &[u16], to: &str) -> Result<Walk, CheckError> {
+    let init = model.init_states().remove(0);
+    // The searched state, and the map from its names to the real ones.
+    let (mut state, mut to_real) = if symmetry {
+        let (rep, perm) = representative(&init);
+        (rep, inverse(&perm))
+    } else {
+        let n = init.clients.len() as ClientIdx;
+        (init, (0..n).collect())
+    };
+    let mut actions = Vec::new();
+    let mut path = Vec::with_capacity(steps.len());
+    for &via in steps {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        let step = actions.get(via as usize).copied();
+        let Some((a, next)) = step.and_then(|a| Some((a, model.next_state(&state, a)?))) else {
+            return Err(CheckError::Collision {
+                found: format!("step {} of the path to {to}", path.len() + 1),
+            });
+        };
+        let mut real = a;
+        real.relabel(&to_real);
+        path.push(real);
+        state = if symmetry {
+            let (rep, perm) = representative(&next);
+            let back = inverse(&perm);
+            to_real = back.iter().map(|&x| to_real[x as usize]).collect();
+            rep
+        } else {
+            next
+        };
+    }
+    Ok(Walk { path, state })
 }
 
 /// The state the search starts from: the initial state, or its

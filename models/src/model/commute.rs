@@ -135,6 +135,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         Action::Deliver(_, Link::ClientToStore | Link::ClientToResource)
         | Action::Expire(_)
         | Action::Crash(_)
+        | Action::Restart(_)
         | Action::Pause(_)
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
@@ -170,6 +171,8 @@ const BUDGET: u8 = 1 << 3;
 ///   client);
 /// - a delivery to the resource reads the resource;
 /// - a fault (crash, pause, partition, lost reply) reads the fault budget;
+/// - a restart reads the budget and the store (it closes its old
+///   connection's watches there);
 /// - a resume, heal or reconnect reads the store (whether its session
 ///   carries on; a reconnect filters its client's whole inbound link by
 ///   it, which only a store step that writes the store appends to);
@@ -227,6 +230,9 @@ impl Footprint {
             | Action::ResumeReconnect(_)
             | Action::Heal(_)
             | Action::Reconnect(_) => (STORE, false),
+            // It spends the budget and closes its old connection's
+            // watches in the store.
+            Action::Restart(_) => (STORE | BUDGET, false),
         };
         if another_client && !sends_to_others {
             return Footprint::ALL;
@@ -370,11 +376,14 @@ impl RecipeModel {
             .enumerate()
             .filter(|(_, slot)| {
                 let done = slot.state.phase == Phase::Done;
+                // A restart brings back only a crashed client, never a
+                // running one: it cannot strike `c` first.
                 let super::FaultBudget {
                     crashes,
                     pauses,
                     partitions,
                     lost_replies,
+                    restarts: _,
                 } = state.budget;
                 // A finished client is offered no crash, pause or partition.
                 let no_fault_first = (done || crashes == 0 && pauses == 0 && partitions == 0)

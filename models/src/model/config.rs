@@ -61,7 +61,8 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::AcquireTimeout
         | Setting::Reentries
         | Setting::Faults
-        | Setting::Crashes => None,
+        | Setting::Crashes
+        | Setting::Restarts => None,
     }
 }
 
@@ -175,6 +176,8 @@ pub enum Setting {
     /// The fault budget as a whole (its total).
     Faults,
     Crashes,
+    /// Restarts of crashed clients.
+    Restarts,
 }
 
 impl fmt::Display for ConfigError {
@@ -243,13 +246,56 @@ pub fn check_reentries(recipe: &RecipeRef, reentries: u32) -> Result<(), String>
     ))
 }
 
-/// How many faults of each kind a run may inject.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// How many faults of each kind a run may inject, and how many crashed
+/// clients may come back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FaultBudget {
     pub crashes: u8,
     pub pauses: u8,
     pub partitions: u8,
     pub lost_replies: u8,
+    /// Crashed clients that may restart as new processes (at most
+    /// `crashes`; 0: every crash is for good). Not a fault: it spends none
+    /// of the three the checker allows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restarts: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// The fields in order, as a derived hash would take them, but `restarts`
+/// only when some are left: a budget of a check without restarts hashes as
+/// it did before they existed, so its fingerprints (which decide the
+/// representatives symmetry keeps, and so the counterexamples found) are
+/// what they were.
+impl std::hash::Hash for FaultBudget {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.crashes.hash(h);
+        self.pauses.hash(h);
+        self.partitions.hash(h);
+        self.lost_replies.hash(h);
+        if self.restarts != 0 {
+            self.restarts.hash(h);
+        }
+    }
+}
+
+/// Restarts bring crashed clients back: at most one for each crash.
+fn check_restarts(faults: FaultBudget) -> Result<(), ConfigError> {
+    let FaultBudget {
+        crashes, restarts, ..
+    } = faults;
+    if restarts == 0 || restarts <= crashes {
+        return Ok(());
+    }
+    let reason = if crashes == 0 {
+        format!("a restart brings a crashed client back, and no crash is allowed (got {restarts} restarts, 0 crashes)")
+    } else {
+        format!("a restart brings a crashed client back: restarts ({restarts}) must be at most crashes ({crashes})")
+    };
+    Err(ConfigError::new(Setting::Restarts, reason))
 }
 
 /// A model-checking configuration; `into_model()` builds the model.
@@ -365,6 +411,7 @@ impl ModelCfg {
                 ),
             ));
         }
+        check_restarts(self.faults)?;
         if self.faults.crashes >= self.clients {
             return Err(ConfigError::new(
                 Setting::Crashes,
@@ -454,6 +501,7 @@ impl fmt::Display for ModelCfg {
             (b.pauses, "pause"),
             (b.partitions, "partition"),
             (b.lost_replies, "lost reply"),
+            (b.restarts, "restart"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

@@ -33,6 +33,14 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             format!("session {s} expires (its owner is silent)"),
         ),
         Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
+        Action::Restart(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            "restarts as a new process: its saved storage, a new session on a new connection \
+             (its predecessor's watches closed, nothing its connection carried arrives)"
+                .into(),
+        ),
         Action::Pause(c) => (
             "fault",
             client(c),
@@ -87,6 +95,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Timeout(..) => "Timeout",
         Action::Expire(_) => "Expire",
         Action::Crash(_) => "Crash",
+        Action::Restart(_) => "Restart",
         Action::Pause(_) => "Pause",
         Action::Resume(_) => "Resume",
         Action::ResumeReconnect(_) => "ResumeReconnect",

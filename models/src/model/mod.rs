@@ -14,7 +14,8 @@
 //!   off [`crate::properties`]'s monitors).
 //!
 //! Faults are budgeted, which keeps the state space finite: `crashes` (for
-//! good), `pauses` (process frozen with its timers and inbox, then resumes),
+//! good, unless a `restarts` budget brings the client back as a new
+//! process, as the simulator restarts one), `pauses` (process frozen with its timers and inbox, then resumes),
 //! `partitions` (the client–store link carries nothing until it heals; what
 //! was sent arrives afterwards, as TCP would deliver it), `lost_replies` (the
 //! store applied a request but the reply never arrives).
@@ -37,9 +38,9 @@ pub use config::{
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
-pub use state::{Action, ClientSlot, Link, ModelState, Slots, Status, Timers};
+pub use state::{Action, ClientSlot, Link, ModelState, Saved, Slots, Status, Timers};
 
-use crate::client::{Client, ClientState, Connection, Phase};
+use crate::client::{Client, ClientState, Connection, Marks, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
@@ -94,6 +95,18 @@ pub fn survives_reconnect(msg: &Msg, session_alive: bool) -> bool {
         | Msg::Pong { .. }
         | Msg::Write { .. }
         | Msg::WriteAck { .. } => false,
+    }
+}
+
+/// Whether `msg`, on a client's link to the store (`to_store` its way), is
+/// the client's outstanding request or the reply to it (`epoch` the
+/// client's): while one is on its way, held by a cut or not, the client's
+/// resend timer waits, since nothing was lost. The one rule of both
+/// engines (the checker's `timer_may_fire`, the simulator's resend timer).
+pub fn awaited_on_link(msg: &Msg, to_store: bool, epoch: u8) -> bool {
+    match to_store {
+        true => matches!(msg, Msg::Request { .. }),
+        false => matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch),
     }
 }
 
@@ -178,10 +191,58 @@ impl RecipeModel {
                         remove_timer(self.timers_of(state, from), &t);
                     }
                 }
+                // A client's saves are kept by its step (`keep_saved`).
                 Command::ChooseRandom(..) | Command::Save(_) => {}
             }
         }
         (notifications, futile)
+    }
+
+    /// Keeps what client `from` saved for a successor, where a restart may
+    /// need it (a check with restarts); elsewhere nothing is kept, so the
+    /// slot stays as it was (and shared).
+    fn keep_saved(&self, state: &mut ModelState, c: ClientIdx, out: &Out<Client>) {
+        let last = out.iter().rev().find_map(|cmd| match cmd {
+            Command::Save(storage) => Some(*storage),
+            Command::Send(..)
+            | Command::SetTimer(..)
+            | Command::CancelTimer(_)
+            | Command::ChooseRandom(..) => None,
+        });
+        let Some(storage) = last else {
+            return;
+        };
+        let saved = Saved(Some(storage));
+        if self.cfg.faults.restarts > 0 && state.clients[c as usize].saved != saved {
+            state.slot_mut(c).saved = saved;
+        }
+    }
+
+    /// Crashed client `c` starts again as a new process, as the simulator
+    /// restarts one (`fault_end` of a crash, `start_client`): the store
+    /// drops the old connection's watches, and the new process starts from
+    /// its predecessor's saved storage with a new session on a new
+    /// connection. Nothing the old connection carried reaches it (its
+    /// inbound links were emptied by the crash, and nothing is sent to a
+    /// crashed client); what the old process sent still arrives.
+    fn restart(&self, state: &mut ModelState, c: ClientIdx) {
+        let mut store = (*state.store).clone();
+        store.connection_closed(c);
+        if store != *state.store {
+            state.store = Shared::new(store);
+        }
+        let slot = state.slot_mut(c);
+        slot.status = Status::Running;
+        let saved = slot.saved.0;
+        // The crash told the monitors its process believes nothing any more.
+        let before = Marks {
+            holding: false,
+            ..slot.state.marks()
+        };
+        let id = client_id(c);
+        self.client_step_from(state, c, before, |s, o| {
+            *s = Cow::Owned(self.client.on_start(id, &saved, o));
+        });
     }
 
     /// Whether `id` has timer `t` armed.
@@ -239,14 +300,26 @@ impl RecipeModel {
         c: ClientIdx,
         f: impl FnOnce(&mut Cow<ClientState>, &mut Out<Client>),
     ) {
+        let before = state.clients[c as usize].state.marks();
+        self.client_step_from(state, c, before, f);
+    }
+
+    /// A client step, the monitors told what changed since `before`.
+    fn client_step_from(
+        &self,
+        state: &mut ModelState,
+        c: ClientIdx,
+        before: Marks,
+        f: impl FnOnce(&mut Cow<ClientState>, &mut Out<Client>),
+    ) {
         let mut out = Out::new();
         let slot = &state.clients[c as usize];
-        let before = slot.state.marks();
         let mut cow = Cow::Borrowed(&slot.state);
         f(&mut cow, &mut out);
         if let Cow::Owned(s) = cow {
             state.slot_mut(c).state = s;
         }
+        self.keep_saved(state, c, &out);
         self.apply_out(state, client_id(c), out);
         if let Some(obs) = observe_client(c, before, &state.clients[c as usize].state) {
             observe(state, obs);
@@ -286,7 +359,9 @@ impl Model for RecipeModel {
                 to_store: Vec::new(),
                 to_resource: Vec::new(),
                 from_resource: Vec::new(),
+                saved: Saved::default(),
             }));
+            self.keep_saved(&mut state, c as ClientIdx, &out);
             self.apply_out(&mut state, client_id(c as ClientIdx), out);
         }
         vec![state]
@@ -318,6 +393,14 @@ impl Model for RecipeModel {
             let active = slot.state.phase != Phase::Done;
             if state.budget.crashes > 0 && slot.is_live() && active {
                 actions.push(Action::Crash(c));
+            }
+            // A new process starts once what its predecessor sent has
+            // arrived (its replies went with the old connection): a restart
+            // takes longer than a message's flight, as the simulator's down
+            // times (hundreds of milliseconds) are longer than its latencies.
+            let sent_arrived = slot.to_store.is_empty() && slot.to_resource.is_empty();
+            if state.budget.restarts > 0 && slot.status == Status::Crashed && sent_arrived {
+                actions.push(Action::Restart(c));
             }
             if state.budget.pauses > 0 && running && active && !slot.partitioned {
                 actions.push(Action::Pause(c));
@@ -441,6 +524,10 @@ impl Model for RecipeModel {
                 slot.from_store.clear();
                 slot.from_resource.clear();
             }
+            Action::Restart(c) => {
+                state.budget.restarts -= 1;
+                self.restart(&mut state, c);
+            }
             Action::Pause(c) => {
                 state.budget.pauses -= 1;
                 let slot = state.slot_mut(c);
@@ -488,6 +575,7 @@ impl Model for RecipeModel {
             Action::Timeout(n, t) => format!("{}: {t}", c(n)),
             Action::Expire(s) => format!("store: session {s} expires"),
             Action::Crash(n) => format!("FAULT {} crashes", c(n)),
+            Action::Restart(n) => format!("{} restarts as a new process", c(n)),
             Action::Pause(n) => format!("FAULT {} pauses", c(n)),
             Action::Resume(n) => format!("{} resumes", c(n)),
             Action::ResumeReconnect(n) => {

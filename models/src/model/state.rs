@@ -4,7 +4,7 @@
 
 use super::shared::Shared;
 use super::FaultBudget;
-use crate::client::ClientState;
+use crate::client::{ClientState, ClientStorage};
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::{Msg, Timer};
 use crate::properties::{Monitors, PropertyName};
@@ -39,6 +39,24 @@ pub struct ClientSlot {
     pub to_store: Vec<Msg>,
     pub to_resource: Vec<Msg>,
     pub from_resource: Vec<Msg>,
+    /// What the process saved for a successor (its storage), kept only
+    /// where restarts are checked.
+    pub saved: Saved,
+}
+
+/// A client process's saved storage, as a restart hands it to the new
+/// process ([`Action::Restart`]). Kept only by a check with restarts
+/// ([`super::FaultBudget::restarts`]), and hashed only when kept, so a
+/// slot of any other check hashes as it did before restarts existed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Saved(pub Option<ClientStorage>);
+
+impl std::hash::Hash for Saved {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        if let Some(storage) = &self.0 {
+            storage.hash(h);
+        }
+    }
 }
 
 /// Every client's slot, by client index, kept inline: a successor is
@@ -110,6 +128,10 @@ pub enum Action {
     /// The store's expiry timer for a silent session fires.
     Expire(SessionId),
     Crash(ClientIdx),
+    /// A crashed client starts again as a new process: its saved storage,
+    /// a new session, a new connection (nothing its predecessor's carried
+    /// reaches it; the store drops that connection's watches).
+    Restart(ClientIdx),
     Pause(ClientIdx),
     /// The paused process resumes within its read timeout: what the store
     /// sent meanwhile is read.
@@ -148,6 +170,7 @@ impl Action {
             Action::Deliver(c, _)
             | Action::Timeout(c, _)
             | Action::Crash(c)
+            | Action::Restart(c)
             | Action::Pause(c)
             | Action::Resume(c)
             | Action::ResumeReconnect(c)

@@ -14,10 +14,10 @@
 //!   client ignores a timeout that comes while a request is outstanding
 //!   until the recipe next waits, as Curator and kazoo do.
 
-use super::{ClientSlot, ModelState, RecipeModel, Status};
+use super::{awaited_on_link, ClientSlot, ModelState, RecipeModel, Status};
 use crate::client::Phase;
 use crate::ids::SessionId;
-use crate::msg::{Msg, Timer};
+use crate::msg::Timer;
 
 impl RecipeModel {
     /// Whether session `s`'s owner is silent, so the store may expire it.
@@ -47,14 +47,16 @@ impl RecipeModel {
         match t {
             Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp => true,
             Timer::Retry => {
+                let epoch = slot.state.epoch;
                 slot.state.pending.is_some()
                     && !slot
                         .to_store
                         .iter()
-                        .any(|m| matches!(m, Msg::Request { .. }))
-                    && !slot.from_store.iter().any(
-                        |m| matches!(m, Msg::Reply { epoch, .. } if *epoch == slot.state.epoch),
-                    )
+                        .any(|m| awaited_on_link(m, true, epoch))
+                    && !slot
+                        .from_store
+                        .iter()
+                        .any(|m| awaited_on_link(m, false, epoch))
             }
             Timer::Ping | Timer::Expiry(_) => false,
             Timer::Deadline => slot.missed_contact,

@@ -244,6 +244,7 @@ pub fn view(model: &RecipeModel, state: &ModelState) -> StateView {
                 ("pauses", Value::Int(b.pauses.into())),
                 ("partitions", Value::Int(b.partitions.into())),
                 ("lost_replies", Value::Int(b.lost_replies.into())),
+                ("restarts", Value::Int(b.restarts.into())),
             ])
         },
     }

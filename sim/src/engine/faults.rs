@@ -4,6 +4,22 @@
 use crate::rng::{between, exponential, stream};
 use crate::scenario::{FaultKind, Scenario, ScheduledFault};
 
+/// The faults of a run of `s` with `seed`: its schedule and the faults its
+/// profile draws, in time order. Where crashes do not restart (`restart =
+/// false`) a crash keeps no duration: it lasts for good, and the trace, the
+/// liveness bound and a reproducer say so.
+pub fn run_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
+    let mut faults: Vec<ScheduledFault> = s.schedule.clone();
+    faults.extend(draw_faults(s, seed));
+    if !s.restart {
+        for f in faults.iter_mut().filter(|f| f.kind == FaultKind::Crash) {
+            f.duration_ms = None;
+        }
+    }
+    faults.sort();
+    faults
+}
+
 /// Draws the randomized faults of the scenario's profile, in time order.
 pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
     let mut out = Vec::new();

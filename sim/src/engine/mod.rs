@@ -10,7 +10,8 @@
 //! range, but never before the one sent ahead of it. Faults:
 //! - crash: the client process stops; its connection closes (the store sends
 //!   it nothing more); with a duration it restarts as a new process with its
-//!   saved storage and a new session;
+//!   saved storage and a new session (unless the scenario says `restart =
+//!   false`: then every crash is for good);
 //! - pause: the process is frozen with its timers and inbox; on resume, what
 //!   came due meanwhile runs at once, in order;
 //! - partition: the client–store link carries nothing; what was sent either
@@ -34,7 +35,7 @@ mod queue;
 mod recorder;
 mod timers;
 
-pub use faults::draw_faults;
+pub use faults::{draw_faults, run_faults};
 use lent::Lender;
 pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
 use queue::{Event, EventQueue, Queued};
@@ -44,13 +45,12 @@ use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{
-    FaultKind, Scenario, ScheduledFault, EVENTS_AT_ONE_INSTANT_PER_CLIENT,
-    MAX_EVENTS_AT_ONE_INSTANT,
+    FaultKind, Scenario, EVENTS_AT_ONE_INSTANT_PER_CLIENT, MAX_EVENTS_AT_ONE_INSTANT,
 };
 use crate::trace::{MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
-use models::msg::{Msg, RequestKind, Timer};
+use models::msg::{Msg, RequestClass, RequestKind, Timer};
 use models::properties::{
     is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
     PropertyName, Woken,
@@ -104,6 +104,11 @@ struct ClientRt {
     /// What the monitors last saw of the client (its barrier leave, whether
     /// it was idle; the holders list says whether it held).
     seen: Marks,
+    /// The application's requests it sent (its session's upkeep aside),
+    /// against its livelock budget ([`Sim::spend_request`]).
+    requests: u64,
+    /// Reported as livelocked (once a run).
+    livelocked: bool,
 }
 
 /// The messages of a client's store link sent before a new connection
@@ -236,6 +241,12 @@ pub struct Progress {
 /// What a watched run tells how far it has gone.
 type Watcher<'a> = Box<dyn FnMut(&Progress) + 'a>;
 
+/// Requests a client may send for each unit of the run's work before it
+/// is reported livelocked ([`Sim::spend_request`]): generous — a waiter of
+/// a herd asks two or three times a release — yet a client that retries
+/// without end is caught within a few hundred requests.
+pub const REQUESTS_PER_WORK: u64 = 64;
+
 /// Events between two [`Progress`] reports (a power of two).
 pub const PROGRESS_EVERY: u64 = 1 << 14;
 
@@ -243,9 +254,7 @@ impl<'a> Sim<'a> {
     /// A simulation of `scenario` with `seed`, its trace recorded as `trace`
     /// asks.
     pub fn new(scenario: &'a Scenario, seed: u64, trace: TraceOptions<'a>) -> Self {
-        let mut faults: Vec<ScheduledFault> = scenario.schedule.clone();
-        faults.extend(draw_faults(scenario, seed));
-        faults.sort();
+        let faults = run_faults(scenario, seed);
         let store = scenario.store();
         let client = scenario.client();
         let mut sim = Sim {
@@ -315,6 +324,8 @@ impl<'a> Sim<'a> {
                 finished: false,
                 connection: Connection::Connected,
                 seen: ClientState::new(models::ids::SessionId::first(c)).marks(),
+                requests: 0,
+                livelocked: false,
             });
             sim.unfinished += 1;
             sim.start_client(c);
@@ -633,6 +644,35 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// A client's request against its livelock budget: a client that keeps
+    /// sending while the run does no work — a consumer retrying an element
+    /// another took, forever — breaks the application's progress goal, as
+    /// the checker's cycle of a client's own requests does. The budget is
+    /// [`REQUESTS_PER_WORK`] for each unit of the run's work so far: each
+    /// round the scenario gives a client, each acquisition of any client
+    /// (a release wakes waiters, who ask again), each fault fired (a
+    /// client resends and reconnects), and one to start. Reported once a
+    /// client, naming it; the run goes on.
+    fn spend_request(&mut self, c: ClientIdx) {
+        let rt = &mut self.clients[c as usize];
+        rt.requests += 1;
+        if rt.livelocked {
+            return;
+        }
+        let sent = rt.requests;
+        let work = 1 + u64::from(self.scenario.rounds) + self.tally.metrics.acquisitions;
+        // Faults are counted only when the rest of the budget is spent.
+        if sent <= REQUESTS_PER_WORK * work {
+            return;
+        }
+        let fired = self.faults.iter().filter(|f| f.fired).count() as u64;
+        if sent > REQUESTS_PER_WORK * (work + fired) {
+            self.clients[c as usize].livelocked = true;
+            let property = progress_of(self.client.recipe.app());
+            self.violation(property, vec![c]);
+        }
+    }
+
     fn violation(&mut self, property: PropertyName, clients: Vec<ClientIdx>) {
         trace!(
             self,
@@ -666,6 +706,11 @@ impl<'a> Sim<'a> {
         if to == store_id() {
             if let Msg::Request { req, .. } = &msg {
                 self.tally.store_requests[req.kind() as usize] += 1;
+                if let (Some(c), false) =
+                    (client_of(from), req.kind().class() == RequestClass::Session)
+                {
+                    self.spend_request(c);
+                }
             }
             let release = is_release(&msg);
             let before = self.store_state.header();
@@ -770,10 +815,10 @@ impl<'a> Sim<'a> {
 
     /// Whether client `c`'s outstanding request, or the store's reply to
     /// it, is still on its way (queued, or held on a cut link): the
-    /// client's resend timer then waits, as the model checker's does
-    /// (`timer_may_fire`). A real client resends only on a new connection;
-    /// a request the store answered but whose reply was lost is the one
-    /// case a resend timer stands for.
+    /// client's resend timer then waits, by the checker's own rule
+    /// (`models::model::awaited_on_link`). A real client resends only on a
+    /// new connection; a request the store answered but whose reply was
+    /// lost is the one case a resend timer stands for.
     fn request_in_flight(&self, c: ClientIdx) -> bool {
         let rt = &self.clients[c as usize];
         let epoch = rt.state.epoch;
@@ -781,10 +826,9 @@ impl<'a> Sim<'a> {
             let Event::Deliver { from, to, msg } = e else {
                 return false;
             };
-            let request = matches!(msg, Msg::Request { .. });
-            let reply = matches!(msg, Msg::Reply { epoch: e, .. } if *e == epoch);
-            (request && client_of(*from) == Some(c) && *to == store_id())
-                || (reply && *from == store_id() && client_of(*to) == Some(c))
+            let to_store = client_of(*from) == Some(c) && *to == store_id();
+            let to_client = *from == store_id() && client_of(*to) == Some(c);
+            (to_store || to_client) && models::model::awaited_on_link(msg, to_store, epoch)
         };
         rt.cut_link.iter().any(|q| on_its_way(&q.event)) || self.queue.any(on_its_way)
     }
@@ -1259,6 +1303,13 @@ impl<'a> Sim<'a> {
             faults: self.faults,
             metrics: self.tally.metrics,
             hand_off: self.monitors.holds(PropertyName::HandOff),
+            livelocked: self
+                .clients
+                .iter()
+                .enumerate()
+                .filter(|(_, rt)| rt.livelocked)
+                .map(|(c, _)| c as ClientIdx)
+                .collect(),
             trace_hash,
             trace,
         })

@@ -134,6 +134,11 @@ pub struct Outcome {
     /// The `sometimes` property `hand_off`: the lock passed from one client
     /// to another in this run.
     pub hand_off: bool,
+    /// Clients that spent their request budget: each broke the progress
+    /// goal (a violation naming it) by sending on while the run did no
+    /// work. Left out of the JSON when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub livelocked: Vec<ClientIdx>,
     /// FNV-1a of the trace's JSON lines (present when the trace was recorded).
     pub trace_hash: Option<String>,
     #[serde(skip)]
