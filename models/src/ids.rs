@@ -48,7 +48,11 @@ pub fn client_of(id: Id) -> Option<ClientIdx> {
 /// in who connected first identical, and lets symmetry reduction relabel
 /// them. An etcd lease id is the store's, as etcd's are: it counts grants
 /// in its leading digits, so keys named by leases (`pfx/<lease id>`) sort
-/// in grant order, whatever the clients are called.
+/// in grant order, whatever the clients are called — unless the recipe's
+/// `Setup` numbers leases by client (`LeaseIds::ByClient`: no grant).
+/// Either way a session is its client's incarnation: the id a client asks
+/// a grant for and the id granted are the same session
+/// ([`SessionId::same_session`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SessionId {
     pub client: ClientIdx,

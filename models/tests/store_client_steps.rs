@@ -484,7 +484,6 @@ fn a_keepalive_renews_and_a_revoke_ends_the_lease() {
     use std::time::Duration;
     let store = Store::for_face(Face::Etcd, Duration::from_secs(5), Setup::bare());
     let mut state = Cow::Owned(store.initial_state());
-    let s = sid(0);
     let send = |state: &mut Cow<_>, req: Request, from: u16| {
         let mut out = Out::new();
         let msg = Msg::Request {
@@ -504,11 +503,18 @@ fn a_keepalive_renews_and_a_revoke_ends_the_lease() {
             })
             .expect("a reply")
     };
+    // The lease as the store numbered it; the client's requests may
+    // still name it by the id it asked for (`sid`), as before the grant's
+    // reply: the store knows it by either.
+    let s = match reply(&send(&mut state, Request::LeaseGrant, 0)) {
+        Reply::LeaseGranted { lease } => lease,
+        other => panic!("a grant answered {other}"),
+    };
+    assert_eq!(s.grant, 1, "the first lease granted");
     let sets_expiry = |out: &[Command<Msg, Timer, (), ()>]| {
         out.iter()
             .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(l), _) if *l == s))
     };
-    send(&mut state, Request::LeaseGrant, 0);
     send(&mut state, Request::LeaseGrant, 1);
     let key = names::session_key(s);
     let txn = Txn {

@@ -1321,6 +1321,9 @@ proptest! {
         let mut ids: BTreeMap<u16, SessionId> = BTreeMap::new();
         let watcher = granted(&mut store, SESSIONS);
         store.apply(watcher, &Request::WatchRange { keys: Keys::Prefix(names::KEYS), start_revision: 1 });
+        // etcd's watches live on the client's connection, whatever its
+        // lease: events are addressed to the client alone.
+        let told_to = sid(SESSIONS);
         let mut alive: BTreeSet<u16> = BTreeSet::new();
         // key -> its lease
         let mut keys: BTreeMap<Key, u16> = BTreeMap::new();
@@ -1332,7 +1335,7 @@ proptest! {
                 let doomed: Vec<Key> = keys.iter().filter(|(_, l)| **l == lease).map(|(k, _)| *k).collect();
                 for key in &doomed {
                     keys.remove(key);
-                    told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Delete, key: *key, revision: revision + 1 }));
+                    told.push((told_to, WatchEvent::Etcd { kind: EtcdEvent::Delete, key: *key, revision: revision + 1 }));
                 }
                 !doomed.is_empty()
             };
@@ -1357,7 +1360,7 @@ proptest! {
                     let (reply, fired) = store.apply(s, &Request::Txn(Box::new(txn)));
                     if alive.contains(&lease) {
                         keys.insert(key, lease);
-                        told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Put, key, revision: revision + 1 }));
+                        told.push((told_to, WatchEvent::Etcd { kind: EtcdEvent::Put, key, revision: revision + 1 }));
                         let succeeded = matches!(reply, Reply::TxnResult { succeeded: true, .. });
                         prop_assert!(succeeded, "{}", reply);
                     } else {

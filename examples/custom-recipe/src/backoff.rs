@@ -168,7 +168,7 @@ impl Recipe for PollingBackoff {
                 path: ZPath::Fixed(DIR),
                 keys: DIR,
             },
-            claims: None,
+            ..Setup::bare()
         }
     }
 

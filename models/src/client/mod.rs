@@ -644,7 +644,7 @@ impl Actor for Client {
                 }
             }
             Msg::Expired { session } => {
-                if session == state.session && state.phase == Phase::Acquiring {
+                if session.same_session(state.session) && state.phase == Phase::Acquiring {
                     let st = state.to_mut();
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
@@ -654,10 +654,10 @@ impl Actor for Client {
                 } else if self.policy == Policy::Oblivious && state.is_holding() {
                     // The library knows (LOST); the application goes on as
                     // the holder, and its release will find the session gone.
-                    if session == state.session {
+                    if session.same_session(state.session) {
                         state.to_mut().connection = Connection::Lost;
                     }
-                } else if session == state.session && state.phase != Phase::Done {
+                } else if session.same_session(state.session) && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {
                         self.count_round(st);

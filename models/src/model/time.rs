@@ -25,7 +25,7 @@ impl RecipeModel {
         let Some(slot) = state.clients.get(s.client as usize) else {
             return true;
         };
-        if slot.state.session != s {
+        if !slot.state.session.same_session(s) {
             return true; // the owner has moved on to a new session
         }
         if slot.state.phase == Phase::Done {
