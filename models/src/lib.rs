@@ -27,4 +27,5 @@ pub mod renamings;
 pub mod resource;
 pub mod store;
 pub mod symmetry;
+pub mod timing;
 pub mod trace;

@@ -39,7 +39,21 @@ impl Relabel for ClientSlot {
     fn relabel(&mut self, p: &Perm) {
         self.state.relabel(p);
         self.timers.relabel(p);
-        self.timers.sort();
+        match &mut self.clock.0 {
+            None => self.timers.sort(),
+            // A timed check's countdowns stay with their timers.
+            Some(clock) => {
+                let mut paired: Vec<_> = self
+                    .timers
+                    .iter()
+                    .copied()
+                    .zip(clock.timers.iter().copied())
+                    .collect();
+                paired.sort();
+                self.timers = paired.iter().map(|&(t, _)| t).collect();
+                clock.timers = paired.iter().map(|&(_, d)| d).collect();
+            }
+        }
         self.from_store.relabel(p);
         self.to_store.relabel(p);
         // Writes and acks name no client, nor does the saved storage.
@@ -143,8 +157,10 @@ impl ModelState {
 impl Relabel for Action {
     fn relabel(&mut self, p: &Perm) {
         // Every step names one client and no other (a session names its
-        // client).
-        self.client_mut().relabel(p);
+        // client); a tick names none.
+        if let Some(c) = self.client_mut() {
+            c.relabel(p);
+        }
     }
 }
 

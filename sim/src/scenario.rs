@@ -50,6 +50,7 @@ use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
 use models::recipes;
 use models::store::Store;
+use models::timing;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -946,13 +947,9 @@ fn resolve_timing(
     let ping_interval_us = time_us("timing.ping_interval_ms", ping_ms, err)?;
     let latency_us = latency_us(t.latency_ms.unwrap_or([0.2, 2.0]), err)?;
     let one_way_ms = ms_text(latency_us.1);
-    // The session's clock starts when the store grants it; the grant's
-    // reply takes a one-way latency, the client's first heartbeat goes a
-    // ping interval later and takes another: the store hears it up to a
-    // ping interval plus two one-way latencies after the grant. (Later
-    // heartbeats leave a ping interval apart, so they come closer than
-    // that: within a ping interval plus the latencies' spread.)
-    if ping_interval_us + 2 * latency_us.1 >= session_timeout_us {
+    // The rules are the models' (`models::timing`), worded here in the
+    // file's keys.
+    if !timing::first_heartbeat_in_time(session_timeout_us, ping_interval_us, latency_us.1) {
         return Err(err(
             ping_setting(t),
             format!(
@@ -966,9 +963,7 @@ fn resolve_timing(
     }
     let retry_ms = t.retry_ms.unwrap_or(1000);
     let retry_us = time_us("timing.retry_ms", retry_ms, err)?;
-    // A request is resent when no reply came within retry_ms: shorter than
-    // a round trip, every request would be resent without any fault.
-    if retry_us <= 2 * latency_us.1 {
+    if !timing::retry_after_round_trip(retry_us, latency_us.1) {
         return Err(err(
             "timing.retry_ms",
             format!(
@@ -1075,13 +1070,11 @@ fn resolve_deadline(
         }
         // Unused; kept as the lease-aware default for the record.
         (Policy::Naive | Policy::Oblivious, None) => return Ok(session_timeout_us / 3 * 2),
-        (Policy::LeaseAware | Policy::SuspendAware, Some(d)) => time_us(key, d, err)?,
-        (Policy::LeaseAware | Policy::SuspendAware, None) => session_timeout_us / 3 * 2,
+        (Policy::LeaseAware | Policy::LeaseAwareFromSend | Policy::SuspendAware, Some(d)) => time_us(key, d, err)?,
+        (Policy::LeaseAware | Policy::LeaseAwareFromSend | Policy::SuspendAware, None) => session_timeout_us / 3 * 2,
     };
     let ms = ms_text;
-    // A heartbeat's answer comes at most a ping interval plus a round trip
-    // after the one before: a shorter deadline gives up healthy sessions.
-    if deadline_us <= ping_interval_us + 2 * one_way_us {
+    if !timing::deadline_after_heartbeat(deadline_us, ping_interval_us, one_way_us) {
         return Err(err(
             key,
             format!(
@@ -1093,7 +1086,7 @@ fn resolve_deadline(
             ),
         ));
     }
-    if deadline_us + one_way_us >= session_timeout_us {
+    if !timing::deadline_before_expiry(deadline_us, one_way_us, session_timeout_us) {
         return Err(err(
             key,
             format!(

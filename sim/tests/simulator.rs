@@ -117,6 +117,19 @@ fn each_shipped_scenario_shows_its_expected_outcome_at_its_seed() {
             "lease-aware, seed {seed}"
         );
     }
+    // The known-wrong deadline, restarted by the heartbeats it sends
+    // into the cut: the simulator finds it (as `check --time ticks` does;
+    // models/tests/timed.rs), where lease-aware keeps mutual exclusion.
+    let mut from_send = shipped("partition-past-session");
+    from_send.policy = models::client::Policy::LeaseAwareFromSend;
+    let found = (0..200)
+        .filter(|&seed| {
+            simulate(&from_send, seed, false)
+                .first_violation("mutual_exclusion")
+                .is_some()
+        })
+        .count();
+    assert!(found >= 50, "lease-aware-from-send: {found} of 200 seeds");
 
     let orphan = run("orphan-create");
     assert_eq!(properties(&orphan), ["progress"]);

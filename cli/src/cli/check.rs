@@ -44,6 +44,8 @@ struct CheckJson {
     /// A semaphore's permits (`--permits`); absent for other recipes.
     #[serde(skip_serializing_if = "Option::is_none")]
     permits: Option<u8>,
+    /// How time was treated: `untimed`, or the ticks' durations.
+    time: String,
     symmetry: bool,
     /// The partial-order reduction was on.
     partial_order: bool,
@@ -232,6 +234,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
                 .into(),
         ));
     }
+    // A timed check explores without reductions: a flag that turns one
+    // on or off would do nothing.
+    if cfg.time.ticks().is_some() {
+        let useless = [
+            (args.partial_order, "--partial-order"),
+            (args.no_sleep_sets, "--no-sleep-sets"),
+            (args.no_symmetry, "--no-symmetry"),
+        ];
+        if let Some((_, flag)) = useless.iter().find(|(given, _)| *given) {
+            return Err(UsageError(format!(
+                "{flag} with --time ticks: a timed check explores every state without symmetry, \
+                 partial-order reduction or sleep sets (a tick touches every client)"
+            )));
+        }
+    }
     let opts = CheckOptions {
         symmetry: !args.no_symmetry,
         partial_order: args.partial_order,
@@ -317,6 +334,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             reentries: cfg.reentries,
             writers: (cfg.recipe.app() == models::recipe::App::SharedLock).then_some(cfg.writers),
             permits: (cfg.recipe.app() == models::recipe::App::Semaphore).then_some(cfg.permits),
+            time: match cfg.time.ticks() {
+                Some(ticks) => ticks.to_string(),
+                None => "untimed".into(),
+            },
             symmetry: r.symmetry,
             partial_order: r.partial_order,
             sleep_sets: r.sleep_sets,
@@ -356,10 +377,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     println!("lockstep check: {cfg}");
     println!(
         "symmetry reduction: {}",
-        if r.symmetry {
-            "on (clients are interchangeable)"
-        } else {
-            "off"
+        match (r.symmetry, cfg.time.ticks().is_some()) {
+            (true, _) => "on (clients are interchangeable)",
+            (false, true) => "off (a timed check explores every state)",
+            (false, false) => "off",
         }
     );
     if r.partial_order {

@@ -40,7 +40,7 @@ fn lap_start(r: &CheckResult, name: PropertyName) -> Option<usize> {
 fn lap_why(name: PropertyName, path: &[Action], from: usize) -> (usize, String) {
     let mut who: Vec<String> = path[from..]
         .iter()
-        .map(|a| format!("client {}", a.client()))
+        .filter_map(|a| a.client().map(|c| format!("client {c}")))
         .collect();
     who.sort_unstable();
     who.dedup();

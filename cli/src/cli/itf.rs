@@ -58,9 +58,11 @@ pub fn to_itf(v: &Value) -> Json {
 }
 
 /// What a specification's step chose: the client it is about (`None`
-/// for the initial state).
+/// for the initial state and a tick).
 fn nondet_picks(action: Option<Action>) -> Json {
-    let client = action.map(|a| Value::Int(a.client().into()));
+    let client = action
+        .and_then(Action::client)
+        .map(|c| Value::Int(c.into()));
     json!({ "client": to_itf(&Value::option(client)) })
 }
 

@@ -21,7 +21,7 @@ mod tour;
 use clap::{Args, Parser, Subcommand};
 use models::checker::CheckError;
 use models::client::Policy;
-use models::model::{ConfigError, FaultBudget, ModelCfg, Setting};
+use models::model::{ConfigError, FaultBudget, ModelCfg, Setting, TickTiming, Time};
 use models::recipe::RecipeRef;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +45,7 @@ impl From<ConfigError> for UsageError {
             Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
             Setting::Crashes => "--crashes",
             Setting::Restarts => "--restarts",
+            Setting::Ticks(key) => return UsageError(format!("--ticks {key}: {e}")),
         };
         UsageError(format!("{flag}: {e}"))
     }
@@ -432,6 +433,21 @@ pub struct ModelArgs {
     /// one release frees both. Judged by `reentry_immediate` too.
     #[arg(long, default_value_t = 0)]
     pub reentries: u8,
+    /// How the checker treats time: `untimed` (timers carry no time: each
+    /// fires at any moment it could, heartbeats never, a session expires
+    /// whenever its owner is silent) or `ticks` (every latency, timeout,
+    /// session and lease TTL, heartbeat and timer lasts whole ticks, so
+    /// deadlines and expiry go by the clock; explored without symmetry,
+    /// partial-order reduction or sleep sets). docs/checking.md says what
+    /// each covers.
+    #[arg(long, default_value = "untimed", value_parser = ["untimed", "ticks"])]
+    pub time: String,
+    /// With --time ticks: durations in ticks as `key=value,…` over the
+    /// defaults session=7, ping=2, deadline=5, retry=3, latency=1,
+    /// think=0-2, hold=8, pause=1-10, partition=1-10, acquire_timeout=4,
+    /// tick_ms=1000 (a window is `low-high`).
+    #[arg(long)]
+    pub ticks: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -493,6 +509,19 @@ pub struct ExploreArgs {
 }
 
 impl ModelArgs {
+    /// `--time` and `--ticks`: the durations only with ticks.
+    fn time_mode(&self) -> Result<Time, UsageError> {
+        match (self.time.as_str(), &self.ticks) {
+            ("ticks", spec) => TickTiming::parse(spec.as_deref().unwrap_or(""))
+                .map(Time::Ticks)
+                .map_err(|e| UsageError(format!("--ticks: {e}"))),
+            (_, Some(_)) => Err(UsageError(
+                "--ticks gives durations in ticks: it needs --time ticks".into(),
+            )),
+            (_, None) => Ok(Time::Untimed),
+        }
+    }
+
     /// Resolves the flags into a configuration, rejecting unknown names and
     /// contradictory or out-of-range settings.
     pub fn to_cfg(&self) -> Result<ModelCfg, UsageError> {
@@ -534,6 +563,7 @@ impl ModelArgs {
             }),
             recipe,
             policy,
+            time: self.time_mode()?,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -161,7 +161,9 @@ fn owed(action: Action) -> bool {
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
         | Action::Heal(_)
-        | Action::Reconnect(_) => true,
+        | Action::Reconnect(_)
+        // Time passes.
+        | Action::Tick => true,
     }
 }
 

@@ -161,6 +161,15 @@ impl Client {
         );
         st.pending = Some(req);
         o.set_timer(Timer::Retry, exactly(self.timing.retry));
+        self.sent_to_store(st, o);
+    }
+
+    /// The known-wrong lease-aware client restarts its deadline on every
+    /// send, as if sending proved the session alive.
+    fn sent_to_store(&self, st: &ClientState, o: &mut Out<Self>) {
+        if self.policy.trusts_its_sends() && !matches!(st.phase, Phase::Connecting | Phase::Done) {
+            o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
+        }
     }
 
     fn think(&self, st: &mut ClientState, o: &mut Out<Self>) {
@@ -594,7 +603,8 @@ impl Actor for Client {
             | Msg::Write { .. }
             | Msg::WriteAck { .. } => false,
         };
-        if src == store_id() && self.policy.keeps_a_deadline() && in_session && renewed {
+        let trusts_replies = self.policy.keeps_a_deadline() && !self.policy.trusts_its_sends();
+        if src == store_id() && trusts_replies && in_session && renewed {
             o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
         }
         // The store answers a suspended client: RECONNECTED (its expiry
@@ -751,6 +761,7 @@ impl Actor for Client {
                     },
                 );
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
+                self.sent_to_store(state, o);
             }
             Timer::Deadline if !matches!(state.phase, Phase::Connecting | Phase::Done) => {
                 match self.policy {
@@ -768,7 +779,10 @@ impl Actor for Client {
                             self.resend(state.to_mut(), o);
                         }
                     }
-                    Policy::LeaseAware | Policy::Naive | Policy::Oblivious => {
+                    Policy::LeaseAware
+                    | Policy::LeaseAwareFromSend
+                    | Policy::Naive
+                    | Policy::Oblivious => {
                         let st = state.to_mut();
                         if st.phase == Phase::Releasing {
                             self.count_round(st);

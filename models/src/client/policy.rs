@@ -28,6 +28,14 @@ pub enum Policy {
     /// while it is cut off, so it gives up before the store expires the
     /// session; it cannot run while the process is paused.
     LeaseAware,
+    /// A known-wrong `LeaseAware`, for comparison (as a recipe's bug
+    /// variant is): its deadline restarts when it *sends* a heartbeat or a
+    /// request, not when the store answers one, so a client whose
+    /// heartbeats stop arriving keeps trusting a session the store has
+    /// expired (the bug class of Kleppmann's "How to do distributed
+    /// locking" and CURATOR-206). Only a checker that keeps time
+    /// (`--time ticks`) or the simulator can tell it from `LeaseAware`.
+    LeaseAwareFromSend,
 }
 
 impl FromStr for Policy {
@@ -38,8 +46,10 @@ impl FromStr for Policy {
             "oblivious" => Ok(Policy::Oblivious),
             "suspend-aware" => Ok(Policy::SuspendAware),
             "lease-aware" => Ok(Policy::LeaseAware),
+            "lease-aware-from-send" => Ok(Policy::LeaseAwareFromSend),
             _ => Err(format!(
-                "unknown policy '{s}' (known: naive, oblivious, suspend-aware, lease-aware)"
+                "unknown policy '{s}' (known: naive, oblivious, suspend-aware, lease-aware, \
+                 lease-aware-from-send)"
             )),
         }
     }
@@ -52,6 +62,7 @@ impl fmt::Display for Policy {
             Policy::Oblivious => "oblivious",
             Policy::SuspendAware => "suspend-aware",
             Policy::LeaseAware => "lease-aware",
+            Policy::LeaseAwareFromSend => "lease-aware-from-send",
         })
     }
 }
@@ -62,7 +73,17 @@ impl Policy {
     pub fn keeps_a_deadline(self) -> bool {
         match self {
             Policy::Naive | Policy::Oblivious => false,
-            Policy::SuspendAware | Policy::LeaseAware => true,
+            Policy::SuspendAware | Policy::LeaseAware | Policy::LeaseAwareFromSend => true,
+        }
+    }
+
+    /// Whether the deadline restarts when the client sends to the store
+    /// (the known-wrong [`Policy::LeaseAwareFromSend`]) rather than on
+    /// evidence that the store renewed the session.
+    pub fn trusts_its_sends(self) -> bool {
+        match self {
+            Policy::LeaseAwareFromSend => true,
+            Policy::Naive | Policy::Oblivious | Policy::SuspendAware | Policy::LeaseAware => false,
         }
     }
 }

@@ -142,7 +142,8 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Partition(_)
         | Action::Heal(_)
         | Action::Reconnect(_)
-        | Action::LoseReply(_) => None,
+        | Action::LoseReply(_)
+        | Action::Tick => None,
     }
 }
 
@@ -209,7 +210,11 @@ impl Footprint {
         let Replaced {
             parts,
             another_client,
-        } = Replaced::between(last, a.client(), next);
+        } = match a.client() {
+            Some(c) => Replaced::between(last, c, next),
+            // A tick counts every client's clock down: it touches all.
+            None => return Footprint::ALL,
+        };
         // Monitors fed what left them as they were were read, not changed:
         // what they heed does not depend on their state, but what feeding
         // them changes does.
@@ -233,6 +238,7 @@ impl Footprint {
             // It spends the budget and closes its old connection's
             // watches in the store.
             Action::Restart(_) => (STORE | BUDGET, false),
+            Action::Tick => return Footprint::ALL,
         };
         if another_client && !sends_to_others {
             return Footprint::ALL;
@@ -270,6 +276,7 @@ impl Replaced {
             clients,
             budget,
             monitors,
+            store_clock,
         } = next;
         let part = |bit: u8, same: bool| if same { 0 } else { bit };
         let parts = part(
@@ -277,7 +284,8 @@ impl Replaced {
             Shared::ptr_eq(store, &last.store) && Shared::ptr_eq(store_timers, &last.store_timers),
         ) | part(RESOURCE, Shared::ptr_eq(resource, &last.resource))
             | part(MONITORS, Shared::ptr_eq(monitors, &last.monitors))
-            | part(BUDGET, *budget == last.budget);
+            | part(BUDGET, *budget == last.budget)
+            | part(STORE, *store_clock == last.store_clock);
         let another_client = clients.len() != last.clients.len()
             || clients
                 .iter()

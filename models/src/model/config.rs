@@ -1,7 +1,7 @@
 //! What to check: the recipe, how many clients and rounds, the fault
 //! budget, fencing and the client policy; `into_model()` builds the model.
 
-use super::RecipeModel;
+use super::{RecipeModel, Time};
 use crate::client::{Client, ClientTiming, Policy};
 use crate::properties::PropertyName;
 use crate::recipe::{App, RecipeRef, Reentry};
@@ -62,7 +62,8 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Reentries
         | Setting::Faults
         | Setting::Crashes
-        | Setting::Restarts => None,
+        | Setting::Restarts
+        | Setting::Ticks(_) => None,
     }
 }
 
@@ -178,6 +179,8 @@ pub enum Setting {
     Crashes,
     /// Restarts of crashed clients.
     Restarts,
+    /// A timed check's durations: the key of `--ticks` named.
+    Ticks(&'static str),
 }
 
 impl fmt::Display for ConfigError {
@@ -324,6 +327,8 @@ pub struct ModelCfg {
     pub writers: u8,
     /// A semaphore: how many leases it has. 0 for every other application.
     pub permits: u8,
+    /// How the checker treats time: untimed (the default) or in ticks.
+    pub time: Time,
 }
 
 impl ModelCfg {
@@ -341,6 +346,7 @@ impl ModelCfg {
             writers: default_writers(&recipe) as u8,
             // Fewer than the clients, which fit in a u8.
             permits: default_permits(&recipe, clients.into()) as u8,
+            time: Time::Untimed,
             recipe,
         }
     }
@@ -412,6 +418,11 @@ impl ModelCfg {
             ));
         }
         check_restarts(self.faults)?;
+        if let Some(ticks) = self.time.ticks() {
+            ticks
+                .validate(self.policy, &self.recipe)
+                .map_err(|(key, reason)| ConfigError::new(Setting::Ticks(key), reason))?;
+        }
         if self.faults.crashes >= self.clients {
             return Err(ConfigError::new(
                 Setting::Crashes,
@@ -429,13 +440,22 @@ impl ModelCfg {
     /// would report every safety property held of nothing.
     pub fn into_model(self) -> Result<RecipeModel, ConfigError> {
         self.validate()?;
-        let timing = ClientTiming {
-            // Any length: the checker lets the timeout fire at any moment.
-            acquire_timeout: self.acquire_timeout.then_some(Duration::from_secs(1)),
-            ..ClientTiming::default()
+        let (timing, session_timeout) = match self.time.ticks() {
+            Some(ticks) => (
+                ticks.client_timing(self.acquire_timeout),
+                ticks.session_timeout(),
+            ),
+            None => (
+                ClientTiming {
+                    // Any length: the checker lets the timeout fire at any moment.
+                    acquire_timeout: self.acquire_timeout.then_some(Duration::from_secs(1)),
+                    ..ClientTiming::default()
+                },
+                Duration::from_secs(6),
+            ),
         };
         Ok(RecipeModel {
-            store: Store::for_recipe(&self.recipe, Duration::from_secs(6), self.clients as u16),
+            store: Store::for_recipe(&self.recipe, session_timeout, self.clients as u16),
             resource: Resource::new(self.fencing),
             client: Client {
                 // A barrier recipe is made for its group's size, a
@@ -508,9 +528,13 @@ impl fmt::Display for ModelCfg {
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
         if faults.is_empty() {
-            write!(f, ", no faults")
+            write!(f, ", no faults")?;
         } else {
-            write!(f, ", faults: {}", faults.join(", "))
+            write!(f, ", faults: {}", faults.join(", "))?;
+        }
+        match self.time.ticks() {
+            Some(ticks) => write!(f, ", time in {ticks}"),
+            None => Ok(()),
         }
     }
 }

@@ -30,7 +30,12 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "expire",
             "store".into(),
             client(s.client),
-            format!("session {s} expires (its owner is silent)"),
+            // A timed check keeps the store's clock; an untimed one lets a
+            // session expire whenever its owner is silent.
+            match state.store_clock.0.is_some() {
+                true => format!("session {s} expires (its timeout ran out)"),
+                false => format!("session {s} expires (its owner is silent)"),
+            },
         ),
         Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
         Action::Restart(c) => (
@@ -84,6 +89,12 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                 .unwrap_or_default();
             ("fault", "store".into(), client(c), what)
         }
+        Action::Tick => (
+            "tick",
+            "store".into(),
+            String::new(),
+            "one tick passes (every clock counts down)".into(),
+        ),
     }
 }
 
@@ -103,5 +114,6 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Heal(_) => "Heal",
         Action::Reconnect(_) => "Reconnect",
         Action::LoseReply(_) => "LoseReply",
+        Action::Tick => "Tick",
     }
 }

@@ -20,6 +20,7 @@
 //! was sent arrives afterwards, as TCP would deliver it), `lost_replies` (the
 //! store applied a request but the reply never arrives).
 
+pub mod clock;
 pub mod commute;
 mod config;
 pub mod describe;
@@ -30,6 +31,7 @@ mod state;
 mod time;
 pub mod view;
 
+pub use clock::{Due, TickTiming, Time, TICK_KEYS};
 pub use config::{
     check_acquire_timeout, check_fencing, check_given, check_permits, check_producers,
     check_reentries, check_writers, default_permits, default_producers, default_writers,
@@ -38,7 +40,7 @@ pub use config::{
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
-pub use state::{Action, ClientSlot, Link, ModelState, Saved, Slots, Status, Timers};
+pub use state::{Action, ClientSlot, Clocked, Link, ModelState, Saved, Slots, Status, Timers};
 
 use crate::client::{Client, ClientState, Connection, Marks, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
@@ -50,7 +52,7 @@ use crate::properties::{
 use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
 use crate::store::{Store, StoreState};
-use state::{insert_timer, remove_timer};
+use state::{arm_timer, insert_timer, remove_timer};
 use stateright::actor::{Actor, Command, Id, Out};
 use stateright::{Model, Property};
 use std::borrow::Cow;
@@ -134,8 +136,8 @@ impl RecipeModel {
     fn reconnect(&self, state: &mut ModelState, c: ClientIdx) {
         let alive = session_carries_on(&state.store, &state.clients[c as usize].state);
         let slot = state.slot_mut(c);
-        slot.from_store.retain(|m| survives_reconnect(m, alive));
-        slot.to_store.retain(|m| survives_reconnect(m, alive));
+        slot.retain(Link::StoreToClient, |m| survives_reconnect(m, alive));
+        slot.retain(Link::ClientToStore, |m| survives_reconnect(m, alive));
         self.client_step(state, c, |s, o| self.client.on_reconnect(s, alive, o));
     }
 
@@ -148,6 +150,8 @@ impl RecipeModel {
     {
         let mut notifications = Woken::default();
         let mut futile = Woken::default();
+        let ticks = self.cfg.time.ticks();
+        let latency = ticks.map(|t| t.latency);
         for cmd in out {
             match cmd {
                 Command::Send(dst, msg) => {
@@ -165,30 +169,33 @@ impl RecipeModel {
                                 futile.add(c);
                             }
                         }
-                        if from == store_id() {
-                            slot.from_store.push(msg);
-                        } else {
-                            slot.from_resource.push(msg);
-                        }
+                        let link = match from == store_id() {
+                            true => Link::StoreToClient,
+                            false => Link::ResourceToClient,
+                        };
+                        slot.push(link, msg, latency);
                     } else if let Some(c) = client_of(from) {
-                        let slot = state.slot_mut(c);
-                        if dst == store_id() {
-                            slot.to_store.push(msg);
-                        } else {
-                            slot.to_resource.push(msg);
+                        let link = match dst == store_id() {
+                            true => Link::ClientToStore,
+                            false => Link::ClientToResource,
+                        };
+                        state.slot_mut(c).push(link, msg, latency);
+                    }
+                }
+                // A timed check restarts the countdown of a timer set
+                // again; an untimed one leaves a timer armed already (a
+                // store hearing a session again) shared.
+                Command::SetTimer(t, range) => match ticks {
+                    Some(ticks) => self.arm(state, from, t, ticks.window_of(&range)),
+                    None => {
+                        if !self.armed(state, from, &t) {
+                            insert_timer(self.timers_of(state, from), t);
                         }
                     }
-                }
-                // Timers armed already (a store hearing a session again)
-                // or not armed are left shared.
-                Command::SetTimer(t, _) => {
-                    if !self.armed(state, from, &t) {
-                        insert_timer(self.timers_of(state, from), t);
-                    }
-                }
+                },
                 Command::CancelTimer(t) => {
                     if self.armed(state, from, &t) {
-                        remove_timer(self.timers_of(state, from), &t);
+                        self.disarm(state, from, &t);
                     }
                 }
                 // A client's saves are kept by its step (`keep_saved`).
@@ -261,6 +268,37 @@ impl RecipeModel {
         }
     }
 
+    /// Arms `id`'s timer `t` counting down from `due` (a timed check).
+    fn arm(&self, state: &mut ModelState, id: Id, t: Timer, due: Due) {
+        match client_of(id) {
+            Some(c) => {
+                let slot = state.slot_mut(c);
+                let timers = &mut slot.timers;
+                let dues = &mut slot.clock.0.get_or_insert_with(Default::default).timers;
+                arm_timer(timers, dues, t, due);
+            }
+            None => {
+                let dues = state.store_clock.0.get_or_insert_with(Default::default);
+                arm_timer(Shared::make_mut(&mut state.store_timers), dues, t, due);
+            }
+        }
+    }
+
+    /// Disarms `id`'s timer `t`, and its countdown where one is kept.
+    fn disarm(&self, state: &mut ModelState, id: Id, t: &Timer) {
+        match client_of(id) {
+            Some(c) => {
+                let slot = state.slot_mut(c);
+                let dues = slot.clock.0.as_mut().map(|clock| &mut clock.timers);
+                remove_timer(&mut slot.timers, dues, t);
+            }
+            None => {
+                let dues = state.store_clock.0.as_deref_mut();
+                remove_timer(Shared::make_mut(&mut state.store_timers), dues, t);
+            }
+        }
+    }
+
     /// A store step. `release` says whether it is a release step (the
     /// release request, a session close or expiry) if it changes the store.
     fn store_step(
@@ -327,11 +365,9 @@ impl RecipeModel {
     }
 }
 
-impl Model for RecipeModel {
-    type State = ModelState;
-    type Action = Action;
-
-    fn init_states(&self) -> Vec<ModelState> {
+/// The model's steps; `impl Model` below hands them to stateright.
+impl RecipeModel {
+    fn initial_state(&self) -> Vec<ModelState> {
         let mut state = ModelState {
             store: Shared::new(self.store.initial_state()),
             store_timers: Shared::new(Timers::new()),
@@ -343,6 +379,7 @@ impl Model for RecipeModel {
                 self.client.roles(),
                 self.cfg.permits.into(),
             )),
+            store_clock: Clocked(self.cfg.time.ticks().map(|_| Box::default())),
         };
         for c in 0..self.cfg.clients {
             let mut out = Out::new();
@@ -360,6 +397,7 @@ impl Model for RecipeModel {
                 to_resource: Vec::new(),
                 from_resource: Vec::new(),
                 saved: Saved::default(),
+                clock: Clocked(self.cfg.time.ticks().map(|_| Box::default())),
             }));
             self.keep_saved(&mut state, c as ClientIdx, &out);
             self.apply_out(&mut state, client_id(c as ClientIdx), out);
@@ -367,28 +405,15 @@ impl Model for RecipeModel {
         vec![state]
     }
 
-    fn actions(&self, state: &ModelState, actions: &mut Vec<Action>) {
+    fn enabled(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        // A timed check's deliveries, timers, resumes and heals wait for
+        // their moment (`clock`); an untimed one's for what they need.
+        let untimed = self.cfg.time.ticks().is_none();
         for (i, slot) in state.clients.iter().enumerate() {
             let c = i as ClientIdx;
             let running = slot.status == Status::Running;
-            if !slot.from_store.is_empty() && running && !slot.partitioned {
-                actions.push(Action::Deliver(c, Link::StoreToClient));
-            }
-            if !slot.to_store.is_empty() && !slot.partitioned {
-                actions.push(Action::Deliver(c, Link::ClientToStore));
-            }
-            if !slot.to_resource.is_empty() {
-                actions.push(Action::Deliver(c, Link::ClientToResource));
-            }
-            if !slot.from_resource.is_empty() && running {
-                actions.push(Action::Deliver(c, Link::ResourceToClient));
-            }
-            if running {
-                for &t in &slot.timers {
-                    if self.timer_may_fire(slot, t) {
-                        actions.push(Action::Timeout(c, t));
-                    }
-                }
+            if untimed {
+                self.untimed_waits(state, c, actions);
             }
             let active = slot.state.phase != Phase::Done;
             if state.budget.crashes > 0 && slot.is_live() && active {
@@ -405,27 +430,14 @@ impl Model for RecipeModel {
             if state.budget.pauses > 0 && running && active && !slot.partitioned {
                 actions.push(Action::Pause(c));
             }
-            if slot.status == Status::Paused {
-                // A pause that outlived the session outlived the read
-                // timeout too; a ZooKeeper client drops its connection then.
-                let zookeeper = self.cfg.recipe.face() == Face::ZooKeeper;
-                if !zookeeper || session_carries_on(&state.store, &slot.state) {
-                    actions.push(Action::Resume(c));
-                }
-                if zookeeper {
-                    actions.push(Action::ResumeReconnect(c));
-                }
+            if untimed {
+                self.untimed_resumes(state, c, actions);
             }
             if state.budget.partitions > 0 && running && active && !slot.partitioned {
                 actions.push(Action::Partition(c));
             }
-            if slot.partitioned {
-                // A partition that outlived the session outlived the read
-                // timeout too: its connection cannot have survived.
-                if session_carries_on(&state.store, &slot.state) {
-                    actions.push(Action::Heal(c));
-                }
-                actions.push(Action::Reconnect(c));
+            if untimed {
+                self.untimed_heals(state, c, actions);
             }
             if state.budget.lost_replies > 0
                 && slot.is_live()
@@ -434,30 +446,26 @@ impl Model for RecipeModel {
                 actions.push(Action::LoseReply(c));
             }
         }
-        for t in state.store_timers.iter() {
-            if let Timer::Expiry(s) = *t {
-                if state.store.is_alive(s) && self.silent(state, s) {
-                    actions.push(Action::Expire(s));
+        match self.cfg.time.ticks() {
+            None => {
+                for t in state.store_timers.iter() {
+                    if let Timer::Expiry(s) = *t {
+                        if state.store.is_alive(s) && self.silent(state, s) {
+                            actions.push(Action::Expire(s));
+                        }
+                    }
                 }
             }
+            Some(ticks) => self.push_timed_actions(ticks, state, actions),
         }
     }
 
-    fn next_state(&self, last: &ModelState, action: Action) -> Option<ModelState> {
+    fn step(&self, last: &ModelState, action: Action) -> Option<ModelState> {
         let mut state = last.clone();
         match action {
             Action::Deliver(c, link) => {
                 let slot = state.slot_mut(c);
-                let queue = match link {
-                    Link::StoreToClient => &mut slot.from_store,
-                    Link::ClientToStore => &mut slot.to_store,
-                    Link::ClientToResource => &mut slot.to_resource,
-                    Link::ResourceToClient => &mut slot.from_resource,
-                };
-                if queue.is_empty() {
-                    return None;
-                }
-                let msg = queue.remove(0);
+                let msg = slot.pop(link)?;
                 let src = client_id(c);
                 match link {
                     Link::StoreToClient => {
@@ -500,14 +508,14 @@ impl Model for RecipeModel {
                 }
             }
             Action::Timeout(c, t) => {
-                remove_timer(&mut state.slot_mut(c).timers, &t);
+                self.disarm(&mut state, client_id(c), &t);
                 let id = client_id(c);
                 self.client_step(&mut state, c, |s, o| self.client.on_timeout(id, s, &t, o));
             }
             Action::Expire(s) => {
                 let t = Timer::Expiry(s);
                 // Enabled only while the timer is armed: it is there.
-                remove_timer(Shared::make_mut(&mut state.store_timers), &t);
+                self.disarm(&mut state, store_id(), &t);
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
                 });
@@ -521,8 +529,11 @@ impl Model for RecipeModel {
                 slot.partitioned = false;
                 slot.missed_contact = false;
                 slot.timers.clear();
-                slot.from_store.clear();
-                slot.from_resource.clear();
+                if let Some(clock) = &mut slot.clock.0 {
+                    clock.timers.clear();
+                }
+                slot.clear(Link::StoreToClient);
+                slot.clear(Link::ResourceToClient);
             }
             Action::Restart(c) => {
                 state.budget.restarts -= 1;
@@ -530,9 +541,11 @@ impl Model for RecipeModel {
             }
             Action::Pause(c) => {
                 state.budget.pauses -= 1;
+                let lost_contact = self.loses_contact();
                 let slot = state.slot_mut(c);
                 slot.status = Status::Paused;
-                slot.missed_contact = self.client.policy.keeps_a_deadline();
+                slot.missed_contact = lost_contact;
+                clock::fault_starts(slot);
             }
             Action::Resume(c) => state.slot_mut(c).status = Status::Running,
             Action::ResumeReconnect(c) => {
@@ -541,9 +554,11 @@ impl Model for RecipeModel {
             }
             Action::Partition(c) => {
                 state.budget.partitions -= 1;
+                let lost_contact = self.loses_contact();
                 let slot = state.slot_mut(c);
                 slot.partitioned = true;
-                slot.missed_contact = self.client.policy.keeps_a_deadline();
+                slot.missed_contact = lost_contact;
+                clock::fault_starts(slot);
             }
             Action::Heal(c) => state.slot_mut(c).partitioned = false,
             Action::Reconnect(c) => {
@@ -553,10 +568,93 @@ impl Model for RecipeModel {
             }
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;
-                state.slot_mut(c).from_store.remove(0);
+                state.slot_mut(c).pop(Link::StoreToClient);
+            }
+            Action::Tick => {
+                let ticks = self.cfg.time.ticks()?;
+                self.tick(ticks, &mut state);
             }
         }
         Some(state)
+    }
+
+    /// Whether a client that stops hearing from the store marks it
+    /// (`missed_contact`): an untimed check's deadline may fire only then;
+    /// a timed one's fires by its clock.
+    fn loses_contact(&self) -> bool {
+        self.cfg.time.ticks().is_none() && self.client.policy.keeps_a_deadline()
+    }
+
+    /// An untimed check's deliveries and timers of client `c`: each when
+    /// it can happen at all.
+    fn untimed_waits(&self, state: &ModelState, c: ClientIdx, actions: &mut Vec<Action>) {
+        let slot = &state.clients[c as usize];
+        let running = slot.status == Status::Running;
+        if !slot.from_store.is_empty() && running && !slot.partitioned {
+            actions.push(Action::Deliver(c, Link::StoreToClient));
+        }
+        if !slot.to_store.is_empty() && !slot.partitioned {
+            actions.push(Action::Deliver(c, Link::ClientToStore));
+        }
+        if !slot.to_resource.is_empty() {
+            actions.push(Action::Deliver(c, Link::ClientToResource));
+        }
+        if !slot.from_resource.is_empty() && running {
+            actions.push(Action::Deliver(c, Link::ResourceToClient));
+        }
+        if running {
+            for &t in &slot.timers {
+                if self.timer_may_fire(slot, t) {
+                    actions.push(Action::Timeout(c, t));
+                }
+            }
+        }
+    }
+
+    /// An untimed check's ends of client `c`'s pause: any time.
+    fn untimed_resumes(&self, state: &ModelState, c: ClientIdx, actions: &mut Vec<Action>) {
+        let slot = &state.clients[c as usize];
+        if slot.status == Status::Paused {
+            // A pause that outlived the session outlived the read
+            // timeout too; a ZooKeeper client drops its connection then.
+            let zookeeper = self.cfg.recipe.face() == Face::ZooKeeper;
+            if !zookeeper || session_carries_on(&state.store, &slot.state) {
+                actions.push(Action::Resume(c));
+            }
+            if zookeeper {
+                actions.push(Action::ResumeReconnect(c));
+            }
+        }
+    }
+
+    /// An untimed check's ends of client `c`'s partition: any time.
+    fn untimed_heals(&self, state: &ModelState, c: ClientIdx, actions: &mut Vec<Action>) {
+        let slot = &state.clients[c as usize];
+        if slot.partitioned {
+            // A partition that outlived the session outlived the read
+            // timeout too: its connection cannot have survived.
+            if session_carries_on(&state.store, &slot.state) {
+                actions.push(Action::Heal(c));
+            }
+            actions.push(Action::Reconnect(c));
+        }
+    }
+}
+
+impl Model for RecipeModel {
+    type State = ModelState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<ModelState> {
+        self.initial_state()
+    }
+
+    fn actions(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        self.enabled(state, actions)
+    }
+
+    fn next_state(&self, last: &ModelState, action: Action) -> Option<ModelState> {
+        self.step(last, action)
     }
 
     /// What the Explorer lists as the step to take (the state it is taken
@@ -585,6 +683,7 @@ impl Model for RecipeModel {
             Action::Heal(n) => format!("{}'s link heals", c(n)),
             Action::Reconnect(n) => format!("{} reconnects on a new connection", c(n)),
             Action::LoseReply(n) => format!("FAULT the reply to {} is lost", c(n)),
+            Action::Tick => "a tick passes".into(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! store, the resource, the fault budget left and the property monitors;
 //! and the actions that step it.
 
+use super::clock::{link_index, Due, SlotClock, StoreClock};
 use super::shared::Shared;
 use super::FaultBudget;
 use crate::client::{ClientState, ClientStorage};
@@ -42,6 +43,23 @@ pub struct ClientSlot {
     /// What the process saved for a successor (its storage), kept only
     /// where restarts are checked.
     pub saved: Saved,
+    /// Its countdowns, kept only by a timed check.
+    pub clock: Clocked<SlotClock>,
+}
+
+/// Countdowns kept only by a timed check ([`super::clock`]), and hashed
+/// only when kept, so a state of an untimed check hashes as it did before
+/// time was kept (its fingerprints, and so its representatives and
+/// counterexamples, are unchanged).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Clocked<T>(pub Option<Box<T>>);
+
+impl<T: std::hash::Hash> std::hash::Hash for Clocked<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        if let Some(clock) = &self.0 {
+            clock.hash(h);
+        }
+    }
 }
 
 /// A client process's saved storage, as a restart hands it to the new
@@ -77,6 +95,83 @@ impl ClientSlot {
     pub fn is_live(&self) -> bool {
         self.status != Status::Crashed
     }
+
+    /// The messages on `link`, in the order sent.
+    pub fn link(&self, link: Link) -> &Vec<Msg> {
+        match link {
+            Link::StoreToClient => &self.from_store,
+            Link::ClientToStore => &self.to_store,
+            Link::ClientToResource => &self.to_resource,
+            Link::ResourceToClient => &self.from_resource,
+        }
+    }
+
+    fn link_mut(&mut self, link: Link) -> &mut Vec<Msg> {
+        match link {
+            Link::StoreToClient => &mut self.from_store,
+            Link::ClientToStore => &mut self.to_store,
+            Link::ClientToResource => &mut self.to_resource,
+            Link::ResourceToClient => &mut self.from_resource,
+        }
+    }
+
+    /// The countdowns of a timed check (made on first use).
+    pub(super) fn clock_mut(&mut self) -> &mut SlotClock {
+        self.clock.0.get_or_insert_with(Default::default)
+    }
+
+    /// The countdown of the message at the head of `link` (a timed check).
+    pub fn head_due(&self, link: Link) -> Option<Due> {
+        let clock = self.clock.0.as_ref()?;
+        clock.links[link_index(link)].first().copied()
+    }
+
+    /// Sends `msg` on `link`; a timed check counts its flight down from
+    /// `latency`.
+    pub(super) fn push(&mut self, link: Link, msg: Msg, latency: Option<Due>) {
+        self.link_mut(link).push(msg);
+        if let Some(due) = latency {
+            self.clock_mut().links[link_index(link)].push(due);
+        }
+    }
+
+    /// Takes the message at the head of `link`.
+    pub(super) fn pop(&mut self, link: Link) -> Option<Msg> {
+        let queue = self.link_mut(link);
+        if queue.is_empty() {
+            return None;
+        }
+        let msg = queue.remove(0);
+        if let Some(clock) = &mut self.clock.0 {
+            clock.links[link_index(link)].remove(0);
+        }
+        Some(msg)
+    }
+
+    /// Keeps the messages on `link` that `keep` says.
+    pub(super) fn retain(&mut self, link: Link, keep: impl Fn(&Msg) -> bool) {
+        let kept: Vec<bool> = self.link(link).iter().map(&keep).collect();
+        let mut i = 0;
+        self.link_mut(link).retain(|_| {
+            i += 1;
+            kept[i - 1]
+        });
+        if let Some(clock) = &mut self.clock.0 {
+            let mut i = 0;
+            clock.links[link_index(link)].retain(|_| {
+                i += 1;
+                kept[i - 1]
+            });
+        }
+    }
+
+    /// Empties `link`.
+    pub(super) fn clear(&mut self, link: Link) {
+        self.link_mut(link).clear();
+        if let Some(clock) = &mut self.clock.0 {
+            clock.links[link_index(link)].clear();
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,6 +188,8 @@ pub struct ModelState {
     /// Ghost: the property monitors, fed after every step (shared until a
     /// step feeds them).
     pub monitors: Shared<Monitors>,
+    /// The store's timers' countdowns, kept only by a timed check.
+    pub store_clock: Clocked<StoreClock>,
 }
 
 /// The fields in order, as a derived hash would take them, except that
@@ -107,6 +204,7 @@ impl std::hash::Hash for ModelState {
         self.clients.hash(h);
         self.budget.hash(h);
         self.monitors.hash(h);
+        self.store_clock.hash(h);
     }
 }
 
@@ -152,21 +250,24 @@ pub enum Action {
     Reconnect(ClientIdx),
     /// The reply at the head of the store → client link is lost.
     LoseReply(ClientIdx),
+    /// A tick passes (a timed check only): every countdown runs down by
+    /// one. Taken only when nothing is overdue.
+    Tick,
 }
 
 impl Action {
     /// The client the step is about: the one it delivers from or to, whose
     /// timer fires, whom the fault strikes, whose session expires. Every
-    /// step has one (the store and the resource act only on a client's
-    /// message or a session's timer).
-    pub fn client(self) -> ClientIdx {
+    /// step but a tick has one (the store and the resource act only on a
+    /// client's message or a session's timer).
+    pub fn client(self) -> Option<ClientIdx> {
         let mut a = self;
-        *a.client_mut()
+        a.client_mut().map(|c| *c)
     }
 
     /// The client the step is about, to rename it.
-    pub fn client_mut(&mut self) -> &mut ClientIdx {
-        match self {
+    pub fn client_mut(&mut self) -> Option<&mut ClientIdx> {
+        Some(match self {
             Action::Deliver(c, _)
             | Action::Timeout(c, _)
             | Action::Crash(c)
@@ -179,7 +280,8 @@ impl Action {
             | Action::Reconnect(c)
             | Action::LoseReply(c) => c,
             Action::Expire(s) => &mut s.client,
-        }
+            Action::Tick => return None,
+        })
     }
 
     pub fn is_fault(&self) -> bool {
@@ -226,8 +328,24 @@ pub(super) fn insert_timer(timers: &mut Timers, t: Timer) {
     }
 }
 
-pub(super) fn remove_timer(timers: &mut Timers, t: &Timer) {
+/// Arms timer `t` counting down from `due` (a timed check): one armed
+/// already is set again, its countdown restarted.
+pub(super) fn arm_timer(timers: &mut Timers, dues: &mut SmallVec<[Due; 4]>, t: Timer, due: Due) {
+    match timers.binary_search(&t) {
+        Ok(at) => dues[at] = due,
+        Err(at) => {
+            timers.insert(at, t);
+            dues.insert(at, due);
+        }
+    }
+}
+
+/// Disarms timer `t`, and its countdown if one is kept.
+pub(super) fn remove_timer(timers: &mut Timers, dues: Option<&mut SmallVec<[Due; 4]>>, t: &Timer) {
     if let Ok(at) = timers.binary_search(t) {
         timers.remove(at);
+        if let Some(dues) = dues {
+            dues.remove(at);
+        }
     }
 }

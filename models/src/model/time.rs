@@ -28,8 +28,8 @@ impl RecipeModel {
         if !slot.state.session.same_session(s) {
             return true; // the owner has moved on to a new session
         }
-        if slot.state.phase == Phase::Done {
-            return false; // a finished client stays connected
+        if self.stays_connected(state, s) {
+            return false;
         }
         match slot.status {
             Status::Crashed | Status::Paused => true,
@@ -42,22 +42,35 @@ impl RecipeModel {
         }
     }
 
-    /// Whether client timer `t` may fire now.
+    /// Whether session `s` is its finished client's, which stays connected
+    /// (its session never expires).
+    pub(super) fn stays_connected(&self, state: &ModelState, s: SessionId) -> bool {
+        state
+            .clients
+            .get(s.client as usize)
+            .is_some_and(|slot| slot.state.session == s && slot.state.phase == Phase::Done)
+    }
+
+    /// Whether the client's resend timer may fire: a request is out and
+    /// neither it nor its reply is on its way (so one was lost).
+    pub(super) fn resend_due(&self, slot: &ClientSlot) -> bool {
+        let epoch = slot.state.epoch;
+        slot.state.pending.is_some()
+            && !slot
+                .to_store
+                .iter()
+                .any(|m| awaited_on_link(m, true, epoch))
+            && !slot
+                .from_store
+                .iter()
+                .any(|m| awaited_on_link(m, false, epoch))
+    }
+
+    /// Whether client timer `t` may fire now (untimed).
     pub(super) fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
         match t {
             Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp => true,
-            Timer::Retry => {
-                let epoch = slot.state.epoch;
-                slot.state.pending.is_some()
-                    && !slot
-                        .to_store
-                        .iter()
-                        .any(|m| awaited_on_link(m, true, epoch))
-                    && !slot
-                        .from_store
-                        .iter()
-                        .any(|m| awaited_on_link(m, false, epoch))
-            }
+            Timer::Retry => self.resend_due(slot),
             Timer::Ping | Timer::Expiry(_) => false,
             Timer::Deadline => slot.missed_contact,
         }

@@ -1034,7 +1034,7 @@ impl<'a> Sim<'a> {
     /// A ZooKeeper client's read timeout, 2/3 of the session timeout (the
     /// etcd client's gRPC keepalive is modelled with the same bound).
     fn read_timeout_us(&self) -> u64 {
-        self.scenario.timing.session_timeout_us / 3 * 2
+        models::timing::read_timeout(self.scenario.timing.session_timeout_us)
     }
 
     /// Client `c` makes a new connection to the store (what was in flight

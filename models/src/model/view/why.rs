@@ -66,7 +66,7 @@ fn broken_rule(
 ) -> String {
     let rules = model.cfg.recipe.app().spec().rules;
     let phrase = holds_phrase(model);
-    let actor = client(action.client());
+    let actor = action.client().map_or_else(|| "a tick".to_string(), client);
     if Some(property) == rules.exclusion {
         return exclusion(before, after, phrase);
     }

@@ -1,0 +1,41 @@
+//! The timing a run needs so that nothing misbehaves without a fault: no
+//! session or lease expires between heartbeats, no request is resent while
+//! its reply is on its way, no lease-aware client gives up a healthy
+//! session or outlives an expired one. One rule, in any unit, for the
+//! simulator's scenarios (microseconds) and the timed checker (ticks);
+//! each words its refusal in its own keys.
+
+/// The session's clock starts when the store grants it; the grant's reply
+/// takes a one-way latency, the client's first heartbeat goes a ping
+/// interval later and takes another: the store hears it up to a ping
+/// interval plus two one-way latencies after the grant. (Later heartbeats
+/// leave a ping interval apart, so they come closer than that.)
+pub fn first_heartbeat_in_time(session_timeout: u64, ping: u64, one_way: u64) -> bool {
+    ping + 2 * one_way < session_timeout
+}
+
+/// A request is resent when no reply came within the retry time: shorter
+/// than a round trip, every request would be resent without any fault.
+pub fn retry_after_round_trip(retry: u64, one_way: u64) -> bool {
+    retry > 2 * one_way
+}
+
+/// A heartbeat's answer comes at most a ping interval plus a round trip
+/// after the one before: a shorter deadline gives up healthy sessions.
+pub fn deadline_after_heartbeat(deadline: u64, ping: u64, one_way: u64) -> bool {
+    deadline > ping + 2 * one_way
+}
+
+/// The deadline restarts when an answer arrives, up to a one-way latency
+/// after the store renewed the session: it must pass before the session
+/// can expire, or a lease-aware client outlives its session.
+pub fn deadline_before_expiry(deadline: u64, one_way: u64, session_timeout: u64) -> bool {
+    deadline + one_way < session_timeout
+}
+
+/// A ZooKeeper client's read timeout: two thirds of the session timeout
+/// without word from the store, and it gives its connection up
+/// (SUSPENDED) and looks for another.
+pub fn read_timeout(session_timeout: u64) -> u64 {
+    session_timeout / 3 * 2
+}
