@@ -45,10 +45,9 @@ impl RecipeModel {
     /// Whether session `s` is its finished client's, which stays connected
     /// (its session never expires).
     pub(super) fn stays_connected(&self, state: &ModelState, s: SessionId) -> bool {
-        state
-            .clients
-            .get(s.client as usize)
-            .is_some_and(|slot| slot.state.session == s && slot.state.phase == Phase::Done)
+        state.clients.get(s.client as usize).is_some_and(|slot| {
+            slot.state.session.same_session(s) && slot.state.phase == Phase::Done
+        })
     }
 
     /// Whether the client's resend timer may fire: a request is out and
