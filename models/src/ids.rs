@@ -40,44 +40,117 @@ pub fn client_of(id: Id) -> Option<ClientIdx> {
         .and_then(|c| ClientIdx::try_from(c).ok())
 }
 
-/// A ZooKeeper session or an etcd lease: the client that opened it, and which
-/// of that client's sessions it is (a client opens a new one after losing one).
+/// A ZooKeeper session or an etcd lease: the client that opened it, which
+/// of that client's sessions it is (a client opens a new one after losing
+/// one), and — for an etcd lease — where in the store's grant order it came.
 ///
-/// Real servers pick these ids; deriving them from the client keeps states that
-/// differ only in who connected first identical, and lets symmetry reduction
-/// relabel them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Deriving the client's part from the client keeps states that differ only
+/// in who connected first identical, and lets symmetry reduction relabel
+/// them. An etcd lease id is the store's, as etcd's are: it counts grants
+/// in its leading digits, so keys named by leases (`pfx/<lease id>`) sort
+/// in grant order, whatever the clients are called — unless the recipe's
+/// `Setup` numbers leases by client (`LeaseIds::ByClient`: no grant).
+/// Either way a session is its client's incarnation: the id a client asks
+/// a grant for and the id granted are the same session
+/// ([`SessionId::same_session`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SessionId {
     pub client: ClientIdx,
     pub incarnation: u16,
+    /// The etcd store's grant number (1 for the first lease it granted);
+    /// 0 for a lease not granted yet and for every ZooKeeper session.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grant: u32,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// As the derived hash was before `grant`: the grant only when there is
+/// one, so ZooKeeper states fingerprint as they did.
+impl Hash for SessionId {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.client.hash(h);
+        self.incarnation.hash(h);
+        if self.grant != 0 {
+            self.grant.hash(h);
+        }
+    }
+}
+
+/// Grants a store can number: a granted lease id keeps the grant in 24 bits.
+pub const MAX_GRANTS: u32 = (1 << 24) - 1;
+
+/// The leading hex digits of every lease id of this model: `694d` for a
+/// session not granted by an etcd store (twelve digits in all), `69` for a
+/// granted lease (sixteen in all, the grant number next).
+const UNGRANTED_MARK: i64 = 0x694d;
+const GRANTED_MARK: i64 = 0x69;
 
 impl SessionId {
     pub fn first(client: ClientIdx) -> Self {
         SessionId {
             client,
             incarnation: 0,
+            grant: 0,
         }
     }
 
+    /// The client's next session, not granted yet.
     pub fn next(self) -> Self {
         SessionId {
             incarnation: self.incarnation.wrapping_add(1),
+            grant: 0,
             ..self
         }
     }
 
-    /// As an etcd lease id (etcd lets the client choose it): `0x694d` then
-    /// the client and the incarnation, 16 bits each.
+    /// This session as the store's grant number `grant` made it.
+    pub fn granted(self, grant: u32) -> Self {
+        SessionId { grant, ..self }
+    }
+
+    /// Whether `other` is this session, granted or not: the same client's
+    /// same incarnation.
+    pub fn same_session(self, other: SessionId) -> bool {
+        (self.client, self.incarnation) == (other.client, other.incarnation)
+    }
+
+    /// As an etcd lease id, and the id a ZooKeeper session is shown by. A
+    /// granted lease: `0x69`, the grant (24 bits), the client and the
+    /// incarnation (16 bits each) — sixteen hex digits, so keys named by
+    /// leases sort by grant, and no two leases share one. Otherwise `0x694d`
+    /// then the client and the incarnation: twelve hex digits.
     pub fn lease_id(self) -> i64 {
-        (0x694d << 32) | ((self.client as i64) << 16) | self.incarnation as i64
+        let owner = ((self.client as i64) << 16) | self.incarnation as i64;
+        match self.grant {
+            0 => (UNGRANTED_MARK << 32) | owner,
+            g => (GRANTED_MARK << 56) | (i64::from(g & MAX_GRANTS) << 32) | owner,
+        }
+    }
+
+    /// How many hex digits [`SessionId::lease_id`] has.
+    fn lease_digits(self) -> u32 {
+        match self.grant {
+            0 => 12,
+            _ => 16,
+        }
     }
 
     /// The inverse of [`SessionId::lease_id`].
     pub fn from_lease_id(id: i64) -> Option<SessionId> {
-        (id >> 32 == 0x694d).then_some(SessionId {
+        let grant = match (id >> 56, id >> 32) {
+            (GRANTED_MARK, g) => u32::try_from(g & i64::from(MAX_GRANTS))
+                .ok()
+                .filter(|&g| g != 0)?,
+            (0, UNGRANTED_MARK) => 0,
+            _ => return None,
+        };
+        Some(SessionId {
             client: (id >> 16) as u16,
             incarnation: id as u16,
+            grant,
         })
     }
 }
@@ -505,7 +578,8 @@ impl fmt::Display for Child {
 }
 
 /// An etcd key: text, or a prefix followed by a lease id in hex, as etcd's
-/// `concurrency` package names a session's key (`/lock/694d00010000`).
+/// `concurrency` package names a session's key (`/lock/6900000100010000`:
+/// the store's first grant, client 1's first session).
 /// Ordered as etcd orders keys: by their bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Key {
@@ -531,11 +605,12 @@ impl Key {
     }
 
     /// Whether the key's text starts with `prefix` (a range over a
-    /// prefix). A prefix that falls among the lease ids of this key's
-    /// prefix — where whether it matches would depend on the lease's
+    /// prefix). A prefix that falls among the client digits of this key's
+    /// lease id — where whether it matches would depend on the lease's
     /// client, which symmetry reduction renames — matches none of them
-    /// (no recipe ranges so); short of the client's digits it is etcd's
-    /// answer (`/lock/694d` matches every lease key of `/lock/`).
+    /// (no recipe ranges so); short of the client's digits (in the mark or
+    /// the grant) it is etcd's answer (`/lock/69` matches every lease key
+    /// of `/lock/`).
     pub fn has_prefix(&self, prefix: Name) -> bool {
         let (p, own) = (prefix.as_str().as_bytes(), self.prefix.as_str().as_bytes());
         match self.lease {
@@ -553,8 +628,8 @@ impl Key {
 
     /// How the key's text orders against `bound`'s (a range's `key` or
     /// `range_end`), as etcd compares bytes. Where the order would depend
-    /// on the lease id's client digits — the bound falls among the lease
-    /// ids of this key's prefix — the key sorts before the bound, whatever
+    /// on the lease id's client digits — the bound falls among them — the
+    /// key sorts before the bound, whatever
     /// its client: symmetry reduction renames clients, so what a range
     /// takes must not depend on which client a lease is (no recipe ranges
     /// so). A prefix that falls there matches none of them likewise.
@@ -563,8 +638,9 @@ impl Key {
         let Some(lease) = self.lease else {
             return self.prefix.as_str().bytes().cmp(b);
         };
-        // Lease ids are fixed-width hex: the text orders as the client
-        // does, so the lowest and the highest client bound every other.
+        // A lease id's client digits are fixed-width hex: the text orders
+        // as the client does, so the lowest and the highest client bound
+        // every other.
         let at = |client| self.text_of(SessionId { client, ..lease }).cmp(b.clone());
         let lowest = at(0);
         if lowest == at(ClientIdx::MAX) {
@@ -576,33 +652,46 @@ impl Key {
 
     /// The key's bytes, as etcd compares them.
     fn text(&self) -> impl Iterator<Item = u8> + '_ {
-        let hex = self.lease.map(lease_hex).unwrap_or_default();
-        self.prefix.as_str().bytes().chain(hex.into_bytes())
+        self.prefix
+            .as_str()
+            .bytes()
+            .chain(self.lease.into_iter().flat_map(lease_text))
     }
 
     /// The bytes of this key's prefix with `lease`'s id.
     fn text_of(&self, lease: SessionId) -> impl Iterator<Item = u8> + '_ {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        // Twelve hex digits: lease ids are 48 bits (`0x694d`, the client,
-        // the incarnation).
-        let id = lease.lease_id();
-        let digits = (0..12)
-            .rev()
-            .map(move |i| HEX[((id >> (4 * i)) & 0xf) as usize]);
-        self.prefix.as_str().bytes().chain(digits)
+        self.prefix.as_str().bytes().chain(lease_text(lease))
     }
 }
 
-fn lease_hex(lease: SessionId) -> String {
-    format!("{:x}", lease.lease_id())
+/// A lease id's hex digits, as a key names it (no allocation: keys are
+/// compared on every store lookup).
+fn lease_text(lease: SessionId) -> impl Iterator<Item = u8> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let id = lease.lease_id();
+    (0..lease.lease_digits())
+        .rev()
+        .map(move |i| HEX[((id >> (4 * i)) & 0xf) as usize])
+}
+
+/// How two lease ids' texts order (a fixed key, with none, first).
+fn cmp_lease_text(a: Option<SessionId>, b: Option<SessionId>) -> std::cmp::Ordering {
+    match (a, b) {
+        // Of one width, the text orders as the number does.
+        (Some(x), Some(y)) if x.lease_digits() == y.lease_digits() => {
+            x.lease_id().cmp(&y.lease_id())
+        }
+        (Some(x), Some(y)) => lease_text(x).cmp(lease_text(y)),
+        (a, b) => a.is_some().cmp(&b.is_some()),
+    }
 }
 
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         if self.prefix == other.prefix {
-            // Lease ids are twelve hex digits (they start 0x694d), so their
-            // text orders as their numbers do.
-            return self.lease.cmp(&other.lease);
+            // Granted leases sort in grant order, whoever holds them.
+            return cmp_lease_text(self.lease, other.lease)
+                .then_with(|| self.lease.cmp(&other.lease));
         }
         // Two keys of one text (a prefix that spells a lease id out, and
         // the prefix with that lease) are told apart by their lease, so the
@@ -700,6 +789,7 @@ impl Child {
                     Some(SessionId {
                         client,
                         incarnation,
+                        grant: 0,
                     }),
                     &rest[9..],
                 )
@@ -726,13 +816,15 @@ impl Child {
 
 impl Key {
     /// The inverse of `Display`: a key ending in a lease id of this model
-    /// (`694d` and eight hex digits) after `/` is a session's key.
+    /// (`69`, a grant and eight hex digits; or `694d` and eight) after `/`
+    /// is a session's key.
     pub fn parse(key: &str) -> Option<Key> {
         if let Some((prefix, hex)) = key.rsplit_once('/') {
-            if hex.len() == 12 {
+            if hex.len() == 12 || hex.len() == 16 {
                 if let Some(lease) = i64::from_str_radix(hex, 16)
                     .ok()
                     .and_then(SessionId::from_lease_id)
+                    .filter(|l| l.lease_digits() as usize == hex.len())
                 {
                     return Some(Key {
                         prefix: Name::intern(&key[..prefix.len() + 1])?,
@@ -760,6 +852,7 @@ mod tests {
         let s = SessionId {
             client: 300,
             incarnation: 2,
+            grant: 0,
         };
         for p in [
             ZPath::fixed(name!("/lock")),
@@ -850,6 +943,7 @@ mod tests {
             guid: guid.map(|(client, incarnation)| SessionId {
                 client,
                 incarnation,
+                grant: 0,
             }),
         };
         for (child, name) in [
@@ -880,6 +974,7 @@ mod tests {
         let s = |client| SessionId {
             client,
             incarnation: 0,
+            grant: 0,
         };
         let mut keys = [
             Key::fixed(name!("/lock/zz")),

@@ -227,7 +227,10 @@ pub enum Reply {
     Children(std::sync::Arc<[Child]>),
     Error(ZkError),
     // --- etcd ---
-    LeaseGranted,
+    /// The lease, with the id the store gave it.
+    LeaseGranted {
+        lease: SessionId,
+    },
     LeaseNotFound,
     TxnResult {
         succeeded: bool,
@@ -985,7 +988,7 @@ impl fmt::Display for Reply {
                 f.write_str("]")
             }
             Reply::Error(e) => write!(f, "error {e:?}"),
-            Reply::LeaseGranted => write!(f, "lease granted"),
+            Reply::LeaseGranted { .. } => write!(f, "lease granted"),
             Reply::LeaseNotFound => write!(f, "error lease not found"),
             Reply::TxnResult {
                 succeeded,

@@ -155,6 +155,30 @@ pub struct Setup {
     /// directory of the claims (the claim on `<line>/<element>` is
     /// `<claims>/<element>`).
     pub claims: Option<Name>,
+    /// How the etcd store numbers the leases it grants, and so how keys
+    /// named by leases sort (ZooKeeper: no leases, no effect).
+    pub leases: LeaseIds,
+}
+
+/// How an etcd store's lease ids are made, and so in which order keys
+/// named by leases (`<prefix><lease id>`) sort: what a range sorted by
+/// key, or not sorted, lists first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LeaseIds {
+    /// As etcd's: the store numbers the leases it grants, so lease keys
+    /// sort in grant order, whoever holds them, and symmetry reduction
+    /// renames no order a recipe can read. Every state carries the order
+    /// the leases were granted in, so a check meets up to n! times as
+    /// many states at n clients as by client.
+    #[default]
+    InGrantOrder,
+    /// Derived from the client and its incarnation, so lease keys sort by
+    /// client name and no state carries a grant order: for a recipe whose
+    /// requests never let that order show — the shipped etcd recipes
+    /// range over their prefix sorted by create revision, one key at a
+    /// time. A recipe that says so wrongly behaves by client names, which
+    /// the symmetry audit refuses (`IdentityDependent`).
+    ByClient,
 }
 
 /// Where a recipe's line is: what the store's ghost marks (first in line,
@@ -194,6 +218,7 @@ impl Setup {
             dirs: Vec::new(),
             line: Line::LOCK,
             claims: None,
+            leases: LeaseIds::InGrantOrder,
         }
     }
 

@@ -261,10 +261,10 @@ impl Relabel for Reply {
                 keys.relabel(p);
                 keys.sort();
             }
+            Reply::LeaseGranted { lease } => lease.relabel(p),
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)
-            | Reply::LeaseGranted
             | Reply::LeaseNotFound
             | Reply::WatchCreated { .. }
             | Reply::DeleteResult { .. }

@@ -198,10 +198,16 @@ fn label_free_key(slot: &ClientSlot) -> u64 {
     );
     // What it saved for a successor (kept only where restarts are
     // checked) changes as seldom: with it only when kept, so the key of a
-    // check without restarts is what it was.
+    // check without restarts is what it was. So does the number of the
+    // lease the store granted it (leases numbered in grant order only):
+    // no name, and it tells apart clients that are not alike.
     let seldom = match slot.saved.0 {
         Some(saved) => crate::fixed_hash::hash_one(5, &(seldom, saved)),
         None => seldom,
+    };
+    let seldom = match st.session.grant {
+        0 => seldom,
+        grant => crate::fixed_hash::hash_one(5, &(seldom, grant)),
     };
     (seldom & !0xffff_ffff) | (protocol_key(slot) & 0xffff_0000) | (traffic_key(slot) & 0xffff)
 }
@@ -223,9 +229,9 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
         crate::fixed_hash::hash_one(7, what)
     }
     let mine = |s: &SessionId| s.client == c;
-    // A session with its client erased: its incarnation, and whether it
-    // is `c`'s.
-    let erased = |s: SessionId| (s.incarnation, mine(&s));
+    // A session with its client erased: its incarnation, its grant
+    // number if the store numbered it, and whether it is `c`'s.
+    let erased = |s: SessionId| Erased(s.incarnation, s.grant, mine(&s));
     // A path with the client in its guid erased (whose node it is, is what
     // `mine` asks of the owner).
     let shape = |p: &ZPath| match *p {
@@ -243,12 +249,15 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
     let mut sum = 0u64;
     let mut add = |v: u64| sum = sum.wrapping_add(v);
     for (s, alive) in store.sessions.iter().filter(|(s, _)| mine(s)) {
-        add(item(&(1u8, s.incarnation, alive)));
+        add(match s.grant {
+            0 => item(&(1u8, s.incarnation, alive)),
+            grant => item(&(1u8, s.incarnation, alive, grant)),
+        });
     }
     for (path, node) in &store.zk.nodes {
         let owner = node.ephemeral_owner.filter(mine).map(|s| s.incarnation);
         let path = shape(path);
-        let named = path.3.is_some_and(|(_, m)| m) || names_c(node.data);
+        let named = path.3.is_some_and(|Erased(_, _, m)| m) || names_c(node.data);
         if owner.is_some() || named {
             add(item(&(
                 2u8,
@@ -307,6 +316,23 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
         }
     }
     sum
+}
+
+/// A session with its client's name erased: its incarnation, the store's
+/// grant number (hashed only when there is one, so that a check whose
+/// leases are not numbered keys as before), and whether it is the
+/// client's being keyed.
+#[derive(Clone, Copy)]
+struct Erased(u16, u32, bool);
+
+impl Hash for Erased {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.hash(h);
+        if self.1 != 0 {
+            self.1.hash(h);
+        }
+        self.2.hash(h);
+    }
 }
 
 /// The label-free hash of where a client is in its protocol: its epoch,

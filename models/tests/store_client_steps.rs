@@ -139,7 +139,8 @@ fn a_restarted_client_goes_on_from_what_it_saved() {
         st.session,
         SessionId {
             client: 1,
-            incarnation: 3
+            incarnation: 3,
+            grant: 0
         }
     );
     assert_eq!((st.rounds_done, st.holds), (1, 4));
@@ -191,11 +192,14 @@ fn a_lease_grant_on_an_expired_id_revives_it() {
     use models::msg::{Reply, Request};
     use models::store::{SessionEnd, StoreState};
     let mut store = StoreState::new(&models::recipe::Setup::bare());
-    let s = sid(0);
-    assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
+    let grant = |store: &mut StoreState| match store.apply(sid(0), &Request::LeaseGrant).0 {
+        Reply::LeaseGranted { lease } => lease,
+        other => panic!("a grant answered {other}"),
+    };
+    let s = grant(&mut store);
     store.end_session(s, SessionEnd::Expired);
     assert!(store.ended(s));
-    assert_eq!(store.apply(s, &Request::LeaseGrant).0, Reply::LeaseGranted);
+    assert_eq!(grant(&mut store), s, "the same lease");
     assert!(store.is_alive(s), "the granted lease is alive");
 }
 
@@ -480,7 +484,6 @@ fn a_keepalive_renews_and_a_revoke_ends_the_lease() {
     use std::time::Duration;
     let store = Store::for_face(Face::Etcd, Duration::from_secs(5), Setup::bare());
     let mut state = Cow::Owned(store.initial_state());
-    let s = sid(0);
     let send = |state: &mut Cow<_>, req: Request, from: u16| {
         let mut out = Out::new();
         let msg = Msg::Request {
@@ -500,11 +503,18 @@ fn a_keepalive_renews_and_a_revoke_ends_the_lease() {
             })
             .expect("a reply")
     };
+    // The lease as the store numbered it; the client's requests may
+    // still name it by the id it asked for (`sid`), as before the grant's
+    // reply: the store knows it by either.
+    let s = match reply(&send(&mut state, Request::LeaseGrant, 0)) {
+        Reply::LeaseGranted { lease } => lease,
+        other => panic!("a grant answered {other}"),
+    };
+    assert_eq!(s.grant, 1, "the first lease granted");
     let sets_expiry = |out: &[Command<Msg, Timer, (), ()>]| {
         out.iter()
             .any(|c| matches!(c, Command::SetTimer(Timer::Expiry(l), _) if *l == s))
     };
-    send(&mut state, Request::LeaseGrant, 0);
     send(&mut state, Request::LeaseGrant, 1);
     let key = names::session_key(s);
     let txn = Txn {

@@ -463,7 +463,7 @@ proptest! {
         for c in 0..SESSIONS {
             store.open_session(sid(c));
         }
-        let live = |incarnation: &[u16], c: u16| SessionId { client: c, incarnation: incarnation[c as usize] };
+        let live = |incarnation: &[u16], c: u16| SessionId { client: c, incarnation: incarnation[c as usize], grant: 0 };
         for step in steps {
             let zxid = store.zk.zxid;
             let mut expected = Vec::new();
@@ -928,6 +928,7 @@ const NEVER_WRITTEN: Key = Key::of_lease(
     SessionId {
         client: 9,
         incarnation: 0,
+        grant: 0,
     },
 );
 
@@ -937,6 +938,7 @@ fn live_lease(incarnation: &[u16], lease: u16) -> SessionId {
     SessionId {
         client: lease,
         incarnation: incarnation[lease as usize],
+        grant: 0,
     }
 }
 
@@ -1290,6 +1292,19 @@ fn lease_op() -> impl Strategy<Value = LeaseOp> {
     ]
 }
 
+/// The id the store gave `lease`, or its own before any grant.
+fn id_of(ids: &BTreeMap<u16, SessionId>, lease: u16) -> SessionId {
+    ids.get(&lease).copied().unwrap_or(sid(lease))
+}
+
+/// Grants client `c`'s lease; the id the store gave it.
+fn granted(store: &mut StoreState, c: u16) -> SessionId {
+    match store.apply(sid(c), &Request::LeaseGrant).0 {
+        Reply::LeaseGranted { lease } => lease,
+        other => panic!("a grant answered {other}"),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -1302,9 +1317,13 @@ proptest! {
     #[test]
     fn etcd_leases_match_reference(ops in prop::collection::vec(lease_op(), 1..40)) {
         let mut store = StoreState::default();
-        let watcher = sid(SESSIONS);
-        store.apply(watcher, &Request::LeaseGrant);
+        // The ids the store gave the leases it granted.
+        let mut ids: BTreeMap<u16, SessionId> = BTreeMap::new();
+        let watcher = granted(&mut store, SESSIONS);
         store.apply(watcher, &Request::WatchRange { keys: Keys::Prefix(names::KEYS), start_revision: 1 });
+        // etcd's watches live on the client's connection, whatever its
+        // lease: events are addressed to the client alone.
+        let told_to = sid(SESSIONS);
         let mut alive: BTreeSet<u16> = BTreeSet::new();
         // key -> its lease
         let mut keys: BTreeMap<Key, u16> = BTreeMap::new();
@@ -1316,7 +1335,7 @@ proptest! {
                 let doomed: Vec<Key> = keys.iter().filter(|(_, l)| **l == lease).map(|(k, _)| *k).collect();
                 for key in &doomed {
                     keys.remove(key);
-                    told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Delete, key: *key, revision: revision + 1 }));
+                    told.push((told_to, WatchEvent::Etcd { kind: EtcdEvent::Delete, key: *key, revision: revision + 1 }));
                 }
                 !doomed.is_empty()
             };
@@ -1324,11 +1343,14 @@ proptest! {
                 LeaseOp::Grant { lease } => {
                     alive.insert(lease);
                     let (reply, fired) = store.apply(sid(lease), &Request::LeaseGrant);
-                    prop_assert_eq!(reply, Reply::LeaseGranted);
+                    let Reply::LeaseGranted { lease: id } = reply else {
+                        return Err(TestCaseError::fail(format!("a grant answered {reply}")));
+                    };
+                    prop_assert_eq!(*ids.entry(lease).or_insert(id), id, "a grant again is the same lease");
                     fired
                 }
                 LeaseOp::Put { lease } => {
-                    let s = sid(lease);
+                    let s = id_of(&ids, lease);
                     let key = names::session_key(s);
                     let txn = Txn {
                         compares: vec![],
@@ -1338,7 +1360,7 @@ proptest! {
                     let (reply, fired) = store.apply(s, &Request::Txn(Box::new(txn)));
                     if alive.contains(&lease) {
                         keys.insert(key, lease);
-                        told.push((watcher, WatchEvent::Etcd { kind: EtcdEvent::Put, key, revision: revision + 1 }));
+                        told.push((told_to, WatchEvent::Etcd { kind: EtcdEvent::Put, key, revision: revision + 1 }));
                         let succeeded = matches!(reply, Reply::TxnResult { succeeded: true, .. });
                         prop_assert!(succeeded, "{}", reply);
                     } else {
@@ -1347,7 +1369,7 @@ proptest! {
                     fired
                 }
                 LeaseOp::Revoke { lease } => {
-                    let (reply, fired) = store.apply(sid(lease), &Request::LeaseRevoke);
+                    let (reply, fired) = store.apply(id_of(&ids, lease), &Request::LeaseRevoke);
                     let want = if alive.remove(&lease) {
                         gone(&mut keys, lease, &mut told);
                         Reply::LeaseRevoked
@@ -1361,16 +1383,16 @@ proptest! {
                     if alive.remove(&lease) {
                         gone(&mut keys, lease, &mut told);
                     }
-                    store.end_session(sid(lease), SessionEnd::Expired)
+                    store.end_session(id_of(&ids, lease), SessionEnd::Expired)
                 }
                 LeaseOp::KeepAlive { lease } => {
-                    let (reply, fired) = store.apply(sid(lease), &Request::LeaseKeepAlive);
+                    let (reply, fired) = store.apply(id_of(&ids, lease), &Request::LeaseKeepAlive);
                     let want = if alive.contains(&lease) { Reply::LeaseKeptAlive } else { Reply::LeaseNotFound };
                     prop_assert_eq!(reply, want);
                     fired
                 }
                 LeaseOp::TimeToLive { asker, lease, keys: with_keys } => {
-                    let (reply, fired) = store.apply(sid(asker), &Request::LeaseTimeToLive { lease: sid(lease), keys: with_keys });
+                    let (reply, fired) = store.apply(id_of(&ids, asker), &Request::LeaseTimeToLive { lease: id_of(&ids, lease), keys: with_keys });
                     let is_alive = alive.contains(&lease);
                     let attached: Vec<Key> = keys.iter().filter(|(_, l)| is_alive && with_keys && **l == lease).map(|(k, _)| *k).collect();
                     prop_assert_eq!(reply, Reply::LeaseTtl { alive: is_alive, keys: attached });
@@ -1383,7 +1405,7 @@ proptest! {
             let live: Vec<Key> = store.etcd.kvs.iter().map(|kv| kv.key).collect();
             prop_assert_eq!(live, keys.keys().copied().collect::<Vec<_>>());
             for l in 0..SESSIONS {
-                prop_assert_eq!(store.is_alive(sid(l)), alive.contains(&l));
+                prop_assert_eq!(store.is_alive(id_of(&ids, l)), alive.contains(&l));
             }
         }
     }

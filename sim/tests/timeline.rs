@@ -71,6 +71,7 @@ fn overlap_is_exactly_the_shared_time_and_lanes_are_the_runs_clients() {
                 session: SessionId {
                     client: 0,
                     incarnation: 0,
+                    grant: 0,
                 },
                 client: 0,
             },

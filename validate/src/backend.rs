@@ -529,7 +529,10 @@ impl Backend {
                         .lease_grant(*ttl_seconds, Some(opts))
                         .await
                         .expect("etcd grants the lease");
-                    (Reply::LeaseGranted, 0, None)
+                    // The lease is the id the client asked for (etcd
+                    // grants a chosen id), not one the model's store would
+                    // number in grant order.
+                    (Reply::LeaseGranted { lease: session }, 0, None)
                 }
                 Request::Txn(t) => {
                     let ops = |ops: &[TxnOp]| -> Vec<etcd::TxnOp> {

@@ -638,7 +638,7 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::Deleted
         | Reply::Children(_)
         | Reply::Error(_)
-        | Reply::LeaseGranted
+        | Reply::LeaseGranted { .. }
         | Reply::LeaseNotFound
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }
@@ -671,7 +671,7 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::Children(_)
         | Reply::Error(_) => Vec::new(),
         // etcd's revisions: no ZooKeeper recipe is answered with them.
-        Reply::LeaseGranted
+        Reply::LeaseGranted { .. }
         | Reply::LeaseNotFound
         | Reply::TxnResult { .. }
         | Reply::RangeResult { .. }

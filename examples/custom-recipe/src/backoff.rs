@@ -168,7 +168,7 @@ impl Recipe for PollingBackoff {
                 path: ZPath::Fixed(DIR),
                 keys: DIR,
             },
-            claims: None,
+            ..Setup::bare()
         }
     }
 
@@ -291,6 +291,7 @@ mod tests {
         SessionId {
             client: 1,
             incarnation: 0,
+            grant: 0,
         }
     }
 
@@ -301,6 +302,7 @@ mod tests {
             guid: Some(SessionId {
                 client,
                 incarnation: 0,
+                grant: 0,
             }),
         }
     }

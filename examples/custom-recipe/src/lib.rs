@@ -238,6 +238,7 @@ mod tests {
         SessionId {
             client,
             incarnation,
+            grant: 0,
         }
     }
 

@@ -491,6 +491,11 @@ impl Client {
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
             Phase::Connecting => {
+                // An etcd lease's id is the store's: the session is known
+                // by it from now on.
+                if let Reply::LeaseGranted { lease } = reply {
+                    st.session = lease;
+                }
                 st.connection = Connection::Connected;
                 o.set_timer(Timer::Ping, exactly(self.timing.ping));
                 if self.policy.keeps_a_deadline() {
@@ -556,10 +561,13 @@ impl Actor for Client {
             Some(saved) => ClientState {
                 rounds_done: saved.rounds_done,
                 holds: saved.holds,
-                ..ClientState::new(SessionId {
-                    client: me,
-                    incarnation: saved.incarnation.wrapping_add(1),
-                })
+                ..ClientState::new(
+                    SessionId {
+                        incarnation: saved.incarnation,
+                        ..SessionId::first(me)
+                    }
+                    .next(),
+                )
             },
         };
         // Saved at once, so a restarted process never reuses this session.
@@ -646,7 +654,7 @@ impl Actor for Client {
                 }
             }
             Msg::Expired { session } => {
-                if session == state.session && state.phase == Phase::Acquiring {
+                if session.same_session(state.session) && state.phase == Phase::Acquiring {
                     let st = state.to_mut();
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
@@ -656,10 +664,10 @@ impl Actor for Client {
                 } else if self.policy == Policy::Oblivious && state.is_holding() {
                     // The library knows (LOST); the application goes on as
                     // the holder, and its release will find the session gone.
-                    if session == state.session {
+                    if session.same_session(state.session) {
                         state.to_mut().connection = Connection::Lost;
                     }
-                } else if session == state.session && state.phase != Phase::Done {
+                } else if session.same_session(state.session) && state.phase != Phase::Done {
                     let st = state.to_mut();
                     if st.phase == Phase::Releasing {
                         self.count_round(st);

@@ -25,7 +25,7 @@ impl RecipeModel {
         let Some(slot) = state.clients.get(s.client as usize) else {
             return true;
         };
-        if slot.state.session != s {
+        if !slot.state.session.same_session(s) {
             return true; // the owner has moved on to a new session
         }
         if self.stays_connected(state, s) {
@@ -45,10 +45,9 @@ impl RecipeModel {
     /// Whether session `s` is its finished client's, which stays connected
     /// (its session never expires).
     pub(super) fn stays_connected(&self, state: &ModelState, s: SessionId) -> bool {
-        state
-            .clients
-            .get(s.client as usize)
-            .is_some_and(|slot| slot.state.session == s && slot.state.phase == Phase::Done)
+        state.clients.get(s.client as usize).is_some_and(|slot| {
+            slot.state.session.same_session(s) && slot.state.phase == Phase::Done
+        })
     }
 
     /// Whether the client's resend timer may fire: a request is out and

@@ -25,7 +25,9 @@ use crate::ids::Data;
 use crate::ids::{Key, SessionId};
 use crate::msg::{Compare, Keys};
 use crate::msg::{EtcdEvent, OpResult, Range, Reply, Request, Sort, Txn, TxnOp, WatchEvent};
-use crate::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step};
+use crate::recipe::{
+    Application, Face, LeaseIds, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step,
+};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -141,8 +143,15 @@ impl Recipe for EtcdRevision {
         Face::Etcd
     }
 
+    /// Leases numbered by client (`LeaseIds::ByClient`): the recipe
+    /// ranges over `/lock/` sorted by create revision one key at a time,
+    /// or reads its own key, so the order lease keys sort in never shows
+    /// and no state need carry the order the leases were granted in.
     fn setup(&self) -> Setup {
-        Setup::bare()
+        Setup {
+            leases: LeaseIds::ByClient,
+            ..Setup::bare()
+        }
     }
 
     fn acquire(&self, session: SessionId) -> (State, Request) {

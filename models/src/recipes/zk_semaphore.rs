@@ -313,7 +313,7 @@ impl Recipe for ZkSemaphore {
                 path: lock.dir_path(),
                 keys: lock.dir,
             },
-            claims: None,
+            ..Setup::bare()
         }
     }
 

@@ -9,11 +9,11 @@
 pub mod etcd;
 pub mod zookeeper;
 
-use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath};
+use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath, MAX_GRANTS};
 use crate::msg::{
     Msg, MultiOp, MultiResult, RangeOnly, Reply, Request, Timer, TxnOp, WatchEvent, ZkError,
 };
-use crate::recipe::{Line, Setup};
+use crate::recipe::{LeaseIds, Line, Setup};
 use etcd::EtcdKv;
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
@@ -96,6 +96,9 @@ pub struct StoreState {
     /// Where the recipe's line is: the same in every state of a run, so it
     /// is neither hashed nor compared (a [`RunConstant`]).
     pub line: RunConstant<Line>,
+    /// How lease ids are made (the recipe's `Setup::leases`): the same in
+    /// every state of a run.
+    pub leases: RunConstant<LeaseIds>,
     /// Ghost, for `holder_owns_key`: the node or key first in line for the
     /// lock — the lowest-sequence generated child of the line's directory,
     /// else the line's node itself if ephemeral; the first-created key
@@ -215,6 +218,7 @@ impl StoreState {
             zk: ZkTree::new(&layout.dirs),
             etcd: EtcdKv::default(),
             line: RunConstant(layout.line),
+            leases: RunConstant(layout.leases),
             first_in_line: None,
             barrier: None,
             queue: None,
@@ -434,12 +438,29 @@ impl StoreState {
     /// session, so client c's is usually at position c: that place is
     /// looked at first (a herd of thousands asks on every request and every
     /// notification, where a binary search is a dozen dependent loads).
+    ///
+    /// A session is its client's incarnation: an etcd lease is found by
+    /// the id its client asked for before the grant numbered it, as by the
+    /// id the store gave it (each incarnation is granted at most once, and
+    /// the table sorts by client and incarnation first).
     fn find_session(&self, s: SessionId) -> Result<usize, usize> {
         let guess = usize::from(s.client);
-        if self.sessions.get(guess).is_some_and(|(id, _)| *id == s) {
+        if self
+            .sessions
+            .get(guess)
+            .is_some_and(|(id, _)| id.same_session(s))
+        {
             return Ok(guess);
         }
-        self.sessions.binary_search_by(|(id, _)| id.cmp(&s))
+        self.sessions
+            .binary_search_by(|(id, _)| (id.client, id.incarnation).cmp(&(s.client, s.incarnation)))
+    }
+
+    /// Session `s` as the store knows it: an etcd lease with the id the
+    /// store gave it (a client speaks in the id it asked for until the
+    /// grant's reply reaches it), any other session as it is.
+    pub fn known(&self, s: SessionId) -> SessionId {
+        self.find_session(s).map_or(s, |i| self.sessions[i].0)
     }
 
     /// Whether session `s` was opened and has ended (expired or closed).
@@ -491,6 +512,34 @@ impl StoreState {
         }
     }
 
+    /// `LeaseGrant` for session `s`: the lease granted to this session
+    /// before (a grant asked again, after a lost reply or an expiry, is
+    /// that lease, alive again), else a new one — numbered in grant order
+    /// ([`LeaseIds::InGrantOrder`]), so keys named by leases sort by when
+    /// their leases were granted, not by who holds them, or by client
+    /// ([`LeaseIds::ByClient`]: the id `s` asked for). `None` once
+    /// [`MAX_GRANTS`] are granted.
+    fn grant_lease(&mut self, s: SessionId) -> Option<SessionId> {
+        let at = match self.find_session(s) {
+            Ok(i) => {
+                self.sessions[i].1 = true;
+                return Some(self.sessions[i].0);
+            }
+            Err(at) => at,
+        };
+        let lease = match self.leases.0 {
+            LeaseIds::ByClient => s,
+            // An etcd store's sessions are all leases, each granted once.
+            LeaseIds::InGrantOrder => s.granted(
+                u32::try_from(self.sessions.len() + 1)
+                    .ok()
+                    .filter(|&g| g <= MAX_GRANTS)?,
+            ),
+        };
+        self.sessions.insert(at, (lease, true));
+        Some(lease)
+    }
+
     /// Ends a live session (expired, or closed by its owner): deletes its
     /// ephemerals and lease keys and returns the notifications that fire, in
     /// order.
@@ -536,15 +585,11 @@ impl StoreState {
                     Reply::Error(ZkError::SessionExpired)
                 }
             }
-            Request::LeaseGrant => {
-                // An id whose lease expired or was revoked is free again.
-                if !self.open_session(s) {
-                    if let Ok(i) = self.find_session(s) {
-                        self.sessions[i].1 = true;
-                    }
-                }
-                Reply::LeaseGranted
-            }
+            Request::LeaseGrant => match self.grant_lease(s) {
+                Some(lease) => Reply::LeaseGranted { lease },
+                // etcd's answer when it cannot make a lease.
+                None => Reply::LeaseNotFound,
+            },
             // etcd's answers for a lease that is gone: revoke and
             // keepalive fail, `TimeToLive` says so (TTL -1).
             Request::LeaseRevoke | Request::LeaseKeepAlive if !self.is_alive(s) => {
@@ -781,6 +826,7 @@ impl Actor for Store {
                 if session.client != client {
                     return; // a client speaks only in its own sessions
                 }
+                let session = state.known(session);
                 // A queue marks a reply by what the request named, as the
                 // store was before it.
                 let head = state
@@ -788,6 +834,9 @@ impl Actor for Store {
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
                 let (reply, fired) = state.to_mut().apply(session, &req);
+                // A lease granted now is known by the id the store gave
+                // it: its expiry timer too.
+                let session = state.known(session);
                 // ZooKeeper hears a session in every request; etcd only in
                 // keepalives (and the grant).
                 let heard = state.is_alive(session)
@@ -817,6 +866,9 @@ impl Actor for Store {
                 send_notifications(o, state, fired);
             }
             Msg::Close { session } if session.client == client => {
+                // A lease given up before its grant's reply came: the
+                // store's id, whose expiry is the one to cancel.
+                let session = state.known(session);
                 let st = state.to_mut();
                 st.etcd.watchers.retain(|w| w.client != client);
                 st.etcd.range_watchers.retain(|w| w.client != client);
@@ -828,7 +880,7 @@ impl Actor for Store {
             }
             Msg::Ping { session } if session.client == client => {
                 if state.is_alive(session) {
-                    o.set_timer(Timer::Expiry(session), self.timeout_range());
+                    o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
                     o.send(src, Msg::Pong { session });
                 } else {
                     o.send(src, Msg::Expired { session });

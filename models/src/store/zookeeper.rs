@@ -612,7 +612,7 @@ mod tests {
                         child: Child { seq: Some(1), prefix: name!("lock-"), guid: None },
                     },
                 ][usize::from(path)];
-                let w = (path, SessionId { client, incarnation: 0 });
+                let w = (path, SessionId { client, incarnation: 0, grant: 0 });
                 if what == 0 {
                     let taken: Vec<SessionId> = set.take(path).collect();
                     let want: Vec<SessionId> =
@@ -632,6 +632,7 @@ mod tests {
         let s = |client| SessionId {
             client,
             incarnation: 0,
+            grant: 0,
         };
         let mut set = WatchSet::default();
         let lock = ZPath::fixed(name!("/lock"));

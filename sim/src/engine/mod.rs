@@ -636,7 +636,7 @@ impl<'a> Sim<'a> {
     fn check_fault_free_expiry(&mut self, s: SessionId) {
         let property = PropertyName::FaultFreeSessionLoss;
         let client = &self.clients[s.client as usize].state;
-        let in_use = client.session == s && client.phase != Phase::Done;
+        let in_use = client.session.same_session(s) && client.phase != Phase::Done;
         let fault_fired = self.faults.iter().any(|f| f.fired);
         let reported = self.violations.iter().any(|v| v.property == property);
         if in_use && !fault_fired && !reported {

@@ -259,6 +259,8 @@ fn session(t: &Tree) -> Option<SessionId> {
     Some(SessionId {
         client: number(field(t, "client")?)?,
         incarnation: number(field(t, "incarnation")?)?,
+        // A ZooKeeper session, or a lease not granted yet, has none.
+        grant: field(t, "grant").map_or(Some(0), number)?,
     })
 }
 
