@@ -218,15 +218,24 @@ fn timing_that_cannot_hold_is_refused() {
 fn a_timed_state_shows_its_countdowns() {
     use stateright::Model;
     let shown = |time| {
-        let model = cfg("etcd-revision", 2, FaultBudget::default(), Policy::Naive, time)
-            .into_model()
-            .unwrap();
+        let model = cfg(
+            "etcd-revision",
+            2,
+            FaultBudget::default(),
+            Policy::Naive,
+            time,
+        )
+        .into_model()
+        .unwrap();
         let init = model.init_states().remove(0);
         models::model::view::view(&model, &init).to_string()
     };
     let timed = shown(ticks());
     // The lease grant is on its way (one tick), its resend due in three.
-    assert!(timed.contains("ticks left: timers: no reply: resend: 3"), "{timed}");
+    assert!(
+        timed.contains("ticks left: timers: no reply: resend: 3"),
+        "{timed}"
+    );
     assert!(timed.contains("client_to_store: 1,"), "{timed}");
     assert!(!shown(Time::Untimed).contains("ticks left"));
 }
