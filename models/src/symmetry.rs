@@ -134,6 +134,9 @@ impl ModelState {
             is_permutation(p, self.clients.len()),
             "a state is relabelled by a permutation of its clients, not {p:?}"
         );
+        // A timed check's store countdowns are not renamed with the store's
+        // timers: it explores without symmetry (`checker::check`).
+        debug_assert!(self.store_clock.0.is_none(), "a timed state renamed");
         parts.store(&mut self.store, p);
         parts.store_timers(&mut self.store_timers, p);
         parts.resource(&mut self.resource, p);

@@ -486,7 +486,7 @@ impl RecipeModel {
             time.runs |= due.hi > 0;
             // A resend waits while its request or reply is on its way (the
             // tick sets it again for another period, as the simulator does).
-            if running && due.ripe() && (timer != Timer::Retry || self.resend_due(slot)) {
+            if running && due.ripe() && (timer != Timer::Retry || self.resend_fires(slot)) {
                 actions.push(Action::Timeout(c, timer));
                 time.overdue |= due.overdue();
             }
@@ -570,13 +570,15 @@ impl RecipeModel {
             if idle {
                 continue; // left shared
             }
-            let resend_waits = !self.resend_due(slot);
+            let resend_waits = !self.resend_fires(slot);
             let slot = state.slot_mut(c as ClientIdx);
             let timers = slot.timers.clone();
             let clock = slot.clock_mut();
             for (timer, due) in timers.iter().zip(clock.timers.iter_mut()) {
                 if *timer == Timer::Retry && due.overdue() && resend_waits {
-                    *due = Due::exactly(t.retry);
+                    // Due again a period after it came due: this tick is
+                    // the first of the period.
+                    *due = Due::exactly(t.retry - 1);
                 } else {
                     due.count_down();
                 }
@@ -594,10 +596,32 @@ impl RecipeModel {
     }
 }
 
+impl RecipeModel {
+    /// Whether a resend timer that came due fires: when nothing it awaits
+    /// is on its way — a lost request or reply to resend, or no request
+    /// out at all (a timer left armed, which fires and does nothing, as
+    /// the simulator's does). Otherwise it waits another period.
+    fn resend_fires(&self, slot: &super::ClientSlot) -> bool {
+        slot.state.pending.is_none() || self.resend_due(slot)
+    }
+}
+
 /// The fault a client is in, as the clock sees it.
 enum Fault {
     Pause,
     Partition,
+}
+
+/// What survived a reconnect is sent anew on the new connection: its
+/// flight starts over.
+pub(super) fn sent_anew(slot: &mut super::ClientSlot, latency: Due) {
+    if let Some(clock) = &mut slot.clock.0 {
+        for link in [Link::StoreToClient, Link::ClientToStore] {
+            clock.links[link_index(link)]
+                .iter_mut()
+                .for_each(|d| *d = latency);
+        }
+    }
 }
 
 /// A pause or partition of `slot` begins: its length counts from 0.

@@ -138,6 +138,9 @@ impl RecipeModel {
         let slot = state.slot_mut(c);
         slot.retain(Link::StoreToClient, |m| survives_reconnect(m, alive));
         slot.retain(Link::ClientToStore, |m| survives_reconnect(m, alive));
+        if let Some(ticks) = self.cfg.time.ticks() {
+            clock::sent_anew(slot, ticks.latency);
+        }
         self.client_step(state, c, |s, o| self.client.on_reconnect(s, alive, o));
     }
 
