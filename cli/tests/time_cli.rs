@@ -25,6 +25,14 @@ fn bad_time_flags_are_refused_naming_them() {
             &["--time", "ticks", "--policy", "lease-aware", "--ticks", "deadline=6"],
             "--ticks deadline: deadline (6) plus the longest one-way latency (1) must be below the session",
         ),
+        (
+            &["--time", "ticks", "--ticks", "deadline=5"],
+            "--ticks deadline: applies only to a policy that keeps a deadline",
+        ),
+        (
+            &["--time", "ticks", "--ticks", "acquire_timeout=3"],
+            "--ticks acquire_timeout: applies only with --acquire-timeout",
+        ),
         (&["--time", "ticks", "--partial-order"], "--partial-order with --time ticks"),
         (&["--time", "ticks", "--no-symmetry"], "--no-symmetry with --time ticks"),
         (&["--time", "ticks", "--no-sleep-sets"], "--no-sleep-sets with --time ticks"),

@@ -188,16 +188,13 @@ fn timing_that_cannot_hold_is_refused() {
     assert!(why.contains("before the store expires"), "{why}");
     let (key, _) = refuse("deadline=4", Policy::LeaseAware);
     assert_eq!(key, "deadline");
-    // A deadline means nothing to a naive client: not judged.
-    assert!(cfg(
-        "etcd-election",
-        2,
-        FaultBudget::default(),
-        Policy::Naive,
-        Time::Ticks(TickTiming::parse("deadline=6").unwrap())
-    )
-    .into_model()
-    .is_ok());
+    // A deadline means nothing to a naive client: given, it is refused,
+    // as is an acquire timeout without --acquire-timeout.
+    let (key, why) = refuse("deadline=6", Policy::Naive);
+    assert_eq!(key, "deadline");
+    assert!(why.contains("keeps no clock of its own"), "{why}");
+    let (key, _) = refuse("acquire_timeout=3", Policy::Naive);
+    assert_eq!(key, "acquire_timeout");
     let (key, _) = refuse("pause=0-3", Policy::Naive);
     assert_eq!(key, "pause");
     for bad in [

@@ -119,6 +119,9 @@ pub struct TickTiming {
     pub partition: Due,
     /// An acquire timeout (`--acquire-timeout`).
     pub acquire_timeout: u8,
+    /// The keys given (bit `i`: [`TICK_KEYS`]`[i]`), so that one that
+    /// would change nothing is refused.
+    pub given: u16,
 }
 
 impl Default for TickTiming {
@@ -143,6 +146,7 @@ impl Default for TickTiming {
             pause: Due { lo: 1, hi: 10 },
             partition: Due { lo: 1, hi: 10 },
             acquire_timeout: 4,
+            given: 0,
         }
     }
 }
@@ -181,6 +185,9 @@ impl TickTiming {
             }
             seen.push(key);
             t.set(key, value)?;
+            if let Some(i) = TICK_KEYS.iter().position(|k| *k == key) {
+                t.given |= 1 << i;
+            }
         }
         Ok(t)
     }
@@ -220,7 +227,31 @@ impl TickTiming {
         &self,
         policy: Policy,
         recipe: &RecipeRef,
+        acquire_timeout: bool,
     ) -> Result<(), (&'static str, String)> {
+        // A key that changes nothing is a mistake.
+        if self.was_given("deadline") && !policy.keeps_a_deadline() {
+            return Err((
+                "deadline",
+                format!(
+                    "applies only to a policy that keeps a deadline (lease-aware, lease-aware-from-send, \
+                     suspend-aware): a {policy} client keeps no clock of its own"
+                ),
+            ));
+        }
+        if self.was_given("acquire_timeout") && !acquire_timeout {
+            return Err((
+                "acquire_timeout",
+                "applies only with --acquire-timeout".to_string(),
+            ));
+        }
+        if acquire_timeout && self.acquire_timeout == 0 {
+            return Err((
+                "acquire_timeout",
+                "must be at least 1 tick: a timeout of 0 gives up every acquisition that waits"
+                    .to_string(),
+            ));
+        }
         let one_way = u64::from(self.latency.hi);
         let (session, ping) = (u64::from(self.session), u64::from(self.ping));
         for (key, n) in [
@@ -312,6 +343,13 @@ impl TickTiming {
             }
         }
         Ok(())
+    }
+
+    fn was_given(&self, key: &str) -> bool {
+        TICK_KEYS
+            .iter()
+            .position(|k| *k == key)
+            .is_some_and(|i| self.given & (1 << i) != 0)
     }
 
     /// `n` ticks as the actors' duration.

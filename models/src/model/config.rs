@@ -420,7 +420,7 @@ impl ModelCfg {
         check_restarts(self.faults)?;
         if let Some(ticks) = self.time.ticks() {
             ticks
-                .validate(self.policy, &self.recipe)
+                .validate(self.policy, &self.recipe, self.acquire_timeout)
                 .map_err(|(key, reason)| ConfigError::new(Setting::Ticks(key), reason))?;
         }
         if self.faults.crashes >= self.clients {
