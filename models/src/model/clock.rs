@@ -500,22 +500,11 @@ impl RecipeModel {
             return time;
         };
         let running = slot.status == Status::Running;
-        for link in [
-            Link::StoreToClient,
-            Link::ClientToStore,
-            Link::ClientToResource,
-            Link::ResourceToClient,
-        ] {
+        for link in Link::ALL {
             let dues = &clock.links[link_index(link)];
             time.runs |= dues.iter().any(|d| d.hi > 0);
             let Some(&head) = dues.first() else { continue };
-            let open = match link {
-                Link::StoreToClient => running && !slot.partitioned,
-                Link::ClientToStore => !slot.partitioned,
-                Link::ClientToResource => true,
-                Link::ResourceToClient => running,
-            };
-            if open && head.ripe() {
+            if slot.link_open(link) && head.ripe() {
                 actions.push(Action::Deliver(c, link));
                 time.overdue |= head.overdue();
             }
@@ -530,10 +519,8 @@ impl RecipeModel {
             }
         }
         let carries_on = session_carries_on(&state.store, &slot.state);
-        let (fault, lasts) = match (slot.status, slot.partitioned) {
-            (Status::Paused, _) => (Fault::Pause, t.pause),
-            (_, true) => (Fault::Partition, t.partition),
-            (Status::Running | Status::Crashed, false) => return time,
+        let Some((fault, lasts)) = Fault::of(t, slot) else {
+            return time;
         };
         time.runs |= clock.fault < lasts.hi;
         if clock.fault < lasts.lo {
@@ -593,11 +580,7 @@ impl RecipeModel {
             let Some(clock) = slot.clock.0.as_deref() else {
                 continue;
             };
-            let fault = match (slot.status, slot.partitioned) {
-                (Status::Paused, _) => Some(t.pause.hi),
-                (_, true) => Some(t.partition.hi),
-                (Status::Running | Status::Crashed, false) => None,
-            };
+            let fault = Fault::of(t, slot).map(|(_, lasts)| lasts.hi);
             let still = |d: &Due| d.hi == 0;
             let idle = clock
                 .timers
@@ -648,6 +631,17 @@ impl RecipeModel {
 enum Fault {
     Pause,
     Partition,
+}
+
+impl Fault {
+    /// The pause or partition `slot` is in, and how long one lasts.
+    fn of(t: &TickTiming, slot: &super::ClientSlot) -> Option<(Fault, Due)> {
+        match (slot.status, slot.partitioned) {
+            (Status::Paused, _) => Some((Fault::Pause, t.pause)),
+            (_, true) => Some((Fault::Partition, t.partition)),
+            (Status::Running | Status::Crashed, false) => None,
+        }
+    }
 }
 
 /// What survived a reconnect is sent anew on the new connection: its

@@ -592,20 +592,12 @@ impl RecipeModel {
     /// it can happen at all.
     fn untimed_waits(&self, state: &ModelState, c: ClientIdx, actions: &mut Vec<Action>) {
         let slot = &state.clients[c as usize];
-        let running = slot.status == Status::Running;
-        if !slot.from_store.is_empty() && running && !slot.partitioned {
-            actions.push(Action::Deliver(c, Link::StoreToClient));
+        for link in Link::ALL {
+            if !slot.link(link).is_empty() && slot.link_open(link) {
+                actions.push(Action::Deliver(c, link));
+            }
         }
-        if !slot.to_store.is_empty() && !slot.partitioned {
-            actions.push(Action::Deliver(c, Link::ClientToStore));
-        }
-        if !slot.to_resource.is_empty() {
-            actions.push(Action::Deliver(c, Link::ClientToResource));
-        }
-        if !slot.from_resource.is_empty() && running {
-            actions.push(Action::Deliver(c, Link::ResourceToClient));
-        }
-        if running {
+        if slot.status == Status::Running {
             for &t in &slot.timers {
                 if self.timer_may_fire(slot, t) {
                     actions.push(Action::Timeout(c, t));

@@ -106,6 +106,18 @@ impl ClientSlot {
         }
     }
 
+    /// Whether `link` carries messages now: a cut holds the store's links
+    /// both ways, and a process that is not running reads nothing.
+    pub fn link_open(&self, link: Link) -> bool {
+        let running = self.status == Status::Running;
+        match link {
+            Link::StoreToClient => running && !self.partitioned,
+            Link::ClientToStore => !self.partitioned,
+            Link::ClientToResource => true,
+            Link::ResourceToClient => running,
+        }
+    }
+
     fn link_mut(&mut self, link: Link) -> &mut Vec<Msg> {
         match link {
             Link::StoreToClient => &mut self.from_store,
@@ -215,6 +227,16 @@ pub enum Link {
     ClientToStore,
     ClientToResource,
     ResourceToClient,
+}
+
+impl Link {
+    /// Every link, in the order a state's steps list their deliveries.
+    pub const ALL: [Link; 4] = [
+        Link::StoreToClient,
+        Link::ClientToStore,
+        Link::ClientToResource,
+        Link::ResourceToClient,
+    ];
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
