@@ -158,6 +158,63 @@ pub enum Request {
         lease: SessionId,
         keys: bool,
     },
+    // --- Redis ---
+    /// One command to one master of the deployment (0 for a single
+    /// master; Redlock's N independent masters are 0..N).
+    Redis {
+        master: u8,
+        cmd: RedisCmd,
+    },
+}
+
+/// A Redis command, as the lock libraries send it. Keys are text (a
+/// recipe's own names); values are the lock's token ([`Data::Session`]:
+/// the client's process, which a random token per client stands for) or a
+/// number. TTLs are milliseconds of the *server's* clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RedisCmd {
+    /// `SET key value [NX] [PX ms]`: `OK`, or nil when `NX` finds the key.
+    Set {
+        key: Name,
+        value: Data,
+        nx: bool,
+        px: Option<u32>,
+    },
+    /// `SETNX key value`: 1 if set, 0 if the key exists (no TTL).
+    SetNx { key: Name, value: Data },
+    /// `PEXPIRE key ms` (`EXPIRE key s` when `seconds`, the TTL given in
+    /// whole seconds): 1 if the key exists and now expires then, else 0.
+    Expire { key: Name, ms: u32, seconds: bool },
+    /// `GET key`: the value, or nil.
+    Get { key: Name },
+    /// `DEL key`: how many keys it deleted (0 or 1).
+    Del { key: Name },
+    /// `INCR key`: the new value (a missing key counts from 0).
+    Incr { key: Name },
+    /// `EVAL` of the compare-and-delete script every token lock releases
+    /// with: `if GET(key) == value then return DEL(key) else return 0`.
+    /// A script runs atomically.
+    DelIfValue { key: Name, value: Data },
+    /// `EVAL` of the compare-and-extend script: `if GET(key) == value then
+    /// return PEXPIRE(key, ms) else return 0` (redis-py's `extend` with
+    /// `replace_ttl`, Redisson's renewal).
+    ExpireIfValue { key: Name, value: Data, ms: u32 },
+}
+
+/// A Redis reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RedisReply {
+    /// `+OK`.
+    Ok,
+    /// The nil bulk string: `SET NX` found the key, `GET` found none.
+    Nil,
+    /// An integer reply.
+    Int(u64),
+    /// A bulk string: `GET`'s value.
+    Value(Data),
+    /// The master does not answer: it is down (restarting). A client's
+    /// per-instance timeout, or its connection refused, ends the same way.
+    Down,
 }
 
 /// One op of a ZooKeeper `multi` (`Op.check`, `Op.create`, `Op.delete`,
@@ -272,6 +329,9 @@ pub enum Reply {
         alive: bool,
         keys: Vec<Key>,
     },
+    // --- Redis ---
+    /// A master's answer to one command.
+    Redis(RedisReply),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -578,6 +638,9 @@ pub enum Timer {
     /// Client (a lock acquired with a timeout): the acquisition has taken
     /// its time; it is given up at the recipe's next wait.
     GiveUp,
+    /// Store (Redis): `key`'s TTL on `master` has run out by the server's
+    /// clock; the key is deleted.
+    KeyTtl { master: u8, key: Name },
 }
 
 /// What a timer's firing means, as traces and counterexamples say it.
@@ -596,6 +659,7 @@ impl fmt::Display for Timer {
             Timer::Expiry(s) => write!(f, "expiry of {s}"),
             Timer::Wake => write!(f, "sleep over: the recipe goes on"),
             Timer::GiveUp => write!(f, "acquire timeout: give up at the next wait"),
+            Timer::KeyTtl { master, key } => write!(f, "TTL of {key} on master {master} over"),
         }
     }
 }
@@ -680,6 +744,13 @@ impl fmt::Display for Request {
                 }
                 write!(f, ")")
             }
+            Request::Redis { master, cmd } => {
+                write!(f, "{cmd}")?;
+                if *master > 0 {
+                    write!(f, " @master {master}")?;
+                }
+                Ok(())
+            }
             Request::Multi(ops) => {
                 write!(f, "multi(")?;
                 for (i, op) in ops.iter().enumerate() {
@@ -733,7 +804,8 @@ impl MultiOp {
             | Request::WatchRange { .. }
             | Request::LeaseRevoke
             | Request::LeaseKeepAlive
-            | Request::LeaseTimeToLive { .. } => None,
+            | Request::LeaseTimeToLive { .. }
+            | Request::Redis { .. } => None,
         }
     }
 
@@ -906,6 +978,52 @@ impl fmt::Display for WatchEvent {
     }
 }
 
+/// As `MONITOR` would show the command (a script by what it does).
+impl fmt::Display for RedisCmd {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match *self {
+            RedisCmd::Set { key, value, nx, px } => {
+                write!(f, "SET {key} {value}")?;
+                if nx {
+                    write!(f, " NX")?;
+                }
+                if let Some(ms) = px {
+                    write!(f, " PX {ms}")?;
+                }
+                Ok(())
+            }
+            RedisCmd::SetNx { key, value } => write!(f, "SETNX {key} {value}"),
+            RedisCmd::Expire {
+                key,
+                ms,
+                seconds: true,
+            } => write!(f, "EXPIRE {key} {}", ms / 1000),
+            RedisCmd::Expire { key, ms, .. } => write!(f, "PEXPIRE {key} {ms}"),
+            RedisCmd::Get { key } => write!(f, "GET {key}"),
+            RedisCmd::Del { key } => write!(f, "DEL {key}"),
+            RedisCmd::Incr { key } => write!(f, "INCR {key}"),
+            RedisCmd::DelIfValue { key, value } => {
+                write!(f, "EVAL(if GET {key} == {value} then DEL {key})")
+            }
+            RedisCmd::ExpireIfValue { key, value, ms } => {
+                write!(f, "EVAL(if GET {key} == {value} then PEXPIRE {key} {ms})")
+            }
+        }
+    }
+}
+
+impl fmt::Display for RedisReply {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            RedisReply::Ok => write!(f, "OK"),
+            RedisReply::Nil => write!(f, "(nil)"),
+            RedisReply::Int(n) => write!(f, "(integer) {n}"),
+            RedisReply::Value(d) => write!(f, "\"{d}\""),
+            RedisReply::Down => write!(f, "error: master down"),
+        }
+    }
+}
+
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
@@ -1025,6 +1143,7 @@ impl fmt::Display for Reply {
             }
             Reply::LeaseRevoked => write!(f, "lease revoked"),
             Reply::LeaseKeptAlive => write!(f, "lease kept alive"),
+            Reply::Redis(r) => write!(f, "{r}"),
             Reply::LeaseTtl { alive: false, .. } => write!(f, "lease not alive"),
             Reply::LeaseTtl { alive: true, keys } => {
                 write!(f, "lease alive")?;
@@ -1087,6 +1206,15 @@ pub enum RequestKind {
     LeaseRevoke,
     LeaseKeepAlive,
     LeaseTimeToLive,
+    // --- Redis: one kind per command, as `MONITOR` names them ---
+    RedisSet,
+    RedisSetNx,
+    RedisExpire,
+    RedisGet,
+    RedisDel,
+    RedisIncr,
+    /// A script (`EVAL`): compare-and-delete or compare-and-extend.
+    RedisEval,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -1128,6 +1256,17 @@ impl Request {
             Request::LeaseRevoke => RequestKind::LeaseRevoke,
             Request::LeaseKeepAlive => RequestKind::LeaseKeepAlive,
             Request::LeaseTimeToLive { .. } => RequestKind::LeaseTimeToLive,
+            Request::Redis { cmd, .. } => match cmd {
+                RedisCmd::Set { .. } => RequestKind::RedisSet,
+                RedisCmd::SetNx { .. } => RequestKind::RedisSetNx,
+                RedisCmd::Expire { .. } => RequestKind::RedisExpire,
+                RedisCmd::Get { .. } => RequestKind::RedisGet,
+                RedisCmd::Del { .. } => RequestKind::RedisDel,
+                RedisCmd::Incr { .. } => RequestKind::RedisIncr,
+                RedisCmd::DelIfValue { .. } | RedisCmd::ExpireIfValue { .. } => {
+                    RequestKind::RedisEval
+                }
+            },
         }
     }
 }
@@ -1135,7 +1274,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 19] = [
+    pub const ALL: [RequestKind; 26] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1155,6 +1294,13 @@ impl RequestKind {
         RequestKind::LeaseRevoke,
         RequestKind::LeaseKeepAlive,
         RequestKind::LeaseTimeToLive,
+        RequestKind::RedisSet,
+        RequestKind::RedisSetNx,
+        RequestKind::RedisExpire,
+        RequestKind::RedisGet,
+        RequestKind::RedisDel,
+        RequestKind::RedisIncr,
+        RequestKind::RedisEval,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1179,6 +1325,13 @@ impl RequestKind {
             RequestKind::LeaseRevoke => "lease_revoke",
             RequestKind::LeaseKeepAlive => "lease_keep_alive",
             RequestKind::LeaseTimeToLive => "lease_time_to_live",
+            RequestKind::RedisSet => "set",
+            RequestKind::RedisSetNx => "setnx",
+            RequestKind::RedisExpire => "pexpire",
+            RequestKind::RedisGet => "get",
+            RequestKind::RedisDel => "del",
+            RequestKind::RedisIncr => "incr",
+            RequestKind::RedisEval => "eval",
         }
     }
 
@@ -1191,12 +1344,19 @@ impl RequestKind {
             | RequestKind::SetData
             | RequestKind::Multi
             // It deletes the lease's keys.
-            | RequestKind::LeaseRevoke => RequestClass::Writes,
+            | RequestKind::LeaseRevoke
+            | RequestKind::RedisSet
+            | RequestKind::RedisSetNx
+            | RequestKind::RedisExpire
+            | RequestKind::RedisDel
+            | RequestKind::RedisIncr
+            | RequestKind::RedisEval => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
             | RequestKind::Range
-            | RequestKind::LeaseTimeToLive => RequestClass::Reads,
+            | RequestKind::LeaseTimeToLive
+            | RequestKind::RedisGet => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
@@ -1253,7 +1413,14 @@ mod tests {
                 | RequestKind::Multi
                 | RequestKind::LeaseRevoke
                 | RequestKind::LeaseKeepAlive
-                | RequestKind::LeaseTimeToLive => {}
+                | RequestKind::LeaseTimeToLive
+                | RequestKind::RedisSet
+                | RequestKind::RedisSetNx
+                | RequestKind::RedisExpire
+                | RequestKind::RedisGet
+                | RequestKind::RedisDel
+                | RequestKind::RedisIncr
+                | RequestKind::RedisEval => {}
             }
         }
     }

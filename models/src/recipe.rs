@@ -129,6 +129,17 @@ pub enum Step {
 pub enum Face {
     ZooKeeper,
     Etcd,
+    /// Redis: text keys with TTLs on one master or several, no sessions,
+    /// no watches (`store::redis`).
+    Redis,
+}
+
+/// A Redis lock key's lease: its TTL by the server's clock, and the
+/// period of the holder's renewals, if it renews.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyLease {
+    pub ttl: Duration,
+    pub renew_every: Option<Duration>,
 }
 
 /// What a recipe does with its state when the client opens a new session
@@ -158,6 +169,9 @@ pub struct Setup {
     /// How the etcd store numbers the leases it grants, and so how keys
     /// named by leases sort (ZooKeeper: no leases, no effect).
     pub leases: LeaseIds,
+    /// Redis: how many independent masters the recipe talks to (1; a
+    /// Redlock's N). The other faces have one store.
+    pub masters: u8,
 }
 
 /// How an etcd store's lease ids are made, and so in which order keys
@@ -219,6 +233,7 @@ impl Setup {
             line: Line::LOCK,
             claims: None,
             leases: LeaseIds::InGrantOrder,
+            masters: 1,
         }
     }
 
@@ -356,6 +371,20 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     /// opened `session`: start over (the default), or go on from `st`.
     fn resume(&self, _session: SessionId, _st: &mut Self::State) -> Resume {
         Resume::StartOver
+    }
+
+    /// Redis: the TTL the recipe gives its lock's key, and how often it
+    /// renews it while it holds (a watchdog), if it does. `None` for a
+    /// recipe on a store with sessions: their TTL is the session's.
+    fn key_lease(&self) -> Option<KeyLease> {
+        None
+    }
+
+    /// Redis: the renewal a holder's watchdog sends every
+    /// [`KeyLease::renew_every`] while it holds (Redisson's
+    /// `renewExpiration`). Its answer changes nothing for the client.
+    fn renewal(&self, _session: SessionId, _st: &Self::State) -> Option<Request> {
+        None
     }
 
     /// Whether the client closes a session it gives up on by its own clock.
@@ -538,6 +567,8 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
     fn closes_abandoned_session(&self) -> bool;
+    fn key_lease(&self) -> Option<KeyLease>;
+    fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request>;
 }
 
 /// Runs `f` on the typed state. A state no one else holds (the
@@ -714,6 +745,12 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn closes_abandoned_session(&self) -> bool {
         Recipe::closes_abandoned_session(self)
+    }
+    fn key_lease(&self) -> Option<KeyLease> {
+        Recipe::key_lease(self)
+    }
+    fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request> {
+        Recipe::renewal(self, session, st.get::<R::State>())
     }
 }
 

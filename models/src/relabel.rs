@@ -10,8 +10,8 @@
 
 use crate::ids::{Child, ClientIdx, Data, Key, SessionId, ZPath};
 use crate::msg::{
-    Compare, CompareTarget, Keys, Kv, Msg, MultiOp, MultiResult, OpResult, Range, Reply, Request,
-    Stat, Timer, TxnOp, WatchEvent,
+    Compare, CompareTarget, Keys, Kv, Msg, MultiOp, MultiResult, OpResult, Range, RedisCmd,
+    RedisReply, Reply, Request, Stat, Timer, TxnOp, WatchEvent,
 };
 
 /// `map[old] = new`: a permutation of the clients, or (to erase names) any map.
@@ -223,6 +223,7 @@ impl Relabel for Request {
             Request::Multi(ops) => ops.relabel(p),
             Request::WatchRange { keys, .. } => keys.relabel(p),
             Request::LeaseTimeToLive { lease, .. } => lease.relabel(p),
+            Request::Redis { cmd, .. } => cmd.relabel(p),
             Request::Connect
             | Request::LeaseGrant
             | Request::LeaseRevoke
@@ -262,6 +263,10 @@ impl Relabel for Reply {
                 keys.sort();
             }
             Reply::LeaseGranted { lease } => lease.relabel(p),
+            Reply::Redis(RedisReply::Value(d)) => d.relabel(p),
+            Reply::Redis(
+                RedisReply::Ok | RedisReply::Nil | RedisReply::Int(_) | RedisReply::Down,
+            ) => {}
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)
@@ -271,6 +276,21 @@ impl Relabel for Reply {
             | Reply::RangeCount { .. }
             | Reply::LeaseRevoked
             | Reply::LeaseKeptAlive => {}
+        }
+    }
+}
+
+impl Relabel for RedisCmd {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            RedisCmd::Set { value, .. }
+            | RedisCmd::SetNx { value, .. }
+            | RedisCmd::DelIfValue { value, .. }
+            | RedisCmd::ExpireIfValue { value, .. } => value.relabel(p),
+            RedisCmd::Expire { .. }
+            | RedisCmd::Get { .. }
+            | RedisCmd::Del { .. }
+            | RedisCmd::Incr { .. } => {}
         }
     }
 }
@@ -307,7 +327,9 @@ impl Relabel for Timer {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Timer::Expiry(s) => s.relabel(p),
-            Timer::Think
+            // Redis keys are the recipe's own text, no client's name.
+            Timer::KeyTtl { .. }
+            | Timer::Think
             | Timer::Hold
             | Timer::Retry
             | Timer::Ping

@@ -112,6 +112,16 @@ impl Relabel for StoreState {
             w.keys.relabel(p);
         }
         etcd.range_watchers.sort();
+        // Redis keys are the recipes' own text: only values and setters
+        // name clients, and the keys keep their order.
+        for space in &mut self.redis.masters {
+            for e in &mut space.keys {
+                e.value.relabel(p);
+                if let Some(ttl) = &mut e.ttl {
+                    ttl.setter.relabel(p);
+                }
+            }
+        }
         self.first_in_line.relabel(p);
     }
 }
@@ -307,6 +317,15 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
             Keys::Between { from, end } => (2, None, Some(from), end),
         };
         add(item(&(10u8, keys, w.start_revision)));
+    }
+    for (m, space) in state.store.redis.masters.iter().enumerate() {
+        for e in space.keys.iter() {
+            let setter = e.ttl.map(|t| t.setter).filter(mine);
+            if setter.is_some() || names_c(e.value) {
+                let ttl = e.ttl.map(|t| (t.ms, erased(t.setter)));
+                add(item(&(11u8, m, e.key, data(e.value), ttl)));
+            }
+        }
     }
     for (at, w) in state.resource.log.iter().enumerate() {
         if w.client == c {

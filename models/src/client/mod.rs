@@ -146,6 +146,8 @@ impl Client {
         match self.recipe.face() {
             Face::ZooKeeper => Request::Connect,
             Face::Etcd => Request::LeaseGrant,
+            // A connection: the server keeps nothing for it.
+            Face::Redis => Request::Connect,
         }
     }
 
@@ -497,7 +499,10 @@ impl Client {
                     st.session = lease;
                 }
                 st.connection = Connection::Connected;
-                o.set_timer(Timer::Ping, exactly(self.timing.ping));
+                // A Redis connection has no session to keep alive.
+                if self.recipe.face() != Face::Redis {
+                    o.set_timer(Timer::Ping, exactly(self.timing.ping));
+                }
                 if self.policy.keeps_a_deadline() {
                     o.set_timer(Timer::Deadline, exactly(self.timing.deadline));
                 }
@@ -801,8 +806,8 @@ impl Actor for Client {
             | Timer::Deadline
             | Timer::Wake
             | Timer::GiveUp => {}
-            // The store's timer: never set on a client.
-            Timer::Expiry(_) => {}
+            // The store's timers: never set on a client.
+            Timer::Expiry(_) | Timer::KeyTtl { .. } => {}
         }
     }
 

@@ -134,6 +134,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Timeout(c, _) => Some(c),
         Action::Deliver(_, Link::ClientToStore | Link::ClientToResource)
         | Action::Expire(_)
+        | Action::ExpireKey { .. }
         | Action::Crash(_)
         | Action::Restart(_)
         | Action::Pause(_)
@@ -226,7 +227,9 @@ impl Footprint {
         let (reads, sends_to_others) = match a {
             Action::Deliver(_, Link::StoreToClient | Link::ResourceToClient)
             | Action::Timeout(..) => (0, false),
-            Action::Deliver(_, Link::ClientToStore) | Action::Expire(_) => (STORE, true),
+            Action::Deliver(_, Link::ClientToStore)
+            | Action::Expire(_)
+            | Action::ExpireKey { .. } => (STORE, true),
             Action::Deliver(_, Link::ClientToResource) => (RESOURCE, false),
             Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_) => {
                 (BUDGET, false)
@@ -358,6 +361,7 @@ fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
         | Timer::Deadline
         | Timer::Ping
         | Timer::Expiry(_)
+        | Timer::KeyTtl { .. }
         | Timer::Wake
         | Timer::GiveUp => true,
         // It may fire once the request left and no reply to it came, which

@@ -37,6 +37,16 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                 false => format!("session {s} expires (its owner is silent)"),
             },
         ),
+        Action::ExpireKey {
+            setter,
+            master,
+            key,
+        } => (
+            "expire",
+            "store".into(),
+            client(setter),
+            format!("the TTL of {key} on master {master} (set by client {setter}) runs out"),
+        ),
         Action::Crash(c) => ("fault", client(c), String::new(), "crashes".into()),
         Action::Restart(c) => (
             "recover",
@@ -105,6 +115,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Deliver(..) => "Deliver",
         Action::Timeout(..) => "Timeout",
         Action::Expire(_) => "Expire",
+        Action::ExpireKey { .. } => "ExpireKey",
         Action::Crash(_) => "Crash",
         Action::Restart(_) => "Restart",
         Action::Pause(_) => "Pause",

@@ -452,10 +452,30 @@ impl RecipeModel {
         match self.cfg.time.ticks() {
             None => {
                 for t in state.store_timers.iter() {
-                    if let Timer::Expiry(s) = *t {
-                        if state.store.is_alive(s) && self.silent(state, s) {
-                            actions.push(Action::Expire(s));
+                    match *t {
+                        Timer::Expiry(s) => {
+                            if state.store.is_alive(s) && self.silent(state, s) {
+                                actions.push(Action::Expire(s));
+                            }
                         }
+                        Timer::KeyTtl { master, key } => {
+                            let ttl = state.store.redis.get(master, key).and_then(|e| e.ttl);
+                            if let Some(ttl) = ttl.filter(|t| self.ttl_may_run_out(state, t.setter))
+                            {
+                                actions.push(Action::ExpireKey {
+                                    setter: ttl.setter.client,
+                                    master,
+                                    key,
+                                });
+                            }
+                        }
+                        Timer::Think
+                        | Timer::Hold
+                        | Timer::Retry
+                        | Timer::Ping
+                        | Timer::Deadline
+                        | Timer::Wake
+                        | Timer::GiveUp => {}
                     }
                 }
             }
@@ -518,6 +538,13 @@ impl RecipeModel {
             Action::Expire(s) => {
                 let t = Timer::Expiry(s);
                 // Enabled only while the timer is armed: it is there.
+                self.disarm(&mut state, store_id(), &t);
+                self.store_step(&mut state, true, |st, o| {
+                    self.store.on_timeout(store_id(), st, &t, o)
+                });
+            }
+            Action::ExpireKey { master, key, .. } => {
+                let t = Timer::KeyTtl { master, key };
                 self.disarm(&mut state, store_id(), &t);
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
@@ -667,6 +694,9 @@ impl Model for RecipeModel {
             }
             Action::Timeout(n, t) => format!("{}: {t}", c(n)),
             Action::Expire(s) => format!("store: session {s} expires"),
+            Action::ExpireKey { master, key, .. } => {
+                format!("store: the TTL of {key} on master {master} runs out")
+            }
             Action::Crash(n) => format!("FAULT {} crashes", c(n)),
             Action::Restart(n) => format!("{} restarts as a new process", c(n)),
             Action::Pause(n) => format!("FAULT {} pauses", c(n)),

@@ -275,6 +275,13 @@ pub enum Action {
     /// A tick passes (a timed check only): every countdown runs down by
     /// one. Taken only when nothing is overdue.
     Tick,
+    /// Redis: the TTL of `key` on `master`, set by client `setter`, runs
+    /// out by the server's clock and the key is deleted.
+    ExpireKey {
+        setter: ClientIdx,
+        master: u8,
+        key: crate::ids::Name,
+    },
 }
 
 impl Action {
@@ -302,6 +309,7 @@ impl Action {
             | Action::Reconnect(c)
             | Action::LoseReply(c) => c,
             Action::Expire(s) => &mut s.client,
+            Action::ExpireKey { setter, .. } => setter,
             Action::Tick => return None,
         })
     }

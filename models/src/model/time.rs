@@ -42,6 +42,33 @@ impl RecipeModel {
         }
     }
 
+    /// Redis: whether a key's TTL, set by session `setter`, may have run
+    /// out. A client that keeps to its timing (a hold shorter than the
+    /// TTL, or a watchdog renewing it) never sees its key expire while it
+    /// relies on it — acquiring, holding or releasing — so the TTL runs
+    /// out only while its setter is silent (crashed, paused, cut off,
+    /// moved on) or no longer relies on the key: between rounds, or
+    /// polling after a try that failed (a `SET NX` whose earlier reply was
+    /// lost finds the client's own key, and waits for its TTL: the checker
+    /// owes that expiry under strong fairness, since the poll disables it
+    /// again and again while the TTL runs on). What a
+    /// silent setter sent before it fell silent arrives first — a
+    /// message's flight is far shorter than a TTL — unless its link is
+    /// cut.
+    pub(super) fn ttl_may_run_out(&self, state: &ModelState, setter: SessionId) -> bool {
+        let Some(slot) = state.clients.get(setter.client as usize) else {
+            return true;
+        };
+        if self.silent(state, setter) {
+            return slot.partitioned || (slot.to_store.is_empty() && slot.to_resource.is_empty());
+        }
+        match slot.state.phase {
+            Phase::Thinking | Phase::Connecting | Phase::Done => true,
+            Phase::Acquiring => slot.state.clocks.sleeping(),
+            Phase::Holding { .. } | Phase::Releasing => false,
+        }
+    }
+
     /// Whether session `s` is its finished client's, which stays connected
     /// (its session never expires).
     pub(super) fn stays_connected(&self, state: &ModelState, s: SessionId) -> bool {
@@ -70,7 +97,7 @@ impl RecipeModel {
         match t {
             Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp => true,
             Timer::Retry => self.resend_due(slot),
-            Timer::Ping | Timer::Expiry(_) => false,
+            Timer::Ping | Timer::Expiry(_) | Timer::KeyTtl { .. } => false,
             Timer::Deadline => slot.missed_contact,
         }
     }

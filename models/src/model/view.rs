@@ -445,6 +445,30 @@ fn store_fields(model: &RecipeModel, state: &ModelState) -> Fields {
                 );
             fields.push(("watches", Value::Set(watches.collect())));
         }
+        Face::Redis => {
+            let masters = store.redis.masters.iter().map(|space| {
+                Value::Map(
+                    space
+                        .keys
+                        .iter()
+                        .map(|e| {
+                            let ttl = e.ttl.map(|t| {
+                                Value::record(vec![
+                                    ("ms", Value::Int(t.ms.into())),
+                                    ("set_by", Value::text(t.setter)),
+                                ])
+                            });
+                            let entry = Value::record(vec![
+                                ("value", from_debug(&format!("{:?}", e.value))),
+                                ("ttl", Value::option(ttl)),
+                            ]);
+                            (Value::text(e.key), entry)
+                        })
+                        .collect(),
+                )
+            });
+            fields.push(("masters", Value::Seq(masters.collect())));
+        }
     }
     fields.push((
         "session_timers",

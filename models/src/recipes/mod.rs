@@ -10,6 +10,8 @@ pub mod etcd_election;
 pub mod etcd_revision;
 pub mod fair_predecessor;
 pub mod lowest_watch;
+pub mod redis_setnx;
+pub mod redis_token;
 pub mod unfair_create;
 pub mod zk_barrier;
 pub mod zk_double_barrier;
@@ -20,6 +22,7 @@ pub mod zk_semaphore;
 pub mod zk_unfair_election;
 
 pub mod names;
+pub mod redis;
 
 use crate::recipe::RecipeRef;
 
@@ -76,6 +79,8 @@ pub const REGISTRY: &[Registered] = &[
     zk_fifo_queue::REGISTERED,
     zk_rwlock::REGISTERED,
     zk_semaphore::REGISTERED,
+    redis_setnx::REGISTERED,
+    redis_token::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

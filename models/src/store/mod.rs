@@ -7,6 +7,7 @@
 //! watches, and the owner is told on its link.
 
 pub mod etcd;
+pub mod redis;
 pub mod zookeeper;
 
 use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath, MAX_GRANTS};
@@ -15,6 +16,7 @@ use crate::msg::{
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use etcd::EtcdKv;
+use redis::{RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -41,6 +43,10 @@ pub struct Store {
     /// that its lease expired only from the response to its next keepalive,
     /// on a stream of its own, while its watch stream goes on delivering.
     pub tell_expiry: bool,
+    /// Whether sessions (leases) expire when not heard from: ZooKeeper's
+    /// and etcd's do. A Redis connection is no session: the server keeps
+    /// nothing for it, and only keys expire, each by its own TTL.
+    pub sessions_expire: bool,
 }
 
 impl Store {
@@ -51,7 +57,11 @@ impl Store {
             layout,
             tell_expiry: match face {
                 crate::recipe::Face::ZooKeeper => true,
-                crate::recipe::Face::Etcd => false,
+                crate::recipe::Face::Etcd | crate::recipe::Face::Redis => false,
+            },
+            sessions_expire: match face {
+                crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd => true,
+                crate::recipe::Face::Redis => false,
             },
             barrier_group: None,
             queue: false,
@@ -61,6 +71,9 @@ impl Store {
     /// The state it starts in.
     pub fn initial_state(&self) -> StoreState {
         let mut st = StoreState::new(&self.layout);
+        if !self.sessions_expire {
+            st.redis = RedisKv::new(self.layout.masters);
+        }
         st.barrier = self.barrier_group.map(|group| Members {
             group,
             entered: Vec::new(),
@@ -87,7 +100,7 @@ impl Store {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreState {
     /// Every session (lease) ever opened, sorted, with whether it is alive.
     pub sessions: Vec<(SessionId, bool)>,
@@ -114,6 +127,29 @@ pub struct StoreState {
     /// Ghost, for a queue: who removed which item. `None` for the other
     /// applications.
     pub queue: Option<QueueLedger>,
+    /// The Redis face's masters (none for a ZooKeeper or etcd store).
+    /// Written and hashed only when there are some, so the other faces'
+    /// states serialize and fingerprint as before.
+    #[serde(default, skip_serializing_if = "RedisKv::is_empty")]
+    pub redis: RedisKv,
+}
+
+/// As the derived hash was before `redis`: the fields in order, `redis`
+/// only when the store has masters.
+impl std::hash::Hash for StoreState {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.sessions.hash(h);
+        self.zk.hash(h);
+        self.etcd.hash(h);
+        self.line.hash(h);
+        self.leases.hash(h);
+        self.first_in_line.hash(h);
+        self.barrier.hash(h);
+        self.queue.hash(h);
+        if !self.redis.is_empty() {
+            self.redis.hash(h);
+        }
+    }
 }
 
 /// A queue's items as the store has seen them leave.
@@ -222,16 +258,35 @@ impl StoreState {
             first_in_line: None,
             barrier: None,
             queue: None,
+            redis: RedisKv::default(),
         }
     }
 
     /// Whether `session`, alive, owns the lock entry first in line: the mark
     /// the store puts on what it sends (see [`Msg::Reply`]).
     pub fn owns_first(&self, session: SessionId) -> bool {
+        if !self.redis.is_empty() {
+            return self.holds_majority(session);
+        }
         if let Some(b) = &self.barrier {
             return b.mark(session.client, &self.zk, self.line.0);
         }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
+    }
+
+    /// Redis: whether the line's key holds `session`'s token on a majority
+    /// of the masters (the one master, for a single instance).
+    pub fn holds_majority(&self, session: SessionId) -> bool {
+        let key = self.line.0.keys;
+        let masters = self.redis.masters.len();
+        let mine = (0..masters)
+            .filter(|&m| {
+                self.redis
+                    .get(m as u8, key)
+                    .is_some_and(|e| e.value == crate::ids::Data::Session(session))
+            })
+            .count();
+        mine > masters / 2
     }
 
     /// Whether some live session of `client` owns the entry first in line
@@ -408,7 +463,8 @@ impl StoreState {
             | Request::WatchRange { .. }
             | Request::LeaseRevoke
             | Request::LeaseKeepAlive
-            | Request::LeaseTimeToLive { .. } => smallvec::SmallVec::new(),
+            | Request::LeaseTimeToLive { .. }
+            | Request::Redis { .. } => smallvec::SmallVec::new(),
         };
         if elements.is_empty() {
             return true;
@@ -430,7 +486,7 @@ impl StoreState {
     /// one face at a time, so the sum is that face's zxid or revision (plus
     /// the other face's constant).
     pub fn header(&self) -> u64 {
-        self.zk.zxid + self.etcd.revision
+        self.zk.zxid + self.etcd.revision + self.redis.changes
     }
 
     /// Where session `s` is in `sessions` (`Err`: where it would go), as a
@@ -575,9 +631,15 @@ impl StoreState {
 
     /// Applies one request of session `s` and returns the reply and the
     /// notifications it fires, in order.
-    pub fn apply(&mut self, s: SessionId, req: &Request) -> (Reply, Vec<(SessionId, WatchEvent)>) {
+    pub fn apply(&mut self, s: SessionId, req: &Request) -> Applied {
         let mut out = Vec::new();
+        let mut ttl = None;
         let reply = match req {
+            Request::Redis { master, cmd } => {
+                let (reply, change) = self.redis.apply(s, *master, *cmd);
+                ttl = change.map(|c| (*master, c));
+                Reply::Redis(reply)
+            }
             Request::Connect => {
                 if self.open_session(s) || self.is_alive(s) {
                     Reply::Connected
@@ -726,11 +788,23 @@ impl StoreState {
                 Reply::DeleteResult { revision, deleted }
             }
         };
-        if matches!(req.kind().class(), crate::msg::RequestClass::Writes) {
+        if matches!(req.kind().class(), crate::msg::RequestClass::Writes) && self.redis.is_empty() {
             self.refresh_first_in_line();
         }
-        (reply, out)
+        Applied {
+            reply,
+            fired: out,
+            ttl,
+        }
     }
+}
+
+/// What one request did: its reply, the notifications it fired, in
+/// order, and what it did to a Redis key's TTL (on which master).
+pub struct Applied {
+    pub reply: Reply,
+    pub fired: Vec<(SessionId, WatchEvent)>,
+    pub ttl: Option<(u8, TtlChange)>,
 }
 
 /// The line's members in sequence order.
@@ -833,13 +907,24 @@ impl Actor for Store {
                     .queue
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
-                let (reply, fired) = state.to_mut().apply(session, &req);
+                let Applied { reply, fired, ttl } = state.to_mut().apply(session, &req);
+                match ttl {
+                    Some((master, TtlChange::Armed { key, ms })) => o.set_timer(
+                        Timer::KeyTtl { master, key },
+                        exactly(Duration::from_millis(ms.into())),
+                    ),
+                    Some((master, TtlChange::Cleared { key })) => {
+                        o.cancel_timer(Timer::KeyTtl { master, key })
+                    }
+                    None => {}
+                }
                 // A lease granted now is known by the id the store gave
                 // it: its expiry timer too.
                 let session = state.known(session);
                 // ZooKeeper hears a session in every request; etcd only in
                 // keepalives (and the grant).
-                let heard = state.is_alive(session)
+                let heard = self.sessions_expire
+                    && state.is_alive(session)
                     && (is_zookeeper(&req)
                         || matches!(
                             req,
@@ -880,7 +965,9 @@ impl Actor for Store {
             }
             Msg::Ping { session } if session.client == client => {
                 if state.is_alive(session) {
-                    o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
+                    if self.sessions_expire {
+                        o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
+                    }
                     o.send(src, Msg::Pong { session });
                 } else {
                     o.send(src, Msg::Expired { session });
@@ -899,6 +986,9 @@ impl Actor for Store {
     }
 
     fn on_timeout(&self, _id: Id, state: &mut Cow<StoreState>, timer: &Timer, o: &mut Out<Self>) {
+        if let Timer::KeyTtl { master, key } = *timer {
+            state.to_mut().redis.expire(master, key);
+        }
         if let Timer::Expiry(session) = *timer {
             if state.is_alive(session) {
                 let fired = state.to_mut().end_session(session, SessionEnd::Expired);
@@ -917,6 +1007,10 @@ impl Actor for Store {
 
 impl Store {
     fn timeout_range(&self) -> std::ops::Range<Duration> {
-        self.session_timeout..self.session_timeout + Duration::from_nanos(1)
+        exactly(self.session_timeout)
     }
+}
+
+fn exactly(d: Duration) -> std::ops::Range<Duration> {
+    d..d + Duration::from_nanos(1)
 }

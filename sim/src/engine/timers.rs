@@ -90,8 +90,8 @@ impl TimerEntry {
 #[derive(Default)]
 pub(super) struct FewTimers(Vec<(Timer, TimerEntry)>);
 
-/// The store's timers: per client, the timers about its sessions (a
-/// store arms nothing but session expiries).
+/// The store's timers: per client, the timers about its sessions; a
+/// Redis store's key TTLs (a few keys) in the first list.
 #[derive(Default)]
 pub(super) struct ManyTimers(Vec<FewTimers>);
 
@@ -100,7 +100,8 @@ impl ManyTimers {
     fn list(timer: &Timer) -> usize {
         match timer {
             Timer::Expiry(s) => usize::from(s.client) + 1,
-            Timer::Think
+            Timer::KeyTtl { .. }
+            | Timer::Think
             | Timer::Hold
             | Timer::Retry
             | Timer::Ping
