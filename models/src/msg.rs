@@ -641,6 +641,13 @@ pub enum Timer {
     /// Store (Redis): `key`'s TTL on `master` has run out by the server's
     /// clock; the key is deleted.
     KeyTtl { master: u8, key: Name },
+    /// Client (a recipe that checks its attempt's validity, Redlock): the
+    /// attempt has taken longer than its keys' TTL less the clock drift,
+    /// by the client's own clock.
+    Validity,
+    /// Client (a holder whose recipe renews its key, a watchdog): time to
+    /// renew.
+    Renew,
 }
 
 /// What a timer's firing means, as traces and counterexamples say it.
@@ -660,6 +667,8 @@ impl fmt::Display for Timer {
             Timer::Wake => write!(f, "sleep over: the recipe goes on"),
             Timer::GiveUp => write!(f, "acquire timeout: give up at the next wait"),
             Timer::KeyTtl { master, key } => write!(f, "TTL of {key} on master {master} over"),
+            Timer::Validity => write!(f, "the attempt outlasted its validity time"),
+            Timer::Renew => write!(f, "watchdog: renew the key"),
         }
     }
 }

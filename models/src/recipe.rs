@@ -380,6 +380,28 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// Redis: this recipe on `masters` independent masters, for a recipe
+    /// that spreads its lock over several (Redlock); `None` for the others.
+    fn for_masters(&self, _masters: u8) -> Option<RecipeRef> {
+        None
+    }
+
+    /// Redis: how long an attempt may take, by the client's own clock,
+    /// before the keys it set may have expired (Redlock's validity time:
+    /// the TTL less the clock drift), for a recipe that checks; `None`
+    /// for one that does not. The client starts the clock when an attempt
+    /// starts (the acquisition, or a wake from the retry delay) and calls
+    /// [`Recipe::on_validity_passed`] when it runs out.
+    fn validity(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The attempt's validity time has passed (see [`Recipe::validity`]):
+    /// by default nothing changes.
+    fn on_validity_passed(&self, _st: &mut Self::State) -> Step {
+        Step::Wait
+    }
+
     /// Redis: the renewal a holder's watchdog sends every
     /// [`KeyLease::renew_every`] while it holds (Redisson's
     /// `renewExpiration`). Its answer changes nothing for the client.
@@ -569,6 +591,9 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn closes_abandoned_session(&self) -> bool;
     fn key_lease(&self) -> Option<KeyLease>;
     fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request>;
+    fn validity(&self) -> Option<Duration>;
+    fn on_validity_passed(&self, st: &mut AnyState) -> Step;
+    fn for_masters(&self, masters: u8) -> Option<RecipeRef>;
 }
 
 /// Runs `f` on the typed state. A state no one else holds (the
@@ -752,6 +777,15 @@ impl<R: Recipe> DynRecipe for R {
     fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request> {
         Recipe::renewal(self, session, st.get::<R::State>())
     }
+    fn validity(&self) -> Option<Duration> {
+        Recipe::validity(self)
+    }
+    fn for_masters(&self, masters: u8) -> Option<RecipeRef> {
+        Recipe::for_masters(self, masters)
+    }
+    fn on_validity_passed(&self, st: &mut AnyState) -> Step {
+        step_on(st, |s: &mut R::State| Recipe::on_validity_passed(self, s))
+    }
 }
 
 /// A recipe, shared by every client and engine that runs it. Two are equal
@@ -794,6 +828,13 @@ impl RecipeRef {
     /// other recipe as it is.
     pub fn with_permits(&self, k: u16) -> RecipeRef {
         self.recipe.for_permits(k).unwrap_or_else(|| self.clone())
+    }
+
+    /// This recipe on `masters` independent masters: a recipe that spreads
+    /// its lock over several (Redlock) made for them; `None` for one that
+    /// talks to one store.
+    pub fn on_masters(&self, masters: u8) -> Option<RecipeRef> {
+        self.recipe.for_masters(masters)
     }
 
     /// `name` or `name:variant`: how the CLI and scenario files name it.

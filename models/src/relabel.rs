@@ -329,6 +329,8 @@ impl Relabel for Timer {
             Timer::Expiry(s) => s.relabel(p),
             // Redis keys are the recipe's own text, no client's name.
             Timer::KeyTtl { .. }
+            | Timer::Validity
+            | Timer::Renew
             | Timer::Think
             | Timer::Hold
             | Timer::Retry

@@ -205,6 +205,7 @@ impl Client {
 
     pub(crate) fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
+        self.stop_renewing(o);
         // A re-entering holder may have a request out (a second acquire,
         // an inner release): its reply must not pass for the release's.
         if st.pending.take().is_some() {
@@ -230,10 +231,26 @@ impl Client {
     }
 
     /// Starts an acquisition's clock, where the application gives up after
-    /// a timeout.
+    /// a timeout, and its first attempt's.
     fn start_acquisition_clock(&self, o: &mut Out<Self>) {
         if let Some(timeout) = self.timing.acquire_timeout {
             o.set_timer(Timer::GiveUp, exactly(timeout));
+        }
+        self.start_attempt_clock(o);
+    }
+
+    /// An attempt starts: a recipe that checks its validity (Redlock)
+    /// counts it from here.
+    fn start_attempt_clock(&self, o: &mut Out<Self>) {
+        if let Some(validity) = self.recipe.validity() {
+            o.set_timer(Timer::Validity, exactly(validity));
+        }
+    }
+
+    /// A holder whose recipe renews its key (a watchdog): the next renewal.
+    fn arm_renewal(&self, o: &mut Out<Self>) {
+        if let Some(every) = self.recipe.key_lease().and_then(|l| l.renew_every) {
+            o.set_timer(Timer::Renew, exactly(every));
         }
     }
 
@@ -243,8 +260,21 @@ impl Client {
         if self.timing.acquire_timeout.is_some() {
             o.cancel_timer(Timer::GiveUp);
         }
+        if self.recipe.validity().is_some() {
+            o.cancel_timer(Timer::Validity);
+        }
         self.stop_sleeping(st, o);
         st.clocks.set(Clocks::TIMED_OUT, false);
+    }
+
+    fn stop_renewing(&self, o: &mut Out<Self>) {
+        if self
+            .recipe
+            .key_lease()
+            .is_some_and(|l| l.renew_every.is_some())
+        {
+            o.cancel_timer(Timer::Renew);
+        }
     }
 
     fn stop_sleeping(&self, st: &mut ClientState, o: &mut Out<Self>) {
@@ -297,6 +327,7 @@ impl Client {
         for t in [Timer::Hold, Timer::Deadline, Timer::Think, Timer::Retry] {
             o.cancel_timer(t);
         }
+        self.stop_renewing(o);
         self.stop_acquisition_clocks(st, o);
         st.nesting = Nesting::default();
         let next = st.session.next();
@@ -430,6 +461,10 @@ impl Client {
             Step::Sleep { after } => {
                 st.clocks.set(Clocks::SLEEPING, true);
                 o.set_timer(Timer::Wake, exactly(after));
+                // The attempt is over; the next starts at the wake.
+                if self.recipe.validity().is_some() {
+                    o.cancel_timer(Timer::Validity);
+                }
             }
             // "Not mine": an armed sleep runs on.
             Step::Wait | Step::Unexpected => {}
@@ -463,7 +498,10 @@ impl Client {
                 match self.role(st.session.client).hold() {
                     // An item enqueued: the producer's round is over.
                     Hold::Nothing => self.release(st, o),
-                    Hold::Writes => self.write(st, o),
+                    Hold::Writes => {
+                        self.arm_renewal(o);
+                        self.write(st, o)
+                    }
                     // Past the barrier, an item taken, a read lock or a
                     // lease held: the work it guards (processing the item,
                     // reading), then on.
@@ -735,7 +773,32 @@ impl Actor for Client {
                     return;
                 };
                 let step = self.recipe.on_wake(st.session, recipe);
+                if st.phase == Phase::Acquiring && matches!(step, Step::Send(_)) {
+                    self.start_attempt_clock(o);
+                }
                 self.apply(st, step, (0, false), o);
+            }
+            // The attempt outlasted its validity: the recipe's to judge.
+            Timer::Validity if state.phase == Phase::Acquiring => {
+                let st = state.to_mut();
+                let Some(recipe) = st.recipe.as_mut() else {
+                    return;
+                };
+                let step = self.recipe.on_validity_passed(recipe);
+                self.apply(st, step, (0, false), o);
+            }
+            // The watchdog renews the key while the client holds and has
+            // nothing else out; its answer changes nothing.
+            Timer::Renew if state.is_holding() => {
+                let st = state.to_mut();
+                let renewal = st
+                    .recipe
+                    .as_ref()
+                    .and_then(|r| self.recipe.renewal(st.session, r));
+                if let (Some(req), None) = (renewal, &st.pending) {
+                    self.send_request(st, req, o);
+                }
+                self.arm_renewal(o);
             }
             // The acquisition took its time: given up now if the recipe
             // waits, else at its next wait.
@@ -805,7 +868,9 @@ impl Actor for Client {
             | Timer::Ping
             | Timer::Deadline
             | Timer::Wake
-            | Timer::GiveUp => {}
+            | Timer::GiveUp
+            | Timer::Validity
+            | Timer::Renew => {}
             // The store's timers: never set on a client.
             Timer::Expiry(_) | Timer::KeyTtl { .. } => {}
         }

@@ -362,6 +362,8 @@ fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
         | Timer::Ping
         | Timer::Expiry(_)
         | Timer::KeyTtl { .. }
+        | Timer::Validity
+        | Timer::Renew
         | Timer::Wake
         | Timer::GiveUp => true,
         // It may fire once the request left and no reply to it came, which

@@ -475,7 +475,9 @@ impl RecipeModel {
                         | Timer::Ping
                         | Timer::Deadline
                         | Timer::Wake
-                        | Timer::GiveUp => {}
+                        | Timer::GiveUp
+                        | Timer::Validity
+                        | Timer::Renew => {}
                     }
                 }
             }
@@ -609,10 +611,12 @@ impl RecipeModel {
     }
 
     /// Whether a client that stops hearing from the store marks it
-    /// (`missed_contact`): an untimed check's deadline may fire only then;
-    /// a timed one's fires by its clock.
+    /// (`missed_contact`): an untimed check's deadline, and a Redlock
+    /// attempt's validity, may run out only then; a timed one's by its
+    /// clock.
     fn loses_contact(&self) -> bool {
-        self.cfg.time.ticks().is_none() && self.client.policy.keeps_a_deadline()
+        self.cfg.time.ticks().is_none()
+            && (self.client.policy.keeps_a_deadline() || self.cfg.recipe.validity().is_some())
     }
 
     /// An untimed check's deliveries and timers of client `c`: each when

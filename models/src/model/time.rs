@@ -59,6 +59,11 @@ impl RecipeModel {
         let Some(slot) = state.clients.get(setter.client as usize) else {
             return true;
         };
+        // An attempt's validity (Redlock's) is shorter than its keys' TTL
+        // and counts from before they were set: it runs out first.
+        if slot.timers.binary_search(&Timer::Validity).is_ok() {
+            return false;
+        }
         if self.silent(state, setter) {
             return slot.partitioned || (slot.to_store.is_empty() && slot.to_resource.is_empty());
         }
@@ -95,7 +100,10 @@ impl RecipeModel {
     /// Whether client timer `t` may fire now (untimed).
     pub(super) fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
         match t {
-            Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp => true,
+            Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp | Timer::Renew => true,
+            // An attempt outlasts its validity only if the client stopped
+            // hearing from the store meanwhile (paused or cut off).
+            Timer::Validity => slot.missed_contact,
             Timer::Retry => self.resend_due(slot),
             Timer::Ping | Timer::Expiry(_) | Timer::KeyTtl { .. } => false,
             Timer::Deadline => slot.missed_contact,

@@ -12,6 +12,7 @@ pub mod fair_predecessor;
 pub mod lowest_watch;
 pub mod redis_setnx;
 pub mod redis_token;
+pub mod redlock;
 pub mod unfair_create;
 pub mod zk_barrier;
 pub mod zk_double_barrier;
@@ -81,6 +82,7 @@ pub const REGISTRY: &[Registered] = &[
     zk_semaphore::REGISTERED,
     redis_setnx::REGISTERED,
     redis_token::REGISTERED,
+    redlock::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

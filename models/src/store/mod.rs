@@ -486,7 +486,7 @@ impl StoreState {
     /// one face at a time, so the sum is that face's zxid or revision (plus
     /// the other face's constant).
     pub fn header(&self) -> u64 {
-        self.zk.zxid + self.etcd.revision + self.redis.changes
+        self.zk.zxid + self.etcd.revision + self.redis.incrs
     }
 
     /// Where session `s` is in `sessions` (`Err`: where it would go), as a

@@ -54,12 +54,13 @@ pub enum TtlChange {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RedisKv {
     pub masters: Vec<Keyspace>,
-    /// How many changes the masters have applied, in the order the one
-    /// store actor applied them: the header of its replies (as a
-    /// replication offset counts a master's writes), which orders the
-    /// decisions made on them. A command that changes nothing (a `SET NX`
-    /// that finds the key) counts none, so a poll adds no state.
-    pub changes: u64,
+    /// How many `INCR`s the masters have applied: the header of the
+    /// store's replies. Redis answers with no revision; the monitors order
+    /// the decisions clients make by the header, and an `INCR` is the one
+    /// command whose answer a recipe orders by (a fencing token). Counting
+    /// every change instead would count forever where a contender polls
+    /// by setting and deleting its keys (a Redlock that loses the vote).
+    pub incrs: u64,
 }
 
 impl RedisKv {
@@ -67,7 +68,7 @@ impl RedisKv {
     pub fn new(n: u8) -> Self {
         RedisKv {
             masters: vec![Keyspace::default(); usize::from(n)],
-            changes: 0,
+            incrs: 0,
         }
     }
 
@@ -97,8 +98,8 @@ impl RedisKv {
             return (RedisReply::Down, None);
         };
         let (reply, ttl) = space.apply(s, cmd);
-        if changed(cmd, reply) {
-            self.changes += 1;
+        if matches!(cmd, RedisCmd::Incr { .. }) {
+            self.incrs += 1;
         }
         (reply, ttl)
     }
@@ -112,7 +113,6 @@ impl RedisKv {
         match space.find(key) {
             Ok(i) if space.keys[i].ttl.is_some() => {
                 space.keys.remove(i);
-                self.changes += 1;
                 true
             }
             Ok(_) | Err(_) => false,
@@ -126,20 +126,6 @@ impl RedisKv {
             .into_iter()
             .flat_map(|space| space.keys.iter())
             .filter_map(|e| e.ttl.map(|t| (e.key, t.setter)))
-    }
-}
-
-/// Whether `cmd`, answered `reply`, changed its master's keyspace.
-fn changed(cmd: RedisCmd, reply: RedisReply) -> bool {
-    match cmd {
-        RedisCmd::Get { .. } => false,
-        RedisCmd::Incr { .. } => true,
-        RedisCmd::Set { .. } => reply == RedisReply::Ok,
-        RedisCmd::SetNx { .. }
-        | RedisCmd::Expire { .. }
-        | RedisCmd::Del { .. }
-        | RedisCmd::DelIfValue { .. }
-        | RedisCmd::ExpireIfValue { .. } => reply == RedisReply::Int(1),
     }
 }
 

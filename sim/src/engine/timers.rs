@@ -101,6 +101,8 @@ impl ManyTimers {
         match timer {
             Timer::Expiry(s) => usize::from(s.client) + 1,
             Timer::KeyTtl { .. }
+            | Timer::Validity
+            | Timer::Renew
             | Timer::Think
             | Timer::Hold
             | Timer::Retry
