@@ -114,14 +114,23 @@ impl Relabel for StoreState {
         etcd.range_watchers.sort();
         // Redis keys are the recipes' own text: only values and setters
         // name clients, and the keys keep their order.
-        for space in &mut self.redis.masters {
-            for e in &mut space.keys {
-                e.value.relabel(p);
-                if let Some(ttl) = &mut e.ttl {
-                    ttl.setter.relabel(p);
-                }
+        let relabel_entry = |e: &mut crate::store::redis::Entry| {
+            e.value.relabel(p);
+            if let Some(ttl) = &mut e.ttl {
+                ttl.setter.relabel(p);
             }
-        }
+        };
+        let redis = &mut self.redis;
+        let replica = redis.replica.iter_mut().flat_map(|r| {
+            let backlog = r.backlog.iter_mut().filter_map(|(_, e)| e.as_mut());
+            r.keys.keys.iter_mut().chain(backlog)
+        });
+        redis
+            .masters
+            .iter_mut()
+            .flat_map(|space| space.keys.iter_mut())
+            .chain(replica)
+            .for_each(relabel_entry);
         self.first_in_line.relabel(p);
     }
 }
@@ -318,13 +327,27 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
         };
         add(item(&(10u8, keys, w.start_revision)));
     }
-    for (m, space) in state.store.redis.masters.iter().enumerate() {
-        for e in space.keys.iter() {
-            let setter = e.ttl.map(|t| t.setter).filter(mine);
-            if setter.is_some() || names_c(e.value) {
-                let ttl = e.ttl.map(|t| (t.ms, erased(t.setter)));
-                add(item(&(11u8, m, e.key, data(e.value), ttl)));
-            }
+    let redis = &state.store.redis;
+    let replica = redis.replica.iter().flat_map(|r| {
+        let keys = r.keys.keys.iter().map(|e| ((1u8, 0), Some(e)));
+        let backlog = r
+            .backlog
+            .iter()
+            .enumerate()
+            .map(|(at, (_, e))| ((2u8, at), e.as_ref()));
+        keys.chain(backlog)
+    });
+    let masters = redis
+        .masters
+        .iter()
+        .enumerate()
+        .flat_map(|(m, space)| space.keys.iter().map(move |e| ((0u8, m), Some(e))));
+    for (at, e) in masters.chain(replica) {
+        let Some(e) = e else { continue };
+        let setter = e.ttl.map(|t| t.setter).filter(mine);
+        if setter.is_some() || names_c(e.value) {
+            let ttl = e.ttl.map(|t| (t.ms, erased(t.setter)));
+            add(item(&(11u8, at, e.key, data(e.value), ttl)));
         }
     }
     for (at, w) in state.resource.log.iter().enumerate() {

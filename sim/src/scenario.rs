@@ -1217,7 +1217,7 @@ fn expected_property(
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
     let violable = || {
-        PropertyName::judging(app, reentries > 0)
+        PropertyName::judging_recipe(recipe, reentries > 0)
             .filter(|p| p.violable_in_a_run())
             .chain(PropertyName::RUN_CHECKS)
     };

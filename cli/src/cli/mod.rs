@@ -46,6 +46,10 @@ impl From<ConfigError> for UsageError {
             Setting::Crashes => "--crashes",
             Setting::Restarts => "--restarts",
             Setting::Ticks(key) => return UsageError(format!("--ticks {key}: {e}")),
+            Setting::Masters => "--masters",
+            Setting::Redis(key) => return UsageError(format!("--{}: {e}", key.replace('_', "-"))),
+            Setting::Policy => "--policy",
+            Setting::Time => "--time",
         };
         UsageError(format!("{flag}: {e}"))
     }
@@ -442,6 +446,28 @@ pub struct ModelArgs {
     /// each covers.
     #[arg(long, default_value = "untimed", value_parser = ["untimed", "ticks"])]
     pub time: String,
+    /// Redis: how many independent masters a recipe that spreads its lock
+    /// over several (Redlock) talks to: odd, at least 3 [default: 5].
+    #[arg(long)]
+    pub masters: Option<u8>,
+    /// Redis: restarts of a master; without persistence it comes back
+    /// empty.
+    #[arg(long = "master-restarts", default_value_t = 0)]
+    pub master_restarts: u8,
+    /// Redis: jumps of a master's clock past every TTL it keeps.
+    #[arg(long = "clock-jumps", default_value_t = 0)]
+    pub clock_jumps: u8,
+    /// Redis: failovers promoting the first master's replica (needs
+    /// --replica).
+    #[arg(long, default_value_t = 0)]
+    pub failovers: u8,
+    /// Redis: give the first master an asynchronously replicated replica.
+    #[arg(long)]
+    pub replica: bool,
+    /// Redis: what a master keeps over a restart: `none` or
+    /// `appendfsync-always`.
+    #[arg(long, default_value = "none")]
+    pub persistence: String,
     /// With --time ticks: durations in ticks as `key=value,…` over the
     /// defaults session=7, ping=2, deadline=5, retry=3, latency=1,
     /// think=0-2, hold=8, pause=1-10, partition=1-10, acquire_timeout=4,
@@ -529,7 +555,20 @@ impl ModelArgs {
             return Err(UsageError("--recipe and --clients are required".into()));
         };
         let recipe = recipe_arg(name, self.variant.as_deref(), self.no_guid)?;
+        let recipe = match self.masters {
+            None => recipe,
+            Some(n) => recipe.on_masters(n).ok_or_else(|| {
+                UsageError(format!(
+                    "--masters: {recipe} talks to one store; masters are for a lock over \
+                     several Redis masters (redlock)"
+                ))
+            })?,
+        };
         let policy: Policy = self.policy.parse().map_err(UsageError)?;
+        let persistence = self
+            .persistence
+            .parse()
+            .map_err(|e| UsageError(format!("--persistence: {e}")))?;
         for (setting, given) in [
             (Setting::Producers, self.producers.is_some()),
             (Setting::Writers, self.writers.is_some()),
@@ -547,6 +586,13 @@ impl ModelArgs {
                 partitions: self.partitions,
                 lost_replies: self.lost_replies,
                 restarts: self.restarts,
+                master_restarts: self.master_restarts,
+                clock_jumps: self.clock_jumps,
+                failovers: self.failovers,
+            },
+            deployment: models::store::redis::Deployment {
+                persistence,
+                replica: self.replica,
             },
             fencing: self.fencing,
             producers: self

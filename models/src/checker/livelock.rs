@@ -154,11 +154,15 @@ fn owed(action: Action) -> bool {
         | Action::Pause(_)
         | Action::Partition(_)
         | Action::LoseReply(_)
-        | Action::Restart(_) => false,
+        | Action::Restart(_)
+        | Action::RestartMaster(_)
+        | Action::ClockJump(_)
+        | Action::Failover => false,
         Action::Deliver(..)
         | Action::Timeout(..)
         | Action::Expire(_)
         | Action::ExpireKey { .. }
+        | Action::Replicate
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
         | Action::Heal(_)

@@ -144,7 +144,11 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Heal(_)
         | Action::Reconnect(_)
         | Action::LoseReply(_)
-        | Action::Tick => None,
+        | Action::Tick
+        | Action::RestartMaster(_)
+        | Action::ClockJump(_)
+        | Action::Replicate
+        | Action::Failover => None,
     }
 }
 
@@ -241,7 +245,11 @@ impl Footprint {
             // It spends the budget and closes its old connection's
             // watches in the store.
             Action::Restart(_) => (STORE | BUDGET, false),
-            Action::Tick => return Footprint::ALL,
+            Action::Tick
+            | Action::RestartMaster(_)
+            | Action::ClockJump(_)
+            | Action::Replicate
+            | Action::Failover => return Footprint::ALL,
         };
         if another_client && !sends_to_others {
             return Footprint::ALL;
@@ -398,9 +406,16 @@ impl RecipeModel {
                     partitions,
                     lost_replies,
                     restarts: _,
+                    master_restarts,
+                    clock_jumps,
+                    failovers,
                 } = state.budget;
-                // A finished client is offered no crash, pause or partition.
-                let no_fault_first = (done || crashes == 0 && pauses == 0 && partitions == 0)
+                // A finished client is offered no crash, pause or partition;
+                // a store fault is no client's, and is left to the full
+                // search.
+                let store_faults = master_restarts + clock_jumps + failovers;
+                let no_fault_first = store_faults == 0
+                    && (done || crashes == 0 && pauses == 0 && partitions == 0)
                     && (lost_replies == 0
                         || !matches!(slot.from_store.first(), Some(Msg::Reply { .. })));
                 slot.status == Status::Running

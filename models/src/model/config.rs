@@ -63,7 +63,11 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Faults
         | Setting::Crashes
         | Setting::Restarts
-        | Setting::Ticks(_) => None,
+        | Setting::Ticks(_)
+        | Setting::Masters
+        | Setting::Redis(_)
+        | Setting::Policy
+        | Setting::Time => None,
     }
 }
 
@@ -181,6 +185,16 @@ pub enum Setting {
     Restarts,
     /// A timed check's durations: the key of `--ticks` named.
     Ticks(&'static str),
+    /// Redis: how many masters (a Redlock's).
+    Masters,
+    /// Redis: the store's faults and deployment, by the setting's name:
+    /// `master_restarts`, `clock_jumps`, `failovers`, `replica`,
+    /// `persistence`.
+    Redis(&'static str),
+    /// The client's policy.
+    Policy,
+    /// Untimed or in ticks.
+    Time,
 }
 
 impl fmt::Display for ConfigError {
@@ -262,6 +276,23 @@ pub struct FaultBudget {
     /// of the three the checker allows.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub restarts: u8,
+    /// Redis: masters that restart (without persistence: empty).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub master_restarts: u8,
+    /// Redis: a master's clock jumps forward past its keys' TTLs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_jumps: u8,
+    /// Redis: the first master's replica is promoted in its place.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failovers: u8,
+}
+
+impl FaultBudget {
+    /// The store's faults (Redis): a master restart, a clock jump, a
+    /// failover.
+    pub fn store_faults(&self) -> u32 {
+        u32::from(self.master_restarts) + u32::from(self.clock_jumps) + u32::from(self.failovers)
+    }
 }
 
 fn is_zero(n: &u8) -> bool {
@@ -282,7 +313,80 @@ impl std::hash::Hash for FaultBudget {
         if self.restarts != 0 {
             self.restarts.hash(h);
         }
+        // The store's faults likewise, only where a check has some.
+        if self.store_faults() != 0 {
+            (self.master_restarts, self.clock_jumps, self.failovers).hash(h);
+        }
     }
+}
+
+/// What only a Redis store has — its masters' number, persistence,
+/// replica and faults — asked of a Redis recipe only, and in a form its
+/// recipes can run; the policies that watch a session have none to watch.
+fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
+    use crate::recipe::Face;
+    let redis = cfg.recipe.face() == Face::Redis;
+    let b = cfg.faults;
+    let d = cfg.deployment;
+    let what = if b.master_restarts > 0 {
+        Some(("master_restarts", "master restarts are"))
+    } else if b.clock_jumps > 0 {
+        Some(("clock_jumps", "clock jumps are"))
+    } else if b.failovers > 0 {
+        Some(("failovers", "failovers are"))
+    } else if d.replica {
+        Some(("replica", "a replica is"))
+    } else if d.persistence != crate::store::redis::Persistence::None {
+        Some(("persistence", "persistence is"))
+    } else {
+        None
+    };
+    if let (false, Some((setting, what))) = (redis, what) {
+        return Err(ConfigError::new(
+            Setting::Redis(setting),
+            format!(
+                "{what} for Redis recipes ({} talks to {:?})",
+                cfg.recipe,
+                cfg.recipe.face()
+            ),
+        ));
+    }
+    if !redis {
+        return Ok(());
+    }
+    let masters = cfg.recipe.setup().masters;
+    let spreads = cfg.recipe.on_masters(masters).is_some();
+    if spreads && (masters < 3 || masters % 2 == 0) {
+        return Err(ConfigError::new(
+            Setting::Masters,
+            format!("masters must be odd and at least 3, so that a majority is one lock (got {masters})"),
+        ));
+    }
+    if b.failovers > 0 && !d.replica {
+        return Err(ConfigError::new(
+            Setting::Redis("failovers"),
+            "a failover promotes the first master's replica: deploy one (--replica)".into(),
+        ));
+    }
+    if cfg.policy.keeps_a_deadline() {
+        return Err(ConfigError::new(
+            Setting::Policy,
+            format!(
+                "a Redis client has no session whose silence it could time ({} policy); \
+                 use naive or oblivious (Redlock's validity time is the recipe's own)",
+                cfg.policy
+            ),
+        ));
+    }
+    if cfg.time.ticks().is_some() {
+        return Err(ConfigError::new(
+            Setting::Time,
+            "the timed check does not keep Redis keys' TTLs yet: check Redis recipes untimed, \
+             or simulate them"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Restarts bring crashed clients back: at most one for each crash.
@@ -329,6 +433,8 @@ pub struct ModelCfg {
     pub permits: u8,
     /// How the checker treats time: untimed (the default) or in ticks.
     pub time: Time,
+    /// Redis: persistence and replicas (the masters are the recipe's).
+    pub deployment: crate::store::redis::Deployment,
 }
 
 impl ModelCfg {
@@ -347,6 +453,7 @@ impl ModelCfg {
             // Fewer than the clients, which fit in a u8.
             permits: default_permits(&recipe, clients.into()) as u8,
             time: Time::Untimed,
+            deployment: Default::default(),
             recipe,
         }
     }
@@ -354,7 +461,7 @@ impl ModelCfg {
     /// Every property this configuration is judged by: its application's,
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
-        PropertyName::judging(self.recipe.app(), self.reentries > 0).collect()
+        PropertyName::judging_recipe(&self.recipe, self.reentries > 0).collect()
     }
 
     /// Whether every client runs the same program, so that symmetry
@@ -418,6 +525,7 @@ impl ModelCfg {
             ));
         }
         check_restarts(self.faults)?;
+        check_redis(self)?;
         if let Some(ticks) = self.time.ticks() {
             ticks
                 .validate(self.policy, &self.recipe, self.acquire_timeout)
@@ -455,7 +563,10 @@ impl ModelCfg {
             ),
         };
         Ok(RecipeModel {
-            store: Store::for_recipe(&self.recipe, session_timeout, self.clients as u16),
+            store: Store {
+                deployment: self.deployment,
+                ..Store::for_recipe(&self.recipe, session_timeout, self.clients as u16)
+            },
             resource: Resource::new(self.fencing),
             client: Client {
                 // A barrier recipe is made for its group's size, a
@@ -522,6 +633,9 @@ impl fmt::Display for ModelCfg {
             (b.partitions, "partition"),
             (b.lost_replies, "lost reply"),
             (b.restarts, "restart"),
+            (b.master_restarts, "master restart"),
+            (b.clock_jumps, "clock jump"),
+            (b.failovers, "failover"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

@@ -449,6 +449,7 @@ impl RecipeModel {
                 actions.push(Action::LoseReply(c));
             }
         }
+        self.store_faults(state, actions);
         match self.cfg.time.ticks() {
             None => {
                 for t in state.store_timers.iter() {
@@ -552,6 +553,29 @@ impl RecipeModel {
                     self.store.on_timeout(store_id(), st, &t, o)
                 });
             }
+            Action::RestartMaster(m) => {
+                state.budget.master_restarts -= 1;
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.restart_master(st, m, o);
+                });
+            }
+            Action::ClockJump(m) => {
+                state.budget.clock_jumps -= 1;
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.jump_clock(st, m, o);
+                });
+            }
+            Action::Replicate => {
+                self.store_step(&mut state, false, |st, _| {
+                    self.store.replicate(st);
+                });
+            }
+            Action::Failover => {
+                state.budget.failovers -= 1;
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.fail_over(st, o);
+                });
+            }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
                 // A crashed process believes nothing any more.
@@ -608,6 +632,37 @@ impl RecipeModel {
             }
         }
         Some(state)
+    }
+
+    /// The Redis store's own steps: its faults while the budget lasts —
+    /// a restart of a master that has keys to lose, a clock jump on one
+    /// with TTLs to run out, a failover — and replication while the
+    /// replica lags.
+    fn store_faults(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        let redis = &state.store.redis;
+        if redis.is_empty() {
+            return;
+        }
+        let b = state.budget;
+        for (m, space) in redis.masters.iter().enumerate() {
+            let m = m as u8;
+            // With appendfsync always the restart keeps every key: taken
+            // all the same, it changes nothing but the budget.
+            if b.master_restarts > 0 && !space.keys.is_empty() {
+                actions.push(Action::RestartMaster(m));
+            }
+            if b.clock_jumps > 0 && space.keys.iter().any(|e| e.ttl.is_some()) {
+                actions.push(Action::ClockJump(m));
+            }
+        }
+        if let Some(r) = &redis.replica {
+            if !r.backlog.is_empty() {
+                actions.push(Action::Replicate);
+            }
+            if b.failovers > 0 {
+                actions.push(Action::Failover);
+            }
+        }
     }
 
     /// Whether a client that stops hearing from the store marks it
@@ -701,6 +756,10 @@ impl Model for RecipeModel {
             Action::ExpireKey { master, key, .. } => {
                 format!("store: the TTL of {key} on master {master} runs out")
             }
+            Action::RestartMaster(m) => format!("FAULT master {m}: restarts"),
+            Action::ClockJump(m) => format!("FAULT master {m}: clock jumps forward"),
+            Action::Replicate => "store: master 0 → replica".into(),
+            Action::Failover => "FAULT replica promoted in master 0's place".into(),
             Action::Crash(n) => format!("FAULT {} crashes", c(n)),
             Action::Restart(n) => format!("{} restarts as a new process", c(n)),
             Action::Pause(n) => format!("FAULT {} pauses", c(n)),

@@ -282,6 +282,15 @@ pub enum Action {
         master: u8,
         key: crate::ids::Name,
     },
+    /// Redis: a master restarts (without persistence: empty).
+    RestartMaster(u8),
+    /// Redis: a master's clock jumps forward past every TTL it keeps.
+    ClockJump(u8),
+    /// Redis: the first master's replica receives its oldest change not
+    /// yet received (asynchronous replication).
+    Replicate,
+    /// Redis: the replica is promoted in the first master's place.
+    Failover,
 }
 
 impl Action {
@@ -310,14 +319,25 @@ impl Action {
             | Action::LoseReply(c) => c,
             Action::Expire(s) => &mut s.client,
             Action::ExpireKey { setter, .. } => setter,
-            Action::Tick => return None,
+            // The store's own steps: they touch every client's keys.
+            Action::Tick
+            | Action::RestartMaster(_)
+            | Action::ClockJump(_)
+            | Action::Replicate
+            | Action::Failover => return None,
         })
     }
 
     pub fn is_fault(&self) -> bool {
         matches!(
             self,
-            Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_)
+            Action::Crash(_)
+                | Action::Pause(_)
+                | Action::Partition(_)
+                | Action::LoseReply(_)
+                | Action::RestartMaster(_)
+                | Action::ClockJump(_)
+                | Action::Failover
         )
     }
 }

@@ -227,6 +227,19 @@ impl PropertyName {
         PropertyName::of(app).iter().copied().chain(reentry)
     }
 
+    /// The properties a run of `recipe` is judged by: its application's
+    /// (and `reentry_immediate` where holders re-enter), less `herd_bound`
+    /// on a store with no watches (Redis: its clients poll, and the herd
+    /// sweep counts their requests instead).
+    pub fn judging_recipe(
+        recipe: &crate::recipe::RecipeRef,
+        reentries: bool,
+    ) -> impl Iterator<Item = PropertyName> {
+        let watches = recipe.face() != crate::recipe::Face::Redis;
+        PropertyName::judging(recipe.app(), reentries)
+            .filter(move |p| watches || *p != PropertyName::HerdBound)
+    }
+
     /// The properties a simulated run of `app` can report violated: every
     /// `always` and progress property but `followers_agree`, which only the
     /// checker's state graph decides, and the run-level checks.

@@ -16,7 +16,7 @@ use crate::msg::{
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use etcd::EtcdKv;
-use redis::{RedisKv, TtlChange};
+use redis::{Deployment, Persistence, RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -47,6 +47,8 @@ pub struct Store {
     /// and etcd's do. A Redis connection is no session: the server keeps
     /// nothing for it, and only keys expire, each by its own TTL.
     pub sessions_expire: bool,
+    /// Redis: persistence and replicas.
+    pub deployment: Deployment,
 }
 
 impl Store {
@@ -59,6 +61,7 @@ impl Store {
                 crate::recipe::Face::ZooKeeper => true,
                 crate::recipe::Face::Etcd | crate::recipe::Face::Redis => false,
             },
+            deployment: Deployment::default(),
             sessions_expire: match face {
                 crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd => true,
                 crate::recipe::Face::Redis => false,
@@ -72,7 +75,7 @@ impl Store {
     pub fn initial_state(&self) -> StoreState {
         let mut st = StoreState::new(&self.layout);
         if !self.sessions_expire {
-            st.redis = RedisKv::new(self.layout.masters);
+            st.redis = RedisKv::deployed(self.layout.masters, self.deployment);
         }
         st.barrier = self.barrier_group.map(|group| Members {
             group,
@@ -1008,6 +1011,85 @@ impl Actor for Store {
 impl Store {
     fn timeout_range(&self) -> std::ops::Range<Duration> {
         exactly(self.session_timeout)
+    }
+
+    /// Redis: `master` restarts. Without persistence it comes back empty
+    /// (its keys' TTLs with them); with `appendfsync always` it loses
+    /// nothing. Whether it changes anything.
+    pub fn restart_master(
+        &self,
+        state: &mut Cow<StoreState>,
+        master: u8,
+        o: &mut Out<Self>,
+    ) -> bool {
+        if self.deployment.persistence == Persistence::AppendfsyncAlways {
+            return false;
+        }
+        let gone = state.redis.with_ttl(master);
+        if state
+            .redis
+            .masters
+            .get(usize::from(master))
+            .is_none_or(|m| m.keys.is_empty())
+        {
+            return false;
+        }
+        state.to_mut().redis.empty_master(master);
+        for key in gone {
+            o.cancel_timer(Timer::KeyTtl { master, key });
+        }
+        true
+    }
+
+    /// Redis: `master`'s clock jumps forward past its keys' TTLs: every
+    /// key with one expires at once. Whether it changes anything.
+    pub fn jump_clock(&self, state: &mut Cow<StoreState>, master: u8, o: &mut Out<Self>) -> bool {
+        let due = state.redis.with_ttl(master);
+        for &key in &due {
+            state.to_mut().redis.expire(master, key);
+            o.cancel_timer(Timer::KeyTtl { master, key });
+        }
+        !due.is_empty()
+    }
+
+    /// Redis: the replica receives the first master's oldest change it has
+    /// not yet.
+    pub fn replicate(&self, state: &mut Cow<StoreState>) -> bool {
+        let pending = state
+            .redis
+            .replica
+            .as_ref()
+            .is_some_and(|r| !r.backlog.is_empty());
+        pending && state.to_mut().redis.replicate_one()
+    }
+
+    /// Redis: the replica is promoted in the first master's place; what it
+    /// had not received is lost. The promoted keys' TTLs run from now
+    /// (Redis keeps a key's expiry time across a failover; the model
+    /// gives it its whole TTL again).
+    pub fn fail_over(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) -> bool {
+        if state.redis.replica.is_none() {
+            return false;
+        }
+        for key in state.redis.with_ttl(0) {
+            o.cancel_timer(Timer::KeyTtl { master: 0, key });
+        }
+        state.to_mut().redis.fail_over();
+        let promoted: Vec<(Name, u32)> = state
+            .redis
+            .masters
+            .first()
+            .into_iter()
+            .flat_map(|m| m.keys.iter())
+            .filter_map(|e| e.ttl.map(|t| (e.key, t.ms)))
+            .collect();
+        for (key, ms) in promoted {
+            o.set_timer(
+                Timer::KeyTtl { master: 0, key },
+                exactly(Duration::from_millis(ms.into())),
+            );
+        }
+        true
     }
 }
 

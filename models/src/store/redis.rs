@@ -50,6 +50,64 @@ pub enum TtlChange {
     Cleared { key: Name },
 }
 
+/// Whether a master keeps its keys over a restart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Persistence {
+    /// None (`save ""`, `appendonly no`): a restarted master is empty.
+    #[default]
+    None,
+    /// `appendonly yes` with `appendfsync always`: every write is on disk
+    /// before it is answered, so a restart loses no key (and a key's TTL
+    /// runs on by the clock while the master is down).
+    AppendfsyncAlways,
+}
+
+impl std::str::FromStr for Persistence {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Persistence::None),
+            "appendfsync-always" => Ok(Persistence::AppendfsyncAlways),
+            _ => Err(format!(
+                "unknown persistence '{s}' (known: none, appendfsync-always)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Persistence {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(match self {
+            Persistence::None => "none",
+            Persistence::AppendfsyncAlways => "appendfsync-always",
+        })
+    }
+}
+
+/// How the Redis masters are deployed, beside how many there are (the
+/// recipe's `Setup::masters`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Deployment {
+    pub persistence: Persistence,
+    /// The first master has an asynchronously replicated replica, which a
+    /// failover promotes (the Sentinel setup): a write it had not received
+    /// is lost.
+    pub replica: bool,
+}
+
+/// A change of a key on the first master, on its way to the replica:
+/// the key as it now is (`None`: deleted).
+pub type Replicated = (Name, Option<Entry>);
+
+/// The first master's replica: its keys, and the changes the master has
+/// made that it has not received yet, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Replica {
+    pub keys: Keyspace,
+    pub backlog: Vec<Replicated>,
+}
+
 /// Every master of a deployment.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RedisKv {
@@ -61,6 +119,9 @@ pub struct RedisKv {
     /// every change instead would count forever where a contender polls
     /// by setting and deleting its keys (a Redlock that loses the vote).
     pub incrs: u64,
+    /// The first master's replica, in a deployment with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<Replica>,
 }
 
 impl RedisKv {
@@ -69,6 +130,15 @@ impl RedisKv {
         RedisKv {
             masters: vec![Keyspace::default(); usize::from(n)],
             incrs: 0,
+            replica: None,
+        }
+    }
+
+    /// `n` empty masters deployed as `d` says.
+    pub fn deployed(n: u8, d: Deployment) -> Self {
+        RedisKv {
+            replica: d.replica.then(Replica::default),
+            ..RedisKv::new(n)
         }
     }
 
@@ -94,6 +164,8 @@ impl RedisKv {
         master: u8,
         cmd: RedisCmd,
     ) -> (RedisReply, Option<TtlChange>) {
+        let key = cmd_key(cmd);
+        let before = self.get(master, key).copied();
         let Some(space) = self.masters.get_mut(usize::from(master)) else {
             return (RedisReply::Down, None);
         };
@@ -101,7 +173,78 @@ impl RedisKv {
         if matches!(cmd, RedisCmd::Incr { .. }) {
             self.incrs += 1;
         }
+        // A change goes on to the replica; a command that changed nothing
+        // (a `SET NX` that found the key) sends nothing.
+        if master == 0 && self.get(master, key).copied() != before {
+            self.replicate_later(key);
+        }
         (reply, ttl)
+    }
+
+    /// The first master's `key` as it now is goes on the replica's
+    /// backlog (a deployment without one keeps none).
+    fn replicate_later(&mut self, key: Name) {
+        let now = self.get(0, key).copied();
+        if let Some(r) = &mut self.replica {
+            r.backlog.push((key, now));
+        }
+    }
+
+    /// The replica receives the oldest change it has not: true if there
+    /// was one.
+    pub fn replicate_one(&mut self) -> bool {
+        let Some(r) = &mut self.replica else {
+            return false;
+        };
+        if r.backlog.is_empty() {
+            return false;
+        }
+        let (key, now) = r.backlog.remove(0);
+        let at = r.keys.find(key);
+        match (at, now) {
+            (Ok(i), Some(e)) => r.keys.keys[i] = e,
+            (Err(i), Some(e)) => r.keys.keys.insert(i, e),
+            (Ok(i), None) => {
+                r.keys.keys.remove(i);
+            }
+            (Err(_), None) => {}
+        }
+        true
+    }
+
+    /// The replica is promoted in the first master's place (Sentinel's
+    /// failover; `REPLICAOF NO ONE`): the master's keys are what the
+    /// replica had received, and the old master, now its replica, starts
+    /// from a copy. What it had not received is lost.
+    pub fn fail_over(&mut self) {
+        let Some(r) = &mut self.replica else {
+            return;
+        };
+        let promoted = std::mem::take(&mut r.keys);
+        r.backlog.clear();
+        r.keys = promoted.clone();
+        if let Some(first) = self.masters.first_mut() {
+            *first = promoted;
+        }
+    }
+
+    /// A master restarts without persistence: its keys are gone (the
+    /// replica's copy, if any, follows: it resyncs from an empty master).
+    pub fn empty_master(&mut self, master: u8) {
+        if let Some(space) = self.masters.get_mut(usize::from(master)) {
+            space.keys.clear();
+        }
+        if master == 0 {
+            if let Some(r) = &mut self.replica {
+                r.keys.keys.clear();
+                r.backlog.clear();
+            }
+        }
+    }
+
+    /// Every key of `master` with a TTL (a clock jump expires them all).
+    pub fn with_ttl(&self, master: u8) -> Vec<Name> {
+        self.expiring(master).map(|(k, _)| k).collect()
     }
 
     /// `key`'s TTL on `master` ran out: the key is deleted. True if there
@@ -110,13 +253,18 @@ impl RedisKv {
         let Some(space) = self.masters.get_mut(usize::from(master)) else {
             return false;
         };
-        match space.find(key) {
+        let gone = match space.find(key) {
             Ok(i) if space.keys[i].ttl.is_some() => {
                 space.keys.remove(i);
                 true
             }
             Ok(_) | Err(_) => false,
+        };
+        // The master propagates an expiry as a `DEL`.
+        if gone && master == 0 {
+            self.replicate_later(key);
         }
+        gone
     }
 
     /// Every key with a TTL on `master`, as (key, setter).
@@ -126,6 +274,20 @@ impl RedisKv {
             .into_iter()
             .flat_map(|space| space.keys.iter())
             .filter_map(|e| e.ttl.map(|t| (e.key, t.setter)))
+    }
+}
+
+/// The key `cmd` names.
+fn cmd_key(cmd: RedisCmd) -> Name {
+    match cmd {
+        RedisCmd::Set { key, .. }
+        | RedisCmd::SetNx { key, .. }
+        | RedisCmd::Expire { key, .. }
+        | RedisCmd::Get { key }
+        | RedisCmd::Del { key }
+        | RedisCmd::Incr { key }
+        | RedisCmd::DelIfValue { key, .. }
+        | RedisCmd::ExpireIfValue { key, .. } => key,
     }
 }
 
