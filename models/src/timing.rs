@@ -39,3 +39,21 @@ pub fn deadline_before_expiry(deadline: u64, one_way: u64, session_timeout: u64)
 pub fn read_timeout(session_timeout: u64) -> u64 {
     session_timeout / 3 * 2
 }
+
+/// Redis: a lock key set with a TTL must outlive a holder that keeps to
+/// its timing, or keys expire under healthy holders. It is needed from the
+/// first master's `SET` until the last master's release: the `SET`s to the
+/// other masters (a round trip each), the reply, `writes` writes each
+/// answered with `hold` between them, and the release on every master (a
+/// round trip each, the last one way).
+pub fn key_outlives_hold(ttl: u64, masters: u64, writes: u64, hold: u64, one_way: u64) -> bool {
+    let flights =
+        2 * masters.saturating_sub(1) + 1 + 2 * writes + 2 * masters.saturating_sub(1) + 1;
+    writes.saturating_sub(1).saturating_mul(hold) + flights.saturating_mul(one_way) < ttl
+}
+
+/// Redis: a request resent after the key it set has expired finds the
+/// lock taken by someone else; the resend timer must come before the TTL.
+pub fn resend_before_ttl(retry: u64, ttl: u64) -> bool {
+    retry < ttl
+}

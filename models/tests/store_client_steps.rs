@@ -354,6 +354,8 @@ fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
         barrier_group: Some(3),
         queue: true,
         tell_expiry: true,
+        sessions_expire: true,
+        deployment: Default::default(),
     };
     let st = store.on_start(store_id(), &None, &mut Out::new());
     assert_eq!(st, store.initial_state());

@@ -39,6 +39,9 @@ const PARTITION: FaultBudget = FaultBudget {
     partitions: 1,
     lost_replies: 0,
     restarts: 0,
+    master_restarts: 0,
+    clock_jumps: 0,
+    failovers: 0,
 };
 
 /// One partition, 2 clients: naive loses mutual exclusion (CURATOR-206),

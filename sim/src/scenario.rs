@@ -103,6 +103,17 @@ pub struct ScenarioFile {
     /// its library answers a second acquire.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reentries: Option<u32>,
+    /// Redis: how many masters a lock over several (Redlock) talks to
+    /// (odd, at least 3; default the recipe's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub masters: Option<u32>,
+    /// Redis: what a master keeps over a restart, `"none"` (default) or
+    /// `"appendfsync-always"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistence: Option<String>,
+    /// Redis: the first master has an asynchronously replicated replica.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<bool>,
     /// The properties this file is expected to violate (reproducers record
     /// what they reproduce; `run` and `replay` say "did not reproduce"
     /// otherwise). `[]` expects no violation.
@@ -324,6 +335,8 @@ pub struct Scenario {
     pub seed: u64,
     pub fencing: bool,
     pub policy: Policy,
+    /// Redis: persistence and replica.
+    pub deployment: models::store::redis::Deployment,
     /// A lock holder's re-entries per hold (0: none).
     pub reentries: u8,
     /// A crash with a duration restarts the client after it (a new
@@ -442,6 +455,26 @@ impl Scenario {
             }
             None => registered_recipe(&raw, &err)?,
         };
+        let recipe = match raw.masters {
+            None => recipe,
+            Some(n) => u8::try_from(n)
+                .ok()
+                .and_then(|n| recipe.on_masters(n))
+                .ok_or_else(|| {
+                    err(
+                        "masters",
+                        match recipe.on_masters(3) {
+                            Some(_) => format!("must be odd, at least 3 and at most 255 (got {n})"),
+                            None => format!(
+                                "{recipe} talks to one store; masters are for a lock over several \
+                                 Redis masters (redlock)"
+                            ),
+                        },
+                    )
+                })?,
+        };
+        models::model::check_masters(&recipe).map_err(|e| err("masters", e))?;
+        let deployment = resolve_deployment(&raw, &recipe, &err)?;
         // Reproducers name the recipe when the registry can find it again;
         // a user's own recipe stays unnamed, so replaying one is an error
         // ("missing recipe") rather than a run of some other recipe.
@@ -533,8 +566,10 @@ impl Scenario {
             Some(p) => p.parse().map_err(|e| err("policy", e))?,
             None => Policy::Naive,
         };
+        models::model::check_redis_policy(&recipe, policy).map_err(|e| err("policy", e))?;
         let timing_file = raw.timing.clone().unwrap_or_default();
         let timing = resolve_timing(&timing_file, policy, &err)?;
+        check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
@@ -603,6 +638,7 @@ impl Scenario {
             seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
+            deployment,
             reentries,
             restart: raw.restart.unwrap_or(true),
             timing,
@@ -651,11 +687,14 @@ impl Scenario {
 
     /// The store actor of a run.
     pub fn store(&self) -> Store {
-        Store::for_recipe(
-            &self.recipe,
-            Duration::from_micros(self.timing.session_timeout_us),
-            self.clients,
-        )
+        Store {
+            deployment: self.deployment,
+            ..Store::for_recipe(
+                &self.recipe,
+                Duration::from_micros(self.timing.session_timeout_us),
+                self.clients,
+            )
+        }
     }
 
     /// The client actors' timing.
@@ -1004,6 +1043,80 @@ fn resolve_timing(
             None => None,
         },
     })
+}
+
+/// Redis: `persistence` and `replica`, for a Redis recipe only.
+fn resolve_deployment(
+    raw: &ScenarioFile,
+    recipe: &RecipeRef,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<models::store::redis::Deployment, ScenarioError> {
+    let redis = recipe.face() == models::recipe::Face::Redis;
+    for (key, given) in [
+        ("persistence", raw.persistence.is_some()),
+        ("replica", raw.replica.is_some()),
+    ] {
+        if given && !redis {
+            return Err(err(
+                key,
+                format!(
+                    "is for Redis recipes; {recipe} talks to {:?}",
+                    recipe.face()
+                ),
+            ));
+        }
+    }
+    let persistence = match &raw.persistence {
+        Some(p) => p.parse().map_err(|e| err("persistence", e))?,
+        None => Default::default(),
+    };
+    Ok(models::store::redis::Deployment {
+        persistence,
+        replica: raw.replica.unwrap_or(false),
+    })
+}
+
+/// Redis: the lock key's TTL must outlive a holder that keeps to its
+/// timing (unless a watchdog renews it), and the resend timer must come
+/// before it (`models::timing`).
+fn check_key_ttl(
+    recipe: &RecipeRef,
+    t: &Timing,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let Some(lease) = recipe.key_lease() else {
+        return Ok(());
+    };
+    let ttl_us = whole_us(lease.ttl);
+    let ttl_ms = ms_text(ttl_us);
+    if !timing::resend_before_ttl(t.retry_us, ttl_us) {
+        return Err(err(
+            "timing.retry_ms",
+            format!(
+                "must be shorter than the lock key's TTL ({ttl_ms} ms): a request resent after its \
+                 key expired finds the lock someone else's (got {} ms)",
+                ms_text(t.retry_us)
+            ),
+        ));
+    }
+    let masters = u64::from(recipe.setup().masters);
+    let writes = u64::from(models::client::WRITES_PER_HOLD);
+    let renews = lease.renew_every.is_some();
+    if !renews && !timing::key_outlives_hold(ttl_us, masters, writes, t.hold_us.1, t.latency_us.1) {
+        return Err(err(
+            "timing.hold_ms",
+            format!(
+                "a holder needs its key from the first SET to its release: {} of up to {} ms \
+                 and {} of up to {} ms must fit in the key's TTL ({ttl_ms} ms), \
+                 or keys expire under healthy holders",
+                plural(writes - 1, "hold"),
+                ms_text(t.hold_us.1),
+                plural(4 * masters + 2 * writes - 2, "message flight"),
+                ms_text(t.latency_us.1),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A number as a file gave it, short whatever its magnitude: 1e300 and

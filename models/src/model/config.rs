@@ -354,36 +354,46 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
     if !redis {
         return Ok(());
     }
-    let masters = cfg.recipe.setup().masters;
-    let spreads = cfg.recipe.on_masters(masters).is_some();
-    if spreads && (masters < 3 || masters % 2 == 0) {
-        return Err(ConfigError::new(
-            Setting::Masters,
-            format!("masters must be odd and at least 3, so that a majority is one lock (got {masters})"),
-        ));
-    }
+    check_masters(&cfg.recipe).map_err(|e| ConfigError::new(Setting::Masters, e))?;
     if b.failovers > 0 && !d.replica {
         return Err(ConfigError::new(
             Setting::Redis("failovers"),
             "a failover promotes the first master's replica: deploy one (--replica)".into(),
         ));
     }
-    if cfg.policy.keeps_a_deadline() {
-        return Err(ConfigError::new(
-            Setting::Policy,
-            format!(
-                "a Redis client has no session whose silence it could time ({} policy); \
-                 use naive or oblivious (Redlock's validity time is the recipe's own)",
-                cfg.policy
-            ),
-        ));
-    }
+    check_redis_policy(&cfg.recipe, cfg.policy)
+        .map_err(|e| ConfigError::new(Setting::Policy, e))?;
     if cfg.time.ticks().is_some() {
         return Err(ConfigError::new(
             Setting::Time,
             "the timed check does not keep Redis keys' TTLs yet: check Redis recipes untimed, \
              or simulate them"
                 .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A lock over several masters (Redlock) needs an odd number of them, at
+/// least 3, for a majority to be one lock.
+pub fn check_masters(recipe: &RecipeRef) -> Result<(), String> {
+    let masters = recipe.setup().masters;
+    let spreads = recipe.on_masters(masters).is_some();
+    if spreads && (masters < 3 || masters % 2 == 0) {
+        return Err(format!(
+            "masters must be odd and at least 3, so that a majority is one lock (got {masters})"
+        ));
+    }
+    Ok(())
+}
+
+/// A Redis client has no session whose silence a policy could time:
+/// naive and oblivious only (Redlock's validity time is the recipe's own).
+pub fn check_redis_policy(recipe: &RecipeRef, policy: Policy) -> Result<(), String> {
+    if recipe.face() == crate::recipe::Face::Redis && policy.keeps_a_deadline() {
+        return Err(format!(
+            "a Redis client has no session whose silence it could time ({policy} policy); \
+             use naive or oblivious (Redlock's validity time is the recipe's own)"
         ));
     }
     Ok(())

@@ -634,7 +634,14 @@ impl StoreState {
 
     /// Applies one request of session `s` and returns the reply and the
     /// notifications it fires, in order.
-    pub fn apply(&mut self, s: SessionId, req: &Request) -> Applied {
+    pub fn apply(&mut self, s: SessionId, req: &Request) -> (Reply, Vec<(SessionId, WatchEvent)>) {
+        let Applied { reply, fired, .. } = self.apply_full(s, req);
+        (reply, fired)
+    }
+
+    /// [`StoreState::apply`], and what the request did to a Redis key's
+    /// TTL (the store actor arms or cancels the key's timer by it).
+    pub fn apply_full(&mut self, s: SessionId, req: &Request) -> Applied {
         let mut out = Vec::new();
         let mut ttl = None;
         let reply = match req {
@@ -910,7 +917,7 @@ impl Actor for Store {
                     .queue
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
-                let Applied { reply, fired, ttl } = state.to_mut().apply(session, &req);
+                let Applied { reply, fired, ttl } = state.to_mut().apply_full(session, &req);
                 match ttl {
                     Some((master, TtlChange::Armed { key, ms })) => o.set_timer(
                         Timer::KeyTtl { master, key },
