@@ -59,7 +59,10 @@ fn recipes_lists_the_registry_with_variants() {
             "zk-double-barrier",
             "zk-fifo-queue",
             "zk-rwlock",
-            "zk-semaphore"
+            "zk-semaphore",
+            "redis-setnx",
+            "redis-token",
+            "redlock"
         ]
     );
     let apps: Vec<&str> = v
@@ -71,7 +74,8 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(apps[..5], ["lock"; 5]);
     assert_eq!(apps[5..8], ["election"; 3]);
     assert_eq!(apps[8], "barrier");
-    assert_eq!(apps[11..], ["shared_lock", "semaphore"]);
+    assert_eq!(apps[11..13], ["shared_lock", "semaphore"]);
+    assert_eq!(apps[13..], ["lock"; 3]);
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");

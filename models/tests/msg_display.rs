@@ -523,6 +523,13 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "lease_revoke writes",
             "lease_keep_alive session",
             "lease_time_to_live reads",
+            "set writes",
+            "setnx writes",
+            "pexpire writes",
+            "get reads",
+            "del writes",
+            "incr writes",
+            "eval writes",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

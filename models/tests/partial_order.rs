@@ -105,7 +105,10 @@ fn every_verdict_is_kept_on_every_recipe_variant_and_fault() {
 
 #[test]
 fn three_clients_keep_every_verdict() {
-    for recipe in recipes::defaults() {
+    for recipe in recipes::defaults()
+        .into_iter()
+        .map(|r| r.on_masters(3).unwrap_or(r))
+    {
         for (faults, policy) in [
             (FaultBudget::default(), Policy::Naive),
             (
@@ -417,7 +420,10 @@ fn a_step_that_cannot_falsify_a_goal_does_not() {
 fn goals_are_monotone_in_their_rising_bits() {
     use models::model::{GoalReads, MAX_CLIENTS};
     let mut checked = 0usize;
-    for recipe in recipes::defaults() {
+    for recipe in recipes::defaults()
+        .into_iter()
+        .map(|r| r.on_masters(3).unwrap_or(r))
+    {
         let cfg = ModelCfg::new(recipe, 2);
         let model = cfg.clone().into_model().unwrap();
         let states = reachable(&cfg.clone().into_model().unwrap(), 5_000);

@@ -145,6 +145,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
                 (Some(Party::Client(*client)), "belief")
             }
             TraceEvent::Expire { .. } => (Some(Party::Store), "expiry"),
+            TraceEvent::StoreFault { .. } => (Some(Party::Store), "fault"),
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),
         };

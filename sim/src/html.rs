@@ -195,6 +195,7 @@ impl TimelineData {
                 | TraceEvent::Connection { .. }
                 | TraceEvent::Release { .. }
                 | TraceEvent::Expire { .. }
+                | TraceEvent::StoreFault { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {

@@ -560,15 +560,15 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         }
     }
     // Each client in turn, from the highest: its faults go, and the
-    // clients above it move down one place.
+    // clients above it move down one place (a store fault names none).
     let mut k = clients;
     while k > 0 && clients > 1 {
         k -= 1;
         let fewer: Vec<ScheduledFault> = schedule
             .iter()
-            .filter(|f| f.client != u32::from(k))
+            .filter(|f| f.kind.strikes_the_store() || f.client != u32::from(k))
             .map(|f| ScheduledFault {
-                client: if f.client > u32::from(k) {
+                client: if !f.kind.strikes_the_store() && f.client > u32::from(k) {
                     f.client - 1
                 } else {
                     f.client

@@ -243,9 +243,29 @@ pub enum FaultKind {
     Partition,
     LostReply,
     Delay,
+    /// Redis: a master restarts (without persistence: empty). A store
+    /// fault: it strikes a `master`, not a client, and has no duration.
+    MasterRestart,
+    /// Redis: a master's clock jumps forward past every TTL it keeps.
+    ClockJump,
+    /// Redis: the first master's replica is promoted in its place.
+    Failover,
 }
 
 impl FaultKind {
+    /// Whether the fault strikes the store (a Redis master) rather than a
+    /// client.
+    pub fn strikes_the_store(self) -> bool {
+        match self {
+            FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => true,
+            FaultKind::Crash
+            | FaultKind::Pause
+            | FaultKind::Partition
+            | FaultKind::LostReply
+            | FaultKind::Delay => false,
+        }
+    }
+
     pub const ALL: [FaultKind; 5] = [
         FaultKind::Crash,
         FaultKind::Pause,
@@ -261,6 +281,9 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::LostReply => "lost_reply",
             FaultKind::Delay => "delay",
+            FaultKind::MasterRestart => "master_restart",
+            FaultKind::ClockJump => "clock_jump",
+            FaultKind::Failover => "failover",
         }
     }
 }
@@ -271,21 +294,42 @@ impl FaultKind {
 pub struct ScheduledFault {
     pub at_ms: u64,
     pub kind: FaultKind,
+    /// The client a client fault strikes (required for one; a store
+    /// fault names a `master` instead).
+    #[serde(default = "no_client", skip_serializing_if = "is_no_client")]
     pub client: u32,
+    /// The master a store fault strikes (a failover: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<u32>,
     pub duration_ms: Option<u64>,
     pub extra_ms: Option<u64>,
 }
 
-/// In words: `pause of client 0 at 150 ms for 6000 ms`.
+/// A fault file entry with no `client`: a store fault's.
+pub const NO_CLIENT: u32 = u32::MAX;
+
+fn no_client() -> u32 {
+    NO_CLIENT
+}
+
+fn is_no_client(c: &u32) -> bool {
+    *c == NO_CLIENT
+}
+
+/// In words: `pause of client 0 at 150 ms for 6000 ms`, `master_restart
+/// of master 2 at 900 ms`.
 impl std::fmt::Display for ScheduledFault {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(
-            f,
-            "{} of client {} at {} ms",
-            self.kind.name(),
-            self.client,
-            self.at_ms
-        )?;
+        match self.master {
+            Some(m) => write!(f, "{} of master {m} at {} ms", self.kind.name(), self.at_ms)?,
+            None => write!(
+                f,
+                "{} of client {} at {} ms",
+                self.kind.name(),
+                self.client,
+                self.at_ms
+            )?,
+        }
         if let Some(d) = self.duration_ms {
             write!(f, " for {d} ms")?;
         }
@@ -574,7 +618,17 @@ impl Scenario {
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
-        check_schedule(&schedule, raw.clients, &err)?;
+        let store_of = (
+            recipe.face() == models::recipe::Face::Redis,
+            u32::from(recipe.setup().masters),
+        );
+        check_schedule(&schedule, raw.clients, store_of, &err)?;
+        if !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
+            return Err(err(
+                "replica",
+                "a failover promotes the first master's replica: set `replica = true`".into(),
+            ));
+        }
         let duration_us = match raw.duration_ms {
             Some(0) => return Err(err("duration_ms", "must be positive".into())),
             Some(d) => Some(time_us("duration_ms", d, &err)?),
@@ -1066,6 +1120,16 @@ fn resolve_deployment(
             ));
         }
     }
+    // The simulator keeps no replication clock yet: a replica that never
+    // caught up would lose every write at a failover.
+    if raw.replica == Some(true) {
+        return Err(err(
+            "replica",
+            "the simulator does not replicate yet; check a replica and its failovers with \
+             `lockstep check --replica --failovers N`"
+                .into(),
+        ));
+    }
     let persistence = match &raw.persistence {
         Some(p) => p.parse().map_err(|e| err("persistence", e))?,
         None => Default::default(),
@@ -1268,6 +1332,9 @@ fn resolve_profile(
             }
             // A crash without a duration stays down.
             (FaultKind::Crash | FaultKind::LostReply, None) => (0, 0),
+            // No profile names a store fault (the table has no key for
+            // one): they are scheduled.
+            (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, None) => (0, 0),
         };
         let extra_us = match (kind, rate.extra_ms) {
             (FaultKind::Delay, Some(d)) => range_us(&format!("{key}.extra_ms"), d, err)?,
@@ -1356,6 +1423,7 @@ fn expected_property(
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,
+    store_of: (bool, u32),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     if schedule.len() as u64 > MAX_FAULTS {
@@ -1369,6 +1437,62 @@ fn check_schedule(
     }
     for (i, s) in schedule.iter().enumerate() {
         let key = format!("schedule[{i}]");
+        let kind = s.kind.name();
+        match (s.kind.strikes_the_store(), s.client == NO_CLIENT, s.master) {
+            (true, false, _) => {
+                return Err(err(
+                    &format!("{key}.client"),
+                    format!("a {kind} strikes the store: name its `master`, not a client"),
+                ))
+            }
+            (true, true, None) => {
+                return Err(err(
+                    &format!("{key}.master"),
+                    format!("a {kind} needs the master it strikes (0 for a failover)"),
+                ))
+            }
+            (true, true, Some(m)) => {
+                let (redis, masters) = store_of;
+                if !redis {
+                    return Err(err(
+                        &format!("{key}.kind"),
+                        format!(
+                            "a {kind} strikes a Redis master; this recipe's store is not Redis"
+                        ),
+                    ));
+                }
+                if m >= masters || (s.kind == FaultKind::Failover && m != 0) {
+                    return Err(err(
+                        &format!("{key}.master"),
+                        match s.kind {
+                            FaultKind::Failover => format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
+                            _ => format!("no master {m} (masters are 0..{masters})"),
+                        },
+                    ));
+                }
+                if s.duration_ms.is_some() || s.extra_ms.is_some() {
+                    return Err(err(
+                        &format!("{key}.duration_ms"),
+                        format!("a {kind} is instantaneous: it takes no duration_ms or extra_ms"),
+                    ));
+                }
+                time_us(&format!("{key}.at_ms"), s.at_ms, err)?;
+                continue;
+            }
+            (false, true, _) => {
+                return Err(err(
+                    &format!("{key}.client"),
+                    format!("a {kind} needs the client it strikes"),
+                ))
+            }
+            (false, false, Some(_)) => {
+                return Err(err(
+                    &format!("{key}.master"),
+                    format!("a {kind} strikes a client, not a master"),
+                ))
+            }
+            (false, false, None) => {}
+        }
         if s.client >= clients {
             return Err(err(
                 &format!("{key}.client"),
@@ -1407,7 +1531,9 @@ fn check_schedule(
                 _,
                 Some(_),
             ) => return Err(missing("extra_ms", "applies only to delay")),
-            (FaultKind::Crash, _, None)
+            // Checked above, before the client's checks.
+            (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
+            | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
             | (FaultKind::LostReply, None, None)
             | (FaultKind::Delay, Some(_), Some(_)) => {}

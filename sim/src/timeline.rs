@@ -92,6 +92,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             TraceEvent::Deliver { .. }
             | TraceEvent::Timer { .. }
             | TraceEvent::Restart { .. }
+            | TraceEvent::StoreFault { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -111,6 +112,8 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                     c.lane.faults.push((t, "crash".to_string()));
                 }
                 FaultKind::LostReply => c.lane.faults.push((t, "lost reply".to_string())),
+                // A store fault is traced as a store fault, on no lane.
+                FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => {}
                 FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {
                     Some(d) => {
                         c.lane
@@ -134,6 +137,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Timer { .. }
             | TraceEvent::Restart { .. }
             | TraceEvent::Violation { .. }
+            | TraceEvent::StoreFault { .. }
             | TraceEvent::End { .. } => {}
         }
     }

@@ -98,6 +98,9 @@ pub enum TraceEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         what: Option<String>,
     },
+    /// A fault struck a Redis master (a restart, a clock jump, a
+    /// failover); it names no client.
+    StoreFault { fault: FaultKind, master: u8 },
     /// A crashed client restarted as a new process.
     Restart { client: ClientIdx },
     /// A paused client resumed.
@@ -283,6 +286,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::Hold { .. }
             | TraceEvent::Release { .. }
             | TraceEvent::Expire { .. }
+            | TraceEvent::StoreFault { .. }
             | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
@@ -306,7 +310,9 @@ impl TraceEvent {
             Party::Store | Party::Resource => None,
         };
         let (named, many): ([Option<ClientIdx>; 2], &[ClientIdx]) = match self {
-            TraceEvent::Start { .. } | TraceEvent::End { .. } => ([None, None], &[]),
+            TraceEvent::Start { .. } | TraceEvent::End { .. } | TraceEvent::StoreFault { .. } => {
+                ([None, None], &[])
+            }
             TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
             TraceEvent::Timer { client, .. }
             | TraceEvent::Fault { client, .. }
@@ -431,6 +437,19 @@ impl fmt::Display for TraceEvent {
             }
             TraceEvent::Release { client } => write!(f, "client {client} no longer holds"),
             TraceEvent::Expire { session, .. } => write!(f, "store: session {session} expires"),
+            TraceEvent::StoreFault { fault, master } => {
+                let what = match fault {
+                    FaultKind::MasterRestart => "restarts",
+                    FaultKind::ClockJump => "clock jumps forward: every key with a TTL expires",
+                    FaultKind::Failover => "fails over: its replica is promoted",
+                    FaultKind::Crash
+                    | FaultKind::Pause
+                    | FaultKind::Partition
+                    | FaultKind::LostReply
+                    | FaultKind::Delay => fault.name(),
+                };
+                write!(f, "FAULT master {master}: {what}")
+            }
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
                 write!(f, "VIOLATION {property} by clients [{}]", list.join(","))

@@ -229,7 +229,11 @@ fn fault_sets(per_run: u8) -> Vec<Vec<Fault>> {
 fn matrix(size: Size) -> Vec<Config> {
     let mut out = Vec::new();
     for recipe in every_recipe_and_variant() {
-        for policy in POLICIES {
+        // A Redis client has no session for a policy to time.
+        let policies = POLICIES
+            .into_iter()
+            .filter(|&p| models::model::check_redis_policy(&recipe, p).is_ok());
+        for policy in policies {
             for faults in fault_sets(size.faults_per_run) {
                 out.push(Config {
                     clients: clients_needed(recipe.app()) + size.extra_clients,
@@ -260,8 +264,9 @@ fn base_scenario(cfg: &Config) -> Scenario {
         App::Queue => "producers = 1\n",
         _ => "",
     };
+    let masters = common::masters_line(&cfg.recipe);
     let text = format!(
-        "recipe = \"{name}\"\n{variant}{producers}clients = {clients}\nrounds = {rounds}\n\
+        "recipe = \"{name}\"\n{variant}{producers}{masters}clients = {clients}\nrounds = {rounds}\n\
          policy = \"{policy}\"\n\
          [timing]\nsession_timeout_ms = {SESSION_MS}\nthink_ms = [20, 200]\n\
          hold_ms = [100, 400]\nlatency_ms = [0.2, 2.0]\n",

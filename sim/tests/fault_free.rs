@@ -41,8 +41,11 @@ fn drawn(recipe: &RecipeRef, seed: u64) -> (Scenario, u8, u8) {
     let retry = draw(2 * one_way + 1, 3_000);
     let mut policy = POLICIES[draw(0, POLICIES.len() as u64 - 1) as usize];
     // A deadline must pass a heartbeat's round and come before expiry:
-    // where the ping leaves no room for one, the client keeps none.
-    if ping + 2 * one_way + 1 > session - one_way - 1 {
+    // where the ping leaves no room for one, the client keeps none; nor
+    // does a Redis client, which has no session to time.
+    if ping + 2 * one_way + 1 > session - one_way - 1
+        || models::model::check_redis_policy(recipe, policy).is_err()
+    {
         policy = Policy::Naive;
     }
     let deadline = match policy.keeps_a_deadline() {
@@ -67,8 +70,9 @@ fn drawn(recipe: &RecipeRef, seed: u64) -> (Scenario, u8, u8) {
         App::Queue => "producers = 1\n",
         _ => "",
     };
+    let masters = common::masters_line(recipe);
     let text = format!(
-        "recipe = \"{name}\"\n{variant}{producers}clients = {clients}\nrounds = {rounds}\n\
+        "recipe = \"{name}\"\n{variant}{producers}{masters}clients = {clients}\nrounds = {rounds}\n\
          policy = \"{policy}\"\n\
          [timing]\nsession_timeout_ms = {session}\nping_interval_ms = {ping}\nretry_ms = {retry}\n\
          {deadline}think_ms = [{think_lo}, {think_hi}]\nhold_ms = [{hold_lo}, {hold_hi}]\n\

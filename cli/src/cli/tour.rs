@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 25] = [
+pub const SHIPPED: [(&str, &str); 29] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -119,6 +119,22 @@ pub const SHIPPED: [(&str, &str); 25] = [
     (
         "redis-setnx-crash-atomic",
         include_str!("../../../scenarios/redis-setnx-crash-atomic.toml"),
+    ),
+    (
+        "redlock-restart-without-fsync",
+        include_str!("../../../scenarios/redlock-restart-without-fsync.toml"),
+    ),
+    (
+        "redlock-restart-fsync-always",
+        include_str!("../../../scenarios/redlock-restart-fsync-always.toml"),
+    ),
+    (
+        "redlock-clock-jump",
+        include_str!("../../../scenarios/redlock-clock-jump.toml"),
+    ),
+    (
+        "redlock-clock-jump-fenced",
+        include_str!("../../../scenarios/redlock-clock-jump-fenced.toml"),
     ),
 ];
 

@@ -39,6 +39,7 @@ pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
                 at_ms: t / 1000,
                 kind: *kind,
                 client,
+                master: None,
                 duration_ms: (duration > 0
                     || *kind == FaultKind::Pause
                     || *kind == FaultKind::Partition)

@@ -835,6 +835,9 @@ impl<'a> Sim<'a> {
 
     fn fault_start(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
+        if f.kind.strikes_the_store() {
+            return self.store_fault(i);
+        }
         let c = f.client as ClientIdx;
         let status = self.clients[c as usize].status;
         let done = self.clients[c as usize].state.phase == Phase::Done;
@@ -888,6 +891,8 @@ impl<'a> Sim<'a> {
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
             }
+            // Struck above.
+            FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => false,
             // The client is past this fault (crashed, done, already cut
             // off, or not running to be paused): it does not fire, and the
             // summary says so.
@@ -1026,9 +1031,45 @@ impl<'a> Sim<'a> {
                 self.clients[c as usize].extra_latency_us = 0;
                 TraceEvent::DelayEnd { client: c }
             }
-            FaultKind::LostReply => return,
+            // Instantaneous: nothing ends.
+            FaultKind::LostReply
+            | FaultKind::MasterRestart
+            | FaultKind::ClockJump
+            | FaultKind::Failover => return,
         };
         trace!(self, what);
+    }
+
+    /// A Redis master's fault: a restart, a clock jump, a failover, as
+    /// the store carries it out (`Store::restart_master`, `jump_clock`,
+    /// `fail_over`). It fires if it changes the store.
+    fn store_fault(&mut self, i: usize) {
+        let f = self.faults[i].fault.clone();
+        let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
+        let mut out = self.lenders.store.lend();
+        let store = &self.store;
+        let state = &mut self.store_state;
+        let fired = match f.kind {
+            FaultKind::MasterRestart => store.restart_master(state, master, &mut out),
+            FaultKind::ClockJump => store.jump_clock(state, master, &mut out),
+            FaultKind::Failover => store.fail_over(state, &mut out),
+            FaultKind::Crash
+            | FaultKind::Pause
+            | FaultKind::Partition
+            | FaultKind::LostReply
+            | FaultKind::Delay => false,
+        };
+        self.apply_store_out(out);
+        if fired {
+            self.faults[i].fired = true;
+            trace!(
+                self,
+                TraceEvent::StoreFault {
+                    fault: f.kind,
+                    master,
+                }
+            );
+        }
     }
 
     /// A ZooKeeper client's read timeout, 2/3 of the session timeout (the

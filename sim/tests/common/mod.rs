@@ -16,7 +16,8 @@ pub fn clients_needed(app: App) -> u8 {
 
 /// Every registered recipe at its default and at every other variant it
 /// lists, test-only ones included: they exist to show that a property
-/// catches a bug, which both engines must then catch.
+/// catches a bug, which both engines must then catch. A lock over several
+/// Redis masters on three, as the tour checks it.
 pub fn every_recipe_and_variant() -> Vec<RecipeRef> {
     REGISTRY
         .iter()
@@ -28,5 +29,15 @@ pub fn every_recipe_and_variant() -> Vec<RecipeRef> {
                 .map(|v| (r.build)(Some(v.name)));
             std::iter::once((r.build)(None)).chain(others)
         })
+        .map(|r| r.on_masters(3).unwrap_or(r))
         .collect()
+}
+
+/// A scenario file's `masters` line for a recipe over several Redis
+/// masters (as many as it was made for), else nothing.
+pub fn masters_line(recipe: &RecipeRef) -> String {
+    match recipe.setup().masters {
+        1 => String::new(),
+        n => format!("masters = {n}\n"),
+    }
 }
