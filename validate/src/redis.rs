@@ -1,0 +1,1018 @@
+//! Redis: lockstep's own client and recipe actors against real Redis 7.0
+//! masters, and the real lock libraries (redis-py's `Lock`, pottery's
+//! `Redlock`) at the wire.
+//!
+//! - [`Conns`] carries out the recipes' commands ([`models::msg::RedisCmd`])
+//!   on one connection per (client session, master), speaking RESP itself
+//!   ([`crate::resp`]), and journals each command with its reply.
+//! - Every herd run is watched by `MONITOR` on each master ([`Monitor`]),
+//!   which gives the order the server carried the commands out in. The
+//!   conformance replay ([`conform`]) applies the run's commands in that
+//!   order to the model's store (`StoreState::apply`) and compares every
+//!   reply the real server gave with the model's, one by one.
+//! - Polling makes the counts depend on timing, so requests are compared
+//!   through what the model says each acquisition and each poll cost
+//!   ([`Costs`]: two simulated herds, with short and long holds, give both),
+//!   applied to the polls the real run made.
+
+use crate::backend::{bytes_of, data_of};
+use crate::resp::{Conn, MonitorLine, Value};
+use models::ids::SessionId;
+use models::msg::{RedisCmd, RedisReply, Reply, Request, Timer};
+use models::recipe::RecipeRef;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The compare-and-delete script every token lock releases with.
+pub const DEL_SCRIPT: &str =
+    "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end";
+/// The compare-and-extend script.
+pub const EXTEND_SCRIPT: &str = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) else return 0 end";
+
+/// The Redis servers the validator was given.
+#[derive(Clone, Debug, Default)]
+pub struct Endpoints {
+    /// One master.
+    pub single: Option<String>,
+    /// Independent masters (Redlock's).
+    pub masters: Vec<String>,
+    /// A master and its replica.
+    pub replica: Option<(String, String)>,
+}
+
+/// `PORT` on loopback, or `HOST:PORT` as given.
+fn endpoint(s: &str) -> String {
+    let s = s.trim();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{s}")
+    } else {
+        s.to_string()
+    }
+}
+
+impl Endpoints {
+    pub fn parse(single: Option<&str>, masters: Option<&str>, replica: Option<&str>) -> Endpoints {
+        Endpoints {
+            single: single.map(endpoint),
+            masters: masters
+                .map(|m| {
+                    m.split(',')
+                        .filter(|p| !p.trim().is_empty())
+                        .map(endpoint)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            replica: replica
+                .and_then(|r| r.split_once(':'))
+                .map(|(m, r)| (endpoint(m), endpoint(r))),
+        }
+    }
+
+    /// The servers for a recipe of `n` masters: the single master for
+    /// one, the first `n` of the independent masters for more.
+    pub fn for_masters(&self, n: u8) -> Option<Vec<String>> {
+        match n {
+            0 => None,
+            1 => self.single.clone().map(|s| vec![s]),
+            n => (self.masters.len() >= usize::from(n))
+                .then(|| self.masters[..usize::from(n)].to_vec()),
+        }
+    }
+}
+
+/// Each server emptied of keys and scripts: a fresh master, as the model's
+/// store starts.
+pub async fn flush_all(endpoints: &[String]) -> io::Result<()> {
+    for e in endpoints {
+        let mut c = Conn::connect(e).await?;
+        for cmd in [&[&b"FLUSHALL"[..]][..], &[b"SCRIPT", b"FLUSH"]] {
+            match c.call(cmd).await? {
+                Value::Simple(_) => {}
+                other => return Err(io::Error::other(format!("{e}: {other:?}"))),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `INFO stats`' `expired_keys` of a server: keys its clock expired.
+pub async fn expired_keys(endpoint: &str) -> io::Result<u64> {
+    let mut c = Conn::connect(endpoint).await?;
+    match c.call(&[b"INFO", b"stats"]).await? {
+        Value::Bulk(Some(text)) => String::from_utf8_lossy(&text)
+            .lines()
+            .find_map(|l| l.strip_prefix("expired_keys:"))
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| io::Error::other("INFO has no expired_keys")),
+        other => Err(io::Error::other(format!("INFO: {other:?}"))),
+    }
+}
+
+/// One command a client sent, and what the server answered.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub session: SessionId,
+    pub master: u8,
+    /// The connection's own address (`None`: no connection, the master
+    /// was down).
+    pub local: Option<SocketAddr>,
+    pub cmd: RedisCmd,
+    pub reply: RedisReply,
+    /// An error reply (which the model has no word for), or an I/O error.
+    pub error: Option<String>,
+}
+
+/// A client's connections, one per (session, master), and the journal of
+/// what went over them.
+pub struct Conns {
+    endpoints: Vec<String>,
+    conns: HashMap<(SessionId, u8), Conn>,
+    pub journal: Vec<Exchange>,
+}
+
+/// The command on the wire.
+pub fn wire(cmd: RedisCmd) -> Vec<Vec<u8>> {
+    let text = |s: &str| s.as_bytes().to_vec();
+    let name = |n: models::ids::Name| n.to_string().into_bytes();
+    match cmd {
+        RedisCmd::Set { key, value, nx, px } => {
+            let mut a = vec![text("SET"), name(key), bytes_of(value)];
+            if let Some(ms) = px {
+                a.extend([text("PX"), ms.to_string().into_bytes()]);
+            }
+            if nx {
+                a.push(text("NX"));
+            }
+            a
+        }
+        RedisCmd::SetNx { key, value } => vec![text("SETNX"), name(key), bytes_of(value)],
+        RedisCmd::Expire {
+            key,
+            ms,
+            seconds: true,
+        } => vec![
+            text("EXPIRE"),
+            name(key),
+            (ms / 1000).to_string().into_bytes(),
+        ],
+        RedisCmd::Expire { key, ms, .. } => {
+            vec![text("PEXPIRE"), name(key), ms.to_string().into_bytes()]
+        }
+        RedisCmd::Get { key } => vec![text("GET"), name(key)],
+        RedisCmd::Del { key } => vec![text("DEL"), name(key)],
+        RedisCmd::Incr { key } => vec![text("INCR"), name(key)],
+        RedisCmd::DelIfValue { key, value } => vec![
+            text("EVAL"),
+            text(DEL_SCRIPT),
+            text("1"),
+            name(key),
+            bytes_of(value),
+        ],
+        RedisCmd::ExpireIfValue { key, value, ms } => vec![
+            text("EVAL"),
+            text(EXTEND_SCRIPT),
+            text("1"),
+            name(key),
+            bytes_of(value),
+            ms.to_string().into_bytes(),
+        ],
+    }
+}
+
+/// A command `MONITOR` showed, by lockstep's name for its kind (`EVALSHA`
+/// is a script as `EVAL` is); `None` for what no recipe sends.
+pub fn kind_of_command(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "SET" => "set",
+        "SETNX" => "setnx",
+        "EXPIRE" | "PEXPIRE" => "pexpire",
+        "GET" => "get",
+        "DEL" => "del",
+        "INCR" => "incr",
+        "EVAL" | "EVALSHA" => "eval",
+        _ => return None,
+    })
+}
+
+/// lockstep's name for a command's kind.
+pub fn kind(cmd: RedisCmd) -> &'static str {
+    Request::Redis { master: 0, cmd }.kind().name()
+}
+
+/// A real reply in the model's terms.
+fn reply_of(v: Value) -> Result<RedisReply, String> {
+    match v {
+        Value::Simple(s) if s == "OK" => Ok(RedisReply::Ok),
+        Value::Bulk(None) | Value::Array(None) => Ok(RedisReply::Nil),
+        Value::Int(n) if n >= 0 => Ok(RedisReply::Int(n as u64)),
+        Value::Bulk(Some(b)) => Ok(RedisReply::Value(data_of(&b))),
+        other => Err(format!("a reply the model has no word for: {other:?}")),
+    }
+}
+
+impl Conns {
+    pub fn new(endpoints: Vec<String>) -> Conns {
+        Conns {
+            endpoints,
+            conns: HashMap::new(),
+            journal: Vec::new(),
+        }
+    }
+
+    /// Carries out one request: a `Connect` opens the session's
+    /// connections (a master that refuses stays unconnected: its commands
+    /// are answered `Down` until it accepts one); a command goes to its
+    /// master.
+    pub async fn call(&mut self, session: SessionId, req: &Request) -> Reply {
+        match req {
+            Request::Connect => {
+                for m in 0..self.endpoints.len() {
+                    self.open(session, m as u8).await;
+                }
+                Reply::Connected
+            }
+            Request::Redis { master, cmd } => {
+                Reply::Redis(self.command(session, *master, *cmd).await)
+            }
+            other => panic!("not a Redis request: {other}"),
+        }
+    }
+
+    async fn open(&mut self, session: SessionId, master: u8) -> bool {
+        if self.conns.contains_key(&(session, master)) {
+            return true;
+        }
+        let Some(e) = self.endpoints.get(usize::from(master)) else {
+            return false;
+        };
+        match Conn::connect(e).await {
+            Ok(c) => {
+                self.conns.insert((session, master), c);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    async fn command(&mut self, session: SessionId, master: u8, cmd: RedisCmd) -> RedisReply {
+        let mut ex = Exchange {
+            session,
+            master,
+            local: None,
+            cmd,
+            reply: RedisReply::Down,
+            error: None,
+        };
+        if self.open(session, master).await {
+            let conn = self.conns.get_mut(&(session, master)).expect("opened");
+            ex.local = Some(conn.local());
+            let args = wire(cmd);
+            let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            match conn.call(&args).await {
+                Ok(v) => match reply_of(v) {
+                    Ok(r) => ex.reply = r,
+                    Err(e) => ex.error = Some(e),
+                },
+                Err(e) => {
+                    // A closed master: Down, and a new connection next time.
+                    ex.error = Some(format!("connection: {e}"));
+                    self.conns.remove(&(session, master));
+                }
+            }
+        }
+        let reply = ex.reply;
+        self.journal.push(ex);
+        reply
+    }
+
+    /// Closes the session's connections.
+    pub fn close(&mut self, session: SessionId) {
+        self.conns.retain(|(s, _), _| *s != session);
+    }
+}
+
+/// `MONITOR` on one server: every command it carries out, in order.
+pub struct Monitor {
+    endpoint: String,
+    lines: Arc<Mutex<Vec<MonitorLine>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Monitor {
+    pub async fn start(endpoint: &str) -> io::Result<Monitor> {
+        let mut c = Conn::connect(endpoint).await?;
+        match c.call(&[b"MONITOR"]).await? {
+            Value::Simple(s) if s == "OK" => {}
+            other => return Err(io::Error::other(format!("MONITOR: {other:?}"))),
+        }
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let task = tokio::spawn(async move {
+            while let Ok(Value::Simple(line)) = c.read().await {
+                if let Some(l) = MonitorLine::parse(&line) {
+                    sink.lock().unwrap().push(l);
+                }
+            }
+        });
+        Ok(Monitor {
+            endpoint: endpoint.to_string(),
+            lines,
+            task,
+        })
+    }
+
+    /// Everything it saw up to now: a marker command (`ECHO`) is sent on
+    /// a connection of its own, and the lines before it are returned.
+    pub async fn stop(self) -> io::Result<Vec<MonitorLine>> {
+        let marker = format!(
+            "lockstep-monitor-end-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        let mut c = Conn::connect(&self.endpoint).await?;
+        c.call(&[b"ECHO", marker.as_bytes()]).await?;
+        let started = Instant::now();
+        let result = loop {
+            {
+                let lines = self.lines.lock().unwrap();
+                if let Some(end) = lines
+                    .iter()
+                    .position(|l| l.command() == "ECHO" && l.args.get(1) == Some(&marker))
+                {
+                    break Ok(lines[..end].to_vec());
+                }
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                break Err(io::Error::other("MONITOR never showed its end marker"));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        self.task.abort();
+        result
+    }
+}
+
+/// What the conformance replay found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Conformance {
+    /// Replies compared with the model's.
+    pub compared: u64,
+    /// Replies that differed, and commands the server showed in another
+    /// shape than sent: each said in full.
+    pub mismatches: Vec<String>,
+    /// Commands the clients sent that `MONITOR` never showed.
+    pub unseen: u64,
+    /// Commands `MONITOR` showed from the clients' connections that they
+    /// did not send.
+    pub unexpected: u64,
+    /// Commands answered `Down` (no connection): none in a herd.
+    pub down: u64,
+    /// The clients' commands at the wire, by kind (`MONITOR`).
+    pub wire: BTreeMap<String, u64>,
+    /// The scripts' own calls at the wire (`[0 lua]` lines), by command.
+    pub lua: BTreeMap<String, u64>,
+}
+
+impl Conformance {
+    pub fn agrees(&self) -> bool {
+        self.mismatches.is_empty()
+            && self.unseen == 0
+            && self.unexpected == 0
+            && self.down == 0
+            && self.compared > 0
+    }
+}
+
+/// Replays a real run on the model's store: each master's commands in the
+/// order its `MONITOR` showed them (`monitors[m]`), each applied to one
+/// model `StoreState` as that session's, each real reply compared with the
+/// model's. Masters are independent keyspaces, so one master's order at a
+/// time is the whole order that matters.
+pub fn conform(
+    recipe: &RecipeRef,
+    clients: u16,
+    journal: &[Exchange],
+    monitors: &[Vec<MonitorLine>],
+) -> Conformance {
+    let store = models::store::Store::for_recipe(recipe, Duration::from_secs(600), clients);
+    let mut state = store.initial_state();
+    let mut out = Conformance::default();
+    for ex in journal {
+        if ex.local.is_none() {
+            out.down += 1;
+        }
+    }
+    for (m, lines) in monitors.iter().enumerate() {
+        let mut queues: HashMap<SocketAddr, VecDeque<&Exchange>> = HashMap::new();
+        for ex in journal.iter().filter(|e| usize::from(e.master) == m) {
+            if let Some(addr) = ex.local {
+                queues.entry(addr).or_default().push_back(ex);
+            }
+        }
+        for line in lines {
+            let Some(addr) = line.client else {
+                *out.lua.entry(line.command().to_lowercase()).or_insert(0) += 1;
+                continue;
+            };
+            // Another connection's (the validator's own housekeeping).
+            let Some(queue) = queues.get_mut(&addr) else {
+                continue;
+            };
+            *out.wire
+                .entry(
+                    kind_of_command(&line.command())
+                        .map_or_else(|| line.command().to_lowercase(), |k| k.to_string()),
+                )
+                .or_insert(0) += 1;
+            let Some(ex) = queue.pop_front() else {
+                out.unexpected += 1;
+                continue;
+            };
+            let sent: Vec<String> = wire(ex.cmd)
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if !line
+                .args
+                .iter()
+                .zip(&sent)
+                .all(|(a, b)| a.eq_ignore_ascii_case(b))
+                || line.args.len() != sent.len()
+            {
+                out.mismatches.push(format!(
+                    "master {m}: sent {:?}, the server shows {:?}",
+                    sent, line.args
+                ));
+            }
+            let req = Request::Redis {
+                master: m as u8,
+                cmd: ex.cmd,
+            };
+            let model = state.apply(ex.session, &req).reply;
+            out.compared += 1;
+            let real = Reply::Redis(ex.reply);
+            if let Some(e) = &ex.error {
+                out.mismatches.push(format!(
+                    "master {m}: `{}` of {}: the server answered {e}; the model {model}",
+                    ex.cmd, ex.session
+                ));
+            } else if real != model {
+                out.mismatches.push(format!(
+                    "master {m}: `{}` of {}: the server answered {real}, the model {model}",
+                    ex.cmd, ex.session
+                ));
+            }
+        }
+        out.unseen += queues.values().map(|q| q.len() as u64).sum::<u64>();
+    }
+    out
+}
+
+/// A herd as the model's simulator ran it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelHerd {
+    pub hold_ms: u64,
+    pub acquisitions: u64,
+    pub releases: u64,
+    /// The recipe's sleeps that ran out (`Timer::Wake`): its polls.
+    pub polls: u64,
+    /// Store requests by kind (the connection's opening left out).
+    pub requests: BTreeMap<String, u64>,
+    /// Properties violated (none in a herd).
+    pub violated: Vec<String>,
+}
+
+/// The baseline herd of `clients` clients of `recipe`, as the simulator
+/// runs it with holds of `hold_ms`: all request at once, one round, one
+/// fixed latency (loopback's order of magnitude).
+pub fn model_herd(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> ModelHerd {
+    let text = format!(
+        "clients = {clients}\nrounds = 1\nseed = \"1\"\n\
+         [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [{hold_ms}, {hold_ms}]\n\
+         latency_ms = [0.1, 0.1]\nretry_ms = 600000\n"
+    );
+    let scenario = sim::scenario::Scenario::parse_with_recipe(
+        &text,
+        "redis-herd",
+        &format!("redis-herd-{}-{clients}", recipe.id().replace(':', "-")),
+        recipe.clone(),
+    )
+    .expect("the herd scenario is valid");
+    let o = sim::engine::simulate(&scenario, 1, true);
+    let polls = o
+        .trace
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.event,
+                sim::trace::TraceEvent::Timer {
+                    timer: Timer::Wake,
+                    ..
+                }
+            )
+        })
+        .count() as u64;
+    let requests = o
+        .metrics
+        .store_requests
+        .iter()
+        .filter(|(k, _)| k.class() != models::msg::RequestClass::Session)
+        .map(|(k, n)| (k.name().to_string(), *n))
+        .collect();
+    let mut violated: Vec<String> = o
+        .violations
+        .iter()
+        .map(|v| v.property.name().to_string())
+        .filter(|p| p != "herd_bound")
+        .collect();
+    violated.dedup();
+    ModelHerd {
+        hold_ms,
+        acquisitions: o.metrics.acquisitions,
+        releases: o.metrics.releases,
+        polls,
+        requests,
+        violated,
+    }
+}
+
+/// What the model says a herd's requests cost: of each kind, so many per
+/// acquisition and so many per poll (a retry after a sleep), read off two
+/// simulated herds whose holds, so polls, differ. `None` where the two
+/// cannot tell (as many polls in both) or the counts are no whole
+/// multiples (a recipe whose requests are not a fixed cost per
+/// acquisition and per poll).
+#[derive(Clone, Debug, Serialize)]
+pub struct Costs {
+    pub per_acquisition: BTreeMap<String, f64>,
+    pub per_poll: BTreeMap<String, f64>,
+    pub runs: [ModelHerd; 2],
+}
+
+impl Costs {
+    pub fn of(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> Result<Costs, String> {
+        let short = model_herd(recipe, clients, hold_ms);
+        let long = model_herd(recipe, clients, hold_ms * 3);
+        let mut per_acquisition = BTreeMap::new();
+        let mut per_poll = BTreeMap::new();
+        let kinds: std::collections::BTreeSet<&String> =
+            short.requests.keys().chain(long.requests.keys()).collect();
+        for k in kinds {
+            let c1 = short.requests.get(k).copied().unwrap_or(0) as f64;
+            let c2 = long.requests.get(k).copied().unwrap_or(0) as f64;
+            let (p1, p2) = (short.polls as f64, long.polls as f64);
+            let b = if short.polls == long.polls {
+                if c1 != c2 {
+                    return Err(format!("{k}: {c1} and {c2} requests with {p1} polls each"));
+                }
+                0.0
+            } else {
+                (c2 - c1) / (p2 - p1)
+            };
+            let a = (c1 - b * p1) / short.acquisitions.max(1) as f64;
+            let whole = |x: f64| (x - x.round()).abs() < 1e-9;
+            if !whole(a) || !whole(b) {
+                return Err(format!(
+                    "{k}: not a whole cost per acquisition and per poll ({a:.3}, {b:.3})"
+                ));
+            }
+            per_acquisition.insert(k.clone(), a.round());
+            per_poll.insert(k.clone(), b.round());
+        }
+        Ok(Costs {
+            per_acquisition,
+            per_poll,
+            runs: [short, long],
+        })
+    }
+
+    /// The requests the model predicts for `acquisitions` and `polls`.
+    pub fn predict(&self, acquisitions: u64, polls: u64) -> BTreeMap<String, u64> {
+        self.per_acquisition
+            .iter()
+            .map(|(k, a)| {
+                let b = self.per_poll.get(k).copied().unwrap_or(0.0);
+                (
+                    k.clone(),
+                    (a * acquisitions as f64 + b * polls as f64).round() as u64,
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+}
+
+/// One herd of lockstep's own actors on real Redis, beside the model.
+#[derive(Clone, Debug, Serialize)]
+pub struct HerdRow {
+    pub recipe: String,
+    pub clients: u16,
+    pub masters: u8,
+    pub hold_ms: u64,
+    pub acquisitions: u64,
+    pub releases: u64,
+    /// The recipe's sleeps that ran out: its polls (retries).
+    pub polls: u64,
+    /// Requests the clients sent, by kind (their journal).
+    pub requests: BTreeMap<String, u64>,
+    /// What the model predicts for as many acquisitions and polls.
+    pub predicted: BTreeMap<String, u64>,
+    /// The model's cost per acquisition and per poll, and its two herds.
+    pub costs: Option<Costs>,
+    /// Why the model's costs could not be read off its herds.
+    pub costs_error: Option<String>,
+    /// The model's herd with the same hold: its polls per acquisition
+    /// beside the real run's (timing, not compared).
+    pub model_polls: u64,
+    pub model_acquisitions: u64,
+    /// Every reply, against the model store's.
+    pub conformance: Conformance,
+    /// Keys the servers' clocks expired during the run (none: the TTLs
+    /// outlast the herd).
+    pub expired_keys: u64,
+    /// Properties the monitors found violated, fed by the real run.
+    pub violated: Vec<String>,
+    pub wall_seconds: f64,
+    pub requests_match: bool,
+    pub agrees: bool,
+}
+
+impl HerdRow {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        recipe: &RecipeRef,
+        clients: u16,
+        hold_ms: u64,
+        (acquisitions, releases, polls): (u64, u64, u64),
+        journal: &[Exchange],
+        conformance: Conformance,
+        expired_keys: u64,
+        violated: Vec<String>,
+        wall_seconds: f64,
+    ) -> HerdRow {
+        let mut requests: BTreeMap<String, u64> = BTreeMap::new();
+        for ex in journal {
+            *requests.entry(kind(ex.cmd).to_string()).or_insert(0) += 1;
+        }
+        let (costs, costs_error) = match Costs::of(recipe, clients, hold_ms) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
+        let predicted = costs
+            .as_ref()
+            .map(|c| c.predict(acquisitions, polls))
+            .unwrap_or_default();
+        let requests_match = costs.is_some() && predicted == requests;
+        let (model_polls, model_acquisitions) = costs
+            .as_ref()
+            .map_or((0, 0), |c| (c.runs[0].polls, c.runs[0].acquisitions));
+        let model_clean = costs.as_ref().is_some_and(|c| {
+            c.runs
+                .iter()
+                .all(|r| r.acquisitions == u64::from(clients) && r.violated.is_empty())
+        });
+        let agrees = requests_match
+            && model_clean
+            && acquisitions == u64::from(clients)
+            && releases == u64::from(clients)
+            && conformance.agrees()
+            && conformance.wire == requests
+            && expired_keys == 0
+            && violated.is_empty();
+        HerdRow {
+            recipe: recipe.id(),
+            clients,
+            masters: recipe.setup().masters,
+            hold_ms,
+            acquisitions,
+            releases,
+            polls,
+            requests,
+            predicted,
+            costs,
+            costs_error,
+            model_polls,
+            model_acquisitions,
+            conformance,
+            expired_keys,
+            violated,
+            wall_seconds,
+            requests_match,
+            agrees,
+        }
+    }
+
+    pub fn print(&self) {
+        let word = |ok: bool, yes: &'static str, no: &'static str| if ok { yes } else { no };
+        eprintln!(
+            "{:<28} {:>3} clients: requests {} the model's costs ({} polls), {} replies {} the model store's ({:.1} s)",
+            self.recipe,
+            self.clients,
+            word(self.requests_match, "match", "DIFFER from"),
+            self.polls,
+            self.conformance.compared,
+            word(self.conformance.agrees(), "all equal", "NOT all equal"),
+            self.wall_seconds
+        );
+    }
+}
+
+/// Counts as the report prints them: `set 7, eval 2`.
+pub fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
+    if m.is_empty() {
+        return "—".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A cost as the report prints it: `set 1 + 1/poll, eval 1`.
+pub fn fmt_costs(c: &Costs) -> String {
+    c.per_acquisition
+        .iter()
+        .map(|(k, a)| match c.per_poll.get(k).copied().unwrap_or(0.0) {
+            0.0 => format!("{k} {a}"),
+            b => format!("{k} {a} + {b}/poll"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Redis recipes whose herds run on real masters: `redlock` too once
+/// the registry has it (a note says so where it does not).
+fn herd_recipes() -> (Vec<RecipeRef>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut recipes: Vec<RecipeRef> = [
+        "redis-setnx",
+        "redis-setnx:atomic",
+        "redis-token",
+        "redis-token:incr-token",
+    ]
+    .iter()
+    .map(|id| models::recipes::parse(id).expect("registered"))
+    .collect();
+    match models::recipes::parse("redlock") {
+        Ok(r) => recipes.push(r),
+        Err(_) => notes.push(
+            "`redlock` is not in this build's recipe registry (`models::recipes::parse(\"redlock\")` fails): its herd on five masters is not run, and pottery's `Redlock` has no model to be compared with".into(),
+        ),
+    }
+    (recipes, notes)
+}
+
+/// Sums `expired_keys` over `servers`.
+async fn expired_on(servers: &[String]) -> io::Result<u64> {
+    let mut n = 0;
+    for s in servers {
+        n += expired_keys(s).await?;
+    }
+    Ok(n)
+}
+
+/// Runs one herd of lockstep's actors on real masters, watched.
+async fn herd(
+    args: &crate::Args,
+    recipe: &RecipeRef,
+    servers: &[String],
+    n: u16,
+) -> io::Result<HerdRow> {
+    let client = models::client::Client {
+        recipe: recipe.clone(),
+        rounds: 1,
+        policy: models::client::Policy::Naive,
+        timing: crate::timing(300, args.redis_hold_ms, 3000),
+        producers: 0,
+        reentries: 0,
+        writers: 0,
+    };
+    flush_all(servers).await?;
+    let expired_before = expired_on(servers).await?;
+    let mut monitors = Vec::new();
+    for s in servers {
+        monitors.push(Monitor::start(s).await?);
+    }
+    let run = crate::run_real(
+        recipe,
+        n,
+        args,
+        client,
+        false,
+        60,
+        crate::RealStart::Baseline,
+    )
+    .await;
+    let mut lines = Vec::new();
+    for m in monitors {
+        lines.push(m.stop().await?);
+    }
+    let expired = expired_on(servers).await? - expired_before;
+    let (counts, violated) = {
+        let log = run.shared.log.lock().unwrap();
+        let mut violated: Vec<String> = log
+            .violations
+            .iter()
+            .map(|(_, b)| b.property.name().to_string())
+            .collect();
+        violated.sort();
+        violated.dedup();
+        (
+            (
+                log.acquisitions.len() as u64,
+                log.releases.len() as u64,
+                log.wakes.len() as u64,
+            ),
+            violated,
+        )
+    };
+    let conformance = conform(recipe, n, &run.journal, &lines);
+    Ok(HerdRow::new(
+        recipe,
+        n,
+        args.redis_hold_ms,
+        counts,
+        &run.journal,
+        conformance,
+        expired,
+        violated,
+        run.wall_seconds,
+    ))
+}
+
+/// Everything the Redis validation found.
+#[derive(Serialize)]
+pub struct Section {
+    pub herds: Vec<HerdRow>,
+    /// What was not run, and why.
+    pub notes: Vec<String>,
+    /// Errors that stopped a part from running.
+    pub errors: Vec<String>,
+    /// The master and replica pair (`--redis-replica`): the replica's
+    /// `INFO replication` facts once its link is up.
+    pub replica: Option<ReplicaStatus>,
+}
+
+/// A replica as `INFO replication` describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplicaStatus {
+    pub master: String,
+    pub replica: String,
+    pub role: String,
+    pub master_link_status: String,
+    /// Seconds waited for the link to come up.
+    pub waited_seconds: f64,
+}
+
+/// `INFO replication`'s `field` of a server.
+async fn info_replication(endpoint: &str, field: &str) -> io::Result<String> {
+    let mut c = Conn::connect(endpoint).await?;
+    match c.call(&[b"INFO", b"replication"]).await? {
+        Value::Bulk(Some(text)) => Ok(String::from_utf8_lossy(&text)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+            .unwrap_or_default()),
+        other => Err(io::Error::other(format!("INFO: {other:?}"))),
+    }
+}
+
+/// Waits (up to 10 s) for the replica's link to its master to be up.
+async fn replica_status(master: &str, replica: &str) -> io::Result<ReplicaStatus> {
+    let started = Instant::now();
+    loop {
+        let link = info_replication(replica, "master_link_status").await?;
+        if link == "up" || started.elapsed() > Duration::from_secs(10) {
+            return Ok(ReplicaStatus {
+                master: master.to_string(),
+                replica: replica.to_string(),
+                role: info_replication(replica, "role").await?,
+                master_link_status: link,
+                waited_seconds: started.elapsed().as_secs_f64(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+impl Section {
+    pub fn agrees(&self) -> bool {
+        self.errors.is_empty() && !self.herds.is_empty() && self.herds.iter().all(|h| h.agrees)
+    }
+}
+
+/// The Redis validation: `None` when the run was given no Redis.
+pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
+    let endpoints = args.redis_endpoints();
+    endpoints.single.as_ref()?;
+    let (recipes, mut notes) = herd_recipes();
+    let mut herds = Vec::new();
+    let mut errors = Vec::new();
+    for recipe in &recipes {
+        let masters = recipe.setup().masters;
+        let Some(servers) = endpoints.for_masters(masters) else {
+            notes.push(format!(
+                "`{}` talks to {masters} masters; the run was given fewer (`--redis-masters`): not run",
+                recipe.id()
+            ));
+            continue;
+        };
+        for &n in counts {
+            match herd(args, recipe, &servers, n).await {
+                Ok(row) => {
+                    row.print();
+                    herds.push(row);
+                }
+                Err(e) => errors.push(format!("{} herd, {n} clients: {e}", recipe.id())),
+            }
+        }
+    }
+    let replica = match &endpoints.replica {
+        Some((m, r)) => match replica_status(m, r).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                errors.push(format!("the replica {r}: {e}"));
+                None
+            }
+        },
+        None => None,
+    };
+    Some(Section {
+        herds,
+        notes,
+        errors,
+        replica,
+    })
+}
+
+impl Section {
+    /// The report's Redis section.
+    pub fn markdown(&self) -> String {
+        let mut md = String::from("\n## Redis\n\n### lockstep's own actors on real Redis 7.0\n\nThe baseline herd (N clients request at once, hold, release; one round, no faults) of each Redis recipe, the very client and recipe actors the checker runs, their commands carried out on real masters (one connection per client and master, RESP spoken by `validate/src/resp.rs`), each master watched by `MONITOR`. Polling makes the number of tries depend on timing, so requests are compared through the model's own costs: two simulated herds of the same recipe and size (holds of H and 3H) give what each acquisition and each poll (a retry after the recipe's sleep) costs, by kind; the prediction for the real run's acquisitions and polls must equal its requests exactly. The conformance replay applies the real commands, in the order each master's `MONITOR` showed them, to the model's store (`StoreState::apply`) and compares every real reply with the model's. Keys expired by the servers' clocks during a herd: must be none (the TTLs outlast it).\n\n| recipe | clients | hold (ms) | acquisitions / releases | polls (real) | polls (model, same hold) | requests (real) | model's costs | predicted | replies equal the model store's | at the wire (MONITOR) | match |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for h in &self.herds {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {}/{}{} | {} | {} |\n",
+                h.recipe,
+                h.clients,
+                h.hold_ms,
+                h.acquisitions,
+                h.releases,
+                h.polls,
+                h.model_polls,
+                fmt_counts(&h.requests),
+                h.costs.as_ref().map_or_else(
+                    || format!("— ({})", h.costs_error.clone().unwrap_or_default()),
+                    fmt_costs
+                ),
+                fmt_counts(&h.predicted),
+                h.conformance.compared - h.conformance.mismatches.len() as u64,
+                h.conformance.compared,
+                if h.conformance.unseen + h.conformance.unexpected > 0 {
+                    format!(
+                        " ({} unseen, {} unexpected)",
+                        h.conformance.unseen, h.conformance.unexpected
+                    )
+                } else {
+                    String::new()
+                },
+                fmt_counts(&h.conformance.wire),
+                if h.agrees { "yes" } else { "NO" },
+            ));
+        }
+        let mismatches: Vec<&String> = self
+            .herds
+            .iter()
+            .flat_map(|h| &h.conformance.mismatches)
+            .collect();
+        if !mismatches.is_empty() {
+            md.push_str("\nReplies that differ from the model store's:\n");
+            for m in mismatches.iter().take(20) {
+                md.push_str(&format!("- {m}\n"));
+            }
+        }
+        let mut lua: BTreeMap<String, u64> = BTreeMap::new();
+        for h in &self.herds {
+            for (k, v) in &h.conformance.lua {
+                *lua.entry(k.clone()).or_insert(0) += v;
+            }
+        }
+        md.push_str(&format!(
+            "\n- The scripts' own calls, as `MONITOR` shows them (`[0 lua]` lines, not requests), over all herds: {}.\n",
+            fmt_counts(&lua)
+        ));
+        for n in self.notes.iter().chain(&self.errors) {
+            md.push_str(&format!("- {n}\n"));
+        }
+        if let Some(r) = &self.replica {
+            md.push_str(&format!(
+                "- The master and replica pair ({} replicated by {}): the replica's role `{}`, its link `{}` (after {:.1} s); no experiment uses it yet.\n",
+                r.master, r.replica, r.role, r.master_link_status, r.waited_seconds
+            ));
+        }
+        md
+    }
+}
