@@ -1016,3 +1016,80 @@ impl Section {
         md
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::recipes::redis::{del_if_mine, set_nx_px};
+
+    /// A journal of two clients and the MONITOR lines of it, in `order`.
+    fn run(order: &[usize], replies: [RedisReply; 3]) -> (Vec<Exchange>, Vec<Vec<MonitorLine>>) {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let addr = |p: u16| -> SocketAddr { format!("127.0.0.1:{p}").parse().unwrap() };
+        let sent = [
+            (a, addr(1000), set_nx_px(a, 10_000)),
+            (b, addr(1001), set_nx_px(b, 10_000)),
+            (a, addr(1000), del_if_mine(a)),
+        ];
+        let journal: Vec<Exchange> = sent
+            .iter()
+            .zip(replies)
+            .map(|(&(session, local, cmd), reply)| Exchange {
+                session,
+                master: 0,
+                local: Some(local),
+                cmd,
+                reply,
+                error: None,
+            })
+            .collect();
+        let lines = order
+            .iter()
+            .map(|&i| MonitorLine {
+                time: i as f64,
+                client: journal[i].local,
+                args: wire(journal[i].cmd)
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect(),
+            })
+            .collect();
+        (journal, vec![lines])
+    }
+
+    #[test]
+    fn the_replay_compares_every_reply_in_the_servers_order() {
+        let recipe = models::recipes::parse("redis-token").unwrap();
+        let replies = [RedisReply::Ok, RedisReply::Nil, RedisReply::Int(1)];
+        let (journal, lines) = run(&[0, 1, 2], replies);
+        let c = conform(&recipe, 2, &journal, &lines);
+        assert!(c.agrees(), "{c:?}");
+        assert_eq!(c.compared, 3);
+        assert_eq!(c.wire.get("set"), Some(&2));
+        // A reply the model would not give.
+        let (journal, lines) = run(
+            &[0, 1, 2],
+            [RedisReply::Ok, RedisReply::Ok, RedisReply::Int(1)],
+        );
+        assert_eq!(conform(&recipe, 2, &journal, &lines).mismatches.len(), 1);
+        // The same replies in another server order: b's SET came first.
+        let (journal, lines) = run(&[1, 0, 2], replies);
+        assert!(!conform(&recipe, 2, &journal, &lines).agrees());
+        // A command the server never showed.
+        let (journal, lines) = run(&[0, 1], replies);
+        assert_eq!(conform(&recipe, 2, &journal, &lines).unseen, 1);
+    }
+
+    #[test]
+    fn endpoints_take_ports_or_addresses() {
+        let e = Endpoints::parse(Some("6379"), Some("1,2, 3"), Some("7000:7001"));
+        assert_eq!(e.for_masters(1).unwrap(), ["127.0.0.1:6379"]);
+        assert_eq!(e.for_masters(3).unwrap().len(), 3);
+        assert!(e.for_masters(5).is_none());
+        assert_eq!(
+            e.replica,
+            Some(("127.0.0.1:7000".into(), "127.0.0.1:7001".into()))
+        );
+        assert_eq!(endpoint("localhost:1"), "localhost:1");
+    }
+}
