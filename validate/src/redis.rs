@@ -853,6 +853,8 @@ pub struct Section {
     pub notes: Vec<String>,
     /// Errors that stopped a part from running.
     pub errors: Vec<String>,
+    /// The real libraries' locks at the wire.
+    pub libraries: Vec<LibraryRow>,
     /// The master and replica pair (`--redis-replica`): the replica's
     /// `INFO replication` facts once its link is up.
     pub replica: Option<ReplicaStatus>,
@@ -901,7 +903,10 @@ async fn replica_status(master: &str, replica: &str) -> io::Result<ReplicaStatus
 
 impl Section {
     pub fn agrees(&self) -> bool {
-        self.errors.is_empty() && !self.herds.is_empty() && self.herds.iter().all(|h| h.agrees)
+        self.errors.is_empty()
+            && !self.herds.is_empty()
+            && self.herds.iter().all(|h| h.agrees)
+            && self.libraries.iter().all(|l| l.agrees)
     }
 }
 
@@ -931,6 +936,15 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
             }
         }
     }
+    let libraries = tokio::task::block_in_place(|| {
+        libraries(
+            &endpoints,
+            counts,
+            args.redis_hold_ms,
+            &mut notes,
+            &mut errors,
+        )
+    });
     let replica = match &endpoints.replica {
         Some((m, r)) => match replica_status(m, r).await {
             Ok(s) => Some(s),
@@ -945,6 +959,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         herds,
         notes,
         errors,
+        libraries,
         replica,
     })
 }
@@ -1007,6 +1022,7 @@ impl Section {
         for n in self.notes.iter().chain(&self.errors) {
             md.push_str(&format!("- {n}\n"));
         }
+        md.push_str(&library_table(&self.libraries));
         if let Some(r) = &self.replica {
             md.push_str(&format!(
                 "- The master and replica pair ({} replicated by {}): the replica's role `{}`, its link `{}` (after {:.1} s); no experiment uses it yet.\n",
@@ -1092,4 +1108,289 @@ mod tests {
         );
         assert_eq!(endpoint("localhost:1"), "localhost:1");
     }
+}
+
+/// A real library's lock in the herd, counted at the wire, beside the
+/// model of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LibraryRow {
+    pub library: String,
+    /// The recipe that models it; `None` where the registry has none yet.
+    pub model: Option<String>,
+    pub clients: u16,
+    pub masters: u8,
+    pub hold_ms: u64,
+    pub acquisitions: u64,
+    /// The library's own tries (`do_acquire`, `_acquire_masters` calls).
+    pub attempts: u64,
+    /// Tries past the first of each acquisition: its polls.
+    pub polls: u64,
+    pub release_errors: Vec<String>,
+    /// Every command at the wire, by name, over all masters.
+    pub wire: BTreeMap<String, u64>,
+    pub per_master: Vec<BTreeMap<String, u64>>,
+    /// The scripts' own calls (`[0 lua]`), by name.
+    pub lua: BTreeMap<String, u64>,
+    pub lua_per_master: Vec<BTreeMap<String, u64>>,
+    /// The wire in the model's kinds: `EVALSHA` (and `EVAL`) is `eval`,
+    /// less one for each `SCRIPT LOAD` (each follows an `EVALSHA` the
+    /// server answered NOSCRIPT, and the same `EVALSHA` goes again).
+    pub requests: BTreeMap<String, u64>,
+    /// `SCRIPT LOAD`s: the script cache was empty (flushed before the
+    /// herd, as on a fresh server).
+    pub noscript_reloads: u64,
+    /// Connection set-up the recipes do not have (`PING`).
+    pub setup: BTreeMap<String, u64>,
+    /// On every master, one `SET` per try, and one script per try: every
+    /// try, won or lost, went to every master and was released on every
+    /// master.
+    pub every_try_on_every_master: bool,
+    pub costs: Option<Costs>,
+    pub costs_error: Option<String>,
+    pub predicted: BTreeMap<String, u64>,
+    /// `None`: no model to compare with.
+    pub requests_match: Option<bool>,
+    pub wall_seconds: f64,
+    pub agrees: bool,
+}
+
+fn counts_of(v: &serde_json::Value) -> BTreeMap<String, u64> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl LibraryRow {
+    fn new(
+        v: &serde_json::Value,
+        model: Option<&RecipeRef>,
+        clients: u16,
+        hold_ms: u64,
+    ) -> LibraryRow {
+        let acquisitions = v["acquisitions"].as_u64().unwrap_or(0);
+        let attempts = v["attempts"].as_u64().unwrap_or(0);
+        let polls = attempts.saturating_sub(acquisitions);
+        let wire = counts_of(&v["commands"]);
+        let list = |key: &str| -> Vec<BTreeMap<String, u64>> {
+            v[key]
+                .as_array()
+                .map(|a| a.iter().map(counts_of).collect())
+                .unwrap_or_default()
+        };
+        let per_master = list("per_master");
+        // The wire in the model's kinds, per master.
+        let as_requests = |wire: &BTreeMap<String, u64>| {
+            let mut requests: BTreeMap<String, u64> = BTreeMap::new();
+            let mut setup: BTreeMap<String, u64> = BTreeMap::new();
+            let reloads = wire.get("SCRIPT LOAD").copied().unwrap_or(0);
+            for (name, n) in wire {
+                match (name.as_str(), kind_of_command(name)) {
+                    ("SCRIPT LOAD", _) => {}
+                    (_, Some(k)) => *requests.entry(k.to_string()).or_insert(0) += n,
+                    ("PING", None) => *setup.entry(name.clone()).or_insert(0) += n,
+                    (_, None) => *requests.entry(name.to_lowercase()).or_insert(0) += n,
+                }
+            }
+            if let Some(e) = requests.get_mut("eval") {
+                *e = e.saturating_sub(reloads);
+            }
+            (requests, setup, reloads)
+        };
+        let (requests, setup, noscript_reloads) = as_requests(&wire);
+        let masters = per_master.len().max(1) as u8;
+        let every_try_on_every_master = !per_master.is_empty()
+            && per_master.iter().all(|m| {
+                let (r, _, _) = as_requests(m);
+                r.get("set") == Some(&attempts)
+                    && r.get("eval").copied().unwrap_or(0)
+                        == if masters == 1 { acquisitions } else { attempts }
+            });
+        let (costs, costs_error) = match model.map(|r| Costs::of(r, clients, hold_ms)) {
+            Some(Ok(c)) => (Some(c), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        let predicted = costs
+            .as_ref()
+            .map(|c| c.predict(acquisitions, polls))
+            .unwrap_or_default();
+        let requests_match = model.map(|_| costs.is_some() && predicted == requests);
+        let release_errors: Vec<String> = v["release_errors"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let agrees = acquisitions == u64::from(clients)
+            && release_errors.is_empty()
+            && every_try_on_every_master
+            && requests_match != Some(false);
+        LibraryRow {
+            library: v["library"].as_str().unwrap_or("?").to_string(),
+            model: model.map(RecipeRef::id),
+            clients,
+            masters,
+            hold_ms,
+            acquisitions,
+            attempts,
+            polls,
+            release_errors,
+            wire,
+            per_master,
+            lua: counts_of(&v["lua"]),
+            lua_per_master: list("lua_per_master"),
+            requests,
+            noscript_reloads,
+            setup,
+            every_try_on_every_master,
+            costs,
+            costs_error,
+            predicted,
+            requests_match,
+            wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
+            agrees,
+        }
+    }
+
+    pub fn print(&self) {
+        eprintln!(
+            "{:<28} {:>3} clients: {} tries on {} master(s), requests {} ({:.1} s)",
+            self.library,
+            self.clients,
+            self.attempts,
+            self.masters,
+            match self.requests_match {
+                Some(true) => "match the model's costs".to_string(),
+                Some(false) => "DIFFER from the model's costs".to_string(),
+                None => "not compared (no model)".to_string(),
+            },
+            self.wall_seconds
+        );
+    }
+}
+
+/// Runs `redis_locks.py` for `library` on `servers`.
+fn library_herd(
+    library: &str,
+    servers: &[String],
+    n: u16,
+    hold_ms: u64,
+) -> Result<serde_json::Value, String> {
+    crate::run_harness(
+        "python3",
+        &[
+            concat!(env!("CARGO_MANIFEST_DIR"), "/redis_locks.py"),
+            library,
+            &servers.join(","),
+            &n.to_string(),
+            &hold_ms.to_string(),
+        ],
+        "redis_locks.py",
+    )
+}
+
+/// redis-py's `Lock` on the single master against `redis-token`, and
+/// pottery's `Redlock` on the independent masters against `redlock` (when
+/// the registry has it).
+fn libraries(
+    endpoints: &Endpoints,
+    counts: &[u16],
+    hold_ms: u64,
+    notes: &mut Vec<String>,
+    errors: &mut Vec<String>,
+) -> Vec<LibraryRow> {
+    let mut rows = Vec::new();
+    let redis_token = models::recipes::parse("redis-token").expect("registered");
+    let redlock = models::recipes::parse("redlock").ok();
+    let pottery_servers = match &redlock {
+        Some(r) => endpoints.for_masters(r.setup().masters),
+        None => (endpoints.masters.len() >= 2).then(|| endpoints.masters.clone()),
+    };
+    if pottery_servers.is_none() {
+        notes.push("pottery's `Redlock` was not run: the run was given no independent masters (`--redis-masters`)".into());
+    }
+    let runs = [
+        ("redis-py", endpoints.for_masters(1), Some(redis_token)),
+        ("pottery", pottery_servers, redlock),
+    ];
+    for (library, servers, model) in runs {
+        let Some(servers) = servers else { continue };
+        for &n in counts {
+            match library_herd(library, &servers, n, hold_ms) {
+                Ok(v) => {
+                    let row = LibraryRow::new(&v, model.as_ref(), n, hold_ms);
+                    row.print();
+                    rows.push(row);
+                }
+                Err(e) => errors.push(format!("{library}, {n} clients: {e}")),
+            }
+        }
+    }
+    rows
+}
+
+/// The report's table of the real libraries' herds.
+fn library_table(rows: &[LibraryRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n### The real libraries' locks, at the wire\n\nredis-py 5.3.1's own `Lock(timeout=10, sleep=0.1)` on one master against `redis-token`, and pottery 3.0.1's own `Redlock(key=..., masters=..., auto_release_time=10)` on the independent masters against `redlock` (`validate/redis_locks.py`): the baseline herd, N threads each with its own clients (own connections) take the lock at once, hold it, release it, each once. Every master is emptied of keys and scripts first and watched by `MONITOR` on a connection of its own; the libraries' own tries are counted by wrapping the method that makes one (`Lock.do_acquire`, `Redlock._acquire_masters`). In the model's kinds, `EVALSHA` is `eval`, less one per `SCRIPT LOAD` (the library's answer to NOSCRIPT, after which the same `EVALSHA` goes again); `PING` opens each connection before the herd and is counted apart. The model's costs (per acquisition and per poll, read off two simulated herds as above) applied to the library's own polls (tries past the first) give the prediction.\n\n| library | model | clients | masters | acquisitions | tries | at the wire, all masters | the scripts' own calls | in the model's kinds | model's costs | predicted | every try on every master | match |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.library,
+            r.model
+                .as_deref()
+                .map_or("— (none yet)".to_string(), |m| format!("`{m}`")),
+            r.clients,
+            r.masters,
+            r.acquisitions,
+            r.attempts,
+            fmt_counts(&r.wire),
+            fmt_counts(&r.lua),
+            fmt_counts(&r.requests),
+            match (&r.costs, &r.costs_error) {
+                (Some(c), _) => fmt_costs(c),
+                (None, Some(e)) => format!("— ({e})"),
+                (None, None) => "—".into(),
+            },
+            fmt_counts(&r.predicted),
+            if r.every_try_on_every_master {
+                "yes"
+            } else {
+                "NO"
+            },
+            match (r.requests_match, r.agrees) {
+                (_, false) => "NO",
+                (Some(true), true) => "yes",
+                (None, true) => "not compared",
+                (Some(false), true) => unreachable!("a mismatch does not agree"),
+            },
+        ));
+    }
+    md.push_str("\n- redis-py: one `SET lock <uuid1 hex> PX 10000 NX` per try, sleeping 0.1 s between tries (no jitter, no pub/sub); the release is the compare-and-delete script sent as `EVALSHA`, the first one on a fresh server answered NOSCRIPT and followed by `SCRIPT LOAD` and the `EVALSHA` again. Each release's script reads the key and deletes it (`[0 lua]` `get`, `del`).\n");
+    if rows.iter().any(|r| r.masters > 1) {
+        md.push_str("- pottery: each try sends `SET redlock:lock <uuid4> PX 10000 NX` to **every master concurrently** (a thread pool) and **returns as soon as a majority has answered OK** (`as_completed`, `BailOutExecutor`: the other calls keep running in background threads, so every master still receives every try); a try that gets no majority releases on every master (the same script as `EVALSHA`), then sleeps `uniform(0, 0.2)` s. So per master: one `SET` and one script per try, won or lost (the column \"every try on every master\"), and its release likewise stops waiting at a majority. The model's `redlock` (when it exists) is to be compared on the requests each master receives, not on which answers the library waited for.\n");
+        for r in rows.iter().filter(|r| r.masters > 1) {
+            let dels: Vec<String> = r
+                .lua_per_master
+                .iter()
+                .map(|m| m.get("DEL").copied().unwrap_or(0).to_string())
+                .collect();
+            md.push_str(&format!(
+                "- pottery, {} clients: the release script deleted a key {} times on the {} masters in turn ({} acquisitions, each holding a majority of them): a master's deletes are the holds taken there, the winners' and the failed tries' partial holds (split votes).\n",
+                r.clients,
+                dels.join(", "),
+                r.masters,
+                r.acquisitions
+            ));
+        }
+    }
+    md
 }
