@@ -855,6 +855,8 @@ pub struct Section {
     pub errors: Vec<String>,
     /// The real libraries' locks at the wire.
     pub libraries: Vec<LibraryRow>,
+    /// Kleppmann's pause, real and simulated: unfenced, then fenced.
+    pub pauses: Vec<crate::redis_pause::Experiment>,
     /// The master and replica pair (`--redis-replica`): the replica's
     /// `INFO replication` facts once its link is up.
     pub replica: Option<ReplicaStatus>,
@@ -907,6 +909,11 @@ impl Section {
             && !self.herds.is_empty()
             && self.herds.iter().all(|h| h.agrees)
             && self.libraries.iter().all(|l| l.agrees)
+            && !self.pauses.is_empty()
+            && self
+                .pauses
+                .iter()
+                .all(crate::redis_pause::Experiment::agrees)
     }
 }
 
@@ -945,6 +952,32 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
             &mut errors,
         )
     });
+    let mut pauses = Vec::new();
+    if let Some(single) = endpoints.single.clone() {
+        for fenced in [false, true] {
+            if let Err(e) = flush_all(std::slice::from_ref(&single)).await {
+                errors.push(format!("the pause experiment: {e}"));
+                break;
+            }
+            let s = single.clone();
+            let e = tokio::task::spawn_blocking(move || crate::redis_pause::experiment(&s, fenced))
+                .await
+                .expect("the experiment's thread finishes");
+            eprintln!(
+                "{:<28} {}",
+                format!(
+                    "redis-py pause, {}",
+                    if fenced { "fenced" } else { "unfenced" }
+                ),
+                match &e.error {
+                    Some(err) => format!("did not run: {err}"),
+                    None if e.agrees() => "real and model agree".into(),
+                    None => "real and model DIFFER".into(),
+                }
+            );
+            pauses.push(e);
+        }
+    }
     let replica = match &endpoints.replica {
         Some((m, r)) => match replica_status(m, r).await {
             Ok(s) => Some(s),
@@ -960,6 +993,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         notes,
         errors,
         libraries,
+        pauses,
         replica,
     })
 }
@@ -1023,6 +1057,7 @@ impl Section {
             md.push_str(&format!("- {n}\n"));
         }
         md.push_str(&library_table(&self.libraries));
+        md.push_str(&crate::redis_pause::section(&self.pauses));
         if let Some(r) = &self.replica {
             md.push_str(&format!(
                 "- The master and replica pair ({} replicated by {}): the replica's role `{}`, its link `{}` (after {:.1} s); no experiment uses it yet.\n",
