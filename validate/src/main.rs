@@ -24,6 +24,7 @@ mod etcdctl;
 mod faults;
 mod paced;
 mod redis;
+mod redis_failover;
 mod redis_pause;
 mod replay;
 mod resp;

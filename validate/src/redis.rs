@@ -860,6 +860,8 @@ pub struct Section {
     /// The master and replica pair (`--redis-replica`): the replica's
     /// `INFO replication` facts once its link is up.
     pub replica: Option<ReplicaStatus>,
+    /// The failover race on that pair.
+    pub failover: Option<crate::redis_failover::Experiment>,
 }
 
 /// A replica as `INFO replication` describes it.
@@ -988,6 +990,24 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         },
         None => None,
     };
+    let failover = match (&endpoints.replica, &replica) {
+        (Some((m, r)), Some(status)) if status.master_link_status == "up" => {
+            let e = crate::redis_failover::experiment(m, r).await;
+            eprintln!(
+                "{:<28} {}",
+                "redis failover",
+                match &e.error {
+                    Some(err) => format!("did not run: {err}"),
+                    None if e.shows_the_race() => {
+                        "two holders with the link frozen, one with WAIT 1".into()
+                    }
+                    None => "the race did NOT show as expected".into(),
+                }
+            );
+            Some(e)
+        }
+        _ => None,
+    };
     Some(Section {
         herds,
         notes,
@@ -995,6 +1015,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         libraries,
         pauses,
         replica,
+        failover,
     })
 }
 
@@ -1060,9 +1081,12 @@ impl Section {
         md.push_str(&crate::redis_pause::section(&self.pauses));
         if let Some(r) = &self.replica {
             md.push_str(&format!(
-                "- The master and replica pair ({} replicated by {}): the replica's role `{}`, its link `{}` (after {:.1} s); no experiment uses it yet.\n",
+                "- The master and replica pair ({} replicated by {}): the replica's role `{}`, its link `{}` (after {:.1} s).\n",
                 r.master, r.replica, r.role, r.master_link_status, r.waited_seconds
             ));
+        }
+        if let Some(f) = &self.failover {
+            md.push_str(&crate::redis_failover::section(f));
         }
         md
     }
