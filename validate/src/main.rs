@@ -16,8 +16,13 @@
 //! release meets the waiter it should, beside the model's run paced the
 //! same way ([`paced`]). The barrier, queue, shared-lock and semaphore
 //! recipes, whose real herds race, are checked by replaying the model's
-//! own run request by request on ZooKeeper ([`replay`]). `validate/run.sh`
-//! installs and starts the servers.
+//! own run request by request on ZooKeeper ([`replay`]). The Redis recipes
+//! run on real Redis 7.0 masters, every reply replayed against the model's
+//! store in the order `MONITOR` showed; redis-py's `Lock` and pottery's
+//! `Redlock` are counted at the wire, a redis-py holder is paused past its
+//! TTL beside the model's run, and a failover on a master and replica
+//! pair loses an acknowledged lock ([`redis`], [`redis_pause`],
+//! [`redis_failover`]). `validate/run.sh` installs and starts the servers.
 
 mod backend;
 mod etcdctl;
@@ -49,7 +54,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 #[derive(Parser)]
-#[command(about = "Cross-validate lockstep's store model against real ZooKeeper and etcd servers.")]
+#[command(
+    about = "Cross-validate lockstep's store model against real ZooKeeper, etcd and Redis servers."
+)]
 struct Args {
     /// ZooKeeper endpoint, host:port.
     #[arg(long, default_value = "")]

@@ -722,6 +722,11 @@ impl HerdRow {
     }
 }
 
+/// A count and its share per acquisition: `214 (10.70/acq.)`.
+fn per_acquisition(n: u64, acquisitions: u64) -> String {
+    format!("{n} ({:.2}/acq.)", n as f64 / acquisitions.max(1) as f64)
+}
+
 /// Counts as the report prints them: `set 7, eval 2`.
 pub fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
     if m.is_empty() {
@@ -1031,8 +1036,8 @@ impl Section {
                 h.hold_ms,
                 h.acquisitions,
                 h.releases,
-                h.polls,
-                h.model_polls,
+                per_acquisition(h.polls, h.acquisitions),
+                per_acquisition(h.model_polls, h.model_acquisitions),
                 fmt_counts(&h.requests),
                 h.costs.as_ref().map_or_else(
                     || format!("— ({})", h.costs_error.clone().unwrap_or_default()),
@@ -1064,6 +1069,7 @@ impl Section {
                 md.push_str(&format!("- {m}\n"));
             }
         }
+        md.push_str("\n- Polls are timing, not compared: the model's herd starts every waiter at one instant and holds and sleeps exactly 100 ms, so its waiters poll in lock-step and each release just misses their polls (a whole period per hand-off); real waiters' polls drift apart, and a release meets the next poll sooner.\n");
         let mut lua: BTreeMap<String, u64> = BTreeMap::new();
         for h in &self.herds {
             for (k, v) in &h.conformance.lua {
@@ -1089,83 +1095,6 @@ impl Section {
             md.push_str(&crate::redis_failover::section(f));
         }
         md
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use models::recipes::redis::{del_if_mine, set_nx_px};
-
-    /// A journal of two clients and the MONITOR lines of it, in `order`.
-    fn run(order: &[usize], replies: [RedisReply; 3]) -> (Vec<Exchange>, Vec<Vec<MonitorLine>>) {
-        let (a, b) = (SessionId::first(0), SessionId::first(1));
-        let addr = |p: u16| -> SocketAddr { format!("127.0.0.1:{p}").parse().unwrap() };
-        let sent = [
-            (a, addr(1000), set_nx_px(a, 10_000)),
-            (b, addr(1001), set_nx_px(b, 10_000)),
-            (a, addr(1000), del_if_mine(a)),
-        ];
-        let journal: Vec<Exchange> = sent
-            .iter()
-            .zip(replies)
-            .map(|(&(session, local, cmd), reply)| Exchange {
-                session,
-                master: 0,
-                local: Some(local),
-                cmd,
-                reply,
-                error: None,
-            })
-            .collect();
-        let lines = order
-            .iter()
-            .map(|&i| MonitorLine {
-                time: i as f64,
-                client: journal[i].local,
-                args: wire(journal[i].cmd)
-                    .iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect(),
-            })
-            .collect();
-        (journal, vec![lines])
-    }
-
-    #[test]
-    fn the_replay_compares_every_reply_in_the_servers_order() {
-        let recipe = models::recipes::parse("redis-token").unwrap();
-        let replies = [RedisReply::Ok, RedisReply::Nil, RedisReply::Int(1)];
-        let (journal, lines) = run(&[0, 1, 2], replies);
-        let c = conform(&recipe, 2, &journal, &lines);
-        assert!(c.agrees(), "{c:?}");
-        assert_eq!(c.compared, 3);
-        assert_eq!(c.wire.get("set"), Some(&2));
-        // A reply the model would not give.
-        let (journal, lines) = run(
-            &[0, 1, 2],
-            [RedisReply::Ok, RedisReply::Ok, RedisReply::Int(1)],
-        );
-        assert_eq!(conform(&recipe, 2, &journal, &lines).mismatches.len(), 1);
-        // The same replies in another server order: b's SET came first.
-        let (journal, lines) = run(&[1, 0, 2], replies);
-        assert!(!conform(&recipe, 2, &journal, &lines).agrees());
-        // A command the server never showed.
-        let (journal, lines) = run(&[0, 1], replies);
-        assert_eq!(conform(&recipe, 2, &journal, &lines).unseen, 1);
-    }
-
-    #[test]
-    fn endpoints_take_ports_or_addresses() {
-        let e = Endpoints::parse(Some("6379"), Some("1,2, 3"), Some("7000:7001"));
-        assert_eq!(e.for_masters(1).unwrap(), ["127.0.0.1:6379"]);
-        assert_eq!(e.for_masters(3).unwrap().len(), 3);
-        assert!(e.for_masters(5).is_none());
-        assert_eq!(
-            e.replica,
-            Some(("127.0.0.1:7000".into(), "127.0.0.1:7001".into()))
-        );
-        assert_eq!(endpoint("localhost:1"), "localhost:1");
     }
 }
 
@@ -1452,4 +1381,81 @@ fn library_table(rows: &[LibraryRow]) -> String {
         }
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use models::recipes::redis::{del_if_mine, set_nx_px};
+
+    /// A journal of two clients and the MONITOR lines of it, in `order`.
+    fn run(order: &[usize], replies: [RedisReply; 3]) -> (Vec<Exchange>, Vec<Vec<MonitorLine>>) {
+        let (a, b) = (SessionId::first(0), SessionId::first(1));
+        let addr = |p: u16| -> SocketAddr { format!("127.0.0.1:{p}").parse().unwrap() };
+        let sent = [
+            (a, addr(1000), set_nx_px(a, 10_000)),
+            (b, addr(1001), set_nx_px(b, 10_000)),
+            (a, addr(1000), del_if_mine(a)),
+        ];
+        let journal: Vec<Exchange> = sent
+            .iter()
+            .zip(replies)
+            .map(|(&(session, local, cmd), reply)| Exchange {
+                session,
+                master: 0,
+                local: Some(local),
+                cmd,
+                reply,
+                error: None,
+            })
+            .collect();
+        let lines = order
+            .iter()
+            .map(|&i| MonitorLine {
+                time: i as f64,
+                client: journal[i].local,
+                args: wire(journal[i].cmd)
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect(),
+            })
+            .collect();
+        (journal, vec![lines])
+    }
+
+    #[test]
+    fn the_replay_compares_every_reply_in_the_servers_order() {
+        let recipe = models::recipes::parse("redis-token").unwrap();
+        let replies = [RedisReply::Ok, RedisReply::Nil, RedisReply::Int(1)];
+        let (journal, lines) = run(&[0, 1, 2], replies);
+        let c = conform(&recipe, 2, &journal, &lines);
+        assert!(c.agrees(), "{c:?}");
+        assert_eq!(c.compared, 3);
+        assert_eq!(c.wire.get("set"), Some(&2));
+        // A reply the model would not give.
+        let (journal, lines) = run(
+            &[0, 1, 2],
+            [RedisReply::Ok, RedisReply::Ok, RedisReply::Int(1)],
+        );
+        assert_eq!(conform(&recipe, 2, &journal, &lines).mismatches.len(), 1);
+        // The same replies in another server order: b's SET came first.
+        let (journal, lines) = run(&[1, 0, 2], replies);
+        assert!(!conform(&recipe, 2, &journal, &lines).agrees());
+        // A command the server never showed.
+        let (journal, lines) = run(&[0, 1], replies);
+        assert_eq!(conform(&recipe, 2, &journal, &lines).unseen, 1);
+    }
+
+    #[test]
+    fn endpoints_take_ports_or_addresses() {
+        let e = Endpoints::parse(Some("6379"), Some("1,2, 3"), Some("7000:7001"));
+        assert_eq!(e.for_masters(1).unwrap(), ["127.0.0.1:6379"]);
+        assert_eq!(e.for_masters(3).unwrap().len(), 3);
+        assert!(e.for_masters(5).is_none());
+        assert_eq!(
+            e.replica,
+            Some(("127.0.0.1:7000".into(), "127.0.0.1:7001".into()))
+        );
+        assert_eq!(endpoint("localhost:1"), "localhost:1");
+    }
 }
