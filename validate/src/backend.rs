@@ -1,6 +1,7 @@
 //! The store's requests carried out against a real server: each `Request`
-//! the recipes send becomes the matching ZooKeeper or etcd call, and the
-//! answer comes back as the model's `Reply`. Watches become tasks that
+//! the recipes send becomes the matching ZooKeeper, etcd or Redis call
+//! (Redis: [`crate::redis::Conns`]), and the answer comes back as the
+//! model's `Reply`. Watches become tasks that
 //! forward each event as the model's `WatchEvent`.
 
 use etcd_client as etcd;
@@ -44,6 +45,8 @@ pub enum Backend {
         client: Box<etcd::Client>,
         ttl_seconds: i64,
     },
+    /// One connection per (session, master), each command journaled.
+    Redis(crate::redis::Conns),
 }
 
 fn zk_error(e: zk::Error) -> Reply {
@@ -78,7 +81,7 @@ fn stat(s: &zk::Stat, sessions: &HashMap<SessionId, zk::Client>, data: &[u8]) ->
 /// Data in the model's terms, from the bytes it is stored as (the text
 /// [`bytes_of`] writes): empty, a number in decimal, a session's id in hex;
 /// anything else is empty.
-fn data_of(bytes: &[u8]) -> Data {
+pub fn data_of(bytes: &[u8]) -> Data {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Data::Empty;
     };
@@ -92,7 +95,7 @@ fn data_of(bytes: &[u8]) -> Data {
 }
 
 /// The bytes data is stored as: its text (`Data`'s display).
-fn bytes_of(data: Data) -> Vec<u8> {
+pub fn bytes_of(data: Data) -> Vec<u8> {
     data.to_string().into_bytes()
 }
 
@@ -315,6 +318,7 @@ impl Backend {
     /// the watch it left, if any.
     pub async fn call(&mut self, session: SessionId, req: &Request) -> (Reply, u64, Option<Watch>) {
         match self {
+            Backend::Redis(conns) => (conns.call(session, req).await, 0, None),
             Backend::ZooKeeper {
                 endpoint,
                 session_timeout,
@@ -747,6 +751,8 @@ impl Backend {
         match self {
             Backend::ZooKeeper { sessions, .. } => sessions.contains_key(&session),
             Backend::Etcd { client, .. } => keep_alive_once(client, session).await,
+            // A Redis connection is no session.
+            Backend::Redis(_) => true,
         }
     }
 
@@ -759,6 +765,16 @@ impl Backend {
             Backend::Etcd { client, .. } => {
                 let _ = client.lease_revoke(session.lease_id()).await;
             }
+            Backend::Redis(conns) => conns.close(session),
+        }
+    }
+
+    /// The Redis commands carried out so far, with their replies, taken
+    /// out (none for the other stores).
+    pub fn take_journal(&mut self) -> Vec<crate::redis::Exchange> {
+        match self {
+            Backend::Redis(conns) => std::mem::take(&mut conns.journal),
+            Backend::ZooKeeper { .. } | Backend::Etcd { .. } => Vec::new(),
         }
     }
 }

@@ -16,14 +16,23 @@
 //! release meets the waiter it should, beside the model's run paced the
 //! same way ([`paced`]). The barrier, queue, shared-lock and semaphore
 //! recipes, whose real herds race, are checked by replaying the model's
-//! own run request by request on ZooKeeper ([`replay`]). `validate/run.sh`
-//! installs and starts the servers.
+//! own run request by request on ZooKeeper ([`replay`]). The Redis recipes
+//! run on real Redis 7.0 masters, every reply replayed against the model's
+//! store in the order `MONITOR` showed; redis-py's `Lock` and pottery's
+//! `Redlock` are counted at the wire, a redis-py holder is paused past its
+//! TTL beside the model's run, and a failover on a master and replica
+//! pair loses an acknowledged lock ([`redis`], [`redis_pause`],
+//! [`redis_failover`]). `validate/run.sh` installs and starts the servers.
 
 mod backend;
 mod etcdctl;
 mod faults;
 mod paced;
+mod redis;
+mod redis_failover;
+mod redis_pause;
 mod replay;
+mod resp;
 mod runtime;
 mod zkproxy;
 
@@ -45,13 +54,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 #[derive(Parser)]
-#[command(about = "Cross-validate lockstep's store model against real ZooKeeper and etcd servers.")]
+#[command(
+    about = "Cross-validate lockstep's store model against real ZooKeeper, etcd and Redis servers."
+)]
 struct Args {
     /// ZooKeeper endpoint, host:port.
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     zk: String,
     /// etcd endpoint, host:port.
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     etcd: String,
     /// Client counts of the baseline herd scenario.
     #[arg(long, default_value = "2,5,20")]
@@ -62,6 +73,36 @@ struct Args {
     /// Where the comparison goes.
     #[arg(long, default_value = "lockstep-report/validation")]
     out: PathBuf,
+    /// A Redis master, PORT (on 127.0.0.1) or HOST:PORT. Without it the
+    /// Redis section is skipped.
+    #[arg(long)]
+    redis: Option<String>,
+    /// Five (or any number of) independent Redis masters, comma-separated
+    /// PORTs or HOST:PORTs: Redlock's.
+    #[arg(long = "redis-masters")]
+    redis_masters: Option<String>,
+    /// A Redis master and its replica, MASTERPORT:REPLICAPORT (on
+    /// 127.0.0.1).
+    #[arg(long = "redis-replica")]
+    redis_replica: Option<String>,
+    /// How long each holder of a Redis lock holds in the herds (the
+    /// recipes poll every 100 ms).
+    #[arg(long = "redis-hold-ms", default_value_t = 100)]
+    redis_hold_ms: u64,
+    /// Run the Redis validation only (ZooKeeper and etcd are not needed).
+    #[arg(long = "redis-only")]
+    redis_only: bool,
+}
+
+impl Args {
+    /// The Redis servers it was given.
+    fn redis_endpoints(&self) -> redis::Endpoints {
+        redis::Endpoints::parse(
+            self.redis.as_deref(),
+            self.redis_masters.as_deref(),
+            self.redis_replica.as_deref(),
+        )
+    }
 }
 
 #[derive(Serialize, Clone)]
@@ -179,6 +220,11 @@ async fn backend(recipe: &RecipeRef, args: &Args, ttl_seconds: i64) -> Backend {
             ),
             ttl_seconds,
         },
+        Face::Redis => Backend::Redis(redis::Conns::new(
+            args.redis_endpoints()
+                .for_masters(recipe.setup().masters)
+                .expect("the run was given as many Redis masters as the recipe talks to"),
+        )),
     }
 }
 
@@ -302,12 +348,22 @@ async fn clean(recipe: &RecipeRef, args: &Args) {
                 let _ = c.lease_revoke(l.id()).await;
             }
         }
+        Face::Redis => {
+            // Every master empty, as the model's start.
+            let endpoints = args
+                .redis_endpoints()
+                .for_masters(recipe.setup().masters)
+                .expect("the run was given as many Redis masters as the recipe talks to");
+            redis::flush_all(&endpoints).await.expect("Redis is up");
+        }
     }
 }
 
 struct RealRun {
     shared: Arc<Shared>,
     wall_seconds: f64,
+    /// Redis: every command the clients sent, with its reply.
+    journal: Vec<redis::Exchange>,
 }
 
 /// Runs `n` real clients of `recipe`; `freeze_first_holder` freezes the
@@ -377,12 +433,17 @@ async fn run_real(
     for h in handles {
         connections.push(h.await.expect("client tasks finish").1);
     }
+    let journal = connections
+        .iter_mut()
+        .flat_map(Backend::take_journal)
+        .collect();
     // Let the last notifications arrive before the sessions close.
     tokio::time::sleep(Duration::from_millis(300)).await;
     drop(connections);
     RealRun {
         wall_seconds: shared.start.elapsed().as_secs_f64(),
         shared,
+        journal,
     }
 }
 
@@ -1035,7 +1096,35 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !args.redis_only && (args.zk.is_empty() || args.etcd.is_empty()) {
+        eprintln!("lockstep-validate: --zk and --etcd are needed (or --redis-only)");
+        return ExitCode::from(2);
+    }
     std::fs::create_dir_all(&args.out).expect("create the output directory");
+    if args.redis_only {
+        let Some(section) = redis::validate(&args, &counts).await else {
+            eprintln!("lockstep-validate: --redis-only needs --redis");
+            return ExitCode::from(2);
+        };
+        let md = format!("# Model vs real servers: Redis\n{}", section.markdown());
+        std::fs::write(args.out.join("validation.md"), &md).expect("write");
+        std::fs::write(
+            args.out.join("validation.json"),
+            serde_json::to_string_pretty(&serde_json::json!({ "redis": section })).unwrap(),
+        )
+        .expect("write");
+        println!("{md}");
+        println!("written: {}", args.out.join("validation.md").display());
+        return if section.agrees() {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!(
+                "lockstep-validate: model and real Redis differ (see {})",
+                args.out.join("validation.md").display()
+            );
+            ExitCode::from(1)
+        };
+    }
     let mut rows = Vec::new();
     for recipe in validated_recipes() {
         for &n in &counts {
@@ -1317,6 +1406,10 @@ async fn main() -> ExitCode {
         );
     }
 
+    // Redis: lockstep's actors on real masters, the real libraries at the
+    // wire, a real pause past the TTL (skipped without --redis).
+    let redis_section = redis::validate(&args, &counts).await;
+
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
     for (colour, recipe) in validated_recipes().into_iter().enumerate() {
@@ -1418,6 +1511,12 @@ async fn main() -> ExitCode {
     ));
     md.push_str(&faults::section(&experiments));
     md.push_str(&replay::section(&replay_rows, &replay_skipped));
+    match &redis_section {
+        Some(r) => md.push_str(&r.markdown()),
+        None => {
+            md.push_str("\n## Redis\n\nNot run: the validator was given no Redis (`--redis`).\n")
+        }
+    }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -1441,6 +1540,7 @@ async fn main() -> ExitCode {
             "fault_experiments": experiments,
             "etcdctl_lock_herd": etcdctl_rows,
             "barrier_queue_replay": replay_rows,
+            "redis": redis_section,
         }))
         .unwrap(),
     )
@@ -1469,6 +1569,8 @@ async fn main() -> ExitCode {
         .iter()
         .all(|o| o.error.is_none() && o.key_gone_before_return);
     let replays_agree = replay_rows.iter().all(replay::ReplayRow::agrees);
+    // Without --redis there is nothing to compare (and nothing differs).
+    let redis_agrees = redis_section.as_ref().is_none_or(redis::Section::agrees);
     if all_match
         && fair_ordered
         && split_ok
@@ -1477,6 +1579,7 @@ async fn main() -> ExitCode {
         && faults_agree
         && elect_ran
         && replays_agree
+        && redis_agrees
     {
         ExitCode::SUCCESS
     } else {

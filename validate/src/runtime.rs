@@ -54,6 +54,9 @@ pub struct Log {
     /// (time, client, token) of every acquisition.
     pub acquisitions: Vec<(u64, ClientIdx, u64)>,
     pub rejected_writes: Vec<(u64, ClientIdx, u64)>,
+    /// (time, client) of every recipe sleep that ran out (a poll's
+    /// retry delay): the polls a polling recipe made.
+    pub wakes: Vec<(u64, ClientIdx)>,
     /// What the property monitors found, when.
     pub violations: Vec<(u64, Breach)>,
 }
@@ -340,6 +343,9 @@ pub async fn run_client(
                     continue;
                 }
                 generations.remove(&timer);
+                if timer == Timer::Wake {
+                    shared.log.lock().unwrap().wakes.push((shared.now_us(), c));
+                }
                 client.on_timeout(me, &mut cow, &timer, &mut out);
             }
             Input::Freeze(d) => {
