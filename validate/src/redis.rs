@@ -453,7 +453,7 @@ pub fn conform(
                 master: m as u8,
                 cmd: ex.cmd,
             };
-            let model = state.apply(ex.session, &req).reply;
+            let model = state.apply(ex.session, &req).0;
             out.compared += 1;
             let real = Reply::Redis(ex.reply);
             if let Some(e) = &ex.error {

@@ -267,6 +267,7 @@ impl Replay {
                 | TraceEvent::Resume { .. }
                 | TraceEvent::Heal { .. }
                 | TraceEvent::DelayEnd { .. }
+                | TraceEvent::StoreFault { .. }
                 | TraceEvent::Expire { .. } => {
                     return Err(format!(
                         "the baseline has no faults, but its trace has `{line}`"
