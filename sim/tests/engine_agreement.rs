@@ -305,6 +305,7 @@ fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
                 at_ms,
                 kind: kind.kind(),
                 client,
+                master: None,
                 duration_ms,
                 extra_ms: None,
             }

@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 16] = [
+const SHIPPED: [&str; 24] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -42,6 +42,14 @@ const SHIPPED: [&str; 16] = [
     "etcd-mutex-11456",
     "etcd-mutex-11456-fixed",
     "kazoo-oblivious-pause",
+    "redis-gc-pause",
+    "redis-gc-pause-fenced",
+    "redis-setnx-crash",
+    "redis-setnx-crash-atomic",
+    "redlock-restart-without-fsync",
+    "redlock-restart-fsync-always",
+    "redlock-clock-jump",
+    "redlock-clock-jump-fenced",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -443,7 +451,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 19] = [
+const REFERENCE_TRACES: [(&str, &str); 27] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -463,6 +471,14 @@ const REFERENCE_TRACES: [(&str, &str); 19] = [
     ("partition-past-session", "66ee0f61c513451f"),
     ("queue-consumer-crash", "d8426ce19f442e40"),
     ("queue-lost-delete-reply", "a719d24c71f0d62d"),
+    ("redis-gc-pause", "45a58fe5ddd005a5"),
+    ("redis-gc-pause-fenced", "07048c214981356d"),
+    ("redis-setnx-crash", "307a909ad4a40678"),
+    ("redis-setnx-crash-atomic", "4135748b014a71ed"),
+    ("redlock-restart-without-fsync", "c0a8467948d8d59f"),
+    ("redlock-restart-fsync-always", "29f160e9b688d5fc"),
+    ("redlock-clock-jump", "1aeefb3ada7a27b9"),
+    ("redlock-clock-jump-fenced", "3f0910bf199b9867"),
 ];
 
 #[test]
