@@ -1466,7 +1466,15 @@ fn check_schedule(
                         &format!("{key}.master"),
                         match s.kind {
                             FaultKind::Failover => format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
-                            _ => format!("no master {m} (masters are 0..{masters})"),
+                            FaultKind::MasterRestart
+                            | FaultKind::ClockJump
+                            | FaultKind::Crash
+                            | FaultKind::Pause
+                            | FaultKind::Partition
+                            | FaultKind::LostReply
+                            | FaultKind::Delay => {
+                                format!("no master {m} (masters are 0..{masters})")
+                            }
                         },
                     ));
                 }

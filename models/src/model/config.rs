@@ -379,7 +379,7 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
 pub fn check_masters(recipe: &RecipeRef) -> Result<(), String> {
     let masters = recipe.setup().masters;
     let spreads = recipe.on_masters(masters).is_some();
-    if spreads && (masters < 3 || masters % 2 == 0) {
+    if spreads && (masters < 3 || masters.is_multiple_of(2)) {
         return Err(format!(
             "masters must be odd and at least 3, so that a majority is one lock (got {masters})"
         ));
