@@ -489,12 +489,14 @@ pub struct ModelHerd {
 
 /// The baseline herd of `clients` clients of `recipe`, as the simulator
 /// runs it with holds of `hold_ms`: all request at once, one round, one
-/// fixed latency (loopback's order of magnitude).
+/// fixed latency (loopback's order of magnitude). Nothing is resent (no
+/// reply is late), but the resend timer must still come before the lock
+/// key's TTL (10 s for every Redis recipe), as a scenario requires.
 pub fn model_herd(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> ModelHerd {
     let text = format!(
         "clients = {clients}\nrounds = 1\nseed = \"1\"\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [{hold_ms}, {hold_ms}]\n\
-         latency_ms = [0.1, 0.1]\nretry_ms = 600000\n"
+         latency_ms = [0.1, 0.1]\nretry_ms = 5000\n"
     );
     let scenario = sim::scenario::Scenario::parse_with_recipe(
         &text,
