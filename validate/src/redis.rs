@@ -293,6 +293,12 @@ impl Conns {
     pub fn close(&mut self, session: SessionId) {
         self.conns.retain(|(s, _), _| *s != session);
     }
+
+    /// Drops every connection to `master` (it restarted): the next
+    /// command on each opens a new one.
+    pub fn forget_master(&mut self, master: u8) {
+        self.conns.retain(|(_, m), _| *m != master);
+    }
 }
 
 /// `MONITOR` on one server: every command it carries out, in order.
@@ -1009,6 +1015,8 @@ pub struct Section {
     pub replica: Option<ReplicaStatus>,
     /// The failover race on that pair.
     pub failover: Option<crate::redis_failover::Experiment>,
+    /// A Redlock master killed and restarted (`--redis-restart`).
+    pub restarts: Vec<crate::redis_restart::Experiment>,
 }
 
 /// A replica as `INFO replication` describes it.
@@ -1063,6 +1071,10 @@ impl Section {
                 .pauses
                 .iter()
                 .all(crate::redis_pause::Experiment::agrees)
+            && self
+                .restarts
+                .iter()
+                .all(crate::redis_restart::Experiment::agrees)
     }
 }
 
@@ -1155,6 +1167,20 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         }
         _ => None,
     };
+    // Last: it kills a master and leaves it stopped.
+    let restarts = match (args.redis_restart, endpoints.for_masters(5)) {
+        (true, Some(masters)) => crate::redis_restart::experiments(&masters).await,
+        (true, None) => {
+            notes.push(
+                "the Redlock restart was not run: it needs five masters (`--redis-masters`)".into(),
+            );
+            Vec::new()
+        }
+        (false, _) => {
+            notes.push("the Redlock restart was not run: the validator was not allowed to kill a master (`--redis-restart`)".into());
+            Vec::new()
+        }
+    };
     Some(Section {
         herds,
         notes,
@@ -1163,6 +1189,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         pauses,
         replica,
         failover,
+        restarts,
     })
 }
 
@@ -1238,6 +1265,7 @@ impl Section {
         if let Some(f) = &self.failover {
             md.push_str(&crate::redis_failover::section(f));
         }
+        md.push_str(&crate::redis_restart::section(&self.restarts));
         md
     }
 }
