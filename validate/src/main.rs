@@ -95,9 +95,10 @@ struct Args {
     /// Run the Redis validation only (ZooKeeper and etcd are not needed).
     #[arg(long = "redis-only")]
     redis_only: bool,
-    /// Allows the validator to kill the third of the `--redis-masters`
-    /// (SIGKILL, its `INFO server` process id) and start it again itself,
-    /// for the Redlock restart experiments; it is left stopped after them.
+    /// Allows the validator to stop the third of the `--redis-masters`
+    /// (`SHUTDOWN NOSAVE`, then SIGKILL of its own restarted one) and start
+    /// it again itself, for the Redlock restart experiments; it is left
+    /// stopped after them.
     #[arg(long = "redis-restart")]
     redis_restart: bool,
 }

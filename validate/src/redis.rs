@@ -1017,6 +1017,8 @@ pub struct Section {
     pub failover: Option<crate::redis_failover::Experiment>,
     /// A Redlock master killed and restarted (`--redis-restart`).
     pub restarts: Vec<crate::redis_restart::Experiment>,
+    /// The Redis validation's wall time, model runs included.
+    pub wall_seconds: f64,
 }
 
 /// A replica as `INFO replication` describes it.
@@ -1082,6 +1084,7 @@ impl Section {
 pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
     let endpoints = args.redis_endpoints();
     endpoints.single.as_ref()?;
+    let started = Instant::now();
     let (recipes, mut notes) = herd_recipes();
     let mut herds = Vec::new();
     let mut errors = Vec::new();
@@ -1167,7 +1170,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         }
         _ => None,
     };
-    // Last: it kills a master and leaves it stopped.
+    // Last: it stops a master and leaves it stopped.
     let restarts = match (args.redis_restart, endpoints.for_masters(5)) {
         (true, Some(masters)) => crate::redis_restart::experiments(&masters).await,
         (true, None) => {
@@ -1177,7 +1180,7 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
             Vec::new()
         }
         (false, _) => {
-            notes.push("the Redlock restart was not run: the validator was not allowed to kill a master (`--redis-restart`)".into());
+            notes.push("the Redlock restart was not run: the validator was not allowed to stop a master (`--redis-restart`)".into());
             Vec::new()
         }
     };
@@ -1190,6 +1193,11 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         replica,
         failover,
         restarts,
+        wall_seconds: {
+            let s = started.elapsed().as_secs_f64();
+            eprintln!("{:<28} {s:.1} s in all", "Redis");
+            s
+        },
     })
 }
 
@@ -1266,6 +1274,10 @@ impl Section {
             md.push_str(&crate::redis_failover::section(f));
         }
         md.push_str(&crate::redis_restart::section(&self.restarts));
+        md.push_str(&format!(
+            "\n- The Redis validation took {:.1} s (wall time, the model's runs included).\n",
+            self.wall_seconds
+        ));
         md
     }
 }

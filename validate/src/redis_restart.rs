@@ -7,17 +7,18 @@
 //! The simulated run is replayed on the five real masters: every store
 //! request of its trace, in the order the model's store took them, goes to
 //! its real master on the client's own connection, and each real reply is
-//! compared with the model's. Where the trace has the restart, master 2 is
-//! killed (`SIGKILL`, its `INFO server` process id) and started again on
-//! its port and directory: without persistence (as `validate/run.sh`
-//! starts it) it comes back empty; with `appendonly yes` and `appendfsync
-//! always` (set on it before the replay) it comes back with its keys.
+//! compared with the model's. Where the file schedules the restart, master
+//! 2 is stopped and started again on its port and directory: without
+//! persistence (as `validate/run.sh` starts it; stopped by `SHUTDOWN
+//! NOSAVE`) it comes back empty; with `appendonly yes` and `appendfsync
+//! always` (set on it before the replay; stopped by `SIGKILL`, so only what
+//! was fsynced survives) it comes back with its keys.
 //! Equal replies throughout mean the real masters granted and refused the
 //! same tries as the model's: without persistence, a second client's
 //! majority while the first still held — the two holders the simulated
 //! run reports — and with `appendfsync always`, nobody else's.
 //!
-//! Killing a server is only done when asked (`--redis-restart`, which
+//! Stopping a server is only done when asked (`--redis-restart`, which
 //! `validate/run.sh` passes for the masters it started); the restarted
 //! server is the validator's own child, stopped when the experiments end,
 //! so master 2 is down after them (they run last).
@@ -59,11 +60,11 @@ pub struct Experiment {
     /// Replies compared with the simulated run's.
     pub compared: u64,
     pub mismatches: Vec<String>,
-    /// Keys on the restarted master just before the kill and just after it
+    /// Keys on the restarted master just before it stopped and just after it
     /// came back.
     pub keys_before: u64,
     pub keys_after: u64,
-    /// Seconds from the kill until the restarted master answered.
+    /// Seconds from the stop until the restarted master answered.
     pub restart_seconds: f64,
     /// The simulated run's violations, and what its file expects.
     pub violated: Vec<String>,
@@ -149,8 +150,11 @@ async fn persist_always(endpoint: &str) -> io::Result<()> {
     }
 }
 
-/// Kills the server at `endpoint` and starts it again on its port and
-/// directory with `persistence`; returns once it answers `PING`.
+/// Stops the server at `endpoint` — `SIGKILL` (its `INFO server` process
+/// id) with `fsync`, else `SHUTDOWN NOSAVE` (it persists nothing) — and
+/// starts it again on its port and directory, with `appendonly yes` and
+/// `appendfsync always` or with no persistence; returns the seconds until
+/// it answered `PING`.
 async fn restart(endpoint: &str, fsync: bool, own: &mut Restarted) -> io::Result<f64> {
     let port = endpoint
         .rsplit_once(':')
@@ -169,14 +173,22 @@ async fn restart(endpoint: &str, fsync: bool, own: &mut Restarted) -> io::Result
         (pid, dir)
     };
     let killed = Instant::now();
-    let status = Command::new("kill").args(["-KILL", &pid]).status()?;
-    if !status.success() {
-        return Err(io::Error::other(format!("kill -KILL {pid} failed")));
+    if fsync {
+        // Only what was written and fsynced survives a SIGKILL.
+        let status = Command::new("kill").args(["-KILL", &pid]).status()?;
+        if !status.success() {
+            return Err(io::Error::other(format!("kill -KILL {pid} failed")));
+        }
+    } else {
+        // Nothing persists either way; a clean exit keeps the shell that
+        // started the server from reporting a killed job.
+        let mut c = Conn::connect(endpoint).await?;
+        let _ = c.call(&[b"SHUTDOWN", b"NOSAVE"]).await;
     }
     // Until the port is closed.
     while Conn::connect(endpoint).await.is_ok() {
         if killed.elapsed() > Duration::from_secs(5) {
-            return Err(io::Error::other("the killed master still answers"));
+            return Err(io::Error::other("the stopped master still answers"));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -398,7 +410,7 @@ pub fn section(experiments: &[Experiment]) -> String {
     if experiments.is_empty() {
         return String::new();
     }
-    let mut md = String::from("\n### A Redlock master restarted, real and simulated\n\nThe shipped scenarios `scenarios/redlock-restart-without-fsync.toml` and `scenarios/redlock-restart-fsync-always.toml` (three `redlock` clients split the five masters; one holds on a bare majority, master 2 among it, when master 2 restarts 30 ms in), simulated at their own seeds, then replayed on the five real masters: each store request of the trace, in the order the model's store took it, sent to its real master on the client's own connection, and each real reply compared with the simulated one. Where the trace has the restart, the real master 2 is killed (`SIGKILL`) and started again on its port and directory — as started, without persistence; for the second twin with `appendonly yes` and `appendfsync always`, turned on before the replay. Equal replies mean the real masters granted and refused the same tries as the model's: the same holders, so the same violations.\n\n| scenario | persistence | replies equal the simulated run's | master 2's keys before / after the restart | restart (s) | simulated run violated | its file expects | agree |\n|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("\n### A Redlock master restarted, real and simulated\n\nThe shipped scenarios `scenarios/redlock-restart-without-fsync.toml` and `scenarios/redlock-restart-fsync-always.toml` (three `redlock` clients split the five masters; one holds on a bare majority, master 2 among it, when master 2 restarts 30 ms in), simulated at their own seeds, then replayed on the five real masters: each store request of the trace, in the order the model's store took it, sent to its real master on the client's own connection, and each real reply compared with the simulated one. Where the file schedules the restart, the real master 2 is stopped and started again on its port and directory: for the first twin as `validate/run.sh` started it, without persistence (stopped by `SHUTDOWN NOSAVE`); for the second with `appendonly yes` and `appendfsync always`, turned on before the replay (stopped by `SIGKILL`, so only what was fsynced survives). Equal replies mean the real masters granted and refused the same tries as the model's: the same holders, so the same violations.\n\n| scenario | persistence | replies equal the simulated run's | master 2's keys before / after the restart | restart (s) | simulated run violated | its file expects | agree |\n|---|---|---|---|---|---|---|---|\n");
     let list = |v: &[String]| {
         if v.is_empty() {
             "nothing".to_string()
