@@ -124,7 +124,9 @@ wait_port replica "$replica_port"
 masters=$(IFS=,; echo "${redlock_ports[*]}")
 echo "validate: ZooKeeper on 127.0.0.1:$zk_port, etcd on 127.0.0.1:$etcd_port, Redis on $redis_port, masters $masters, master $primary_port with replica $replica_port"
 
+# --redis-restart: the validator may stop the third master (these are this
+# script's own) and start it again itself, for the Redlock restart runs.
 cargo run --release --manifest-path validate/Cargo.toml -- \
   --zk "127.0.0.1:$zk_port" --etcd "127.0.0.1:$etcd_port" \
   --redis "$redis_port" --redis-masters "$masters" \
-  --redis-replica "$primary_port:$replica_port" "$@"
+  --redis-replica "$primary_port:$replica_port" --redis-restart "$@"

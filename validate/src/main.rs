@@ -20,9 +20,11 @@
 //! run on real Redis 7.0 masters, every reply replayed against the model's
 //! store in the order `MONITOR` showed; redis-py's `Lock` and pottery's
 //! `Redlock` are counted at the wire, a redis-py holder is paused past its
-//! TTL beside the model's run, and a failover on a master and replica
-//! pair loses an acknowledged lock ([`redis`], [`redis_pause`],
-//! [`redis_failover`]). `validate/run.sh` installs and starts the servers.
+//! TTL beside the model's run, a failover on a master and replica pair
+//! loses an acknowledged lock, and the simulated Redlock master restarts
+//! are replayed on the five masters with the restart done for real
+//! ([`redis`], [`redis_pause`], [`redis_failover`], [`redis_restart`]).
+//! `validate/run.sh` installs and starts the servers.
 
 mod backend;
 mod etcdctl;
@@ -31,6 +33,7 @@ mod paced;
 mod redis;
 mod redis_failover;
 mod redis_pause;
+mod redis_restart;
 mod replay;
 mod resp;
 mod runtime;
@@ -92,6 +95,12 @@ struct Args {
     /// Run the Redis validation only (ZooKeeper and etcd are not needed).
     #[arg(long = "redis-only")]
     redis_only: bool,
+    /// Allows the validator to stop the third of the `--redis-masters`
+    /// (`SHUTDOWN NOSAVE`, then SIGKILL of its own restarted one) and start
+    /// it again itself, for the Redlock restart experiments; it is left
+    /// stopped after them.
+    #[arg(long = "redis-restart")]
+    redis_restart: bool,
 }
 
 impl Args {

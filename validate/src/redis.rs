@@ -293,6 +293,12 @@ impl Conns {
     pub fn close(&mut self, session: SessionId) {
         self.conns.retain(|(s, _), _| *s != session);
     }
+
+    /// Drops every connection to `master` (it restarted): the next
+    /// command on each opens a new one.
+    pub fn forget_master(&mut self, master: u8) {
+        self.conns.retain(|(_, m), _| *m != master);
+    }
 }
 
 /// `MONITOR` on one server: every command it carries out, in order.
@@ -478,23 +484,29 @@ pub fn conform(
 pub struct ModelHerd {
     pub hold_ms: u64,
     pub acquisitions: u64,
+    /// Holders that stopped holding (`TraceEvent::Release`): one release
+    /// per acquisition, however many masters it is sent to.
     pub releases: u64,
     /// The recipe's sleeps that ran out (`Timer::Wake`): its polls.
     pub polls: u64,
     /// Store requests by kind (the connection's opening left out).
     pub requests: BTreeMap<String, u64>,
+    /// The same, master by master (read off the trace's deliveries).
+    pub per_master: Vec<BTreeMap<String, u64>>,
     /// Properties violated (none in a herd).
     pub violated: Vec<String>,
 }
 
 /// The baseline herd of `clients` clients of `recipe`, as the simulator
 /// runs it with holds of `hold_ms`: all request at once, one round, one
-/// fixed latency (loopback's order of magnitude).
+/// fixed latency (loopback's order of magnitude). Nothing is resent (no
+/// reply is late), but the resend timer must still come before the lock
+/// key's TTL (10 s for every Redis recipe), as a scenario requires.
 pub fn model_herd(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> ModelHerd {
     let text = format!(
         "clients = {clients}\nrounds = 1\nseed = \"1\"\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\nhold_ms = [{hold_ms}, {hold_ms}]\n\
-         latency_ms = [0.1, 0.1]\nretry_ms = 600000\n"
+         latency_ms = [0.1, 0.1]\nretry_ms = 5000\n"
     );
     let scenario = sim::scenario::Scenario::parse_with_recipe(
         &text,
@@ -531,14 +543,53 @@ pub fn model_herd(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> ModelHerd {
         .filter(|p| p != "herd_bound")
         .collect();
     violated.dedup();
+    let releases = o
+        .trace
+        .iter()
+        .filter(|l| matches!(l.event, sim::trace::TraceEvent::Release { .. }))
+        .count() as u64;
     ModelHerd {
         hold_ms,
         acquisitions: o.metrics.acquisitions,
-        releases: o.metrics.releases,
+        releases,
         polls,
         requests,
+        per_master: requests_per_master(&o.trace, recipe.setup().masters),
         violated,
     }
+}
+
+/// A simulated run's Redis requests, by master and kind, read off the
+/// trace's deliveries to the store (`SET lock ... @master 2 [session ...]`:
+/// no `@master` is master 0; the connection's opening is left out).
+pub fn requests_per_master(
+    trace: &[sim::trace::TraceLine],
+    masters: u8,
+) -> Vec<BTreeMap<String, u64>> {
+    let mut out = vec![BTreeMap::new(); usize::from(masters.max(1))];
+    for l in trace {
+        let sim::trace::TraceEvent::Deliver {
+            to: sim::trace::Party::Store,
+            kind: sim::trace::MsgKind::Request,
+            msg,
+            ..
+        } = &l.event
+        else {
+            continue;
+        };
+        let word = msg.split([' ', '(']).next().unwrap_or("");
+        let Some(kind) = kind_of_command(word) else {
+            continue;
+        };
+        let master = msg
+            .split_once(" @master ")
+            .and_then(|(_, rest)| rest.split(' ').next()?.parse::<usize>().ok())
+            .unwrap_or(0);
+        if let Some(m) = out.get_mut(master) {
+            *m.entry(kind.to_string()).or_insert(0) += 1;
+        }
+    }
+    out
 }
 
 /// What the model says a herd's requests cost: of each kind, so many per
@@ -551,58 +602,117 @@ pub fn model_herd(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> ModelHerd {
 pub struct Costs {
     pub per_acquisition: BTreeMap<String, f64>,
     pub per_poll: BTreeMap<String, f64>,
+    /// The same, master by master.
+    pub per_master: Vec<MasterCosts>,
     pub runs: [ModelHerd; 2],
+}
+
+/// What each acquisition and each poll costs on one master.
+#[derive(Clone, Debug, Serialize)]
+pub struct MasterCosts {
+    pub per_acquisition: BTreeMap<String, f64>,
+    pub per_poll: BTreeMap<String, f64>,
+}
+
+type Cost = BTreeMap<String, f64>;
+
+/// Solves `requests = a × acquisitions + b × polls`, kind by kind, from
+/// two herds' counts: whole `a` and `b`, or an error naming the kind.
+fn solve(
+    short: (&BTreeMap<String, u64>, u64, u64),
+    long: (&BTreeMap<String, u64>, u64),
+) -> Result<(Cost, Cost), String> {
+    let (short_requests, acquisitions, p1) = short;
+    let (long_requests, p2) = long;
+    let mut per_acquisition = BTreeMap::new();
+    let mut per_poll = BTreeMap::new();
+    let kinds: std::collections::BTreeSet<&String> =
+        short_requests.keys().chain(long_requests.keys()).collect();
+    for k in kinds {
+        let c1 = short_requests.get(k).copied().unwrap_or(0) as f64;
+        let c2 = long_requests.get(k).copied().unwrap_or(0) as f64;
+        let (p1, p2) = (p1 as f64, p2 as f64);
+        let b = if p1 == p2 {
+            if c1 != c2 {
+                return Err(format!("{k}: {c1} and {c2} requests with {p1} polls each"));
+            }
+            0.0
+        } else {
+            (c2 - c1) / (p2 - p1)
+        };
+        let a = (c1 - b * p1) / acquisitions.max(1) as f64;
+        let whole = |x: f64| (x - x.round()).abs() < 1e-9;
+        if !whole(a) || !whole(b) {
+            return Err(format!(
+                "{k}: not a whole cost per acquisition and per poll ({a:.3}, {b:.3})"
+            ));
+        }
+        per_acquisition.insert(k.clone(), a.round());
+        per_poll.insert(k.clone(), b.round());
+    }
+    Ok((per_acquisition, per_poll))
+}
+
+/// `a × acquisitions + b × polls`, kind by kind, the zeros left out.
+fn predict(
+    per_acquisition: &Cost,
+    per_poll: &Cost,
+    acquisitions: u64,
+    polls: u64,
+) -> BTreeMap<String, u64> {
+    per_acquisition
+        .iter()
+        .map(|(k, a)| {
+            let b = per_poll.get(k).copied().unwrap_or(0.0);
+            (
+                k.clone(),
+                (a * acquisitions as f64 + b * polls as f64).round() as u64,
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 impl Costs {
     pub fn of(recipe: &RecipeRef, clients: u16, hold_ms: u64) -> Result<Costs, String> {
         let short = model_herd(recipe, clients, hold_ms);
         let long = model_herd(recipe, clients, hold_ms * 3);
-        let mut per_acquisition = BTreeMap::new();
-        let mut per_poll = BTreeMap::new();
-        let kinds: std::collections::BTreeSet<&String> =
-            short.requests.keys().chain(long.requests.keys()).collect();
-        for k in kinds {
-            let c1 = short.requests.get(k).copied().unwrap_or(0) as f64;
-            let c2 = long.requests.get(k).copied().unwrap_or(0) as f64;
-            let (p1, p2) = (short.polls as f64, long.polls as f64);
-            let b = if short.polls == long.polls {
-                if c1 != c2 {
-                    return Err(format!("{k}: {c1} and {c2} requests with {p1} polls each"));
-                }
-                0.0
-            } else {
-                (c2 - c1) / (p2 - p1)
-            };
-            let a = (c1 - b * p1) / short.acquisitions.max(1) as f64;
-            let whole = |x: f64| (x - x.round()).abs() < 1e-9;
-            if !whole(a) || !whole(b) {
-                return Err(format!(
-                    "{k}: not a whole cost per acquisition and per poll ({a:.3}, {b:.3})"
-                ));
-            }
-            per_acquisition.insert(k.clone(), a.round());
-            per_poll.insert(k.clone(), b.round());
-        }
+        let (per_acquisition, per_poll) = solve(
+            (&short.requests, short.acquisitions, short.polls),
+            (&long.requests, long.polls),
+        )?;
+        let per_master = short
+            .per_master
+            .iter()
+            .zip(&long.per_master)
+            .enumerate()
+            .map(|(m, (s, l))| {
+                solve((s, short.acquisitions, short.polls), (l, long.polls))
+                    .map(|(per_acquisition, per_poll)| MasterCosts {
+                        per_acquisition,
+                        per_poll,
+                    })
+                    .map_err(|e| format!("master {m}: {e}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Costs {
             per_acquisition,
             per_poll,
+            per_master,
             runs: [short, long],
         })
     }
 
     /// The requests the model predicts for `acquisitions` and `polls`.
     pub fn predict(&self, acquisitions: u64, polls: u64) -> BTreeMap<String, u64> {
-        self.per_acquisition
+        predict(&self.per_acquisition, &self.per_poll, acquisitions, polls)
+    }
+
+    /// The same, master by master.
+    pub fn predict_per_master(&self, acquisitions: u64, polls: u64) -> Vec<BTreeMap<String, u64>> {
+        self.per_master
             .iter()
-            .map(|(k, a)| {
-                let b = self.per_poll.get(k).copied().unwrap_or(0.0);
-                (
-                    k.clone(),
-                    (a * acquisitions as f64 + b * polls as f64).round() as u64,
-                )
-            })
-            .filter(|(_, n)| *n > 0)
+            .map(|m| predict(&m.per_acquisition, &m.per_poll, acquisitions, polls))
             .collect()
     }
 }
@@ -615,13 +725,21 @@ pub struct HerdRow {
     pub masters: u8,
     pub hold_ms: u64,
     pub acquisitions: u64,
+    /// Holders that stopped holding: one per acquisition.
     pub releases: u64,
+    /// Requests the recipe sent as its release step: one per master per
+    /// release.
+    pub release_requests: u64,
     /// The recipe's sleeps that ran out: its polls (retries).
     pub polls: u64,
     /// Requests the clients sent, by kind (their journal).
     pub requests: BTreeMap<String, u64>,
+    /// The same, master by master.
+    pub per_master: Vec<BTreeMap<String, u64>>,
     /// What the model predicts for as many acquisitions and polls.
     pub predicted: BTreeMap<String, u64>,
+    /// The same, master by master.
+    pub predicted_per_master: Vec<BTreeMap<String, u64>>,
     /// The model's cost per acquisition and per poll, and its two herds.
     pub costs: Option<Costs>,
     /// Why the model's costs could not be read off its herds.
@@ -639,6 +757,8 @@ pub struct HerdRow {
     pub violated: Vec<String>,
     pub wall_seconds: f64,
     pub requests_match: bool,
+    /// Master by master too.
+    pub per_master_match: bool,
     pub agrees: bool,
 }
 
@@ -648,16 +768,21 @@ impl HerdRow {
         recipe: &RecipeRef,
         clients: u16,
         hold_ms: u64,
-        (acquisitions, releases, polls): (u64, u64, u64),
+        (acquisitions, releases, release_requests, polls): (u64, u64, u64, u64),
         journal: &[Exchange],
         conformance: Conformance,
         expired_keys: u64,
         violated: Vec<String>,
         wall_seconds: f64,
     ) -> HerdRow {
+        let masters = recipe.setup().masters;
         let mut requests: BTreeMap<String, u64> = BTreeMap::new();
+        let mut per_master = vec![BTreeMap::new(); usize::from(masters.max(1))];
         for ex in journal {
             *requests.entry(kind(ex.cmd).to_string()).or_insert(0) += 1;
+            if let Some(m) = per_master.get_mut(usize::from(ex.master)) {
+                *m.entry(kind(ex.cmd).to_string()).or_insert(0) += 1;
+            }
         }
         let (costs, costs_error) = match Costs::of(recipe, clients, hold_ms) {
             Ok(c) => (Some(c), None),
@@ -668,18 +793,27 @@ impl HerdRow {
             .map(|c| c.predict(acquisitions, polls))
             .unwrap_or_default();
         let requests_match = costs.is_some() && predicted == requests;
+        let predicted_per_master = costs
+            .as_ref()
+            .map(|c| c.predict_per_master(acquisitions, polls))
+            .unwrap_or_default();
+        let per_master_match = costs.is_some() && predicted_per_master == per_master;
         let (model_polls, model_acquisitions) = costs
             .as_ref()
             .map_or((0, 0), |c| (c.runs[0].polls, c.runs[0].acquisitions));
         let model_clean = costs.as_ref().is_some_and(|c| {
-            c.runs
-                .iter()
-                .all(|r| r.acquisitions == u64::from(clients) && r.violated.is_empty())
+            c.runs.iter().all(|r| {
+                r.acquisitions == u64::from(clients)
+                    && r.releases == u64::from(clients)
+                    && r.violated.is_empty()
+            })
         });
         let agrees = requests_match
+            && per_master_match
             && model_clean
             && acquisitions == u64::from(clients)
             && releases == u64::from(clients)
+            && release_requests == u64::from(clients) * u64::from(masters)
             && conformance.agrees()
             && conformance.wire == requests
             && expired_keys == 0
@@ -687,13 +821,16 @@ impl HerdRow {
         HerdRow {
             recipe: recipe.id(),
             clients,
-            masters: recipe.setup().masters,
+            masters,
             hold_ms,
             acquisitions,
             releases,
+            release_requests,
             polls,
             requests,
+            per_master,
             predicted,
+            predicted_per_master,
             costs,
             costs_error,
             model_polls,
@@ -703,6 +840,7 @@ impl HerdRow {
             violated,
             wall_seconds,
             requests_match,
+            per_master_match,
             agrees,
         }
     }
@@ -740,9 +878,13 @@ pub fn fmt_counts(m: &BTreeMap<String, u64>) -> String {
 
 /// A cost as the report prints it: `set 1 + 1/poll, eval 1`.
 pub fn fmt_costs(c: &Costs) -> String {
-    c.per_acquisition
+    fmt_costs_of(&c.per_acquisition, &c.per_poll)
+}
+
+fn fmt_costs_of(per_acquisition: &Cost, per_poll: &Cost) -> String {
+    per_acquisition
         .iter()
-        .map(|(k, a)| match c.per_poll.get(k).copied().unwrap_or(0.0) {
+        .map(|(k, a)| match per_poll.get(k).copied().unwrap_or(0.0) {
             0.0 => format!("{k} {a}"),
             b => format!("{k} {a} + {b}/poll"),
         })
@@ -827,9 +969,15 @@ async fn herd(
             .collect();
         violated.sort();
         violated.dedup();
+        let released = log
+            .lines
+            .iter()
+            .filter(|l| matches!(l.event, sim::trace::TraceEvent::Release { .. }))
+            .count() as u64;
         (
             (
                 log.acquisitions.len() as u64,
+                released,
                 log.releases.len() as u64,
                 log.wakes.len() as u64,
             ),
@@ -867,6 +1015,10 @@ pub struct Section {
     pub replica: Option<ReplicaStatus>,
     /// The failover race on that pair.
     pub failover: Option<crate::redis_failover::Experiment>,
+    /// A Redlock master killed and restarted (`--redis-restart`).
+    pub restarts: Vec<crate::redis_restart::Experiment>,
+    /// The Redis validation's wall time, model runs included.
+    pub wall_seconds: f64,
 }
 
 /// A replica as `INFO replication` describes it.
@@ -921,6 +1073,10 @@ impl Section {
                 .pauses
                 .iter()
                 .all(crate::redis_pause::Experiment::agrees)
+            && self
+                .restarts
+                .iter()
+                .all(crate::redis_restart::Experiment::agrees)
     }
 }
 
@@ -928,6 +1084,7 @@ impl Section {
 pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
     let endpoints = args.redis_endpoints();
     endpoints.single.as_ref()?;
+    let started = Instant::now();
     let (recipes, mut notes) = herd_recipes();
     let mut herds = Vec::new();
     let mut errors = Vec::new();
@@ -1013,6 +1170,20 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         }
         _ => None,
     };
+    // Last: it stops a master and leaves it stopped.
+    let restarts = match (args.redis_restart, endpoints.for_masters(5)) {
+        (true, Some(masters)) => crate::redis_restart::experiments(&masters).await,
+        (true, None) => {
+            notes.push(
+                "the Redlock restart was not run: it needs five masters (`--redis-masters`)".into(),
+            );
+            Vec::new()
+        }
+        (false, _) => {
+            notes.push("the Redlock restart was not run: the validator was not allowed to stop a master (`--redis-restart`)".into());
+            Vec::new()
+        }
+    };
     Some(Section {
         herds,
         notes,
@@ -1021,21 +1192,28 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
         pauses,
         replica,
         failover,
+        restarts,
+        wall_seconds: {
+            let s = started.elapsed().as_secs_f64();
+            eprintln!("{:<28} {s:.1} s in all", "Redis");
+            s
+        },
     })
 }
 
 impl Section {
     /// The report's Redis section.
     pub fn markdown(&self) -> String {
-        let mut md = String::from("\n## Redis\n\n### lockstep's own actors on real Redis 7.0\n\nThe baseline herd (N clients request at once, hold, release; one round, no faults) of each Redis recipe, the very client and recipe actors the checker runs, their commands carried out on real masters (one connection per client and master, RESP spoken by `validate/src/resp.rs`), each master watched by `MONITOR`. Polling makes the number of tries depend on timing, so requests are compared through the model's own costs: two simulated herds of the same recipe and size (holds of H and 3H) give what each acquisition and each poll (a retry after the recipe's sleep) costs, by kind; the prediction for the real run's acquisitions and polls must equal its requests exactly. The conformance replay applies the real commands, in the order each master's `MONITOR` showed them, to the model's store (`StoreState::apply`) and compares every real reply with the model's. Keys expired by the servers' clocks during a herd: must be none (the TTLs outlast it).\n\n| recipe | clients | hold (ms) | acquisitions / releases | polls (real) | polls (model, same hold) | requests (real) | model's costs | predicted | replies equal the model store's | at the wire (MONITOR) | match |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        let mut md = String::from("\n## Redis\n\n### lockstep's own actors on real Redis 7.0\n\nThe baseline herd (N clients request at once, hold, release; one round, no faults) of each Redis recipe, the very client and recipe actors the checker runs, their commands carried out on real masters (one connection per client and master, RESP spoken by `validate/src/resp.rs`), each master watched by `MONITOR`. Polling makes the number of tries depend on timing, so requests are compared through the model's own costs: two simulated herds of the same recipe and size (holds of H and 3H) give what each acquisition and each poll (a retry after the recipe's sleep) costs, by kind; the prediction for the real run's acquisitions and polls must equal its requests exactly. The conformance replay applies the real commands, in the order each master's `MONITOR` showed them, to the model's store (`StoreState::apply`) and compares every real reply with the model's. Keys expired by the servers' clocks during a herd: must be none (the TTLs outlast it).\n\n| recipe | clients | hold (ms) | acquisitions / releases (release requests) | polls (real) | polls (model, same hold) | requests (real) | model's costs | predicted | replies equal the model store's | at the wire (MONITOR) | match |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for h in &self.herds {
             md.push_str(&format!(
-                "| {} | {} | {} | {} / {} | {} | {} | {} | {} | {} | {}/{}{} | {} | {} |\n",
+                "| {} | {} | {} | {} / {} ({}) | {} | {} | {} | {} | {} | {}/{}{} | {} | {} |\n",
                 h.recipe,
                 h.clients,
                 h.hold_ms,
                 h.acquisitions,
                 h.releases,
+                h.release_requests,
                 per_acquisition(h.polls, h.acquisitions),
                 per_acquisition(h.model_polls, h.model_acquisitions),
                 fmt_counts(&h.requests),
@@ -1084,6 +1262,7 @@ impl Section {
             md.push_str(&format!("- {n}\n"));
         }
         md.push_str(&library_table(&self.libraries));
+        md.push_str(&per_master_table(&self.herds, &self.libraries));
         md.push_str(&crate::redis_pause::section(&self.pauses));
         if let Some(r) = &self.replica {
             md.push_str(&format!(
@@ -1094,6 +1273,11 @@ impl Section {
         if let Some(f) = &self.failover {
             md.push_str(&crate::redis_failover::section(f));
         }
+        md.push_str(&crate::redis_restart::section(&self.restarts));
+        md.push_str(&format!(
+            "\n- The Redis validation took {:.1} s (wall time, the model's runs included).\n",
+            self.wall_seconds
+        ));
         md
     }
 }
@@ -1124,6 +1308,8 @@ pub struct LibraryRow {
     /// less one for each `SCRIPT LOAD` (each follows an `EVALSHA` the
     /// server answered NOSCRIPT, and the same `EVALSHA` goes again).
     pub requests: BTreeMap<String, u64>,
+    /// The same, master by master.
+    pub requests_per_master: Vec<BTreeMap<String, u64>>,
     /// `SCRIPT LOAD`s: the script cache was empty (flushed before the
     /// herd, as on a fresh server).
     pub noscript_reloads: u64,
@@ -1136,8 +1322,12 @@ pub struct LibraryRow {
     pub costs: Option<Costs>,
     pub costs_error: Option<String>,
     pub predicted: BTreeMap<String, u64>,
+    /// The model's per-master costs applied likewise.
+    pub predicted_per_master: Vec<BTreeMap<String, u64>>,
     /// `None`: no model to compare with.
     pub requests_match: Option<bool>,
+    /// Master by master.
+    pub per_master_match: Option<bool>,
     pub wall_seconds: f64,
     pub agrees: bool,
 }
@@ -1189,6 +1379,8 @@ impl LibraryRow {
             (requests, setup, reloads)
         };
         let (requests, setup, noscript_reloads) = as_requests(&wire);
+        let requests_per_master: Vec<BTreeMap<String, u64>> =
+            per_master.iter().map(|m| as_requests(m).0).collect();
         let masters = per_master.len().max(1) as u8;
         let every_try_on_every_master = !per_master.is_empty()
             && per_master.iter().all(|m| {
@@ -1207,6 +1399,12 @@ impl LibraryRow {
             .map(|c| c.predict(acquisitions, polls))
             .unwrap_or_default();
         let requests_match = model.map(|_| costs.is_some() && predicted == requests);
+        let predicted_per_master = costs
+            .as_ref()
+            .map(|c| c.predict_per_master(acquisitions, polls))
+            .unwrap_or_default();
+        let per_master_match =
+            model.map(|_| costs.is_some() && predicted_per_master == requests_per_master);
         let release_errors: Vec<String> = v["release_errors"]
             .as_array()
             .map(|a| {
@@ -1218,7 +1416,8 @@ impl LibraryRow {
         let agrees = acquisitions == u64::from(clients)
             && release_errors.is_empty()
             && every_try_on_every_master
-            && requests_match != Some(false);
+            && requests_match != Some(false)
+            && per_master_match != Some(false);
         LibraryRow {
             library: v["library"].as_str().unwrap_or("?").to_string(),
             model: model.map(RecipeRef::id),
@@ -1234,13 +1433,16 @@ impl LibraryRow {
             lua: counts_of(&v["lua"]),
             lua_per_master: list("lua_per_master"),
             requests,
+            requests_per_master,
             noscript_reloads,
             setup,
             every_try_on_every_master,
             costs,
             costs_error,
             predicted,
+            predicted_per_master,
             requests_match,
+            per_master_match,
             wall_seconds: v["wall_seconds"].as_f64().unwrap_or(0.0),
             agrees,
         }
@@ -1364,7 +1566,7 @@ fn library_table(rows: &[LibraryRow]) -> String {
     }
     md.push_str("\n- redis-py: one `SET lock <uuid1 hex> PX 10000 NX` per try, sleeping 0.1 s between tries (no jitter, no pub/sub); the release is the compare-and-delete script sent as `EVALSHA`, the first one on a fresh server answered NOSCRIPT and followed by `SCRIPT LOAD` and the `EVALSHA` again. Each release's script reads the key and deletes it (`[0 lua]` `get`, `del`).\n");
     if rows.iter().any(|r| r.masters > 1) {
-        md.push_str("- pottery: each try sends `SET redlock:lock <uuid4> PX 10000 NX` to **every master concurrently** (a thread pool) and **returns as soon as a majority has answered OK** (`as_completed`, `BailOutExecutor`: the other calls keep running in background threads, so every master still receives every try); a try that gets no majority releases on every master (the same script as `EVALSHA`), then sleeps `uniform(0, 0.2)` s. So per master: one `SET` and one script per try, won or lost (the column \"every try on every master\"), and its release likewise stops waiting at a majority. The model's `redlock` (when it exists) is to be compared on the requests each master receives, not on which answers the library waited for.\n");
+        md.push_str("- pottery: each try sends `SET redlock:lock <uuid4> PX 10000 NX` to **every master concurrently** (a thread pool) and **returns as soon as a majority has answered OK** (`as_completed`, `BailOutExecutor`: the other calls keep running in background threads, so every master still receives every try); a try that gets no majority releases on every master (the same script as `EVALSHA`), then sleeps `uniform(0, 0.2)` s. So per master: one `SET` and one script per try, won or lost (the column \"every try on every master\"), and its release likewise stops waiting at a majority. It is compared with the model's `redlock` on the requests each master receives (the next table), not on which answers the library waited for.\n");
         for r in rows.iter().filter(|r| r.masters > 1) {
             let dels: Vec<String> = r
                 .lua_per_master
@@ -1380,6 +1582,80 @@ fn library_table(rows: &[LibraryRow]) -> String {
             ));
         }
     }
+    md
+}
+
+/// The report's table of Redlock master by master: lockstep's own
+/// `redlock` actors and pottery's `Redlock`, each against the model's
+/// per-master costs.
+fn per_master_table(herds: &[HerdRow], libraries: &[LibraryRow]) -> String {
+    let mut rows = Vec::new();
+    for h in herds.iter().filter(|h| h.masters > 1) {
+        rows.push((
+            format!("lockstep `{}`", h.recipe),
+            h.clients,
+            h.acquisitions,
+            h.polls,
+            &h.per_master,
+            h.costs.as_ref(),
+            &h.predicted_per_master,
+        ));
+    }
+    for l in libraries.iter().filter(|l| l.masters > 1) {
+        rows.push((
+            format!(
+                "{} (model `{}`)",
+                l.library,
+                l.model.as_deref().unwrap_or("none")
+            ),
+            l.clients,
+            l.acquisitions,
+            l.polls,
+            &l.requests_per_master,
+            l.costs.as_ref(),
+            &l.predicted_per_master,
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n### Redlock, master by master\n\nlockstep's own `redlock` actors (the herd above) and pottery's `Redlock` (the libraries' herd above), each master's requests against the model's `redlock`: the model's costs on each master (per acquisition and per poll, read off its two simulated herds as above, the trace's deliveries counted by master) applied to the run's acquisitions and polls (pottery's: its tries past the first). pottery's requests are those `MONITOR` showed on that master, in the model's kinds (`EVALSHA` less `SCRIPT LOAD` is `eval`). Per master, in master order, `set`/`eval`.\n\n| who | clients | acquisitions | polls | requests per master (real) | per acquisition per master (real) | model's costs on each master | predicted per master | match |\n|---|---|---|---|---|---|---|---|---|\n");
+    let pair = |m: &BTreeMap<String, u64>| {
+        let n = |k: &str| m.get(k).copied().unwrap_or(0);
+        format!("{}/{}", n("set"), n("eval"))
+    };
+    let join = |v: Vec<String>| v.join(", ");
+    for (who, clients, acquisitions, polls, real, costs, predicted) in rows {
+        let per_acq = |m: &BTreeMap<String, u64>| {
+            let n = |k: &str| m.get(k).copied().unwrap_or(0) as f64 / acquisitions.max(1) as f64;
+            format!("{:.2}/{:.2}", n("set"), n("eval"))
+        };
+        let model_costs: Vec<String> = costs.map_or(Vec::new(), |c| {
+            c.per_master
+                .iter()
+                .map(|m| fmt_costs_of(&m.per_acquisition, &m.per_poll))
+                .collect()
+        });
+        let model_costs = match model_costs.first() {
+            None => "—".to_string(),
+            Some(first) if model_costs.iter().all(|c| c == first) => {
+                format!("{first} (each of {})", model_costs.len())
+            }
+            Some(_) => model_costs.join("; "),
+        };
+        md.push_str(&format!(
+            "| {who} | {clients} | {acquisitions} | {polls} | {} | {} | {model_costs} | {} | {} |\n",
+            join(real.iter().map(pair).collect()),
+            join(real.iter().map(per_acq).collect()),
+            if predicted.is_empty() {
+                "—".to_string()
+            } else {
+                join(predicted.iter().map(pair).collect())
+            },
+            if predicted == real { "yes" } else { "NO" },
+        ));
+    }
+    md.push_str("\n- Compared: on each master, how many `SET NX PX` and how many release scripts (compare-and-delete) arrived, for the acquisitions and polls the run made: both send one `SET` per master per try, won or lost, release a failed try on every master, and release a held lock on every master.\n- Not compared: the order and overlap of the requests (the model asks the masters one at a time, 0 to 4, and waits for each answer; pottery sends to all five at once from a thread pool and stops waiting at a majority, its other calls landing anyway), the number of polls (timing: the model retries after a fixed 200 ms, pottery after `uniform(0, 0.2)` s), the replies pottery got (its commands are counted, not replayed against the model's store; lockstep's own actors' are, above), the keys, tokens and TTL arithmetic (`redlock:lock` and a uuid4 against `lock` and the session; pottery's validity check against the model's TTL less 1% + 2 ms), and the scripts' own `GET`/`DEL` inside Redis.\n");
     md
 }
 
@@ -1444,6 +1720,34 @@ mod tests {
         // A command the server never showed.
         let (journal, lines) = run(&[0, 1], replies);
         assert_eq!(conform(&recipe, 2, &journal, &lines).unseen, 1);
+    }
+
+    #[test]
+    fn the_models_redlock_costs_are_the_same_on_every_master() {
+        let redlock = models::recipes::parse("redlock").unwrap();
+        let herd = model_herd(&redlock, 3, 100);
+        assert_eq!(herd.per_master.len(), 5);
+        assert_eq!((herd.acquisitions, herd.releases), (3, 3));
+        // The masters' requests add up to the herd's.
+        let mut sum: BTreeMap<String, u64> = BTreeMap::new();
+        for m in &herd.per_master {
+            for (k, n) in m {
+                *sum.entry(k.clone()).or_insert(0) += n;
+            }
+        }
+        assert_eq!(sum, herd.requests);
+        let costs = Costs::of(&redlock, 3, 100).unwrap();
+        for m in &costs.per_master {
+            assert_eq!(
+                fmt_costs_of(&m.per_acquisition, &m.per_poll),
+                "eval 1 + 1/poll, set 1 + 1/poll"
+            );
+        }
+        assert_eq!(fmt_costs(&costs), "eval 5 + 5/poll, set 5 + 5/poll");
+        // One master: all of it on master 0.
+        let token = models::recipes::parse("redis-token").unwrap();
+        let herd = model_herd(&token, 3, 100);
+        assert_eq!(herd.per_master, vec![herd.requests.clone()]);
     }
 
     #[test]

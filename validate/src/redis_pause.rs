@@ -15,18 +15,23 @@
 //! `redis-token:incr-token` (`INCR lock:fence` after acquiring), it
 //! refuses the stale holder's lower token.
 //!
-//! The model's twin is the same scenario simulated: two clients of
-//! `redis-token` (unfenced) or `redis-token:incr-token` (fenced), the first
-//! holder paused past the key's TTL (the recipe's 10 s; the real run uses 1
-//! s to stay short, and the facts compared are orders, not times).
-//! Compared: the second client took the lock during the pause; both held at
-//! once; the stale write was accepted (unfenced) or rejected (fenced).
+//! The model's twins are the shipped scenarios `scenarios/redis-gc-pause.toml`
+//! (`redis-token`) and `scenarios/redis-gc-pause-fenced.toml`
+//! (`redis-token:incr-token`, fenced), simulated at their own seeds: three
+//! clients, pauses of 11–14 s past the recipe's fixed 10 s TTL. There, A is
+//! the holder the first pause struck and B the next client to take the
+//! lock. The TTLs differ (real 1 s, simulated 10 s) and so do the times:
+//! only facts of order are compared — B took the lock during A's pause;
+//! both held at once; A's write after B took it was accepted (unfenced) or
+//! refused (fenced) — and the simulated run must violate exactly what its
+//! file's `expect` says.
 
 use crate::etcdctl::collect;
 use models::ids::{client_id, resource_id, ClientIdx};
 use models::msg::Msg;
 use models::resource::{Resource, ResourceState};
 use serde::Serialize;
+use sim::scenario::FaultKind;
 use sim::trace::TraceEvent;
 use stateright::actor::{Actor, Command as ActorCommand, Out};
 use std::borrow::Cow;
@@ -42,32 +47,19 @@ const TTL_S: f64 = 1.0;
 /// The shortest real pause: past the TTL with room to spare.
 const PAUSE_S: f64 = 2.0;
 
-/// The model's twin. TODO(redis-gc-pause): when `scenarios/redis-gc-pause.toml`
-/// lands on main, read it here (`include_str!`) instead of this stand-in;
-/// [`model_run`] sets the recipe and `fencing` per experiment, and the
-/// facts compared stay those of [`Facts`].
-const TWIN: &str = r#"
-# The first holder of the lock pauses (a GC pause) past the key's TTL
-# (10 s, the recipe's), between its two writes.
-recipe = "redis-token"
-clients = 2
-rounds = 1
-seed = 1
-fencing = false
-policy = "naive"
-
-[timing]
-think_ms = [100, 100]
-hold_ms = [100, 100]
-latency_ms = [0.1, 0.5]
-
-[[schedule]]
-at_ms = 150
-kind = "pause"
-client = 0
-duration_ms = 12000
-"#;
-const TWIN_FILE: &str = "validate/src/redis_pause.rs (stand-in for scenarios/redis-gc-pause.toml)";
+/// The model's twins: the shipped scenarios, as `lockstep run` reads them.
+/// Their recipe's TTL is 10 s (fixed), the real run's 1 s, so only facts
+/// of order are compared ([`Facts`]), never times.
+const TWINS: [(&str, &str); 2] = [
+    (
+        "scenarios/redis-gc-pause.toml",
+        include_str!("../../scenarios/redis-gc-pause.toml"),
+    ),
+    (
+        "scenarios/redis-gc-pause-fenced.toml",
+        include_str!("../../scenarios/redis-gc-pause-fenced.toml"),
+    ),
+];
 
 /// What a run, real or simulated, is compared on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -133,10 +125,20 @@ pub struct RealRun {
 #[derive(Clone, Debug, Serialize)]
 pub struct ModelRun {
     pub recipe: String,
+    /// The shipped scenario simulated, at its own seed.
     pub scenario: String,
+    pub seed: u64,
+    pub clients: u16,
+    /// The holder the first pause struck (A), and the client that took the
+    /// lock next (B), by their numbers in the scenario.
+    pub paused: ClientIdx,
+    pub taker: ClientIdx,
+    /// Its story, A and B renumbered 0 and 1.
     pub story: Story,
     pub facts: Facts,
     pub violated: Vec<String>,
+    /// The scenario's `expect`: the violations its own report checks.
+    pub expected: Vec<String>,
     pub rejected_writes: u64,
 }
 
@@ -157,6 +159,7 @@ impl Experiment {
         match (&self.real, &self.model, &self.error) {
             (Some(r), Some(m), None) => {
                 r.facts == m.facts
+                    && m.violated == m.expected
                     && r.facts.both_at_once
                     && r.facts.b_took_it_during_the_pause
                     && r.facts.stale_write_rejected == self.fenced
@@ -424,70 +427,88 @@ fn real_run(redis: &str, fenced: bool) -> Result<RealRun, String> {
     })
 }
 
-/// The model's twin with `recipe` and `fencing` set.
-fn model_run(fenced: bool) -> Result<ModelRun, String> {
-    let recipe = if fenced {
-        "redis-token:incr-token"
-    } else {
-        "redis-token"
-    };
-    let text = if fenced {
-        TWIN.replace(
-            "recipe = \"redis-token\"",
-            "recipe = \"redis-token\"\nvariant = \"incr-token\"",
-        )
-        .replace("fencing = false", "fencing = true")
-    } else {
-        TWIN.to_string()
-    };
-    let scenario = sim::scenario::Scenario::parse(&text, TWIN_FILE, "redis-gc-pause")
-        .map_err(|e| e.to_string())?;
-    let o = sim::engine::simulate(&scenario, scenario.seed, true);
+/// The first pause that struck a holder, in a simulated run's trace: who
+/// was paused (A) and who took the lock next (B), with their holds, the
+/// pause, and the writes of both (clients renumbered: A is 0, B is 1).
+/// Times are seconds since A acquired.
+fn model_story(
+    trace: &[sim::trace::TraceLine],
+    end_us: u64,
+) -> Result<(Story, ClientIdx, ClientIdx), String> {
     let s = |t: u64| t as f64 / 1e6;
-    let mut pause = None;
-    let mut resumed = None;
-    let mut holds: Vec<(ClientIdx, f64)> = Vec::new();
-    let mut releases: Vec<(ClientIdx, f64)> = Vec::new();
-    let mut writes = Vec::new();
-    for l in &o.trace {
+    // Each client's holds, as (from, to) in microseconds.
+    let mut holds: Vec<(ClientIdx, u64, Option<u64>)> = Vec::new();
+    let mut pause: Option<(ClientIdx, u64)> = None;
+    let mut resumed: Option<u64> = None;
+    for l in trace {
         match &l.event {
-            TraceEvent::Fault { client: 0, .. } if pause.is_none() => pause = Some(s(l.t)),
-            TraceEvent::Resume { client: 0 } => resumed = Some(s(l.t)),
-            TraceEvent::Hold { client, .. } => holds.push((*client, s(l.t))),
-            TraceEvent::Release { client } => releases.push((*client, s(l.t))),
+            TraceEvent::Hold { client, .. } => holds.push((*client, l.t, None)),
+            TraceEvent::Release { client } => {
+                if let Some(h) = holds.iter_mut().rev().find(|h| h.0 == *client) {
+                    h.2.get_or_insert(l.t);
+                }
+            }
+            TraceEvent::Fault {
+                fault: FaultKind::Pause,
+                client,
+                ..
+            } if pause.is_none() && holds.iter().any(|h| h.0 == *client && h.2.is_none()) => {
+                pause = Some((*client, l.t));
+            }
+            TraceEvent::Resume { client }
+                if resumed.is_none() && pause.is_some_and(|p| p.0 == *client) =>
+            {
+                resumed = Some(l.t);
+            }
+            _ => {}
+        }
+    }
+    let (a, paused) = pause.ok_or("no pause struck a holder")?;
+    let resumed = resumed.ok_or("the paused holder never resumed")?;
+    let span = |h: &(ClientIdx, u64, Option<u64>)| (h.1, h.2.unwrap_or(end_us));
+    let a_held = holds
+        .iter()
+        .rev()
+        .find(|h| h.0 == a && h.1 <= paused)
+        .map(span)
+        .ok_or("the paused client held nothing")?;
+    let (b, b_held) = holds
+        .iter()
+        .find(|h| h.0 != a && h.1 > paused)
+        .map(|h| (h.0, span(h)))
+        .ok_or("nobody took the lock after the pause")?;
+    let rel = |t: u64| s(t) - s(a_held.0);
+    let writes = trace
+        .iter()
+        .filter_map(|l| match l.event {
             TraceEvent::Write {
                 client,
                 token,
                 accepted,
-            } => writes.push((s(l.t), *client, *token, *accepted)),
-            _ => {}
-        }
-    }
-    let held = |c: ClientIdx| -> Option<(f64, f64)> {
-        let from = holds.iter().find(|h| h.0 == c)?.1;
-        let to = releases
-            .iter()
-            .find(|r| r.0 == c && r.1 >= from)
-            .map_or(s(o.metrics.end_us), |r| r.1);
-        Some((from, to))
-    };
-    let a = held(0).ok_or("client 0 never held")?;
-    if holds.first().map(|h| h.0) != Some(0) {
-        return Err("client 1 held first: the pause did not hit the holder".into());
-    }
-    let rel = |t: f64| t - a.0;
+            } if (client == a || client == b) && a_held.0 <= l.t && l.t <= a_held.1 => {
+                Some((rel(l.t), ClientIdx::from(client == b), token, accepted))
+            }
+            _ => None,
+        })
+        .collect();
     let story = Story {
-        a_held: (0.0, rel(a.1)),
-        b_held: held(1).map(|b| (rel(b.0), rel(b.1))),
-        pause: (
-            rel(pause.ok_or("no pause")?),
-            rel(resumed.ok_or("no resume")?),
-        ),
-        writes: writes
-            .into_iter()
-            .map(|(t, c, tok, ok)| (rel(t), c, tok, ok))
-            .collect(),
+        a_held: (0.0, rel(a_held.1)),
+        b_held: Some((rel(b_held.0), rel(b_held.1))),
+        pause: (rel(paused), rel(resumed)),
+        writes,
     };
+    Ok((story, a, b))
+}
+
+/// The shipped twin, unfenced or fenced, simulated at its own seed.
+fn model_run(fenced: bool) -> Result<ModelRun, String> {
+    let (file, text) = TWINS[usize::from(fenced)];
+    let name = file
+        .trim_start_matches("scenarios/")
+        .trim_end_matches(".toml");
+    let scenario = sim::scenario::Scenario::parse(text, file, name).map_err(|e| e.to_string())?;
+    let o = sim::engine::simulate(&scenario, scenario.seed, true);
+    let (story, a, b) = model_story(&o.trace, o.metrics.end_us)?;
     let mut violated: Vec<String> = o
         .violations
         .iter()
@@ -495,12 +516,24 @@ fn model_run(fenced: bool) -> Result<ModelRun, String> {
         .collect();
     violated.sort();
     violated.dedup();
+    let mut expected: Vec<String> = scenario
+        .expect
+        .iter()
+        .flatten()
+        .map(|p| p.name().to_string())
+        .collect();
+    expected.sort();
     Ok(ModelRun {
-        recipe: recipe.into(),
-        scenario: text,
+        recipe: scenario.recipe.id(),
+        scenario: file.into(),
+        seed: scenario.seed,
+        clients: scenario.clients,
+        paused: a,
+        taker: b,
         facts: story.facts(),
         story,
         violated,
+        expected,
         rejected_writes: o.metrics.rejected_writes,
     })
 }
@@ -532,7 +565,7 @@ pub fn experiment(redis: &str, fenced: bool) -> Experiment {
 
 /// The report's part on the pause experiments.
 pub fn section(experiments: &[Experiment]) -> String {
-    let mut md = String::from("\n### Kleppmann's pause on real Redis, and its simulated twin\n\nredis-py 5.3.1's own `Lock(timeout=1)` (`validate/redis_pause.py`): the holder A writes once to a guarded resource (the model's own resource actor, served by the validator on loopback) and is stopped (SIGSTOP) for at least 2 s, past its key's 1 s TTL; B, polling, takes the lock when the server expires the key, writes twice and releases; A resumes (SIGCONT), still believing it holds, writes, and releases. Unfenced, both write with token 0 (redis-py's random token orders nothing); fenced, each writes with its `INCR lock:fence` (lockstep's `redis-token:incr-token`) and the resource refuses a token lower than the highest it took. Beside it, the same scenario simulated (the recipe's TTL is 10 s there, so the pause is 12 s; the facts compared are orders, not times). Times are seconds since A acquired.\n\n| resource | run | A held | B held | A paused | writes (time, client, token, accepted) | B took it during the pause | both at once | stale write accepted | stale write rejected | A's release | agree |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    let mut md = String::from("\n### Kleppmann's pause on real Redis, and its simulated twin\n\nredis-py 5.3.1's own `Lock(timeout=1)` (`validate/redis_pause.py`): the holder A writes once to a guarded resource (the model's own resource actor, served by the validator on loopback) and is stopped (SIGSTOP) for at least 2 s, past its key's 1 s TTL; B, polling, takes the lock when the server expires the key, writes twice and releases; A resumes (SIGCONT), still believing it holds, writes, and releases. Unfenced, both write with token 0 (redis-py's random token orders nothing); fenced, each writes with its `INCR lock:fence` (lockstep's `redis-token:incr-token`) and the resource refuses a token lower than the highest it took. Beside it, the shipped scenarios simulated at their own seeds: `scenarios/redis-gc-pause.toml` (`redis-token`) and `scenarios/redis-gc-pause-fenced.toml` (`redis-token:incr-token`, the resource fenced): three clients, pauses of 11–14 s at random, past the recipe's fixed 10 s TTL; A is the holder the first pause struck, B the next client to take the lock. The real TTL is 1 s and the simulated one 10 s, so times differ and are not compared: only the facts of order are (the four yes/no columns), and the simulated run must violate exactly what its file's `expect` lists. Times are seconds since A acquired.\n\n| resource | run | A held | B held | A paused | writes (time, client, token, accepted) | B took it during the pause | both at once | stale write accepted | stale write rejected | A's release | agree |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let span = |x: (f64, f64)| format!("{:.2}–{:.2}", x.0, x.1);
     let writes = |w: &[Written]| {
         w.iter()
@@ -571,14 +604,23 @@ pub fn section(experiments: &[Experiment]) -> String {
             ));
         }
         if let Some(m) = &e.model {
-            md.push_str(&format!(
-                "| {resource} | model (`{}`; violated: {}) | {} | {} | {} | {} | {} | {} | {} | {} | — | {agree} |\n",
-                m.recipe,
-                if m.violated.is_empty() {
+            let list = |v: &[String]| {
+                if v.is_empty() {
                     "none".to_string()
                 } else {
-                    m.violated.join(", ")
-                },
+                    v.join(", ")
+                }
+            };
+            md.push_str(&format!(
+                "| {resource} | model (`{}`, seed {}, {} clients: A is client {}, B client {}; `{}`; violated: {}; expected: {}) | {} | {} | {} | {} | {} | {} | {} | {} | — | {agree} |\n",
+                m.scenario,
+                m.seed,
+                m.clients,
+                m.paused,
+                m.taker,
+                m.recipe,
+                list(&m.violated),
+                list(&m.expected),
                 span(m.story.a_held),
                 m.story.b_held.map_or("—".into(), span),
                 span(m.story.pause),
@@ -593,6 +635,40 @@ pub fn section(experiments: &[Experiment]) -> String {
             md.push_str(&format!("\n- {resource}: did not run: {err}\n"));
         }
     }
-    md.push_str(&format!("\n- The simulated twin is a stand-in written in `{TWIN_FILE}` until `scenarios/redis-gc-pause.toml` exists.\n"));
+    md.push_str(
+        "\n- The simulated writes are A's and B's while A held; the third client's are left out.\n",
+    );
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_twins_show_the_pause() {
+        let unfenced = model_run(false).unwrap();
+        assert_eq!(unfenced.violated, unfenced.expected);
+        assert_eq!(
+            unfenced.facts,
+            Facts {
+                b_took_it_during_the_pause: true,
+                both_at_once: true,
+                stale_write_accepted: true,
+                stale_write_rejected: false,
+            }
+        );
+        let fenced = model_run(true).unwrap();
+        assert_eq!(fenced.violated, fenced.expected);
+        assert_eq!(
+            fenced.facts,
+            Facts {
+                b_took_it_during_the_pause: true,
+                both_at_once: true,
+                stale_write_accepted: false,
+                stale_write_rejected: true,
+            }
+        );
+        assert_ne!(unfenced.paused, unfenced.taker);
+    }
 }
