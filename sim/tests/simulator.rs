@@ -476,7 +476,7 @@ const REFERENCE_TRACES: [(&str, &str); 27] = [
     ("redis-setnx-crash", "307a909ad4a40678"),
     ("redis-setnx-crash-atomic", "4135748b014a71ed"),
     ("redlock-restart-without-fsync", "c0a8467948d8d59f"),
-    ("redlock-restart-fsync-always", "29f160e9b688d5fc"),
+    ("redlock-restart-fsync-always", "3a2e4beabde1e987"),
     ("redlock-clock-jump", "1aeefb3ada7a27b9"),
     ("redlock-clock-jump-fenced", "3f0910bf199b9867"),
 ];

@@ -1042,7 +1042,8 @@ impl<'a> Sim<'a> {
 
     /// A Redis master's fault: a restart, a clock jump, a failover, as
     /// the store carries it out (`Store::restart_master`, `jump_clock`,
-    /// `fail_over`). It fires if it changes the store.
+    /// `fail_over`). It always fires — a master with `appendfsync always`
+    /// restarts too, and loses nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
         let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
@@ -1050,9 +1051,18 @@ impl<'a> Sim<'a> {
         let store = &self.store;
         let state = &mut self.store_state;
         let fired = match f.kind {
-            FaultKind::MasterRestart => store.restart_master(state, master, &mut out),
-            FaultKind::ClockJump => store.jump_clock(state, master, &mut out),
-            FaultKind::Failover => store.fail_over(state, &mut out),
+            FaultKind::MasterRestart => {
+                store.restart_master(state, master, &mut out);
+                true
+            }
+            FaultKind::ClockJump => {
+                store.jump_clock(state, master, &mut out);
+                true
+            }
+            FaultKind::Failover => {
+                store.fail_over(state, &mut out);
+                true
+            }
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
