@@ -114,23 +114,12 @@ impl Relabel for StoreState {
         etcd.range_watchers.sort();
         // Redis keys are the recipes' own text: only values and setters
         // name clients, and the keys keep their order.
-        let relabel_entry = |e: &mut crate::store::redis::Entry| {
+        for e in self.redis.entries_mut() {
             e.value.relabel(p);
             if let Some(ttl) = &mut e.ttl {
                 ttl.setter.relabel(p);
             }
-        };
-        let redis = &mut self.redis;
-        let replica = redis.replica.iter_mut().flat_map(|r| {
-            let backlog = r.backlog.iter_mut().filter_map(|(_, e)| e.as_mut());
-            r.keys.keys.iter_mut().chain(backlog)
-        });
-        redis
-            .masters
-            .iter_mut()
-            .flat_map(|space| space.keys.iter_mut())
-            .chain(replica)
-            .for_each(relabel_entry);
+        }
         self.first_in_line.relabel(p);
     }
 }
@@ -327,23 +316,7 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
         };
         add(item(&(10u8, keys, w.start_revision)));
     }
-    let redis = &state.store.redis;
-    let replica = redis.replica.iter().flat_map(|r| {
-        let keys = r.keys.keys.iter().map(|e| ((1u8, 0), Some(e)));
-        let backlog = r
-            .backlog
-            .iter()
-            .enumerate()
-            .map(|(at, (_, e))| ((2u8, at), e.as_ref()));
-        keys.chain(backlog)
-    });
-    let masters = redis
-        .masters
-        .iter()
-        .enumerate()
-        .flat_map(|(m, space)| space.keys.iter().map(move |e| ((0u8, m), Some(e))));
-    for (at, e) in masters.chain(replica) {
-        let Some(e) = e else { continue };
+    for (at, e) in state.store.redis.entries() {
         let setter = e.ttl.map(|t| t.setter).filter(mine);
         if setter.is_some() || names_c(e.value) {
             let ttl = e.ttl.map(|t| (t.ms, erased(t.setter)));

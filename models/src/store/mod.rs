@@ -918,15 +918,8 @@ impl Actor for Store {
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
                 let Applied { reply, fired, ttl } = state.to_mut().apply_full(session, &req);
-                match ttl {
-                    Some((master, TtlChange::Armed { key, ms })) => o.set_timer(
-                        Timer::KeyTtl { master, key },
-                        exactly(Duration::from_millis(ms.into())),
-                    ),
-                    Some((master, TtlChange::Cleared { key })) => {
-                        o.cancel_timer(Timer::KeyTtl { master, key })
-                    }
-                    None => {}
+                if let Some((master, change)) = ttl {
+                    key_timer(o, master, change);
                 }
                 // A lease granted now is known by the id the store gave
                 // it: its expiry timer too.
@@ -1022,81 +1015,71 @@ impl Store {
 
     /// Redis: `master` restarts. Without persistence it comes back empty
     /// (its keys' TTLs with them); with `appendfsync always` it loses
-    /// nothing. Whether it changes anything.
-    pub fn restart_master(
-        &self,
-        state: &mut Cow<StoreState>,
-        master: u8,
-        o: &mut Out<Self>,
-    ) -> bool {
-        if self.deployment.persistence == Persistence::AppendfsyncAlways {
-            return false;
-        }
-        let gone = state.redis.with_ttl(master);
-        if state
+    /// nothing.
+    pub fn restart_master(&self, state: &mut Cow<StoreState>, master: u8, o: &mut Out<Self>) {
+        let empty = state
             .redis
             .masters
             .get(usize::from(master))
-            .is_none_or(|m| m.keys.is_empty())
-        {
-            return false;
+            .is_none_or(|m| m.keys.is_empty());
+        if self.deployment.persistence == Persistence::AppendfsyncAlways || empty {
+            return;
+        }
+        for (key, _) in state.redis.with_ttl(master) {
+            key_timer(o, master, TtlChange::Cleared { key });
         }
         state.to_mut().redis.empty_master(master);
-        for key in gone {
-            o.cancel_timer(Timer::KeyTtl { master, key });
-        }
-        true
     }
 
     /// Redis: `master`'s clock jumps forward past its keys' TTLs: every
-    /// key with one expires at once. Whether it changes anything.
-    pub fn jump_clock(&self, state: &mut Cow<StoreState>, master: u8, o: &mut Out<Self>) -> bool {
-        let due = state.redis.with_ttl(master);
-        for &key in &due {
+    /// key with one expires at once.
+    pub fn jump_clock(&self, state: &mut Cow<StoreState>, master: u8, o: &mut Out<Self>) {
+        for (key, _) in state.redis.with_ttl(master) {
             state.to_mut().redis.expire(master, key);
-            o.cancel_timer(Timer::KeyTtl { master, key });
+            key_timer(o, master, TtlChange::Cleared { key });
         }
-        !due.is_empty()
     }
 
     /// Redis: the replica receives the first master's oldest change it has
     /// not yet.
-    pub fn replicate(&self, state: &mut Cow<StoreState>) -> bool {
+    pub fn replicate(&self, state: &mut Cow<StoreState>) {
         let pending = state
             .redis
             .replica
             .as_ref()
             .is_some_and(|r| !r.backlog.is_empty());
-        pending && state.to_mut().redis.replicate_one()
+        if pending {
+            state.to_mut().redis.replicate_one();
+        }
     }
 
     /// Redis: the replica is promoted in the first master's place; what it
     /// had not received is lost. The promoted keys' TTLs run from now
     /// (Redis keeps a key's expiry time across a failover; the model
     /// gives it its whole TTL again).
-    pub fn fail_over(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) -> bool {
+    pub fn fail_over(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) {
         if state.redis.replica.is_none() {
-            return false;
+            return;
         }
-        for key in state.redis.with_ttl(0) {
-            o.cancel_timer(Timer::KeyTtl { master: 0, key });
+        for (key, _) in state.redis.with_ttl(0) {
+            key_timer(o, 0, TtlChange::Cleared { key });
         }
         state.to_mut().redis.fail_over();
-        let promoted: Vec<(Name, u32)> = state
-            .redis
-            .masters
-            .first()
-            .into_iter()
-            .flat_map(|m| m.keys.iter())
-            .filter_map(|e| e.ttl.map(|t| (e.key, t.ms)))
-            .collect();
-        for (key, ms) in promoted {
-            o.set_timer(
-                Timer::KeyTtl { master: 0, key },
-                exactly(Duration::from_millis(ms.into())),
-            );
+        for (key, ms) in state.redis.with_ttl(0) {
+            key_timer(o, 0, TtlChange::Armed { key, ms });
         }
-        true
+    }
+}
+
+/// Redis: arms or cancels the store timer of a key's TTL on `master` as
+/// `change` says.
+fn key_timer(o: &mut Out<Store>, master: u8, change: TtlChange) {
+    match change {
+        TtlChange::Armed { key, ms } => o.set_timer(
+            Timer::KeyTtl { master, key },
+            exactly(Duration::from_millis(ms.into())),
+        ),
+        TtlChange::Cleared { key } => o.cancel_timer(Timer::KeyTtl { master, key }),
     }
 }
 

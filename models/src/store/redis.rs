@@ -242,9 +242,49 @@ impl RedisKv {
         }
     }
 
-    /// Every key of `master` with a TTL (a clock jump expires them all).
-    pub fn with_ttl(&self, master: u8) -> Vec<Name> {
-        self.expiring(master).map(|(k, _)| k).collect()
+    /// Every key of `master` with a TTL, and its TTL in milliseconds (a
+    /// clock jump expires them all; a promoted master arms them again).
+    pub fn with_ttl(&self, master: u8) -> Vec<(Name, u32)> {
+        self.masters
+            .get(usize::from(master))
+            .into_iter()
+            .flat_map(|space| space.keys.iter())
+            .filter_map(|e| e.ttl.map(|t| (e.key, t.ms)))
+            .collect()
+    }
+
+    /// Every entry the deployment keeps — the masters' keys, the
+    /// replica's and the changes on their way to it — each with where it
+    /// is: `(0, master)`, `(1, 0)` for the replica, `(2, place in the
+    /// backlog)`. Symmetry reduction renames and weighs them all.
+    pub fn entries(&self) -> impl Iterator<Item = ((u8, usize), &Entry)> + '_ {
+        let masters = self
+            .masters
+            .iter()
+            .enumerate()
+            .flat_map(|(m, space)| space.keys.iter().map(move |e| ((0u8, m), e)));
+        let replica = self.replica.iter().flat_map(|r| {
+            let keys = r.keys.keys.iter().map(|e| ((1u8, 0), e));
+            let backlog = r
+                .backlog
+                .iter()
+                .enumerate()
+                .filter_map(|(at, (_, e))| e.as_ref().map(|e| ((2u8, at), e)));
+            keys.chain(backlog)
+        });
+        masters.chain(replica)
+    }
+
+    /// [`RedisKv::entries`], to change them.
+    pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> + '_ {
+        let replica = self.replica.iter_mut().flat_map(|r| {
+            let backlog = r.backlog.iter_mut().filter_map(|(_, e)| e.as_mut());
+            r.keys.keys.iter_mut().chain(backlog)
+        });
+        self.masters
+            .iter_mut()
+            .flat_map(|space| space.keys.iter_mut())
+            .chain(replica)
     }
 
     /// `key`'s TTL on `master` ran out: the key is deleted. True if there
@@ -265,15 +305,6 @@ impl RedisKv {
             self.replicate_later(key);
         }
         gone
-    }
-
-    /// Every key with a TTL on `master`, as (key, setter).
-    pub fn expiring(&self, master: u8) -> impl Iterator<Item = (Name, SessionId)> + '_ {
-        self.masters
-            .get(usize::from(master))
-            .into_iter()
-            .flat_map(|space| space.keys.iter())
-            .filter_map(|e| e.ttl.map(|t| (e.key, t.setter)))
     }
 }
 
