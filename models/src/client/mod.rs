@@ -260,11 +260,17 @@ impl Client {
         if self.timing.acquire_timeout.is_some() {
             o.cancel_timer(Timer::GiveUp);
         }
+        self.stop_attempt_clock(o);
+        self.stop_sleeping(st, o);
+        st.clocks.set(Clocks::TIMED_OUT, false);
+    }
+
+    /// The attempt is over (held, given up, or the recipe sleeps before
+    /// the next): its validity no longer runs.
+    fn stop_attempt_clock(&self, o: &mut Out<Self>) {
         if self.recipe.validity().is_some() {
             o.cancel_timer(Timer::Validity);
         }
-        self.stop_sleeping(st, o);
-        st.clocks.set(Clocks::TIMED_OUT, false);
     }
 
     fn stop_renewing(&self, o: &mut Out<Self>) {
@@ -461,10 +467,8 @@ impl Client {
             Step::Sleep { after } => {
                 st.clocks.set(Clocks::SLEEPING, true);
                 o.set_timer(Timer::Wake, exactly(after));
-                // The attempt is over; the next starts at the wake.
-                if self.recipe.validity().is_some() {
-                    o.cancel_timer(Timer::Validity);
-                }
+                // The next attempt starts at the wake.
+                self.stop_attempt_clock(o);
             }
             // "Not mine": an armed sleep runs on.
             Step::Wait | Step::Unexpected => {}
@@ -790,13 +794,12 @@ impl Actor for Client {
             // The watchdog renews the key while the client holds and has
             // nothing else out; its answer changes nothing.
             Timer::Renew if state.is_holding() => {
-                let st = state.to_mut();
-                let renewal = st
+                let renewal = state
                     .recipe
                     .as_ref()
-                    .and_then(|r| self.recipe.renewal(st.session, r));
-                if let (Some(req), None) = (renewal, &st.pending) {
-                    self.send_request(st, req, o);
+                    .and_then(|r| self.recipe.renewal(state.session, r));
+                if let (Some(req), None) = (renewal, &state.pending) {
+                    self.send_request(state.to_mut(), req, o);
                 }
                 self.arm_renewal(o);
             }
