@@ -51,7 +51,8 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "fault",
             format!("master {m}"),
             String::new(),
-            "restarts without persistence: its keys are gone".into(),
+            // The state does not say how the masters persist.
+            "restarts: empty without persistence, its keys kept with appendfsync always".into(),
         ),
         Action::ClockJump(m) => (
             "fault",
