@@ -699,6 +699,21 @@ fn outputs_do_not_replace_inputs_or_each_other() {
 /// A flag that would be ignored is an error, not a silent no-op.
 #[test]
 fn flags_that_would_do_nothing_are_refused() {
+    // An interrupt only where the library returns from one (Redisson's).
+    usage_error(
+        &[
+            "check",
+            "--recipe",
+            "redis-token",
+            "--clients",
+            "2",
+            "--interrupts",
+            "1",
+        ],
+        "--interrupts: an interrupt returns from an acquisition with its request on the way, \
+         which redis-token's library does not model; recipes that do: redis-token:watchdog, \
+         redis-token:watchdog-after-unlock",
+    );
     usage_error(&["check", "--list", "--recipe", "nope"], "--list");
     usage_error(
         &["report", "--out", "elsewhere", "timeline", "t.jsonl"],

@@ -88,8 +88,8 @@ use std::time::Duration;
 pub use crate::apps::queue::HERD_QUEUE_ITEMS;
 pub use crate::apps::shared_lock::herd_writers;
 pub use crate::apps::{
-    App, Application, BarrierRecipe, ElectionRecipe, LockRecipe, PlainLock, QueueRecipe, Reentry,
-    SemaphoreRecipe, SharedLockRecipe,
+    App, Application, BarrierRecipe, ElectionRecipe, LateAnswer, LockRecipe, PlainLock,
+    QueueRecipe, Reentry, SemaphoreRecipe, SharedLockRecipe,
 };
 
 /// What the recipe does next.
@@ -587,6 +587,9 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn reentry(&self) -> Reentry;
     fn withdraws(&self) -> bool;
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request>;
+    fn interruptible(&self) -> bool;
+    fn on_late_answer(&self, session: SessionId, reply: &Reply) -> LateAnswer;
+    fn orphan_renewal(&self, session: SessionId) -> Option<Request>;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
     fn closes_abandoned_session(&self) -> bool;
     fn key_lease(&self) -> Option<KeyLease>;
@@ -764,6 +767,15 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request> {
         self.lock_hooks().withdraw(session, st.get::<R::State>())
+    }
+    fn interruptible(&self) -> bool {
+        self.lock_hooks().interruptible()
+    }
+    fn on_late_answer(&self, session: SessionId, reply: &Reply) -> LateAnswer {
+        self.lock_hooks().on_late_answer(session, reply)
+    }
+    fn orphan_renewal(&self, session: SessionId) -> Option<Request> {
+        self.lock_hooks().orphan_renewal(session)
     }
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume {
         step_on(st, |s: &mut R::State| Recipe::resume(self, session, s))

@@ -157,6 +157,44 @@ fn a_failover_loses_a_lock_the_replica_had_not_received() {
     assert!(path.iter().any(|a| matches!(a, Action::Failover)));
 }
 
+/// Redisson #7272: an interrupt while the acquire is on its way; the late
+/// grant arms a watchdog after the caller's unlock, and nobody acquires
+/// again. The fix gives the grant back. Without an interrupt the two
+/// variants are one model.
+#[test]
+fn a_watchdog_armed_after_the_unlock_renews_a_key_nobody_holds() {
+    let late = run(cfg(
+        "redis-token:watchdog-after-unlock",
+        2,
+        one(|b| b.interrupts = 1),
+    ));
+    assert_eq!(violated(&late), ["progress"]);
+    assert_eq!(late.unique_states, 563);
+    let path = late.path(Progress).unwrap();
+    assert_eq!(path.len(), 6);
+    assert!(matches!(path[4], Action::Interrupt(0)), "{path:?}");
+    let fixed = run(cfg("redis-token:watchdog", 2, one(|b| b.interrupts = 1)));
+    assert_eq!(violated(&fixed), Vec::<&str>::new());
+    assert_eq!(fixed.unique_states, 541);
+    // The fix holds with more faults beside the interrupt.
+    let fixed = run(cfg(
+        "redis-token:watchdog",
+        2,
+        one(|b| {
+            b.interrupts = 1;
+            b.lost_replies = 1;
+            b.crashes = 1;
+        }),
+    ));
+    assert_eq!(violated(&fixed), Vec::<&str>::new());
+    for faults in [FaultBudget::default(), one(|b| b.pauses = 1)] {
+        let a = run(cfg("redis-token:watchdog", 2, faults));
+        let b = run(cfg("redis-token:watchdog-after-unlock", 2, faults));
+        assert_eq!(a.unique_states, b.unique_states, "{faults:?}");
+        assert_eq!(violated(&a), violated(&b), "{faults:?}");
+    }
+}
+
 #[test]
 fn the_commands_answer_as_redis_does() {
     let s = SessionId::first(0);
@@ -266,6 +304,14 @@ fn redis_settings_are_refused_where_they_mean_nothing() {
         }),
         Setting::Policy
     );
+    // Only a library that returns from an interrupted acquire takes one.
+    for recipe in ["redis-token", "fair-predecessor", "redlock"] {
+        assert_eq!(
+            refused(cfg(recipe, 2, one(|b| b.interrupts = 1))),
+            Setting::Interrupts,
+            "{recipe}"
+        );
+    }
     let even = recipes::parse("redlock").unwrap().on_masters(4).unwrap();
     assert_eq!(refused(ModelCfg::new(even, 2)), Setting::Masters);
     let _: PropertyName = MutualExclusion;

@@ -250,6 +250,10 @@ pub enum FaultKind {
     ClockJump,
     /// Redis: the first master's replica is promoted in its place.
     Failover,
+    /// The application interrupts the client's acquisition, its request
+    /// still on its way (Redisson's `lockInterruptibly`). Instantaneous;
+    /// scheduled only.
+    Interrupt,
 }
 
 impl FaultKind {
@@ -262,7 +266,8 @@ impl FaultKind {
             | FaultKind::Pause
             | FaultKind::Partition
             | FaultKind::LostReply
-            | FaultKind::Delay => false,
+            | FaultKind::Delay
+            | FaultKind::Interrupt => false,
         }
     }
 
@@ -284,6 +289,7 @@ impl FaultKind {
             FaultKind::MasterRestart => "master_restart",
             FaultKind::ClockJump => "clock_jump",
             FaultKind::Failover => "failover",
+            FaultKind::Interrupt => "interrupt",
         }
     }
 }
@@ -623,6 +629,10 @@ impl Scenario {
             u32::from(recipe.setup().masters),
         );
         check_schedule(&schedule, raw.clients, store_of, &err)?;
+        if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
+            models::model::check_interrupts(&recipe)
+                .map_err(|e| err(&format!("schedule[{i}].kind"), e))?;
+        }
         if !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
             return Err(err(
                 "replica",
@@ -1332,9 +1342,15 @@ fn resolve_profile(
             }
             // A crash without a duration stays down.
             (FaultKind::Crash | FaultKind::LostReply, None) => (0, 0),
-            // No profile names a store fault (the table has no key for
-            // one): they are scheduled.
-            (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, None) => (0, 0),
+            // No profile names a store fault or an interrupt (the table
+            // has no key for one): they are scheduled.
+            (
+                FaultKind::MasterRestart
+                | FaultKind::ClockJump
+                | FaultKind::Failover
+                | FaultKind::Interrupt,
+                None,
+            ) => (0, 0),
         };
         let extra_us = match (kind, rate.extra_ms) {
             (FaultKind::Delay, Some(d)) => range_us(&format!("{key}.extra_ms"), d, err)?,
@@ -1472,7 +1488,8 @@ fn check_schedule(
                             | FaultKind::Pause
                             | FaultKind::Partition
                             | FaultKind::LostReply
-                            | FaultKind::Delay => {
+                            | FaultKind::Delay
+                            | FaultKind::Interrupt => {
                                 format!("no master {m} (masters are 0..{masters})")
                             }
                         },
@@ -1534,8 +1551,15 @@ fn check_schedule(
             (FaultKind::LostReply, Some(_), _) => {
                 return Err(missing("duration_ms", "a lost reply has no duration"))
             }
+            (FaultKind::Interrupt, Some(_), _) => {
+                return Err(missing("duration_ms", "an interrupt is instantaneous"))
+            }
             (
-                FaultKind::Crash | FaultKind::Pause | FaultKind::Partition | FaultKind::LostReply,
+                FaultKind::Crash
+                | FaultKind::Pause
+                | FaultKind::Partition
+                | FaultKind::LostReply
+                | FaultKind::Interrupt,
                 _,
                 Some(_),
             ) => return Err(missing("extra_ms", "applies only to delay")),
@@ -1543,7 +1567,7 @@ fn check_schedule(
             (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
             | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
-            | (FaultKind::LostReply, None, None)
+            | (FaultKind::LostReply | FaultKind::Interrupt, None, None)
             | (FaultKind::Delay, Some(_), Some(_)) => {}
         }
     }

@@ -446,7 +446,8 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::Pause
                     | FaultKind::Partition
                     | FaultKind::LostReply
-                    | FaultKind::Delay => fault.name(),
+                    | FaultKind::Delay
+                    | FaultKind::Interrupt => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
             }

@@ -37,6 +37,55 @@ fn a_deadline_that_cannot_make_progress_is_refused() {
     assert_eq!(refused_key(&toml), "timing.deadline_ms");
 }
 
+/// The Redis keys, the store faults and the application's interrupt, each
+/// refused naming the key where it means nothing.
+#[test]
+fn redis_keys_and_interrupts_are_refused_where_they_mean_nothing() {
+    let redis = "recipe = \"redis-token\"\nclients = 2\n";
+    let watchdog = "recipe = \"redis-token\"\nvariant = \"watchdog\"\nclients = 2\n";
+    let interrupt = "[[schedule]]\nat_ms = 3\nkind = \"interrupt\"\nclient = 0\n";
+    let cases = [
+        // Only a library that returns from an interrupted acquire.
+        (format!("{redis}{interrupt}"), "schedule[0].kind"),
+        (format!("{HEALTHY}{interrupt}"), "schedule[0].kind"),
+        (
+            format!("{watchdog}{interrupt}duration_ms = 5\n"),
+            "schedule[0].duration_ms",
+        ),
+        (
+            format!("{watchdog}[[schedule]]\nat_ms = 3\nkind = \"interrupt\"\nmaster = 0\n"),
+            "schedule[0].client",
+        ),
+        (
+            format!("{watchdog}[[schedule]]\nat_ms = 3\nkind = \"interrupt\"\nclient = 5\n"),
+            "schedule[0].client",
+        ),
+        // A store fault names a master of a Redis store.
+        (
+            format!("{redis}[[schedule]]\nat_ms = 3\nkind = \"master_restart\"\nmaster = 1\n"),
+            "schedule[0].master",
+        ),
+        (
+            format!("{HEALTHY}[[schedule]]\nat_ms = 3\nkind = \"clock_jump\"\nmaster = 0\n"),
+            "schedule[0].kind",
+        ),
+        (
+            format!("{redis}[[schedule]]\nat_ms = 3\nkind = \"clock_jump\"\nclient = 0\n"),
+            "schedule[0].client",
+        ),
+        (format!("{HEALTHY}masters = 3\n"), "masters"),
+        (
+            format!("{redis}persistence = \"sometimes\"\n"),
+            "persistence",
+        ),
+    ];
+    for (toml, key) in cases {
+        assert_eq!(refused_key(&toml), key, "{toml}");
+    }
+    // And a valid interrupt runs.
+    assert!(parse(&format!("{watchdog}{interrupt}")).is_ok());
+}
+
 #[test]
 fn times_that_would_wrap_are_refused_naming_the_key() {
     let cases = [

@@ -50,6 +50,8 @@ const SHIPPED: [&str; 24] = [
     "redlock-restart-fsync-always",
     "redlock-clock-jump",
     "redlock-clock-jump-fenced",
+    "redisson-watchdog-after-unlock",
+    "redisson-watchdog-after-unlock-fixed",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -479,6 +481,8 @@ const REFERENCE_TRACES: [(&str, &str); 27] = [
     ("redlock-restart-fsync-always", "3a2e4beabde1e987"),
     ("redlock-clock-jump", "1aeefb3ada7a27b9"),
     ("redlock-clock-jump-fenced", "3f0910bf199b9867"),
+    ("redisson-watchdog-after-unlock", "524091d7d52c3ceb"),
+    ("redisson-watchdog-after-unlock-fixed", "c615d5441678fadb"),
 ];
 
 #[test]

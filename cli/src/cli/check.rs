@@ -32,6 +32,9 @@ struct CheckJson {
     /// Crashed clients that may restart (`--restarts`); absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     restarts: u8,
+    /// The application's interrupts (`--interrupts`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    interrupts: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -328,6 +331,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             partitions: cfg.faults.partitions,
             lost_replies: cfg.faults.lost_replies,
             restarts: cfg.faults.restarts,
+            interrupts: cfg.faults.interrupts,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,

@@ -42,7 +42,8 @@ impl From<ConfigError> for UsageError {
             Setting::Fencing => "--fencing",
             Setting::AcquireTimeout => "--acquire-timeout",
             Setting::Reentries => "--reentries",
-            Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies",
+            Setting::Interrupts => "--interrupts",
+            Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies, --interrupts",
             Setting::Crashes => "--crashes",
             Setting::Restarts => "--restarts",
             Setting::Ticks(key) => return UsageError(format!("--ticks {key}: {e}")),
@@ -411,6 +412,11 @@ pub struct ModelArgs {
     /// Replies the store sends that never arrive (the client resends).
     #[arg(long = "lost-replies", default_value_t = 0)]
     pub lost_replies: u8,
+    /// The application interrupts an acquisition, its request still on
+    /// its way, and unlocks (Redisson's `lockInterruptibly`; the Redisson
+    /// variants of redis-token).
+    #[arg(long, default_value_t = 0)]
+    pub interrupts: u8,
     /// The guarded resource rejects tokens lower than the highest it accepted
     /// (locks and elections: a barrier's and a queue's clients write nothing).
     #[arg(long)]
@@ -585,6 +591,7 @@ impl ModelArgs {
                 pauses: self.pauses,
                 partitions: self.partitions,
                 lost_replies: self.lost_replies,
+                interrupts: self.interrupts,
                 restarts: self.restarts,
                 master_restarts: self.master_restarts,
                 clock_jumps: self.clock_jumps,

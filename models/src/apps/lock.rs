@@ -93,6 +93,43 @@ pub trait LockRecipe<S> {
     fn withdraw(&self, _session: SessionId, _st: &S) -> Option<Request> {
         None
     }
+
+    /// Whether the application can interrupt an acquisition at any moment,
+    /// its request still on its way (Redisson's `lockInterruptibly`: the
+    /// caller returns at once and unlocks): the `--interrupts` fault. The
+    /// library then handles the request's late answer
+    /// ([`LockRecipe::on_late_answer`]).
+    fn interruptible(&self) -> bool {
+        false
+    }
+
+    /// What the library does with the answer to a request an interrupt
+    /// left behind, or to one it sent on its own since ([`LateAnswer`]).
+    fn on_late_answer(&self, _session: SessionId, _reply: &Reply) -> LateAnswer {
+        LateAnswer::Ignore
+    }
+
+    /// The renewal a watchdog armed by a late answer sends, holder or not
+    /// ([`LateAnswer::ArmWatchdog`]).
+    fn orphan_renewal(&self, _session: SessionId) -> Option<Request> {
+        None
+    }
+}
+
+/// What a library does with an answer that comes after its caller was
+/// interrupted: the caller has gone on, the library's callbacks have not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LateAnswer {
+    /// Nothing.
+    Ignore,
+    /// The acquire's callback arms the key's watchdog, which renews the
+    /// key for a caller that no longer holds it (Redisson #7272); a
+    /// renewal's answer arms the next.
+    ArmWatchdog,
+    /// The watchdog found the key gone and stops.
+    StopWatchdog,
+    /// The library gives back what the late answer granted.
+    Release(Request),
 }
 
 /// A lock with none of the lock's own hooks: not reentrant, never gives up.

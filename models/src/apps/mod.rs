@@ -33,7 +33,7 @@ use std::fmt;
 
 pub use barrier::BarrierRecipe;
 pub use election::ElectionRecipe;
-pub use lock::{LockRecipe, PlainLock, Reentry};
+pub use lock::{LateAnswer, LockRecipe, PlainLock, Reentry};
 pub use queue::QueueRecipe;
 pub use semaphore::SemaphoreRecipe;
 pub use shared_lock::SharedLockRecipe;

@@ -154,6 +154,7 @@ fn owed(action: Action) -> bool {
         | Action::Pause(_)
         | Action::Partition(_)
         | Action::LoseReply(_)
+        | Action::Interrupt(_)
         | Action::Restart(_)
         | Action::RestartMaster(_)
         | Action::ClockJump(_)

@@ -17,7 +17,7 @@ pub use crate::apps::lock::{Asking, Nesting};
 pub use policy::{Connection, Policy};
 pub use state::{ClientState, ClientStorage, Clocks, Marks, Phase};
 
-use crate::apps::{Hold, Role, Roles, Spec};
+use crate::apps::{Hold, LateAnswer, Role, Roles, Spec};
 use crate::ids::{client_of, resource_id, store_id, ClientIdx, SessionId};
 use crate::msg::{Msg, Reply, Request, Timer, ZkError};
 use crate::recipe::{Face, RecipeRef, Resume, Step};
@@ -205,7 +205,10 @@ impl Client {
 
     pub(crate) fn release(&self, st: &mut ClientState, o: &mut Out<Self>) {
         o.cancel_timer(Timer::Hold);
+        // The unlock cancels the thread's watchdog, one a late answer
+        // armed too.
         self.stop_renewing(o);
+        st.clocks.set(Clocks::ORPHAN_WATCHDOG, false);
         // A re-entering holder may have a request out (a second acquire,
         // an inner release): its reply must not pass for the release's.
         if st.pending.take().is_some() {
@@ -301,6 +304,70 @@ impl Client {
             .as_ref()
             .and_then(|r| self.recipe.withdraw(st.session, r));
         self.leave(st, withdraw, o);
+    }
+
+    /// The application interrupts its acquisition (Redisson's
+    /// `lockInterruptibly`): the caller returns at once, whatever request
+    /// is on its way, and unlocks. Its unlock goes on another pooled
+    /// connection, before the acquire it overtakes, and finds no key of
+    /// its own: it changes nothing, so it is not sent (ARCHITECTURE.md).
+    /// The round ends without holding; the library still hears the
+    /// acquire's answer ([`Client::on_late_answer`]).
+    pub fn on_interrupt(&self, state: &mut Cow<ClientState>, o: &mut Out<Self>) {
+        if state.phase != Phase::Acquiring {
+            return;
+        }
+        let st = state.to_mut();
+        self.stop_acquisition_clocks(st, o);
+        if st.pending.take().is_some() {
+            st.epoch = st.epoch.wrapping_add(1);
+            st.clocks.set(Clocks::ANSWER_DUE, true);
+            o.cancel_timer(Timer::Retry);
+        }
+        self.finish_round(st, o);
+    }
+
+    /// What the library does with an answer its caller no longer waits
+    /// for: the interrupted request's, or one to a request the library
+    /// sent on its own since. Any other stale answer (a request resent on
+    /// a new connection) is dropped, as it always was.
+    fn on_late_answer(&self, state: &mut Cow<ClientState>, reply: &Reply, o: &mut Out<Self>) {
+        if state.clocks.answer_due() {
+            state.to_mut().clocks.set(Clocks::ANSWER_DUE, false);
+        } else if !state.clocks.orphan_watchdog() {
+            return;
+        }
+        match self.recipe.on_late_answer(state.session, reply) {
+            LateAnswer::Ignore => {}
+            LateAnswer::ArmWatchdog => {
+                state.to_mut().clocks.set(Clocks::ORPHAN_WATCHDOG, true);
+                self.arm_renewal(o);
+            }
+            LateAnswer::StopWatchdog => {
+                if state.clocks.orphan_watchdog() {
+                    state.to_mut().clocks.set(Clocks::ORPHAN_WATCHDOG, false);
+                    if !state.is_holding() {
+                        self.stop_renewing(o);
+                    }
+                }
+            }
+            LateAnswer::Release(req) => self.send_late(state, req, true, o),
+        }
+    }
+
+    /// A request the library sends on its own, outside the caller's
+    /// round: no resend, and an epoch no current request has, so that
+    /// its answer comes back as a late one.
+    fn send_late(&self, st: &ClientState, req: Request, release: bool, o: &mut Out<Self>) {
+        o.send(
+            store_id(),
+            Msg::Request {
+                session: st.session,
+                epoch: st.epoch.wrapping_sub(1),
+                release,
+                req,
+            },
+        );
     }
 
     fn finish_round(&self, st: &mut ClientState, o: &mut Out<Self>) {
@@ -669,8 +736,14 @@ impl Actor for Client {
                 owns_first,
                 reply,
             } => {
-                if epoch != state.epoch || state.pending.is_none() {
-                    return; // a reply to a request given up on
+                if epoch != state.epoch {
+                    // A reply to a request given up on: only a library
+                    // whose caller was interrupted still acts on it.
+                    self.on_late_answer(state, &reply, o);
+                    return;
+                }
+                if state.pending.is_none() {
+                    return; // a duplicate of one answered
                 }
                 let st = state.to_mut();
                 st.pending = None;
@@ -802,6 +875,13 @@ impl Actor for Client {
                     self.send_request(state.to_mut(), req, o);
                 }
                 self.arm_renewal(o);
+            }
+            // A watchdog a late answer armed renews a key no one holds;
+            // its answer schedules the next renewal.
+            Timer::Renew if state.clocks.orphan_watchdog() => {
+                if let Some(req) = self.recipe.orphan_renewal(state.session) {
+                    self.send_late(state, req, false, o);
+                }
             }
             // The acquisition took its time: given up now if the recipe
             // waits, else at its next wait.

@@ -87,6 +87,13 @@ pub struct Clocks(u8);
 impl Clocks {
     pub(super) const SLEEPING: u8 = 1;
     pub(super) const TIMED_OUT: u8 = 2;
+    /// A watchdog armed by an answer that came after the application's
+    /// interrupt (Redisson #7272): it renews a key the client does not
+    /// believe it holds.
+    pub(super) const ORPHAN_WATCHDOG: u8 = 4;
+    /// The answer to a request an interrupt left behind is still due: the
+    /// library's callback, not the caller, takes it.
+    pub(super) const ANSWER_DUE: u8 = 8;
 
     pub fn sleeping(self) -> bool {
         self.0 & Clocks::SLEEPING != 0
@@ -94,6 +101,14 @@ impl Clocks {
 
     pub fn timed_out(self) -> bool {
         self.0 & Clocks::TIMED_OUT != 0
+    }
+
+    pub fn orphan_watchdog(self) -> bool {
+        self.0 & Clocks::ORPHAN_WATCHDOG != 0
+    }
+
+    pub fn answer_due(self) -> bool {
+        self.0 & Clocks::ANSWER_DUE != 0
     }
 
     pub(super) fn set(&mut self, flag: u8, on: bool) {
@@ -106,6 +121,8 @@ impl fmt::Debug for Clocks {
         f.debug_struct("Clocks")
             .field("sleeping", &self.sleeping())
             .field("timed_out", &self.timed_out())
+            .field("orphan_watchdog", &self.orphan_watchdog())
+            .field("answer_due", &self.answer_due())
             .finish()
     }
 }

@@ -144,6 +144,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Heal(_)
         | Action::Reconnect(_)
         | Action::LoseReply(_)
+        | Action::Interrupt(_)
         | Action::Tick
         | Action::RestartMaster(_)
         | Action::ClockJump(_)
@@ -235,9 +236,11 @@ impl Footprint {
             | Action::Expire(_)
             | Action::ExpireKey { .. } => (STORE, true),
             Action::Deliver(_, Link::ClientToResource) => (RESOURCE, false),
-            Action::Crash(_) | Action::Pause(_) | Action::Partition(_) | Action::LoseReply(_) => {
-                (BUDGET, false)
-            }
+            Action::Crash(_)
+            | Action::Pause(_)
+            | Action::Partition(_)
+            | Action::LoseReply(_)
+            | Action::Interrupt(_) => (BUDGET, false),
             Action::Resume(_)
             | Action::ResumeReconnect(_)
             | Action::Heal(_)
@@ -409,6 +412,7 @@ impl RecipeModel {
                     master_restarts,
                     clock_jumps,
                     failovers,
+                    interrupts,
                 } = state.budget;
                 // A finished client is offered no crash, pause or partition;
                 // a store fault is no client's, and is left to the full
@@ -417,7 +421,8 @@ impl RecipeModel {
                 let no_fault_first = store_faults == 0
                     && (done || crashes == 0 && pauses == 0 && partitions == 0)
                     && (lost_replies == 0
-                        || !matches!(slot.from_store.first(), Some(Msg::Reply { .. })));
+                        || !matches!(slot.from_store.first(), Some(Msg::Reply { .. })))
+                    && (interrupts == 0 || slot.state.phase != Phase::Acquiring);
                 slot.status == Status::Running
                     && !slot.partitioned
                     && !slot.missed_contact

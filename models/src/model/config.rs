@@ -60,6 +60,7 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Fencing
         | Setting::AcquireTimeout
         | Setting::Reentries
+        | Setting::Interrupts
         | Setting::Faults
         | Setting::Crashes
         | Setting::Restarts
@@ -178,6 +179,8 @@ pub enum Setting {
     Fencing,
     AcquireTimeout,
     Reentries,
+    /// The application's interrupts of an acquisition.
+    Interrupts,
     /// The fault budget as a whole (its total).
     Faults,
     Crashes,
@@ -222,6 +225,21 @@ pub fn check_acquire_timeout(recipe: &RecipeRef) -> Result<(), String> {
     Err(format!(
         "an acquire timeout gives up a lock acquisition, which {recipe}'s source does not do; \
          recipes that can: {}",
+        recipes_that(can)
+    ))
+}
+
+/// An interrupt (`--interrupts`, a scenario's `interrupt` fault) is the
+/// application's, for a recipe whose library returns from an interrupted
+/// acquisition at once; the error names the recipes that do.
+pub fn check_interrupts(recipe: &RecipeRef) -> Result<(), String> {
+    let can = |r: &RecipeRef| r.app() == App::Lock && r.interruptible();
+    if can(recipe) {
+        return Ok(());
+    }
+    Err(format!(
+        "an interrupt returns from an acquisition with its request on the way, which \
+         {recipe}'s library does not model; recipes that do: {}",
         recipes_that(can)
     ))
 }
@@ -285,6 +303,10 @@ pub struct FaultBudget {
     /// Redis: the first master's replica is promoted in its place.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failovers: u8,
+    /// The application interrupts an acquisition (a recipe whose library
+    /// can be interrupted: `LockRecipe::interruptible`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interrupts: u8,
 }
 
 impl FaultBudget {
@@ -316,6 +338,9 @@ impl std::hash::Hash for FaultBudget {
         // The store's faults likewise, only where a check has some.
         if self.store_faults() != 0 {
             (self.master_restarts, self.clock_jumps, self.failovers).hash(h);
+        }
+        if self.interrupts != 0 {
+            self.interrupts.hash(h);
         }
     }
 }
@@ -513,6 +538,9 @@ impl ModelCfg {
         }
         check_reentries(&self.recipe, self.reentries.into())
             .map_err(|e| ConfigError::new(Setting::Reentries, e))?;
+        if self.faults.interrupts > 0 {
+            check_interrupts(&self.recipe).map_err(|e| ConfigError::new(Setting::Interrupts, e))?;
+        }
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(ConfigError::new(
                 Setting::Rounds,
@@ -525,7 +553,8 @@ impl ModelCfg {
         let total = self.faults.crashes as u32
             + self.faults.pauses as u32
             + self.faults.partitions as u32
-            + self.faults.lost_replies as u32;
+            + self.faults.lost_replies as u32
+            + self.faults.interrupts as u32;
         if total > 3 {
             return Err(ConfigError::new(
                 Setting::Faults,
@@ -642,6 +671,7 @@ impl fmt::Display for ModelCfg {
             (b.pauses, "pause"),
             (b.partitions, "partition"),
             (b.lost_replies, "lost reply"),
+            (b.interrupts, "interrupt"),
             (b.restarts, "restart"),
             (b.master_restarts, "master restart"),
             (b.clock_jumps, "clock jump"),

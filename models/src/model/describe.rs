@@ -124,6 +124,14 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                 .unwrap_or_default();
             ("fault", "store".into(), client(c), what)
         }
+        Action::Interrupt(c) => (
+            "fault",
+            client(c),
+            client(c),
+            "the application interrupts the acquisition: the caller returns at once and \
+             unlocks, whatever is on its way"
+                .into(),
+        ),
         Action::Tick => (
             "tick",
             "store".into(),
@@ -146,6 +154,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Replicate => "Replicate",
         Action::Failover => "Failover",
         Action::Crash(_) => "Crash",
+        Action::Interrupt(_) => "Interrupt",
         Action::Restart(_) => "Restart",
         Action::Pause(_) => "Pause",
         Action::Resume(_) => "Resume",

@@ -33,10 +33,10 @@ pub mod view;
 
 pub use clock::{Due, TickTiming, Time, TICK_KEYS};
 pub use config::{
-    check_acquire_timeout, check_fencing, check_given, check_masters, check_permits,
-    check_producers, check_redis_policy, check_reentries, check_writers, default_permits,
-    default_producers, default_writers, writes_to_resource, ConfigError, FaultBudget, ModelCfg,
-    Setting, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    check_acquire_timeout, check_fencing, check_given, check_interrupts, check_masters,
+    check_permits, check_producers, check_redis_policy, check_reentries, check_writers,
+    default_permits, default_producers, default_writers, writes_to_resource, ConfigError,
+    FaultBudget, ModelCfg, Setting, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -448,6 +448,9 @@ impl RecipeModel {
             {
                 actions.push(Action::LoseReply(c));
             }
+            if state.budget.interrupts > 0 && running && slot.state.phase == Phase::Acquiring {
+                actions.push(Action::Interrupt(c));
+            }
         }
         self.store_faults(state, actions);
         match self.cfg.time.ticks() {
@@ -626,6 +629,10 @@ impl RecipeModel {
                 state.budget.lost_replies -= 1;
                 state.slot_mut(c).pop(Link::StoreToClient);
             }
+            Action::Interrupt(c) => {
+                state.budget.interrupts -= 1;
+                self.client_step(&mut state, c, |s, o| self.client.on_interrupt(s, o));
+            }
             Action::Tick => {
                 let ticks = self.cfg.time.ticks()?;
                 self.tick(ticks, &mut state);
@@ -771,6 +778,7 @@ impl Model for RecipeModel {
             Action::Heal(n) => format!("{}'s link heals", c(n)),
             Action::Reconnect(n) => format!("{} reconnects on a new connection", c(n)),
             Action::LoseReply(n) => format!("FAULT the reply to {} is lost", c(n)),
+            Action::Interrupt(n) => format!("FAULT {}'s acquisition is interrupted", c(n)),
             Action::Tick => "a tick passes".into(),
         }
     }

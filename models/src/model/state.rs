@@ -272,6 +272,9 @@ pub enum Action {
     Reconnect(ClientIdx),
     /// The reply at the head of the store → client link is lost.
     LoseReply(ClientIdx),
+    /// The application interrupts the client's acquisition, whatever is
+    /// on its way (Redisson's `lockInterruptibly`).
+    Interrupt(ClientIdx),
     /// A tick passes (a timed check only): every countdown runs down by
     /// one. Taken only when nothing is overdue.
     Tick,
@@ -316,7 +319,8 @@ impl Action {
             | Action::Partition(c)
             | Action::Heal(c)
             | Action::Reconnect(c)
-            | Action::LoseReply(c) => c,
+            | Action::LoseReply(c)
+            | Action::Interrupt(c) => c,
             Action::Expire(s) => &mut s.client,
             Action::ExpireKey { setter, .. } => setter,
             // The store's own steps: they touch every client's keys.
@@ -335,6 +339,7 @@ impl Action {
                 | Action::Pause(_)
                 | Action::Partition(_)
                 | Action::LoseReply(_)
+                | Action::Interrupt(_)
                 | Action::RestartMaster(_)
                 | Action::ClockJump(_)
                 | Action::Failover

@@ -51,7 +51,8 @@ impl RecipeModel {
     /// polling after a try that failed (a `SET NX` whose earlier reply was
     /// lost finds the client's own key, and waits for its TTL: the checker
     /// owes that expiry under strong fairness, since the poll disables it
-    /// again and again while the TTL runs on). What a
+    /// again and again while the TTL runs on), and not while a watchdog
+    /// renews it. What a
     /// silent setter sent before it fell silent arrives first — a
     /// message's flight is far shorter than a TTL — unless its link is
     /// cut.
@@ -66,6 +67,11 @@ impl RecipeModel {
         }
         if self.silent(state, setter) {
             return slot.partitioned || (slot.to_store.is_empty() && slot.to_resource.is_empty());
+        }
+        // A watchdog armed after an interrupt renews the key in time,
+        // whatever the client's round (Redisson #7272).
+        if slot.state.clocks.orphan_watchdog() {
+            return false;
         }
         match slot.state.phase {
             Phase::Thinking | Phase::Connecting | Phase::Done => true,

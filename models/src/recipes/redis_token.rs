@@ -19,12 +19,25 @@
 //! holder renews its key every TTL/3 (`renewExpiration`, the
 //! compare-and-extend script) until it unlocks, so a hold may outlast the
 //! TTL; the TTL is `lockWatchdogTimeout`, 30 s.
+//!
+//! Redisson's `lockInterruptibly` returns at once when its thread is
+//! interrupted, its acquire still on its way, and the caller unlocks
+//! (`--interrupts`). The acquire's callback (`tryAcquireAsync`'s
+//! `thenApply`) arms the watchdog when the acquire's answer comes, and the
+//! unlock's callback cancels it; nothing orders the two (#7272). Variant
+//! `watchdog-after-unlock` is Redisson 3.51–4.4 as released: an acquire
+//! granted after the interrupt arms a watchdog that renews the key for
+//! ever, for a caller that believes it never held. Variant `watchdog`
+//! gives such a grant back, as the fix proposed for #7272 does (PR #7277:
+//! an interrupted acquire that succeeded drops its watchdog and unlocks).
 
 use super::redis::{self, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{
+    Application, Face, KeyLease, LateAnswer, LockRecipe, Recipe, RecipeRef, Setup, Step,
+};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -41,14 +54,25 @@ pub const REGISTERED: Registered = Registered {
         },
         Variant {
             name: "watchdog",
-            summary: "Redisson RLock: a 30 s TTL renewed every 10 s by compare-and-extend while held",
+            summary: "Redisson RLock: a 30 s TTL renewed every 10 s by compare-and-extend while held; \
+                      an interrupted acquire's late grant is given back (the #7272 fix)",
+            kind: VariantKind::Departure,
+        },
+        Variant {
+            name: "watchdog-after-unlock",
+            summary: "Redisson 3.51-4.4 (#7272): an acquire granted after its caller was \
+                      interrupted and unlocked arms a watchdog that renews the key for ever",
             kind: VariantKind::Departure,
         },
     ],
     build: |variant| {
         RecipeRef::new(RedisToken {
             fence: variant == Some("incr-token"),
-            watchdog: variant == Some("watchdog"),
+            watchdog: match variant {
+                Some("watchdog") => Some(Watchdog::GivesBack),
+                Some("watchdog-after-unlock") => Some(Watchdog::ArmsLate),
+                _ => None,
+            },
         })
     },
 };
@@ -63,7 +87,17 @@ pub struct RedisToken {
     /// `INCR lock:fence` after acquiring: the writes' fencing token.
     pub fence: bool,
     /// Redisson's watchdog: renew every TTL/3 while held.
-    pub watchdog: bool,
+    pub watchdog: Option<Watchdog>,
+}
+
+/// What Redisson's watchdog does with an acquire granted after its caller
+/// was interrupted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Watchdog {
+    /// Gives the grant back: drops the watchdog and unlocks (PR #7277).
+    GivesBack,
+    /// Arms the watchdog, which renews the key for ever (#7272).
+    ArmsLate,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,13 +129,18 @@ impl Recipe for RedisToken {
     fn variant(&self) -> Option<&'static str> {
         match (self.fence, self.watchdog) {
             (true, _) => Some("incr-token"),
-            (false, true) => Some("watchdog"),
-            (false, false) => None,
+            (false, Some(Watchdog::GivesBack)) => Some("watchdog"),
+            (false, Some(Watchdog::ArmsLate)) => Some("watchdog-after-unlock"),
+            (false, None) => None,
         }
     }
 
     fn face(&self) -> Face {
         Face::Redis
+    }
+
+    fn application(&self) -> Application<'_, State> {
+        Application::Lock(self)
     }
 
     fn setup(&self) -> Setup {
@@ -165,15 +204,13 @@ impl Recipe for RedisToken {
         let ttl = self.ttl_ms();
         Some(KeyLease {
             ttl: redis::millis(ttl),
-            renew_every: self.watchdog.then(|| redis::millis(ttl / 3)),
+            renew_every: self.watchdog.map(|_| redis::millis(ttl / 3)),
         })
     }
 
     fn renewal(&self, session: SessionId, st: &State) -> Option<Request> {
         match st {
-            State::Holding if self.watchdog => {
-                Some(redis::to(0, redis::extend_if_mine(session, self.ttl_ms())))
-            }
+            State::Holding if self.watchdog.is_some() => self.extend(session),
             State::Holding | State::Setting | State::Polling | State::Fencing => None,
         }
     }
@@ -182,12 +219,47 @@ impl Recipe for RedisToken {
 impl RedisToken {
     fn ttl_ms(&self) -> u32 {
         match self.watchdog {
-            true => WATCHDOG_TTL_MS,
-            false => DEFAULT_TTL_MS,
+            Some(_) => WATCHDOG_TTL_MS,
+            None => DEFAULT_TTL_MS,
         }
     }
 
     fn set(&self, session: SessionId) -> Request {
         redis::to(0, redis::set_nx_px(session, self.ttl_ms()))
+    }
+
+    /// The watchdog's renewal: `renewExpiration`'s compare-and-extend.
+    fn extend(&self, session: SessionId) -> Option<Request> {
+        Some(redis::to(0, redis::extend_if_mine(session, self.ttl_ms())))
+    }
+}
+
+/// Redisson's callbacks after an interrupt (the caller's unlock went
+/// first and found no key of its own: see ARCHITECTURE.md).
+impl LockRecipe<State> for RedisToken {
+    fn interruptible(&self) -> bool {
+        self.watchdog.is_some()
+    }
+
+    /// The acquire's `thenApply` sees the grant and arms the watchdog; a
+    /// renewal's answer schedules the next (`renewExpiration`), unless it
+    /// found the key gone (0: `LockTask`'s chunk cancels it).
+    fn on_late_answer(&self, session: SessionId, reply: &Reply) -> LateAnswer {
+        match (self.watchdog, reply) {
+            (Some(Watchdog::ArmsLate), Reply::Redis(RedisReply::Ok | RedisReply::Int(1))) => {
+                LateAnswer::ArmWatchdog
+            }
+            (Some(Watchdog::ArmsLate), Reply::Redis(RedisReply::Int(_))) => {
+                LateAnswer::StopWatchdog
+            }
+            (Some(Watchdog::GivesBack), Reply::Redis(RedisReply::Ok)) => {
+                LateAnswer::Release(redis::to(0, redis::del_if_mine(session)))
+            }
+            _ => LateAnswer::Ignore,
+        }
+    }
+
+    fn orphan_renewal(&self, session: SessionId) -> Option<Request> {
+        self.extend(session)
     }
 }

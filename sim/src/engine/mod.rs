@@ -842,6 +842,7 @@ impl<'a> Sim<'a> {
         let status = self.clients[c as usize].status;
         let done = self.clients[c as usize].state.phase == Phase::Done;
         let duration = f.duration_ms.map(|d| d * 1000);
+        let acquiring = self.clients[c as usize].state.phase == Phase::Acquiring;
         let fired = match f.kind {
             FaultKind::Crash if status != Status::Crashed && !done => {
                 let rt = &mut self.clients[c as usize];
@@ -891,6 +892,9 @@ impl<'a> Sim<'a> {
                 self.push(self.now + duration.unwrap_or(0), Event::FaultEnd(i));
                 true
             }
+            FaultKind::Interrupt if status == Status::Running && acquiring => {
+                return self.interrupt(i, c);
+            }
             // Struck above.
             FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => false,
             // The client is past this fault (crashed, done, already cut
@@ -900,7 +904,8 @@ impl<'a> Sim<'a> {
             | FaultKind::Pause
             | FaultKind::Partition
             | FaultKind::LostReply
-            | FaultKind::Delay => false,
+            | FaultKind::Delay
+            | FaultKind::Interrupt => false,
         };
         if fired {
             self.faults[i].fired = true;
@@ -914,6 +919,26 @@ impl<'a> Sim<'a> {
                 }
             );
         }
+    }
+
+    /// The application interrupts client `c`'s acquisition (fault `i`):
+    /// traced first, then the client's step (`Client::on_interrupt`).
+    fn interrupt(&mut self, i: usize, c: ClientIdx) {
+        self.faults[i].fired = true;
+        trace!(
+            self,
+            TraceEvent::Fault {
+                fault: FaultKind::Interrupt,
+                client: c,
+                duration_us: None,
+                what: None,
+            }
+        );
+        let mut out = self.lenders.client.lend();
+        let rt = &mut self.clients[c as usize];
+        self.client.on_interrupt(&mut rt.state, &mut out);
+        self.apply_client_out(c, out);
+        self.after_client_step(c);
     }
 
     fn fault_end(&mut self, i: usize) {
@@ -1033,6 +1058,7 @@ impl<'a> Sim<'a> {
             }
             // Instantaneous: nothing ends.
             FaultKind::LostReply
+            | FaultKind::Interrupt
             | FaultKind::MasterRestart
             | FaultKind::ClockJump
             | FaultKind::Failover => return,
@@ -1067,7 +1093,8 @@ impl<'a> Sim<'a> {
             | FaultKind::Pause
             | FaultKind::Partition
             | FaultKind::LostReply
-            | FaultKind::Delay => false,
+            | FaultKind::Delay
+            | FaultKind::Interrupt => false,
         };
         self.apply_store_out(out);
         if fired {
