@@ -91,6 +91,7 @@ pub use crate::apps::{
     App, Application, BarrierRecipe, ElectionRecipe, LateAnswer, LockRecipe, PlainLock,
     QueueRecipe, Reentry, SemaphoreRecipe, SharedLockRecipe,
 };
+pub use crate::recipes::redis::KeyTiming;
 
 /// What the recipe does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -386,6 +387,18 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// Redis: the lock's clocks — its key's TTL and its retry delay;
+    /// `None` for a recipe that keeps none.
+    fn key_timing(&self) -> Option<KeyTiming> {
+        None
+    }
+
+    /// Redis: this recipe on other clocks, or why it cannot run on them
+    /// (they passed [`KeyTiming::check`] already).
+    fn with_key_timing(&self, _timing: KeyTiming) -> Result<RecipeRef, String> {
+        Err(format!("{} keeps no key TTL", self.name()))
+    }
+
     /// Redis: how long an attempt may take, by the client's own clock,
     /// before the keys it set may have expired (Redlock's validity time:
     /// the TTL less the clock drift), for a recipe that checks; `None`
@@ -597,6 +610,8 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn validity(&self) -> Option<Duration>;
     fn on_validity_passed(&self, st: &mut AnyState) -> Step;
     fn for_masters(&self, masters: u8) -> Option<RecipeRef>;
+    fn key_timing(&self) -> Option<KeyTiming>;
+    fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String>;
 }
 
 /// Runs `f` on the typed state. A state no one else holds (the
@@ -794,6 +809,12 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn for_masters(&self, masters: u8) -> Option<RecipeRef> {
         Recipe::for_masters(self, masters)
+    }
+    fn key_timing(&self) -> Option<KeyTiming> {
+        Recipe::key_timing(self)
+    }
+    fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String> {
+        Recipe::with_key_timing(self, timing)
     }
     fn on_validity_passed(&self, st: &mut AnyState) -> Step {
         step_on(st, |s: &mut R::State| Recipe::on_validity_passed(self, s))

@@ -49,6 +49,7 @@ use models::model::Setting;
 use models::properties::PropertyName;
 use models::recipe::{App, RecipeRef};
 use models::recipes;
+use models::recipes::redis::{KeyClock, KeyTiming};
 use models::store::Store;
 use models::timing;
 use serde::{Deserialize, Serialize};
@@ -207,6 +208,12 @@ pub struct TimingFile {
     /// after this long, at its recipe's next wait (none: waits for ever).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acquire_timeout_ms: Option<u64>,
+    /// Redis: the lock key's TTL (default: the library's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_ttl_ms: Option<u64>,
+    /// Redis: the delay between two tries (default: the library's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_delay_ms: Option<u64>,
 }
 
 /// A fault kind's rate and how long each lasts.
@@ -524,6 +531,7 @@ impl Scenario {
                 })?,
         };
         models::model::check_masters(&recipe).map_err(|e| err("masters", e))?;
+        let recipe = resolve_key_timing(raw.timing.as_ref(), recipe, &err)?;
         let deployment = resolve_deployment(&raw, &recipe, &err)?;
         // Reproducers name the recipe when the registry can find it again;
         // a user's own recipe stays unnamed, so replaying one is an error
@@ -1107,6 +1115,50 @@ fn resolve_timing(
             None => None,
         },
     })
+}
+
+/// Redis: the lock's clocks, `timing.key_ttl_ms` and
+/// `timing.retry_delay_ms`, each its library's default unless given, for
+/// a Redis lock only.
+fn resolve_key_timing(
+    t: Option<&TimingFile>,
+    recipe: RecipeRef,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<RecipeRef, ScenarioError> {
+    const TTL: &str = "timing.key_ttl_ms";
+    const RETRY: &str = "timing.retry_delay_ms";
+    let ttl = t.and_then(|t| t.key_ttl_ms);
+    let retry = t.and_then(|t| t.retry_delay_ms);
+    let given = match (ttl, retry) {
+        (None, None) => return Ok(recipe),
+        (Some(_), _) => TTL,
+        (None, Some(_)) => RETRY,
+    };
+    let Some(defaults) = recipe.key_timing() else {
+        return Err(err(
+            given,
+            format!("{recipe} keeps no key TTL: this key is for the Redis locks"),
+        ));
+    };
+    let ms = |key: &str, v: Option<u64>, default: u32| match v {
+        None => Ok(default),
+        Some(v) => u32::try_from(v)
+            .map_err(|_| err(key, format!("must be at most {} ms (got {v})", u32::MAX))),
+    };
+    let timing = KeyTiming {
+        ttl_ms: ms(TTL, ttl, defaults.ttl_ms)?,
+        retry_ms: ms(RETRY, retry, defaults.retry_ms)?,
+    };
+    timing.check().map_err(|(clock, why)| {
+        err(
+            match clock {
+                KeyClock::Ttl => TTL,
+                KeyClock::Retry => RETRY,
+            },
+            why,
+        )
+    })?;
+    recipe.with_key_timing(timing).map_err(|e| err(TTL, e))
 }
 
 /// Redis: `persistence` and `replica`, for a Redis recipe only.

@@ -74,6 +74,32 @@ fn redis_keys_and_interrupts_are_refused_where_they_mean_nothing() {
             "schedule[0].client",
         ),
         (format!("{HEALTHY}masters = 3\n"), "masters"),
+        // The lock's clocks: a TTL, and a retry delay shorter than it.
+        (
+            format!("{redis}[timing]\nkey_ttl_ms = 0\n"),
+            "timing.key_ttl_ms",
+        ),
+        (
+            format!("{redis}[timing]\nretry_delay_ms = 10000\n"),
+            "timing.retry_delay_ms",
+        ),
+        (
+            format!("{redis}[timing]\nretry_delay_ms = 0\n"),
+            "timing.retry_delay_ms",
+        ),
+        (
+            format!("{HEALTHY}[timing]\nkey_ttl_ms = 5000\n"),
+            "timing.key_ttl_ms",
+        ),
+        (
+            "recipe = \"redis-setnx\"\nclients = 2\n[timing]\nkey_ttl_ms = 1500\n".into(),
+            "timing.key_ttl_ms",
+        ),
+        (
+            "recipe = \"redlock\"\nclients = 2\n[timing]\nkey_ttl_ms = 2\nretry_delay_ms = 1\n"
+                .into(),
+            "timing.key_ttl_ms",
+        ),
         (
             format!("{redis}persistence = \"sometimes\"\n"),
             "persistence",
@@ -84,6 +110,32 @@ fn redis_keys_and_interrupts_are_refused_where_they_mean_nothing() {
     }
     // And a valid interrupt runs.
     assert!(parse(&format!("{watchdog}{interrupt}")).is_ok());
+}
+
+/// A scenario's TTL and retry delay are the recipe's: the key is set with
+/// that TTL, and a shorter delay polls more.
+#[test]
+fn a_scenario_sets_the_redis_locks_clocks() {
+    let file = |retry: &str| {
+        format!(
+            "recipe = \"redis-token\"\nclients = 2\nrounds = 2\n[timing]\nkey_ttl_ms = 800\n\
+             {retry}retry_ms = 500\nhold_ms = [100, 200]\n"
+        )
+    };
+    let fast = parse(&file("retry_delay_ms = 10\n")).unwrap();
+    let lease = fast.recipe.key_lease().unwrap();
+    assert_eq!(lease.ttl, std::time::Duration::from_millis(800));
+    assert_eq!(
+        fast.recipe.longest_sleep(),
+        std::time::Duration::from_millis(10)
+    );
+    let slow = parse(&file("")).unwrap();
+    let sets = |s: &sim::scenario::Scenario| {
+        let o = simulate(s, s.seed, false);
+        assert!(o.violations.is_empty(), "{:?}", o.violations);
+        o.metrics.store_requests.values().sum::<u64>()
+    };
+    assert!(sets(&fast) > sets(&slow));
 }
 
 #[test]

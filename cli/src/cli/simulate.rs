@@ -91,10 +91,17 @@ fn describe_settings(s: &Scenario, seed: u64) {
         if s.fencing { "on" } else { "off" },
         s.policy
     );
+    // A Redis connection is no session: its clocks are the key's.
+    let clocks = match s.recipe.key_timing() {
+        Some(k) => format!("key TTL {} ms, retry delay {} ms", k.ttl_ms, k.retry_ms),
+        None => format!(
+            "session timeout {} ms, ping every {} ms",
+            t.session_timeout_us / 1000,
+            t.ping_interval_us / 1000
+        ),
+    };
     println!(
-        "timing: session timeout {} ms, ping every {} ms, think {}–{} ms, hold {}–{} ms, latency {}–{}, resend after {} ms",
-        t.session_timeout_us / 1000,
-        t.ping_interval_us / 1000,
+        "timing: {clocks}, think {}–{} ms, hold {}–{} ms, latency {}–{}, resend after {} ms",
         t.think_us.0 / 1000,
         t.think_us.1 / 1000,
         t.hold_us.0 / 1000,

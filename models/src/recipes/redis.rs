@@ -17,6 +17,60 @@ pub const FENCE_KEY: Name = name!("lock:fence");
 /// `auto_release_time` and the Redlock page's example.
 pub const DEFAULT_TTL_MS: u32 = 10_000;
 
+/// A Redis lock's two clocks, in milliseconds: its key's TTL and the
+/// delay between two tries — its library's defaults, or a scenario's
+/// (`timing.key_ttl_ms`, `timing.retry_delay_ms`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyTiming {
+    pub ttl_ms: u32,
+    pub retry_ms: u32,
+}
+
+impl KeyTiming {
+    pub fn ttl(&self) -> Duration {
+        millis(self.ttl_ms)
+    }
+
+    pub fn retry(&self) -> Duration {
+        millis(self.retry_ms)
+    }
+
+    /// What every Redis lock needs of its clocks, or the clock at fault
+    /// and why.
+    pub fn check(&self) -> Result<(), (KeyClock, String)> {
+        if self.ttl_ms == 0 {
+            return Err((
+                KeyClock::Ttl,
+                "must be positive: a key with a TTL of 0 expires as it is set".into(),
+            ));
+        }
+        if self.retry_ms == 0 {
+            return Err((
+                KeyClock::Retry,
+                "must be positive: a waiter that never sleeps spins".into(),
+            ));
+        }
+        if self.retry_ms >= self.ttl_ms {
+            return Err((
+                KeyClock::Retry,
+                format!(
+                    "must be shorter than the key's TTL ({} ms): the libraries poll several times \
+                     a TTL (redis-py 0.1 s of 10 s, Redlock 200 ms of 10 s) (got {} ms)",
+                    self.ttl_ms, self.retry_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One of a Redis lock's two clocks, as an error names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyClock {
+    Ttl,
+    Retry,
+}
+
 /// The line the store's ghost mark reads: the lock's key holding the
 /// client's token (on a majority of `masters`).
 pub fn setup(masters: u8) -> Setup {

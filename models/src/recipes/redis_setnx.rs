@@ -14,7 +14,7 @@
 //! key and its `DEL` removes it. There is no fencing token: every holder
 //! writes with token 0.
 
-use super::redis::{self, LOCK_KEY};
+use super::redis::{self, KeyTiming, LOCK_KEY};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisCmd, RedisReply, Reply, Request, WatchEvent};
@@ -36,6 +36,10 @@ pub const REGISTERED: Registered = Registered {
     build: |variant| {
         RecipeRef::new(RedisSetnx {
             atomic: variant == Some("atomic"),
+            timing: KeyTiming {
+                ttl_ms: redis::DEFAULT_TTL_MS,
+                retry_ms: RETRY_MS,
+            },
         })
     },
 };
@@ -44,10 +48,12 @@ pub const REGISTERED: Registered = Registered {
 /// `sleep` default).
 const RETRY_MS: u32 = 100;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RedisSetnx {
     /// `SET NX PX` in one command instead of `SETNX` + `EXPIRE`.
     pub atomic: bool,
+    /// The key's TTL and the retry delay.
+    pub timing: KeyTiming,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,7 +102,7 @@ impl Recipe for RedisSetnx {
         match (*st, reply) {
             (State::Setting, Reply::Redis(RedisReply::Int(1))) => {
                 *st = State::Expiring;
-                Step::Send(redis::to(0, expire()))
+                Step::Send(redis::to(0, expire(self.timing.ttl_ms)))
             }
             (State::Setting, Reply::Redis(RedisReply::Ok)) | (State::Expiring, Reply::Redis(_)) => {
                 *st = State::Holding;
@@ -105,7 +111,7 @@ impl Recipe for RedisSetnx {
             (State::Setting, Reply::Redis(RedisReply::Int(0) | RedisReply::Nil)) => {
                 *st = State::Polling;
                 Step::Sleep {
-                    after: redis::millis(RETRY_MS),
+                    after: self.timing.retry(),
                 }
             }
             _ => Step::Unexpected,
@@ -127,7 +133,7 @@ impl Recipe for RedisSetnx {
     }
 
     fn longest_sleep(&self) -> Duration {
-        redis::millis(RETRY_MS)
+        self.timing.retry()
     }
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
@@ -139,9 +145,25 @@ impl Recipe for RedisSetnx {
 
     fn key_lease(&self) -> Option<KeyLease> {
         Some(KeyLease {
-            ttl: redis::millis(redis::DEFAULT_TTL_MS),
+            ttl: self.timing.ttl(),
             renew_every: None,
         })
+    }
+
+    fn key_timing(&self) -> Option<KeyTiming> {
+        Some(self.timing)
+    }
+
+    /// The article's `EXPIRE` counts whole seconds.
+    fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String> {
+        if !self.atomic && !timing.ttl_ms.is_multiple_of(1000) {
+            return Err(format!(
+                "the article's EXPIRE takes whole seconds: the TTL must be a multiple of 1000 ms \
+                 (got {} ms; variant atomic's SET PX takes any)",
+                timing.ttl_ms
+            ));
+        }
+        Ok(RecipeRef::new(RedisSetnx { timing, ..*self }))
     }
 }
 
@@ -151,7 +173,7 @@ impl RedisSetnx {
         redis::to(
             0,
             if self.atomic {
-                redis::set_nx_px(session, redis::DEFAULT_TTL_MS)
+                redis::set_nx_px(session, self.timing.ttl_ms)
             } else {
                 RedisCmd::SetNx {
                     key: LOCK_KEY,
@@ -163,10 +185,10 @@ impl RedisSetnx {
 }
 
 /// `EXPIRE lock <ttl in seconds>`.
-fn expire() -> RedisCmd {
+fn expire(ttl_ms: u32) -> RedisCmd {
     RedisCmd::Expire {
         key: LOCK_KEY,
-        ms: redis::DEFAULT_TTL_MS,
+        ms: ttl_ms,
         seconds: true,
     }
 }

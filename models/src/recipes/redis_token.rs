@@ -31,7 +31,7 @@
 //! gives such a grant back, as the fix proposed for #7272 does (PR #7277:
 //! an interrupted acquire that succeeded drops its watchdog and unlocks).
 
-use super::redis::{self, DEFAULT_TTL_MS};
+use super::redis::{self, KeyTiming, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
@@ -66,12 +66,20 @@ pub const REGISTERED: Registered = Registered {
         },
     ],
     build: |variant| {
+        let watchdog = match variant {
+            Some("watchdog") => Some(Watchdog::GivesBack),
+            Some("watchdog-after-unlock") => Some(Watchdog::ArmsLate),
+            _ => None,
+        };
         RecipeRef::new(RedisToken {
             fence: variant == Some("incr-token"),
-            watchdog: match variant {
-                Some("watchdog") => Some(Watchdog::GivesBack),
-                Some("watchdog-after-unlock") => Some(Watchdog::ArmsLate),
-                _ => None,
+            watchdog,
+            timing: KeyTiming {
+                ttl_ms: match watchdog {
+                    Some(_) => WATCHDOG_TTL_MS,
+                    None => DEFAULT_TTL_MS,
+                },
+                retry_ms: RETRY_MS,
             },
         })
     },
@@ -82,12 +90,15 @@ const RETRY_MS: u32 = 100;
 /// Redisson's `lockWatchdogTimeout`.
 const WATCHDOG_TTL_MS: u32 = 30_000;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RedisToken {
     /// `INCR lock:fence` after acquiring: the writes' fencing token.
     pub fence: bool,
     /// Redisson's watchdog: renew every TTL/3 while held.
     pub watchdog: Option<Watchdog>,
+    /// The key's TTL (Redisson's `lockWatchdogTimeout`) and the retry
+    /// delay.
+    pub timing: KeyTiming,
 }
 
 /// What Redisson's watchdog does with an acquire granted after its caller
@@ -164,7 +175,7 @@ impl Recipe for RedisToken {
             (State::Setting, Reply::Redis(RedisReply::Nil)) => {
                 *st = State::Polling;
                 Step::Sleep {
-                    after: redis::millis(RETRY_MS),
+                    after: self.timing.retry(),
                 }
             }
             (State::Fencing, Reply::Redis(RedisReply::Int(n))) => {
@@ -190,7 +201,7 @@ impl Recipe for RedisToken {
     }
 
     fn longest_sleep(&self) -> Duration {
-        redis::millis(RETRY_MS)
+        self.timing.retry()
     }
 
     fn release(&self, session: SessionId, st: &State) -> Option<Request> {
@@ -201,11 +212,26 @@ impl Recipe for RedisToken {
     }
 
     fn key_lease(&self) -> Option<KeyLease> {
-        let ttl = self.ttl_ms();
+        let ttl = self.timing.ttl_ms;
         Some(KeyLease {
             ttl: redis::millis(ttl),
             renew_every: self.watchdog.map(|_| redis::millis(ttl / 3)),
         })
+    }
+
+    fn key_timing(&self) -> Option<KeyTiming> {
+        Some(self.timing)
+    }
+
+    /// The watchdog renews every TTL/3 milliseconds.
+    fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String> {
+        if self.watchdog.is_some() && timing.ttl_ms < 3 {
+            return Err(format!(
+                "the watchdog renews every TTL/3: the TTL must be at least 3 ms (got {} ms)",
+                timing.ttl_ms
+            ));
+        }
+        Ok(RecipeRef::new(RedisToken { timing, ..*self }))
     }
 
     fn renewal(&self, session: SessionId, st: &State) -> Option<Request> {
@@ -217,20 +243,16 @@ impl Recipe for RedisToken {
 }
 
 impl RedisToken {
-    fn ttl_ms(&self) -> u32 {
-        match self.watchdog {
-            Some(_) => WATCHDOG_TTL_MS,
-            None => DEFAULT_TTL_MS,
-        }
-    }
-
     fn set(&self, session: SessionId) -> Request {
-        redis::to(0, redis::set_nx_px(session, self.ttl_ms()))
+        redis::to(0, redis::set_nx_px(session, self.timing.ttl_ms))
     }
 
     /// The watchdog's renewal: `renewExpiration`'s compare-and-extend.
     fn extend(&self, session: SessionId) -> Option<Request> {
-        Some(redis::to(0, redis::extend_if_mine(session, self.ttl_ms())))
+        Some(redis::to(
+            0,
+            redis::extend_if_mine(session, self.timing.ttl_ms),
+        ))
     }
 }
 

@@ -27,7 +27,7 @@
 //! checker, which owes no randomness, finds the split repeating forever
 //! at three or more clients).
 
-use super::redis::{self, DEFAULT_TTL_MS};
+use super::redis::{self, KeyTiming, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
@@ -49,6 +49,10 @@ pub const REGISTERED: Registered = Registered {
         RecipeRef::new(Redlock {
             masters: DEFAULT_MASTERS,
             fence: variant == Some("incr-token"),
+            timing: KeyTiming {
+                ttl_ms: DEFAULT_TTL_MS,
+                retry_ms: RETRY_MS,
+            },
         })
     },
 };
@@ -64,6 +68,8 @@ pub struct Redlock {
     pub masters: u8,
     /// `INCR lock:fence` after acquiring: the writes' fencing token.
     pub fence: bool,
+    /// The keys' TTL and the delay before another attempt.
+    pub timing: KeyTiming,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -129,7 +135,7 @@ impl Recipe for Redlock {
             got: 0,
             late: false,
         };
-        (st, set(session, 0))
+        (st, self.set(session, 0))
     }
 
     fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
@@ -142,7 +148,7 @@ impl Recipe for Redlock {
                         got,
                         late,
                     };
-                    return Step::Send(set(session, at + 1));
+                    return Step::Send(self.set(session, at + 1));
                 }
                 if self.quorum(got) && !late {
                     self.held(st)
@@ -158,7 +164,7 @@ impl Recipe for Redlock {
             (State::Unlocking { .. }, Reply::Redis(_)) => {
                 *st = State::Polling;
                 Step::Sleep {
-                    after: redis::millis(RETRY_MS),
+                    after: self.timing.retry(),
                 }
             }
             (State::Fencing, Reply::Redis(RedisReply::Int(n))) => {
@@ -189,11 +195,12 @@ impl Recipe for Redlock {
     }
 
     fn longest_sleep(&self) -> Duration {
-        redis::millis(RETRY_MS)
+        self.timing.retry()
     }
 
     fn validity(&self) -> Option<Duration> {
-        Some(redis::millis(DEFAULT_TTL_MS - drift_ms(DEFAULT_TTL_MS)))
+        let ttl = self.timing.ttl_ms;
+        Some(redis::millis(ttl - drift_ms(ttl)))
     }
 
     fn on_validity_passed(&self, st: &mut State) -> Step {
@@ -232,7 +239,7 @@ impl Recipe for Redlock {
 
     fn key_lease(&self) -> Option<KeyLease> {
         Some(KeyLease {
-            ttl: redis::millis(DEFAULT_TTL_MS),
+            ttl: self.timing.ttl(),
             renew_every: None,
         })
     }
@@ -240,9 +247,31 @@ impl Recipe for Redlock {
     fn for_masters(&self, masters: u8) -> Option<RecipeRef> {
         Some(RecipeRef::new(Redlock { masters, ..*self }))
     }
+
+    fn key_timing(&self) -> Option<KeyTiming> {
+        Some(self.timing)
+    }
+
+    /// The validity time is the TTL less the drift: it must be left some.
+    fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String> {
+        let drift = drift_ms(timing.ttl_ms);
+        if timing.ttl_ms <= drift {
+            return Err(format!(
+                "the validity time is the TTL less 1% and 2 ms of clock drift ({drift} ms): \
+                 the TTL must be longer (got {} ms)",
+                timing.ttl_ms
+            ));
+        }
+        Ok(RecipeRef::new(Redlock { timing, ..*self }))
+    }
 }
 
 impl Redlock {
+    /// `SET lock <token> NX PX ttl` on master `at`.
+    fn set(&self, session: SessionId, at: u8) -> Request {
+        redis::to(at, redis::set_nx_px(session, self.timing.ttl_ms))
+    }
+
     /// A majority of the masters.
     fn quorum(&self, got: u8) -> bool {
         got > self.masters / 2
@@ -258,11 +287,6 @@ impl Redlock {
             Step::Acquired { token: 0 }
         }
     }
-}
-
-/// `SET lock <token> NX PX ttl` on master `at`.
-fn set(session: SessionId, at: u8) -> Request {
-    redis::to(at, redis::set_nx_px(session, DEFAULT_TTL_MS))
 }
 
 /// The clock drift the reference implementations allow for: 1% of the
