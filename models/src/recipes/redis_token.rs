@@ -24,7 +24,7 @@ use super::redis::{self, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, KeyLease, PollCost, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -166,6 +166,18 @@ impl Recipe for RedisToken {
         Some(KeyLease {
             ttl: redis::millis(ttl),
             renew_every: self.watchdog.then(|| redis::millis(ttl / 3)),
+        })
+    }
+
+    fn poll_cost(&self) -> Option<PollCost> {
+        Some(PollCost {
+            delay: redis::millis(RETRY_MS),
+            // `SET NX PX`, answered nil.
+            failed_try: 1,
+            // `SET NX PX`, then `INCR lock:fence` if it fences.
+            to_hold: 1 + u32::from(self.fence),
+            // The compare-and-delete script.
+            release: 1,
         })
     }
 
