@@ -296,12 +296,16 @@ pub fn polling_closed_form(s: &Scenario) -> Option<PollingForm> {
         && s.reentries == 0
         && s.profile.is_empty()
         && s.schedule.is_empty();
+    // Times drawn from a range put the waiters out of step.
     let fixed = |(lo, hi): (u64, u64)| (lo == hi).then_some(lo);
-    let (latency, hold) = (fixed(s.timing.latency_us)?, fixed(s.timing.hold_us)?);
-    fixed(s.timing.think_us)?;
-    if !like_baseline {
+    let (Some(latency), Some(hold), Some(_), true) = (
+        fixed(s.timing.latency_us),
+        fixed(s.timing.hold_us),
+        fixed(s.timing.think_us),
+        like_baseline,
+    ) else {
         return None;
-    }
+    };
     let writes = u64::from(WRITES_PER_HOLD);
     // A writer's hold: a round trip to the resource per write, the hold
     // time between two writes.
