@@ -155,6 +155,79 @@ fn no_arguments_runs_the_tour_and_writes_the_report() {
     assert!(rows
         .iter()
         .any(|r| r["clients"] == 1000 && r["recipe"] == "etcd-election"));
+    // The pollers to the same count, each row as its closed form says.
+    for recipe in ["redis-setnx", "redis-token", "redlock"] {
+        let r = rows
+            .iter()
+            .find(|r| r["clients"] == 1000 && r["recipe"] == recipe)
+            .unwrap_or_else(|| panic!("{recipe} at 1000 clients"));
+        assert_eq!(r["polling"]["polls_per_acquisition"], 499.5, "{r}");
+    }
+    assert!(out.contains("Polling (Redis: no watches)"), "{out}");
+}
+
+/// A poller's rows are a section of their own: polls and requests per
+/// acquisition beside the closed form, in the table, the JSON and the CSV;
+/// the default sweep stops them at its cap and says so.
+#[test]
+fn herd_counts_a_pollers_polls_beside_its_closed_form() {
+    let dir = scratch("herd-polling");
+    let out = dir.to_str().unwrap();
+    let o = lockstep(&[
+        "herd",
+        "--recipes",
+        "fair-predecessor,redlock",
+        "--clients",
+        "2,7",
+        "--json",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("only JSON on stdout");
+    assert!(v.get("polling_max_clients").is_none(), "{v}");
+    for r in v["rows"].as_array().unwrap() {
+        let n = r["clients"].as_f64().unwrap();
+        if r["recipe"] == "fair-predecessor" {
+            assert!(r.get("polling").is_none(), "{r}");
+            continue;
+        }
+        // Redlock on 5 masters: one try a hold, 10 requests a try.
+        let p = &r["polling"];
+        assert_eq!(p["delay_ms"], 200.0, "{r}");
+        assert_eq!(p["polls_per_acquisition"], (n - 1.0) / 2.0, "{r}");
+        assert_eq!(p["closed_form"]["tries_per_hold"], 1, "{r}");
+        let form = p["closed_form"]["requests_per_acquisition"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(form, 10.0 + 10.0 * (n - 1.0) / 2.0, "{r}");
+        assert_eq!(r["store_requests"]["writes"].as_f64(), Some(form), "{r}");
+    }
+    let csv = std::fs::read_to_string(dir.join("herd.csv")).unwrap();
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",polls_per_acquisition,retry_delay_ms,closed_form_requests_per_acquisition"));
+    assert!(csv.contains(",3.0000,200,40.0000\n"), "{csv}");
+
+    // The default sweep: to the cap, and the table says where it stopped.
+    let o = lockstep(&["herd", "--recipes", "redis-token", "--out", out]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("polls/acq") && !text.contains("notifications"),
+        "{text}"
+    );
+    assert!(
+        text.contains("polling rows stop at 1,000 clients in the default sweep (not run: 2,000, 5,000, 10,000)"),
+        "{text}"
+    );
+    assert!(text.contains("baseline-redis-token-1000 "), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("herd.json")).unwrap()).unwrap();
+    assert_eq!(v["polling_max_clients"], 1000);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 9);
 }
 
 fn assert_usage_error(args: &[&str], needle: &str) {

@@ -143,6 +143,23 @@ pub struct KeyLease {
     pub renew_every: Option<Duration>,
 }
 
+/// What one try of a recipe that polls costs (Redis has no watches: a
+/// waiter sleeps and tries again), as the herd sweep's closed form for
+/// its rows needs it (`sim::herd::polling_closed_form`). Each count is of
+/// requests sent one after another, each on the reply to the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PollCost {
+    /// The sleep after a try that failed, before the next: the recipe's
+    /// own retry delay, fixed.
+    pub delay: Duration,
+    /// Requests of a try that fails, up to its sleep.
+    pub failed_try: u32,
+    /// Requests of a try that wins, up to the hold.
+    pub to_hold: u32,
+    /// Requests of the release.
+    pub release: u32,
+}
+
 /// What a recipe does with its state when the client opens a new session
 /// after losing the old one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -381,6 +398,13 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// A recipe that polls instead of watching: what one try costs
+    /// ([`PollCost`]), which the herd sweep's closed form for its rows
+    /// reads; `None` for a recipe that watches, or declares no form.
+    fn poll_cost(&self) -> Option<PollCost> {
+        None
+    }
+
     /// Redis: this recipe on `masters` independent masters, for a recipe
     /// that spreads its lock over several (Redlock); `None` for the others.
     fn for_masters(&self, _masters: u8) -> Option<RecipeRef> {
@@ -606,6 +630,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
     fn closes_abandoned_session(&self) -> bool;
     fn key_lease(&self) -> Option<KeyLease>;
+    fn poll_cost(&self) -> Option<PollCost>;
     fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn validity(&self) -> Option<Duration>;
     fn on_validity_passed(&self, st: &mut AnyState) -> Step;
@@ -800,6 +825,9 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn key_lease(&self) -> Option<KeyLease> {
         Recipe::key_lease(self)
+    }
+    fn poll_cost(&self) -> Option<PollCost> {
+        Recipe::poll_cost(self)
     }
     fn renewal(&self, session: SessionId, st: &AnyState) -> Option<Request> {
         Recipe::renewal(self, session, st.get::<R::State>())

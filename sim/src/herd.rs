@@ -6,18 +6,65 @@
 //! The baseline uses one fixed link latency so that the N requests of each
 //! step arrive together, as "at once" means; its counts then have a closed
 //! form (docs/herd.md, "The closed forms"), which the tests check.
+//!
+//! A recipe that polls (Redis has no watches) is woken by nobody: its rows
+//! measure its polls and store requests per acquisition instead, against
+//! the recipe's own retry delay, and stop at [`POLLING_MAX_CLIENTS`] in the
+//! default sweep.
 
 use crate::engine::{simulate, Outcome, RunEnd, Summary};
 use crate::scenario::Scenario;
+use models::client::WRITES_PER_HOLD;
 use models::msg::RequestClass;
 use models::properties::PropertyName;
-use models::recipe::{App, RecipeRef, HERD_QUEUE_ITEMS};
+use models::recipe::{App, Face, RecipeRef, HERD_QUEUE_ITEMS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// The default client counts of a sweep.
 pub const DEFAULT_CLIENTS: [u16; 12] = [2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
+
+/// The largest client count the default sweep runs a polling recipe at. A
+/// poller's baseline sends about N²/2 tries (Redlock ten requests a try):
+/// at 1,000 clients `redlock` is 5 million requests, a few seconds; at
+/// 10,000 it would be a hundred times that, longer than the rest of the
+/// sweep together. `herd --clients` runs any count.
+pub const POLLING_MAX_CLIENTS: u16 = 1000;
+
+/// How a recipe's waiters learn that the lock is free, which says what
+/// its herd rows measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiting {
+    /// The store notifies them (ZooKeeper's and etcd's watches): the rows
+    /// count notifications per release.
+    Watches,
+    /// They sleep and try again (Redis has no watches): the rows count
+    /// polls and store requests per acquisition.
+    Polls,
+}
+
+impl Waiting {
+    pub fn of(recipe: &RecipeRef) -> Waiting {
+        match recipe.face() {
+            Face::ZooKeeper | Face::Etcd => Waiting::Watches,
+            Face::Redis => Waiting::Polls,
+        }
+    }
+}
+
+/// Of `clients`, the counts the default sweep runs a recipe that waits
+/// so at: a poller's stop at [`POLLING_MAX_CLIENTS`].
+pub fn default_counts(waiting: Waiting, clients: &[u16]) -> Vec<u16> {
+    clients
+        .iter()
+        .copied()
+        .filter(|&n| match waiting {
+            Waiting::Watches => true,
+            Waiting::Polls => n <= POLLING_MAX_CLIENTS,
+        })
+        .collect()
+}
 
 /// The baseline herd scenario for `recipe` with `clients` clients: every
 /// client requests at once, one round. A queue's is its own: one producer
@@ -82,6 +129,10 @@ pub struct HerdRow {
     /// watch), `watches` (requests that register a watch), and each kind.
     pub store_requests: BTreeMap<String, f64>,
     pub handoff_us: Summary,
+    /// A poller's row: what its waiters' polls cost (none for a recipe
+    /// that watches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub polling: Option<PollingRow>,
     pub events: u64,
     /// Violations of any property but `herd_bound` (which the sweep measures).
     pub violations: usize,
@@ -89,6 +140,17 @@ pub struct HerdRow {
     /// event cap) measured only part of the queue.
     pub end: RunEnd,
     pub wall_seconds: f64,
+}
+
+/// A poller's measures beside the row's store requests.
+#[derive(Clone, Debug, Serialize)]
+pub struct PollingRow {
+    /// The recipe's own retry delay (`Recipe::poll_cost`), if it declares it.
+    pub delay_ms: Option<f64>,
+    /// Tries after a failed one (the sleeps that ran out), per acquisition.
+    pub polls_per_acquisition: f64,
+    /// What [`polling_closed_form`] says of this run, where it says.
+    pub closed_form: Option<PollingForm>,
 }
 
 impl HerdRow {
@@ -153,6 +215,17 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
         },
         store_requests: requests,
         handoff_us: m.handoff_us.clone(),
+        polling: match Waiting::of(&scenario.recipe) {
+            Waiting::Watches => None,
+            Waiting::Polls => Some(PollingRow {
+                delay_ms: scenario
+                    .recipe
+                    .poll_cost()
+                    .map(|c| c.delay.as_secs_f64() * 1000.0),
+                polls_per_acquisition: per(m.wakes),
+                closed_form: polling_closed_form(scenario),
+            }),
+        },
         events: m.events,
         // herd_bound is what the sweep measures, not a failure of the run.
         violations: o
@@ -165,14 +238,18 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
     }
 }
 
-/// The shipped recipes the herd sweep measures: every one that watches,
-/// at its default. The Redis recipes poll instead, and their rows (polls
-/// per acquisition) are not part of the default sweep yet: `herd
-/// --recipes` runs them.
+/// The shipped recipes the herd sweep measures: every one at its
+/// default, those that watch and those that poll.
 pub fn swept_recipes() -> Vec<RecipeRef> {
     models::recipes::defaults()
+}
+
+/// The swept recipes whose waiters wait so: `lockstep bench` times the
+/// watchers' sweep alone, as it did before the pollers joined.
+pub fn swept_recipes_waiting(waiting: Waiting) -> Vec<RecipeRef> {
+    swept_recipes()
         .into_iter()
-        .filter(|r| r.face() != models::recipe::Face::Redis)
+        .filter(|r| Waiting::of(r) == waiting)
         .collect()
 }
 
@@ -194,4 +271,78 @@ pub fn closed_form(recipe: &RecipeRef, n: u32) -> Option<Vec<u32>> {
             (!changes.is_empty() && changes.len() <= most as usize).then_some(changes)
         }
     }
+}
+
+/// A poller's closed form in a run like the baseline (docs/herd.md, "The
+/// closed forms"). With one fixed latency L, no faults and every client
+/// starting at once, the waiters take the same steps at the same instants:
+/// they try together, in *waves* one failed try's round trips and the
+/// retry delay R apart. A holder's release reaches the key the round trips
+/// of its winning try, its writes and its hold H after its wave began; the
+/// first wave after that takes the lock. So every waiter tries `m` times
+/// per hold, and with N clients acquiring once each, the failed tries come
+/// to m·N(N−1)/2: m(N−1)/2 polls per acquisition, and as many failed
+/// tries' requests beside a winning try's and its release's.
+///
+/// `None` where the run is not like that (several rounds, faults, a time
+/// drawn from a range, renewals during the hold), where the recipe
+/// declares no [`models::recipe::PollCost`], or where a wave meets the
+/// release at the very instant it arrives: the store's order of two
+/// arrivals at one instant decides, which no form says.
+pub fn polling_closed_form(s: &Scenario) -> Option<PollingForm> {
+    let cost = s.recipe.poll_cost()?;
+    let like_baseline = s.recipe.app() == App::Lock
+        && s.rounds == 1
+        && s.reentries == 0
+        && s.profile.is_empty()
+        && s.schedule.is_empty();
+    // Times drawn from a range put the waiters out of step.
+    let fixed = |(lo, hi): (u64, u64)| (lo == hi).then_some(lo);
+    let (Some(latency), Some(hold), Some(_), true) = (
+        fixed(s.timing.latency_us),
+        fixed(s.timing.hold_us),
+        fixed(s.timing.think_us),
+        like_baseline,
+    ) else {
+        return None;
+    };
+    let writes = u64::from(WRITES_PER_HOLD);
+    // A writer's hold: a round trip to the resource per write, the hold
+    // time between two writes.
+    let holding = 2 * latency * writes + hold * (writes - 1);
+    let renews_while_holding = s
+        .recipe
+        .key_lease()
+        .and_then(|l| l.renew_every)
+        .is_some_and(|every| every.as_micros() as u64 <= holding);
+    if renews_while_holding {
+        return None;
+    }
+    // From a wave's start: the winner's release reaches the key at `busy`
+    // plus one latency; the next wave's first try at `period` plus one.
+    let busy = 2 * latency * u64::from(cost.to_hold) + holding;
+    let period = 2 * latency * u64::from(cost.failed_try) + cost.delay.as_micros() as u64;
+    if busy % period == 0 {
+        return None;
+    }
+    let tries_per_hold = busy / period + 1;
+    let polls = tries_per_hold as f64 * (f64::from(s.clients) - 1.0) / 2.0;
+    Some(PollingForm {
+        tries_per_hold,
+        polls_per_acquisition: polls,
+        requests_per_acquisition: f64::from(cost.to_hold + cost.release)
+            + f64::from(cost.failed_try) * polls,
+    })
+}
+
+/// [`polling_closed_form`]'s figures for one run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PollingForm {
+    /// Tries each waiter makes while one holder holds (`m`).
+    pub tries_per_hold: u64,
+    /// m(N−1)/2.
+    pub polls_per_acquisition: f64,
+    /// A winning try's requests and its release's, and m(N−1)/2 failed
+    /// tries' requests.
+    pub requests_per_acquisition: f64,
 }

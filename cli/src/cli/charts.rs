@@ -76,9 +76,14 @@ pub fn per_recipe(rows: &[HerdRow], y: impl Fn(&HerdRow) -> f64) -> Vec<Series> 
     for r in rows {
         let scenario = scenario_of(r);
         let style = recipe_style(&r.recipe);
-        let name = match &scenario {
+        // A poller's line says how often it asks: its cost follows.
+        let recipe = match r.polling.as_ref().and_then(|p| p.delay_ms) {
+            Some(ms) => format!("{}, polling every {ms} ms", r.recipe),
             None => r.recipe.clone(),
-            Some(s) => format!("{} — {s}", r.recipe),
+        };
+        let name = match &scenario {
+            None => recipe,
+            Some(s) => format!("{recipe} — {s}"),
         };
         by.entry((scenario.clone(), style, r.recipe.clone()))
             .or_insert_with(|| Series {
@@ -99,7 +104,15 @@ const HERD_CLIENTS: &str = "clients (waiting for the lock, to lead, at the barri
 /// divides by, in its title and on its y axis alike: a *release* (a
 /// barrier's or a queue's waking change counts as one, as in the table's
 /// column), an *acquisition*.
+/// Notifications are charted for the recipes that watch (a poller is
+/// notified of nothing); requests for every recipe, so that the pollers'
+/// lines stand beside the watchers'.
 pub fn herd_chart_specs(rows: &[HerdRow]) -> [LineChart; 2] {
+    let watching: Vec<HerdRow> = rows
+        .iter()
+        .filter(|r| r.polling.is_none())
+        .cloned()
+        .collect();
     [
         LineChart {
             title: "Watch notifications per release (a barrier, a queue: per waking change)".into(),
@@ -107,10 +120,10 @@ pub fn herd_chart_specs(rows: &[HerdRow]) -> [LineChart; 2] {
             y_label: "notifications per release (mean)".into(),
             log_x: true,
             log_y: true,
-            series: per_recipe(rows, HerdRow::notifications_per_release_mean),
+            series: per_recipe(&watching, HerdRow::notifications_per_release_mean),
         },
         LineChart {
-            title: "Store requests (writes, reads, watches) per acquisition".into(),
+            title: "Store requests per acquisition: polling (Redis) against watching".into(),
             x_label: HERD_CLIENTS.into(),
             y_label: "requests per acquisition".into(),
             log_x: true,
@@ -165,11 +178,34 @@ mod tests {
     }
 
     #[test]
+    fn the_pollers_are_charted_beside_the_watchers_by_requests_alone() {
+        use sim::herd::{swept_recipes_waiting, Waiting};
+        let [notifications, requests] = herd_chart_specs(&baseline(&[2, 5]));
+        let watching = swept_recipes_waiting(Waiting::Watches).len();
+        let polling = swept_recipes_waiting(Waiting::Polls);
+        assert!(!polling.is_empty());
+        assert_eq!(notifications.series.len(), watching);
+        assert_eq!(requests.series.len(), watching + polling.len());
+        // Each poller's line names it and how often it polls.
+        for r in polling {
+            let named: Vec<&str> = requests
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .filter(|n| n.starts_with(&format!("{r}, polling every ")))
+                .collect();
+            assert_eq!(named.len(), 1, "{r}: {named:?}");
+            assert!(named[0].ends_with("00 ms"), "{}", named[0]);
+        }
+        assert!(requests.title.contains("watching") && requests.title.contains("polling"));
+    }
+
+    #[test]
     fn every_herd_series_is_told_apart() {
         // Colour, marker and stroke differ for every swept recipe (the
         // chart draws coinciding ones side by side: reports' own tests).
         let rows = baseline(&[2, 5]);
-        let series = per_recipe(&rows, HerdRow::notifications_per_release_mean);
+        let series = per_recipe(&rows, |r| r.requests_per_acquisition("all"));
         assert_eq!(series.len(), sim::herd::swept_recipes().len());
         let looks: std::collections::HashSet<_> = series
             .iter()

@@ -5,7 +5,7 @@ use super::{HerdArgs, UsageError};
 use indicatif::{ProgressBar, ProgressStyle};
 use models::recipe::RecipeRef;
 use serde::Serialize;
-use sim::herd::{baseline, row, HerdRow, DEFAULT_CLIENTS};
+use sim::herd::{baseline, default_counts, row, HerdRow, Waiting, DEFAULT_CLIENTS};
 use sim::scenario::{Scenario, MAX_SIM_CLIENTS};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -14,7 +14,41 @@ use std::process::ExitCode;
 #[derive(Serialize)]
 struct HerdJson<'a> {
     seed: u64,
+    /// The default sweep's cap on a polling recipe's client counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    polling_max_clients: Option<u16>,
     rows: &'a [HerdRow],
+}
+
+/// The client counts a sweep runs.
+pub enum Counts {
+    /// `--clients`: every recipe at each.
+    Given(Vec<u16>),
+    /// The default (or the tour's share of it): a polling recipe's stop at
+    /// [`sim::herd::POLLING_MAX_CLIENTS`].
+    Default(Vec<u16>),
+}
+
+impl Counts {
+    fn all(&self) -> &[u16] {
+        match self {
+            Counts::Given(c) | Counts::Default(c) => c,
+        }
+    }
+
+    /// The counts a recipe that waits so runs at.
+    fn of(&self, waiting: Waiting) -> Vec<u16> {
+        match self {
+            Counts::Given(c) => c.clone(),
+            Counts::Default(c) => default_counts(waiting, c),
+        }
+    }
+
+    /// The cap, where it left a polling recipe's count out: what the
+    /// output says of the rows it does not have.
+    fn polling_cap(&self) -> Option<u16> {
+        (self.of(Waiting::Polls).len() < self.all().len()).then_some(sim::herd::POLLING_MAX_CLIENTS)
+    }
 }
 
 fn parse_recipes(s: &str) -> Result<Vec<RecipeRef>, UsageError> {
@@ -79,7 +113,8 @@ fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
 pub fn csv(rows: &[HerdRow]) -> String {
     let mut out = String::from(
         "recipe,scenario,clients,acquisitions,releases,notifications,notifications_per_release_max,\
-         writes_per_acquisition,reads_per_acquisition,watches_per_acquisition,handoff_p50_us,handoff_p99_us,events,wall_seconds\n",
+         writes_per_acquisition,reads_per_acquisition,watches_per_acquisition,handoff_p50_us,handoff_p99_us,events,wall_seconds,\
+         polls_per_acquisition,retry_delay_ms,closed_form_requests_per_acquisition\n",
     );
     for r in rows {
         let req = |k: &str| r.requests_per_acquisition(k);
@@ -88,8 +123,10 @@ pub fn csv(rows: &[HerdRow]) -> String {
             Some((p50, p99)) => (p50.to_string(), p99.to_string()),
             None => (String::new(), String::new()),
         };
+        // A recipe that watches polls not: empty cells.
+        let p = polling_cells(r, 4);
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.4}\n",
+            "{},{},{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{:.4},{},{},{}\n",
             r.recipe,
             r.scenario,
             r.clients,
@@ -107,23 +144,56 @@ pub fn csv(rows: &[HerdRow]) -> String {
             handoff.0,
             handoff.1,
             r.events,
-            r.wall_seconds
+            r.wall_seconds,
+            p.polls,
+            p.delay,
+            p.form,
         ));
     }
     out
 }
 
+/// A row's polling figures as text, `digits` after the point; empty for
+/// a recipe that watches, and the form's cells for a run with none.
+#[derive(Default)]
+pub struct PollingCells {
+    pub delay: String,
+    pub polls: String,
+    pub form: String,
+    /// Measured store requests per acquisition over the closed form's.
+    pub ratio: String,
+}
+
+pub fn polling_cells(r: &HerdRow, digits: usize) -> PollingCells {
+    let Some(p) = &r.polling else {
+        return PollingCells::default();
+    };
+    let none = || "-".to_string();
+    let form = p.closed_form.map(|f| f.requests_per_acquisition);
+    PollingCells {
+        delay: p.delay_ms.map_or_else(none, |d| format!("{d}")),
+        polls: format!("{:.digits$}", p.polls_per_acquisition),
+        form: form.map_or_else(none, |f| format!("{f:.digits$}")),
+        ratio: form.map_or_else(none, |f| {
+            format!("{:.3}", r.requests_per_acquisition("all") / f)
+        }),
+    }
+}
+
 /// Runs the sweep; shared with the no-argument tour.
 pub fn sweep(
     recipes: &[RecipeRef],
-    clients: &[u16],
+    clients: &Counts,
     extra: Option<&Scenario>,
     seed: u64,
     quiet: bool,
 ) -> Result<Vec<HerdRow>, UsageError> {
     let mut jobs: Vec<Scenario> = Vec::new();
-    for &n in clients {
+    for &n in clients.all() {
         for r in recipes {
+            if !clients.of(Waiting::of(r)).contains(&n) {
+                continue;
+            }
             jobs.push(baseline(r, n, seed));
             if let Some(s) = extra {
                 jobs.push(adapt(s, r, n));
@@ -152,7 +222,12 @@ pub fn sweep(
     rows.map_err(|e| UsageError(e.to_string()))
 }
 
-pub fn write_files(dir: &Path, rows: &[HerdRow], seed: u64) -> Result<(), UsageError> {
+pub fn write_files(
+    dir: &Path,
+    rows: &[HerdRow],
+    seed: u64,
+    clients: &Counts,
+) -> Result<(), UsageError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| UsageError(format!("cannot create {}: {e}", dir.display())))?;
     let write = |name: &str, body: String| {
@@ -161,20 +236,152 @@ pub fn write_files(dir: &Path, rows: &[HerdRow], seed: u64) -> Result<(), UsageE
             .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display())))
     };
     write("herd.csv", csv(rows))?;
-    write(
-        "herd.json",
-        serde_json::to_string_pretty(&HerdJson { seed, rows }).expect("serialisable"),
-    )?;
+    write("herd.json", json(rows, seed, clients))?;
     super::charts::herd_charts(dir, rows)
+}
+
+fn json(rows: &[HerdRow], seed: u64, clients: &Counts) -> String {
+    serde_json::to_string_pretty(&HerdJson {
+        seed,
+        polling_max_clients: clients.polling_cap(),
+        rows,
+    })
+    .expect("serialisable")
+}
+
+/// Hand-off latency p50 or p99 in milliseconds, `-` where none was measured.
+fn handoff_ms(r: &HerdRow, which: fn((u64, u64)) -> u64) -> String {
+    match r.handoff_us.p50_p99() {
+        Some(q) => format!("{:.3}", which(q) as f64 / 1000.0),
+        None => "-".to_string(),
+    }
+}
+
+/// The rows of recipes that watch: what their notifications cost.
+fn watching_table(rows: &[&HerdRow]) -> String {
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let req = |k: &str| r.requests_per_acquisition(k);
+            vec![
+                r.scenario.clone(),
+                r.clients.to_string(),
+                grouped(r.notifications),
+                if r.notifications_per_release.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", r.notifications_per_release_mean())
+                },
+                format!("{:.2}", req("writes")),
+                format!("{:.2}", req("reads")),
+                format!("{:.2}", req("watches")),
+                handoff_ms(r, |(p50, _)| p50),
+                handoff_ms(r, |(_, p99)| p99),
+                grouped(r.events),
+                format!("{:.3}", r.wall_seconds),
+            ]
+        })
+        .collect();
+    reports::table::render(
+        &[
+            "run",
+            "clients",
+            "notifications",
+            "per release",
+            "writes/acq",
+            "reads/acq",
+            "watches/acq",
+            "hand-off p50 ms",
+            "p99 ms",
+            "events",
+            "wall s",
+        ],
+        &table,
+    )
+}
+
+/// The rows of recipes that poll: no one is notified, so what their
+/// polls cost, beside the closed form.
+fn polling_table(rows: &[&HerdRow]) -> String {
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let p = polling_cells(r, 2);
+            vec![
+                r.scenario.clone(),
+                r.clients.to_string(),
+                p.delay,
+                p.polls,
+                format!("{:.2}", r.requests_per_acquisition("all")),
+                p.form,
+                p.ratio,
+                handoff_ms(r, |(p50, _)| p50),
+                handoff_ms(r, |(_, p99)| p99),
+                grouped(r.events),
+                format!("{:.3}", r.wall_seconds),
+            ]
+        })
+        .collect();
+    reports::table::render(
+        &[
+            "run",
+            "clients",
+            "retry ms",
+            "polls/acq",
+            "requests/acq",
+            "closed form",
+            "measured/form",
+            "hand-off p50 ms",
+            "p99 ms",
+            "events",
+            "wall s",
+        ],
+        &table,
+    )
+}
+
+/// The table, one section for the recipes that watch and one for those
+/// that poll, each where there are rows.
+fn print_tables(rows: &[HerdRow], clients: &Counts) {
+    let (polling, watching): (Vec<&HerdRow>, Vec<&HerdRow>) =
+        rows.iter().partition(|r| r.polling.is_some());
+    if !watching.is_empty() {
+        print!("{}", watching_table(&watching));
+    }
+    if polling.is_empty() {
+        return;
+    }
+    if !watching.is_empty() {
+        println!();
+    }
+    println!(
+        "polling (no watches: a waiter sleeps its recipe's retry delay and tries again; \
+         requests per acquisition against the closed form)"
+    );
+    print!("{}", polling_table(&polling));
+    if let Some(cap) = clients.polling_cap() {
+        let left: Vec<String> = clients
+            .all()
+            .iter()
+            .filter(|&&n| n > cap)
+            .map(|&n| grouped(n.into()))
+            .collect();
+        println!(
+            "polling rows stop at {} clients in the default sweep (not run: {}); \
+             --clients runs any count",
+            grouped(cap.into()),
+            left.join(", ")
+        );
+    }
 }
 
 pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
     let recipes = parse_recipes(&args.recipes)?;
     let clients = match &args.clients {
-        Some(c) => parse_clients(c)?,
-        None => DEFAULT_CLIENTS.to_vec(),
+        Some(c) => Counts::Given(parse_clients(c)?),
+        None => Counts::Default(DEFAULT_CLIENTS.to_vec()),
     };
-    no_repeats(&clients, "--clients", u16::to_string)?;
+    no_repeats(clients.all(), "--clients", u16::to_string)?;
     let extra = args
         .scenario
         .as_ref()
@@ -182,7 +389,7 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
         .transpose()?;
     if let Some(s) = &extra {
         // `adapt` keeps a scheduled fault only where its client exists.
-        let smallest = clients.iter().copied().min().unwrap_or(0);
+        let smallest = clients.all().iter().copied().min().unwrap_or(0);
         let dropped = s
             .schedule
             .iter()
@@ -198,63 +405,11 @@ pub fn run(args: &HerdArgs) -> Result<ExitCode, UsageError> {
     }
     super::writable_dir(&args.out, "--out")?;
     let rows = sweep(&recipes, &clients, extra.as_ref(), args.seed, args.json)?;
-    write_files(&args.out, &rows, args.seed)?;
+    write_files(&args.out, &rows, args.seed, &clients)?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&HerdJson {
-                seed: args.seed,
-                rows: &rows
-            })
-            .expect("serialisable")
-        );
+        println!("{}", json(&rows, args.seed, &clients));
     } else {
-        let table: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| {
-                let req = |k: &str| r.requests_per_acquisition(k);
-                let handoff = |which: fn((u64, u64)) -> u64| match r.handoff_us.p50_p99() {
-                    Some(q) => format!("{:.3}", which(q) as f64 / 1000.0),
-                    None => "-".to_string(),
-                };
-                vec![
-                    r.scenario.clone(),
-                    r.clients.to_string(),
-                    grouped(r.notifications),
-                    if r.notifications_per_release.is_empty() {
-                        "-".to_string()
-                    } else {
-                        format!("{:.2}", r.notifications_per_release_mean())
-                    },
-                    format!("{:.2}", req("writes")),
-                    format!("{:.2}", req("reads")),
-                    format!("{:.2}", req("watches")),
-                    handoff(|(p50, _)| p50),
-                    handoff(|(_, p99)| p99),
-                    grouped(r.events),
-                    format!("{:.3}", r.wall_seconds),
-                ]
-            })
-            .collect();
-        print!(
-            "{}",
-            reports::table::render(
-                &[
-                    "run",
-                    "clients",
-                    "notifications",
-                    "per release",
-                    "writes/acq",
-                    "reads/acq",
-                    "watches/acq",
-                    "hand-off p50 ms",
-                    "p99 ms",
-                    "events",
-                    "wall s"
-                ],
-                &table
-            )
-        );
+        print_tables(&rows, &clients);
         println!(
             "\nwritten: {}/herd.csv, herd.json and the charts",
             args.out.display()

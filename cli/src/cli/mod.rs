@@ -176,7 +176,8 @@ pub struct HerdArgs {
     /// Recipes, comma-separated, or `all`.
     #[arg(long, default_value = "all")]
     pub recipes: String,
-    /// Client counts, comma-separated (default 2,5,10,…,10000).
+    /// Client counts, comma-separated (default 2,5,10,…,10000; a polling
+    /// recipe's, to 1000).
     #[arg(long)]
     pub clients: Option<String>,
     /// Also run this scenario at each recipe and client count.
@@ -313,8 +314,8 @@ pub struct BenchArgs {
     /// Skip the simulator measurements.
     #[arg(long = "skip-sim")]
     pub skip_sim: bool,
-    /// Skip the full default herd sweep (every recipe to 10,000 clients:
-    /// the longest part of the simulator's measurements).
+    /// Skip the full default herd sweep of the recipes that watch (each to
+    /// 10,000 clients: the longest part of the simulator's measurements).
     #[arg(long = "skip-herd")]
     pub skip_herd: bool,
     /// The directory of the SPIN twin of the fair lock (`fair_lock.pml`),

@@ -7,13 +7,13 @@
 
 use super::charts::HERD_CHARTS;
 use super::check::grouped;
-use super::herd::{sweep, write_files};
+use super::herd::{polling_cells, sweep, write_files, Counts};
 use super::{default_cfg, UsageError};
 use models::checker::{check, CheckOptions, Status};
 use models::html::escape as esc;
 use models::recipe::App;
 use sim::engine::simulate;
-use sim::herd::{HerdRow, DEFAULT_CLIENTS};
+use sim::herd::{HerdRow, DEFAULT_CLIENTS, POLLING_MAX_CLIENTS};
 use sim::scenario::Scenario;
 use sim::timeline::timeline_from_trace;
 use std::fmt::Write as _;
@@ -365,6 +365,37 @@ impl Section {
             html: format!("<p>{html}</p>\n"),
         }
     }
+}
+
+/// The herd's polling rows (the Redis recipes): no notifications, so
+/// their polls and requests per acquisition, beside the closed form.
+fn polling_rows(rows: &[&HerdRow]) -> ([&'static str; 6], Vec<Row>) {
+    let header = [
+        "recipe",
+        "clients",
+        "retry delay (ms)",
+        "polls / acquisition",
+        "requests / acquisition",
+        "measured / closed form",
+    ];
+    let rows = rows
+        .iter()
+        .map(|r| {
+            let p = polling_cells(r, 2);
+            Row {
+                cells: vec![
+                    Cell::plain(r.recipe.clone()),
+                    Cell::plain(r.clients.to_string()),
+                    Cell::plain(p.delay),
+                    Cell::plain(p.polls),
+                    Cell::plain(format!("{:.2}", r.requests_per_acquisition("all"))),
+                    Cell::plain(p.ratio),
+                ],
+                differs: false,
+            }
+        })
+        .collect();
+    (header, rows)
 }
 
 /// The most columns a table keeps as a table on a narrow screen: the herd
@@ -817,10 +848,13 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .filter(|&n| n <= max_clients)
         .collect();
     eprintln!("lockstep: herd sweep up to {max_clients} clients …");
+    let clients = Counts::Default(clients);
     let herd: Vec<HerdRow> = sweep(&sim::herd::swept_recipes(), &clients, None, 1, false)?;
     // herd.csv, herd.json and the charts, drawn once.
-    write_files(out, &herd, 1)?;
-    let rows: Vec<Row> = herd
+    write_files(out, &herd, 1, &clients)?;
+    let (polling, watching): (Vec<&HerdRow>, Vec<&HerdRow>) =
+        herd.iter().partition(|r| r.polling.is_some());
+    let rows: Vec<Row> = watching
         .iter()
         .map(|r| Row {
             cells: vec![
@@ -859,15 +893,30 @@ pub fn run(out: &Path, max_clients: u16) -> Result<ExitCode, UsageError> {
         .filter(|r| r[1] == max_clients.to_string() || r[1] == "10")
         .collect();
     print!("{}", reports::table::render(&header, &wide));
+    let (polling_header, polling_rows) = polling_rows(&polling);
+    println!("\nPolling (Redis: no watches)\n");
+    let wide: Vec<Vec<String>> = polling_rows
+        .iter()
+        .map(Row::plain)
+        .filter(|r| r[1] == max_clients.min(POLLING_MAX_CLIENTS).to_string() || r[1] == "10")
+        .collect();
+    print!("{}", reports::table::render(&polling_header, &wide));
     let captions = [
         "Watch notifications per release vs clients (log–log; ticks at the client counts measured)",
-        "Store requests per acquisition vs clients (log–log)",
+        "Store requests per acquisition vs clients, the recipes that watch and those that poll (log–log)",
     ];
     let mut body = Vec::new();
     for (base, caption) in HERD_CHARTS.iter().zip(captions) {
         body.push(figure(out, base, caption, None, &[])?);
     }
     body.push(table(&header, &rows));
+    let pollers = format!(
+        "The Redis recipes have no watches: a waiter sleeps its recipe's retry delay and tries \
+         again, so their rows count polls and store requests per acquisition, beside the closed \
+         form (docs/herd.md), to {POLLING_MAX_CLIENTS} clients at most."
+    );
+    body.push(Section::paragraph(&pollers, pollers.clone()));
+    body.push(table(&polling_header, &polling_rows));
     body.push(Section::paragraph(
         "The rows as data: [herd.csv](herd.csv), [herd.json](herd.json).",
         "The rows as data: <a href=\"herd.csv\">herd.csv</a>, <a href=\"herd.json\">herd.json</a>."

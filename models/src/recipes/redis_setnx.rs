@@ -18,7 +18,7 @@ use super::redis::{self, KeyTiming, LOCK_KEY};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisCmd, RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, KeyLease, PollCost, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -164,6 +164,18 @@ impl Recipe for RedisSetnx {
             ));
         }
         Ok(RecipeRef::new(RedisSetnx { timing, ..*self }))
+    }
+
+    fn poll_cost(&self) -> Option<PollCost> {
+        Some(PollCost {
+            delay: self.timing.retry(),
+            // `SETNX` answered 0 (`SET NX PX` answered nil).
+            failed_try: 1,
+            // `SETNX` then `EXPIRE`; `SET NX PX` alone.
+            to_hold: 1 + u32::from(!self.atomic),
+            // `DEL`.
+            release: 1,
+        })
     }
 }
 

@@ -36,7 +36,7 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
 use crate::recipe::{
-    Application, Face, KeyLease, LateAnswer, LockRecipe, Recipe, RecipeRef, Setup, Step,
+    Application, Face, KeyLease, LateAnswer, LockRecipe, PollCost, Recipe, RecipeRef, Setup, Step,
 };
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
@@ -232,6 +232,18 @@ impl Recipe for RedisToken {
             ));
         }
         Ok(RecipeRef::new(RedisToken { timing, ..*self }))
+    }
+
+    fn poll_cost(&self) -> Option<PollCost> {
+        Some(PollCost {
+            delay: self.timing.retry(),
+            // `SET NX PX`, answered nil.
+            failed_try: 1,
+            // `SET NX PX`, then `INCR lock:fence` if it fences.
+            to_hold: 1 + u32::from(self.fence),
+            // The compare-and-delete script.
+            release: 1,
+        })
     }
 
     fn renewal(&self, session: SessionId, st: &State) -> Option<Request> {

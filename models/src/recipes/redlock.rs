@@ -31,7 +31,7 @@ use super::redis::{self, KeyTiming, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, KeyLease, PollCost, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -263,6 +263,21 @@ impl Recipe for Redlock {
             ));
         }
         Ok(RecipeRef::new(Redlock { timing, ..*self }))
+    }
+
+    fn poll_cost(&self) -> Option<PollCost> {
+        let masters = u32::from(self.masters);
+        Some(PollCost {
+            delay: self.timing.retry(),
+            // A `SET NX PX` on every master, then the compare-and-delete
+            // on every master (step 3).
+            failed_try: 2 * masters,
+            // A `SET NX PX` on every master, then `INCR lock:fence` if it
+            // fences.
+            to_hold: masters + u32::from(self.fence),
+            // The compare-and-delete on every master.
+            release: masters,
+        })
     }
 }
 

@@ -1273,6 +1273,9 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                         rt.timers.remove(&timer);
+                        if timer == Timer::Wake {
+                            self.tally.metrics.wakes += 1;
+                        }
                         if timer == Timer::Retry && self.request_in_flight(c) {
                             // Delayed, not lost: wait another period.
                             let retry = self.client.timing.retry;

@@ -66,6 +66,9 @@ pub struct Metrics {
     /// queue's herd measure.
     pub notifications_per_change: Vec<u32>,
     pub store_requests: BTreeMap<RequestKind, u64>,
+    /// Sleeps a recipe asked for that ran out (`Timer::Wake`): a poller's
+    /// tries after a failed one.
+    pub wakes: u64,
     pub handoff_us: Summary,
     pub wait_us: Summary,
     pub events: u64,
