@@ -614,3 +614,18 @@ fn reentry_immediate_is_expected_only_where_holders_re_enter() {
     let e = Scenario::parse(&file(0), "r.toml", "r").unwrap_err();
     assert!(e.to_string().contains("'reentry_immediate'"), "{e}");
 }
+
+/// A Redis lock's release is counted where the lock is freed — its key
+/// gone from a majority of the masters, by a delete or an expiry — once
+/// per release, however many masters it spans; no header moves there.
+#[test]
+fn a_redis_release_is_counted_once_where_the_key_goes() {
+    for recipe in ["redis-token", "redis-setnx", "redlock"] {
+        let toml = format!("recipe = \"{recipe}\"\nclients = 3\nrounds = 2\n");
+        let s = Scenario::parse(&toml, "inline.toml", "inline").unwrap();
+        let o = simulate(&s, 1, false);
+        assert!(o.violations.is_empty(), "{recipe}: {:?}", o.violations);
+        assert_eq!(o.metrics.acquisitions, 6, "{recipe}");
+        assert_eq!(o.metrics.releases, 6, "{recipe}");
+    }
+}

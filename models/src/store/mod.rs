@@ -292,6 +292,19 @@ impl StoreState {
         mine > masters / 2
     }
 
+    /// Redis: whether the lock is taken — the line's key held on a
+    /// majority of the masters (by anyone); false on the other stores.
+    /// A step that turns it false releases the lock, as one that moves
+    /// the header does on a store with watches.
+    pub fn line_key_on_majority(&self) -> bool {
+        let key = self.line.0.keys;
+        let masters = self.redis.masters.len();
+        let held = (0..masters)
+            .filter(|&m| self.redis.get(m as u8, key).is_some())
+            .count();
+        masters > 0 && held > masters / 2
+    }
+
     /// Whether some live session of `client` owns the entry first in line
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {

@@ -611,6 +611,26 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// What tells a release step: the store's header (a ZooKeeper or etcd
+    /// store moves it on every change), and whether a Redis lock's key is
+    /// held on a majority (a delete moves no header there).
+    fn release_mark(&self) -> (u64, bool) {
+        (
+            self.store_state.header(),
+            self.store_state.line_key_on_majority(),
+        )
+    }
+
+    /// Whether the store's steps since `before` released: changed a
+    /// store with watches, or freed a Redis lock.
+    fn released_since(&self, before: (u64, bool)) -> bool {
+        let (header, taken) = self.release_mark();
+        match self.store_state.redis.is_empty() {
+            true => header != before.0,
+            false => before.1 && !taken,
+        }
+    }
+
     /// A release step's notifications woke `woken`.
     fn release_step(&mut self, woken: Woken) {
         self.tally
@@ -713,7 +733,7 @@ impl<'a> Sim<'a> {
                 }
             }
             let release = is_release(&msg);
-            let before = self.store_state.header();
+            let before = self.release_mark();
             let removed_before = self.store_state.items_removed();
             let mut out = self.lenders.store.lend();
             self.store
@@ -721,7 +741,7 @@ impl<'a> Sim<'a> {
             let n = self.apply_store_out(out);
             self.observe_store(removed_before);
             // A release step that changed the store.
-            if release && self.store_state.header() != before {
+            if release && self.released_since(before) {
                 self.release_step(n);
             }
         } else if to == resource_id() {
@@ -1310,7 +1330,7 @@ impl<'a> Sim<'a> {
                                 self.check_fault_free_expiry(s);
                             }
                         }
-                        let before = self.store_state.header();
+                        let before = self.release_mark();
                         let removed_before = self.store_state.items_removed();
                         let mut out = self.lenders.store.lend();
                         self.store
@@ -1318,7 +1338,7 @@ impl<'a> Sim<'a> {
                         let n = self.apply_store_out(out);
                         self.observe_store(removed_before);
                         // An expiry that deleted a node or key releases it.
-                        if self.store_state.header() != before {
+                        if self.released_since(before) {
                             self.release_step(n);
                         }
                     }
