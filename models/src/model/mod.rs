@@ -566,8 +566,8 @@ impl RecipeModel {
                 });
             }
             Action::Replicate => {
-                self.store_step(&mut state, false, |st, _| {
-                    self.store.replicate(st);
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.replicate(st, o);
                 });
             }
             Action::Failover => {
@@ -685,7 +685,7 @@ impl RecipeModel {
         }
         if slot.status == Status::Running {
             for &t in &slot.timers {
-                if self.timer_may_fire(slot, t) {
+                if self.timer_may_fire(&state.store, slot, t) {
                     actions.push(Action::Timeout(c, t));
                 }
             }

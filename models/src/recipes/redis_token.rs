@@ -19,6 +19,13 @@
 //! holder renews its key every TTL/3 (`renewExpiration`, the
 //! compare-and-extend script) until it unlocks, so a hold may outlast the
 //! TTL; the TTL is `lockWatchdogTimeout`, 30 s.
+//!
+//! Variant `wait` is the usual fix for a lock lost in an asynchronous
+//! failover: after `SET` answers `OK`, `WAIT 1 200` (at least one replica
+//! has every change made before it). 1: held. 0 or an error (the
+//! connection broke in a failover): not held — the compare-and-delete
+//! script, then sleep `sleep` and go to 1. Without a replica `WAIT` answers
+//! 0 and the lock is never held.
 
 use super::redis::{self, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
@@ -44,11 +51,13 @@ pub const REGISTERED: Registered = Registered {
             summary: "Redisson RLock: a 30 s TTL renewed every 10 s by compare-and-extend while held",
             kind: VariantKind::Departure,
         },
+        WAIT_VARIANT,
     ],
     build: |variant| {
         RecipeRef::new(RedisToken {
             fence: variant == Some("incr-token"),
             watchdog: variant == Some("watchdog"),
+            wait: variant == Some(WAIT_VARIANT.name),
         })
     },
 };
@@ -64,6 +73,8 @@ pub struct RedisToken {
     pub fence: bool,
     /// Redisson's watchdog: renew every TTL/3 while held.
     pub watchdog: bool,
+    /// `WAIT 1` after the `SET`: held only once a replica has the key.
+    pub wait: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,12 +86,21 @@ pub enum State {
     /// `INCR lock:fence` in flight: the lock is ours.
     Fencing,
     Holding,
+    /// `WAIT 1` in flight: the key is ours on the master.
+    Waiting,
+    /// No replica confirmed the key: the compare-and-delete in flight.
+    Unlocking,
 }
 
 impl Relabel for State {
     fn relabel(&mut self, _: &Perm) {
         match self {
-            State::Setting | State::Polling | State::Fencing | State::Holding => {} // no names
+            State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Holding
+            | State::Waiting
+            | State::Unlocking => {} // no names
         }
     }
 }
@@ -93,10 +113,11 @@ impl Recipe for RedisToken {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        match (self.fence, self.watchdog) {
-            (true, _) => Some("incr-token"),
-            (false, true) => Some("watchdog"),
-            (false, false) => None,
+        match (self.fence, self.watchdog, self.wait) {
+            (true, _, _) => Some("incr-token"),
+            (false, true, _) => Some("watchdog"),
+            (false, false, true) => Some(WAIT_VARIANT.name),
+            (false, false, false) => None,
         }
     }
 
@@ -112,8 +133,11 @@ impl Recipe for RedisToken {
         (State::Setting, self.set(session))
     }
 
-    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+    fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
         match (*st, reply) {
+            (State::Setting, Reply::Redis(RedisReply::Ok)) if self.wait => wait_for_replica(st),
+            (State::Waiting, Reply::Redis(r)) => replicated_or_unlock(session, st, *r),
+            (State::Unlocking, Reply::Redis(_)) => poll(st),
             (State::Setting, Reply::Redis(RedisReply::Ok)) if self.fence => {
                 *st = State::Fencing;
                 Step::Send(redis::to(0, redis::incr_fence()))
@@ -122,12 +146,7 @@ impl Recipe for RedisToken {
                 *st = State::Holding;
                 Step::Acquired { token: 0 }
             }
-            (State::Setting, Reply::Redis(RedisReply::Nil)) => {
-                *st = State::Polling;
-                Step::Sleep {
-                    after: redis::millis(RETRY_MS),
-                }
-            }
+            (State::Setting, Reply::Redis(RedisReply::Nil)) => poll(st),
             (State::Fencing, Reply::Redis(RedisReply::Int(n))) => {
                 *st = State::Holding;
                 Step::Acquired { token: *n }
@@ -146,7 +165,11 @@ impl Recipe for RedisToken {
                 *st = State::Setting;
                 Step::Send(self.set(session))
             }
-            State::Setting | State::Fencing | State::Holding => Step::Unexpected,
+            State::Setting
+            | State::Fencing
+            | State::Holding
+            | State::Waiting
+            | State::Unlocking => Step::Unexpected,
         }
     }
 
@@ -157,7 +180,11 @@ impl Recipe for RedisToken {
     fn release(&self, session: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding => Some(redis::to(0, redis::del_if_mine(session))),
-            State::Setting | State::Polling | State::Fencing => None,
+            State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Waiting
+            | State::Unlocking => None,
         }
     }
 
@@ -174,7 +201,12 @@ impl Recipe for RedisToken {
             State::Holding if self.watchdog => {
                 Some(redis::to(0, redis::extend_if_mine(session, self.ttl_ms())))
             }
-            State::Holding | State::Setting | State::Polling | State::Fencing => None,
+            State::Holding
+            | State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Waiting
+            | State::Unlocking => None,
         }
     }
 }
@@ -189,5 +221,44 @@ impl RedisToken {
 
     fn set(&self, session: SessionId) -> Request {
         redis::to(0, redis::set_nx_px(session, self.ttl_ms()))
+    }
+}
+
+/// Sleep `sleep`, then try again.
+fn poll(st: &mut State) -> Step {
+    *st = State::Polling;
+    Step::Sleep {
+        after: redis::millis(RETRY_MS),
+    }
+}
+
+/// Variant `wait`: `WAIT 1` after a `SET` that answered `OK`.
+const WAIT_VARIANT: Variant = Variant {
+    name: "wait",
+    summary: "WAIT 1 after SET NX PX: held only once a replica has the key, else unlock and retry",
+    kind: VariantKind::Departure,
+};
+
+/// The key is ours on the master: wait until a replica has it too.
+fn wait_for_replica(st: &mut State) -> Step {
+    *st = State::Waiting;
+    Step::Send(redis::to(0, redis::wait_one()))
+}
+
+/// `WAIT`'s answer: a replica has the key (held), or none does — 0, or
+/// the error of a connection a failover broke — and the key is given up
+/// (the compare-and-delete: it may survive on the master) before the
+/// next try.
+fn replicated_or_unlock(session: SessionId, st: &mut State, r: RedisReply) -> Step {
+    match r {
+        RedisReply::Int(n) if n >= 1 => {
+            *st = State::Holding;
+            Step::Acquired { token: 0 }
+        }
+        RedisReply::Int(_) | RedisReply::Down => {
+            *st = State::Unlocking;
+            Step::Send(redis::to(0, redis::del_if_mine(session)))
+        }
+        RedisReply::Ok | RedisReply::Nil | RedisReply::Value(_) => Step::Unexpected,
     }
 }
