@@ -219,7 +219,8 @@ pub enum RedisReply {
     /// A bulk string: `GET`'s value.
     Value(Data),
     /// The master does not answer: it is down (restarting). A client's
-    /// per-instance timeout, or its connection refused, ends the same way.
+    /// per-instance timeout, its connection refused, or a `WAIT` whose
+    /// connection a failover broke, ends the same way.
     Down,
 }
 

@@ -111,6 +111,22 @@ pub struct Waiter {
     pub epoch: u8,
 }
 
+/// A change as the replication stream carries it: `SET key value [PX
+/// ms]`, or `DEL key`.
+pub fn change_text((key, now): &Replicated) -> String {
+    match now {
+        Some(Entry {
+            value,
+            ttl: Some(t),
+            ..
+        }) => format!("SET {key} {value} PX {}", t.ms),
+        Some(Entry {
+            value, ttl: None, ..
+        }) => format!("SET {key} {value}"),
+        None => format!("DEL {key}"),
+    }
+}
+
 /// The first master's replica: its keys, the changes the master has made
 /// that it has not received yet, in order, and the `WAIT`s held until it
 /// has (sorted).
