@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 29] = [
+pub const SHIPPED: [(&str, &str); 31] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -135,6 +135,14 @@ pub const SHIPPED: [(&str, &str); 29] = [
     (
         "redlock-clock-jump-fenced",
         include_str!("../../../scenarios/redlock-clock-jump-fenced.toml"),
+    ),
+    (
+        "redis-failover-lost-lock",
+        include_str!("../../../scenarios/redis-failover-lost-lock.toml"),
+    ),
+    (
+        "redis-failover-lost-lock-wait",
+        include_str!("../../../scenarios/redis-failover-lost-lock-wait.toml"),
     ),
 ];
 

@@ -255,7 +255,7 @@ impl RedisKv {
         let RedisCmd::Wait { replicas, .. } = cmd else {
             return false;
         };
-        replicas > 0 && master == 0 && self.acked(master) == RedisReply::Int(0)
+        replicas > 0 && master == 0 && self.replica.as_ref().is_some_and(|r| !r.backlog.is_empty())
     }
 
     /// Holds a `WAIT` of `session` (its reply to carry `epoch`) until the

@@ -35,7 +35,9 @@ pub(super) enum Event {
     ReadTimeout(usize),
     /// Redis: the first master's oldest change reaches its replica, if the
     /// backlog it was sent from (its `generation`) was not lost since.
-    Replicate { generation: u64 },
+    Replicate {
+        generation: u64,
+    },
 }
 
 /// An event with its place in the order.
