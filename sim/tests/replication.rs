@@ -69,13 +69,25 @@ fn every_change_reaches_the_replica_in_order_a_drawn_lag_later() {
         assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
         let made = changes(&o.trace);
         let got = received(&o.trace);
-        // Three rounds: a SET and a DEL each, all arrived, in order.
+        // Three rounds: a SET and a DEL each. They arrive in order; the
+        // run ends when the client is done, with the last DEL still on
+        // its way.
         assert_eq!(made.len(), 6, "seed {seed}");
         let texts = |v: &[(u64, String)]| v.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>();
-        assert_eq!(texts(&got), texts(&made), "seed {seed}");
+        assert_eq!(texts(&got), texts(&made)[..got.len()], "seed {seed}");
+        let due = made.iter().filter(|(t, _)| t + 60_000 <= o.metrics.end_us);
+        let due = due.count();
+        assert!(
+            got.len() >= due,
+            "seed {seed}: {} of {due} due arrived",
+            got.len()
+        );
         for ((at, _), (arrived, _)) in made.iter().zip(&got) {
             let lag = arrived - at;
-            assert!((30_000..=60_000).contains(&lag), "seed {seed}: lag {lag} µs");
+            assert!(
+                (30_000..=60_000).contains(&lag),
+                "seed {seed}: lag {lag} µs"
+            );
             lags.insert(lag);
         }
     }
@@ -110,7 +122,10 @@ fn a_wait_is_answered_once_the_replica_has_the_key() {
 
 #[test]
 fn a_failover_loses_every_change_the_replica_had_not_received() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/redis-failover-lost-lock.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/redis-failover-lost-lock.toml"
+    );
     let s = Scenario::load(std::path::Path::new(path)).unwrap();
     let o = simulate(&s, s.seed, true);
     let failover = o
@@ -127,7 +142,8 @@ fn a_failover_loses_every_change_the_replica_had_not_received() {
     let texts = |v: &[(u64, String)]| v.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>();
     // What the promoted master makes afterwards reaches its new replica;
     // what the old one made before is gone.
-    assert_eq!(texts(&got), texts(&kept));
+    assert_eq!(texts(&got), texts(&kept)[..got.len()]);
+    assert!(got.len() + 1 >= kept.len(), "all but the last arrived");
 }
 
 #[test]
@@ -147,16 +163,33 @@ fn without_a_replica_nothing_is_drawn_and_a_wait_answers_zero() {
 fn replication_settings_that_would_misbehave_are_refused_naming_the_key() {
     let refused = |body: &str, says: &str| {
         let text = format!("recipe = \"redis-token\"\nclients = 2\n{body}");
-        let e = Scenario::parse(&text, "r.toml", "r").unwrap_err().to_string();
+        let e = Scenario::parse(&text, "r.toml", "r")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(says), "{body}: {e}");
     };
     let key = "timing.replication_ms";
-    refused("replica = true\n[timing]\nreplication_ms = [60, 30]\n", "low 60 is above high 30");
+    refused(
+        "replica = true\n[timing]\nreplication_ms = [60, 30]\n",
+        "low 60 is above high 30",
+    );
     refused("replica = true\n[timing]\nreplication_ms = [60, 30]\n", key);
-    refused("replica = true\n[timing]\nreplication_ms = [-1, 30]\n", "replication_ms");
-    refused("replica = true\n[timing]\nreplication_ms = [1, 2, 3]\n", "replication_ms");
-    refused("replica = true\n[timing]\nreplication_ms = [10, 200]\n", "below the 200 ms timeout");
-    refused("[timing]\nreplication_ms = [1, 5]\n", "set `replica = true`");
+    refused(
+        "replica = true\n[timing]\nreplication_ms = [-1, 30]\n",
+        "replication_ms",
+    );
+    refused(
+        "replica = true\n[timing]\nreplication_ms = [1, 2, 3]\n",
+        "replication_ms",
+    );
+    refused(
+        "replica = true\n[timing]\nreplication_ms = [10, 200]\n",
+        "below the 200 ms timeout",
+    );
+    refused(
+        "[timing]\nreplication_ms = [1, 5]\n",
+        "set `replica = true`",
+    );
     refused(
         "[[schedule]]\nat_ms = 10\nkind = \"failover\"\nmaster = 0\n",
         "set `replica = true`",
