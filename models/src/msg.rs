@@ -199,6 +199,12 @@ pub enum RedisCmd {
     /// return PEXPIRE(key, ms) else return 0` (redis-py's `extend` with
     /// `replace_ttl`, Redisson's renewal).
     ExpireIfValue { key: Name, value: Data, ms: u32 },
+    /// `WAIT numreplicas timeout`: how many replicas have applied every
+    /// change the master made before it. The store answers once the
+    /// replica has them all (at once without a replica: 0), or `Down` if
+    /// a failover or restart breaks the connection first; the timeout is
+    /// not modelled (the simulator's replication lag stays below it).
+    Wait { replicas: u8, timeout_ms: u32 },
 }
 
 /// A Redis reply.
@@ -213,7 +219,8 @@ pub enum RedisReply {
     /// A bulk string: `GET`'s value.
     Value(Data),
     /// The master does not answer: it is down (restarting). A client's
-    /// per-instance timeout, or its connection refused, ends the same way.
+    /// per-instance timeout, its connection refused, or a `WAIT` whose
+    /// connection a failover broke, ends the same way.
     Down,
 }
 
@@ -1017,6 +1024,10 @@ impl fmt::Display for RedisCmd {
             RedisCmd::ExpireIfValue { key, value, ms } => {
                 write!(f, "EVAL(if GET {key} == {value} then PEXPIRE {key} {ms})")
             }
+            RedisCmd::Wait {
+                replicas,
+                timeout_ms,
+            } => write!(f, "WAIT {replicas} {timeout_ms}"),
         }
     }
 }
@@ -1224,6 +1235,7 @@ pub enum RequestKind {
     RedisIncr,
     /// A script (`EVAL`): compare-and-delete or compare-and-extend.
     RedisEval,
+    RedisWait,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -1275,6 +1287,7 @@ impl Request {
                 RedisCmd::DelIfValue { .. } | RedisCmd::ExpireIfValue { .. } => {
                     RequestKind::RedisEval
                 }
+                RedisCmd::Wait { .. } => RequestKind::RedisWait,
             },
         }
     }
@@ -1283,7 +1296,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 26] = [
+    pub const ALL: [RequestKind; 27] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1310,6 +1323,7 @@ impl RequestKind {
         RequestKind::RedisDel,
         RequestKind::RedisIncr,
         RequestKind::RedisEval,
+        RequestKind::RedisWait,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1341,6 +1355,7 @@ impl RequestKind {
             RequestKind::RedisDel => "del",
             RequestKind::RedisIncr => "incr",
             RequestKind::RedisEval => "eval",
+            RequestKind::RedisWait => "wait",
         }
     }
 
@@ -1365,7 +1380,9 @@ impl RequestKind {
             | RequestKind::GetChildren
             | RequestKind::Range
             | RequestKind::LeaseTimeToLive
-            | RequestKind::RedisGet => RequestClass::Reads,
+            | RequestKind::RedisGet
+            // It changes nothing: it asks how far the replica has got.
+            | RequestKind::RedisWait => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
@@ -1429,7 +1446,8 @@ mod tests {
                 | RequestKind::RedisGet
                 | RequestKind::RedisDel
                 | RequestKind::RedisIncr
-                | RequestKind::RedisEval => {}
+                | RequestKind::RedisEval
+                | RequestKind::RedisWait => {}
             }
         }
     }

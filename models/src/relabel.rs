@@ -290,7 +290,8 @@ impl Relabel for RedisCmd {
             RedisCmd::Expire { .. }
             | RedisCmd::Get { .. }
             | RedisCmd::Del { .. }
-            | RedisCmd::Incr { .. } => {}
+            | RedisCmd::Incr { .. }
+            | RedisCmd::Wait { .. } => {}
         }
     }
 }

@@ -120,6 +120,12 @@ impl Relabel for StoreState {
                 ttl.setter.relabel(p);
             }
         }
+        if let Some(r) = &mut self.redis.replica {
+            for w in &mut r.waits {
+                w.session.relabel(p);
+            }
+            r.waits.sort_unstable();
+        }
         self.first_in_line.relabel(p);
     }
 }
@@ -322,6 +328,9 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
             let ttl = e.ttl.map(|t| (t.ms, erased(t.setter)));
             add(item(&(11u8, at, e.key, data(e.value), ttl)));
         }
+    }
+    for w in state.store.redis.waits().filter(|w| mine(&w.session)) {
+        add(item(&(12u8, w.behind, erased(w.session), w.epoch)));
     }
     for (at, w) in state.resource.log.iter().enumerate() {
         if w.client == c {

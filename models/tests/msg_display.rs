@@ -530,6 +530,7 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "del writes",
             "incr writes",
             "eval writes",
+            "wait reads",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

@@ -143,16 +143,22 @@ fn redlock_split_votes_can_repeat_for_ever() {
     assert!(r.property(Progress).unwrap().repeats_from.is_some());
 }
 
-#[test]
-fn a_failover_loses_a_lock_the_replica_had_not_received() {
-    let r = run(ModelCfg {
+/// A deployment with a replica and one failover.
+fn failover(recipe: &str) -> ModelCfg {
+    ModelCfg {
         deployment: Deployment {
             persistence: Persistence::None,
             replica: true,
         },
-        ..cfg("redis-token", 2, one(|b| b.failovers = 1))
-    });
-    assert!(violated(&r).contains(&"mutual_exclusion"));
+        ..cfg(recipe, 2, one(|b| b.failovers = 1))
+    }
+}
+
+#[test]
+fn a_failover_loses_a_lock_the_replica_had_not_received() {
+    let r = run(failover("redis-token"));
+    assert_eq!(violated(&r), ["mutual_exclusion", "resource_exclusion"]);
+    assert_eq!(r.unique_states, 1_446);
     let path = r.path(MutualExclusion).unwrap();
     assert!(path.iter().any(|a| matches!(a, Action::Failover)));
 }
@@ -193,6 +199,95 @@ fn a_watchdog_armed_after_the_unlock_renews_a_key_nobody_holds() {
         assert_eq!(a.unique_states, b.unique_states, "{faults:?}");
         assert_eq!(violated(&a), violated(&b), "{faults:?}");
     }
+}
+
+/// `WAIT 1` after the `SET` does not close the window: a failover between
+/// the `SET`'s answer and the `WAIT`'s arrival sends the `WAIT` to the
+/// promoted replica, which has no change to wait for and answers 1 at
+/// once — as Redis, whose `WAIT` counts the connection's own writes,
+/// answers on a fresh connection. The holder then holds no key
+/// (`holder_owns_key`), and the next `SET NX` succeeds beside it.
+#[test]
+fn wait_after_set_still_loses_a_lock_to_a_failover_before_the_wait() {
+    let r = run(failover("redis-token:wait"));
+    assert_eq!(
+        violated(&r),
+        ["holder_owns_key", "mutual_exclusion", "resource_exclusion"]
+    );
+    assert_eq!(r.unique_states, 1_110);
+    let path = r.path(HolderOwnsKey).unwrap();
+    let at = |f: fn(&Action) -> bool| path.iter().position(f).unwrap();
+    let failed_over = at(|a| matches!(a, Action::Failover));
+    let last = path.len() - 1;
+    assert!(
+        failed_over < last,
+        "the failover comes before the WAIT's answer"
+    );
+    assert!(
+        !path.iter().any(|a| matches!(a, Action::Replicate)),
+        "the WAIT is answered with no change replicated: {path:?}"
+    );
+    // Without a failover WAIT protects nothing it need not: every property
+    // holds, the replica catching up before each hold.
+    let r = run(ModelCfg {
+        faults: FaultBudget::default(),
+        ..failover("redis-token:wait")
+    });
+    assert_eq!(violated(&r), Vec::<&str>::new());
+    // Without a replica WAIT answers 0 at once and the lock is never held.
+    let r = run(cfg("redis-token:wait", 2, FaultBudget::default()));
+    assert_eq!(violated(&r), ["hand_off", "progress"]);
+}
+
+#[test]
+fn a_wait_is_held_until_the_replica_has_every_change_before_it() {
+    let s = SessionId::first(0);
+    let key = name!("lock");
+    let mut kv = RedisKv::deployed(
+        1,
+        Deployment {
+            persistence: Persistence::None,
+            replica: true,
+        },
+    );
+    let wait = RedisCmd::Wait {
+        replicas: 1,
+        timeout_ms: 200,
+    };
+    // Nothing to wait for: answered at once, one replica.
+    assert!(!kv.holds_back(0, wait));
+    assert_eq!(kv.apply(s, 0, wait).0, RedisReply::Int(1));
+    let set = RedisCmd::Set {
+        key,
+        value: Data::Session(s),
+        nx: false,
+        px: Some(100),
+    };
+    kv.apply(s, 0, set);
+    kv.apply(s, 0, RedisCmd::Del { key });
+    assert!(kv.holds_back(0, wait));
+    kv.hold_wait(s, 7);
+    assert!(kv.holds_wait(0, 7) && !kv.holds_wait(0, 6));
+    // Two changes ahead of it: the first applied, it still waits.
+    assert!(kv.replicate_one().is_some());
+    assert!(kv.take_waits(true).is_empty());
+    assert!(kv.replicate_one().is_some());
+    let answered = kv.take_waits(true);
+    assert_eq!(answered.len(), 1);
+    assert_eq!((answered[0].session, answered[0].epoch), (s, 7));
+    assert!(!kv.holds_wait(0, 7));
+    // `WAIT 0` never waits; another master has no replica.
+    kv.apply(s, 0, set);
+    let wait0 = RedisCmd::Wait {
+        replicas: 0,
+        timeout_ms: 200,
+    };
+    assert!(!kv.holds_back(0, wait0));
+    assert_eq!(kv.apply(s, 0, wait0).0, RedisReply::Int(0));
+    // No replica: 0 at once.
+    let mut bare = RedisKv::new(1);
+    assert!(!bare.holds_back(0, wait));
+    assert_eq!(bare.apply(s, 0, wait).0, RedisReply::Int(0));
 }
 
 #[test]
@@ -280,7 +375,7 @@ fn a_replica_lags_and_a_failover_keeps_only_what_it_received() {
     kv.fail_over();
     assert!(kv.get(0, key).is_none(), "the replica had not received it");
     kv.apply(s, 0, set);
-    assert!(kv.replicate_one());
+    assert!(kv.replicate_one().is_some());
     kv.fail_over();
     assert!(kv.get(0, key).is_some());
 }

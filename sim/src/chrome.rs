@@ -146,6 +146,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             }
             TraceEvent::Expire { .. } => (Some(Party::Store), "expiry"),
             TraceEvent::StoreFault { .. } => (Some(Party::Store), "fault"),
+            TraceEvent::Replicate { .. } => (Some(Party::Store), "replication"),
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),
         };

@@ -196,6 +196,7 @@ impl TimelineData {
                 | TraceEvent::Release { .. }
                 | TraceEvent::Expire { .. }
                 | TraceEvent::StoreFault { .. }
+                | TraceEvent::Replicate { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {

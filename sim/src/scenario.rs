@@ -214,6 +214,11 @@ pub struct TimingFile {
     /// Redis: the delay between two tries (default: the library's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_delay_ms: Option<u64>,
+    /// Redis with a replica: how long a change on the first master takes
+    /// to reach its replica (default [`DEFAULT_REPLICATION_MS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "pair")]
+    pub replication_ms: Option<[u64; 2]>,
 }
 
 /// A fault kind's rate and how long each lasts.
@@ -365,6 +370,10 @@ pub struct Timing {
     /// A lock's acquire timeout, if its clients have one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acquire_timeout_us: Option<u64>,
+    /// Redis with a replica: its replication lag's range (none without
+    /// one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replication_us: Option<(u64, u64)>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -626,7 +635,8 @@ impl Scenario {
         };
         models::model::check_redis_policy(&recipe, policy).map_err(|e| err("policy", e))?;
         let timing_file = raw.timing.clone().unwrap_or_default();
-        let timing = resolve_timing(&timing_file, policy, &err)?;
+        let mut timing = resolve_timing(&timing_file, policy, &err)?;
+        timing.replication_us = resolve_replication(&timing_file, deployment, &err)?;
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
@@ -1114,6 +1124,7 @@ fn resolve_timing(
             Some(ms) => Some(time_us("timing.acquire_timeout_ms", ms, err)?),
             None => None,
         },
+        replication_us: None,
     })
 }
 
@@ -1182,16 +1193,6 @@ fn resolve_deployment(
             ));
         }
     }
-    // The simulator keeps no replication clock yet: a replica that never
-    // caught up would lose every write at a failover.
-    if raw.replica == Some(true) {
-        return Err(err(
-            "replica",
-            "the simulator does not replicate yet; check a replica and its failovers with \
-             `lockstep check --replica --failovers N`"
-                .into(),
-        ));
-    }
     let persistence = match &raw.persistence {
         Some(p) => p.parse().map_err(|e| err("persistence", e))?,
         None => Default::default(),
@@ -1200,6 +1201,43 @@ fn resolve_deployment(
         persistence,
         replica: raw.replica.unwrap_or(false),
     })
+}
+
+/// A replica's lag unless the file gives one: a few milliseconds, a
+/// replication link under load on one network.
+pub const DEFAULT_REPLICATION_MS: [u64; 2] = [1, 10];
+
+/// Redis: `timing.replication_ms`, a replica's lag, for a deployment with
+/// one; below the timeout of the `WAIT` a recipe sends, which the model
+/// does not run out (so a run without faults never sees one time out).
+fn resolve_replication(
+    t: &TimingFile,
+    deployment: models::store::redis::Deployment,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<Option<(u64, u64)>, ScenarioError> {
+    let key = "timing.replication_ms";
+    if !deployment.replica {
+        return match t.replication_ms {
+            Some(_) => Err(err(
+                key,
+                "is the lag of the first master's replica: set `replica = true`".into(),
+            )),
+            None => Ok(None),
+        };
+    }
+    let lag = range_us(key, t.replication_ms.unwrap_or(DEFAULT_REPLICATION_MS), err)?;
+    let timeout_ms = u64::from(models::recipes::redis::WAIT_TIMEOUT_MS);
+    if lag.1 >= timeout_ms * 1000 {
+        return Err(err(
+            key,
+            format!(
+                "must stay below the {timeout_ms} ms timeout of the recipes' WAIT, which the \
+                 model never runs out (got a high of {} ms)",
+                ms_text(lag.1)
+            ),
+        ));
+    }
+    Ok(Some(lag))
 }
 
 /// Redis: the lock key's TTL must outlive a holder that keeps to its

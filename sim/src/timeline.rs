@@ -93,6 +93,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Timer { .. }
             | TraceEvent::Restart { .. }
             | TraceEvent::StoreFault { .. }
+            | TraceEvent::Replicate { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -139,6 +140,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Restart { .. }
             | TraceEvent::Violation { .. }
             | TraceEvent::StoreFault { .. }
+            | TraceEvent::Replicate { .. }
             | TraceEvent::End { .. } => {}
         }
     }

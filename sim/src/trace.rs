@@ -101,6 +101,9 @@ pub enum TraceEvent {
     /// A fault struck a Redis master (a restart, a clock jump, a
     /// failover); it names no client.
     StoreFault { fault: FaultKind, master: u8 },
+    /// A change of the first Redis master reached its replica (`SET lock
+    /// … PX …` or `DEL lock`, as the replication stream carries it).
+    Replicate { change: String },
     /// A crashed client restarted as a new process.
     Restart { client: ClientIdx },
     /// A paused client resumed.
@@ -287,6 +290,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::Release { .. }
             | TraceEvent::Expire { .. }
             | TraceEvent::StoreFault { .. }
+            | TraceEvent::Replicate { .. }
             | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
@@ -310,9 +314,10 @@ impl TraceEvent {
             Party::Store | Party::Resource => None,
         };
         let (named, many): ([Option<ClientIdx>; 2], &[ClientIdx]) = match self {
-            TraceEvent::Start { .. } | TraceEvent::End { .. } | TraceEvent::StoreFault { .. } => {
-                ([None, None], &[])
-            }
+            TraceEvent::Start { .. }
+            | TraceEvent::End { .. }
+            | TraceEvent::StoreFault { .. }
+            | TraceEvent::Replicate { .. } => ([None, None], &[]),
             TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
             TraceEvent::Timer { client, .. }
             | TraceEvent::Fault { client, .. }
@@ -450,6 +455,9 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::Interrupt => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
+            }
+            TraceEvent::Replicate { change } => {
+                write!(f, "store: master 0's replica receives {change}")
             }
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();

@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 26] = [
+const SHIPPED: [&str; 28] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -52,6 +52,8 @@ const SHIPPED: [&str; 26] = [
     "redlock-clock-jump-fenced",
     "redisson-watchdog-after-unlock",
     "redisson-watchdog-after-unlock-fixed",
+    "redis-failover-lost-lock",
+    "redis-failover-lost-lock-wait",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -453,7 +455,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 29] = [
+const REFERENCE_TRACES: [(&str, &str); 31] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -483,6 +485,8 @@ const REFERENCE_TRACES: [(&str, &str); 29] = [
     ("redlock-clock-jump-fenced", "3f0910bf199b9867"),
     ("redisson-watchdog-after-unlock", "524091d7d52c3ceb"),
     ("redisson-watchdog-after-unlock-fixed", "c615d5441678fadb"),
+    ("redis-failover-lost-lock", "8edb69260a87a768"),
+    ("redis-failover-lost-lock-wait", "444815e71817e3be"),
 ];
 
 #[test]

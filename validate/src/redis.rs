@@ -180,6 +180,14 @@ pub fn wire(cmd: RedisCmd) -> Vec<Vec<u8>> {
             bytes_of(value),
             ms.to_string().into_bytes(),
         ],
+        RedisCmd::Wait {
+            replicas,
+            timeout_ms,
+        } => vec![
+            text("WAIT"),
+            replicas.to_string().into_bytes(),
+            timeout_ms.to_string().into_bytes(),
+        ],
     }
 }
 
@@ -194,6 +202,7 @@ pub fn kind_of_command(command: &str) -> Option<&'static str> {
         "DEL" => "del",
         "INCR" => "incr",
         "EVAL" | "EVALSHA" => "eval",
+        "WAIT" => "wait",
         _ => return None,
     })
 }

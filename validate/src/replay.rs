@@ -268,6 +268,7 @@ impl Replay {
                 | TraceEvent::Heal { .. }
                 | TraceEvent::DelayEnd { .. }
                 | TraceEvent::StoreFault { .. }
+                | TraceEvent::Replicate { .. }
                 | TraceEvent::Expire { .. } => {
                     return Err(format!(
                         "the baseline has no faults, but its trace has `{line}`"

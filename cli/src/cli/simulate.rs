@@ -110,6 +110,13 @@ fn describe_settings(s: &Scenario, seed: u64) {
         millis(t.latency_us.1),
         t.retry_us / 1000
     );
+    if let Some((lo, hi)) = t.replication_us {
+        println!(
+            "replica: master 0's changes reach it {}–{} ms later",
+            lo / 1000,
+            hi / 1000
+        );
+    }
     if s.profile.is_empty() && s.schedule.is_empty() {
         println!("faults: none");
     }

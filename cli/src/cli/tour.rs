@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 31] = [
+pub const SHIPPED: [(&str, &str); 33] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -143,6 +143,14 @@ pub const SHIPPED: [(&str, &str); 31] = [
     (
         "redisson-watchdog-after-unlock-fixed",
         include_str!("../../../scenarios/redisson-watchdog-after-unlock-fixed.toml"),
+    ),
+    (
+        "redis-failover-lost-lock",
+        include_str!("../../../scenarios/redis-failover-lost-lock.toml"),
+    ),
+    (
+        "redis-failover-lost-lock-wait",
+        include_str!("../../../scenarios/redis-failover-lost-lock-wait.toml"),
     ),
 ];
 

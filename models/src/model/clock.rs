@@ -513,7 +513,10 @@ impl RecipeModel {
             time.runs |= due.hi > 0;
             // A resend waits while its request or reply is on its way (the
             // tick sets it again for another period, as the simulator does).
-            if running && due.ripe() && (timer != Timer::Retry || self.resend_fires(slot)) {
+            if running
+                && due.ripe()
+                && (timer != Timer::Retry || self.resend_fires(&state.store, slot))
+            {
                 actions.push(Action::Timeout(c, timer));
                 time.overdue |= due.overdue();
             }
@@ -591,7 +594,7 @@ impl RecipeModel {
             if idle {
                 continue; // left shared
             }
-            let resend_waits = !self.resend_fires(slot);
+            let resend_waits = !self.resend_fires(&state.store, slot);
             let slot = state.slot_mut(c as ClientIdx);
             let timers = slot.timers.clone();
             let clock = slot.clock_mut();
@@ -622,8 +625,8 @@ impl RecipeModel {
     /// is on its way — a lost request or reply to resend, or no request
     /// out at all (a timer left armed, which fires and does nothing, as
     /// the simulator's does). Otherwise it waits another period.
-    fn resend_fires(&self, slot: &super::ClientSlot) -> bool {
-        slot.state.pending.is_none() || self.resend_due(slot)
+    fn resend_fires(&self, store: &crate::store::StoreState, slot: &super::ClientSlot) -> bool {
+        slot.state.pending.is_none() || self.resend_due(store, slot)
     }
 }
 

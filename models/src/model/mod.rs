@@ -569,8 +569,8 @@ impl RecipeModel {
                 });
             }
             Action::Replicate => {
-                self.store_step(&mut state, false, |st, _| {
-                    self.store.replicate(st);
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.replicate(st, o);
                 });
             }
             Action::Failover => {
@@ -692,7 +692,7 @@ impl RecipeModel {
         }
         if slot.status == Status::Running {
             for &t in &slot.timers {
-                if self.timer_may_fire(slot, t) {
+                if self.timer_may_fire(&state.store, slot, t) {
                     actions.push(Action::Timeout(c, t));
                 }
             }

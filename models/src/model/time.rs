@@ -18,6 +18,7 @@ use super::{awaited_on_link, ClientSlot, ModelState, RecipeModel, Status};
 use crate::client::Phase;
 use crate::ids::SessionId;
 use crate::msg::Timer;
+use crate::store::StoreState;
 
 impl RecipeModel {
     /// Whether session `s`'s owner is silent, so the store may expire it.
@@ -89,10 +90,12 @@ impl RecipeModel {
     }
 
     /// Whether the client's resend timer may fire: a request is out and
-    /// neither it nor its reply is on its way (so one was lost).
-    pub(super) fn resend_due(&self, slot: &ClientSlot) -> bool {
+    /// neither it nor its reply is on its way (so one was lost) — a
+    /// Redis `WAIT` the store holds is on its way too.
+    pub(super) fn resend_due(&self, store: &StoreState, slot: &ClientSlot) -> bool {
         let epoch = slot.state.epoch;
         slot.state.pending.is_some()
+            && !store.redis.holds_wait(slot.state.session.client, epoch)
             && !slot
                 .to_store
                 .iter()
@@ -104,13 +107,13 @@ impl RecipeModel {
     }
 
     /// Whether client timer `t` may fire now (untimed).
-    pub(super) fn timer_may_fire(&self, slot: &ClientSlot, t: Timer) -> bool {
+    pub(super) fn timer_may_fire(&self, store: &StoreState, slot: &ClientSlot, t: Timer) -> bool {
         match t {
             Timer::Think | Timer::Hold | Timer::Wake | Timer::GiveUp | Timer::Renew => true,
             // An attempt outlasts its validity only if the client stopped
             // hearing from the store meanwhile (paused or cut off).
             Timer::Validity => slot.missed_contact,
-            Timer::Retry => self.resend_due(slot),
+            Timer::Retry => self.resend_due(store, slot),
             Timer::Ping | Timer::Expiry(_) | Timer::KeyTtl { .. } => false,
             Timer::Deadline => slot.missed_contact,
         }

@@ -130,6 +130,19 @@ pub fn incr_fence() -> RedisCmd {
     RedisCmd::Incr { key: FENCE_KEY }
 }
 
+/// The timeout of the `WAIT` a recipe sends (the validator's, on a real
+/// server): the simulator keeps a replica's lag below it, so a `WAIT`
+/// never times out in a run without a fault (the model has no timeout).
+pub const WAIT_TIMEOUT_MS: u32 = 200;
+
+/// `WAIT 1 200`: how many replicas have every change made so far.
+pub fn wait_one() -> RedisCmd {
+    RedisCmd::Wait {
+        replicas: 1,
+        timeout_ms: WAIT_TIMEOUT_MS,
+    }
+}
+
 /// A retry delay in milliseconds as the recipe's sleep.
 pub fn millis(ms: u32) -> Duration {
     Duration::from_millis(ms.into())

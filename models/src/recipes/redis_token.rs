@@ -30,6 +30,13 @@
 //! ever, for a caller that believes it never held. Variant `watchdog`
 //! gives such a grant back, as the fix proposed for #7272 does (PR #7277:
 //! an interrupted acquire that succeeded drops its watchdog and unlocks).
+//!
+//! Variant `wait` is the usual fix for a lock lost in an asynchronous
+//! failover: after `SET` answers `OK`, `WAIT 1 200` (at least one replica
+//! has every change made before it). 1: held. 0 or an error (the
+//! connection broke in a failover): not held — the compare-and-delete
+//! script, then sleep `sleep` and go to 1. Without a replica `WAIT` answers
+//! 0 and the lock is never held.
 
 use super::redis::{self, KeyTiming, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
@@ -64,6 +71,7 @@ pub const REGISTERED: Registered = Registered {
                       interrupted and unlocked arms a watchdog that renews the key for ever",
             kind: VariantKind::Departure,
         },
+        WAIT_VARIANT,
     ],
     build: |variant| {
         let watchdog = match variant {
@@ -74,6 +82,7 @@ pub const REGISTERED: Registered = Registered {
         RecipeRef::new(RedisToken {
             fence: variant == Some("incr-token"),
             watchdog,
+            wait: variant == Some(WAIT_VARIANT.name),
             timing: KeyTiming {
                 ttl_ms: match watchdog {
                     Some(_) => WATCHDOG_TTL_MS,
@@ -96,6 +105,8 @@ pub struct RedisToken {
     pub fence: bool,
     /// Redisson's watchdog: renew every TTL/3 while held.
     pub watchdog: Option<Watchdog>,
+    /// `WAIT 1` after the `SET`: held only once a replica has the key.
+    pub wait: bool,
     /// The key's TTL (Redisson's `lockWatchdogTimeout`) and the retry
     /// delay.
     pub timing: KeyTiming,
@@ -120,12 +131,21 @@ pub enum State {
     /// `INCR lock:fence` in flight: the lock is ours.
     Fencing,
     Holding,
+    /// `WAIT 1` in flight: the key is ours on the master.
+    Waiting,
+    /// No replica confirmed the key: the compare-and-delete in flight.
+    Unlocking,
 }
 
 impl Relabel for State {
     fn relabel(&mut self, _: &Perm) {
         match self {
-            State::Setting | State::Polling | State::Fencing | State::Holding => {} // no names
+            State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Holding
+            | State::Waiting
+            | State::Unlocking => {} // no names
         }
     }
 }
@@ -138,11 +158,12 @@ impl Recipe for RedisToken {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        match (self.fence, self.watchdog) {
-            (true, _) => Some("incr-token"),
-            (false, Some(Watchdog::GivesBack)) => Some("watchdog"),
-            (false, Some(Watchdog::ArmsLate)) => Some("watchdog-after-unlock"),
-            (false, None) => None,
+        match (self.fence, self.watchdog, self.wait) {
+            (true, _, _) => Some("incr-token"),
+            (false, Some(Watchdog::GivesBack), _) => Some("watchdog"),
+            (false, Some(Watchdog::ArmsLate), _) => Some("watchdog-after-unlock"),
+            (false, None, true) => Some(WAIT_VARIANT.name),
+            (false, None, false) => None,
         }
     }
 
@@ -162,8 +183,11 @@ impl Recipe for RedisToken {
         (State::Setting, self.set(session))
     }
 
-    fn on_reply(&self, _: SessionId, st: &mut State, reply: &Reply) -> Step {
+    fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
         match (*st, reply) {
+            (State::Setting, Reply::Redis(RedisReply::Ok)) if self.wait => wait_for_replica(st),
+            (State::Waiting, Reply::Redis(r)) => replicated_or_unlock(session, st, *r),
+            (State::Unlocking, Reply::Redis(_)) => poll(st, self.timing.retry()),
             (State::Setting, Reply::Redis(RedisReply::Ok)) if self.fence => {
                 *st = State::Fencing;
                 Step::Send(redis::to(0, redis::incr_fence()))
@@ -172,12 +196,7 @@ impl Recipe for RedisToken {
                 *st = State::Holding;
                 Step::Acquired { token: 0 }
             }
-            (State::Setting, Reply::Redis(RedisReply::Nil)) => {
-                *st = State::Polling;
-                Step::Sleep {
-                    after: self.timing.retry(),
-                }
-            }
+            (State::Setting, Reply::Redis(RedisReply::Nil)) => poll(st, self.timing.retry()),
             (State::Fencing, Reply::Redis(RedisReply::Int(n))) => {
                 *st = State::Holding;
                 Step::Acquired { token: *n }
@@ -196,7 +215,11 @@ impl Recipe for RedisToken {
                 *st = State::Setting;
                 Step::Send(self.set(session))
             }
-            State::Setting | State::Fencing | State::Holding => Step::Unexpected,
+            State::Setting
+            | State::Fencing
+            | State::Holding
+            | State::Waiting
+            | State::Unlocking => Step::Unexpected,
         }
     }
 
@@ -207,7 +230,11 @@ impl Recipe for RedisToken {
     fn release(&self, session: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding => Some(redis::to(0, redis::del_if_mine(session))),
-            State::Setting | State::Polling | State::Fencing => None,
+            State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Waiting
+            | State::Unlocking => None,
         }
     }
 
@@ -234,7 +261,12 @@ impl Recipe for RedisToken {
         Ok(RecipeRef::new(RedisToken { timing, ..*self }))
     }
 
+    /// None for `wait`: the herd's store has no replica, and its `WAIT`
+    /// answers 0 for ever.
     fn poll_cost(&self) -> Option<PollCost> {
+        if self.wait {
+            return None;
+        }
         Some(PollCost {
             delay: self.timing.retry(),
             // `SET NX PX`, answered nil.
@@ -249,7 +281,12 @@ impl Recipe for RedisToken {
     fn renewal(&self, session: SessionId, st: &State) -> Option<Request> {
         match st {
             State::Holding if self.watchdog.is_some() => self.extend(session),
-            State::Holding | State::Setting | State::Polling | State::Fencing => None,
+            State::Holding
+            | State::Setting
+            | State::Polling
+            | State::Fencing
+            | State::Waiting
+            | State::Unlocking => None,
         }
     }
 }
@@ -295,5 +332,42 @@ impl LockRecipe<State> for RedisToken {
 
     fn orphan_renewal(&self, session: SessionId) -> Option<Request> {
         self.extend(session)
+    }
+}
+
+/// Sleep the retry delay (redis-py's `sleep`), then try again.
+fn poll(st: &mut State, delay: Duration) -> Step {
+    *st = State::Polling;
+    Step::Sleep { after: delay }
+}
+
+/// Variant `wait`: `WAIT 1` after a `SET` that answered `OK`.
+const WAIT_VARIANT: Variant = Variant {
+    name: "wait",
+    summary: "WAIT 1 after SET NX PX: held only once a replica has the key, else unlock and retry",
+    kind: VariantKind::Departure,
+};
+
+/// The key is ours on the master: wait until a replica has it too.
+fn wait_for_replica(st: &mut State) -> Step {
+    *st = State::Waiting;
+    Step::Send(redis::to(0, redis::wait_one()))
+}
+
+/// `WAIT`'s answer: a replica has the key (held), or none does — 0, or
+/// the error of a connection a failover broke — and the key is given up
+/// (the compare-and-delete: it may survive on the master) before the
+/// next try.
+fn replicated_or_unlock(session: SessionId, st: &mut State, r: RedisReply) -> Step {
+    match r {
+        RedisReply::Int(n) if n >= 1 => {
+            *st = State::Holding;
+            Step::Acquired { token: 0 }
+        }
+        RedisReply::Int(_) | RedisReply::Down => {
+            *st = State::Unlocking;
+            Step::Send(redis::to(0, redis::del_if_mine(session)))
+        }
+        RedisReply::Ok | RedisReply::Nil | RedisReply::Value(_) => Step::Unexpected,
     }
 }

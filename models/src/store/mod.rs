@@ -12,7 +12,8 @@ pub mod zookeeper;
 
 use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath, MAX_GRANTS};
 use crate::msg::{
-    Msg, MultiOp, MultiResult, RangeOnly, Reply, Request, Timer, TxnOp, WatchEvent, ZkError,
+    Msg, MultiOp, MultiResult, RangeOnly, RedisReply, Reply, Request, Timer, TxnOp, WatchEvent,
+    ZkError,
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use etcd::EtcdKv;
@@ -559,6 +560,7 @@ impl StoreState {
         self.etcd.range_watchers.retain(|w| w.client != client);
         self.zk.data_watches.retain(|(_, s)| s.client != client);
         self.zk.child_watches.retain(|(_, s)| s.client != client);
+        self.redis.drop_waits(client);
     }
 
     /// Whether the client that opened `s` has opened a newer session since.
@@ -924,6 +926,14 @@ impl Actor for Store {
                     return; // a client speaks only in its own sessions
                 }
                 let session = state.known(session);
+                // A `WAIT` the replica has not caught up with is answered
+                // later: by `replicate`, or `Down` when its connection breaks.
+                if let Request::Redis { master, cmd } = &req {
+                    if state.redis.holds_back(*master, *cmd) {
+                        state.to_mut().redis.hold_wait(session, epoch);
+                        return;
+                    }
+                }
                 // A queue marks a reply by what the request named, as the
                 // store was before it.
                 let head = state
@@ -1035,6 +1045,10 @@ impl Store {
             .masters
             .get(usize::from(master))
             .is_none_or(|m| m.keys.is_empty());
+        // The restart breaks every connection: a `WAIT` held there fails.
+        if master == 0 {
+            break_waits(state, o);
+        }
         if self.deployment.persistence == Persistence::AppendfsyncAlways || empty {
             return;
         }
@@ -1054,16 +1068,28 @@ impl Store {
     }
 
     /// Redis: the replica receives the first master's oldest change it has
-    /// not yet.
-    pub fn replicate(&self, state: &mut Cow<StoreState>) {
+    /// not yet (returned, if there was one); a `WAIT` it caught up with is
+    /// answered: one replica.
+    pub fn replicate(
+        &self,
+        state: &mut Cow<StoreState>,
+        o: &mut Out<Self>,
+    ) -> Option<redis::Replicated> {
         let pending = state
             .redis
             .replica
             .as_ref()
             .is_some_and(|r| !r.backlog.is_empty());
-        if pending {
-            state.to_mut().redis.replicate_one();
+        if !pending {
+            return None;
         }
+        let st = state.to_mut();
+        let change = st.redis.replicate_one();
+        let caught_up = st.redis.take_waits(true);
+        for w in caught_up {
+            answer_wait(o, state, w, RedisReply::Int(1));
+        }
+        change
     }
 
     /// Redis: the replica is promoted in the first master's place; what it
@@ -1074,6 +1100,9 @@ impl Store {
         if state.redis.replica.is_none() {
             return;
         }
+        // Sentinel turns the old master into a replica, which unblocks
+        // its blocked clients with an error: a held `WAIT` fails.
+        break_waits(state, o);
         for (key, _) in state.redis.with_ttl(0) {
             key_timer(o, 0, TtlChange::Cleared { key });
         }
@@ -1081,6 +1110,33 @@ impl Store {
         for (key, ms) in state.redis.with_ttl(0) {
             key_timer(o, 0, TtlChange::Armed { key, ms });
         }
+    }
+}
+
+/// Redis: answers a held `WAIT` on the connection it came on, as any
+/// reply is sent (`Store::on_msg`).
+fn answer_wait(o: &mut Out<Store>, state: &StoreState, w: redis::Waiter, reply: RedisReply) {
+    o.send(
+        client_id(w.session.client),
+        Msg::Reply {
+            epoch: w.epoch,
+            header: state.header(),
+            owns_first: state.owns_first(w.session),
+            reply: Reply::Redis(reply),
+        },
+    );
+}
+
+/// Redis: the first master's connections break (a failover, a restart):
+/// every `WAIT` held there is answered with the error a broken
+/// connection gives, `Down`.
+fn break_waits(state: &mut Cow<StoreState>, o: &mut Out<Store>) {
+    if state.redis.waits().next().is_none() {
+        return;
+    }
+    let broken = state.to_mut().redis.take_waits(false);
+    for w in broken {
+        answer_wait(o, state, w, RedisReply::Down);
     }
 }
 

@@ -100,12 +100,55 @@ pub struct Deployment {
 /// the key as it now is (`None`: deleted).
 pub type Replicated = (Name, Option<Entry>);
 
-/// The first master's replica: its keys, and the changes the master has
-/// made that it has not received yet, in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A client's `WAIT` the replica has not caught up with: answered once
+/// the `behind` changes the master made before it have reached the
+/// replica. The order (how far behind, then whose) is a renaming's too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Waiter {
+    pub behind: u32,
+    /// The connection it came on, and the client's epoch for the reply.
+    pub session: SessionId,
+    pub epoch: u8,
+}
+
+/// A change as the replication stream carries it: `SET key value [PX
+/// ms]`, or `DEL key`.
+pub fn change_text((key, now): &Replicated) -> String {
+    match now {
+        Some(Entry {
+            value,
+            ttl: Some(t),
+            ..
+        }) => format!("SET {key} {value} PX {}", t.ms),
+        Some(Entry {
+            value, ttl: None, ..
+        }) => format!("SET {key} {value}"),
+        None => format!("DEL {key}"),
+    }
+}
+
+/// The first master's replica: its keys, the changes the master has made
+/// that it has not received yet, in order, and the `WAIT`s held until it
+/// has (sorted).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Replica {
     pub keys: Keyspace,
     pub backlog: Vec<Replicated>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<Waiter>,
+}
+
+/// As the derived hash was before `waits`: they are hashed only when
+/// there are some, so a deployment whose clients never `WAIT`
+/// fingerprints as before.
+impl std::hash::Hash for Replica {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.keys.hash(h);
+        self.backlog.hash(h);
+        if !self.waits.is_empty() {
+            self.waits.hash(h);
+        }
+    }
 }
 
 /// Every master of a deployment.
@@ -164,7 +207,9 @@ impl RedisKv {
         master: u8,
         cmd: RedisCmd,
     ) -> (RedisReply, Option<TtlChange>) {
-        let key = cmd_key(cmd);
+        let Some(key) = cmd_key(cmd) else {
+            return (self.acked(master), None);
+        };
         let before = self.get(master, key).copied();
         let Some(space) = self.masters.get_mut(usize::from(master)) else {
             return (RedisReply::Down, None);
@@ -190,14 +235,83 @@ impl RedisKv {
         }
     }
 
-    /// The replica receives the oldest change it has not: true if there
-    /// was one.
-    pub fn replicate_one(&mut self) -> bool {
-        let Some(r) = &mut self.replica else {
+    /// `WAIT`'s answer now on `master`: the replicas that have every
+    /// change it made (its replica, if it has one and it has caught up).
+    /// A master the deployment does not have is down.
+    fn acked(&self, master: u8) -> RedisReply {
+        if usize::from(master) >= self.masters.len() {
+            return RedisReply::Down;
+        }
+        let synced = master == 0 && self.replica.as_ref().is_some_and(|r| r.backlog.is_empty());
+        RedisReply::Int(u64::from(synced))
+    }
+
+    /// Whether `cmd` on `master` is a `WAIT` that must wait for the
+    /// replica: it asks for one, and the replica lacks changes made
+    /// before it. (Asked for more replicas than there are, Redis answers
+    /// at the timeout with the count; the model, whose timeout never
+    /// runs out, answers when the one replica has caught up.)
+    pub fn holds_back(&self, master: u8, cmd: RedisCmd) -> bool {
+        let RedisCmd::Wait { replicas, .. } = cmd else {
             return false;
         };
+        replicas > 0 && master == 0 && self.replica.as_ref().is_some_and(|r| !r.backlog.is_empty())
+    }
+
+    /// Holds a `WAIT` of `session` (its reply to carry `epoch`) until the
+    /// replica has every change made so far.
+    pub fn hold_wait(&mut self, session: SessionId, epoch: u8) {
+        let Some(r) = &mut self.replica else {
+            return;
+        };
+        let behind = u32::try_from(r.backlog.len()).unwrap_or(u32::MAX);
+        let w = Waiter {
+            behind,
+            session,
+            epoch,
+        };
+        let at = r.waits.binary_search(&w).unwrap_or_else(|at| at);
+        r.waits.insert(at, w);
+    }
+
+    /// Whether a `WAIT` of `client`'s, sent in `epoch`, is held: its
+    /// reply is on its way as surely as one in flight.
+    pub fn holds_wait(&self, client: crate::ids::ClientIdx, epoch: u8) -> bool {
+        self.waits()
+            .any(|w| w.session.client == client && w.epoch == epoch)
+    }
+
+    /// The `WAIT`s held.
+    pub fn waits(&self) -> impl Iterator<Item = &Waiter> + '_ {
+        self.replica.iter().flat_map(|r| r.waits.iter())
+    }
+
+    /// Every held `WAIT`, taken to be answered now (the replica caught up
+    /// with them, or their connections broke).
+    pub fn take_waits(&mut self, caught_up_only: bool) -> Vec<Waiter> {
+        let Some(r) = &mut self.replica else {
+            return Vec::new();
+        };
+        let (done, kept) = std::mem::take(&mut r.waits)
+            .into_iter()
+            .partition(|w| !caught_up_only || w.behind == 0);
+        r.waits = kept;
+        done
+    }
+
+    /// `client`'s connection closed: the `WAIT`s it held go with it.
+    pub fn drop_waits(&mut self, client: crate::ids::ClientIdx) {
+        if let Some(r) = &mut self.replica {
+            r.waits.retain(|w| w.session.client != client);
+        }
+    }
+
+    /// The replica receives the oldest change it has not: that change, if
+    /// there was one. Every held `WAIT` is one change nearer its answer.
+    pub fn replicate_one(&mut self) -> Option<Replicated> {
+        let r = self.replica.as_mut()?;
         if r.backlog.is_empty() {
-            return false;
+            return None;
         }
         let (key, now) = r.backlog.remove(0);
         let at = r.keys.find(key);
@@ -209,7 +323,10 @@ impl RedisKv {
             }
             (Err(_), None) => {}
         }
-        true
+        for w in &mut r.waits {
+            w.behind = w.behind.saturating_sub(1);
+        }
+        Some((key, now))
     }
 
     /// The replica is promoted in the first master's place (Sentinel's
@@ -222,6 +339,7 @@ impl RedisKv {
         };
         let promoted = std::mem::take(&mut r.keys);
         r.backlog.clear();
+        r.waits.clear();
         r.keys = promoted.clone();
         if let Some(first) = self.masters.first_mut() {
             *first = promoted;
@@ -308,8 +426,8 @@ impl RedisKv {
     }
 }
 
-/// The key `cmd` names.
-fn cmd_key(cmd: RedisCmd) -> Name {
+/// The key `cmd` names (`WAIT` names none).
+fn cmd_key(cmd: RedisCmd) -> Option<Name> {
     match cmd {
         RedisCmd::Set { key, .. }
         | RedisCmd::SetNx { key, .. }
@@ -318,7 +436,8 @@ fn cmd_key(cmd: RedisCmd) -> Name {
         | RedisCmd::Del { key }
         | RedisCmd::Incr { key }
         | RedisCmd::DelIfValue { key, .. }
-        | RedisCmd::ExpireIfValue { key, .. } => key,
+        | RedisCmd::ExpireIfValue { key, .. } => Some(key),
+        RedisCmd::Wait { .. } => None,
     }
 }
 
@@ -412,6 +531,9 @@ impl Keyspace {
                 (int(n), change)
             }
             RedisCmd::DelIfValue { .. } | RedisCmd::ExpireIfValue { .. } => (int(0), None),
+            // A keyspace alone has no replica; the deployment answers for
+            // its first master's (`RedisKv::apply`, before this).
+            RedisCmd::Wait { .. } => (int(0), None),
         }
     }
 }

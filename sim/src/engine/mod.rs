@@ -176,6 +176,7 @@ pub struct Sim<'a> {
     clients: Vec<ClientRt>,
     /// The random streams a run draws from.
     draws: Draws,
+    replication: ReplicationClock,
     faults: Vec<FaultRecord>,
     /// The property monitors, fed as things happen.
     monitors: Monitors,
@@ -203,6 +204,22 @@ struct Draws {
     latency: ChaCha8Rng,
     /// Timer durations drawn from a range.
     timers: ChaCha8Rng,
+    /// A Redis replica's lag (drawn only in a deployment with one).
+    replication: ChaCha8Rng,
+}
+
+/// The replication stream from the first Redis master to its replica: a
+/// change reaches it a drawn lag after it was made, never before the one
+/// made ahead of it (the stream is FIFO), one event per change.
+#[derive(Default)]
+struct ReplicationClock {
+    /// How many of the backlog's changes have their event queued.
+    scheduled: usize,
+    /// When the last change queued reaches the replica.
+    last_us: u64,
+    /// Bumped when the backlog is lost (a failover, a restart of the
+    /// master): the events queued for it then arrive to nothing.
+    generation: u64,
 }
 
 /// What a run measures as it goes; `Metrics` at its end.
@@ -272,7 +289,9 @@ impl<'a> Sim<'a> {
             draws: Draws {
                 latency: stream(seed, "latency"),
                 timers: stream(seed, "timers"),
+                replication: stream(seed, "replication"),
             },
+            replication: ReplicationClock::default(),
             faults: faults
                 .into_iter()
                 .map(|fault| FaultRecord {
@@ -739,6 +758,7 @@ impl<'a> Sim<'a> {
             self.store
                 .on_msg(store_id(), &mut self.store_state, from, msg, &mut out);
             let n = self.apply_store_out(out);
+            self.schedule_replication();
             self.observe_store(removed_before);
             // A release step that changed the store.
             if release && self.released_since(before) {
@@ -850,7 +870,9 @@ impl<'a> Sim<'a> {
             let to_client = *from == store_id() && client_of(*to) == Some(c);
             (to_store || to_client) && models::model::awaited_on_link(msg, to_store, epoch)
         };
-        rt.cut_link.iter().any(|q| on_its_way(&q.event)) || self.queue.any(on_its_way)
+        rt.cut_link.iter().any(|q| on_its_way(&q.event))
+            || self.queue.any(on_its_way)
+            || self.store_state.redis.holds_wait(c, epoch)
     }
 
     fn fault_start(&mut self, i: usize) {
@@ -1117,6 +1139,7 @@ impl<'a> Sim<'a> {
             | FaultKind::Interrupt => false,
         };
         self.apply_store_out(out);
+        self.schedule_replication();
         if fired {
             self.faults[i].fired = true;
             trace!(
@@ -1127,6 +1150,54 @@ impl<'a> Sim<'a> {
                 }
             );
         }
+    }
+
+    /// Queues the replication of the first master's changes made since
+    /// the last store step, each a drawn lag from now; a backlog that
+    /// shrank was lost (only a replication event takes one change off),
+    /// and what was queued for it arrives to nothing. No replica, no
+    /// draw.
+    fn schedule_replication(&mut self) {
+        let (Some(r), Some((lo, hi))) = (
+            &self.store_state.redis.replica,
+            self.scenario.timing.replication_us,
+        ) else {
+            return;
+        };
+        let backlog = r.backlog.len();
+        let clock = &mut self.replication;
+        if backlog < clock.scheduled {
+            clock.generation += 1;
+            clock.scheduled = 0;
+        }
+        while clock.scheduled < backlog {
+            let at = (self.now + between(&mut self.draws.replication, lo, hi)).max(clock.last_us);
+            clock.last_us = at;
+            clock.scheduled += 1;
+            let generation = clock.generation;
+            self.queue.push(at, Event::Replicate { generation });
+        }
+    }
+
+    /// The first master's oldest change reaches its replica (unless the
+    /// backlog it was queued for is gone): `Store::replicate`, which
+    /// answers a `WAIT` it caught up with.
+    fn replicate(&mut self, generation: u64) {
+        if generation != self.replication.generation {
+            return;
+        }
+        self.replication.scheduled -= 1;
+        let mut out = self.lenders.store.lend();
+        let change = self.store.replicate(&mut self.store_state, &mut out);
+        if let Some(change) = change {
+            trace!(
+                self,
+                TraceEvent::Replicate {
+                    change: models::store::redis::change_text(&change),
+                }
+            );
+        }
+        self.apply_store_out(out);
     }
 
     /// A ZooKeeper client's read timeout, 2/3 of the session timeout (the
@@ -1336,6 +1407,7 @@ impl<'a> Sim<'a> {
                         self.store
                             .on_timeout(store_id(), &mut self.store_state, &timer, &mut out);
                         let n = self.apply_store_out(out);
+                        self.schedule_replication();
                         self.observe_store(removed_before);
                         // An expiry that deleted a node or key releases it.
                         if self.released_since(before) {
@@ -1346,6 +1418,7 @@ impl<'a> Sim<'a> {
                 Event::FaultStart(i) => self.fault_start(i),
                 Event::FaultEnd(i) => self.fault_end(i),
                 Event::ReadTimeout(i) => self.read_timeout(i),
+                Event::Replicate { generation } => self.replicate(generation),
             }
             if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
                 break;

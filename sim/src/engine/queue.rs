@@ -33,6 +33,11 @@ pub(super) enum Event {
     /// A partition has lasted the client's read timeout: its connection
     /// drops (the fault's index).
     ReadTimeout(usize),
+    /// Redis: the first master's oldest change reaches its replica, if the
+    /// backlog it was sent from (its `generation`) was not lost since.
+    Replicate {
+        generation: u64,
+    },
 }
 
 /// An event with its place in the order.
@@ -462,7 +467,8 @@ mod tests {
             other @ (Event::Deliver { .. }
             | Event::FaultStart(_)
             | Event::FaultEnd(_)
-            | Event::ReadTimeout(_)) => panic!("only timers are queued here, not {other:?}"),
+            | Event::ReadTimeout(_)
+            | Event::Replicate { .. }) => panic!("only timers are queued here, not {other:?}"),
         }
     }
 

@@ -1,0 +1,67 @@
+//! A Redis replica at the command line: the failover scenario runs from
+//! its shipped name and shows its expected outcome, and replication
+//! settings that would misbehave are refused with status 2, naming the
+//! key.
+
+mod common;
+
+use common::{lockstep, scratch, stderr, stdout};
+
+#[test]
+fn the_failover_scenarios_run_from_their_shipped_names() {
+    let o = lockstep(&["run", "redis-failover-lost-lock"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("replica: master 0's changes reach it 50–150 ms later"),
+        "{out}"
+    );
+    assert!(out.contains("VIOLATED mutual_exclusion"), "{out}");
+    let o = lockstep(&["run", "redis-failover-lost-lock-wait"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("no violations"), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_replication_settings_exit_2_naming_the_key() {
+    let dir = scratch("replication");
+    let cases = [
+        (
+            "inverted",
+            "replica = true\n[timing]\nreplication_ms = [9, 3]\n",
+            "`timing.replication_ms`: low 9 is above high 3",
+        ),
+        (
+            "negative",
+            "replica = true\n[timing]\nreplication_ms = [-5, 3]\n",
+            "replication_ms",
+        ),
+        (
+            "past-wait",
+            "replica = true\n[timing]\nreplication_ms = [1, 500]\n",
+            "`timing.replication_ms`: must stay below",
+        ),
+        (
+            "no-replica",
+            "[timing]\nreplication_ms = [1, 5]\n",
+            "`timing.replication_ms`: is the lag",
+        ),
+        (
+            "failover-alone",
+            "[[schedule]]\nat_ms = 5\nkind = \"failover\"\nmaster = 0\n",
+            "`replica`",
+        ),
+    ];
+    for (name, body, says) in cases {
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!("recipe = \"redis-token\"\nclients = 2\n{body}"),
+        )
+        .unwrap();
+        let o = lockstep(&["run", file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{name}: {}", stderr(&o));
+    }
+}
