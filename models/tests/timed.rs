@@ -42,6 +42,7 @@ const PARTITION: FaultBudget = FaultBudget {
     master_restarts: 0,
     clock_jumps: 0,
     failovers: 0,
+    interrupts: 0,
 };
 
 /// One partition, 2 clients: naive loses mutual exclusion (CURATOR-206),
