@@ -1086,6 +1086,10 @@ impl Section {
                 .restarts
                 .iter()
                 .all(crate::redis_restart::Experiment::agrees)
+            && self
+                .failover
+                .iter()
+                .all(|f| f.shows_the_race() && f.model_agrees())
     }
 }
 
@@ -1169,8 +1173,12 @@ pub async fn validate(args: &crate::Args, counts: &[u16]) -> Option<Section> {
                 "redis failover",
                 match &e.error {
                     Some(err) => format!("did not run: {err}"),
+                    None if e.shows_the_race() && e.model_agrees() => {
+                        "two holders with the link frozen, one with WAIT 1; the twins agree".into()
+                    }
                     None if e.shows_the_race() => {
-                        "two holders with the link frozen, one with WAIT 1".into()
+                        "two holders with the link frozen, one with WAIT 1; the twins do NOT agree"
+                            .into()
                     }
                     None => "the race did NOT show as expected".into(),
                 }
