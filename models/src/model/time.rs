@@ -69,9 +69,15 @@ impl RecipeModel {
         if self.silent(state, setter) {
             return slot.partitioned || (slot.to_store.is_empty() && slot.to_resource.is_empty());
         }
-        // A watchdog armed after an interrupt renews the key in time,
-        // whatever the client's round (Redisson #7272).
-        if slot.state.clocks.orphan_watchdog() {
+        // The answer to an interrupted request is still on its way: the
+        // key it set is as young as the flight (Redisson #7272). And a
+        // watchdog armed after an interrupt renews the key in time,
+        // whatever the client's round, while it runs: its timer armed or
+        // a renewal on its way.
+        let clocks = slot.state.clocks;
+        let in_flight = !slot.to_store.is_empty() || !slot.from_store.is_empty();
+        let renewing = in_flight || slot.timers.binary_search(&Timer::Renew).is_ok();
+        if (clocks.answer_due() && in_flight) || (clocks.orphan_watchdog() && renewing) {
             return false;
         }
         match slot.state.phase {

@@ -320,7 +320,8 @@ impl LockRecipe<State> for RedisToken {
             (Some(Watchdog::ArmsLate), Reply::Redis(RedisReply::Ok | RedisReply::Int(1))) => {
                 LateAnswer::ArmWatchdog
             }
-            (Some(Watchdog::ArmsLate), Reply::Redis(RedisReply::Int(_))) => {
+            // 0, or an error: `LockTask` cancels the renewal.
+            (Some(Watchdog::ArmsLate), Reply::Redis(RedisReply::Int(_) | RedisReply::Down)) => {
                 LateAnswer::StopWatchdog
             }
             (Some(Watchdog::GivesBack), Reply::Redis(RedisReply::Ok)) => {
