@@ -52,6 +52,14 @@ pub fn key_outlives_hold(ttl: u64, masters: u64, writes: u64, hold: u64, one_way
     writes.saturating_sub(1).saturating_mul(hold) + flights.saturating_mul(one_way) < ttl
 }
 
+/// Redis: a watchdog that renews every `every` keeps its key if the
+/// renewal, sent that long after the last and a round trip on its way
+/// (`one_way` each direction, the answer's included), lands inside the
+/// TTL.
+pub fn renewal_lands_in_time(ttl: u64, every: u64, one_way: u64) -> bool {
+    every.saturating_add(one_way.saturating_mul(2)) < ttl
+}
+
 /// Redis: a request resent after the key it set has expired finds the
 /// lock taken by someone else; the resend timer must come before the TTL.
 pub fn resend_before_ttl(retry: u64, ttl: u64) -> bool {

@@ -1265,8 +1265,26 @@ fn check_key_ttl(
     }
     let masters = u64::from(recipe.setup().masters);
     let writes = u64::from(models::client::WRITES_PER_HOLD);
-    let renews = lease.renew_every.is_some();
-    if !renews && !timing::key_outlives_hold(ttl_us, masters, writes, t.hold_us.1, t.latency_us.1) {
+    let renews = lease.renew_every;
+    // A watchdog's renewal must land before the key runs out: its period
+    // and a round trip inside the TTL.
+    if let Some(every) = renews {
+        let every_us = whole_us(every);
+        if !timing::renewal_lands_in_time(ttl_us, every_us, t.latency_us.1) {
+            return Err(err(
+                "timing.key_ttl_ms",
+                format!(
+                    "the watchdog renews every {} ms: that and a round trip of up to {} ms \
+                     must fit in the key's TTL ({ttl_ms} ms), or keys expire under healthy holders",
+                    ms_text(every_us),
+                    ms_text(2 * t.latency_us.1),
+                ),
+            ));
+        }
+    }
+    if renews.is_none()
+        && !timing::key_outlives_hold(ttl_us, masters, writes, t.hold_us.1, t.latency_us.1)
+    {
         return Err(err(
             "timing.hold_ms",
             format!(

@@ -74,6 +74,11 @@ fn redis_keys_and_interrupts_are_refused_where_they_mean_nothing() {
             "schedule[0].client",
         ),
         (format!("{HEALTHY}masters = 3\n"), "masters"),
+        // A watchdog's renewal must land inside the TTL.
+        (
+            format!("{watchdog}[timing]\nkey_ttl_ms = 6\nretry_delay_ms = 1\nretry_ms = 5\nlatency_ms = [1, 2]\n"),
+            "timing.key_ttl_ms",
+        ),
         // The lock's clocks: a TTL, and a retry delay shorter than it.
         (
             format!("{redis}[timing]\nkey_ttl_ms = 0\n"),

@@ -293,17 +293,24 @@ impl StoreState {
         mine > masters / 2
     }
 
-    /// Redis: whether the lock is taken — the line's key held on a
-    /// majority of the masters (by anyone); false on the other stores.
-    /// A step that turns it false releases the lock, as one that moves
-    /// the header does on a store with watches.
-    pub fn line_key_on_majority(&self) -> bool {
+    /// Redis: the session whose token the line's key holds on a majority
+    /// of the masters — the lock's holder as the store sees it; `None`
+    /// on the other stores. A step that takes it away releases the lock,
+    /// as one that moves the header does on a store with watches (a
+    /// poller's `SET` on a master the holder left does not keep it).
+    pub fn majority_holder(&self) -> Option<SessionId> {
         let key = self.line.0.keys;
-        let masters = self.redis.masters.len();
-        let held = (0..masters)
-            .filter(|&m| self.redis.get(m as u8, key).is_some())
-            .count();
-        masters > 0 && held > masters / 2
+        let masters = self.redis.masters.len() as u8;
+        let value = |m: u8| self.redis.get(m, key).map(|e| e.value);
+        (0..masters)
+            .filter_map(value)
+            .find(|&v| {
+                (0..masters).filter(|&m| value(m) == Some(v)).count() > usize::from(masters / 2)
+            })
+            .and_then(|v| match v {
+                crate::ids::Data::Session(s) => Some(s),
+                _ => None,
+            })
     }
 
     /// Whether some live session of `client` owns the entry first in line

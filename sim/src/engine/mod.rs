@@ -631,22 +631,22 @@ impl<'a> Sim<'a> {
     }
 
     /// What tells a release step: the store's header (a ZooKeeper or etcd
-    /// store moves it on every change), and whether a Redis lock's key is
-    /// held on a majority (a delete moves no header there).
-    fn release_mark(&self) -> (u64, bool) {
+    /// store moves it on every change), and a Redis lock's holder by the
+    /// store's keys (a delete moves no header there).
+    fn release_mark(&self) -> (u64, Option<SessionId>) {
         (
             self.store_state.header(),
-            self.store_state.line_key_on_majority(),
+            self.store_state.majority_holder(),
         )
     }
 
     /// Whether the store's steps since `before` released: changed a
-    /// store with watches, or freed a Redis lock.
-    fn released_since(&self, before: (u64, bool)) -> bool {
-        let (header, taken) = self.release_mark();
+    /// store with watches, or took a Redis lock from its holder.
+    fn released_since(&self, before: (u64, Option<SessionId>)) -> bool {
+        let (header, holder) = self.release_mark();
         match self.store_state.redis.is_empty() {
             true => header != before.0,
-            false => before.1 && !taken,
+            false => before.1.is_some() && holder != before.1,
         }
     }
 
