@@ -309,7 +309,7 @@ impl StoreState {
             })
             .and_then(|v| match v {
                 crate::ids::Data::Session(s) => Some(s),
-                _ => None,
+                crate::ids::Data::Empty | crate::ids::Data::Number(_) => None,
             })
     }
 
