@@ -36,6 +36,17 @@ fn violated(r: &CheckResult) -> Vec<&'static str> {
     v
 }
 
+/// One master with an asynchronously replicated replica, no persistence.
+fn replicated() -> RedisKv {
+    RedisKv::deployed(
+        1,
+        Deployment {
+            persistence: Persistence::None,
+            replica: true,
+        },
+    )
+}
+
 fn one(f: fn(&mut FaultBudget)) -> FaultBudget {
     let mut b = FaultBudget::default();
     f(&mut b);
@@ -256,13 +267,7 @@ fn wait_after_set_still_loses_a_lock_to_a_failover_before_the_wait() {
 fn a_wait_is_held_until_the_replica_has_every_change_before_it() {
     let s = SessionId::first(0);
     let key = name!("lock");
-    let mut kv = RedisKv::deployed(
-        1,
-        Deployment {
-            persistence: Persistence::None,
-            replica: true,
-        },
-    );
+    let mut kv = replicated();
     let wait = RedisCmd::Wait {
         replicas: 1,
         timeout_ms: 200,
@@ -368,13 +373,7 @@ fn the_commands_answer_as_redis_does() {
 fn a_replica_lags_and_a_failover_keeps_only_what_it_received() {
     let s = SessionId::first(0);
     let key = name!("lock");
-    let mut kv = RedisKv::deployed(
-        1,
-        Deployment {
-            persistence: Persistence::None,
-            replica: true,
-        },
-    );
+    let mut kv = replicated();
     let set = RedisCmd::Set {
         key,
         value: Data::Session(s),
