@@ -37,6 +37,7 @@ mod redis_restart;
 mod replay;
 mod resp;
 mod runtime;
+mod twin;
 mod zkproxy;
 
 use backend::Backend;

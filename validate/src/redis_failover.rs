@@ -125,13 +125,10 @@ pub struct ModelRun {
 fn model_run(i: usize) -> Result<ModelRun, String> {
     use sim::trace::TraceEvent;
     let (file, text) = TWINS[i];
-    let name = file
-        .trim_start_matches("scenarios/")
-        .trim_end_matches(".toml");
-    let scenario = sim::scenario::Scenario::parse(text, file, name).map_err(|e| e.to_string())?;
-    let o = sim::engine::simulate(&scenario, scenario.seed, true);
+    let scenario = crate::twin::parse(file, text)?;
+    let run = crate::twin::run(&scenario);
     let (mut holding, mut most, mut failed_over) = (0usize, 0usize, false);
-    for l in &o.trace {
+    for l in &run.outcome.trace {
         match &l.event {
             TraceEvent::Hold { .. } => holding += 1,
             TraceEvent::Release { .. } => holding = holding.saturating_sub(1),
@@ -142,17 +139,12 @@ fn model_run(i: usize) -> Result<ModelRun, String> {
         }
         most = most.max(holding);
     }
-    let mut violated: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
-    violated.sort_unstable();
-    violated.dedup();
-    let mut expected: Vec<&str> = scenario.expect.iter().flatten().map(|p| p.name()).collect();
-    expected.sort_unstable();
     Ok(ModelRun {
         scenario: file.into(),
         seed: scenario.seed,
         failed_over,
         two_holders: most >= 2,
-        as_expected: violated == expected,
+        as_expected: run.violated == run.expected,
     })
 }
 

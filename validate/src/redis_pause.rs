@@ -503,26 +503,13 @@ fn model_story(
 /// The shipped twin, unfenced or fenced, simulated at its own seed.
 fn model_run(fenced: bool) -> Result<ModelRun, String> {
     let (file, text) = TWINS[usize::from(fenced)];
-    let name = file
-        .trim_start_matches("scenarios/")
-        .trim_end_matches(".toml");
-    let scenario = sim::scenario::Scenario::parse(text, file, name).map_err(|e| e.to_string())?;
-    let o = sim::engine::simulate(&scenario, scenario.seed, true);
+    let scenario = crate::twin::parse(file, text)?;
+    let crate::twin::Run {
+        outcome: o,
+        violated,
+        expected,
+    } = crate::twin::run(&scenario);
     let (story, a, b) = model_story(&o.trace, o.metrics.end_us)?;
-    let mut violated: Vec<String> = o
-        .violations
-        .iter()
-        .map(|v| v.property.name().to_string())
-        .collect();
-    violated.sort();
-    violated.dedup();
-    let mut expected: Vec<String> = scenario
-        .expect
-        .iter()
-        .flatten()
-        .map(|p| p.name().to_string())
-        .collect();
-    expected.sort();
     Ok(ModelRun {
         recipe: scenario.recipe.id(),
         scenario: file.into(),

@@ -242,30 +242,19 @@ async fn replay(
     e: &mut Experiment,
 ) -> Result<(), String> {
     let (file, text) = TWINS[usize::from(fsync)];
-    let name = file
-        .trim_start_matches("scenarios/")
-        .trim_end_matches(".toml");
-    let scenario = sim::scenario::Scenario::parse(text, file, name).map_err(|e| e.to_string())?;
+    let scenario = crate::twin::parse(file, text)?;
     let n = scenario.recipe.setup().masters;
     if masters.len() < usize::from(n) {
         return Err(format!("{file} needs {n} masters"));
     }
-    let o = sim::engine::simulate(&scenario, scenario.seed, true);
+    let crate::twin::Run {
+        outcome: o,
+        violated,
+        expected,
+    } = crate::twin::run(&scenario);
     e.seed = scenario.seed;
-    e.violated = o
-        .violations
-        .iter()
-        .map(|v| v.property.name().to_string())
-        .collect();
-    e.violated.sort();
-    e.violated.dedup();
-    e.expected = scenario
-        .expect
-        .iter()
-        .flatten()
-        .map(|p| p.name().to_string())
-        .collect();
-    e.expected.sort();
+    e.violated = violated;
+    e.expected = expected;
     // The model's replies, client by client, in order.
     let mut replies: HashMap<ClientIdx, VecDeque<&str>> = HashMap::new();
     for l in &o.trace {
