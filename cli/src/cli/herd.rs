@@ -259,85 +259,72 @@ fn handoff_ms(r: &HerdRow, which: fn((u64, u64)) -> u64) -> String {
 
 /// The rows of recipes that watch: what their notifications cost.
 fn watching_table(rows: &[&HerdRow]) -> String {
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let req = |k: &str| r.requests_per_acquisition(k);
-            vec![
-                r.scenario.clone(),
-                r.clients.to_string(),
-                grouped(r.notifications),
-                if r.notifications_per_release.is_empty() {
-                    "-".to_string()
-                } else {
-                    format!("{:.2}", r.notifications_per_release_mean())
-                },
-                format!("{:.2}", req("writes")),
-                format!("{:.2}", req("reads")),
-                format!("{:.2}", req("watches")),
-                handoff_ms(r, |(p50, _)| p50),
-                handoff_ms(r, |(_, p99)| p99),
-                grouped(r.events),
-                format!("{:.3}", r.wall_seconds),
-            ]
-        })
-        .collect();
-    reports::table::render(
-        &[
-            "run",
-            "clients",
-            "notifications",
-            "per release",
-            "writes/acq",
-            "reads/acq",
-            "watches/acq",
-            "hand-off p50 ms",
-            "p99 ms",
-            "events",
-            "wall s",
-        ],
-        &table,
-    )
+    let cost = [
+        "notifications",
+        "per release",
+        "writes/acq",
+        "reads/acq",
+        "watches/acq",
+    ];
+    rows_table(rows, &cost, |r| {
+        let req = |k: &str| format!("{:.2}", r.requests_per_acquisition(k));
+        vec![
+            grouped(r.notifications),
+            if r.notifications_per_release.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.2}", r.notifications_per_release_mean())
+            },
+            req("writes"),
+            req("reads"),
+            req("watches"),
+        ]
+    })
 }
 
 /// The rows of recipes that poll: no one is notified, so what their
 /// polls cost, beside the closed form.
 fn polling_table(rows: &[&HerdRow]) -> String {
+    let cost = [
+        "retry ms",
+        "polls/acq",
+        "requests/acq",
+        "closed form",
+        "measured/form",
+    ];
+    rows_table(rows, &cost, |r| {
+        let p = polling_cells(r, 2);
+        vec![
+            p.delay,
+            p.polls,
+            format!("{:.2}", r.requests_per_acquisition("all")),
+            p.form,
+            p.ratio,
+        ]
+    })
+}
+
+/// A table of herd rows: each row's run and clients, the columns `cost`
+/// names (`cells` gives them), then its hand-off, events and wall time.
+fn rows_table(rows: &[&HerdRow], cost: &[&str], cells: impl Fn(&HerdRow) -> Vec<String>) -> String {
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let p = polling_cells(r, 2);
-            vec![
-                r.scenario.clone(),
-                r.clients.to_string(),
-                p.delay,
-                p.polls,
-                format!("{:.2}", r.requests_per_acquisition("all")),
-                p.form,
-                p.ratio,
+            let mut row = vec![r.scenario.clone(), r.clients.to_string()];
+            row.extend(cells(r));
+            row.extend([
                 handoff_ms(r, |(p50, _)| p50),
                 handoff_ms(r, |(_, p99)| p99),
                 grouped(r.events),
                 format!("{:.3}", r.wall_seconds),
-            ]
+            ]);
+            row
         })
         .collect();
-    reports::table::render(
-        &[
-            "run",
-            "clients",
-            "retry ms",
-            "polls/acq",
-            "requests/acq",
-            "closed form",
-            "measured/form",
-            "hand-off p50 ms",
-            "p99 ms",
-            "events",
-            "wall s",
-        ],
-        &table,
-    )
+    let mut header = vec!["run", "clients"];
+    header.extend(cost);
+    header.extend(["hand-off p50 ms", "p99 ms", "events", "wall s"]);
+    reports::table::render(&header, &table)
 }
 
 /// The table, one section for the recipes that watch and one for those
