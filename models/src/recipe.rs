@@ -392,10 +392,14 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     }
 
     /// Redis: the TTL the recipe gives its lock's key, and how often it
-    /// renews it while it holds (a watchdog), if it does. `None` for a
-    /// recipe on a store with sessions: their TTL is the session's.
+    /// renews it while it holds (a watchdog), if it does: by default its
+    /// clocks' TTL, never renewed. `None` for a recipe on a store with
+    /// sessions: their TTL is the session's.
     fn key_lease(&self) -> Option<KeyLease> {
-        None
+        self.key_timing().map(|t| KeyLease {
+            ttl: t.ttl(),
+            renew_every: None,
+        })
     }
 
     /// A recipe that polls instead of watching: what one try costs

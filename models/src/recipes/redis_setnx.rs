@@ -18,7 +18,7 @@ use super::redis::{self, KeyTiming, LOCK_KEY};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisCmd, RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, PollCost, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, PollCost, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -141,13 +141,6 @@ impl Recipe for RedisSetnx {
             State::Holding => Some(redis::to(0, RedisCmd::Del { key: LOCK_KEY })),
             State::Setting | State::Expiring | State::Polling => None,
         }
-    }
-
-    fn key_lease(&self) -> Option<KeyLease> {
-        Some(KeyLease {
-            ttl: self.timing.ttl(),
-            renew_every: None,
-        })
     }
 
     fn key_timing(&self) -> Option<KeyTiming> {

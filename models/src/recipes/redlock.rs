@@ -31,7 +31,7 @@ use super::redis::{self, KeyTiming, DEFAULT_TTL_MS};
 use super::{Registered, Variant, VariantKind};
 use crate::ids::SessionId;
 use crate::msg::{RedisReply, Reply, Request, WatchEvent};
-use crate::recipe::{Face, KeyLease, PollCost, Recipe, RecipeRef, Setup, Step};
+use crate::recipe::{Face, PollCost, Recipe, RecipeRef, Setup, Step};
 use crate::relabel::{Perm, Relabel};
 use std::time::Duration;
 
@@ -235,13 +235,6 @@ impl Recipe for Redlock {
         } else {
             Step::Released
         }
-    }
-
-    fn key_lease(&self) -> Option<KeyLease> {
-        Some(KeyLease {
-            ttl: self.timing.ttl(),
-            renew_every: None,
-        })
     }
 
     fn for_masters(&self, masters: u8) -> Option<RecipeRef> {
