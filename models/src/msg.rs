@@ -165,6 +165,126 @@ pub enum Request {
         master: u8,
         cmd: RedisCmd,
     },
+    // --- Consul ---
+    /// One call of Consul's HTTP API, in the envelope's session.
+    Consul(ConsulCmd),
+}
+
+/// A Consul session's behavior when it is invalidated: its held keys are
+/// released (`release`, the default) or deleted (`delete`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Behavior {
+    #[default]
+    Release,
+    Delete,
+}
+
+impl std::str::FromStr for Behavior {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "release" => Ok(Behavior::Release),
+            "delete" => Ok(Behavior::Delete),
+            _ => Err(format!("unknown behavior '{s}' (known: release, delete)")),
+        }
+    }
+}
+
+impl fmt::Display for Behavior {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            Behavior::Release => "release",
+            Behavior::Delete => "delete",
+        })
+    }
+}
+
+/// What `PUT /v1/session/create` asks for beside the TTL (the store's
+/// session timeout): the behavior and the lock-delay. Node checks are
+/// Consul's default, `serfHealth`: a node check going critical is a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SessionOpts {
+    pub behavior: Behavior,
+    /// Milliseconds (Consul's default 15 s; 0 to 60 s).
+    pub lock_delay_ms: u32,
+}
+
+/// Consul's defaults: behavior `release`, a lock-delay of 15 s.
+impl Default for SessionOpts {
+    fn default() -> Self {
+        SessionOpts {
+            behavior: Behavior::Release,
+            lock_delay_ms: 15_000,
+        }
+    }
+}
+
+/// One call of Consul's HTTP API, as the Go client (`api`) makes it.
+/// Keys are [`Key`]s: text, or a prefix and a session's id (a semaphore's
+/// contender key, `<prefix>/<session>`). Values are [`Data`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConsulCmd {
+    /// `PUT /v1/session/create`: the envelope's session, with its TTL the
+    /// store's session timeout.
+    SessionCreate(SessionOpts),
+    /// `PUT /v1/session/destroy/<session>`: invalidated at once, its held
+    /// keys released (or deleted) under its lock-delay.
+    SessionDestroy,
+    /// `GET /v1/kv/<key>`: the pair and `X-Consul-Index`. With `index` > 0
+    /// a blocking query: answered at once if the index it would return is
+    /// past `index`, else held until the key changes (or the wait runs
+    /// out: `wait_ms`, 0 for the server's default of 5 minutes, plus up
+    /// to a sixteenth), its answer a notification ([`WatchEvent::Consul`]).
+    Get { key: Key, index: u64, wait_ms: u32 },
+    /// `PUT /v1/kv/<key>?acquire=<session>`: `true` if the session now
+    /// holds the key.
+    Acquire { key: Key, value: Data },
+    /// `PUT /v1/kv/<key>?release=<session>`: `true` if it held it.
+    Release { key: Key },
+    /// `PUT /v1/kv/<key>?cas=<index>`: written only if the key's
+    /// `ModifyIndex` is `index` (0: only if there is no key).
+    Cas { key: Key, value: Data, index: u64 },
+    /// `DELETE /v1/kv/<key>` (`?cas=<index>`: only at that `ModifyIndex`).
+    Delete { key: Key, cas: Option<u64> },
+}
+
+/// A Consul key as `GET /v1/kv/<key>` shows it (Go's `api.KVPair`; flags
+/// left out: every key a recipe writes carries its library's flag value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KvPair {
+    pub key: Key,
+    pub value: Data,
+    /// The session holding it (`Session`), if any.
+    pub session: Option<SessionId>,
+    /// How many times a session acquired it: with the key and the session,
+    /// Consul's sequencer (the fencing token).
+    pub lock_index: u64,
+    pub modify_index: u64,
+    pub create_index: u64,
+}
+
+/// Consul's answer to one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConsulReply {
+    /// The session is created (its id is the envelope's).
+    SessionCreated,
+    /// `session/destroy` answers `true`.
+    SessionDestroyed,
+    /// A `GET`: the pair (`None`: 404) and `X-Consul-Index`.
+    Pair { pair: Option<KvPair>, index: u64 },
+    /// A blocking query the store holds: no HTTP answer yet. The model
+    /// acknowledges it so that the client's resend clock stops, as an
+    /// HTTP client's does while its request is out; the answer comes as a
+    /// notification.
+    Held,
+    /// `true` / `false`: an acquire, release, cas or delete.
+    Bool(bool),
+    /// HTTP 500 "invalid session": an acquire or release in a session
+    /// that is gone (or never was).
+    InvalidSession,
 }
 
 /// A Redis command, as the lock libraries send it. Keys are text (a
@@ -339,6 +459,8 @@ pub enum Reply {
     // --- Redis ---
     /// A master's answer to one command.
     Redis(RedisReply),
+    // --- Consul ---
+    Consul(ConsulReply),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -604,6 +726,12 @@ pub enum WatchEvent {
         key: Key,
         revision: u64,
     },
+    /// The answer to a held blocking query: the key as it now is and
+    /// `X-Consul-Index`.
+    Consul {
+        pair: Option<KvPair>,
+        index: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -655,6 +783,14 @@ pub enum Timer {
     /// Client (a holder whose recipe renews its key, a watchdog): time to
     /// renew.
     Renew,
+    /// Store (Consul): `key`'s lock-delay is over; a session may acquire
+    /// it again.
+    LockDelay { key: Key },
+    /// Store (Consul): the wait of `client`'s held blocking query has run
+    /// out; it is answered with the key as it is.
+    QueryWait { client: crate::ids::ClientIdx },
+    /// Client (`consul lock`): the grace after SIGTERM is over; SIGKILL.
+    Kill,
 }
 
 /// What a timer's firing means, as traces and counterexamples say it.
@@ -676,6 +812,11 @@ impl fmt::Display for Timer {
             Timer::KeyTtl { master, key } => write!(f, "TTL of {key} on master {master} over"),
             Timer::Validity => write!(f, "the attempt outlasted its validity time"),
             Timer::Renew => write!(f, "watchdog: renew the key"),
+            Timer::LockDelay { key } => write!(f, "lock-delay of {key} over"),
+            Timer::QueryWait { client } => {
+                write!(f, "wait of c{client}'s blocking query over")
+            }
+            Timer::Kill => write!(f, "grace after SIGTERM over: SIGKILL"),
         }
     }
 }
@@ -767,6 +908,7 @@ impl fmt::Display for Request {
                 }
                 Ok(())
             }
+            Request::Consul(cmd) => write!(f, "{cmd}"),
             Request::Multi(ops) => {
                 write!(f, "multi(")?;
                 for (i, op) in ops.iter().enumerate() {
@@ -821,7 +963,8 @@ impl MultiOp {
             | Request::LeaseRevoke
             | Request::LeaseKeepAlive
             | Request::LeaseTimeToLive { .. }
-            | Request::Redis { .. } => None,
+            | Request::Redis { .. }
+            | Request::Consul(_) => None,
         }
     }
 
@@ -990,6 +1133,80 @@ impl fmt::Display for WatchEvent {
                 key,
                 revision,
             } => write!(f, "{kind:?}({key}) at revision {revision}"),
+            WatchEvent::Consul { pair, index } => {
+                write!(f, "blocking query answered at index {index}: ")?;
+                write_pair(f, pair)
+            }
+        }
+    }
+}
+
+/// A Consul pair as the answers show it.
+fn write_pair(f: &mut fmt::Formatter, pair: &Option<KvPair>) -> fmt::Result {
+    match pair {
+        None => write!(f, "no key"),
+        Some(p) => {
+            write!(f, "{}", p.key)?;
+            if !p.value.is_empty() {
+                write!(f, " = {}", p.value)?;
+            }
+            match p.session {
+                Some(s) => write!(f, ", session {s}")?,
+                None => write!(f, ", no session")?,
+            }
+            write!(
+                f,
+                ", lock index {}, modify index {}",
+                p.lock_index, p.modify_index
+            )
+        }
+    }
+}
+
+impl fmt::Display for ConsulCmd {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match *self {
+            ConsulCmd::SessionCreate(o) => write!(
+                f,
+                "session/create(behavior={}, lock-delay={}ms)",
+                o.behavior, o.lock_delay_ms
+            ),
+            ConsulCmd::SessionDestroy => write!(f, "session/destroy"),
+            ConsulCmd::Get { key, index: 0, .. } => write!(f, "GET {key}"),
+            ConsulCmd::Get {
+                key,
+                index,
+                wait_ms: 0,
+            } => write!(f, "GET {key}?index={index}"),
+            ConsulCmd::Get {
+                key,
+                index,
+                wait_ms,
+            } => write!(f, "GET {key}?index={index}&wait={wait_ms}ms"),
+            ConsulCmd::Acquire { key, value } => write!(f, "PUT {key}?acquire ({value})"),
+            ConsulCmd::Release { key } => write!(f, "PUT {key}?release"),
+            ConsulCmd::Cas { key, value, index } => write!(f, "PUT {key}?cas={index} ({value})"),
+            ConsulCmd::Delete { key, cas: None } => write!(f, "DELETE {key}"),
+            ConsulCmd::Delete {
+                key,
+                cas: Some(index),
+            } => write!(f, "DELETE {key}?cas={index}"),
+        }
+    }
+}
+
+impl fmt::Display for ConsulReply {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ConsulReply::SessionCreated => write!(f, "session created"),
+            ConsulReply::SessionDestroyed => write!(f, "session destroyed"),
+            ConsulReply::Pair { pair, index } => {
+                write!(f, "index {index}: ")?;
+                write_pair(f, pair)
+            }
+            ConsulReply::Held => write!(f, "held (blocking query)"),
+            ConsulReply::Bool(b) => write!(f, "{b}"),
+            ConsulReply::InvalidSession => write!(f, "500 invalid session"),
         }
     }
 }
@@ -1164,6 +1381,7 @@ impl fmt::Display for Reply {
             Reply::LeaseRevoked => write!(f, "lease revoked"),
             Reply::LeaseKeptAlive => write!(f, "lease kept alive"),
             Reply::Redis(r) => write!(f, "{r}"),
+            Reply::Consul(r) => write!(f, "{r}"),
             Reply::LeaseTtl { alive: false, .. } => write!(f, "lease not alive"),
             Reply::LeaseTtl { alive: true, keys } => {
                 write!(f, "lease alive")?;
@@ -1236,6 +1454,17 @@ pub enum RequestKind {
     /// A script (`EVAL`): compare-and-delete or compare-and-extend.
     RedisEval,
     RedisWait,
+    // --- Consul: one kind per call ---
+    ConsulSessionCreate,
+    ConsulSessionDestroy,
+    /// A `GET` answered at once (no index, or one already passed).
+    ConsulGet,
+    /// A blocking `GET` (`?index=`): Consul's only watch.
+    ConsulBlockingGet,
+    ConsulAcquire,
+    ConsulRelease,
+    ConsulCas,
+    ConsulDelete,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -1289,6 +1518,16 @@ impl Request {
                 }
                 RedisCmd::Wait { .. } => RequestKind::RedisWait,
             },
+            Request::Consul(cmd) => match cmd {
+                ConsulCmd::SessionCreate(_) => RequestKind::ConsulSessionCreate,
+                ConsulCmd::SessionDestroy => RequestKind::ConsulSessionDestroy,
+                ConsulCmd::Get { index: 0, .. } => RequestKind::ConsulGet,
+                ConsulCmd::Get { .. } => RequestKind::ConsulBlockingGet,
+                ConsulCmd::Acquire { .. } => RequestKind::ConsulAcquire,
+                ConsulCmd::Release { .. } => RequestKind::ConsulRelease,
+                ConsulCmd::Cas { .. } => RequestKind::ConsulCas,
+                ConsulCmd::Delete { .. } => RequestKind::ConsulDelete,
+            },
         }
     }
 }
@@ -1296,7 +1535,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 27] = [
+    pub const ALL: [RequestKind; 35] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1324,6 +1563,14 @@ impl RequestKind {
         RequestKind::RedisIncr,
         RequestKind::RedisEval,
         RequestKind::RedisWait,
+        RequestKind::ConsulSessionCreate,
+        RequestKind::ConsulSessionDestroy,
+        RequestKind::ConsulGet,
+        RequestKind::ConsulBlockingGet,
+        RequestKind::ConsulAcquire,
+        RequestKind::ConsulRelease,
+        RequestKind::ConsulCas,
+        RequestKind::ConsulDelete,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1356,6 +1603,14 @@ impl RequestKind {
             RequestKind::RedisIncr => "incr",
             RequestKind::RedisEval => "eval",
             RequestKind::RedisWait => "wait",
+            RequestKind::ConsulSessionCreate => "session_create",
+            RequestKind::ConsulSessionDestroy => "session_destroy",
+            RequestKind::ConsulGet => "kv_get",
+            RequestKind::ConsulBlockingGet => "kv_get_blocking",
+            RequestKind::ConsulAcquire => "kv_acquire",
+            RequestKind::ConsulRelease => "kv_release",
+            RequestKind::ConsulCas => "kv_cas",
+            RequestKind::ConsulDelete => "kv_delete",
         }
     }
 
@@ -1374,7 +1629,13 @@ impl RequestKind {
             | RequestKind::RedisExpire
             | RequestKind::RedisDel
             | RequestKind::RedisIncr
-            | RequestKind::RedisEval => RequestClass::Writes,
+            | RequestKind::RedisEval
+            | RequestKind::ConsulAcquire
+            | RequestKind::ConsulRelease
+            | RequestKind::ConsulCas
+            | RequestKind::ConsulDelete
+            // It releases (or deletes) the session's keys.
+            | RequestKind::ConsulSessionDestroy => RequestClass::Writes,
             RequestKind::Exists
             | RequestKind::GetData
             | RequestKind::GetChildren
@@ -1382,14 +1643,17 @@ impl RequestKind {
             | RequestKind::LeaseTimeToLive
             | RequestKind::RedisGet
             // It changes nothing: it asks how far the replica has got.
-            | RequestKind::RedisWait => RequestClass::Reads,
+            | RequestKind::RedisWait
+            | RequestKind::ConsulGet => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
-            | RequestKind::Watch => RequestClass::Watches,
-            RequestKind::Connect | RequestKind::LeaseGrant | RequestKind::LeaseKeepAlive => {
-                RequestClass::Session
-            }
+            | RequestKind::Watch
+            | RequestKind::ConsulBlockingGet => RequestClass::Watches,
+            RequestKind::Connect
+            | RequestKind::LeaseGrant
+            | RequestKind::LeaseKeepAlive
+            | RequestKind::ConsulSessionCreate => RequestClass::Session,
         }
     }
 }
@@ -1447,7 +1711,15 @@ mod tests {
                 | RequestKind::RedisDel
                 | RequestKind::RedisIncr
                 | RequestKind::RedisEval
-                | RequestKind::RedisWait => {}
+                | RequestKind::RedisWait
+                | RequestKind::ConsulSessionCreate
+                | RequestKind::ConsulSessionDestroy
+                | RequestKind::ConsulGet
+                | RequestKind::ConsulBlockingGet
+                | RequestKind::ConsulAcquire
+                | RequestKind::ConsulRelease
+                | RequestKind::ConsulCas
+                | RequestKind::ConsulDelete => {}
             }
         }
     }

@@ -75,7 +75,7 @@
 //! ```
 
 use crate::ids::{Child, Name, SessionId, ZPath};
-use crate::msg::{Reply, Request, WatchEvent};
+use crate::msg::{Reply, Request, SessionOpts, WatchEvent};
 use crate::name;
 use crate::relabel::{Perm, Relabel};
 use serde::{Deserialize, Serialize};
@@ -133,6 +133,10 @@ pub enum Face {
     /// Redis: text keys with TTLs on one master or several, no sessions,
     /// no watches (`store::redis`).
     Redis,
+    /// Consul: a KV store with sessions (TTL, behavior, lock-delay),
+    /// `?acquire=` / `?release=`, and blocking queries as its only watch
+    /// (`store::consul`).
+    Consul,
 }
 
 /// A Redis lock key's lease: its TTL by the server's clock, and the
@@ -457,6 +461,18 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     fn closes_abandoned_session(&self) -> bool {
         true
     }
+
+    /// Consul: what the recipe's session asks for at `session/create`
+    /// (behavior, lock-delay); `None` for the other faces.
+    fn consul_session(&self) -> Option<SessionOpts> {
+        None
+    }
+
+    /// Consul: this recipe with its session asking for `opts` (a
+    /// scenario's `consul.lock_delay_ms`, `consul.behavior`), or why not.
+    fn with_consul_session(&self, _opts: SessionOpts) -> Result<RecipeRef, String> {
+        Err(format!("{} opens no Consul session", self.name()))
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -629,6 +645,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn withdraws(&self) -> bool;
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request>;
     fn interruptible(&self) -> bool;
+    fn kill_grace(&self) -> Option<Duration>;
     fn on_late_answer(&self, session: SessionId, reply: &Reply) -> LateAnswer;
     fn orphan_renewal(&self, session: SessionId) -> Option<Request>;
     fn resume(&self, session: SessionId, st: &mut AnyState) -> Resume;
@@ -641,6 +658,8 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn for_masters(&self, masters: u8) -> Option<RecipeRef>;
     fn key_timing(&self) -> Option<KeyTiming>;
     fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String>;
+    fn consul_session(&self) -> Option<SessionOpts>;
+    fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String>;
 }
 
 /// Runs `f` on the typed state. A state no one else holds (the
@@ -812,6 +831,9 @@ impl<R: Recipe> DynRecipe for R {
     fn withdraw(&self, session: SessionId, st: &AnyState) -> Option<Request> {
         self.lock_hooks().withdraw(session, st.get::<R::State>())
     }
+    fn kill_grace(&self) -> Option<Duration> {
+        self.lock_hooks().kill_grace()
+    }
     fn interruptible(&self) -> bool {
         self.lock_hooks().interruptible()
     }
@@ -847,6 +869,12 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String> {
         Recipe::with_key_timing(self, timing)
+    }
+    fn consul_session(&self) -> Option<SessionOpts> {
+        Recipe::consul_session(self)
+    }
+    fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
+        Recipe::with_consul_session(self, opts)
     }
     fn on_validity_passed(&self, st: &mut AnyState) -> Step {
         step_on(st, |s: &mut R::State| Recipe::on_validity_passed(self, s))

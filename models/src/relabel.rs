@@ -10,8 +10,8 @@
 
 use crate::ids::{Child, ClientIdx, Data, Key, SessionId, ZPath};
 use crate::msg::{
-    Compare, CompareTarget, Keys, Kv, Msg, MultiOp, MultiResult, OpResult, Range, RedisCmd,
-    RedisReply, Reply, Request, Stat, Timer, TxnOp, WatchEvent,
+    Compare, CompareTarget, ConsulCmd, ConsulReply, Keys, Kv, KvPair, Msg, MultiOp, MultiResult,
+    OpResult, Range, RedisCmd, RedisReply, Reply, Request, Stat, Timer, TxnOp, WatchEvent,
 };
 
 /// `map[old] = new`: a permutation of the clients, or (to erase names) any map.
@@ -224,6 +224,7 @@ impl Relabel for Request {
             Request::WatchRange { keys, .. } => keys.relabel(p),
             Request::LeaseTimeToLive { lease, .. } => lease.relabel(p),
             Request::Redis { cmd, .. } => cmd.relabel(p),
+            Request::Consul(cmd) => cmd.relabel(p),
             Request::Connect
             | Request::LeaseGrant
             | Request::LeaseRevoke
@@ -267,6 +268,14 @@ impl Relabel for Reply {
             Reply::Redis(
                 RedisReply::Ok | RedisReply::Nil | RedisReply::Int(_) | RedisReply::Down,
             ) => {}
+            Reply::Consul(ConsulReply::Pair { pair, .. }) => pair.relabel(p),
+            Reply::Consul(
+                ConsulReply::SessionCreated
+                | ConsulReply::SessionDestroyed
+                | ConsulReply::Held
+                | ConsulReply::Bool(_)
+                | ConsulReply::InvalidSession,
+            ) => {}
             Reply::Connected
             | Reply::Deleted
             | Reply::Error(_)
@@ -301,7 +310,31 @@ impl Relabel for WatchEvent {
         match self {
             WatchEvent::Zk { path, .. } => path.relabel(p),
             WatchEvent::Etcd { key, .. } => key.relabel(p),
+            WatchEvent::Consul { pair, .. } => pair.relabel(p),
         }
+    }
+}
+
+impl Relabel for ConsulCmd {
+    fn relabel(&mut self, p: &Perm) {
+        match self {
+            ConsulCmd::Acquire { key, value } | ConsulCmd::Cas { key, value, .. } => {
+                key.relabel(p);
+                value.relabel(p);
+            }
+            ConsulCmd::Get { key, .. }
+            | ConsulCmd::Release { key }
+            | ConsulCmd::Delete { key, .. } => key.relabel(p),
+            ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {}
+        }
+    }
+}
+
+impl Relabel for KvPair {
+    fn relabel(&mut self, p: &Perm) {
+        self.key.relabel(p);
+        self.value.relabel(p);
+        self.session.relabel(p);
     }
 }
 
@@ -328,6 +361,8 @@ impl Relabel for Timer {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Timer::Expiry(s) => s.relabel(p),
+            Timer::LockDelay { key } => key.relabel(p),
+            Timer::QueryWait { client } => client.relabel(p),
             // Redis keys are the recipe's own text, no client's name.
             Timer::KeyTtl { .. }
             | Timer::Validity
@@ -338,7 +373,8 @@ impl Relabel for Timer {
             | Timer::Ping
             | Timer::Deadline
             | Timer::Wake
-            | Timer::GiveUp => {}
+            | Timer::GiveUp
+            | Timer::Kill => {}
         }
     }
 }

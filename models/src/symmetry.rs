@@ -126,6 +126,28 @@ impl Relabel for StoreState {
             }
             r.waits.sort_unstable();
         }
+        if let Some(c) = &mut self.consul {
+            // Keys named by a session (a semaphore's contender keys) move
+            // with it.
+            for pair in &mut c.pairs {
+                pair.relabel(p);
+            }
+            c.pairs.sort_by_key(|pair| pair.key);
+            for (s, _) in &mut c.sessions {
+                s.relabel(p);
+            }
+            c.sessions.sort_by_key(|(s, _)| (s.client, s.incarnation));
+            for (key, s) in &mut c.delays {
+                key.relabel(p);
+                s.relabel(p);
+            }
+            c.delays.sort_by_key(|(key, _)| *key);
+            for q in &mut c.queries {
+                q.client.relabel(p);
+                q.key.relabel(p);
+            }
+            c.queries.sort_unstable();
+        }
         self.first_in_line.relabel(p);
     }
 }

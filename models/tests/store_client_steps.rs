@@ -356,6 +356,7 @@ fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
         tell_expiry: true,
         sessions_expire: true,
         deployment: Default::default(),
+        consul: false,
     };
     let st = store.on_start(store_id(), &None, &mut Out::new());
     assert_eq!(st, store.initial_state());

@@ -582,7 +582,9 @@ fn fired_zk(fired: Vec<(SessionId, WatchEvent)>) -> Vec<Event> {
         .into_iter()
         .map(|(s, e)| match e {
             WatchEvent::Zk { kind, path } => (s, kind, path),
-            WatchEvent::Etcd { .. } => panic!("a ZooKeeper write fires no etcd event"),
+            WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } => {
+                panic!("a ZooKeeper write fires no etcd or Consul event")
+            }
         })
         .collect()
 }

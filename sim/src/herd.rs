@@ -47,7 +47,8 @@ pub enum Waiting {
 impl Waiting {
     pub fn of(recipe: &RecipeRef) -> Waiting {
         match recipe.face() {
-            Face::ZooKeeper | Face::Etcd => Waiting::Watches,
+            // A Consul waiter's blocking query is its watch.
+            Face::ZooKeeper | Face::Etcd | Face::Consul => Waiting::Watches,
             Face::Redis => Waiting::Polls,
         }
     }

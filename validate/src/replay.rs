@@ -578,7 +578,7 @@ fn notifications(sent: &[(Id, Msg)]) -> BTreeMap<ClientIdx, Vec<Event>> {
 fn zk_event(event: &WatchEvent) -> Event {
     match *event {
         WatchEvent::Zk { kind, path } => (kind, path),
-        WatchEvent::Etcd { .. } => {
+        WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } => {
             unreachable!("a ZooKeeper recipe's store sends ZooKeeper events")
         }
     }
@@ -650,7 +650,8 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::LeaseRevoked
         | Reply::LeaseKeptAlive
         | Reply::LeaseTtl { .. }
-        | Reply::Redis(_) => reply.clone(),
+        | Reply::Redis(_)
+        | Reply::Consul(_) => reply.clone(),
     }
 }
 
@@ -684,8 +685,9 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::LeaseRevoked
         | Reply::LeaseKeptAlive
         | Reply::LeaseTtl { .. } => Vec::new(),
-        // Redis has no zxids (its conformance replay is crate::redis's).
-        Reply::Redis(_) => Vec::new(),
+        // Redis has no zxids (its conformance replay is crate::redis's);
+        // no Consul recipe is replayed.
+        Reply::Redis(_) | Reply::Consul(_) => Vec::new(),
     }
 }
 

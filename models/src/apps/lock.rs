@@ -99,6 +99,16 @@ pub trait LockRecipe<S> {
     /// caller returns at once and unlocks): the `--interrupts` fault. The
     /// library then handles the request's late answer
     /// ([`LockRecipe::on_late_answer`]).
+    /// How long the application goes on holding after its library
+    /// reports the lock lost, for a lock whose library stops the guarded
+    /// work by signals (`consul lock`: SIGTERM to the child, SIGKILL after
+    /// 5 s): a child that does not exit on SIGTERM keeps its writes coming
+    /// until the SIGKILL. `None`: the application drops it at once, as its
+    /// policy says.
+    fn kill_grace(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     fn interruptible(&self) -> bool {
         false
     }

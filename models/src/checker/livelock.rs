@@ -163,6 +163,7 @@ fn owed(action: Action) -> bool {
         | Action::Timeout(..)
         | Action::Expire(_)
         | Action::ExpireKey { .. }
+        | Action::EndLockDelay(_)
         | Action::Replicate
         | Action::Resume(_)
         | Action::ResumeReconnect(_)

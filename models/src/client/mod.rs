@@ -19,7 +19,7 @@ pub use state::{ClientState, ClientStorage, Clocks, Marks, Phase};
 
 use crate::apps::{Hold, LateAnswer, Role, Roles, Spec};
 use crate::ids::{client_of, resource_id, store_id, ClientIdx, SessionId};
-use crate::msg::{Msg, Reply, Request, Timer, ZkError};
+use crate::msg::{ConsulCmd, ConsulReply, Msg, Reply, Request, Timer, ZkError};
 use crate::recipe::{Face, RecipeRef, Resume, Step};
 use stateright::actor::{Actor, Id, Out};
 use std::borrow::Cow;
@@ -148,6 +148,9 @@ impl Client {
             Face::Etcd => Request::LeaseGrant,
             // A connection: the server keeps nothing for it.
             Face::Redis => Request::Connect,
+            Face::Consul => Request::Consul(ConsulCmd::SessionCreate(
+                self.recipe.consul_session().unwrap_or_default(),
+            )),
         }
     }
 
@@ -597,7 +600,9 @@ impl Client {
     ) {
         let expired = matches!(
             reply,
-            Reply::Error(ZkError::SessionExpired) | Reply::LeaseNotFound
+            Reply::Error(ZkError::SessionExpired)
+                | Reply::LeaseNotFound
+                | Reply::Consul(ConsulReply::InvalidSession)
         );
         match st.phase {
             Phase::Connecting if expired => self.session_lost(st, o),
@@ -781,6 +786,13 @@ impl Actor for Client {
                     };
                     let step = self.recipe.on_expired(recipe);
                     self.apply(st, step, (0, false), o);
+                } else if let (Some(grace), true) = (self.recipe.kill_grace(), state.is_holding()) {
+                    // `consul lock`: SIGTERM to the child, which may go on
+                    // until the SIGKILL.
+                    if session.same_session(state.session) {
+                        state.to_mut().connection = Connection::Lost;
+                        o.set_timer(Timer::Kill, exactly(grace));
+                    }
                 } else if self.policy == Policy::Oblivious && state.is_holding() {
                     // The library knows (LOST); the application goes on as
                     // the holder, and its release will find the session gone.
@@ -904,6 +916,10 @@ impl Actor for Client {
                 }
             }
             Timer::Retry if state.pending.is_some() => self.resend(state.to_mut(), o),
+            // SIGKILL: the child is gone, and with it the holder's belief.
+            Timer::Kill if state.is_holding() => {
+                self.session_lost(state.to_mut(), o);
+            }
             Timer::Ping if state.phase != Phase::Done => {
                 o.send(
                     store_id(),
@@ -953,9 +969,13 @@ impl Actor for Client {
             | Timer::Wake
             | Timer::GiveUp
             | Timer::Validity
-            | Timer::Renew => {}
+            | Timer::Renew
+            | Timer::Kill => {}
             // The store's timers: never set on a client.
-            Timer::Expiry(_) | Timer::KeyTtl { .. } => {}
+            Timer::Expiry(_)
+            | Timer::KeyTtl { .. }
+            | Timer::LockDelay { .. }
+            | Timer::QueryWait { .. } => {}
         }
     }
 

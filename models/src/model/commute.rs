@@ -135,6 +135,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         Action::Deliver(_, Link::ClientToStore | Link::ClientToResource)
         | Action::Expire(_)
         | Action::ExpireKey { .. }
+        | Action::EndLockDelay(_)
         | Action::Crash(_)
         | Action::Restart(_)
         | Action::Pause(_)
@@ -234,7 +235,8 @@ impl Footprint {
             | Action::Timeout(..) => (0, false),
             Action::Deliver(_, Link::ClientToStore)
             | Action::Expire(_)
-            | Action::ExpireKey { .. } => (STORE, true),
+            | Action::ExpireKey { .. }
+            | Action::EndLockDelay(_) => (STORE, true),
             Action::Deliver(_, Link::ClientToResource) => (RESOURCE, false),
             Action::Crash(_)
             | Action::Pause(_)
@@ -376,7 +378,10 @@ fn fires_by_itself(slot: &ClientSlot, t: Timer) -> bool {
         | Timer::Validity
         | Timer::Renew
         | Timer::Wake
-        | Timer::GiveUp => true,
+        | Timer::GiveUp
+        | Timer::LockDelay { .. }
+        | Timer::QueryWait { .. }
+        | Timer::Kill => true,
         // It may fire once the request left and no reply to it came, which
         // the store's steps decide; unless nothing is outstanding, or the
         // reply is already waiting (only the client takes it off its link).

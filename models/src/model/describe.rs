@@ -47,6 +47,12 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             client(setter),
             format!("the TTL of {key} on master {master} (set by client {setter}) runs out"),
         ),
+        Action::EndLockDelay(s) => (
+            "expire",
+            "store".into(),
+            client(s.client),
+            format!("the lock-delay that the end of session {s} started is over"),
+        ),
         Action::RestartMaster(m) => (
             "fault",
             format!("master {m}"),
@@ -149,6 +155,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Timeout(..) => "Timeout",
         Action::Expire(_) => "Expire",
         Action::ExpireKey { .. } => "ExpireKey",
+        Action::EndLockDelay(_) => "EndLockDelay",
         Action::RestartMaster(_) => "RestartMaster",
         Action::ClockJump(_) => "ClockJump",
         Action::Replicate => "Replicate",

@@ -473,6 +473,20 @@ impl RecipeModel {
                                 });
                             }
                         }
+                        Timer::LockDelay { key } => {
+                            let owner = state.store.consul.as_ref().and_then(|c| c.delay_of(key));
+                            let action = owner
+                                .filter(|&o| self.lock_delay_may_end(state, o))
+                                .map(Action::EndLockDelay);
+                            // One action ends every key the session held.
+                            if let Some(a) = action.filter(|a| !actions.contains(a)) {
+                                actions.push(a);
+                            }
+                        }
+                        // The answer of a query whose wait ran out is what
+                        // it would have been: the recipe asks again. The
+                        // checker leaves that stutter out.
+                        Timer::QueryWait { .. } => {}
                         Timer::Think
                         | Timer::Hold
                         | Timer::Retry
@@ -481,7 +495,8 @@ impl RecipeModel {
                         | Timer::Wake
                         | Timer::GiveUp
                         | Timer::Validity
-                        | Timer::Renew => {}
+                        | Timer::Renew
+                        | Timer::Kill => {}
                     }
                 }
             }
@@ -555,6 +570,23 @@ impl RecipeModel {
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
                 });
+            }
+            Action::EndLockDelay(owner) => {
+                let keys: Vec<_> = state
+                    .store
+                    .consul
+                    .iter()
+                    .flat_map(|c| c.delays.iter())
+                    .filter(|(_, s)| *s == owner)
+                    .map(|(key, _)| *key)
+                    .collect();
+                for key in keys {
+                    let t = Timer::LockDelay { key };
+                    self.disarm(&mut state, store_id(), &t);
+                    self.store_step(&mut state, false, |st, o| {
+                        self.store.on_timeout(store_id(), st, &t, o)
+                    });
+                }
             }
             Action::RestartMaster(m) => {
                 state.budget.master_restarts -= 1;
@@ -646,6 +678,15 @@ impl RecipeModel {
     /// with TTLs to run out, a failover — and replication while the
     /// replica lags.
     fn store_faults(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        // Consul's failover forgets the lock-delays and restarts session
+        // TTLs, which the untimed check keeps no time for: it is taken
+        // only where there is a lock-delay to forget.
+        if let Some(c) = &state.store.consul {
+            if state.budget.failovers > 0 && !c.delays.is_empty() {
+                actions.push(Action::Failover);
+            }
+            return;
+        }
         let redis = &state.store.redis;
         if redis.is_empty() {
             return;
@@ -762,6 +803,9 @@ impl Model for RecipeModel {
             Action::Expire(s) => format!("store: session {s} expires"),
             Action::ExpireKey { master, key, .. } => {
                 format!("store: the TTL of {key} on master {master} runs out")
+            }
+            Action::EndLockDelay(s) => {
+                format!("store: the lock-delay from session {s}'s end is over")
             }
             Action::RestartMaster(m) => format!("FAULT master {m}: restarts"),
             Action::ClockJump(m) => format!("FAULT master {m}: clock jumps forward"),

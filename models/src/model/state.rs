@@ -293,7 +293,12 @@ pub enum Action {
     /// yet received (asynchronous replication).
     Replicate,
     /// Redis: the replica is promoted in the first master's place.
+    /// Consul: the leader fails over to a server restored from a
+    /// snapshot (lock-delays forgotten, session TTLs started again).
     Failover,
+    /// Consul: the lock-delays that the invalidation of this session
+    /// started (on every key it held, all at once) are over.
+    EndLockDelay(SessionId),
 }
 
 impl Action {
@@ -321,7 +326,7 @@ impl Action {
             | Action::Reconnect(c)
             | Action::LoseReply(c)
             | Action::Interrupt(c) => c,
-            Action::Expire(s) => &mut s.client,
+            Action::Expire(s) | Action::EndLockDelay(s) => &mut s.client,
             Action::ExpireKey { setter, .. } => setter,
             // The store's own steps: they touch every client's keys.
             Action::Tick

@@ -87,6 +87,28 @@ impl RecipeModel {
         }
     }
 
+    /// Consul: whether a key's lock-delay, started by the invalidation of
+    /// session `owner`, may have run out. The lock-delay (15 s by
+    /// default) is there for the old holder to hear of its loss and stop:
+    /// a message's flight and a healthy client's reaction are far shorter.
+    /// So it runs out only once the owner has heard — its monitor's answer
+    /// (the expiry notice) delivered — and is past the grace `consul lock`
+    /// gives its child between SIGTERM and SIGKILL (5 s); or while the
+    /// owner is silent (crashed, paused, cut off), whose silence can
+    /// outlast any lock-delay (#1843).
+    pub(super) fn lock_delay_may_end(&self, state: &ModelState, owner: SessionId) -> bool {
+        let Some(slot) = state.clients.get(owner.client as usize) else {
+            return true;
+        };
+        if !slot.state.session.same_session(owner) || self.silent(state, owner) {
+            return true;
+        }
+        let notice_on_its_way = slot.from_store.iter().any(
+            |m| matches!(m, crate::msg::Msg::Expired { session } if session.same_session(owner)),
+        );
+        !notice_on_its_way && slot.timers.binary_search(&Timer::Kill).is_err()
+    }
+
     /// Whether session `s` is its finished client's, which stays connected
     /// (its session never expires).
     pub(super) fn stays_connected(&self, state: &ModelState, s: SessionId) -> bool {
@@ -120,7 +142,13 @@ impl RecipeModel {
             // hearing from the store meanwhile (paused or cut off).
             Timer::Validity => slot.missed_contact,
             Timer::Retry => self.resend_due(store, slot),
-            Timer::Ping | Timer::Expiry(_) | Timer::KeyTtl { .. } => false,
+            // SIGKILL comes at any moment of the grace.
+            Timer::Kill => true,
+            Timer::Ping
+            | Timer::Expiry(_)
+            | Timer::KeyTtl { .. }
+            | Timer::LockDelay { .. }
+            | Timer::QueryWait { .. } => false,
             Timer::Deadline => slot.missed_contact,
         }
     }

@@ -469,6 +469,32 @@ fn store_fields(model: &RecipeModel, state: &ModelState) -> Fields {
             });
             fields.push(("masters", Value::Seq(masters.collect())));
         }
+        Face::Consul => {
+            let Some(kv) = store.consul.as_deref() else {
+                return Fields(fields);
+            };
+            fields.push(("index", Value::Int(kv.index)));
+            let pairs = kv.pairs.iter().map(|p| {
+                let pair = Value::record(vec![
+                    ("value", from_debug(&format!("{:?}", p.value))),
+                    ("session", Value::option(p.session.map(Value::text))),
+                    ("lock_index", Value::Int(p.lock_index)),
+                    ("modify_index", Value::Int(p.modify_index)),
+                ]);
+                (Value::text(p.key), pair)
+            });
+            fields.push(("keys", Value::Map(pairs.collect())));
+            let delays = kv.delays.iter().map(|(k, _)| Value::text(k));
+            fields.push(("lock_delays", Value::Set(delays.collect())));
+            let queries = kv.queries.iter().map(|q| {
+                Value::record(vec![
+                    ("client", Value::Int(q.client.into())),
+                    ("key", Value::text(q.key)),
+                    ("index", Value::Int(q.index)),
+                ])
+            });
+            fields.push(("blocking_queries", Value::Set(queries.collect())));
+        }
     }
     fields.push((
         "session_timers",

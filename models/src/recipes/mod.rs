@@ -6,6 +6,7 @@
 //! one line in [`REGISTRY`].
 
 pub mod children_watch;
+pub mod consul_lock;
 pub mod etcd_election;
 pub mod etcd_revision;
 pub mod fair_predecessor;
@@ -22,6 +23,7 @@ pub mod zk_rwlock;
 pub mod zk_semaphore;
 pub mod zk_unfair_election;
 
+pub mod consul;
 pub mod names;
 pub mod redis;
 
@@ -83,6 +85,8 @@ pub const REGISTRY: &[Registered] = &[
     redis_setnx::REGISTERED,
     redis_token::REGISTERED,
     redlock::REGISTERED,
+    consul_lock::REGISTERED,
+    consul_lock::REGISTERED_CLI,
 ];
 
 /// Every registered recipe at its default variant.

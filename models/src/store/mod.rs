@@ -6,16 +6,18 @@
 //! the session expires: its ephemerals / lease keys are deleted, firing
 //! watches, and the owner is told on its link.
 
+pub mod consul;
 pub mod etcd;
 pub mod redis;
 pub mod zookeeper;
 
 use crate::ids::{client_id, client_of, Child, Name, SessionId, ZPath, MAX_GRANTS};
 use crate::msg::{
-    Msg, MultiOp, MultiResult, RangeOnly, RedisReply, Reply, Request, Timer, TxnOp, WatchEvent,
-    ZkError,
+    ConsulCmd, ConsulReply, Msg, MultiOp, MultiResult, RangeOnly, RedisReply, Reply, Request,
+    Timer, TxnOp, WatchEvent, ZkError,
 };
 use crate::recipe::{LeaseIds, Line, Setup};
+use consul::ConsulKv;
 use etcd::EtcdKv;
 use redis::{Deployment, Persistence, RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,11 @@ pub struct Store {
     pub sessions_expire: bool,
     /// Redis: persistence and replicas.
     pub deployment: Deployment,
+    /// Consul: the store keeps Consul's KV and sessions, and a session's
+    /// expiry may come anywhere between its TTL and twice its TTL after
+    /// its last renewal (Consul reaps at twice the TTL; its documents
+    /// promise only the TTL as a lower bound).
+    pub consul: bool,
 }
 
 impl Store {
@@ -58,15 +65,21 @@ impl Store {
         Store {
             session_timeout,
             layout,
+            // Consul's holder learns of its session's end from its
+            // monitor's blocking query on the lock key, answered when the
+            // invalidation releases it: the notice stands for that answer.
             tell_expiry: match face {
-                crate::recipe::Face::ZooKeeper => true,
+                crate::recipe::Face::ZooKeeper | crate::recipe::Face::Consul => true,
                 crate::recipe::Face::Etcd | crate::recipe::Face::Redis => false,
             },
             deployment: Deployment::default(),
             sessions_expire: match face {
-                crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd => true,
+                crate::recipe::Face::ZooKeeper
+                | crate::recipe::Face::Etcd
+                | crate::recipe::Face::Consul => true,
                 crate::recipe::Face::Redis => false,
             },
+            consul: face == crate::recipe::Face::Consul,
             barrier_group: None,
             queue: false,
         }
@@ -77,6 +90,9 @@ impl Store {
         let mut st = StoreState::new(&self.layout);
         if !self.sessions_expire {
             st.redis = RedisKv::deployed(self.layout.masters, self.deployment);
+        }
+        if self.consul {
+            st.consul = Some(Box::default());
         }
         st.barrier = self.barrier_group.map(|group| Members {
             group,
@@ -136,6 +152,10 @@ pub struct StoreState {
     /// states serialize and fingerprint as before.
     #[serde(default, skip_serializing_if = "RedisKv::is_empty")]
     pub redis: RedisKv,
+    /// The Consul face's KV and sessions (none for the other faces:
+    /// written and hashed only when there is one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consul: Option<Box<ConsulKv>>,
 }
 
 /// As the derived hash was before `redis`: the fields in order, `redis`
@@ -152,6 +172,9 @@ impl std::hash::Hash for StoreState {
         self.queue.hash(h);
         if !self.redis.is_empty() {
             self.redis.hash(h);
+        }
+        if let Some(c) = &self.consul {
+            c.hash(h);
         }
     }
 }
@@ -263,6 +286,7 @@ impl StoreState {
             barrier: None,
             queue: None,
             redis: RedisKv::default(),
+            consul: None,
         }
     }
 
@@ -271,6 +295,9 @@ impl StoreState {
     pub fn owns_first(&self, session: SessionId) -> bool {
         if !self.redis.is_empty() {
             return self.holds_majority(session);
+        }
+        if let Some(c) = &self.consul {
+            return self.is_alive(session) && self.consul_holder(c) == Some(session);
         }
         if let Some(b) = &self.barrier {
             return b.mark(session.client, &self.zk, self.line.0);
@@ -313,9 +340,20 @@ impl StoreState {
             })
     }
 
+    /// Consul: the session holding the line's key.
+    fn consul_holder(&self, c: &ConsulKv) -> Option<SessionId> {
+        c.get(crate::ids::Key::fixed(self.line.0.keys))
+            .and_then(|p| p.session)
+    }
+
     /// Whether some live session of `client` owns the entry first in line
     /// (watch events name the client's connection, not a session).
     pub fn client_owns_first(&self, client: crate::ids::ClientIdx) -> bool {
+        if let Some(c) = &self.consul {
+            return self
+                .consul_holder(c)
+                .is_some_and(|s| s.client == client && self.is_alive(s));
+        }
         if let Some(b) = &self.barrier {
             return b.mark(client, &self.zk, self.line.0);
         }
@@ -488,7 +526,8 @@ impl StoreState {
             | Request::LeaseRevoke
             | Request::LeaseKeepAlive
             | Request::LeaseTimeToLive { .. }
-            | Request::Redis { .. } => smallvec::SmallVec::new(),
+            | Request::Redis { .. }
+            | Request::Consul(_) => smallvec::SmallVec::new(),
         };
         if elements.is_empty() {
             return true;
@@ -510,7 +549,10 @@ impl StoreState {
     /// one face at a time, so the sum is that face's zxid or revision (plus
     /// the other face's constant).
     pub fn header(&self) -> u64 {
-        self.zk.zxid + self.etcd.revision + self.redis.incrs
+        self.zk.zxid
+            + self.etcd.revision
+            + self.redis.incrs
+            + self.consul.as_ref().map_or(0, |c| c.index)
     }
 
     /// Where session `s` is in `sessions` (`Err`: where it would go), as a
@@ -568,6 +610,9 @@ impl StoreState {
         self.zk.data_watches.retain(|(_, s)| s.client != client);
         self.zk.child_watches.retain(|(_, s)| s.client != client);
         self.redis.drop_waits(client);
+        if let Some(c) = &mut self.consul {
+            c.drop_queries(client);
+        }
     }
 
     /// Whether the client that opened `s` has opened a newer session since.
@@ -625,11 +670,20 @@ impl StoreState {
     /// ephemerals and lease keys and returns the notifications that fire, in
     /// order.
     pub fn end_session(&mut self, s: SessionId, end: SessionEnd) -> Vec<(SessionId, WatchEvent)> {
+        self.end_session_full(s, end).0
+    }
+
+    /// [`StoreState::end_session`], and the Consul lock-delays it starts.
+    pub fn end_session_full(
+        &mut self,
+        s: SessionId,
+        end: SessionEnd,
+    ) -> (Vec<(SessionId, WatchEvent)>, consul::Effects) {
         let Ok(i) = self.find_session(s) else {
-            return Vec::new();
+            return Default::default();
         };
         if !self.sessions[i].1 {
-            return Vec::new();
+            return Default::default();
         }
         self.sessions[i].1 = false;
         // Queue elements that go with the session (only a recipe that
@@ -650,8 +704,13 @@ impl StoreState {
         let mut etcd_fired = Vec::new();
         self.etcd.expire(s, &mut etcd_fired);
         etcd_notifications(etcd_fired, &mut out);
+        let mut consul = consul::Effects::default();
+        if let Some(c) = &mut self.consul {
+            c.invalidate(s, &mut consul);
+            consul_notifications(&mut consul, &mut out);
+        }
         self.refresh_first_in_line();
-        out
+        (out, consul)
     }
 
     /// Applies one request of session `s` and returns the reply and the
@@ -666,7 +725,38 @@ impl StoreState {
     pub fn apply_full(&mut self, s: SessionId, req: &Request) -> Applied {
         let mut out = Vec::new();
         let mut ttl = None;
+        let mut consul = consul::Effects::default();
         let reply = match req {
+            Request::Consul(ConsulCmd::SessionCreate(opts)) => {
+                Reply::Consul(if self.open_session(s) {
+                    if let Some(c) = &mut self.consul {
+                        c.created(s, *opts);
+                    }
+                    ConsulReply::SessionCreated
+                } else if self.is_alive(s) {
+                    ConsulReply::SessionCreated
+                } else {
+                    ConsulReply::InvalidSession
+                })
+            }
+            Request::Consul(ConsulCmd::SessionDestroy) => {
+                // Invalidated as an expiry would: its keys released (or
+                // deleted) under its lock-delay. Destroying a session that
+                // is gone answers `true` too.
+                (out, consul) = self.end_session_full(s, SessionEnd::Closed);
+                Reply::Consul(ConsulReply::SessionDestroyed)
+            }
+            Request::Consul(cmd) => {
+                let alive = self.is_alive(s);
+                match &mut self.consul {
+                    Some(c) => {
+                        let reply = c.apply(s, alive, *cmd, &mut consul);
+                        consul_notifications(&mut consul, &mut out);
+                        Reply::Consul(reply)
+                    }
+                    None => Reply::Consul(ConsulReply::InvalidSession),
+                }
+            }
             Request::Redis { master, cmd } => {
                 let (reply, change) = self.redis.apply(s, *master, *cmd);
                 ttl = change.map(|c| (*master, c));
@@ -820,13 +910,15 @@ impl StoreState {
                 Reply::DeleteResult { revision, deleted }
             }
         };
-        if matches!(req.kind().class(), crate::msg::RequestClass::Writes) && self.redis.is_empty() {
+        let keeps_a_line = self.redis.is_empty() && self.consul.is_none();
+        if matches!(req.kind().class(), crate::msg::RequestClass::Writes) && keeps_a_line {
             self.refresh_first_in_line();
         }
         Applied {
             reply,
             fired: out,
             ttl,
+            consul,
         }
     }
 }
@@ -837,6 +929,18 @@ pub struct Applied {
     pub reply: Reply,
     pub fired: Vec<(SessionId, WatchEvent)>,
     pub ttl: Option<(u8, TtlChange)>,
+    /// Consul: the lock-delays started and the blocking query held.
+    pub consul: consul::Effects,
+}
+
+/// Consul: the held queries a call answered, as notifications to their
+/// clients' connections.
+fn consul_notifications(fx: &mut consul::Effects, out: &mut Vec<(SessionId, WatchEvent)>) {
+    out.extend(
+        fx.fired
+            .drain(..)
+            .map(|(client, event)| (SessionId::first(client), event)),
+    );
 }
 
 /// The line's members in sequence order.
@@ -947,10 +1051,16 @@ impl Actor for Store {
                     .queue
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
-                let Applied { reply, fired, ttl } = state.to_mut().apply_full(session, &req);
+                let Applied {
+                    reply,
+                    fired,
+                    ttl,
+                    consul,
+                } = state.to_mut().apply_full(session, &req);
                 if let Some((master, change)) = ttl {
                     key_timer(o, master, change);
                 }
+                consul_timers(o, &consul, &fired);
                 // A lease granted now is known by the id the store gave
                 // it: its expiry timer too.
                 let session = state.known(session);
@@ -961,13 +1071,21 @@ impl Actor for Store {
                     && (is_zookeeper(&req)
                         || matches!(
                             req,
-                            Request::Connect | Request::LeaseGrant | Request::LeaseKeepAlive
+                            Request::Connect
+                                | Request::LeaseGrant
+                                | Request::LeaseKeepAlive
+                                | Request::Consul(ConsulCmd::SessionCreate(_))
                         ));
                 if heard {
                     o.set_timer(Timer::Expiry(session), self.timeout_range());
                 }
-                // A revoked lease's expiry has nothing left to end.
-                if matches!(req, Request::LeaseRevoke) && !state.is_alive(session) {
+                // A revoked lease's (a destroyed session's) expiry has
+                // nothing left to end.
+                let ends = matches!(
+                    req,
+                    Request::LeaseRevoke | Request::Consul(ConsulCmd::SessionDestroy)
+                );
+                if ends && !state.is_alive(session) {
                     o.cancel_timer(Timer::Expiry(session));
                 }
                 let header = state.header();
@@ -991,8 +1109,9 @@ impl Actor for Store {
                 st.etcd.watchers.retain(|w| w.client != client);
                 st.etcd.range_watchers.retain(|w| w.client != client);
                 if st.is_alive(session) {
-                    let fired = st.end_session(session, SessionEnd::Closed);
+                    let (fired, consul) = st.end_session_full(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));
+                    consul_timers(o, &consul, &fired);
                     send_notifications(o, state, fired);
                 }
             }
@@ -1023,12 +1142,21 @@ impl Actor for Store {
             state.to_mut().redis.expire(master, key);
         }
         if let Timer::Expiry(session) = *timer {
-            if state.is_alive(session) {
-                let fired = state.to_mut().end_session(session, SessionEnd::Expired);
-                send_notifications(o, state, fired);
-                if self.tell_expiry {
-                    o.send(client_id(session.client), Msg::Expired { session });
-                }
+            self.invalidate(state, session, o);
+        }
+        if let Timer::LockDelay { key } = *timer {
+            if let Some(c) = &mut state.to_mut().consul {
+                c.end_delay(key);
+            }
+        }
+        if let Timer::QueryWait { client } = *timer {
+            let answer = state
+                .to_mut()
+                .consul
+                .as_mut()
+                .and_then(|c| c.time_out_query(client));
+            if let Some((client, event)) = answer {
+                send_notifications(o, state, vec![(SessionId::first(client), event)]);
             }
         }
     }
@@ -1039,8 +1167,43 @@ impl Actor for Store {
 }
 
 impl Store {
+    /// When a silent session expires: its timeout; a Consul session
+    /// anywhere from its TTL to twice its TTL.
     fn timeout_range(&self) -> std::ops::Range<Duration> {
-        exactly(self.session_timeout)
+        if self.consul {
+            self.session_timeout..self.session_timeout * 2
+        } else {
+            exactly(self.session_timeout)
+        }
+    }
+
+    /// Session `session` ends as an expiry ends it (its timer ran out;
+    /// a Consul node check went critical): what it held goes, watchers
+    /// and held queries are told, and — where the store tells — its owner.
+    pub fn invalidate(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
+        if !state.is_alive(session) {
+            return;
+        }
+        let (fired, consul) = state
+            .to_mut()
+            .end_session_full(session, SessionEnd::Expired);
+        consul_timers(o, &consul, &fired);
+        send_notifications(o, state, fired);
+        if self.tell_expiry {
+            o.send(client_id(session.client), Msg::Expired { session });
+        }
+    }
+
+    /// Consul: `session`'s node check goes critical: the session is
+    /// invalidated at once, whatever its TTL.
+    pub fn check_critical(
+        &self,
+        state: &mut Cow<StoreState>,
+        session: SessionId,
+        o: &mut Out<Self>,
+    ) {
+        o.cancel_timer(Timer::Expiry(session));
+        self.invalidate(state, session, o);
     }
 
     /// Redis: `master` restarts. Without persistence it comes back empty
@@ -1104,6 +1267,9 @@ impl Store {
     /// (Redis keeps a key's expiry time across a failover; the model
     /// gives it its whole TTL again).
     pub fn fail_over(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) {
+        if state.consul.is_some() {
+            return self.consul_fail_over(state, o);
+        }
         if state.redis.replica.is_none() {
             return;
         }
@@ -1117,6 +1283,56 @@ impl Store {
         for (key, ms) in state.redis.with_ttl(0) {
             key_timer(o, 0, TtlChange::Armed { key, ms });
         }
+    }
+}
+
+impl Store {
+    /// Consul: the leader fails over to a server that restored its state
+    /// from a snapshot. The lock-delays the old leader kept in memory are
+    /// gone, and every live session's TTL starts again, as a new leader's
+    /// `initializeSessionTimers` does.
+    fn consul_fail_over(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) {
+        let forgotten = state
+            .to_mut()
+            .consul
+            .as_mut()
+            .map(|c| c.fail_over())
+            .unwrap_or_default();
+        for key in forgotten {
+            o.cancel_timer(Timer::LockDelay { key });
+        }
+        for (s, alive) in &state.sessions {
+            if *alive {
+                o.set_timer(Timer::Expiry(*s), self.timeout_range());
+            }
+        }
+    }
+}
+
+/// Consul: arms the lock-delays a call started and the wait of the
+/// blocking query it held; a held query answered (`fired`) waits no more.
+fn consul_timers(o: &mut Out<Store>, fx: &consul::Effects, fired: &[(SessionId, WatchEvent)]) {
+    for &(key, ms) in &fx.delays {
+        o.set_timer(
+            Timer::LockDelay { key },
+            exactly(Duration::from_millis(ms.into())),
+        );
+    }
+    for (s, event) in fired {
+        if matches!(event, WatchEvent::Consul { .. }) {
+            o.cancel_timer(Timer::QueryWait { client: s.client });
+        }
+    }
+    if let Some((client, ms)) = fx.held {
+        let wait = Duration::from_millis(
+            match ms {
+                0 => consul::DEFAULT_QUERY_WAIT_MS,
+                ms => ms,
+            }
+            .into(),
+        );
+        // Consul adds up to a sixteenth of the wait (`RandomStagger`).
+        o.set_timer(Timer::QueryWait { client }, wait..wait + wait / 16);
     }
 }
 

@@ -223,7 +223,6 @@ struct ReplicationClock {
 }
 
 /// What a run measures as it goes; `Metrics` at its end.
-#[derive(Default)]
 struct Tally {
     metrics: Metrics,
     /// Store requests by kind (`RequestKind as usize`), counted here and
@@ -232,6 +231,18 @@ struct Tally {
     last_release_us: Option<u64>,
     handoffs: Vec<u64>,
     waits: Vec<u64>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            metrics: Metrics::default(),
+            store_requests: [0; RequestKind::ALL.len()],
+            last_release_us: None,
+            handoffs: Vec::new(),
+            waits: Vec::new(),
+        }
+    }
 }
 
 /// The command buffers lent to each kind of actor's steps.

@@ -100,7 +100,10 @@ impl ManyTimers {
     fn list(timer: &Timer) -> usize {
         match timer {
             Timer::Expiry(s) => usize::from(s.client) + 1,
+            Timer::QueryWait { client } => usize::from(*client) + 1,
             Timer::KeyTtl { .. }
+            | Timer::LockDelay { .. }
+            | Timer::Kill
             | Timer::Validity
             | Timer::Renew
             | Timer::Think

@@ -210,7 +210,7 @@ fn owns_key(
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
-                Face::Etcd | Face::Redis => "key",
+                Face::Etcd | Face::Redis | Face::Consul => "key",
             };
             let held = if owns_an_entry(after, session) {
                 format!("while its {entry} was not first in line")

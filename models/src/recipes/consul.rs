@@ -1,0 +1,73 @@
+//! What the Consul recipes share: the keys as the Go client (`api`) and
+//! `consul lock` name them, the calls as they make them, and the line the
+//! ghost `holder_owns_key` mark reads.
+
+use crate::ids::{Key, Name};
+use crate::msg::{ConsulCmd, Request, SessionOpts};
+use crate::name;
+use crate::recipe::{Line, Setup};
+use std::time::Duration;
+
+/// The lock's key: `consul lock`'s `<prefix>/.lock` for the prefix
+/// `lock` (an `api.Lock` takes any key it is given).
+pub const LOCK_KEY: Name = name!("lock/.lock");
+/// The election's key, as the seed article names it:
+/// `service/<name>/leader`.
+pub const LEADER_KEY: Name = name!("service/lock/leader");
+
+/// `DefaultLockSessionTTL`: 15 s (`api/lock.go`).
+pub const SESSION_TTL_MS: u32 = 15_000;
+/// `DefaultLockWaitTime`: a blocking query's wait while acquiring, 15 s.
+pub const LOCK_WAIT_MS: u32 = 15_000;
+/// `DefaultLockRetryTime`: the sleep after an acquire the lock-delay
+/// refused, 5 s.
+pub const LOCK_RETRY_MS: u32 = 5_000;
+/// `consul lock`'s `lockKillGracePeriod`: SIGKILL 5 s after SIGTERM.
+pub const KILL_GRACE_MS: u32 = 5_000;
+
+/// Consul's bounds on a session's TTL (10 s to 24 h) and lock-delay (0 to
+/// 60 s): what a scenario may set.
+pub const TTL_MS_RANGE: std::ops::RangeInclusive<u64> = 10_000..=86_400_000;
+pub const LOCK_DELAY_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=60_000;
+
+/// The line the store's ghost mark reads: the session holding `key`.
+pub fn setup(key: Name) -> Setup {
+    Setup {
+        line: Line {
+            path: Line::LOCK.path,
+            keys: key,
+        },
+        ..Setup::bare()
+    }
+}
+
+/// One call to Consul.
+pub fn call(cmd: ConsulCmd) -> Request {
+    Request::Consul(cmd)
+}
+
+/// `GET key` (index 0: answered at once), or a blocking query past
+/// `index` waiting `wait_ms` (0: the server's default).
+pub fn get(key: Name, index: u64, wait_ms: u32) -> Request {
+    call(ConsulCmd::Get {
+        key: Key::fixed(key),
+        index,
+        wait_ms,
+    })
+}
+
+/// The session options with a scenario's values checked against
+/// Consul's bounds.
+pub fn check_session(opts: SessionOpts) -> Result<(), String> {
+    if !LOCK_DELAY_MS_RANGE.contains(&opts.lock_delay_ms) {
+        return Err(format!(
+            "lock-delay must be 0 to 60000 ms, Consul's bounds (got {} ms)",
+            opts.lock_delay_ms
+        ));
+    }
+    Ok(())
+}
+
+pub fn millis(ms: u32) -> Duration {
+    Duration::from_millis(ms.into())
+}

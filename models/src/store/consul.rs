@@ -1,0 +1,526 @@
+//! The Consul face of the store: the KV store with sessions, as Consul's
+//! servers keep it (`state/kvs.go`, `state/session.go`) and its HTTP API
+//! serves it (`/v1/kv`, `/v1/session`).
+//!
+//! - A key has a value, the `Session` holding it, `LockIndex` (how many
+//!   times a session acquired it), `ModifyIndex` and `CreateIndex`.
+//! - `?acquire=` succeeds only when no other session holds the key and
+//!   not within the key's lock-delay; the holding session acquiring again
+//!   keeps `LockIndex` and sets the value. `?release=` clears `Session`.
+//! - A session is invalidated when its TTL runs out (the store's expiry
+//!   timer, which the actor sets anywhere between TTL and twice the TTL
+//!   after the last renewal), when its node check goes critical (a fault),
+//!   or on `session/destroy`. Its held keys are then released (behavior
+//!   `release`) or deleted (`delete`), and each gets the session's
+//!   lock-delay: a store timer ([`crate::msg::Timer::LockDelay`]) while
+//!   which no session may acquire it.
+//! - A blocking query (`GET ?index=`), Consul's only watch, is answered at
+//!   once when the index it would return is past the one asked, else held
+//!   until the key changes or its wait runs out; the held answer is sent
+//!   as a notification (`WatchEvent::Consul`), so the herd counts it as a
+//!   watch event.
+//! - The lock-delay table is the leader's, in memory: a leader failover to
+//!   a server that restored its state from a snapshot forgets it (and
+//!   every session's TTL starts again: [`ConsulKv::fail_over`]).
+
+use crate::ids::{ClientIdx, Data, Key, SessionId};
+use crate::msg::{Behavior, ConsulCmd, ConsulReply, KvPair, SessionOpts, WatchEvent};
+use serde::{Deserialize, Serialize};
+
+/// A blocking query the store holds: whose, on which key, past which
+/// index it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Query {
+    pub client: ClientIdx,
+    pub key: Key,
+    pub index: u64,
+}
+
+/// The Consul store's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ConsulKv {
+    /// The Raft index of the last write (sessions' too): replies' header.
+    pub index: u64,
+    /// The KV table's index: its last write or delete, which a `GET` of a
+    /// missing key returns as `X-Consul-Index`.
+    pub kv_index: u64,
+    /// Live keys, sorted by key.
+    pub pairs: Vec<KvPair>,
+    /// Every session created, with what it asked for, sorted by session.
+    pub sessions: Vec<(SessionId, SessionOpts)>,
+    /// Keys within a lock-delay, sorted, each with the session whose
+    /// invalidation started it (the checker's time lets the delay run out
+    /// only once that session's client can have heard: `model::time`).
+    pub delays: Vec<(Key, SessionId)>,
+    /// Blocking queries held, sorted (one per client at most).
+    pub queries: Vec<Query>,
+}
+
+/// What a call did beside its answer: the held queries it answered, the
+/// lock-delays it started, the query whose wait starts now.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub fired: Vec<(ClientIdx, WatchEvent)>,
+    /// Keys whose lock-delay starts now, and for how long (milliseconds).
+    pub delays: Vec<(Key, u32)>,
+    /// A query held now: its client's wait starts (milliseconds; 0 for the
+    /// server's default).
+    pub held: Option<(ClientIdx, u32)>,
+}
+
+/// The server's wait for a blocking query that names none (5 minutes,
+/// `DefaultQueryTime`).
+pub const DEFAULT_QUERY_WAIT_MS: u32 = 300_000;
+
+impl ConsulKv {
+    /// `key`, if it is there.
+    pub fn get(&self, key: Key) -> Option<&KvPair> {
+        self.find(key).ok().map(|i| &self.pairs[i])
+    }
+
+    fn find(&self, key: Key) -> Result<usize, usize> {
+        self.pairs.binary_search_by(|p| p.key.cmp(&key))
+    }
+
+    /// What `GET key` answers now: the pair and `X-Consul-Index` (the
+    /// key's `ModifyIndex`, else the KV table's index; at least 1, as
+    /// Consul forces it).
+    pub fn read(&self, key: Key) -> (Option<KvPair>, u64) {
+        let pair = self.get(key).copied();
+        let index = pair.map_or(self.kv_index, |p| p.modify_index).max(1);
+        (pair, index)
+    }
+
+    /// The options session `s` was created with.
+    pub fn opts(&self, s: SessionId) -> Option<SessionOpts> {
+        self.sessions
+            .binary_search_by(|(id, _)| (id.client, id.incarnation).cmp(&(s.client, s.incarnation)))
+            .ok()
+            .map(|i| self.sessions[i].1)
+    }
+
+    /// Session `s` is created (a create asked again changes nothing).
+    pub fn created(&mut self, s: SessionId, opts: SessionOpts) {
+        let at = self.sessions.binary_search_by(|(id, _)| {
+            (id.client, id.incarnation).cmp(&(s.client, s.incarnation))
+        });
+        if let Err(at) = at {
+            self.sessions.insert(at, (s, opts));
+            self.index += 1;
+        }
+    }
+
+    /// Whether `key` is within a lock-delay.
+    pub fn delayed(&self, key: Key) -> bool {
+        self.delay_of(key).is_some()
+    }
+
+    /// The session whose invalidation put `key` in its lock-delay, if it
+    /// is in one.
+    pub fn delay_of(&self, key: Key) -> Option<SessionId> {
+        self.delays
+            .binary_search_by(|(k, _)| k.cmp(&key))
+            .ok()
+            .map(|i| self.delays[i].1)
+    }
+
+    /// `key`'s lock-delay is over.
+    pub fn end_delay(&mut self, key: Key) {
+        if let Ok(i) = self.delays.binary_search_by(|(k, _)| k.cmp(&key)) {
+            self.delays.remove(i);
+        }
+    }
+
+    /// Applies one KV call of session `s` (`alive`: whether the store
+    /// knows it live). Session calls are the store's (`StoreState`).
+    pub fn apply(
+        &mut self,
+        s: SessionId,
+        alive: bool,
+        cmd: ConsulCmd,
+        fx: &mut Effects,
+    ) -> ConsulReply {
+        match cmd {
+            ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {
+                unreachable!("session calls are applied by the store")
+            }
+            ConsulCmd::Get {
+                key,
+                index,
+                wait_ms,
+            } => {
+                let (pair, now) = self.read(key);
+                if index == 0 || now > index {
+                    return ConsulReply::Pair { pair, index: now };
+                }
+                self.hold(Query {
+                    client: s.client,
+                    key,
+                    index,
+                });
+                fx.held = Some((s.client, wait_ms));
+                ConsulReply::Held
+            }
+            ConsulCmd::Acquire { key, value } => {
+                if !alive {
+                    return ConsulReply::InvalidSession;
+                }
+                let held_by = self.get(key).and_then(|p| p.session);
+                match held_by {
+                    Some(h) if h != s => ConsulReply::Bool(false),
+                    // The leader rejects an acquire within the key's
+                    // lock-delay before it reaches the log.
+                    None if self.delayed(key) => ConsulReply::Bool(false),
+                    Some(_) | None => {
+                        self.write(key, fx, |index, old| match old {
+                            Some(p) if p.session == Some(s) => Some(KvPair {
+                                value,
+                                modify_index: index,
+                                ..p
+                            }),
+                            Some(p) => Some(KvPair {
+                                value,
+                                session: Some(s),
+                                lock_index: p.lock_index + 1,
+                                modify_index: index,
+                                ..p
+                            }),
+                            None => Some(KvPair {
+                                key,
+                                value,
+                                session: Some(s),
+                                lock_index: 1,
+                                modify_index: index,
+                                create_index: index,
+                            }),
+                        });
+                        ConsulReply::Bool(true)
+                    }
+                }
+            }
+            ConsulCmd::Release { key } => {
+                if !alive {
+                    return ConsulReply::InvalidSession;
+                }
+                if self.get(key).and_then(|p| p.session) != Some(s) {
+                    return ConsulReply::Bool(false);
+                }
+                self.write(key, fx, |index, old| {
+                    old.map(|p| KvPair {
+                        session: None,
+                        modify_index: index,
+                        ..p
+                    })
+                });
+                ConsulReply::Bool(true)
+            }
+            ConsulCmd::Cas { key, value, index } => {
+                let at = self.get(key).map_or(0, |p| p.modify_index);
+                if at != index {
+                    return ConsulReply::Bool(false);
+                }
+                self.write(key, fx, |i, old| {
+                    Some(match old {
+                        Some(p) => KvPair {
+                            value,
+                            modify_index: i,
+                            ..p
+                        },
+                        None => KvPair {
+                            key,
+                            value,
+                            session: None,
+                            lock_index: 0,
+                            modify_index: i,
+                            create_index: i,
+                        },
+                    })
+                });
+                ConsulReply::Bool(true)
+            }
+            ConsulCmd::Delete { key, cas } => {
+                let at = self.get(key).map(|p| p.modify_index);
+                match (cas, at) {
+                    (Some(want), Some(have)) if want != have => ConsulReply::Bool(false),
+                    // `?cas=` on a missing key: nothing to delete at that index.
+                    (Some(_), None) => ConsulReply::Bool(false),
+                    (_, None) => ConsulReply::Bool(true),
+                    (_, Some(_)) => {
+                        self.write(key, fx, |_, _| None);
+                        ConsulReply::Bool(true)
+                    }
+                }
+            }
+        }
+    }
+
+    /// One write of `key` in a new Raft index: `f` makes the key from the
+    /// index and what it was (`None`: deleted). The queries held on it are
+    /// answered.
+    fn write(
+        &mut self,
+        key: Key,
+        fx: &mut Effects,
+        f: impl FnOnce(u64, Option<KvPair>) -> Option<KvPair>,
+    ) {
+        self.index += 1;
+        self.kv_index = self.index;
+        let at = self.find(key);
+        let old = at.ok().map(|i| self.pairs[i]);
+        match (at, f(self.index, old)) {
+            (Ok(i), Some(p)) => self.pairs[i] = p,
+            (Ok(i), None) => {
+                self.pairs.remove(i);
+            }
+            (Err(i), Some(p)) => self.pairs.insert(i, p),
+            (Err(_), None) => {}
+        }
+        self.answer_queries(key, fx);
+    }
+
+    /// Answers every held query on `key` whose index has passed.
+    fn answer_queries(&mut self, key: Key, fx: &mut Effects) {
+        let (pair, index) = self.read(key);
+        self.queries.retain(|q| {
+            let answered = q.key == key && index > q.index;
+            if answered {
+                fx.fired
+                    .push((q.client, WatchEvent::Consul { pair, index }));
+            }
+            !answered
+        });
+    }
+
+    /// Holds `q`, in place of any query its client had held (a query
+    /// asked again after a lost acknowledgement).
+    fn hold(&mut self, q: Query) {
+        self.queries.retain(|h| h.client != q.client);
+        let at = self.queries.binary_search(&q).unwrap_or_else(|at| at);
+        self.queries.insert(at, q);
+    }
+
+    /// Whether `client` has a blocking query held.
+    pub fn holds_query(&self, client: ClientIdx) -> bool {
+        self.queries.iter().any(|q| q.client == client)
+    }
+
+    /// `client`'s held query, its wait over: answered with the key as it
+    /// is (the index it asked for, or the same one).
+    pub fn time_out_query(&mut self, client: ClientIdx) -> Option<(ClientIdx, WatchEvent)> {
+        let at = self.queries.iter().position(|q| q.client == client)?;
+        let q = self.queries.remove(at);
+        let (pair, index) = self.read(q.key);
+        Some((client, WatchEvent::Consul { pair, index }))
+    }
+
+    /// `client`'s connection closed (its process gone): its held query
+    /// with it.
+    pub fn drop_queries(&mut self, client: ClientIdx) {
+        self.queries.retain(|q| q.client != client);
+    }
+
+    /// Session `s` is invalidated (its TTL ran out, its node check went
+    /// critical, it was destroyed): every key it holds is released, or
+    /// deleted with behavior `delete`, and gets its lock-delay.
+    pub fn invalidate(&mut self, s: SessionId, fx: &mut Effects) {
+        let Some(opts) = self.opts(s) else {
+            return;
+        };
+        let held: Vec<Key> = self
+            .pairs
+            .iter()
+            .filter(|p| p.session == Some(s))
+            .map(|p| p.key)
+            .collect();
+        for key in held {
+            self.write(key, fx, |index, old| match opts.behavior {
+                Behavior::Release => old.map(|p| KvPair {
+                    session: None,
+                    modify_index: index,
+                    ..p
+                }),
+                Behavior::Delete => None,
+            });
+            if opts.lock_delay_ms > 0 {
+                match self.delays.binary_search_by(|(k, _)| k.cmp(&key)) {
+                    Ok(at) => self.delays[at].1 = s,
+                    Err(at) => self.delays.insert(at, (key, s)),
+                }
+                fx.delays.push((key, opts.lock_delay_ms));
+            }
+        }
+    }
+
+    /// The leader fails over to a server that restored its state from a
+    /// snapshot: the lock-delays it kept in memory are gone (returned, so
+    /// their timers are cancelled). Session TTLs start again (the store
+    /// actor re-arms them).
+    pub fn fail_over(&mut self) -> Vec<Key> {
+        std::mem::take(&mut self.delays)
+            .into_iter()
+            .map(|(key, _)| key)
+            .collect()
+    }
+
+    /// The value a key holds, if any (for views).
+    pub fn value(&self, key: Key) -> Option<Data> {
+        self.get(key).map(|p| p.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn key() -> Key {
+        Key::fixed(crate::name!("lock/.lock"))
+    }
+
+    fn s(c: ClientIdx) -> SessionId {
+        SessionId::first(c)
+    }
+
+    fn kv_with(sessions: &[(ClientIdx, Behavior, u32)]) -> ConsulKv {
+        let mut kv = ConsulKv::default();
+        for &(c, behavior, lock_delay_ms) in sessions {
+            kv.created(
+                s(c),
+                SessionOpts {
+                    behavior,
+                    lock_delay_ms,
+                },
+            );
+        }
+        kv
+    }
+
+    fn acquire(kv: &mut ConsulKv, c: ClientIdx) -> ConsulReply {
+        let mut fx = Effects::default();
+        kv.apply(
+            s(c),
+            true,
+            ConsulCmd::Acquire {
+                key: key(),
+                value: Data::Empty,
+            },
+            &mut fx,
+        )
+    }
+
+    #[test]
+    fn acquire_counts_lock_index_per_new_holder_and_keeps_it_on_reacquire() {
+        let mut kv = kv_with(&[(0, Behavior::Release, 0), (1, Behavior::Release, 0)]);
+        assert_eq!(acquire(&mut kv, 0), ConsulReply::Bool(true));
+        assert_eq!(kv.get(key()).unwrap().lock_index, 1);
+        assert_eq!(acquire(&mut kv, 1), ConsulReply::Bool(false));
+        assert_eq!(acquire(&mut kv, 0), ConsulReply::Bool(true));
+        assert_eq!(kv.get(key()).unwrap().lock_index, 1, "same session: kept");
+        let mut fx = Effects::default();
+        let r = kv.apply(s(0), true, ConsulCmd::Release { key: key() }, &mut fx);
+        assert_eq!(r, ConsulReply::Bool(true));
+        assert!(
+            kv.delays.is_empty(),
+            "an explicit release sets no lock-delay"
+        );
+        assert_eq!(acquire(&mut kv, 1), ConsulReply::Bool(true));
+        assert_eq!(kv.get(key()).unwrap().lock_index, 2);
+        // Created at index 3 (after the two sessions), released and
+        // acquired since: the key was never deleted.
+        assert_eq!(kv.get(key()).unwrap().create_index, 3);
+    }
+
+    #[test]
+    fn invalidation_releases_or_deletes_under_the_lock_delay() {
+        for behavior in [Behavior::Release, Behavior::Delete] {
+            let mut kv = kv_with(&[(0, behavior, 15_000), (1, behavior, 15_000)]);
+            acquire(&mut kv, 0);
+            let mut fx = Effects::default();
+            kv.invalidate(s(0), &mut fx);
+            assert_eq!(fx.delays, vec![(key(), 15_000)]);
+            match behavior {
+                Behavior::Release => assert_eq!(kv.get(key()).unwrap().session, None),
+                Behavior::Delete => assert!(kv.get(key()).is_none()),
+            }
+            assert_eq!(
+                acquire(&mut kv, 1),
+                ConsulReply::Bool(false),
+                "within the lock-delay"
+            );
+            kv.end_delay(key());
+            assert_eq!(acquire(&mut kv, 1), ConsulReply::Bool(true));
+        }
+    }
+
+    #[test]
+    fn a_blocking_query_is_held_until_its_index_passes() {
+        let mut kv = kv_with(&[(0, Behavior::Release, 0), (1, Behavior::Release, 0)]);
+        acquire(&mut kv, 0);
+        let (_, index) = kv.read(key());
+        let mut fx = Effects::default();
+        let get = ConsulCmd::Get {
+            key: key(),
+            index,
+            wait_ms: 15_000,
+        };
+        assert_eq!(kv.apply(s(1), true, get, &mut fx), ConsulReply::Held);
+        assert_eq!(fx.held, Some((1, 15_000)));
+        // An acquire again by the holder changes the key: the query is answered.
+        let mut fx = Effects::default();
+        kv.apply(s(0), true, ConsulCmd::Release { key: key() }, &mut fx);
+        assert_eq!(fx.fired.len(), 1);
+        assert!(kv.queries.is_empty());
+        // An index already passed answers at once.
+        let mut fx = Effects::default();
+        let r = kv.apply(s(1), true, get, &mut fx);
+        assert!(matches!(r, ConsulReply::Pair { pair: Some(p), .. } if p.session.is_none()));
+    }
+
+    #[test]
+    fn cas_and_delete_compare_the_modify_index() {
+        let mut kv = ConsulKv::default();
+        let mut fx = Effects::default();
+        let put = |index| ConsulCmd::Cas {
+            key: key(),
+            value: Data::Number(7),
+            index,
+        };
+        assert_eq!(
+            kv.apply(s(0), true, put(0), &mut fx),
+            ConsulReply::Bool(true)
+        );
+        assert_eq!(
+            kv.apply(s(0), true, put(0), &mut fx),
+            ConsulReply::Bool(false)
+        );
+        let at = kv.get(key()).unwrap().modify_index;
+        assert_eq!(
+            kv.apply(s(0), true, put(at), &mut fx),
+            ConsulReply::Bool(true)
+        );
+        let del = |cas| ConsulCmd::Delete { key: key(), cas };
+        assert_eq!(
+            kv.apply(s(0), true, del(Some(at)), &mut fx),
+            ConsulReply::Bool(false)
+        );
+        assert_eq!(
+            kv.apply(s(0), true, del(None), &mut fx),
+            ConsulReply::Bool(true)
+        );
+        assert!(kv.get(key()).is_none());
+    }
+
+    #[test]
+    fn a_dead_session_cannot_acquire() {
+        let mut kv = kv_with(&[(0, Behavior::Release, 0)]);
+        let mut fx = Effects::default();
+        let r = kv.apply(
+            s(0),
+            false,
+            ConsulCmd::Acquire {
+                key: key(),
+                value: Data::Empty,
+            },
+            &mut fx,
+        );
+        assert_eq!(r, ConsulReply::InvalidSession);
+    }
+}
