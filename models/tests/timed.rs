@@ -43,6 +43,7 @@ const PARTITION: FaultBudget = FaultBudget {
     clock_jumps: 0,
     failovers: 0,
     interrupts: 0,
+    critical_checks: 0,
 };
 
 /// One partition, 2 clients: naive loses mutual exclusion (CURATOR-206),

@@ -35,6 +35,10 @@ struct CheckJson {
     /// The application's interrupts (`--interrupts`); absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     interrupts: u8,
+    /// Consul's node checks that go critical (`--critical-checks`);
+    /// absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    critical_checks: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -332,6 +336,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             lost_replies: cfg.faults.lost_replies,
             restarts: cfg.faults.restarts,
             interrupts: cfg.faults.interrupts,
+            critical_checks: cfg.faults.critical_checks,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,

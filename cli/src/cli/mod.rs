@@ -43,7 +43,10 @@ impl From<ConfigError> for UsageError {
             Setting::AcquireTimeout => "--acquire-timeout",
             Setting::Reentries => "--reentries",
             Setting::Interrupts => "--interrupts",
-            Setting::Faults => "--crashes, --pauses, --partitions, --lost-replies, --interrupts",
+            Setting::CriticalChecks => "--critical-checks",
+            Setting::Faults => {
+                "--crashes, --pauses, --partitions, --lost-replies, --interrupts, --critical-checks"
+            }
             Setting::Crashes => "--crashes",
             Setting::Restarts => "--restarts",
             Setting::Ticks(key) => return UsageError(format!("--ticks {key}: {e}")),
@@ -418,6 +421,10 @@ pub struct ModelArgs {
     /// variants of redis-token).
     #[arg(long, default_value_t = 0)]
     pub interrupts: u8,
+    /// Consul: a client's node check goes critical, which invalidates its
+    /// session at once while the client runs on.
+    #[arg(long = "critical-checks", default_value_t = 0)]
+    pub critical_checks: u8,
     /// The guarded resource rejects tokens lower than the highest it accepted
     /// (locks and elections: a barrier's and a queue's clients write nothing).
     #[arg(long)]
@@ -593,6 +600,7 @@ impl ModelArgs {
                 partitions: self.partitions,
                 lost_replies: self.lost_replies,
                 interrupts: self.interrupts,
+                critical_checks: self.critical_checks,
                 restarts: self.restarts,
                 master_restarts: self.master_restarts,
                 clock_jumps: self.clock_jumps,

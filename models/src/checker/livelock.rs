@@ -155,6 +155,7 @@ fn owed(action: Action) -> bool {
         | Action::Partition(_)
         | Action::LoseReply(_)
         | Action::Interrupt(_)
+        | Action::CheckCritical(_)
         | Action::Restart(_)
         | Action::RestartMaster(_)
         | Action::ClockJump(_)
@@ -246,11 +247,12 @@ fn fair(model: &RecipeModel, states: &[ModelState], taken: impl Iterator<Item = 
 }
 
 /// A Redis key's TTL runs out by the server's clock whatever its setter
-/// does: enabled again and again (while its setter polls), it is taken.
+/// does, and a Consul lock-delay by the leader's whatever its old owner
+/// does: enabled again and again (while a client polls), it is taken.
 /// (A cycle of a component that avoids the states where it is enabled is
 /// not looked for: a livelock missed, never a false one.)
 fn strongly_owed(action: Action) -> bool {
-    matches!(action, Action::ExpireKey { .. })
+    matches!(action, Action::ExpireKey { .. } | Action::EndLockDelay(_))
 }
 
 /// Whether `action` at `state` hands the store a live client's request.

@@ -136,6 +136,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Expire(_)
         | Action::ExpireKey { .. }
         | Action::EndLockDelay(_)
+        | Action::CheckCritical(_)
         | Action::Crash(_)
         | Action::Restart(_)
         | Action::Pause(_)
@@ -237,6 +238,7 @@ impl Footprint {
             | Action::Expire(_)
             | Action::ExpireKey { .. }
             | Action::EndLockDelay(_) => (STORE, true),
+            Action::CheckCritical(_) => (STORE | BUDGET, true),
             Action::Deliver(_, Link::ClientToResource) => (RESOURCE, false),
             Action::Crash(_)
             | Action::Pause(_)
@@ -418,6 +420,7 @@ impl RecipeModel {
                     clock_jumps,
                     failovers,
                     interrupts,
+                    critical_checks,
                 } = state.budget;
                 // A finished client is offered no crash, pause or partition;
                 // a store fault is no client's, and is left to the full
@@ -427,7 +430,8 @@ impl RecipeModel {
                     && (done || crashes == 0 && pauses == 0 && partitions == 0)
                     && (lost_replies == 0
                         || !matches!(slot.from_store.first(), Some(Msg::Reply { .. })))
-                    && (interrupts == 0 || slot.state.phase != Phase::Acquiring);
+                    && (interrupts == 0 || slot.state.phase != Phase::Acquiring)
+                    && critical_checks == 0;
                 slot.status == Status::Running
                     && !slot.partitioned
                     && !slot.missed_contact

@@ -61,6 +61,7 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::AcquireTimeout
         | Setting::Reentries
         | Setting::Interrupts
+        | Setting::CriticalChecks
         | Setting::Faults
         | Setting::Crashes
         | Setting::Restarts
@@ -181,6 +182,8 @@ pub enum Setting {
     Reentries,
     /// The application's interrupts of an acquisition.
     Interrupts,
+    /// Consul: node checks that go critical.
+    CriticalChecks,
     /// The fault budget as a whole (its total).
     Faults,
     Crashes,
@@ -226,6 +229,18 @@ pub fn check_acquire_timeout(recipe: &RecipeRef) -> Result<(), String> {
         "an acquire timeout gives up a lock acquisition, which {recipe}'s source does not do; \
          recipes that can: {}",
         recipes_that(can)
+    ))
+}
+
+/// A node check going critical (`--critical-checks`, a scenario's
+/// `check-critical` fault) invalidates a Consul session: Consul's only.
+pub fn check_critical_checks(recipe: &RecipeRef) -> Result<(), String> {
+    if recipe.face() == crate::recipe::Face::Consul {
+        return Ok(());
+    }
+    Err(format!(
+        "a node check going critical invalidates a Consul session; {recipe} talks to {:?}",
+        recipe.face()
     ))
 }
 
@@ -307,6 +322,10 @@ pub struct FaultBudget {
     /// can be interrupted: `LockRecipe::interruptible`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub interrupts: u8,
+    /// Consul: a client's node check goes critical, which invalidates its
+    /// session at once, whatever its TTL, while the client runs on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub critical_checks: u8,
 }
 
 impl FaultBudget {
@@ -341,6 +360,9 @@ impl std::hash::Hash for FaultBudget {
         }
         if self.interrupts != 0 {
             self.interrupts.hash(h);
+        }
+        if self.critical_checks != 0 {
+            self.critical_checks.hash(h);
         }
     }
 }
@@ -550,6 +572,10 @@ impl ModelCfg {
         if self.faults.interrupts > 0 {
             check_interrupts(&self.recipe).map_err(|e| ConfigError::new(Setting::Interrupts, e))?;
         }
+        if self.faults.critical_checks > 0 {
+            check_critical_checks(&self.recipe)
+                .map_err(|e| ConfigError::new(Setting::CriticalChecks, e))?;
+        }
         if self.recipe.app() == crate::recipe::App::Barrier && self.rounds != 1 {
             return Err(ConfigError::new(
                 Setting::Rounds,
@@ -563,7 +589,8 @@ impl ModelCfg {
             + self.faults.pauses as u32
             + self.faults.partitions as u32
             + self.faults.lost_replies as u32
-            + self.faults.interrupts as u32;
+            + self.faults.interrupts as u32
+            + self.faults.critical_checks as u32;
         if total > 3 {
             return Err(ConfigError::new(
                 Setting::Faults,
@@ -681,6 +708,7 @@ impl fmt::Display for ModelCfg {
             (b.partitions, "partition"),
             (b.lost_replies, "lost reply"),
             (b.interrupts, "interrupt"),
+            (b.critical_checks, "critical check"),
             (b.restarts, "restart"),
             (b.master_restarts, "master restart"),
             (b.clock_jumps, "clock jump"),

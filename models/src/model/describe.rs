@@ -47,6 +47,12 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             client(setter),
             format!("the TTL of {key} on master {master} (set by client {setter}) runs out"),
         ),
+        Action::CheckCritical(c) => (
+            "fault",
+            client(c),
+            "store".into(),
+            "its node check goes critical: the store invalidates its session at once".into(),
+        ),
         Action::EndLockDelay(s) => (
             "expire",
             "store".into(),
@@ -156,6 +162,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Expire(_) => "Expire",
         Action::ExpireKey { .. } => "ExpireKey",
         Action::EndLockDelay(_) => "EndLockDelay",
+        Action::CheckCritical(_) => "CheckCritical",
         Action::RestartMaster(_) => "RestartMaster",
         Action::ClockJump(_) => "ClockJump",
         Action::Replicate => "Replicate",

@@ -451,6 +451,12 @@ impl RecipeModel {
             if state.budget.interrupts > 0 && running && slot.state.phase == Phase::Acquiring {
                 actions.push(Action::Interrupt(c));
             }
+            // A live session of a client that runs (or is paused, cut
+            // off): its node's check may go critical.
+            let session = slot.state.session;
+            if state.budget.critical_checks > 0 && active && state.store.is_alive(session) {
+                actions.push(Action::CheckCritical(c));
+            }
         }
         self.store_faults(state, actions);
         match self.cfg.time.ticks() {
@@ -569,6 +575,14 @@ impl RecipeModel {
                 self.disarm(&mut state, store_id(), &t);
                 self.store_step(&mut state, true, |st, o| {
                     self.store.on_timeout(store_id(), st, &t, o)
+                });
+            }
+            Action::CheckCritical(c) => {
+                state.budget.critical_checks -= 1;
+                let session = state.store.known(state.clients[c as usize].state.session);
+                self.disarm(&mut state, store_id(), &Timer::Expiry(session));
+                self.store_step(&mut state, true, |st, o| {
+                    self.store.check_critical(st, session, o)
                 });
             }
             Action::EndLockDelay(owner) => {
@@ -804,6 +818,7 @@ impl Model for RecipeModel {
             Action::ExpireKey { master, key, .. } => {
                 format!("store: the TTL of {key} on master {master} runs out")
             }
+            Action::CheckCritical(n) => format!("FAULT {}'s node check goes critical", c(n)),
             Action::EndLockDelay(s) => {
                 format!("store: the lock-delay from session {s}'s end is over")
             }

@@ -296,6 +296,9 @@ pub enum Action {
     /// Consul: the leader fails over to a server restored from a
     /// snapshot (lock-delays forgotten, session TTLs started again).
     Failover,
+    /// Consul: the client's node check goes critical: the store
+    /// invalidates its session at once.
+    CheckCritical(ClientIdx),
     /// Consul: the lock-delays that the invalidation of this session
     /// started (on every key it held, all at once) are over.
     EndLockDelay(SessionId),
@@ -325,7 +328,8 @@ impl Action {
             | Action::Heal(c)
             | Action::Reconnect(c)
             | Action::LoseReply(c)
-            | Action::Interrupt(c) => c,
+            | Action::Interrupt(c)
+            | Action::CheckCritical(c) => c,
             Action::Expire(s) | Action::EndLockDelay(s) => &mut s.client,
             Action::ExpireKey { setter, .. } => setter,
             // The store's own steps: they touch every client's keys.
@@ -345,6 +349,7 @@ impl Action {
                 | Action::Partition(_)
                 | Action::LoseReply(_)
                 | Action::Interrupt(_)
+                | Action::CheckCritical(_)
                 | Action::RestartMaster(_)
                 | Action::ClockJump(_)
                 | Action::Failover

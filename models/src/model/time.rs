@@ -95,13 +95,19 @@ impl RecipeModel {
     /// (the expiry notice) delivered — and is past the grace `consul lock`
     /// gives its child between SIGTERM and SIGKILL (5 s); or while the
     /// owner is silent (crashed, paused, cut off), whose silence can
-    /// outlast any lock-delay (#1843).
+    /// outlast any lock-delay (#1843). Either way what the owner sent
+    /// before has arrived — unless its link is cut, as a Redis TTL's rule
+    /// has it.
     pub(super) fn lock_delay_may_end(&self, state: &ModelState, owner: SessionId) -> bool {
         let Some(slot) = state.clients.get(owner.client as usize) else {
             return true;
         };
+        let sent_arrived = slot.to_store.is_empty() && slot.to_resource.is_empty();
         if !slot.state.session.same_session(owner) || self.silent(state, owner) {
-            return true;
+            return slot.partitioned || sent_arrived;
+        }
+        if !sent_arrived {
+            return false;
         }
         let notice_on_its_way = slot.from_store.iter().any(
             |m| matches!(m, crate::msg::Msg::Expired { session } if session.same_session(owner)),
