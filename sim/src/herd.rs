@@ -42,27 +42,44 @@ pub enum Waiting {
     /// They sleep and try again (Redis has no watches): the rows count
     /// polls and store requests per acquisition.
     Polls,
+    /// Each holds a blocking query on the key (Consul's only watch): the
+    /// rows count notifications per release, as for watches; every
+    /// waiter an answer wakes asks again (three requests), so the default
+    /// sweep stops them where it stops pollers, at
+    /// [`POLLING_MAX_CLIENTS`].
+    BlockingQueries,
 }
 
 impl Waiting {
     pub fn of(recipe: &RecipeRef) -> Waiting {
         match recipe.face() {
-            // A Consul waiter's blocking query is its watch.
-            Face::ZooKeeper | Face::Etcd | Face::Consul => Waiting::Watches,
+            Face::ZooKeeper | Face::Etcd => Waiting::Watches,
             Face::Redis => Waiting::Polls,
+            Face::Consul => Waiting::BlockingQueries,
+        }
+    }
+
+    /// Whether the store wakes the waiters (a watch, a blocking query):
+    /// the rows count notifications per release.
+    pub fn is_notified(self) -> bool {
+        match self {
+            Waiting::Watches | Waiting::BlockingQueries => true,
+            Waiting::Polls => false,
         }
     }
 }
 
 /// Of `clients`, the counts the default sweep runs a recipe that waits
-/// so at: a poller's stop at [`POLLING_MAX_CLIENTS`].
+/// so at: a poller's, and a blocking query's, stop at
+/// [`POLLING_MAX_CLIENTS`] (a baseline of N clients costs about N²/2
+/// requests either way: at 10,000 clients minutes a row).
 pub fn default_counts(waiting: Waiting, clients: &[u16]) -> Vec<u16> {
     clients
         .iter()
         .copied()
         .filter(|&n| match waiting {
             Waiting::Watches => true,
-            Waiting::Polls => n <= POLLING_MAX_CLIENTS,
+            Waiting::Polls | Waiting::BlockingQueries => n <= POLLING_MAX_CLIENTS,
         })
         .collect()
 }
@@ -217,7 +234,7 @@ pub fn row(scenario: &Scenario, seed: u64) -> HerdRow {
         store_requests: requests,
         handoff_us: m.handoff_us.clone(),
         polling: match Waiting::of(&scenario.recipe) {
-            Waiting::Watches => None,
+            Waiting::Watches | Waiting::BlockingQueries => None,
             Waiting::Polls => Some(PollingRow {
                 delay_ms: scenario
                     .recipe

@@ -9,7 +9,10 @@ use sim::scenario::Scenario;
 
 #[test]
 fn the_baseline_agrees_with_the_closed_form_exactly() {
-    for recipe in swept_recipes_waiting(Waiting::Watches) {
+    let notified = [Waiting::Watches, Waiting::BlockingQueries]
+        .into_iter()
+        .flat_map(swept_recipes_waiting);
+    for recipe in notified {
         for n in [2u16, 3, 5, 10, 37, 100] {
             let s = baseline(&recipe, n, 1);
             let r = row(&s, 1);

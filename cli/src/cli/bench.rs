@@ -131,6 +131,9 @@ const TARGET_BYTES_PER_STATE: u64 = 64;
 const HERD_TARGET_SECONDS: f64 = 60.0;
 
 fn herd_bench() -> Result<HerdBench, UsageError> {
+    // The ZooKeeper and etcd watchers: the set this figure has timed
+    // since before the pollers (Redis) and the blocking queries (Consul)
+    // joined the sweep, so that it stays comparable across builds.
     let recipes = sim::herd::swept_recipes_waiting(sim::herd::Waiting::Watches);
     let clients = super::herd::Counts::Default(sim::herd::DEFAULT_CLIENTS.to_vec());
     let started = Instant::now();

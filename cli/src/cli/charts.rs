@@ -181,7 +181,8 @@ mod tests {
     fn the_pollers_are_charted_beside_the_watchers_by_requests_alone() {
         use sim::herd::{swept_recipes_waiting, Waiting};
         let [notifications, requests] = herd_chart_specs(&baseline(&[2, 5]));
-        let watching = swept_recipes_waiting(Waiting::Watches).len();
+        let watching = swept_recipes_waiting(Waiting::Watches).len()
+            + swept_recipes_waiting(Waiting::BlockingQueries).len();
         let polling = swept_recipes_waiting(Waiting::Polls);
         assert!(!polling.is_empty());
         assert_eq!(notifications.series.len(), watching);

@@ -334,6 +334,17 @@ fn print_tables(rows: &[HerdRow], clients: &Counts) {
         rows.iter().partition(|r| r.polling.is_some());
     if !watching.is_empty() {
         print!("{}", watching_table(&watching));
+        let blocking = watching.iter().any(|r| {
+            models::recipes::parse(&r.recipe)
+                .is_ok_and(|x| Waiting::of(&x) == Waiting::BlockingQueries)
+        });
+        if let (true, Some(cap)) = (blocking, clients.polling_cap()) {
+            println!(
+                "blocking-query rows (Consul) stop at {} clients in the default sweep, as \
+                 polling rows do; --clients runs any count",
+                grouped(cap.into())
+            );
+        }
     }
     if polling.is_empty() {
         return;
