@@ -1183,6 +1183,7 @@ impl fmt::Display for ConsulCmd {
                 index,
                 wait_ms,
             } => write!(f, "GET {key}?index={index}&wait={wait_ms}ms"),
+            ConsulCmd::Acquire { key, value } if value.is_empty() => write!(f, "PUT {key}?acquire"),
             ConsulCmd::Acquire { key, value } => write!(f, "PUT {key}?acquire ({value})"),
             ConsulCmd::Release { key } => write!(f, "PUT {key}?release"),
             ConsulCmd::Cas { key, value, index } => write!(f, "PUT {key}?cas={index} ({value})"),

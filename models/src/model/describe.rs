@@ -78,6 +78,14 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "replica".into(),
             "the replica receives the master's oldest change".into(),
         ),
+        Action::Failover if state.store.consul.is_some() => (
+            "fault",
+            "leader".into(),
+            String::new(),
+            "fails over to a server restored from a snapshot: lock-delays forgotten, session \
+             TTLs started again"
+                .into(),
+        ),
         Action::Failover => (
             "fault",
             "replica".into(),

@@ -825,6 +825,10 @@ impl Model for RecipeModel {
             Action::RestartMaster(m) => format!("FAULT master {m}: restarts"),
             Action::ClockJump(m) => format!("FAULT master {m}: clock jumps forward"),
             Action::Replicate => "store: master 0 → replica".into(),
+            // The action names no store: the face says which failover.
+            Action::Failover if self.cfg.recipe.face() == crate::recipe::Face::Consul => {
+                "FAULT the leader fails over".into()
+            }
             Action::Failover => "FAULT replica promoted in master 0's place".into(),
             Action::Crash(n) => format!("FAULT {} crashes", c(n)),
             Action::Restart(n) => format!("{} restarts as a new process", c(n)),
