@@ -62,7 +62,9 @@ fn recipes_lists_the_registry_with_variants() {
             "zk-semaphore",
             "redis-setnx",
             "redis-token",
-            "redlock"
+            "redlock",
+            "consul-lock",
+            "consul-lock-cli"
         ]
     );
     let apps: Vec<&str> = v
@@ -75,7 +77,7 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(apps[5..8], ["election"; 3]);
     assert_eq!(apps[8], "barrier");
     assert_eq!(apps[11..13], ["shared_lock", "semaphore"]);
-    assert_eq!(apps[13..], ["lock"; 3]);
+    assert_eq!(apps[13..], ["lock"; 5]);
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");
