@@ -406,8 +406,15 @@ impl RecipeModel {
             .clients
             .iter()
             .enumerate()
-            .filter(|(_, slot)| {
+            .filter(|(c, slot)| {
                 let done = slot.state.phase == Phase::Done;
+                // A Consul lock-delay its session started runs out by what
+                // the client has heard and sent (`lock_delay_may_end`),
+                // which its own steps change: its steps are left to the
+                // full search while one is pending.
+                let delays = state.store.consul.as_ref().map(|k| &k.delays);
+                let owns_a_delay =
+                    delays.is_some_and(|d| d.iter().any(|(_, s)| s.client as usize == *c));
                 // A restart brings back only a crashed client, never a
                 // running one: it cannot strike `c` first.
                 let super::FaultBudget {
@@ -439,6 +446,7 @@ impl RecipeModel {
                     && (!slot.from_resource.is_empty() || slot.to_resource.is_empty())
                     && slot.timers.iter().all(|&t| fires_by_itself(slot, t))
                     && no_fault_first
+                    && !owns_a_delay
             })
             .map(|(c, _)| {
                 let c = c as ClientIdx;

@@ -25,7 +25,8 @@ pub fn every_variant() -> Vec<RecipeRef> {
         .collect()
 }
 
-/// One configuration per kind of fault (and none).
+/// One configuration per kind of fault (and none); configurations a
+/// recipe does not take are filtered out where they are used.
 pub fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
     let one = |f: fn(&mut FaultBudget)| {
         let mut b = FaultBudget::default();
@@ -39,6 +40,15 @@ pub fn fault_kinds() -> Vec<(FaultBudget, Policy)> {
         (one(|b| b.partitions = 1), Policy::Naive),
         (one(|b| b.lost_replies = 1), Policy::Naive),
         (one(|b| b.pauses = 1), Policy::LeaseAware),
+        // Consul's alone: a node check going critical, and a leader
+        // failover after it, while its lock-delay runs.
+        (
+            one(|b| {
+                b.critical_checks = 1;
+                b.failovers = 1;
+            }),
+            Policy::Naive,
+        ),
     ]
 }
 
