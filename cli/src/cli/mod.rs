@@ -472,7 +472,8 @@ pub struct ModelArgs {
     #[arg(long = "clock-jumps", default_value_t = 0)]
     pub clock_jumps: u8,
     /// Redis: failovers promoting the first master's replica (needs
-    /// --replica).
+    /// --replica). Consul: leader failovers to a server restored from a
+    /// snapshot, which forget the lock-delays and restart session TTLs.
     #[arg(long, default_value_t = 0)]
     pub failovers: u8,
     /// Redis: give the first master an asynchronously replicated replica.

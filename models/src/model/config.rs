@@ -316,6 +316,7 @@ pub struct FaultBudget {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clock_jumps: u8,
     /// Redis: the first master's replica is promoted in its place.
+    /// Consul: the leader fails over, forgetting the lock-delays.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failovers: u8,
     /// The application interrupts an acquisition (a recipe whose library
