@@ -20,8 +20,9 @@
 //! restart = true                # a crash with a duration restarts after it; false: every crash is for good
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
-//! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL
-//! ping_interval_ms = 1333       # default: a third of the timeout
+//! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL / Consul session TTL
+//!                               # (default 4000; Consul: 15000, within 10000..=86400000)
+//! ping_interval_ms = 1333       # default: a third of the timeout (Consul: half the TTL)
 //! think_ms = [5, 50]
 //! hold_ms = [10, 40]
 //! latency_ms = [0.2, 2.0]       # one way, per message
@@ -47,7 +48,7 @@ use models::apps::{Role, Roles};
 use models::client::{Client, ClientTiming, Policy};
 use models::model::Setting;
 use models::properties::PropertyName;
-use models::recipe::{App, RecipeRef};
+use models::recipe::{App, Face, RecipeRef};
 use models::recipes;
 use models::recipes::redis::{KeyClock, KeyTiming};
 use models::store::Store;
@@ -635,7 +636,7 @@ impl Scenario {
         };
         models::model::check_redis_policy(&recipe, policy).map_err(|e| err("policy", e))?;
         let timing_file = raw.timing.clone().unwrap_or_default();
-        let mut timing = resolve_timing(&timing_file, policy, &err)?;
+        let mut timing = resolve_timing(&timing_file, policy, recipe.face(), &err)?;
         timing.replication_us = resolve_replication(&timing_file, deployment, &err)?;
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
@@ -682,7 +683,7 @@ impl Scenario {
         let sleep_us = whole_us(recipe.longest_sleep());
         liveness_bound_us(
             &timing,
-            (sleep_us, reentries),
+            (sleep_us, reentries, consul_margin_us(&recipe, &timing)),
             raw.clients as u64,
             rounds as u64,
         )
@@ -743,7 +744,11 @@ impl Scenario {
         let sleep_us = whole_us(self.recipe.longest_sleep());
         liveness_bound_us(
             &self.timing,
-            (sleep_us, self.reentries),
+            (
+                sleep_us,
+                self.reentries,
+                consul_margin_us(&self.recipe, &self.timing),
+            ),
             self.clients as u64,
             self.rounds as u64,
         )
@@ -1034,7 +1039,8 @@ fn plural(n: u64, thing: &str) -> String {
 
 /// The setting that makes the ping interval what it is, to blame for a
 /// heartbeat that comes too late or too often: the interval if the file
-/// gives one, else the session timeout (a third of which it defaults to).
+/// gives one, else the session timeout (a third of which it defaults to;
+/// half, for a Consul session's TTL).
 fn ping_setting(t: &TimingFile) -> &'static str {
     match t.ping_interval_ms {
         Some(_) => "timing.ping_interval_ms",
@@ -1044,12 +1050,36 @@ fn ping_setting(t: &TimingFile) -> &'static str {
 
 /// The `[timing]` table, resolved and checked so that a run without faults
 /// never sees a session expire, a client give up or a request resent.
+///
+/// A Consul session's TTL defaults to `api.Lock`'s 15 s and must be within
+/// Consul's bounds (10 s to 24 h); its renewals default to every half TTL
+/// (`RenewPeriodic`). The store may invalidate a silent session as soon as
+/// its TTL has run, so the heartbeat rules below hold with the TTL as the
+/// timeout: the first renewal, half a TTL after the grant and a one-way
+/// latency either side, reaches the store before the TTL.
 fn resolve_timing(
     t: &TimingFile,
     policy: Policy,
+    face: Face,
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<Timing, ScenarioError> {
-    let session_timeout_ms = t.session_timeout_ms.unwrap_or(4000);
+    let consul = face == Face::Consul;
+    let session_timeout_ms = t.session_timeout_ms.unwrap_or(match consul {
+        true => u64::from(recipes::consul::SESSION_TTL_MS),
+        false => 4000,
+    });
+    let ttl_range = recipes::consul::TTL_MS_RANGE;
+    if consul && !ttl_range.contains(&session_timeout_ms) {
+        return Err(err(
+            "timing.session_timeout_ms",
+            format!(
+                "a Consul session's TTL must be {} to {} ms (10 s to 24 h), Consul's bounds \
+                 (got {session_timeout_ms})",
+                ttl_range.start(),
+                ttl_range.end()
+            ),
+        ));
+    }
     let session_timeout_us = time_us("timing.session_timeout_ms", session_timeout_ms, err)?;
     // Pings default to a third of the timeout, the deadline to two thirds:
     // below 3 ms one of them would round to nothing.
@@ -1061,7 +1091,11 @@ fn resolve_timing(
             ),
         ));
     }
-    let ping_ms = t.ping_interval_ms.unwrap_or(session_timeout_ms / 3);
+    let ping_ms = t.ping_interval_ms.unwrap_or(match consul {
+        // `RenewPeriodic`: every half TTL.
+        true => session_timeout_ms / 2,
+        false => session_timeout_ms / 3,
+    });
     if ping_ms == 0 {
         return Err(err("timing.ping_interval_ms", "must be positive".into()));
     }
@@ -1687,15 +1721,28 @@ fn whole_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// What a Consul session adds to the liveness bound: its expiry may come
+/// as late as twice its TTL (one TTL more than the bound's margin), and
+/// the key it held stays out of reach for its lock-delay after that.
+/// Nothing for the other faces.
+fn consul_margin_us(recipe: &RecipeRef, t: &Timing) -> u64 {
+    match recipe.consul_session() {
+        Some(opts) => t.session_timeout_us + u64::from(opts.lock_delay_ms) * 1000,
+        None => 0,
+    }
+}
+
 /// How long after the last fault every live client must have finished: a
 /// session timeout (for a silent holder's session to expire), resends, and
 /// every client's remaining rounds one after another, each with the
 /// recipe's longest sleep (`sleep_us`: a waiter's back-off after the hold
 /// before it) and two more hold times per re-entry (a nested hold and the
-/// outer hold's write after it). `None` if it does not fit in 64 bits.
+/// outer hold's write after it), and what a Consul session adds
+/// (`margin_us`, [`consul_margin_us`]). `None` if it does not fit in 64
+/// bits.
 fn liveness_bound_us(
     t: &Timing,
-    (sleep_us, reentries): (u64, u8),
+    (sleep_us, reentries, margin_us): (u64, u8, u64),
     clients: u64,
     rounds: u64,
 ) -> Option<u64> {
@@ -1709,6 +1756,7 @@ fn liveness_bound_us(
         .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;
     (2 * t.session_timeout_us)
+        .checked_add(margin_us)?
         .checked_add(2 * t.retry_us)?
         .checked_add(clients.checked_mul(rounds)?.checked_mul(round)?)
 }
