@@ -36,6 +36,11 @@
 //! partition = { rate_per_s = 0.1, duration_ms = [1000, 8000] }
 //! lost_reply = { rate_per_s = 0.5 }                        # no duration
 //! delay = { rate_per_s = 0.2, duration_ms = [100, 1000], extra_ms = [50, 500] }
+//! check_critical = { rate_per_s = 0.1 }                    # Consul: a node check goes critical
+//!
+//! [consul]                      # Consul: the session's, each default the recipe's
+//! lock_delay_ms = 15000         # 0 to 60000
+//! behavior = "release"          # or "delete"
 //!
 //! [[schedule]]                  # or explicit faults
 //! at_ms = 300
@@ -128,6 +133,9 @@ pub struct ScenarioFile {
     pub restart: Option<bool>,
     /// Virtual time limit; by default long enough for every round.
     pub duration_ms: Option<u64>,
+    /// Consul: what the recipe's session asks for (default the recipe's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consul: Option<ConsulFile>,
     pub timing: Option<TimingFile>,
     pub faults: Option<FaultProfileFile>,
     pub schedule: Option<Vec<ScheduledFault>>,
@@ -220,6 +228,20 @@ pub struct TimingFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default, deserialize_with = "pair")]
     pub replication_ms: Option<[u64; 2]>,
+}
+
+/// The `[consul]` table: what a Consul recipe's session asks for at
+/// `session/create`, each the recipe's own unless given.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsulFile {
+    /// The session's lock-delay (0 to 60,000 ms; Consul's default 15 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<u64>,
+    /// What its invalidation does to the keys it holds: `"release"` or
+    /// `"delete"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<String>,
 }
 
 /// A fault kind's rate and how long each lasts.
@@ -542,6 +564,7 @@ impl Scenario {
         };
         models::model::check_masters(&recipe).map_err(|e| err("masters", e))?;
         let recipe = resolve_key_timing(raw.timing.as_ref(), recipe, &err)?;
+        let recipe = resolve_consul(raw.consul.as_ref(), recipe, &err)?;
         let deployment = resolve_deployment(&raw, &recipe, &err)?;
         // Reproducers name the recipe when the registry can find it again;
         // a user's own recipe stays unnamed, so replaying one is an error
@@ -1204,6 +1227,56 @@ fn resolve_key_timing(
         )
     })?;
     recipe.with_key_timing(timing).map_err(|e| err(TTL, e))
+}
+
+/// Consul: the `[consul]` table — the session's `lock_delay_ms` and
+/// `behavior`, each the recipe's own unless given — for a Consul recipe
+/// only.
+fn resolve_consul(
+    c: Option<&ConsulFile>,
+    recipe: RecipeRef,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<RecipeRef, ScenarioError> {
+    let Some(c) = c else {
+        return Ok(recipe);
+    };
+    let Some(defaults) = recipe.consul_session() else {
+        return Err(err(
+            "consul",
+            format!(
+                "is for the Consul recipes, whose sessions it sets; {recipe} talks to {:?}",
+                recipe.face()
+            ),
+        ));
+    };
+    let range = recipes::consul::LOCK_DELAY_MS_RANGE;
+    let lock_delay_ms = match c.lock_delay_ms {
+        None => defaults.lock_delay_ms,
+        Some(ms) => u32::try_from(ms)
+            .ok()
+            .filter(|ms| range.contains(ms))
+            .ok_or_else(|| {
+                err(
+                    "consul.lock_delay_ms",
+                    format!(
+                        "must be {} to {} ms, Consul's bounds on a session's lock-delay (got {ms})",
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            })?,
+    };
+    let behavior = match &c.behavior {
+        None => defaults.behavior,
+        Some(b) => b.parse().map_err(|e| err("consul.behavior", e))?,
+    };
+    let opts = models::msg::SessionOpts {
+        behavior,
+        lock_delay_ms,
+    };
+    recipe
+        .with_consul_session(opts)
+        .map_err(|e| err("consul", e))
 }
 
 /// Redis: `persistence` and `replica`, for a Redis recipe only.
