@@ -265,6 +265,9 @@ pub struct FaultProfileFile {
     pub partition: Option<FaultRate>,
     pub lost_reply: Option<FaultRate>,
     pub delay: Option<FaultRate>,
+    /// Consul: a client's node check goes critical (no duration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check_critical: Option<FaultRate>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -284,11 +287,18 @@ pub enum FaultKind {
     /// Redis: a master's clock jumps forward past every TTL it keeps.
     ClockJump,
     /// Redis: the first master's replica is promoted in its place.
+    /// Consul: the leader fails over to a server restored from a snapshot
+    /// (lock-delays forgotten, every session's TTL started again).
     Failover,
     /// The application interrupts the client's acquisition, its request
     /// still on its way (Redisson's `lockInterruptibly`). Instantaneous;
     /// scheduled only.
     Interrupt,
+    /// Consul: the client's node check (`serfHealth`) goes critical, and
+    /// the store invalidates the client's session at once, whatever its
+    /// TTL. Instantaneous; scheduled or drawn.
+    #[serde(alias = "check-critical")]
+    CheckCritical,
 }
 
 impl FaultKind {
@@ -302,7 +312,8 @@ impl FaultKind {
             | FaultKind::Partition
             | FaultKind::LostReply
             | FaultKind::Delay
-            | FaultKind::Interrupt => false,
+            | FaultKind::Interrupt
+            | FaultKind::CheckCritical => false,
         }
     }
 
@@ -325,6 +336,7 @@ impl FaultKind {
             FaultKind::ClockJump => "clock_jump",
             FaultKind::Failover => "failover",
             FaultKind::Interrupt => "interrupt",
+            FaultKind::CheckCritical => "check_critical",
         }
     }
 }
@@ -358,11 +370,15 @@ fn is_no_client(c: &u32) -> bool {
 }
 
 /// In words: `pause of client 0 at 150 ms for 6000 ms`, `master_restart
-/// of master 2 at 900 ms`.
+/// of master 2 at 900 ms`, `failover of the store at 300 ms` (Consul's
+/// leader, which names no master).
 impl std::fmt::Display for ScheduledFault {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self.master {
             Some(m) => write!(f, "{} of master {m} at {} ms", self.kind.name(), self.at_ms)?,
+            None if self.client == NO_CLIENT => {
+                write!(f, "{} of the store at {} ms", self.kind.name(), self.at_ms)?
+            }
             None => write!(
                 f,
                 "{} of client {} at {} ms",
@@ -666,16 +682,18 @@ impl Scenario {
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
-        let store_of = (
-            recipe.face() == models::recipe::Face::Redis,
-            u32::from(recipe.setup().masters),
-        );
+        let store_of = (recipe.face(), u32::from(recipe.setup().masters));
         check_schedule(&schedule, raw.clients, store_of, &err)?;
         if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
             models::model::check_interrupts(&recipe)
                 .map_err(|e| err(&format!("schedule[{i}].kind"), e))?;
         }
-        if !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
+        check_critical_is_consul(&recipe, &f, &schedule, &err)?;
+        let redis = recipe.face() == Face::Redis;
+        if redis
+            && !deployment.replica
+            && schedule.iter().any(|f| f.kind == FaultKind::Failover)
+        {
             return Err(err(
                 "replica",
                 "a failover promotes the first master's replica: set `replica = true`".into(),
@@ -1526,6 +1544,7 @@ fn resolve_profile(
         (FaultKind::Partition, &f.partition),
         (FaultKind::LostReply, &f.lost_reply),
         (FaultKind::Delay, &f.delay),
+        (FaultKind::CheckCritical, &f.check_critical),
     ] {
         let Some(rate) = rate else { continue };
         let key = format!("faults.{}", kind.name());
@@ -1542,6 +1561,12 @@ fn resolve_profile(
                     "a lost reply has no duration".into(),
                 ))
             }
+            (FaultKind::CheckCritical, Some(_)) => {
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    "a node check going critical is instantaneous: it has no duration".into(),
+                ))
+            }
             (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, Some([_, 0])) => {
                 return Err(err(
                     &format!("{key}.duration_ms"),
@@ -1556,7 +1581,7 @@ fn resolve_profile(
                 ))
             }
             // A crash without a duration stays down.
-            (FaultKind::Crash | FaultKind::LostReply, None) => (0, 0),
+            (FaultKind::Crash | FaultKind::LostReply | FaultKind::CheckCritical, None) => (0, 0),
             // No profile names a store fault or an interrupt (the table
             // has no key for one): they are scheduled.
             (
@@ -1651,10 +1676,85 @@ fn expected_property(
     }
 }
 
+/// Consul: a node check going critical (`check_critical`, drawn or
+/// scheduled) invalidates a Consul session; refused for the other faces,
+/// naming the key.
+fn check_critical_is_consul(
+    recipe: &RecipeRef,
+    f: &FaultProfileFile,
+    schedule: &[ScheduledFault],
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if recipe.face() == Face::Consul {
+        return Ok(());
+    }
+    let key = match schedule
+        .iter()
+        .position(|s| s.kind == FaultKind::CheckCritical)
+    {
+        _ if f.check_critical.is_some() => "faults.check_critical".to_string(),
+        Some(i) => format!("schedule[{i}].kind"),
+        None => return Ok(()),
+    };
+    Err(err(
+        &key,
+        format!(
+            "a node check going critical invalidates a Consul session; {recipe} talks to {:?}, \
+             which has no node checks",
+            recipe.face()
+        ),
+    ))
+}
+
+/// A store fault for a store of `face` with `masters` masters: which the
+/// model carries out (a Redis master's restart, clock jump or failover; a
+/// Consul leader's failover), or the key to blame and why not.
+fn store_fault_refused(
+    s: &ScheduledFault,
+    (face, masters): (Face, u32),
+) -> Option<(&'static str, String)> {
+    let kind = s.kind.name();
+    match (face, s.kind, s.master) {
+        (Face::Redis, _, None) => Some((
+            "master",
+            format!("a {kind} needs the master it strikes (0 for a failover)"),
+        )),
+        (Face::Redis, FaultKind::Failover, Some(m)) if m != 0 => Some((
+            "master",
+            format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
+        )),
+        (Face::Redis, _, Some(m)) if m >= masters => Some((
+            "master",
+            format!("no master {m} (masters are 0..{masters})"),
+        )),
+        (Face::Redis, _, Some(_)) => None,
+        (Face::Consul, FaultKind::Failover, None) => None,
+        (Face::Consul, FaultKind::Failover, Some(_)) => Some((
+            "master",
+            "a Consul failover strikes the leader, not a master: leave `master` out".into(),
+        )),
+        (Face::Consul, _, _) => Some((
+            "kind",
+            format!(
+                "a {kind} strikes a Redis master; this recipe's store is Consul, whose one store \
+                 fault is `failover` (the leader's)"
+            ),
+        )),
+        (Face::ZooKeeper | Face::Etcd, _, _) => Some((
+            "kind",
+            format!(
+                "a {kind} strikes the store, which the model restarts or fails over only for Redis \
+                 (master_restart, clock_jump, failover) and Consul (failover); this recipe's store \
+                 is {face:?}"
+            ),
+        )),
+    }
+}
+
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,
-    store_of: (bool, u32),
+    store_of: (Face, u32),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     if schedule.len() as u64 > MAX_FAULTS {
@@ -1673,42 +1773,14 @@ fn check_schedule(
             (true, false, _) => {
                 return Err(err(
                     &format!("{key}.client"),
-                    format!("a {kind} strikes the store: name its `master`, not a client"),
+                    format!(
+                        "a {kind} strikes the store, not a client (on Redis, name its `master`)"
+                    ),
                 ))
             }
-            (true, true, None) => {
-                return Err(err(
-                    &format!("{key}.master"),
-                    format!("a {kind} needs the master it strikes (0 for a failover)"),
-                ))
-            }
-            (true, true, Some(m)) => {
-                let (redis, masters) = store_of;
-                if !redis {
-                    return Err(err(
-                        &format!("{key}.kind"),
-                        format!(
-                            "a {kind} strikes a Redis master; this recipe's store is not Redis"
-                        ),
-                    ));
-                }
-                if m >= masters || (s.kind == FaultKind::Failover && m != 0) {
-                    return Err(err(
-                        &format!("{key}.master"),
-                        match s.kind {
-                            FaultKind::Failover => format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
-                            FaultKind::MasterRestart
-                            | FaultKind::ClockJump
-                            | FaultKind::Crash
-                            | FaultKind::Pause
-                            | FaultKind::Partition
-                            | FaultKind::LostReply
-                            | FaultKind::Delay
-                            | FaultKind::Interrupt => {
-                                format!("no master {m} (masters are 0..{masters})")
-                            }
-                        },
-                    ));
+            (true, true, _) => {
+                if let Some((field, why)) = store_fault_refused(s, store_of) {
+                    return Err(err(&format!("{key}.{field}"), why));
                 }
                 if s.duration_ms.is_some() || s.extra_ms.is_some() {
                     return Err(err(
@@ -1769,12 +1841,19 @@ fn check_schedule(
             (FaultKind::Interrupt, Some(_), _) => {
                 return Err(missing("duration_ms", "an interrupt is instantaneous"))
             }
+            (FaultKind::CheckCritical, Some(_), _) => {
+                return Err(missing(
+                    "duration_ms",
+                    "a node check going critical is instantaneous: the session is invalidated at once",
+                ))
+            }
             (
                 FaultKind::Crash
                 | FaultKind::Pause
                 | FaultKind::Partition
                 | FaultKind::LostReply
-                | FaultKind::Interrupt,
+                | FaultKind::Interrupt
+                | FaultKind::CheckCritical,
                 _,
                 Some(_),
             ) => return Err(missing("extra_ms", "applies only to delay")),
@@ -1782,7 +1861,7 @@ fn check_schedule(
             (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
             | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
-            | (FaultKind::LostReply | FaultKind::Interrupt, None, None)
+            | (FaultKind::LostReply | FaultKind::Interrupt | FaultKind::CheckCritical, None, None)
             | (FaultKind::Delay, Some(_), Some(_)) => {}
         }
     }
