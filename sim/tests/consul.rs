@@ -138,12 +138,12 @@ fn a_bad_consul_table_is_refused_naming_the_key() {
         (
             "recipe = \"fair-predecessor\"\nclients = 2\n[consul]\nlock_delay_ms = 0\n".into(),
             "consul",
-            "for Consul recipes",
+            "for the Consul recipes",
         ),
         (
             "recipe = \"redis-token\"\nclients = 2\n[consul]\n".into(),
             "consul",
-            "for Consul recipes",
+            "for the Consul recipes",
         ),
     ];
     for (toml, key, says) in cases {
@@ -353,4 +353,170 @@ fn drawn_critical_checks_run_to_an_end() {
         fired += o.faults_fired().get("check_critical").copied().unwrap_or(0);
     }
     assert!(fired > 0);
+}
+
+/// A holder paused past its session, its lock-delay and api.Lock's next
+/// try: with the lock-delay (15 s) or without it, the next client takes
+/// the lock while the paused one still believes it holds — both violate
+/// mutual exclusion on the same seeds — but without it the overlap starts
+/// as soon as the session is reaped, at least the lock-delay sooner.
+#[test]
+fn a_pause_past_the_session_breaks_both_but_lock_delay_0_sooner() {
+    let file = |variant: &str| {
+        parse(&format!(
+            "{LOCK}{variant}rounds = 1\n[timing]\nsession_timeout_ms = 10000\n\
+             think_ms = [20, 200]\nhold_ms = [20000, 30000]\n\
+             [[schedule]]\nat_ms = 2000\nkind = \"pause\"\nclient = 0\nduration_ms = 60000\n"
+        ))
+        .unwrap()
+    };
+    let (delayed, undelayed) = (file(""), file("variant = \"lock-delay-0\"\n"));
+    assert_eq!(delayed.recipe.consul_session().unwrap().lock_delay_ms, 15_000);
+    assert_eq!(undelayed.recipe.consul_session().unwrap().lock_delay_ms, 0);
+    let mut both = 0;
+    for seed in 0..60 {
+        let first = |s: &Scenario| {
+            simulate(s, seed, false)
+                .first_violation("mutual_exclusion")
+                .map(|v| v.at_us)
+        };
+        match (first(&delayed), first(&undelayed)) {
+            (Some(with), Some(without)) => {
+                both += 1;
+                assert!(
+                    without + 14_000_000 <= with,
+                    "seed {seed}: lock-delay-0 at {without} µs, with the lock-delay at {with} µs"
+                );
+            }
+            (None, None) => {}
+            (with, without) => panic!("seed {seed}: {with:?} with the lock-delay, {without:?} without"),
+        }
+    }
+    // Client 0 held when the pause struck on about a third of the seeds.
+    assert!(both >= 10, "{both}");
+}
+
+/// The shipped Consul scenarios.
+const SHIPPED: [&str; 8] = [
+    "consul-partition-old-holder",
+    "consul-partition-old-holder-fenced",
+    "consul-lock-delay-protects",
+    "consul-lock-delay-0",
+    "consul-leader-failover-forgets-lock-delay",
+    "consul-leader-failover-forgets-lock-delay-fenced",
+    "consul-session-reaped-late",
+    "consul-session-reaped-late-short-pause",
+];
+
+fn shipped(name: &str) -> Scenario {
+    let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+        .join(format!("{name}.toml"));
+    Scenario::load(&path).unwrap()
+}
+
+/// Seeds `0..n` of a shipped scenario, by property: how many violate it.
+fn hunted(name: &str, n: u64) -> std::collections::BTreeMap<String, usize> {
+    let s = shipped(name);
+    let r = sim::hunt::hunt(&s, sim::hunt::SeedSet::range(0, n), 2, &|_| {}).unwrap();
+    r.by_property
+        .iter()
+        .map(|(p, seeds)| (p.to_string(), seeds.len()))
+        .collect()
+}
+
+#[test]
+fn each_consul_scenario_shows_its_expect_at_its_seed() {
+    for name in SHIPPED {
+        let s = shipped(name);
+        let o = simulate(&s, s.seed, false);
+        let mut got: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
+        got.sort_unstable();
+        got.dedup();
+        let mut want: Vec<&str> = s.expect.as_ref().unwrap().iter().map(|p| p.name()).collect();
+        want.sort_unstable();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// Over seeds: the unfenced scenarios break mutual exclusion where the
+/// fault struck the holder, their twins keep what they say they keep.
+#[test]
+fn the_consul_twins_keep_what_they_say_over_seeds() {
+    let n = 200;
+    for name in [
+        "consul-partition-old-holder",
+        "consul-lock-delay-0",
+        "consul-leader-failover-forgets-lock-delay",
+        "consul-session-reaped-late",
+    ] {
+        let by = hunted(name, n);
+        assert!(by.get("mutual_exclusion").is_some_and(|&k| k >= 30), "{name}: {by:?}");
+        assert!(by.contains_key("resource_exclusion"), "{name}: {by:?}");
+    }
+    for name in [
+        "consul-partition-old-holder-fenced",
+        "consul-leader-failover-forgets-lock-delay-fenced",
+    ] {
+        let by = hunted(name, n);
+        assert!(by.contains_key("mutual_exclusion"), "{name}: {by:?}");
+        assert!(!by.contains_key("resource_exclusion"), "{name}: {by:?}");
+    }
+    for name in [
+        "consul-lock-delay-protects",
+        "consul-session-reaped-late-short-pause",
+    ] {
+        let by = hunted(name, n);
+        assert_eq!(by.keys().collect::<Vec<_>>(), ["herd_bound"], "{name}");
+    }
+}
+
+/// A pause between one and two TTLs: over seeds, a paused holder's
+/// session is reaped on some and kept on others (the servers' expiry is
+/// drawn from [TTL, 2 x TTL)); a pause under half the TTL never loses it.
+#[test]
+fn a_pause_between_one_and_two_ttls_is_reaped_on_some_seeds_only() {
+    let outcomes = |name: &str| {
+        let s = shipped(name);
+        let (mut reaped, mut kept) = (0, 0);
+        for seed in 0..200 {
+            let o = simulate(&s, seed, true);
+            let mut holding = std::collections::BTreeSet::new();
+            // (client, pause start, pause end) of a pause that struck a holder.
+            let mut struck: Vec<(u16, u64, u64)> = Vec::new();
+            let mut lost = false;
+            for l in &o.trace {
+                match &l.event {
+                    TraceEvent::Hold { client, .. } => {
+                        holding.insert(*client);
+                    }
+                    TraceEvent::Release { client } => {
+                        holding.remove(client);
+                    }
+                    TraceEvent::Fault {
+                        fault: FaultKind::Pause,
+                        client,
+                        duration_us: Some(d),
+                        ..
+                    } if holding.contains(client) => struck.push((*client, l.t, l.t + d)),
+                    TraceEvent::Expire { client, .. } => {
+                        lost |= struck
+                            .iter()
+                            .any(|&(c, from, to)| c == *client && (from..=to).contains(&l.t));
+                    }
+                    _ => {}
+                }
+            }
+            match (struck.is_empty(), lost) {
+                (true, _) => {}
+                (false, true) => reaped += 1,
+                (false, false) => kept += 1,
+            }
+        }
+        (reaped, kept)
+    };
+    let (reaped, kept) = outcomes("consul-session-reaped-late");
+    assert!(reaped >= 20 && kept >= 10, "reaped {reaped}, kept {kept}");
+    let (reaped, kept) = outcomes("consul-session-reaped-late-short-pause");
+    assert_eq!(reaped, 0);
+    assert!(kept >= 20, "{kept}");
 }
