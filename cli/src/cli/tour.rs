@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 33] = [
+pub const SHIPPED: [(&str, &str); 41] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -151,6 +151,37 @@ pub const SHIPPED: [(&str, &str); 33] = [
     (
         "redis-failover-lost-lock-wait",
         include_str!("../../../scenarios/redis-failover-lost-lock-wait.toml"),
+    ),    (
+        "consul-partition-old-holder",
+        include_str!("../../../scenarios/consul-partition-old-holder.toml"),
+    ),
+    (
+        "consul-partition-old-holder-fenced",
+        include_str!("../../../scenarios/consul-partition-old-holder-fenced.toml"),
+    ),
+    (
+        "consul-lock-delay-protects",
+        include_str!("../../../scenarios/consul-lock-delay-protects.toml"),
+    ),
+    (
+        "consul-lock-delay-0",
+        include_str!("../../../scenarios/consul-lock-delay-0.toml"),
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay",
+        include_str!("../../../scenarios/consul-leader-failover-forgets-lock-delay.toml"),
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay-fenced",
+        include_str!("../../../scenarios/consul-leader-failover-forgets-lock-delay-fenced.toml"),
+    ),
+    (
+        "consul-session-reaped-late",
+        include_str!("../../../scenarios/consul-session-reaped-late.toml"),
+    ),
+    (
+        "consul-session-reaped-late-short-pause",
+        include_str!("../../../scenarios/consul-session-reaped-late-short-pause.toml"),
     ),
 ];
 
