@@ -192,7 +192,7 @@ pub const SHIPPED: [(&str, &str); 41] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 16] = [
+const CHECK_EXPECT: [(&str, &[&str]); 18] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -219,6 +219,11 @@ const CHECK_EXPECT: [(&str, &[&str]); 16] = [
     // again for ever: the spec's random retry delay makes it unlikely,
     // not impossible (checked on three masters).
     ("redlock", &["progress"]),
+    // api.Lock's waiters all block on the one key: a release (or a
+    // crashed holder's session reaped) answers them all. A crashed
+    // holder's key is released with its session, after the lock-delay.
+    ("consul-lock", &["herd_bound"]),
+    ("consul-lock-cli", &["herd_bound"]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws: the
