@@ -690,10 +690,7 @@ impl Scenario {
         }
         check_critical_is_consul(&recipe, &f, &schedule, &err)?;
         let redis = recipe.face() == Face::Redis;
-        if redis
-            && !deployment.replica
-            && schedule.iter().any(|f| f.kind == FaultKind::Failover)
-        {
+        if redis && !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
             return Err(err(
                 "replica",
                 "a failover promotes the first master's replica: set `replica = true`".into(),
@@ -1841,12 +1838,10 @@ fn check_schedule(
             (FaultKind::Interrupt, Some(_), _) => {
                 return Err(missing("duration_ms", "an interrupt is instantaneous"))
             }
-            (FaultKind::CheckCritical, Some(_), _) => {
-                return Err(missing(
-                    "duration_ms",
-                    "a node check going critical is instantaneous: the session is invalidated at once",
-                ))
-            }
+            (FaultKind::CheckCritical, Some(_), _) => return Err(missing(
+                "duration_ms",
+                "a node check going critical is instantaneous: the session is invalidated at once",
+            )),
             (
                 FaultKind::Crash
                 | FaultKind::Pause
@@ -1861,7 +1856,11 @@ fn check_schedule(
             (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
             | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
-            | (FaultKind::LostReply | FaultKind::Interrupt | FaultKind::CheckCritical, None, None)
+            | (
+                FaultKind::LostReply | FaultKind::Interrupt | FaultKind::CheckCritical,
+                None,
+                None,
+            )
             | (FaultKind::Delay, Some(_), Some(_)) => {}
         }
     }

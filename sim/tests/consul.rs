@@ -40,8 +40,9 @@ fn a_consul_session_defaults_to_api_locks_ttl_renewed_every_half_ttl() {
     let zk = parse("recipe = \"fair-predecessor\"\nclients = 3\n").unwrap();
     assert_eq!(zk.timing.session_timeout_us, 4_000_000);
     assert_eq!(zk.timing.ping_interval_us, 1_333_000);
-    let etcd = parse("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nsession_timeout_ms = 6000\n")
-        .unwrap();
+    let etcd =
+        parse("recipe = \"etcd-revision\"\nclients = 3\n[timing]\nsession_timeout_ms = 6000\n")
+            .unwrap();
     assert_eq!(etcd.timing.ping_interval_us, 2_000_000);
 }
 
@@ -79,7 +80,10 @@ fn the_first_renewal_comes_before_the_soonest_expiry() {
             "seed {seed}: {:?}",
             o.violations
         );
-        assert!(o.first_violation("mutual_exclusion").is_none(), "seed {seed}");
+        assert!(
+            o.first_violation("mutual_exclusion").is_none(),
+            "seed {seed}"
+        );
     }
     // A half TTL plus two one-way latencies past the TTL is refused.
     let (key, _) = refused(&format!(
@@ -270,10 +274,21 @@ fn a_critical_check_invalidates_the_holders_session_at_once() {
     let fault = o
         .trace
         .iter()
-        .position(|l| matches!(l.event, TraceEvent::Fault { fault: FaultKind::CheckCritical, .. }))
+        .position(|l| {
+            matches!(
+                l.event,
+                TraceEvent::Fault {
+                    fault: FaultKind::CheckCritical,
+                    ..
+                }
+            )
+        })
         .unwrap();
     assert_eq!(o.trace[fault].t, at);
-    assert!(matches!(o.trace[fault + 1].event, TraceEvent::Expire { .. }));
+    assert!(matches!(
+        o.trace[fault + 1].event,
+        TraceEvent::Expire { .. }
+    ));
     // Someone held at 1 s (think at most 200 ms, holds of 3 s or more); the
     // next hold starts 15 s (the lock-delay) after the invalidation.
     let holds: Vec<u64> = o
@@ -284,7 +299,13 @@ fn a_critical_check_invalidates_the_holders_session_at_once() {
         .collect();
     assert!(holds[0] < at, "{holds:?}");
     assert!(holds[1] >= at + 15_000_000, "{holds:?}");
-    assert!(o.violations.iter().all(|v| v.property.name() == "herd_bound"), "{:?}", o.violations);
+    assert!(
+        o.violations
+            .iter()
+            .all(|v| v.property.name() == "herd_bound"),
+        "{:?}",
+        o.violations
+    );
 }
 
 /// The leader's failover forgets the lock-delays: after a critical check,
@@ -310,8 +331,9 @@ fn a_failover_forgets_the_lock_delay() {
         (holds[1], o)
     };
     let (kept, _) = second_hold(&base);
-    let (forgotten, o) =
-        second_hold(&format!("{base}[[schedule]]\nat_ms = 2000\nkind = \"failover\"\n"));
+    let (forgotten, o) = second_hold(&format!(
+        "{base}[[schedule]]\nat_ms = 2000\nkind = \"failover\"\n"
+    ));
     assert!(kept >= 16_000_000, "{kept}");
     assert!(forgotten < 8_000_000, "{forgotten}");
     let line = o
@@ -371,7 +393,10 @@ fn a_pause_past_the_session_breaks_both_but_lock_delay_0_sooner() {
         .unwrap()
     };
     let (delayed, undelayed) = (file(""), file("variant = \"lock-delay-0\"\n"));
-    assert_eq!(delayed.recipe.consul_session().unwrap().lock_delay_ms, 15_000);
+    assert_eq!(
+        delayed.recipe.consul_session().unwrap().lock_delay_ms,
+        15_000
+    );
     assert_eq!(undelayed.recipe.consul_session().unwrap().lock_delay_ms, 0);
     let mut both = 0;
     for seed in 0..60 {
@@ -389,7 +414,9 @@ fn a_pause_past_the_session_breaks_both_but_lock_delay_0_sooner() {
                 );
             }
             (None, None) => {}
-            (with, without) => panic!("seed {seed}: {with:?} with the lock-delay, {without:?} without"),
+            (with, without) => {
+                panic!("seed {seed}: {with:?} with the lock-delay, {without:?} without")
+            }
         }
     }
     // Client 0 held when the pause struck on about a third of the seeds.
@@ -432,7 +459,13 @@ fn each_consul_scenario_shows_its_expect_at_its_seed() {
         let mut got: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
         got.sort_unstable();
         got.dedup();
-        let mut want: Vec<&str> = s.expect.as_ref().unwrap().iter().map(|p| p.name()).collect();
+        let mut want: Vec<&str> = s
+            .expect
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|p| p.name())
+            .collect();
         want.sort_unstable();
         assert_eq!(got, want, "{name}");
     }
@@ -450,7 +483,10 @@ fn the_consul_twins_keep_what_they_say_over_seeds() {
         "consul-session-reaped-late",
     ] {
         let by = hunted(name, n);
-        assert!(by.get("mutual_exclusion").is_some_and(|&k| k >= 30), "{name}: {by:?}");
+        assert!(
+            by.get("mutual_exclusion").is_some_and(|&k| k >= 30),
+            "{name}: {by:?}"
+        );
         assert!(by.contains_key("resource_exclusion"), "{name}: {by:?}");
     }
     for name in [

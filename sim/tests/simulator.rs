@@ -499,8 +499,14 @@ const REFERENCE_TRACES: [(&str, &str); 39] = [
     ("consul-partition-old-holder-fenced", "827cf6700582468d"),
     ("consul-lock-delay-protects", "41629b66bf5e5db6"),
     ("consul-lock-delay-0", "b1c08df06e36c4ba"),
-    ("consul-leader-failover-forgets-lock-delay", "6fec9609a7b1fe07"),
-    ("consul-leader-failover-forgets-lock-delay-fenced", "58c9ea4aa496ad71"),
+    (
+        "consul-leader-failover-forgets-lock-delay",
+        "6fec9609a7b1fe07",
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay-fenced",
+        "58c9ea4aa496ad71",
+    ),
     ("consul-session-reaped-late", "efbcb3de84a06679"),
     ("consul-session-reaped-late-short-pause", "0f81e4b2c2de30c1"),
 ];

@@ -151,7 +151,8 @@ pub const SHIPPED: [(&str, &str); 41] = [
     (
         "redis-failover-lost-lock-wait",
         include_str!("../../../scenarios/redis-failover-lost-lock-wait.toml"),
-    ),    (
+    ),
+    (
         "consul-partition-old-holder",
         include_str!("../../../scenarios/consul-partition-old-holder.toml"),
     ),
