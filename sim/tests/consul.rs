@@ -24,6 +24,21 @@ fn refused(toml: &str) -> (String, String) {
     }
 }
 
+/// Each file refused, blamed on its key, the reason saying what it says.
+fn refused_saying(cases: &[(String, &str, &str)]) {
+    for (toml, key, says) in cases {
+        let (k, reason) = refused(toml);
+        assert_eq!(k, *key, "{toml}");
+        assert!(reason.contains(says), "{toml}: {reason}");
+    }
+}
+
+/// When each hold of a run began.
+fn hold_times(o: &sim::engine::Outcome) -> Vec<u64> {
+    let held = |l: &&sim::trace::TraceLine| matches!(l.event, TraceEvent::Hold { .. });
+    o.trace.iter().filter(held).map(|l| l.t).collect()
+}
+
 #[test]
 fn a_consul_session_defaults_to_api_locks_ttl_renewed_every_half_ttl() {
     let s = parse(LOCK).unwrap();
@@ -150,11 +165,7 @@ fn a_bad_consul_table_is_refused_naming_the_key() {
             "for the Consul recipes",
         ),
     ];
-    for (toml, key, says) in cases {
-        let (k, reason) = refused(&toml);
-        assert_eq!(k, key, "{toml}");
-        assert!(reason.contains(says), "{toml}: {reason}");
-    }
+    refused_saying(&cases);
     // An unknown key in the table is an error, as anywhere in the file.
     let e = parse(&format!("{LOCK}[consul]\nwait_ms = 1000\n")).unwrap_err();
     assert!(e.reason.contains("wait_ms"), "{e}");
@@ -235,11 +246,7 @@ fn check_critical_and_failover_are_refused_where_they_mean_nothing() {
             "needs the master",
         ),
     ];
-    for (toml, key, says) in cases {
-        let (k, reason) = refused(&toml);
-        assert_eq!(k, key, "{toml}");
-        assert!(reason.contains(says), "{toml}: {reason}");
-    }
+    refused_saying(&cases);
     // Accepted: both Consul faults, and the other spelling of the kind.
     let s = parse(&format!(
         "{LOCK}{critical}[[schedule]]\nat_ms = 5\nkind = \"failover\"\n\
@@ -291,12 +298,7 @@ fn a_critical_check_invalidates_the_holders_session_at_once() {
     ));
     // Someone held at 1 s (think at most 200 ms, holds of 3 s or more); the
     // next hold starts 15 s (the lock-delay) after the invalidation.
-    let holds: Vec<u64> = o
-        .trace
-        .iter()
-        .filter(|l| matches!(l.event, TraceEvent::Hold { .. }))
-        .map(|l| l.t)
-        .collect();
+    let holds = hold_times(&o);
     assert!(holds[0] < at, "{holds:?}");
     assert!(holds[1] >= at + 15_000_000, "{holds:?}");
     assert!(
@@ -322,13 +324,7 @@ fn a_failover_forgets_the_lock_delay() {
     let second_hold = |toml: &str| {
         let s = parse(toml).unwrap();
         let o = simulate(&s, s.seed, true);
-        let holds: Vec<u64> = o
-            .trace
-            .iter()
-            .filter(|l| matches!(l.event, TraceEvent::Hold { .. }))
-            .map(|l| l.t)
-            .collect();
-        (holds[1], o)
+        (hold_times(&o)[1], o)
     };
     let (kept, _) = second_hold(&base);
     let (forgotten, o) = second_hold(&format!(
@@ -423,22 +419,24 @@ fn a_pause_past_the_session_breaks_both_but_lock_delay_0_sooner() {
     assert!(both >= 10, "{both}");
 }
 
-/// The shipped Consul scenarios.
-const SHIPPED: [&str; 8] = [
-    "consul-partition-old-holder",
-    "consul-partition-old-holder-fenced",
-    "consul-lock-delay-protects",
-    "consul-lock-delay-0",
-    "consul-leader-failover-forgets-lock-delay",
-    "consul-leader-failover-forgets-lock-delay-fenced",
-    "consul-session-reaped-late",
-    "consul-session-reaped-late-short-pause",
-];
+fn scenarios_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
+}
+
+/// The shipped Consul scenarios: scenarios/consul-*.toml, by name.
+fn shipped_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(scenarios_dir())
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter_map(|f| f.strip_suffix(".toml").map(str::to_string))
+        .filter(|n| n.starts_with("consul-"))
+        .collect();
+    names.sort();
+    names
+}
 
 fn shipped(name: &str) -> Scenario {
-    let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"))
-        .join(format!("{name}.toml"));
-    Scenario::load(&path).unwrap()
+    Scenario::load(&scenarios_dir().join(format!("{name}.toml"))).unwrap()
 }
 
 /// Seeds `0..n` of a shipped scenario, by property: how many violate it.
@@ -453,7 +451,9 @@ fn hunted(name: &str, n: u64) -> std::collections::BTreeMap<String, usize> {
 
 #[test]
 fn each_consul_scenario_shows_its_expect_at_its_seed() {
-    for name in SHIPPED {
+    let names = shipped_names();
+    assert_eq!(names.len(), 8, "{names:?}");
+    for name in &names {
         let s = shipped(name);
         let o = simulate(&s, s.seed, false);
         let mut got: Vec<&str> = o.violations.iter().map(|v| v.property.name()).collect();
