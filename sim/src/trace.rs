@@ -447,17 +447,18 @@ impl fmt::Display for TraceEvent {
             }
             TraceEvent::Release { client } => write!(f, "client {client} no longer holds"),
             TraceEvent::Expire { session, .. } => write!(f, "store: session {session} expires"),
+            // Consul: the leader, restored from a snapshot.
+            TraceEvent::StoreFault {
+                fault: FaultKind::Failover,
+                master: None,
+            } => write!(
+                f,
+                "FAULT the leader fails over: lock-delays forgotten, every session's TTL starts again"
+            ),
             TraceEvent::StoreFault {
                 fault,
                 master: None,
-            } => {
-                // Consul: the leader, restored from a snapshot.
-                write!(
-                    f,
-                    "FAULT the leader {}: lock-delays forgotten, every session's TTL starts again",
-                    fault.name()
-                )
-            }
+            } => write!(f, "FAULT the store: {}", fault.name()),
             TraceEvent::StoreFault {
                 fault,
                 master: Some(master),
