@@ -20,8 +20,9 @@
 //! restart = true                # a crash with a duration restarts after it; false: every crash is for good
 //!
 //! [timing]                      # milliseconds; ranges are [low, high]
-//! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL
-//! ping_interval_ms = 1333       # default: a third of the timeout
+//! session_timeout_ms = 4000     # ZooKeeper session timeout / etcd lease TTL / Consul session TTL
+//!                               # (default 4000; Consul: 15000, within 10000..=86400000)
+//! ping_interval_ms = 1333       # default: a third of the timeout (Consul: half the TTL)
 //! think_ms = [5, 50]
 //! hold_ms = [10, 40]
 //! latency_ms = [0.2, 2.0]       # one way, per message
@@ -35,6 +36,11 @@
 //! partition = { rate_per_s = 0.1, duration_ms = [1000, 8000] }
 //! lost_reply = { rate_per_s = 0.5 }                        # no duration
 //! delay = { rate_per_s = 0.2, duration_ms = [100, 1000], extra_ms = [50, 500] }
+//! check_critical = { rate_per_s = 0.1 }                    # Consul: a node check goes critical
+//!
+//! [consul]                      # Consul: the session's, each default the recipe's
+//! lock_delay_ms = 15000         # 0 to 60000
+//! behavior = "release"          # or "delete"
 //!
 //! [[schedule]]                  # or explicit faults
 //! at_ms = 300
@@ -47,7 +53,7 @@ use models::apps::{Role, Roles};
 use models::client::{Client, ClientTiming, Policy};
 use models::model::Setting;
 use models::properties::PropertyName;
-use models::recipe::{App, RecipeRef};
+use models::recipe::{App, Face, RecipeRef};
 use models::recipes;
 use models::recipes::redis::{KeyClock, KeyTiming};
 use models::store::Store;
@@ -127,6 +133,9 @@ pub struct ScenarioFile {
     pub restart: Option<bool>,
     /// Virtual time limit; by default long enough for every round.
     pub duration_ms: Option<u64>,
+    /// Consul: what the recipe's session asks for (default the recipe's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consul: Option<ConsulFile>,
     pub timing: Option<TimingFile>,
     pub faults: Option<FaultProfileFile>,
     pub schedule: Option<Vec<ScheduledFault>>,
@@ -221,6 +230,20 @@ pub struct TimingFile {
     pub replication_ms: Option<[u64; 2]>,
 }
 
+/// The `[consul]` table: what a Consul recipe's session asks for at
+/// `session/create`, each the recipe's own unless given.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsulFile {
+    /// The session's lock-delay (0 to 60,000 ms; Consul's default 15 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_delay_ms: Option<u64>,
+    /// What its invalidation does to the keys it holds: `"release"` or
+    /// `"delete"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<String>,
+}
+
 /// A fault kind's rate and how long each lasts.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -242,6 +265,9 @@ pub struct FaultProfileFile {
     pub partition: Option<FaultRate>,
     pub lost_reply: Option<FaultRate>,
     pub delay: Option<FaultRate>,
+    /// Consul: a client's node check goes critical (no duration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check_critical: Option<FaultRate>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -261,11 +287,18 @@ pub enum FaultKind {
     /// Redis: a master's clock jumps forward past every TTL it keeps.
     ClockJump,
     /// Redis: the first master's replica is promoted in its place.
+    /// Consul: the leader fails over to a server restored from a snapshot
+    /// (lock-delays forgotten, every session's TTL started again).
     Failover,
     /// The application interrupts the client's acquisition, its request
     /// still on its way (Redisson's `lockInterruptibly`). Instantaneous;
     /// scheduled only.
     Interrupt,
+    /// Consul: the client's node check (`serfHealth`) goes critical, and
+    /// the store invalidates the client's session at once, whatever its
+    /// TTL. Instantaneous; scheduled or drawn.
+    #[serde(alias = "check-critical")]
+    CheckCritical,
 }
 
 impl FaultKind {
@@ -279,7 +312,8 @@ impl FaultKind {
             | FaultKind::Partition
             | FaultKind::LostReply
             | FaultKind::Delay
-            | FaultKind::Interrupt => false,
+            | FaultKind::Interrupt
+            | FaultKind::CheckCritical => false,
         }
     }
 
@@ -302,6 +336,7 @@ impl FaultKind {
             FaultKind::ClockJump => "clock_jump",
             FaultKind::Failover => "failover",
             FaultKind::Interrupt => "interrupt",
+            FaultKind::CheckCritical => "check_critical",
         }
     }
 }
@@ -335,11 +370,15 @@ fn is_no_client(c: &u32) -> bool {
 }
 
 /// In words: `pause of client 0 at 150 ms for 6000 ms`, `master_restart
-/// of master 2 at 900 ms`.
+/// of master 2 at 900 ms`, `failover of the store at 300 ms` (Consul's
+/// leader, which names no master).
 impl std::fmt::Display for ScheduledFault {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self.master {
             Some(m) => write!(f, "{} of master {m} at {} ms", self.kind.name(), self.at_ms)?,
+            None if self.client == NO_CLIENT => {
+                write!(f, "{} of the store at {} ms", self.kind.name(), self.at_ms)?
+            }
             None => write!(
                 f,
                 "{} of client {} at {} ms",
@@ -541,6 +580,7 @@ impl Scenario {
         };
         models::model::check_masters(&recipe).map_err(|e| err("masters", e))?;
         let recipe = resolve_key_timing(raw.timing.as_ref(), recipe, &err)?;
+        let recipe = resolve_consul(raw.consul.as_ref(), recipe, &err)?;
         let deployment = resolve_deployment(&raw, &recipe, &err)?;
         // Reproducers name the recipe when the registry can find it again;
         // a user's own recipe stays unnamed, so replaying one is an error
@@ -635,23 +675,22 @@ impl Scenario {
         };
         models::model::check_redis_policy(&recipe, policy).map_err(|e| err("policy", e))?;
         let timing_file = raw.timing.clone().unwrap_or_default();
-        let mut timing = resolve_timing(&timing_file, policy, &err)?;
+        let mut timing = resolve_timing(&timing_file, policy, recipe.face(), &err)?;
         timing.replication_us = resolve_replication(&timing_file, deployment, &err)?;
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
-        let store_of = (
-            recipe.face() == models::recipe::Face::Redis,
-            u32::from(recipe.setup().masters),
-        );
+        let store_of = (recipe.face(), u32::from(recipe.setup().masters));
         check_schedule(&schedule, raw.clients, store_of, &err)?;
         if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
             models::model::check_interrupts(&recipe)
                 .map_err(|e| err(&format!("schedule[{i}].kind"), e))?;
         }
-        if !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
+        check_critical_is_consul(&recipe, &f, &schedule, &err)?;
+        let redis = recipe.face() == Face::Redis;
+        if redis && !deployment.replica && schedule.iter().any(|f| f.kind == FaultKind::Failover) {
             return Err(err(
                 "replica",
                 "a failover promotes the first master's replica: set `replica = true`".into(),
@@ -682,7 +721,7 @@ impl Scenario {
         let sleep_us = whole_us(recipe.longest_sleep());
         liveness_bound_us(
             &timing,
-            (sleep_us, reentries),
+            (sleep_us, reentries, consul_margin_us(&recipe, &timing)),
             raw.clients as u64,
             rounds as u64,
         )
@@ -743,7 +782,11 @@ impl Scenario {
         let sleep_us = whole_us(self.recipe.longest_sleep());
         liveness_bound_us(
             &self.timing,
-            (sleep_us, self.reentries),
+            (
+                sleep_us,
+                self.reentries,
+                consul_margin_us(&self.recipe, &self.timing),
+            ),
             self.clients as u64,
             self.rounds as u64,
         )
@@ -1034,7 +1077,8 @@ fn plural(n: u64, thing: &str) -> String {
 
 /// The setting that makes the ping interval what it is, to blame for a
 /// heartbeat that comes too late or too often: the interval if the file
-/// gives one, else the session timeout (a third of which it defaults to).
+/// gives one, else the session timeout (a third of which it defaults to;
+/// half, for a Consul session's TTL).
 fn ping_setting(t: &TimingFile) -> &'static str {
     match t.ping_interval_ms {
         Some(_) => "timing.ping_interval_ms",
@@ -1044,12 +1088,36 @@ fn ping_setting(t: &TimingFile) -> &'static str {
 
 /// The `[timing]` table, resolved and checked so that a run without faults
 /// never sees a session expire, a client give up or a request resent.
+///
+/// A Consul session's TTL defaults to `api.Lock`'s 15 s and must be within
+/// Consul's bounds (10 s to 24 h); its renewals default to every half TTL
+/// (`RenewPeriodic`). The store may invalidate a silent session as soon as
+/// its TTL has run, so the heartbeat rules below hold with the TTL as the
+/// timeout: the first renewal, half a TTL after the grant and a one-way
+/// latency either side, reaches the store before the TTL.
 fn resolve_timing(
     t: &TimingFile,
     policy: Policy,
+    face: Face,
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<Timing, ScenarioError> {
-    let session_timeout_ms = t.session_timeout_ms.unwrap_or(4000);
+    let consul = face == Face::Consul;
+    let session_timeout_ms = t.session_timeout_ms.unwrap_or(match consul {
+        true => u64::from(recipes::consul::SESSION_TTL_MS),
+        false => 4000,
+    });
+    let ttl_range = recipes::consul::TTL_MS_RANGE;
+    if consul && !ttl_range.contains(&session_timeout_ms) {
+        return Err(err(
+            "timing.session_timeout_ms",
+            format!(
+                "a Consul session's TTL must be {} to {} ms (10 s to 24 h), Consul's bounds \
+                 (got {session_timeout_ms})",
+                ttl_range.start(),
+                ttl_range.end()
+            ),
+        ));
+    }
     let session_timeout_us = time_us("timing.session_timeout_ms", session_timeout_ms, err)?;
     // Pings default to a third of the timeout, the deadline to two thirds:
     // below 3 ms one of them would round to nothing.
@@ -1061,7 +1129,11 @@ fn resolve_timing(
             ),
         ));
     }
-    let ping_ms = t.ping_interval_ms.unwrap_or(session_timeout_ms / 3);
+    let ping_ms = t.ping_interval_ms.unwrap_or(match consul {
+        // `RenewPeriodic`: every half TTL.
+        true => session_timeout_ms / 2,
+        false => session_timeout_ms / 3,
+    });
     if ping_ms == 0 {
         return Err(err("timing.ping_interval_ms", "must be positive".into()));
     }
@@ -1170,6 +1242,56 @@ fn resolve_key_timing(
         )
     })?;
     recipe.with_key_timing(timing).map_err(|e| err(TTL, e))
+}
+
+/// Consul: the `[consul]` table — the session's `lock_delay_ms` and
+/// `behavior`, each the recipe's own unless given — for a Consul recipe
+/// only.
+fn resolve_consul(
+    c: Option<&ConsulFile>,
+    recipe: RecipeRef,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<RecipeRef, ScenarioError> {
+    let Some(c) = c else {
+        return Ok(recipe);
+    };
+    let Some(defaults) = recipe.consul_session() else {
+        return Err(err(
+            "consul",
+            format!(
+                "is for the Consul recipes, whose sessions it sets; {recipe} talks to {:?}",
+                recipe.face()
+            ),
+        ));
+    };
+    let range = recipes::consul::LOCK_DELAY_MS_RANGE;
+    let lock_delay_ms = match c.lock_delay_ms {
+        None => defaults.lock_delay_ms,
+        Some(ms) => u32::try_from(ms)
+            .ok()
+            .filter(|ms| range.contains(ms))
+            .ok_or_else(|| {
+                err(
+                    "consul.lock_delay_ms",
+                    format!(
+                        "must be {} to {} ms, Consul's bounds on a session's lock-delay (got {ms})",
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            })?,
+    };
+    let behavior = match &c.behavior {
+        None => defaults.behavior,
+        Some(b) => b.parse().map_err(|e| err("consul.behavior", e))?,
+    };
+    let opts = models::msg::SessionOpts {
+        behavior,
+        lock_delay_ms,
+    };
+    recipe
+        .with_consul_session(opts)
+        .map_err(|e| err("consul", e))
 }
 
 /// Redis: `persistence` and `replica`, for a Redis recipe only.
@@ -1419,6 +1541,7 @@ fn resolve_profile(
         (FaultKind::Partition, &f.partition),
         (FaultKind::LostReply, &f.lost_reply),
         (FaultKind::Delay, &f.delay),
+        (FaultKind::CheckCritical, &f.check_critical),
     ] {
         let Some(rate) = rate else { continue };
         let key = format!("faults.{}", kind.name());
@@ -1435,6 +1558,12 @@ fn resolve_profile(
                     "a lost reply has no duration".into(),
                 ))
             }
+            (FaultKind::CheckCritical, Some(_)) => {
+                return Err(err(
+                    &format!("{key}.duration_ms"),
+                    "a node check going critical is instantaneous: it has no duration".into(),
+                ))
+            }
             (FaultKind::Pause | FaultKind::Partition | FaultKind::Delay, Some([_, 0])) => {
                 return Err(err(
                     &format!("{key}.duration_ms"),
@@ -1449,7 +1578,7 @@ fn resolve_profile(
                 ))
             }
             // A crash without a duration stays down.
-            (FaultKind::Crash | FaultKind::LostReply, None) => (0, 0),
+            (FaultKind::Crash | FaultKind::LostReply | FaultKind::CheckCritical, None) => (0, 0),
             // No profile names a store fault or an interrupt (the table
             // has no key for one): they are scheduled.
             (
@@ -1544,10 +1673,85 @@ fn expected_property(
     }
 }
 
+/// Consul: a node check going critical (`check_critical`, drawn or
+/// scheduled) invalidates a Consul session; refused for the other faces,
+/// naming the key.
+fn check_critical_is_consul(
+    recipe: &RecipeRef,
+    f: &FaultProfileFile,
+    schedule: &[ScheduledFault],
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if recipe.face() == Face::Consul {
+        return Ok(());
+    }
+    let key = match schedule
+        .iter()
+        .position(|s| s.kind == FaultKind::CheckCritical)
+    {
+        _ if f.check_critical.is_some() => "faults.check_critical".to_string(),
+        Some(i) => format!("schedule[{i}].kind"),
+        None => return Ok(()),
+    };
+    Err(err(
+        &key,
+        format!(
+            "a node check going critical invalidates a Consul session; {recipe} talks to {:?}, \
+             which has no node checks",
+            recipe.face()
+        ),
+    ))
+}
+
+/// A store fault for a store of `face` with `masters` masters: which the
+/// model carries out (a Redis master's restart, clock jump or failover; a
+/// Consul leader's failover), or the key to blame and why not.
+fn store_fault_refused(
+    s: &ScheduledFault,
+    (face, masters): (Face, u32),
+) -> Option<(&'static str, String)> {
+    let kind = s.kind.name();
+    match (face, s.kind, s.master) {
+        (Face::Redis, _, None) => Some((
+            "master",
+            format!("a {kind} needs the master it strikes (0 for a failover)"),
+        )),
+        (Face::Redis, FaultKind::Failover, Some(m)) if m != 0 => Some((
+            "master",
+            format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
+        )),
+        (Face::Redis, _, Some(m)) if m >= masters => Some((
+            "master",
+            format!("no master {m} (masters are 0..{masters})"),
+        )),
+        (Face::Redis, _, Some(_)) => None,
+        (Face::Consul, FaultKind::Failover, None) => None,
+        (Face::Consul, FaultKind::Failover, Some(_)) => Some((
+            "master",
+            "a Consul failover strikes the leader, not a master: leave `master` out".into(),
+        )),
+        (Face::Consul, _, _) => Some((
+            "kind",
+            format!(
+                "a {kind} strikes a Redis master; this recipe's store is Consul, whose one store \
+                 fault is `failover` (the leader's)"
+            ),
+        )),
+        (Face::ZooKeeper | Face::Etcd, _, _) => Some((
+            "kind",
+            format!(
+                "a {kind} strikes the store, which the model restarts or fails over only for Redis \
+                 (master_restart, clock_jump, failover) and Consul (failover); this recipe's store \
+                 is {face:?}"
+            ),
+        )),
+    }
+}
+
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,
-    store_of: (bool, u32),
+    store_of: (Face, u32),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     if schedule.len() as u64 > MAX_FAULTS {
@@ -1566,42 +1770,14 @@ fn check_schedule(
             (true, false, _) => {
                 return Err(err(
                     &format!("{key}.client"),
-                    format!("a {kind} strikes the store: name its `master`, not a client"),
+                    format!(
+                        "a {kind} strikes the store, not a client (on Redis, name its `master`)"
+                    ),
                 ))
             }
-            (true, true, None) => {
-                return Err(err(
-                    &format!("{key}.master"),
-                    format!("a {kind} needs the master it strikes (0 for a failover)"),
-                ))
-            }
-            (true, true, Some(m)) => {
-                let (redis, masters) = store_of;
-                if !redis {
-                    return Err(err(
-                        &format!("{key}.kind"),
-                        format!(
-                            "a {kind} strikes a Redis master; this recipe's store is not Redis"
-                        ),
-                    ));
-                }
-                if m >= masters || (s.kind == FaultKind::Failover && m != 0) {
-                    return Err(err(
-                        &format!("{key}.master"),
-                        match s.kind {
-                            FaultKind::Failover => format!("a failover promotes the first master's replica: master must be 0 (got {m})"),
-                            FaultKind::MasterRestart
-                            | FaultKind::ClockJump
-                            | FaultKind::Crash
-                            | FaultKind::Pause
-                            | FaultKind::Partition
-                            | FaultKind::LostReply
-                            | FaultKind::Delay
-                            | FaultKind::Interrupt => {
-                                format!("no master {m} (masters are 0..{masters})")
-                            }
-                        },
-                    ));
+            (true, true, _) => {
+                if let Some((field, why)) = store_fault_refused(s, store_of) {
+                    return Err(err(&format!("{key}.{field}"), why));
                 }
                 if s.duration_ms.is_some() || s.extra_ms.is_some() {
                     return Err(err(
@@ -1662,12 +1838,17 @@ fn check_schedule(
             (FaultKind::Interrupt, Some(_), _) => {
                 return Err(missing("duration_ms", "an interrupt is instantaneous"))
             }
+            (FaultKind::CheckCritical, Some(_), _) => return Err(missing(
+                "duration_ms",
+                "a node check going critical is instantaneous: the session is invalidated at once",
+            )),
             (
                 FaultKind::Crash
                 | FaultKind::Pause
                 | FaultKind::Partition
                 | FaultKind::LostReply
-                | FaultKind::Interrupt,
+                | FaultKind::Interrupt
+                | FaultKind::CheckCritical,
                 _,
                 Some(_),
             ) => return Err(missing("extra_ms", "applies only to delay")),
@@ -1675,7 +1856,11 @@ fn check_schedule(
             (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
             | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
-            | (FaultKind::LostReply | FaultKind::Interrupt, None, None)
+            | (
+                FaultKind::LostReply | FaultKind::Interrupt | FaultKind::CheckCritical,
+                None,
+                None,
+            )
             | (FaultKind::Delay, Some(_), Some(_)) => {}
         }
     }
@@ -1687,15 +1872,28 @@ fn whole_us(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
+/// What a Consul session adds to the liveness bound: its expiry may come
+/// as late as twice its TTL (one TTL more than the bound's margin), and
+/// the key it held stays out of reach for its lock-delay after that.
+/// Nothing for the other faces.
+fn consul_margin_us(recipe: &RecipeRef, t: &Timing) -> u64 {
+    match recipe.consul_session() {
+        Some(opts) => t.session_timeout_us + u64::from(opts.lock_delay_ms) * 1000,
+        None => 0,
+    }
+}
+
 /// How long after the last fault every live client must have finished: a
 /// session timeout (for a silent holder's session to expire), resends, and
 /// every client's remaining rounds one after another, each with the
 /// recipe's longest sleep (`sleep_us`: a waiter's back-off after the hold
 /// before it) and two more hold times per re-entry (a nested hold and the
-/// outer hold's write after it). `None` if it does not fit in 64 bits.
+/// outer hold's write after it), and what a Consul session adds
+/// (`margin_us`, [`consul_margin_us`]). `None` if it does not fit in 64
+/// bits.
 fn liveness_bound_us(
     t: &Timing,
-    (sleep_us, reentries): (u64, u8),
+    (sleep_us, reentries, margin_us): (u64, u8, u64),
     clients: u64,
     rounds: u64,
 ) -> Option<u64> {
@@ -1709,6 +1907,7 @@ fn liveness_bound_us(
         .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;
     (2 * t.session_timeout_us)
+        .checked_add(margin_us)?
         .checked_add(2 * t.retry_us)?
         .checked_add(clients.checked_mul(rounds)?.checked_mul(round)?)
 }

@@ -114,6 +114,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 }
                 FaultKind::LostReply => c.lane.faults.push((t, "lost reply".to_string())),
                 FaultKind::Interrupt => c.lane.faults.push((t, "interrupt".to_string())),
+                FaultKind::CheckCritical => c.lane.faults.push((t, "check critical".to_string())),
                 // A store fault is traced as a store fault, on no lane.
                 FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => {}
                 FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {

@@ -98,9 +98,14 @@ pub enum TraceEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         what: Option<String>,
     },
-    /// A fault struck a Redis master (a restart, a clock jump, a
-    /// failover); it names no client.
-    StoreFault { fault: FaultKind, master: u8 },
+    /// A fault struck the store: a Redis master (a restart, a clock jump,
+    /// a failover) or Consul's leader (a failover, naming no master); it
+    /// names no client.
+    StoreFault {
+        fault: FaultKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        master: Option<u8>,
+    },
     /// A change of the first Redis master reached its replica (`SET lock
     /// … PX …` or `DEL lock`, as the replication stream carries it).
     Replicate { change: String },
@@ -442,7 +447,22 @@ impl fmt::Display for TraceEvent {
             }
             TraceEvent::Release { client } => write!(f, "client {client} no longer holds"),
             TraceEvent::Expire { session, .. } => write!(f, "store: session {session} expires"),
-            TraceEvent::StoreFault { fault, master } => {
+            // Consul: the leader, restored from a snapshot.
+            TraceEvent::StoreFault {
+                fault: FaultKind::Failover,
+                master: None,
+            } => write!(
+                f,
+                "FAULT the leader fails over: lock-delays forgotten, every session's TTL starts again"
+            ),
+            TraceEvent::StoreFault {
+                fault,
+                master: None,
+            } => write!(f, "FAULT the store: {}", fault.name()),
+            TraceEvent::StoreFault {
+                fault,
+                master: Some(master),
+            } => {
                 let what = match fault {
                     FaultKind::MasterRestart => "restarts",
                     FaultKind::ClockJump => "clock jumps forward: every key with a TTL expires",
@@ -452,7 +472,8 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::Partition
                     | FaultKind::LostReply
                     | FaultKind::Delay
-                    | FaultKind::Interrupt => fault.name(),
+                    | FaultKind::Interrupt
+                    | FaultKind::CheckCritical => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
             }

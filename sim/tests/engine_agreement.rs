@@ -44,7 +44,7 @@ use models::checker::{check, CheckOptions, CheckResult, Status};
 use models::client::Policy;
 use models::model::{FaultBudget, ModelCfg};
 use models::properties::{Kind, PropertyName};
-use models::recipe::{App, RecipeRef};
+use models::recipe::{App, Face, RecipeRef};
 use sim::engine::simulate;
 use sim::rng::{between, stream};
 use sim::scenario::{FaultKind, Scenario, ScheduledFault};
@@ -100,6 +100,13 @@ const LEFT_OUT: &[(&str, &str)] = &[
         "delay",
         "extra latency on one link: the checker has no time, any message may already \
          take any while others overtake it, so there is no budget to match",
+    ),
+    (
+        "store faults and check_critical",
+        "a Redis master's restart, clock jump and failover, Consul's failover and a Consul \
+         node check going critical strike the store (or a session in it), not a client's \
+         process or link: the matrix draws none of them (the checker has the Redis ones as \
+         --master-restarts, --clock-jumps and --failovers)",
     ),
     (
         "fencing, acquire timeouts, re-entries",
@@ -252,6 +259,19 @@ fn matrix(size: Size) -> Vec<Config> {
 /// around it.
 const SESSION_MS: u64 = 2_000;
 
+/// A Consul session's TTL is at least 10 s (Consul's bound, which the
+/// scenario check holds it to): its runs' session timeout, and the length
+/// their faults are drawn around.
+const CONSUL_SESSION_MS: u64 = 10_000;
+
+/// The session timeout of `cfg`'s runs.
+fn session_ms(cfg: &Config) -> u64 {
+    match cfg.recipe.face() {
+        Face::Consul => CONSUL_SESSION_MS,
+        Face::ZooKeeper | Face::Etcd | Face::Redis => SESSION_MS,
+    }
+}
+
 /// The scenario every run of `cfg` starts from: the configuration's recipe,
 /// clients and policy, the timing of the shipped fault scenarios, and no
 /// faults (each seed schedules its own, [`faults_of_seed`]).
@@ -268,8 +288,9 @@ fn base_scenario(cfg: &Config) -> Scenario {
     let text = format!(
         "recipe = \"{name}\"\n{variant}{producers}{masters}clients = {clients}\nrounds = {rounds}\n\
          policy = \"{policy}\"\n\
-         [timing]\nsession_timeout_ms = {SESSION_MS}\nthink_ms = [20, 200]\n\
+         [timing]\nsession_timeout_ms = {session_ms}\nthink_ms = [20, 200]\n\
          hold_ms = [100, 400]\nlatency_ms = [0.2, 2.0]\n",
+        session_ms = session_ms(cfg),
         name = cfg.recipe.name(),
         clients = cfg.clients,
         rounds = cfg.rounds,
@@ -287,18 +308,19 @@ fn base_scenario(cfg: &Config) -> Scenario {
 /// that restarts.
 fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
     let mut rng = stream(seed, "engine-agreement/faults");
+    let session = session_ms(cfg);
     let mut faults: Vec<ScheduledFault> = cfg
         .faults
         .iter()
         .map(|&kind| {
             let client = between(&mut rng, 0, u64::from(cfg.clients) - 1) as u32;
             let at_ms = between(&mut rng, 0, 1_000);
-            let length = between(&mut rng, SESSION_MS / 4, 3 * SESSION_MS);
+            let length = between(&mut rng, session / 4, 3 * session);
             let duration_ms = match kind {
                 Fault::Pause | Fault::Partition => Some(length),
                 // Back after a tenth of the session timeout to the whole
                 // of it: the old session may outlive the process or not.
-                Fault::Restart => Some(between(&mut rng, SESSION_MS / 10, SESSION_MS)),
+                Fault::Restart => Some(between(&mut rng, session / 10, session)),
                 Fault::Crash | Fault::LostReply => None,
             };
             ScheduledFault {

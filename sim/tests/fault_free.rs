@@ -11,7 +11,7 @@ use models::checker::{check, CheckOptions, Status};
 use models::client::Policy;
 use models::model::ModelCfg;
 use models::properties::PropertyName;
-use models::recipe::{App, RecipeRef};
+use models::recipe::{App, Face, RecipeRef};
 use sim::engine::simulate;
 use sim::rng::{between, stream};
 use sim::scenario::Scenario;
@@ -33,7 +33,11 @@ const POLICIES: [Policy; 5] = [
 fn drawn(recipe: &RecipeRef, seed: u64) -> (Scenario, u8, u8) {
     let mut rng = stream(seed, "fault-free/timing");
     let mut draw = |lo: u64, hi: u64| between(&mut rng, lo, hi.max(lo));
-    let session = draw(300, 6_000);
+    // A Consul session's TTL is at least 10 s (Consul's bound).
+    let session = match recipe.face() {
+        Face::Consul => draw(10_000, 30_000),
+        Face::ZooKeeper | Face::Etcd | Face::Redis => draw(300, 6_000),
+    };
     let latency_hi_tenths = draw(0, (session / 8).min(50) * 10);
     let latency_lo_tenths = draw(0, latency_hi_tenths);
     let one_way = latency_hi_tenths.div_ceil(10);

@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 28] = [
+const SHIPPED: [&str; 36] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -54,6 +54,14 @@ const SHIPPED: [&str; 28] = [
     "redisson-watchdog-after-unlock-fixed",
     "redis-failover-lost-lock",
     "redis-failover-lost-lock-wait",
+    "consul-partition-old-holder",
+    "consul-partition-old-holder-fenced",
+    "consul-lock-delay-protects",
+    "consul-lock-delay-0",
+    "consul-leader-failover-forgets-lock-delay",
+    "consul-leader-failover-forgets-lock-delay-fenced",
+    "consul-session-reaped-late",
+    "consul-session-reaped-late-short-pause",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -455,7 +463,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 31] = [
+const REFERENCE_TRACES: [(&str, &str); 39] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -487,6 +495,20 @@ const REFERENCE_TRACES: [(&str, &str); 31] = [
     ("redisson-watchdog-after-unlock-fixed", "c615d5441678fadb"),
     ("redis-failover-lost-lock", "8edb69260a87a768"),
     ("redis-failover-lost-lock-wait", "444815e71817e3be"),
+    ("consul-partition-old-holder", "abb929bc1cbf21bf"),
+    ("consul-partition-old-holder-fenced", "827cf6700582468d"),
+    ("consul-lock-delay-protects", "41629b66bf5e5db6"),
+    ("consul-lock-delay-0", "b1c08df06e36c4ba"),
+    (
+        "consul-leader-failover-forgets-lock-delay",
+        "6fec9609a7b1fe07",
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay-fenced",
+        "58c9ea4aa496ad71",
+    ),
+    ("consul-session-reaped-late", "efbcb3de84a06679"),
+    ("consul-session-reaped-late-short-pause", "0f81e4b2c2de30c1"),
 ];
 
 #[test]

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 33] = [
+pub const SHIPPED: [(&str, &str); 41] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -152,6 +152,38 @@ pub const SHIPPED: [(&str, &str); 33] = [
         "redis-failover-lost-lock-wait",
         include_str!("../../../scenarios/redis-failover-lost-lock-wait.toml"),
     ),
+    (
+        "consul-partition-old-holder",
+        include_str!("../../../scenarios/consul-partition-old-holder.toml"),
+    ),
+    (
+        "consul-partition-old-holder-fenced",
+        include_str!("../../../scenarios/consul-partition-old-holder-fenced.toml"),
+    ),
+    (
+        "consul-lock-delay-protects",
+        include_str!("../../../scenarios/consul-lock-delay-protects.toml"),
+    ),
+    (
+        "consul-lock-delay-0",
+        include_str!("../../../scenarios/consul-lock-delay-0.toml"),
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay",
+        include_str!("../../../scenarios/consul-leader-failover-forgets-lock-delay.toml"),
+    ),
+    (
+        "consul-leader-failover-forgets-lock-delay-fenced",
+        include_str!("../../../scenarios/consul-leader-failover-forgets-lock-delay-fenced.toml"),
+    ),
+    (
+        "consul-session-reaped-late",
+        include_str!("../../../scenarios/consul-session-reaped-late.toml"),
+    ),
+    (
+        "consul-session-reaped-late-short-pause",
+        include_str!("../../../scenarios/consul-session-reaped-late-short-pause.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -161,7 +193,7 @@ pub const SHIPPED: [(&str, &str); 33] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 16] = [
+const CHECK_EXPECT: [(&str, &[&str]); 18] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -188,6 +220,11 @@ const CHECK_EXPECT: [(&str, &[&str]); 16] = [
     // again for ever: the spec's random retry delay makes it unlikely,
     // not impossible (checked on three masters).
     ("redlock", &["progress"]),
+    // api.Lock's waiters all block on the one key: a release (or a
+    // crashed holder's session reaped) answers them all. A crashed
+    // holder's key is released with its session, after the lock-delay.
+    ("consul-lock", &["herd_bound"]),
+    ("consul-lock-cli", &["herd_bound"]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws: the

@@ -948,6 +948,7 @@ impl<'a> Sim<'a> {
             FaultKind::Interrupt if status == Status::Running && acquiring => {
                 return self.interrupt(i, c);
             }
+            FaultKind::CheckCritical if !done => return self.check_critical(i, c),
             // Struck above.
             FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => false,
             // The client is past this fault (crashed, done, already cut
@@ -958,7 +959,8 @@ impl<'a> Sim<'a> {
             | FaultKind::Partition
             | FaultKind::LostReply
             | FaultKind::Delay
-            | FaultKind::Interrupt => false,
+            | FaultKind::Interrupt
+            | FaultKind::CheckCritical => false,
         };
         if fired {
             self.faults[i].fired = true;
@@ -992,6 +994,44 @@ impl<'a> Sim<'a> {
         self.client.on_interrupt(&mut rt.state, &mut out);
         self.apply_client_out(c, out);
         self.after_client_step(c);
+    }
+
+    /// Consul: client `c`'s node check goes critical (fault `i`). The
+    /// store invalidates the client's session at once
+    /// (`Store::check_critical`): its key released or deleted under its
+    /// lock-delay, its blocking queries and its owner told. The fault is
+    /// the node's, not the process's, so it strikes a paused or crashed
+    /// client's session too; it fires only if that session is alive.
+    fn check_critical(&mut self, i: usize, c: ClientIdx) {
+        let session = self
+            .store_state
+            .known(self.clients[c as usize].state.session);
+        if !self.store_state.is_alive(session) {
+            return;
+        }
+        self.faults[i].fired = true;
+        trace!(
+            self,
+            TraceEvent::Fault {
+                fault: FaultKind::CheckCritical,
+                client: c,
+                duration_us: None,
+                what: None,
+            }
+        );
+        trace!(self, TraceEvent::Expire { session, client: c });
+        let before = self.release_mark();
+        let removed_before = self.store_state.items_removed();
+        let mut out = self.lenders.store.lend();
+        self.store
+            .check_critical(&mut self.store_state, session, &mut out);
+        let n = self.apply_store_out(out);
+        self.observe_store(removed_before);
+        // An invalidation that released (or deleted) the key is a release
+        // step, as an expiry's is.
+        if self.released_since(before) {
+            self.release_step(n);
+        }
     }
 
     fn fault_end(&mut self, i: usize) {
@@ -1112,6 +1152,7 @@ impl<'a> Sim<'a> {
             // Instantaneous: nothing ends.
             FaultKind::LostReply
             | FaultKind::Interrupt
+            | FaultKind::CheckCritical
             | FaultKind::MasterRestart
             | FaultKind::ClockJump
             | FaultKind::Failover => return,
@@ -1119,10 +1160,11 @@ impl<'a> Sim<'a> {
         trace!(self, what);
     }
 
-    /// A Redis master's fault: a restart, a clock jump, a failover, as
-    /// the store carries it out (`Store::restart_master`, `jump_clock`,
-    /// `fail_over`). It always fires — a master with `appendfsync always`
-    /// restarts too, and loses nothing — whatever it changes.
+    /// A store fault: a Redis master's restart, clock jump or failover, or
+    /// a Consul leader's failover, as the store carries it out
+    /// (`Store::restart_master`, `jump_clock`, `fail_over`). It always
+    /// fires — a master with `appendfsync always` restarts too, and loses
+    /// nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
         let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
@@ -1147,7 +1189,8 @@ impl<'a> Sim<'a> {
             | FaultKind::Partition
             | FaultKind::LostReply
             | FaultKind::Delay
-            | FaultKind::Interrupt => false,
+            | FaultKind::Interrupt
+            | FaultKind::CheckCritical => false,
         };
         self.apply_store_out(out);
         self.schedule_replication();
@@ -1157,7 +1200,8 @@ impl<'a> Sim<'a> {
                 self,
                 TraceEvent::StoreFault {
                     fault: f.kind,
-                    master,
+                    // Consul's leader names no master.
+                    master: f.master.map(|_| master),
                 }
             );
         }
