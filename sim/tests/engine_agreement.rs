@@ -64,6 +64,8 @@ enum Fault {
     Restart,
     Partition,
     LostReply,
+    /// Consul's alone: a node check going critical.
+    CheckCritical,
 }
 
 impl Fault {
@@ -74,23 +76,39 @@ impl Fault {
             Fault::Crash | Fault::Restart => FaultKind::Crash,
             Fault::Partition => FaultKind::Partition,
             Fault::LostReply => FaultKind::LostReply,
+            Fault::CheckCritical => FaultKind::CheckCritical,
+        }
+    }
+
+    /// Whether `recipe` takes it (the checker refuses the rest).
+    fn taken_by(self, recipe: &RecipeRef) -> bool {
+        match self {
+            Fault::CheckCritical => recipe.face() == Face::Consul,
+            Fault::Pause | Fault::Crash | Fault::Restart | Fault::Partition | Fault::LostReply => {
+                true
+            }
         }
     }
 
     fn name(self) -> &'static str {
         match self {
             Fault::Restart => "crash-restart",
-            Fault::Pause | Fault::Crash | Fault::Partition | Fault::LostReply => self.kind().name(),
+            Fault::Pause
+            | Fault::Crash
+            | Fault::Partition
+            | Fault::LostReply
+            | Fault::CheckCritical => self.kind().name(),
         }
     }
 }
 
-const FAULT_KINDS: [Fault; 5] = [
+const FAULT_KINDS: [Fault; 6] = [
     Fault::Pause,
     Fault::Crash,
     Fault::Restart,
     Fault::Partition,
     Fault::LostReply,
+    Fault::CheckCritical,
 ];
 
 /// What the matrix leaves out on purpose, and why: printed with the
@@ -102,11 +120,10 @@ const LEFT_OUT: &[(&str, &str)] = &[
          take any while others overtake it, so there is no budget to match",
     ),
     (
-        "store faults and check_critical",
-        "a Redis master's restart, clock jump and failover, Consul's failover and a Consul \
-         node check going critical strike the store (or a session in it), not a client's \
-         process or link: the matrix draws none of them (the checker has the Redis ones as \
-         --master-restarts, --clock-jumps and --failovers)",
+        "store faults",
+        "a Redis master's restart, clock jump and failover and Consul's leader failover \
+         strike the store, not a client's process or link: the matrix draws none of them \
+         (the checker has them as --master-restarts, --clock-jumps and --failovers)",
     ),
     (
         "fencing, acquire timeouts, re-entries",
@@ -185,6 +202,7 @@ impl fmt::Display for Config {
             (b.partitions, "partitions"),
             (b.lost_replies, "lost-replies"),
             (b.restarts, "restarts"),
+            (b.critical_checks, "critical-checks"),
         ] {
             if n > 0 {
                 write!(f, " --{flag} {n}")?;
@@ -208,6 +226,7 @@ impl Config {
                 }
                 Fault::Partition => b.partitions += 1,
                 Fault::LostReply => b.lost_replies += 1,
+                Fault::CheckCritical => b.critical_checks += 1,
             }
         }
         b
@@ -241,7 +260,10 @@ fn matrix(size: Size) -> Vec<Config> {
             .into_iter()
             .filter(|&p| models::model::check_redis_policy(&recipe, p).is_ok());
         for policy in policies {
-            for faults in fault_sets(size.faults_per_run) {
+            let taken = fault_sets(size.faults_per_run)
+                .into_iter()
+                .filter(|set| set.iter().all(|f| f.taken_by(&recipe)));
+            for faults in taken {
                 out.push(Config {
                     clients: clients_needed(recipe.app()) + size.extra_clients,
                     rounds: size.rounds,
@@ -321,7 +343,7 @@ fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
                 // Back after a tenth of the session timeout to the whole
                 // of it: the old session may outlive the process or not.
                 Fault::Restart => Some(between(&mut rng, session / 10, session)),
-                Fault::Crash | Fault::LostReply => None,
+                Fault::Crash | Fault::LostReply | Fault::CheckCritical => None,
             };
             ScheduledFault {
                 at_ms,
