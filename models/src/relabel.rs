@@ -105,6 +105,7 @@ impl Relabel for Data {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Data::Session(s) => s.relabel(p),
+            Data::Holders(h) => h.rename(|c| p[c as usize]),
             Data::Empty | Data::Number(_) => {}
         }
     }
