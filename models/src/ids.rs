@@ -719,9 +719,10 @@ impl fmt::Display for Key {
 }
 
 /// A node's or key's data. What the model's recipes store is a number (a
-/// queue's item, a counter) or a session's id (who wrote it): a value the
-/// checker can hash and compare, and that symmetry relabels when it names
-/// a client.
+/// queue's item, a counter), a session's id (who wrote it) or a Consul
+/// semaphore's holders: a value the checker can hash and compare, and that
+/// symmetry relabels when it names a client. Sixteen bytes, whatever the
+/// variant (a test holds it).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -730,13 +731,128 @@ pub enum Data {
     Empty,
     Number(u64),
     Session(SessionId),
+    /// Last, so the variants before it hash as they did.
+    Holders(Holders),
+}
+
+/// The value of a Consul semaphore's `.lock` key, `api.Semaphore`'s
+/// `semaphoreLock`: the limit the contenders agree on and the sessions
+/// holding a slot (`{"Limit": 2, "Holders": {"<session>": true}}`), at
+/// most [`Holders::CAPACITY`] of them, packed so that a [`Data`] stays
+/// sixteen bytes: a session as its client and incarnation (Consul sessions
+/// have no etcd grant number), kept sorted, so a set has one form.
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Holders {
+    limit: u8,
+    len: u8,
+    /// `(client, incarnation)`, sorted; past `len`, zeros.
+    held: [(ClientIdx, u16); Holders::CAPACITY],
+}
+
+impl Holders {
+    /// The most holders a value keeps: a semaphore's limit is at most this.
+    pub const CAPACITY: usize = 3;
+
+    /// No holders yet, `limit` slots (`decodeLock` of an empty value).
+    pub fn new(limit: u8) -> Holders {
+        Holders {
+            limit,
+            ..Holders::default()
+        }
+    }
+
+    pub fn limit(self) -> u8 {
+        self.limit
+    }
+
+    pub fn len(self) -> usize {
+        usize::from(self.len)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// The holding sessions, sorted.
+    pub fn iter(self) -> impl Iterator<Item = SessionId> {
+        self.held
+            .into_iter()
+            .take(self.len())
+            .map(|(client, incarnation)| SessionId {
+                client,
+                incarnation,
+                grant: 0,
+            })
+    }
+
+    pub fn contains(self, s: SessionId) -> bool {
+        self.iter().any(|h| h.same_session(s))
+    }
+
+    /// With `s` added; `None` if there is no room for it.
+    pub fn with(self, s: SessionId) -> Option<Holders> {
+        if self.contains(s) {
+            return Some(self);
+        }
+        let mut out = self;
+        *out.held.get_mut(self.len())? = (s.client, s.incarnation);
+        out.len += 1;
+        out.sort();
+        Some(out)
+    }
+
+    /// Only the holders `keep` keeps (`pruneDeadHolders`, a release).
+    pub fn retain(self, mut keep: impl FnMut(SessionId) -> bool) -> Holders {
+        let mut out = Holders::new(self.limit);
+        for s in self.iter().filter(|&s| keep(s)) {
+            out.held[out.len()] = (s.client, s.incarnation);
+            out.len += 1;
+        }
+        out
+    }
+
+    /// Renames the holders' clients (symmetry), keeping the set sorted.
+    pub fn rename(&mut self, mut f: impl FnMut(ClientIdx) -> ClientIdx) {
+        for (client, _) in &mut self.held[..usize::from(self.len)] {
+            *client = f(*client);
+        }
+        self.sort();
+    }
+
+    fn sort(&mut self) {
+        self.held[..usize::from(self.len)].sort_unstable();
+    }
+}
+
+/// As the set it is: its limit and its sessions.
+impl fmt::Debug for Holders {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_struct("Holders")
+            .field("limit", &self.limit)
+            .field("holders", &self.iter().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// As Consul's JSON has it, the sessions by their ids.
+impl fmt::Display for Holders {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{{Limit: {}, Holders: [", self.limit)?;
+        for (i, s) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{s}")?;
+        }
+        f.write_str("]}")
+    }
 }
 
 impl Data {
     pub fn number(self) -> Option<u64> {
         match self {
             Data::Number(n) => Some(n),
-            Data::Empty | Data::Session(_) => None,
+            Data::Empty | Data::Session(_) | Data::Holders(_) => None,
         }
     }
 
@@ -751,6 +867,7 @@ impl fmt::Display for Data {
             Data::Empty => Ok(()),
             Data::Number(n) => write!(f, "{n}"),
             Data::Session(s) => write!(f, "{s}"),
+            Data::Holders(h) => write!(f, "{h}"),
         }
     }
 }
@@ -846,6 +963,35 @@ mod tests {
 
     const LOCK: Name = name!("/lock");
     const NODE: Name = name!("lock-");
+
+    #[test]
+    fn data_is_sixteen_bytes_with_a_holder_set() {
+        assert_eq!(std::mem::size_of::<Data>(), 16);
+        let s = |client, incarnation| SessionId {
+            client,
+            incarnation,
+            grant: 0,
+        };
+        let h = Holders::new(3);
+        let h = h.with(s(7, 1)).unwrap().with(s(2, 0)).unwrap();
+        assert_eq!(h.iter().collect::<Vec<_>>(), [s(2, 0), s(7, 1)]);
+        assert_eq!(h.with(s(2, 0)), Some(h), "already a holder");
+        let full = h.with(s(5, 0)).unwrap();
+        assert_eq!(full.with(s(6, 0)), None, "no room");
+        assert!(full.contains(s(5, 0)) && !full.contains(s(5, 1)));
+        assert_eq!(full.retain(|x| x.client != 5), h);
+        let mut renamed = full;
+        renamed.rename(|c| 9 - c);
+        assert_eq!(
+            renamed.iter().collect::<Vec<_>>(),
+            [s(2, 1), s(4, 0), s(7, 0)],
+            "sorted again"
+        );
+        assert_eq!(
+            Data::Holders(h).to_string(),
+            "{Limit: 3, Holders: [0x694d00020000, 0x694d00070001]}"
+        );
+    }
 
     #[test]
     fn names_parse_back() {

@@ -4,6 +4,7 @@
 use crate::ids::{Child, Data, Key, Name, SessionId, ZPath};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// Everything that crosses a link. Links are FIFO per pair of actors (TCP), so a
 /// watch notification never overtakes the reply it follows.
@@ -239,6 +240,16 @@ pub enum ConsulCmd {
     /// out: `wait_ms`, 0 for the server's default of 5 minutes, plus up
     /// to a sixteenth), its answer a notification ([`WatchEvent::Consul`]).
     Get { key: Key, index: u64, wait_ms: u32 },
+    /// `GET /v1/kv/<prefix>?recurse`: every pair whose key starts with
+    /// `prefix` and `X-Consul-Index` (the last write or delete under it).
+    /// With `index` > 0 a blocking query as [`ConsulCmd::Get`]'s, held until
+    /// a key under the prefix changes; its answer a notification
+    /// ([`WatchEvent::ConsulList`]).
+    List {
+        prefix: Name,
+        index: u64,
+        wait_ms: u32,
+    },
     /// `PUT /v1/kv/<key>?acquire=<session>`: `true` if the session now
     /// holds the key.
     Acquire { key: Key, value: Data },
@@ -267,7 +278,7 @@ pub struct KvPair {
 }
 
 /// Consul's answer to one call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ConsulReply {
     /// The session is created (its id is the envelope's).
     SessionCreated,
@@ -275,6 +286,9 @@ pub enum ConsulReply {
     SessionDestroyed,
     /// A `GET`: the pair (`None`: 404) and `X-Consul-Index`.
     Pair { pair: Option<KvPair>, index: u64 },
+    /// A `GET ?recurse`: the pairs under the prefix, sorted by key, and
+    /// `X-Consul-Index`.
+    List { pairs: Arc<[KvPair]>, index: u64 },
     /// A blocking query the store holds: no HTTP answer yet. The model
     /// acknowledges it so that the client's resend clock stops, as an
     /// HTTP client's does while its request is out; the answer comes as a
@@ -715,7 +729,7 @@ pub struct Kv {
 }
 
 /// A watch notification.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum WatchEvent {
     Zk {
         kind: ZkEvent,
@@ -730,6 +744,12 @@ pub enum WatchEvent {
     /// `X-Consul-Index`.
     Consul {
         pair: Option<KvPair>,
+        index: u64,
+    },
+    /// The answer to a held blocking `GET ?recurse`: the pairs under the
+    /// prefix as they now are, and `X-Consul-Index`.
+    ConsulList {
+        pairs: Arc<[KvPair]>,
         index: u64,
     },
 }
@@ -1137,8 +1157,26 @@ impl fmt::Display for WatchEvent {
                 write!(f, "blocking query answered at index {index}: ")?;
                 write_pair(f, pair)
             }
+            WatchEvent::ConsulList { pairs, index } => {
+                write!(f, "blocking query answered at index {index}: ")?;
+                write_pairs(f, pairs)
+            }
         }
     }
+}
+
+/// A Consul listing as the answers show it.
+fn write_pairs(f: &mut fmt::Formatter, pairs: &[KvPair]) -> fmt::Result {
+    if pairs.is_empty() {
+        return write!(f, "no keys");
+    }
+    for (i, p) in pairs.iter().enumerate() {
+        if i > 0 {
+            write!(f, "; ")?;
+        }
+        write_pair(f, &Some(*p))?;
+    }
+    Ok(())
 }
 
 /// A Consul pair as the answers show it.
@@ -1183,6 +1221,19 @@ impl fmt::Display for ConsulCmd {
                 index,
                 wait_ms,
             } => write!(f, "GET {key}?index={index}&wait={wait_ms}ms"),
+            ConsulCmd::List {
+                prefix, index: 0, ..
+            } => write!(f, "GET {prefix}?recurse"),
+            ConsulCmd::List {
+                prefix,
+                index,
+                wait_ms: 0,
+            } => write!(f, "GET {prefix}?recurse&index={index}"),
+            ConsulCmd::List {
+                prefix,
+                index,
+                wait_ms,
+            } => write!(f, "GET {prefix}?recurse&index={index}&wait={wait_ms}ms"),
             ConsulCmd::Acquire { key, value } if value.is_empty() => write!(f, "PUT {key}?acquire"),
             ConsulCmd::Acquire { key, value } => write!(f, "PUT {key}?acquire ({value})"),
             ConsulCmd::Release { key } => write!(f, "PUT {key}?release"),
@@ -1204,6 +1255,10 @@ impl fmt::Display for ConsulReply {
             ConsulReply::Pair { pair, index } => {
                 write!(f, "index {index}: ")?;
                 write_pair(f, pair)
+            }
+            ConsulReply::List { pairs, index } => {
+                write!(f, "index {index}: ")?;
+                write_pairs(f, pairs)
             }
             ConsulReply::Held => write!(f, "held (blocking query)"),
             ConsulReply::Bool(b) => write!(f, "{b}"),
@@ -1522,8 +1577,10 @@ impl Request {
             Request::Consul(cmd) => match cmd {
                 ConsulCmd::SessionCreate(_) => RequestKind::ConsulSessionCreate,
                 ConsulCmd::SessionDestroy => RequestKind::ConsulSessionDestroy,
-                ConsulCmd::Get { index: 0, .. } => RequestKind::ConsulGet,
-                ConsulCmd::Get { .. } => RequestKind::ConsulBlockingGet,
+                ConsulCmd::Get { index: 0, .. } | ConsulCmd::List { index: 0, .. } => {
+                    RequestKind::ConsulGet
+                }
+                ConsulCmd::Get { .. } | ConsulCmd::List { .. } => RequestKind::ConsulBlockingGet,
                 ConsulCmd::Acquire { .. } => RequestKind::ConsulAcquire,
                 ConsulCmd::Release { .. } => RequestKind::ConsulRelease,
                 ConsulCmd::Cas { .. } => RequestKind::ConsulCas,

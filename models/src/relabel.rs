@@ -105,6 +105,7 @@ impl Relabel for Data {
     fn relabel(&mut self, p: &Perm) {
         match self {
             Data::Session(s) => s.relabel(p),
+            Data::Holders(h) => h.rename(|c| p[c as usize]),
             Data::Empty | Data::Number(_) => {}
         }
     }
@@ -269,6 +270,7 @@ impl Relabel for Reply {
                 RedisReply::Ok | RedisReply::Nil | RedisReply::Int(_) | RedisReply::Down,
             ) => {}
             Reply::Consul(ConsulReply::Pair { pair, .. }) => pair.relabel(p),
+            Reply::Consul(ConsulReply::List { pairs, .. }) => relabel_pairs(pairs, p),
             Reply::Consul(
                 ConsulReply::SessionCreated
                 | ConsulReply::SessionDestroyed
@@ -311,6 +313,7 @@ impl Relabel for WatchEvent {
             WatchEvent::Zk { path, .. } => path.relabel(p),
             WatchEvent::Etcd { key, .. } => key.relabel(p),
             WatchEvent::Consul { pair, .. } => pair.relabel(p),
+            WatchEvent::ConsulList { pairs, .. } => relabel_pairs(pairs, p),
         }
     }
 }
@@ -325,9 +328,18 @@ impl Relabel for ConsulCmd {
             ConsulCmd::Get { key, .. }
             | ConsulCmd::Release { key }
             | ConsulCmd::Delete { key, .. } => key.relabel(p),
-            ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {}
+            ConsulCmd::List { .. } | ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {}
         }
     }
+}
+
+/// A Consul listing is in the store's order, by key: keys named by
+/// sessions reorder when their clients are renamed.
+fn relabel_pairs(pairs: &mut std::sync::Arc<[KvPair]>, p: &Perm) {
+    let mut renamed = pairs.to_vec();
+    renamed.relabel(p);
+    renamed.sort_by_key(|pair| pair.key);
+    *pairs = renamed.into();
 }
 
 impl Relabel for KvPair {

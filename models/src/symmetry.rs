@@ -281,6 +281,8 @@ fn outside_key(state: &ModelState, c: ClientIdx) -> u64 {
         Data::Empty => (0u8, 0, None),
         Data::Number(n) => (1, n, None),
         Data::Session(s) => (2, 0, Some(erased(s))),
+        // A Consul semaphore's holders: the Consul store is not keyed here.
+        Data::Holders(h) => (3, h.len() as u64, None),
     };
     let names_c = |d: Data| matches!(d, Data::Session(s) if mine(&s));
     let key = |k: Key| (k.prefix, k.lease.map(erased));

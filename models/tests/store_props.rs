@@ -582,7 +582,7 @@ fn fired_zk(fired: Vec<(SessionId, WatchEvent)>) -> Vec<Event> {
         .into_iter()
         .map(|(s, e)| match e {
             WatchEvent::Zk { kind, path } => (s, kind, path),
-            WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } => {
+            WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } | WatchEvent::ConsulList { .. } => {
                 panic!("a ZooKeeper write fires no etcd or Consul event")
             }
         })

@@ -578,7 +578,7 @@ fn notifications(sent: &[(Id, Msg)]) -> BTreeMap<ClientIdx, Vec<Event>> {
 fn zk_event(event: &WatchEvent) -> Event {
     match *event {
         WatchEvent::Zk { kind, path } => (kind, path),
-        WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } => {
+        WatchEvent::Etcd { .. } | WatchEvent::Consul { .. } | WatchEvent::ConsulList { .. } => {
             unreachable!("a ZooKeeper recipe's store sends ZooKeeper events")
         }
     }

@@ -176,8 +176,8 @@ impl Recipe for ConsulLock {
         let Reply::Consul(reply) = reply else {
             return Step::Unexpected;
         };
-        match (*st, *reply) {
-            (State::Reading { .. }, ConsulReply::Pair { pair, index }) => {
+        match (*st, reply) {
+            (State::Reading { .. }, &ConsulReply::Pair { pair, index }) => {
                 self.decide(session, st, pair, index)
             }
             (State::Reading { .. }, ConsulReply::Held) => {
@@ -192,7 +192,7 @@ impl Recipe for ConsulLock {
                 *st = State::Checking;
                 Step::Send(consul::get(LOCK_KEY, 0, 0))
             }
-            (State::Checking, ConsulReply::Pair { pair, index }) => match pair {
+            (State::Checking, &ConsulReply::Pair { pair, index }) => match pair {
                 Some(KvPair {
                     session: Some(_), ..
                 }) => self.wait_again(st, index),
@@ -204,7 +204,7 @@ impl Recipe for ConsulLock {
                     }
                 }
             },
-            (State::Confirming, ConsulReply::Pair { pair, .. }) => match pair {
+            (State::Confirming, &ConsulReply::Pair { pair, .. }) => match pair {
                 Some(p) if p.session == Some(session) => {
                     *st = State::Holding {
                         lock_index: p.lock_index,

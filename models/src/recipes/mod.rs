@@ -6,6 +6,7 @@
 //! one line in [`REGISTRY`].
 
 pub mod children_watch;
+pub mod consul_election;
 pub mod consul_lock;
 pub mod etcd_election;
 pub mod etcd_revision;
@@ -87,6 +88,7 @@ pub const REGISTRY: &[Registered] = &[
     redlock::REGISTERED,
     consul_lock::REGISTERED,
     consul_lock::REGISTERED_CLI,
+    consul_election::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

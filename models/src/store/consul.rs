@@ -19,25 +19,56 @@
 //!   until the key changes or its wait runs out; the held answer is sent
 //!   as a notification (`WatchEvent::Consul`), so the herd counts it as a
 //!   watch event.
+//! - `GET ?recurse` lists the pairs under a prefix; its `X-Consul-Index`
+//!   is the last write or delete under the prefix (the largest
+//!   `ModifyIndex` there, or the index of a later delete: Consul's
+//!   tombstones). Held as a blocking query, it is answered by a change of
+//!   any key under the prefix (`WatchEvent::ConsulList`). The store keeps
+//!   the index of the last delete under each prefix listed so far (its
+//!   `graveyard`; none for a recipe that lists nothing): a delete before
+//!   the first listing changes no answer that listing's index is compared
+//!   with.
 //! - The lock-delay table is the leader's, in memory: a leader failover to
 //!   a server that restored its state from a snapshot forgets it (and
 //!   every session's TTL starts again: [`ConsulKv::fail_over`]).
 
-use crate::ids::{ClientIdx, Data, Key, SessionId};
+use crate::ids::{ClientIdx, Data, Key, Name, SessionId};
 use crate::msg::{Behavior, ConsulCmd, ConsulReply, KvPair, SessionOpts, WatchEvent};
 use serde::{Deserialize, Serialize};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-/// A blocking query the store holds: whose, on which key, past which
-/// index it returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// A blocking query the store holds: whose, on which key (`recurse`: on
+/// every key under the key's text, a prefix), past which index it
+/// returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Query {
     pub client: ClientIdx,
     pub key: Key,
     pub index: u64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub recurse: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+/// As the derived hash was before `recurse`: it only when set, so a
+/// lock's states fingerprint as they did.
+impl Hash for Query {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.client.hash(h);
+        self.key.hash(h);
+        self.index.hash(h);
+        if self.recurse {
+            self.recurse.hash(h);
+        }
+    }
 }
 
 /// The Consul store's state.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConsulKv {
     /// The Raft index of the last write (sessions' too): replies' header.
     pub index: u64,
@@ -54,6 +85,27 @@ pub struct ConsulKv {
     pub delays: Vec<(Key, SessionId)>,
     /// Blocking queries held, sorted (one per client at most).
     pub queries: Vec<Query>,
+    /// Each prefix listed so far (`GET ?recurse`), sorted, with the index
+    /// of the last delete under it since (0: none): Consul's tombstones,
+    /// as far as a listing's index reads them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graveyard: Vec<(Name, u64)>,
+}
+
+/// As the derived hash was before `graveyard`: it only when some prefix
+/// was listed, so a lock's states fingerprint as they did.
+impl Hash for ConsulKv {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.index.hash(h);
+        self.kv_index.hash(h);
+        self.pairs.hash(h);
+        self.sessions.hash(h);
+        self.delays.hash(h);
+        self.queries.hash(h);
+        if !self.graveyard.is_empty() {
+            self.graveyard.hash(h);
+        }
+    }
 }
 
 /// What a call did beside its answer: the held queries it answered, the
@@ -89,6 +141,36 @@ impl ConsulKv {
         let pair = self.get(key).copied();
         let index = pair.map_or(self.kv_index, |p| p.modify_index).max(1);
         (pair, index)
+    }
+
+    /// What `GET prefix?recurse` answers now: the pairs under `prefix`,
+    /// sorted by key, and `X-Consul-Index` (the last write or delete under
+    /// it, else the KV table's index; at least 1).
+    pub fn list(&self, prefix: Name) -> (Arc<[KvPair]>, u64) {
+        let pairs: Arc<[KvPair]> = self
+            .pairs
+            .iter()
+            .filter(|p| p.key.has_prefix(prefix))
+            .copied()
+            .collect();
+        (pairs.clone(), self.list_index(prefix, &pairs))
+    }
+
+    /// `X-Consul-Index` of a listing of `prefix` that found `pairs`.
+    fn list_index(&self, prefix: Name, pairs: &[KvPair]) -> u64 {
+        let written = pairs.iter().map(|p| p.modify_index).max().unwrap_or(0);
+        let deleted = self.graveyard_of(prefix).unwrap_or(0);
+        match written.max(deleted) {
+            0 => self.kv_index.max(1),
+            index => index,
+        }
+    }
+
+    fn graveyard_of(&self, prefix: Name) -> Option<u64> {
+        self.graveyard
+            .binary_search_by_key(&prefix, |(p, _)| *p)
+            .ok()
+            .map(|i| self.graveyard[i].1)
     }
 
     /// The options session `s` was created with.
@@ -157,6 +239,28 @@ impl ConsulKv {
                     client: s.client,
                     key,
                     index,
+                    recurse: false,
+                });
+                fx.held = Some((s.client, wait_ms));
+                ConsulReply::Held
+            }
+            ConsulCmd::List {
+                prefix,
+                index,
+                wait_ms,
+            } => {
+                if let Err(at) = self.graveyard.binary_search_by_key(&prefix, |(p, _)| *p) {
+                    self.graveyard.insert(at, (prefix, 0));
+                }
+                let (pairs, now) = self.list(prefix);
+                if index == 0 || now > index {
+                    return ConsulReply::List { pairs, index: now };
+                }
+                self.hold(Query {
+                    client: s.client,
+                    key: Key::fixed(prefix),
+                    index,
+                    recurse: true,
                 });
                 fx.held = Some((s.client, wait_ms));
                 ConsulReply::Held
@@ -255,8 +359,9 @@ impl ConsulKv {
     }
 
     /// One write of `key` in a new Raft index: `f` makes the key from the
-    /// index and what it was (`None`: deleted). The queries held on it are
-    /// answered.
+    /// index and what it was (`None`: deleted; a tombstone under every
+    /// prefix listed that holds it). The queries held on it, and on a
+    /// prefix of it, are answered.
     fn write(
         &mut self,
         key: Key,
@@ -271,6 +376,12 @@ impl ConsulKv {
             (Ok(i), Some(p)) => self.pairs[i] = p,
             (Ok(i), None) => {
                 self.pairs.remove(i);
+                let index = self.index;
+                for (prefix, deleted) in &mut self.graveyard {
+                    if key.has_prefix(*prefix) {
+                        *deleted = index;
+                    }
+                }
             }
             (Err(i), Some(p)) => self.pairs.insert(i, p),
             (Err(_), None) => {}
@@ -278,17 +389,41 @@ impl ConsulKv {
         self.answer_queries(key, fx);
     }
 
-    /// Answers every held query on `key` whose index has passed.
+    /// Answers every held query on `key`, or on a prefix of it, whose
+    /// index has passed.
     fn answer_queries(&mut self, key: Key, fx: &mut Effects) {
         let (pair, index) = self.read(key);
-        self.queries.retain(|q| {
-            let answered = q.key == key && index > q.index;
-            if answered {
-                fx.fired
-                    .push((q.client, WatchEvent::Consul { pair, index }));
-            }
+        let mut queries = std::mem::take(&mut self.queries);
+        queries.retain(|q| {
+            let answer = match q.recurse {
+                false if q.key == key && index > q.index => {
+                    Some(WatchEvent::Consul { pair, index })
+                }
+                true if key.has_prefix(q.key.prefix) => self.list_answer(*q),
+                true | false => None,
+            };
+            let answered = answer.is_some();
+            fx.fired.extend(answer.map(|event| (q.client, event)));
             !answered
         });
+        self.queries = queries;
+    }
+
+    /// The answer to the prefix query `q`, if its index has passed.
+    fn list_answer(&self, q: Query) -> Option<WatchEvent> {
+        let (pairs, index) = self.list(q.key.prefix);
+        (index > q.index).then_some(WatchEvent::ConsulList { pairs, index })
+    }
+
+    /// The answer to held query `q` as the store is now.
+    fn answer(&self, q: Query) -> WatchEvent {
+        if q.recurse {
+            let (pairs, index) = self.list(q.key.prefix);
+            WatchEvent::ConsulList { pairs, index }
+        } else {
+            let (pair, index) = self.read(q.key);
+            WatchEvent::Consul { pair, index }
+        }
     }
 
     /// Holds `q`, in place of any query its client had held (a query
@@ -309,8 +444,7 @@ impl ConsulKv {
     pub fn time_out_query(&mut self, client: ClientIdx) -> Option<(ClientIdx, WatchEvent)> {
         let at = self.queries.iter().position(|q| q.client == client)?;
         let q = self.queries.remove(at);
-        let (pair, index) = self.read(q.key);
-        Some((client, WatchEvent::Consul { pair, index }))
+        Some((client, self.answer(q)))
     }
 
     /// `client`'s connection closed (its process gone): its held query

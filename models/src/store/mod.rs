@@ -336,7 +336,9 @@ impl StoreState {
             })
             .and_then(|v| match v {
                 crate::ids::Data::Session(s) => Some(s),
-                crate::ids::Data::Empty | crate::ids::Data::Number(_) => None,
+                crate::ids::Data::Empty
+                | crate::ids::Data::Number(_)
+                | crate::ids::Data::Holders(_) => None,
             })
     }
 
