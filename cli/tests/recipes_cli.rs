@@ -64,7 +64,8 @@ fn recipes_lists_the_registry_with_variants() {
             "redis-token",
             "redlock",
             "consul-lock",
-            "consul-lock-cli"
+            "consul-lock-cli",
+            "consul-election"
         ]
     );
     let apps: Vec<&str> = v
@@ -77,7 +78,8 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(apps[5..8], ["election"; 3]);
     assert_eq!(apps[8], "barrier");
     assert_eq!(apps[11..13], ["shared_lock", "semaphore"]);
-    assert_eq!(apps[13..], ["lock"; 5]);
+    assert_eq!(apps[13..18], ["lock"; 5]);
+    assert_eq!(apps[18], "election");
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");
