@@ -98,8 +98,8 @@ fn consul_election_elects_one_leader_without_faults() {
 #[test]
 fn a_pause_or_a_partition_past_the_session_elects_a_second_leader() {
     for (faults, states) in [
-        (one(|b| b.pauses = 1), 78_790),
-        (one(|b| b.partitions = 1), 72_446),
+        (one(|b| b.pauses = 1), 75_856),
+        (one(|b| b.partitions = 1), 70_278),
     ] {
         let r = run(cfg("consul-election", 2, faults));
         assert_eq!(
@@ -132,19 +132,22 @@ fn a_pause_or_a_partition_past_the_session_elects_a_second_leader() {
 }
 
 /// A crash is only a crash: the next leader waits out the session and its
-/// lock-delay. A lost reply is sent again (an acquire answered twice is
-/// the same session's): nothing breaks.
+/// lock-delay, which also outlasts the crashed leader's last write. A lost
+/// reply is sent again (an acquire answered twice is the same session's):
+/// nothing breaks.
 #[test]
 fn consul_election_survives_a_crash_and_a_lost_reply() {
+    // The crashed leader's last write, in flight, lands long before the
+    // lock-delay is over: unfenced, the resource sees the leaders in turn.
     let r = run(cfg("consul-election", 2, one(|b| b.crashes = 1)));
-    // The crashed leader's last write, in flight, lands after the next
-    // leader's: the resource must fence.
-    assert_eq!(violated(&r), ["leader_exclusion"]);
-    let r = run(ModelCfg {
-        fencing: true,
-        ..cfg("consul-election", 2, one(|b| b.crashes = 1))
-    });
     assert_eq!(violated(&r), Vec::<&str>::new());
+    // Without the lock-delay the next leader may be in first.
+    let r = run(cfg(
+        "consul-election:lock-delay-0",
+        2,
+        one(|b| b.crashes = 1),
+    ));
+    assert_eq!(violated(&r), ["leader_exclusion"]);
     let r = run(cfg("consul-election", 2, one(|b| b.lost_replies = 1)));
     assert_eq!(violated(&r), Vec::<&str>::new());
 }
@@ -178,7 +181,7 @@ fn a_partition_lets_consul_lock_cli_hold_twice() {
     assert_eq!(status(&r, MutualExclusion), Status::Violated);
     assert_eq!(status(&r, HolderOwnsKey), Status::Holds);
     assert_eq!(status(&r, Progress), Status::Holds);
-    assert_eq!(r.unique_states, 85_596);
+    assert_eq!(r.unique_states, 83_208);
     let path = r.path(MutualExclusion).unwrap();
     assert!(path.iter().any(|a| matches!(a, Action::Partition(_))));
     assert!(path.iter().any(|a| matches!(a, Action::Expire(_))));
@@ -198,13 +201,13 @@ fn lock_index_fences_unless_the_session_deletes_the_key() {
     let r = run(fenced("consul-lock"));
     assert_eq!(violated(&r), ["mutual_exclusion"]);
     assert_eq!(status(&r, ResourceExclusion), Status::Holds);
-    assert_eq!(r.unique_states, 68_134);
+    assert_eq!(r.unique_states, 65_394);
     let path = r.path(MutualExclusion).unwrap().to_vec();
     assert_eq!(tokens_at_end(fenced("consul-lock"), &path), [1, 2]);
 
     let r = run(fenced("consul-lock:behavior-delete"));
     assert_eq!(violated(&r), ["mutual_exclusion", "resource_exclusion"]);
-    assert_eq!(r.unique_states, 64_400);
+    assert_eq!(r.unique_states, 62_053);
     let path = r.path(ResourceExclusion).unwrap().to_vec();
     assert_eq!(
         tokens_at_end(fenced("consul-lock:behavior-delete"), &path),

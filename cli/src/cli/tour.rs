@@ -193,7 +193,7 @@ pub const SHIPPED: [(&str, &str); 41] = [
 /// property holds. `herd_bound` falls to the recipes whose waiters all
 /// watch one node (or the children of one); a crash breaks nothing else
 /// with fencing on.
-const CHECK_EXPECT: [(&str, &[&str]); 18] = [
+const CHECK_EXPECT: [(&str, &[&str]); 19] = [
     ("unfair-create", &["herd_bound"]),
     ("fair-predecessor", &[]),
     ("etcd-revision", &[]),
@@ -225,6 +225,8 @@ const CHECK_EXPECT: [(&str, &[&str]); 18] = [
     // holder's key is released with its session, after the lock-delay.
     ("consul-lock", &["herd_bound"]),
     ("consul-lock-cli", &["herd_bound"]),
+    // Every follower blocks on the leader's key: the herd again.
+    ("consul-election", &["herd_bound"]),
 ];
 
 /// The shipped scenarios whose holders timeline the report draws: the
