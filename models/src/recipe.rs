@@ -473,6 +473,21 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
     fn with_consul_session(&self, _opts: SessionOpts) -> Result<RecipeRef, String> {
         Err(format!("{} opens no Consul session", self.name()))
     }
+
+    /// Consul: the wait its blocking queries ask for (`?wait=`, in ms),
+    /// for a recipe that names one (`api.Lock`'s `LockWaitTime`).
+    fn consul_wait(&self) -> Option<u32> {
+        None
+    }
+
+    /// Consul: this recipe with its blocking queries waiting `wait_ms` (a
+    /// scenario's `consul.wait_ms`), or why not.
+    fn with_consul_wait(&self, _wait_ms: u32) -> Result<RecipeRef, String> {
+        Err(format!(
+            "{} names no wait for its blocking queries (they take the server's default)",
+            self.name()
+        ))
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -660,6 +675,8 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn with_key_timing(&self, timing: KeyTiming) -> Result<RecipeRef, String>;
     fn consul_session(&self) -> Option<SessionOpts>;
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String>;
+    fn consul_wait(&self) -> Option<u32>;
+    fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String>;
 }
 
 /// Runs `f` on the typed state. A state no one else holds (the
@@ -875,6 +892,12 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
         Recipe::with_consul_session(self, opts)
+    }
+    fn consul_wait(&self) -> Option<u32> {
+        Recipe::consul_wait(self)
+    }
+    fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String> {
+        Recipe::with_consul_wait(self, wait_ms)
     }
     fn on_validity_passed(&self, st: &mut AnyState) -> Step {
         step_on(st, |s: &mut R::State| Recipe::on_validity_passed(self, s))

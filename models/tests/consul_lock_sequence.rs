@@ -77,6 +77,7 @@ fn lock() -> ConsulLock {
     ConsulLock {
         cli: false,
         session: SessionOpts::default(),
+        wait_ms: LOCK_WAIT_MS,
     }
 }
 

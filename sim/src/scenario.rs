@@ -41,6 +41,7 @@
 //! [consul]                      # Consul: the session's, each default the recipe's
 //! lock_delay_ms = 15000         # 0 to 60000
 //! behavior = "release"          # or "delete"
+//! wait_ms = 15000               # a blocking query's wait: 1 to 600000 (api.Lock's)
 //!
 //! [[schedule]]                  # or explicit faults
 //! at_ms = 300
@@ -242,6 +243,10 @@ pub struct ConsulFile {
     /// `"delete"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub behavior: Option<String>,
+    /// The wait its blocking queries ask for (`?wait=`; `api.Lock`'s
+    /// `LockWaitTime`, 15 s): 1 to 600,000 ms, for a recipe that names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
 }
 
 /// A fault kind's rate and how long each lasts.
@@ -1289,9 +1294,18 @@ fn resolve_consul(
         behavior,
         lock_delay_ms,
     };
-    recipe
+    let recipe = recipe
         .with_consul_session(opts)
-        .map_err(|e| err("consul", e))
+        .map_err(|e| err("consul", e))?;
+    match c.wait_ms {
+        None => Ok(recipe),
+        Some(ms) => {
+            let ms = recipes::consul::check_wait(ms).map_err(|e| err("consul.wait_ms", e))?;
+            recipe
+                .with_consul_wait(ms)
+                .map_err(|e| err("consul.wait_ms", e))
+        }
+    }
 }
 
 /// Redis: `persistence` and `replica`, for a Redis recipe only.

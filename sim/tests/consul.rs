@@ -164,11 +164,50 @@ fn a_bad_consul_table_is_refused_naming_the_key() {
             "consul",
             "for the Consul recipes",
         ),
+        (
+            format!("{LOCK}[consul]\nwait_ms = 0\n"),
+            "consul.wait_ms",
+            "1 to 600000 ms",
+        ),
+        (
+            format!("{LOCK}[consul]\nwait_ms = 600001\n"),
+            "consul.wait_ms",
+            "1 to 600000 ms",
+        ),
+        (
+            format!("{LOCK}[consul]\nwait_ms = 99999999999\n"),
+            "consul.wait_ms",
+            "got 99999999999",
+        ),
+        (
+            "recipe = \"consul-election\"\nclients = 2\n[consul]\nwait_ms = 1000\n".into(),
+            "consul.wait_ms",
+            "names no wait",
+        ),
     ];
     refused_saying(&cases);
     // An unknown key in the table is an error, as anywhere in the file.
-    let e = parse(&format!("{LOCK}[consul]\nwait_ms = 1000\n")).unwrap_err();
-    assert!(e.reason.contains("wait_ms"), "{e}");
+    let e = parse(&format!("{LOCK}[consul]\nwait = 1000\n")).unwrap_err();
+    assert!(e.reason.contains("wait"), "{e}");
+}
+
+/// `wait_ms` is what the lock's blocking queries ask the server for.
+#[test]
+fn the_blocking_query_wait_is_the_files() {
+    let s = parse(&format!("{LOCK}[consul]\nwait_ms = 2500\n")).unwrap();
+    assert_eq!(s.recipe.consul_wait(), Some(2_500));
+    let o = simulate(&s, 1, true);
+    let asked = |wait: &str| {
+        o.trace
+            .iter()
+            .any(|l| matches!(&l.event, TraceEvent::Deliver { msg, .. } if msg.contains(wait)))
+    };
+    assert!(
+        asked("&wait=2500ms"),
+        "a blocking query asked for the file's wait"
+    );
+    assert!(!asked("&wait=15000ms"));
+    assert_eq!(parse(LOCK).unwrap().recipe.consul_wait(), Some(15_000));
 }
 
 #[test]

@@ -68,6 +68,21 @@ pub fn check_session(opts: SessionOpts) -> Result<(), String> {
     Ok(())
 }
 
+/// Consul's bound on a blocking query's wait: `MaxQueryTime`, 10 minutes.
+pub const MAX_WAIT_MS: u32 = 600_000;
+
+/// A blocking query's wait a scenario gives: 1 ms to 10 minutes. 0 is no
+/// wait to give: Consul reads it as its default of 5 minutes.
+pub fn check_wait(wait_ms: u64) -> Result<u32, String> {
+    if wait_ms == 0 || wait_ms > u64::from(MAX_WAIT_MS) {
+        return Err(format!(
+            "must be 1 to {MAX_WAIT_MS} ms, Consul's bounds on a blocking query's wait \
+             (a wait of 0 is the server's default of 5 minutes, not a wait) (got {wait_ms})"
+        ));
+    }
+    Ok(wait_ms as u32)
+}
+
 pub fn millis(ms: u32) -> Duration {
     Duration::from_millis(ms.into())
 }

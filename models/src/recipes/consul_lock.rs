@@ -74,6 +74,7 @@ pub const REGISTERED: Registered = Registered {
         RecipeRef::new(ConsulLock {
             cli: false,
             session,
+            wait_ms: LOCK_WAIT_MS,
         })
     },
 };
@@ -90,6 +91,7 @@ pub const REGISTERED_CLI: Registered = Registered {
         RecipeRef::new(ConsulLock {
             cli: true,
             session: SessionOpts::default(),
+            wait_ms: LOCK_WAIT_MS,
         })
     },
 };
@@ -100,6 +102,8 @@ pub struct ConsulLock {
     pub cli: bool,
     /// What its session asks for.
     pub session: SessionOpts,
+    /// WAIT's blocking queries' `?wait=` (`LockWaitTime`, 15 s).
+    pub wait_ms: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -169,7 +173,7 @@ impl Recipe for ConsulLock {
     }
 
     fn acquire(&self, _: SessionId) -> (State, Request) {
-        wait(0)
+        self.wait(0)
     }
 
     fn on_reply(&self, session: SessionId, st: &mut State, reply: &Reply) -> Step {
@@ -216,7 +220,7 @@ impl Recipe for ConsulLock {
                 // Lost before the monitor's first read: the channel
                 // closes at once, and the application asks again.
                 Some(_) | None => {
-                    let (next, req) = wait(0);
+                    let (next, req) = self.wait(0);
                     *st = next;
                     Step::Send(req)
                 }
@@ -243,7 +247,7 @@ impl Recipe for ConsulLock {
     fn on_wake(&self, _: SessionId, st: &mut State) -> Step {
         match *st {
             State::Delayed => {
-                let (next, req) = wait(0);
+                let (next, req) = self.wait(0);
                 *st = next;
                 Step::Send(req)
             }
@@ -295,6 +299,15 @@ impl Recipe for ConsulLock {
             ..*self
         }))
     }
+
+    fn consul_wait(&self) -> Option<u32> {
+        Some(self.wait_ms)
+    }
+
+    fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String> {
+        let wait_ms = consul::check_wait(wait_ms.into())?;
+        Ok(RecipeRef::new(ConsulLock { wait_ms, ..*self }))
+    }
 }
 
 impl LockRecipe<State> for ConsulLock {
@@ -303,15 +316,15 @@ impl LockRecipe<State> for ConsulLock {
     }
 }
 
-/// WAIT: `GET key?wait=15s`, past `index` once it has one.
-fn wait(index: u64) -> (State, Request) {
-    (
-        State::Reading { index },
-        consul::get(LOCK_KEY, index, LOCK_WAIT_MS),
-    )
-}
-
 impl ConsulLock {
+    /// WAIT: `GET key?wait=15s`, past `index` once it has one.
+    fn wait(&self, index: u64) -> (State, Request) {
+        (
+            State::Reading { index },
+            consul::get(LOCK_KEY, index, self.wait_ms),
+        )
+    }
+
     /// What WAIT does with the key as it read it: HELD if our session
     /// holds it, block past its index if another does, else acquire.
     fn decide(&self, session: SessionId, st: &mut State, pair: Option<KvPair>, index: u64) -> Step {
@@ -336,7 +349,7 @@ impl ConsulLock {
 
     /// Another session holds the key: a blocking query past `index`.
     fn wait_again(&self, st: &mut State, index: u64) -> Step {
-        let (next, req) = wait(index);
+        let (next, req) = self.wait(index);
         *st = next;
         Step::Send(req)
     }
