@@ -495,20 +495,20 @@ const REFERENCE_TRACES: [(&str, &str); 39] = [
     ("redisson-watchdog-after-unlock-fixed", "c615d5441678fadb"),
     ("redis-failover-lost-lock", "8edb69260a87a768"),
     ("redis-failover-lost-lock-wait", "444815e71817e3be"),
-    ("consul-partition-old-holder", "abb929bc1cbf21bf"),
-    ("consul-partition-old-holder-fenced", "827cf6700582468d"),
-    ("consul-lock-delay-protects", "41629b66bf5e5db6"),
-    ("consul-lock-delay-0", "b1c08df06e36c4ba"),
+    ("consul-partition-old-holder", "93c0726594de5dcd"),
+    ("consul-partition-old-holder-fenced", "6aa1b5b1d640bc91"),
+    ("consul-lock-delay-protects", "bac7dabbbe2205c2"),
+    ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",
-        "6fec9609a7b1fe07",
+        "78d244a61aa77faa",
     ),
     (
         "consul-leader-failover-forgets-lock-delay-fenced",
-        "58c9ea4aa496ad71",
+        "06e398517eb6eebe",
     ),
-    ("consul-session-reaped-late", "efbcb3de84a06679"),
-    ("consul-session-reaped-late-short-pause", "0f81e4b2c2de30c1"),
+    ("consul-session-reaped-late", "0aad99a088369ba3"),
+    ("consul-session-reaped-late-short-pause", "3ac2d3c6ebc38dff"),
 ];
 
 #[test]
