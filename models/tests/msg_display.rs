@@ -531,6 +531,14 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "incr writes",
             "eval writes",
             "wait reads",
+            "session_create session",
+            "session_destroy writes",
+            "kv_get reads",
+            "kv_get_blocking watches",
+            "kv_acquire writes",
+            "kv_release writes",
+            "kv_cas writes",
+            "kv_delete writes",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));
