@@ -14,6 +14,13 @@ pub const LOCK_KEY: Name = name!("lock/.lock");
 /// The election's key, as the seed article names it:
 /// `service/<name>/leader`.
 pub const LEADER_KEY: Name = name!("service/lock/leader");
+/// The semaphore's prefix (`SemaphoreOptions.Prefix`), what it lists.
+pub const SEMAPHORE_PREFIX: Name = name!("sem");
+/// The directory of its contender keys, `<prefix>/<session>`.
+pub const SEMAPHORE_CONTENDERS: Name = name!("sem/");
+/// Its lock key, `<prefix>/.lock` (`DefaultSemaphoreKey`), whose value
+/// lists the holders.
+pub const SEMAPHORE_LOCK: Name = name!("sem/.lock");
 
 /// `DefaultLockSessionTTL`: 15 s (`api/lock.go`).
 pub const SESSION_TTL_MS: u32 = 15_000;
@@ -51,6 +58,16 @@ pub fn call(cmd: ConsulCmd) -> Request {
 pub fn get(key: Name, index: u64, wait_ms: u32) -> Request {
     call(ConsulCmd::Get {
         key: Key::fixed(key),
+        index,
+        wait_ms,
+    })
+}
+
+/// `GET prefix?recurse` (index 0: answered at once), or a blocking query
+/// past `index` waiting `wait_ms`.
+pub fn list(prefix: Name, index: u64, wait_ms: u32) -> Request {
+    call(ConsulCmd::List {
+        prefix,
         index,
         wait_ms,
     })
