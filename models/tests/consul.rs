@@ -4,6 +4,9 @@
 //! pinned: a change to a recipe or the model that moves them should be a
 //! change someone meant.
 
+mod common;
+
+use common::violated;
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::client::Phase;
 use models::model::{Action, FaultBudget, ModelCfg};
@@ -22,18 +25,6 @@ fn run(cfg: ModelCfg) -> CheckResult {
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete);
     r
-}
-
-/// The properties a check violated, sorted by name.
-fn violated(r: &CheckResult) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = r
-        .properties
-        .iter()
-        .filter(|p| p.status == Status::Violated)
-        .map(|p| p.name.name())
-        .collect();
-    v.sort_unstable();
-    v
 }
 
 fn status(r: &CheckResult, p: PropertyName) -> Status {
