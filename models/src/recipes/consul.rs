@@ -5,7 +5,7 @@
 use crate::ids::{Key, Name};
 use crate::msg::{ConsulCmd, Request, SessionOpts};
 use crate::name;
-use crate::recipe::{Line, Setup};
+use crate::recipe::{Line, Recipe, RecipeRef, Setup};
 use std::time::Duration;
 
 /// The lock's key: `consul lock`'s `<prefix>/.lock` for the prefix
@@ -83,6 +83,16 @@ pub fn check_session(opts: SessionOpts) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// A recipe's `with_consul_session`: `build` with `opts`, once they are
+/// within Consul's bounds.
+pub fn with_session<R: Recipe>(
+    opts: SessionOpts,
+    build: impl FnOnce(SessionOpts) -> R,
+) -> Result<RecipeRef, String> {
+    check_session(opts)?;
+    Ok(RecipeRef::new(build(opts)))
 }
 
 pub fn millis(ms: u32) -> Duration {

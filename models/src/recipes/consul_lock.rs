@@ -283,11 +283,7 @@ impl Recipe for ConsulLock {
     }
 
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
-        consul::check_session(opts)?;
-        Ok(RecipeRef::new(ConsulLock {
-            session: opts,
-            ..*self
-        }))
+        consul::with_session(opts, |session| ConsulLock { session, ..*self })
     }
 }
 

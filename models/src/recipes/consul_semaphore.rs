@@ -230,11 +230,7 @@ impl Recipe for ConsulSemaphore {
     }
 
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
-        consul::check_session(opts)?;
-        Ok(RecipeRef::new(ConsulSemaphore {
-            session: opts,
-            ..*self
-        }))
+        consul::with_session(opts, |session| ConsulSemaphore { session, ..*self })
     }
 }
 
