@@ -274,6 +274,12 @@ impl Recipe for ConsulLock {
         }
     }
 
+    /// Every waiter's blocking query is on the key: the `k`-th release
+    /// answers the `n - k` still waiting.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(n - k)
+    }
+
     fn application(&self) -> Application<'_, State> {
         Application::Lock(self)
     }
