@@ -654,12 +654,15 @@ impl Backend {
                         let mut seen = Vec::new();
                         while let Ok(Some(resp)) = stream.message().await {
                             for event in etcd_events(&resp) {
+                                let deleted = matches!(
+                                    event,
+                                    WatchEvent::Etcd {
+                                        kind: EtcdEvent::Delete,
+                                        ..
+                                    }
+                                );
                                 seen.push(event);
-                                if let WatchEvent::Etcd {
-                                    kind: EtcdEvent::Delete,
-                                    ..
-                                } = event
-                                {
+                                if deleted {
                                     let _ = watcher.cancel().await;
                                     return Fired::last(seen);
                                 }
