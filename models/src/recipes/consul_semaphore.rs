@@ -24,7 +24,10 @@
 //! a slot has no sequencer (its contender key's `LockIndex` is always 1),
 //! and the semaphore's holders write nothing. A holder paused past its
 //! session is pruned by the next contender, which takes its slot while it
-//! still believes: `permits_bound`.
+//! still believes: `permits_bound`. The lock-delay protects no slot: it
+//! is on the dead session's own contender key, which nobody acquires.
+//! Every waiter's blocking query is on the whole prefix, so any contender
+//! entering, any `cas` and any release wakes them all: the herd.
 //!
 //! A reply lost while acquiring is an error from the Go client, which
 //! does not retry: `Acquire` returns it, and destroys the session it made
