@@ -652,6 +652,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn app(&self) -> App;
     fn for_group(&self, n: u16) -> Option<RecipeRef>;
     fn for_permits(&self, k: u16) -> Option<RecipeRef>;
+    fn max_permits(&self) -> u16;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
@@ -818,6 +819,16 @@ impl<R: Recipe> DynRecipe for R {
             | Application::Election(_)
             | Application::Barrier(_)
             | Application::Queue(_) => None,
+        }
+    }
+    fn max_permits(&self) -> u16 {
+        match Recipe::application(self) {
+            Application::Semaphore(h) => h.max_permits(),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Election(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => u16::MAX,
         }
     }
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {

@@ -732,7 +732,12 @@ mod tests {
                 first.rename_with(&p, &mut kept);
                 let mut again = state.clone();
                 again.rename_with(&p, &mut kept);
-                for renamed in [&first, &again] {
+                // A table that fills up is emptied: if that happened while
+                // `first` was renamed, `again` renamed some parts afresh
+                // and kept them. A third renaming finds every one.
+                let mut third = state.clone();
+                third.rename_with(&p, &mut kept);
+                for renamed in [&first, &again, &third] {
                     assert_eq!(*renamed, afresh, "{state:?} renamed by {p:?}");
                     assert_eq!(fingerprint(renamed), fingerprint(&afresh));
                     let true_hash =
@@ -744,11 +749,11 @@ mod tests {
                         assert_eq!(slot.hash_value(), fresh.hash_value());
                     }
                 }
-                assert!(Shared::ptr_eq(&first.store, &again.store));
-                assert!(Shared::ptr_eq(&first.store_timers, &again.store_timers));
-                assert!(Shared::ptr_eq(&first.resource, &again.resource));
-                assert!(Shared::ptr_eq(&first.monitors, &again.monitors));
-                for (a, b) in first.clients.iter().zip(&again.clients) {
+                assert!(Shared::ptr_eq(&again.store, &third.store));
+                assert!(Shared::ptr_eq(&again.store_timers, &third.store_timers));
+                assert!(Shared::ptr_eq(&again.resource, &third.resource));
+                assert!(Shared::ptr_eq(&again.monitors, &third.monitors));
+                for (a, b) in again.clients.iter().zip(&third.clients) {
                     assert!(Shared::ptr_eq(a, b), "a slot renamed twice is copied twice");
                 }
                 renamings += 1;

@@ -1,8 +1,12 @@
 //! The Consul recipes under the checker: what each holds without faults,
-//! what a pause or a partition past the session breaks, and what
-//! `LockIndex` fences. Unique state counts are pinned: a change to a
-//! recipe or the model that moves them should be a change someone meant.
+//! what a pause or a partition past the session breaks, what `LockIndex`
+//! fences, and the semaphore's slot given away. Unique state counts are
+//! pinned: a change to a recipe or the model that moves them should be a
+//! change someone meant.
 
+mod common;
+
+use common::violated;
 use models::checker::{check, replay, CheckOptions, CheckResult, Status};
 use models::client::Phase;
 use models::model::{Action, FaultBudget, ModelCfg};
@@ -21,18 +25,6 @@ fn run(cfg: ModelCfg) -> CheckResult {
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete);
     r
-}
-
-/// The properties a check violated, sorted by name.
-fn violated(r: &CheckResult) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = r
-        .properties
-        .iter()
-        .filter(|p| p.status == Status::Violated)
-        .map(|p| p.name.name())
-        .collect();
-    v.sort_unstable();
-    v
 }
 
 fn status(r: &CheckResult, p: PropertyName) -> Status {
@@ -214,4 +206,88 @@ fn lock_index_fences_unless_the_session_deletes_the_key() {
         [1, 1],
         "LockIndex started again at 1"
     );
+}
+
+// --- consul-semaphore ------------------------------------------------------
+
+fn asking(cfg: ModelCfg, p: PropertyName) -> CheckResult {
+    cfg.validate().unwrap();
+    check(
+        &cfg.into_model().unwrap(),
+        CheckOptions::default().asking(&[p]),
+    )
+    .unwrap()
+}
+
+/// Without faults a slot is never taken twice, every contender gets one,
+/// and a hand-off is witnessed; with a crash or a lost reply too (a lost
+/// reply fails `Acquire`, which destroys its session and starts over).
+#[test]
+fn consul_semaphore_keeps_its_bound_without_pauses() {
+    for (faults, states) in [
+        (FaultBudget::default(), 1_869),
+        (one(|b| b.crashes = 1), 13_908),
+        (one(|b| b.lost_replies = 1), 72_623),
+    ] {
+        let r = run(cfg("consul-semaphore", 2, faults));
+        assert_eq!(violated(&r), Vec::<&str>::new(), "{faults:?}");
+        assert_eq!(status(&r, HandOff), Status::Holds);
+        assert!(r.path(HandOff).is_some(), "a witness path");
+        assert_eq!(r.unique_states, states, "{faults:?}");
+    }
+}
+
+/// Every contender waits on a blocking query over the whole prefix: with
+/// one permit for three clients, a release's `cas` on `.lock` answers
+/// both waiters' queries.
+#[test]
+fn consul_semaphore_waiters_are_a_herd() {
+    let r = asking(
+        ModelCfg {
+            permits: 1,
+            ..cfg("consul-semaphore", 3, FaultBudget::default())
+        },
+        HerdBound,
+    );
+    assert_eq!(status(&r, HerdBound), Status::Violated);
+}
+
+/// A holder paused past its session: behavior `delete` removes its
+/// contender key, the next contender's listing prunes it from `.lock`'s
+/// holders and takes its slot while it still believes. The lock-delay
+/// does not protect a slot — it is on the dead session's own contender
+/// key, which nobody acquires — so the slot is taken before it ends.
+#[test]
+fn a_pause_past_the_session_gives_its_slot_away() {
+    let r = run(cfg("consul-semaphore", 2, one(|b| b.pauses = 1)));
+    assert_eq!(violated(&r), ["permits_bound"]);
+    assert_eq!(status(&r, Progress), Status::Holds);
+    assert_eq!(r.unique_states, 169_156);
+    let path = r.path(PermitsBound).unwrap().to_vec();
+    assert!(path.iter().any(|a| matches!(a, Action::Pause(_))));
+    assert!(path.iter().any(|a| matches!(a, Action::Expire(_))));
+    assert!(
+        !path.iter().any(|a| matches!(a, Action::EndLockDelay(_))),
+        "no lock-delay stood in the way"
+    );
+    let two = cfg("consul-semaphore", 2, one(|b| b.pauses = 1));
+    assert_eq!(
+        tokens_at_end(two, &path).len(),
+        2,
+        "two believers, one permit"
+    );
+}
+
+/// `.lock`'s value keeps at most three holders: so many permits at most,
+/// and the default (one fewer than the clients) no more.
+#[test]
+fn consul_semaphore_keeps_at_most_three_holders() {
+    let five = ModelCfg::new(recipes::parse("consul-semaphore").unwrap(), 5);
+    assert_eq!(five.permits, 3);
+    let four = ModelCfg {
+        permits: 4,
+        ..five.clone()
+    };
+    let err = four.validate().unwrap_err().to_string();
+    assert!(err.contains("at most 3"), "{err}");
 }

@@ -2,7 +2,10 @@
 //! row a check whose verdicts are pinned, and the store's commands and
 //! faults one by one.
 
-use models::checker::{check, replay, CheckOptions, CheckResult, Status};
+mod common;
+
+use common::violated;
+use models::checker::{check, replay, CheckOptions, CheckResult};
 use models::ids::{Data, SessionId};
 use models::model::{Action, FaultBudget, ModelCfg};
 use models::msg::{RedisCmd, RedisReply};
@@ -22,18 +25,6 @@ fn run(cfg: ModelCfg) -> CheckResult {
     let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
     assert!(r.complete);
     r
-}
-
-/// The properties a check violated, sorted by name.
-fn violated(r: &CheckResult) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = r
-        .properties
-        .iter()
-        .filter(|p| p.status == Status::Violated)
-        .map(|p| p.name.name())
-        .collect();
-    v.sort_unstable();
-    v
 }
 
 /// One master with an asynchronously replicated replica, no persistence.

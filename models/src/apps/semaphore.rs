@@ -36,6 +36,12 @@ pub trait SemaphoreRecipe {
     /// The same recipe with `k` permits (Curator's `maxLeases`, kazoo's
     /// `max_leases`).
     fn for_permits(&self, k: u16) -> RecipeRef;
+
+    /// The most permits the recipe can keep track of (a Consul semaphore's
+    /// `.lock` value lists at most a few holders); by default no bound.
+    fn max_permits(&self) -> u16 {
+        u16::MAX
+    }
 }
 
 /// `permits_bound`: at most `permits` believers.

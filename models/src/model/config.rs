@@ -112,23 +112,28 @@ pub fn check_writers(recipe: &RecipeRef, clients: u16, writers: u32) -> Result<(
 }
 
 /// A semaphore's permits when none are given: one fewer than the clients
-/// (so that someone waits), at least one.
+/// (so that someone waits), at least one, at most what the recipe keeps
+/// track of.
 pub fn default_permits(recipe: &RecipeRef, clients: u16) -> u16 {
     if recipe.app() == App::Semaphore {
-        clients.saturating_sub(1).max(1)
+        clients.saturating_sub(1).max(1).min(recipe.max_permits())
     } else {
         0
     }
 }
 
 /// Checks a semaphore's permits: at least 1 and fewer than the clients
-/// (with as many permits as clients nobody ever waits); none for any other
-/// application.
+/// (with as many permits as clients nobody ever waits), and no more than
+/// the recipe keeps track of; none for any other application.
 pub fn check_permits(recipe: &RecipeRef, clients: u16, permits: u32) -> Result<(), String> {
     match recipe.app() {
         App::Semaphore if permits == 0 || permits >= u32::from(clients) => Err(format!(
             "{recipe} is a semaphore: permits must be at least 1 and fewer than the clients \
              ({clients}), so that someone waits (got {permits})"
+        )),
+        App::Semaphore if permits > u32::from(recipe.max_permits()) => Err(format!(
+            "{recipe} keeps at most {} holders: permits must be at most that (got {permits})",
+            recipe.max_permits()
         )),
         App::Semaphore => Ok(()),
         App::Lock | App::Election | App::Barrier | App::Queue | App::SharedLock if permits != 0 => {

@@ -5,7 +5,7 @@
 use crate::ids::{Key, Name};
 use crate::msg::{ConsulCmd, Request, SessionOpts};
 use crate::name;
-use crate::recipe::{Line, Setup};
+use crate::recipe::{Line, Recipe, RecipeRef, Setup};
 use std::time::Duration;
 
 /// The lock's key: `consul lock`'s `<prefix>/.lock` for the prefix
@@ -14,6 +14,13 @@ pub const LOCK_KEY: Name = name!("lock/.lock");
 /// The election's key, as the seed article names it:
 /// `service/<name>/leader`.
 pub const LEADER_KEY: Name = name!("service/lock/leader");
+/// The semaphore's prefix (`SemaphoreOptions.Prefix`), what it lists.
+pub const SEMAPHORE_PREFIX: Name = name!("sem");
+/// The directory of its contender keys, `<prefix>/<session>`.
+pub const SEMAPHORE_CONTENDERS: Name = name!("sem/");
+/// Its lock key, `<prefix>/.lock` (`DefaultSemaphoreKey`), whose value
+/// lists the holders.
+pub const SEMAPHORE_LOCK: Name = name!("sem/.lock");
 
 /// `DefaultLockSessionTTL`: 15 s (`api/lock.go`).
 pub const SESSION_TTL_MS: u32 = 15_000;
@@ -56,6 +63,16 @@ pub fn get(key: Name, index: u64, wait_ms: u32) -> Request {
     })
 }
 
+/// `GET prefix?recurse` (index 0: answered at once), or a blocking query
+/// past `index` waiting `wait_ms`.
+pub fn list(prefix: Name, index: u64, wait_ms: u32) -> Request {
+    call(ConsulCmd::List {
+        prefix,
+        index,
+        wait_ms,
+    })
+}
+
 /// The session options with a scenario's values checked against
 /// Consul's bounds.
 pub fn check_session(opts: SessionOpts) -> Result<(), String> {
@@ -81,6 +98,16 @@ pub fn check_wait(wait_ms: u64) -> Result<u32, String> {
         ));
     }
     Ok(wait_ms as u32)
+}
+
+/// A recipe's `with_consul_session`: `build` with `opts`, once they are
+/// within Consul's bounds.
+pub fn with_session<R: Recipe>(
+    opts: SessionOpts,
+    build: impl FnOnce(SessionOpts) -> R,
+) -> Result<RecipeRef, String> {
+    check_session(opts)?;
+    Ok(RecipeRef::new(build(opts)))
 }
 
 pub fn millis(ms: u32) -> Duration {

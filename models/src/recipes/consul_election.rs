@@ -106,10 +106,6 @@ impl Relabel for State {
 impl Recipe for ConsulElection {
     type State = State;
 
-    fn application(&self) -> Application<'_, State> {
-        Application::Election(self)
-    }
-
     fn name(&self) -> &'static str {
         REGISTERED.name
     }
@@ -204,13 +200,16 @@ impl Recipe for ConsulElection {
         Some(n - k)
     }
 
+    fn application(&self) -> Application<'_, State> {
+        Application::Election(self)
+    }
+
     fn consul_session(&self) -> Option<SessionOpts> {
         Some(self.session)
     }
 
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
-        consul::check_session(opts)?;
-        Ok(RecipeRef::new(ConsulElection { session: opts }))
+        consul::with_session(opts, |session| ConsulElection { session })
     }
 }
 

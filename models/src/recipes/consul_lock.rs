@@ -278,6 +278,12 @@ impl Recipe for ConsulLock {
         }
     }
 
+    /// Every waiter's blocking query is on the key: the `k`-th release
+    /// answers the `n - k` still waiting.
+    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
+        Some(n - k)
+    }
+
     fn application(&self) -> Application<'_, State> {
         Application::Lock(self)
     }
@@ -293,11 +299,7 @@ impl Recipe for ConsulLock {
     }
 
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
-        consul::check_session(opts)?;
-        Ok(RecipeRef::new(ConsulLock {
-            session: opts,
-            ..*self
-        }))
+        consul::with_session(opts, |session| ConsulLock { session, ..*self })
     }
 
     fn consul_wait(&self) -> Option<u32> {

@@ -8,6 +8,7 @@
 pub mod children_watch;
 pub mod consul_election;
 pub mod consul_lock;
+pub mod consul_semaphore;
 pub mod etcd_election;
 pub mod etcd_revision;
 pub mod fair_predecessor;
@@ -89,6 +90,7 @@ pub const REGISTRY: &[Registered] = &[
     consul_lock::REGISTERED,
     consul_lock::REGISTERED_CLI,
     consul_election::REGISTERED,
+    consul_semaphore::REGISTERED,
 ];
 
 /// Every registered recipe at its default variant.

@@ -86,8 +86,8 @@ pub struct ConsulKv {
     /// Blocking queries held, sorted (one per client at most).
     pub queries: Vec<Query>,
     /// Each prefix listed so far (`GET ?recurse`), sorted, with the index
-    /// of the last delete under it since (0: none): Consul's tombstones,
-    /// as far as a listing's index reads them.
+    /// of the last delete under it, if no write there came since (else
+    /// 0): Consul's tombstones, as far as a listing's index reads them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub graveyard: Vec<(Name, u64)>,
 }
@@ -373,20 +373,34 @@ impl ConsulKv {
         let at = self.find(key);
         let old = at.ok().map(|i| self.pairs[i]);
         match (at, f(self.index, old)) {
-            (Ok(i), Some(p)) => self.pairs[i] = p,
+            (Ok(i), Some(p)) => {
+                self.pairs[i] = p;
+                self.bury(key, 0);
+            }
             (Ok(i), None) => {
                 self.pairs.remove(i);
-                let index = self.index;
-                for (prefix, deleted) in &mut self.graveyard {
-                    if key.has_prefix(*prefix) {
-                        *deleted = index;
-                    }
-                }
+                self.bury(key, self.index);
             }
-            (Err(i), Some(p)) => self.pairs.insert(i, p),
+            (Err(i), Some(p)) => {
+                self.pairs.insert(i, p);
+                self.bury(key, 0);
+            }
             (Err(_), None) => {}
         }
         self.answer_queries(key, fx);
+    }
+
+    /// `key` changed at `deleted` (0: written, not deleted): the last
+    /// delete under each listed prefix that holds it. A write there makes
+    /// an earlier delete's index one no listing reads (the write's is
+    /// larger, and a later delete of any key there is later still), so it
+    /// is forgotten: states that differ only by it are one.
+    fn bury(&mut self, key: Key, deleted: u64) {
+        for (prefix, last) in &mut self.graveyard {
+            if key.has_prefix(*prefix) {
+                *last = deleted;
+            }
+        }
     }
 
     /// Answers every held query on `key`, or on a prefix of it, whose
@@ -640,6 +654,78 @@ mod tests {
             ConsulReply::Bool(true)
         );
         assert!(kv.get(key()).is_none());
+    }
+
+    #[test]
+    fn a_listing_is_held_until_a_key_under_its_prefix_changes() {
+        let prefix = crate::name!("sem");
+        let lock = Key::fixed(crate::name!("sem/.lock"));
+        let contender = |c| Key::of_lease(crate::name!("sem/"), s(c));
+        let mut kv = kv_with(&[(0, Behavior::Delete, 0), (1, Behavior::Delete, 0)]);
+        let mut fx = Effects::default();
+        let acquire = |key| ConsulCmd::Acquire {
+            key,
+            value: Data::Empty,
+        };
+        kv.apply(s(0), true, acquire(contender(0)), &mut fx);
+        kv.apply(s(1), true, acquire(contender(1)), &mut fx);
+        let list = |index| ConsulCmd::List {
+            prefix,
+            index,
+            wait_ms: 15_000,
+        };
+        let ConsulReply::List { pairs, index } = kv.apply(s(0), true, list(0), &mut fx) else {
+            panic!("a listing");
+        };
+        assert_eq!(pairs.len(), 2);
+        assert_eq!(index, 4, "the last write under the prefix");
+        // Held, then answered by a write under the prefix: .lock's create.
+        assert_eq!(
+            kv.apply(s(0), true, list(index), &mut fx),
+            ConsulReply::Held
+        );
+        let cas = ConsulCmd::Cas {
+            key: lock,
+            value: Data::Number(1),
+            index: 0,
+        };
+        let mut fx = Effects::default();
+        kv.apply(s(1), true, cas, &mut fx);
+        match &fx.fired[..] {
+            [(0, WatchEvent::ConsulList { pairs, index: 5 })] => assert_eq!(pairs.len(), 3),
+            fired => panic!("{fired:?}"),
+        }
+        // A delete under the prefix answers it too, at the delete's index,
+        // though no key left there has that ModifyIndex (a tombstone).
+        kv.apply(s(0), true, list(5), &mut fx);
+        let mut fx = Effects::default();
+        kv.invalidate(s(0), &mut fx);
+        match &fx.fired[..] {
+            [(0, WatchEvent::ConsulList { pairs, index: 6 })] => assert_eq!(pairs.len(), 2),
+            fired => panic!("{fired:?}"),
+        }
+        assert_eq!(kv.list(prefix).1, 6, "the tombstone's index");
+        // A write outside the prefix answers nothing.
+        kv.apply(s(1), true, list(6), &mut fx);
+        let mut fx = Effects::default();
+        let elsewhere = ConsulCmd::Cas {
+            key: key(),
+            value: Data::Empty,
+            index: 0,
+        };
+        kv.apply(s(1), true, elsewhere, &mut fx);
+        assert!(fx.fired.is_empty());
+        assert!(kv.holds_query(1));
+        assert_eq!(kv.graveyard, [(prefix, 6)]);
+        // A write under the prefix outdates the tombstone: forgotten.
+        let cas = ConsulCmd::Cas {
+            key: lock,
+            value: Data::Number(2),
+            index: 5,
+        };
+        kv.apply(s(1), true, cas, &mut fx);
+        assert_eq!(kv.graveyard, [(prefix, 0)]);
+        assert_eq!(kv.list(prefix).1, 8);
     }
 
     #[test]

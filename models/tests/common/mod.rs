@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses some of them
 
-use models::checker::Kind;
+use models::checker::{CheckResult, Kind, Status};
 use models::client::Policy;
 use models::model::{FaultBudget, ModelCfg, ModelState, RecipeModel};
 use models::properties::PropertyName;
@@ -101,4 +101,16 @@ pub fn reachable(model: &RecipeModel, limit: usize) -> Vec<ModelState> {
         i += 1;
     }
     states
+}
+
+/// The properties a check violated, sorted by name.
+pub fn violated(r: &CheckResult) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = r
+        .properties
+        .iter()
+        .filter(|p| p.status == Status::Violated)
+        .map(|p| p.name.name())
+        .collect();
+    v.sort_unstable();
+    v
 }
