@@ -65,7 +65,8 @@ fn recipes_lists_the_registry_with_variants() {
             "redlock",
             "consul-lock",
             "consul-lock-cli",
-            "consul-election"
+            "consul-election",
+            "consul-semaphore"
         ]
     );
     let apps: Vec<&str> = v
@@ -79,7 +80,7 @@ fn recipes_lists_the_registry_with_variants() {
     assert_eq!(apps[8], "barrier");
     assert_eq!(apps[11..13], ["shared_lock", "semaphore"]);
     assert_eq!(apps[13..18], ["lock"; 5]);
-    assert_eq!(apps[18], "election");
+    assert_eq!(apps[18..20], ["election", "semaphore"]);
     let etcd = &v[7]["variants"];
     assert_eq!(etcd[0]["name"], "v3.5");
     assert_eq!(etcd[1]["name"], "checked");

@@ -288,12 +288,6 @@ impl Recipe for ConsulLock {
         Application::Lock(self)
     }
 
-    /// Every waiter blocks on the one key: the `k`-th release answers the
-    /// `n - k` queries still held (the herd; docs/herd.md).
-    fn herd_closed_form(&self, n: u32, k: u32) -> Option<u32> {
-        Some(n - k)
-    }
-
     fn consul_session(&self) -> Option<SessionOpts> {
         Some(self.session)
     }
