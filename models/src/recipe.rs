@@ -480,6 +480,13 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// The clients the tour checks it with (1 round, 1 crash): 3, fewer
+    /// for a recipe whose state space at 3 is too large for a tour (the
+    /// tour's table says so in its row).
+    fn tour_clients(&self) -> u8 {
+        3
+    }
+
     /// Consul: this recipe with its blocking queries waiting `wait_ms` (a
     /// scenario's `consul.wait_ms`), or why not.
     fn with_consul_wait(&self, _wait_ms: u32) -> Result<RecipeRef, String> {
@@ -677,6 +684,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn consul_session(&self) -> Option<SessionOpts>;
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String>;
     fn consul_wait(&self) -> Option<u32>;
+    fn tour_clients(&self) -> u8;
     fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String>;
 }
 
@@ -906,6 +914,9 @@ impl<R: Recipe> DynRecipe for R {
     }
     fn consul_wait(&self) -> Option<u32> {
         Recipe::consul_wait(self)
+    }
+    fn tour_clients(&self) -> u8 {
+        Recipe::tour_clients(self)
     }
     fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String> {
         Recipe::with_consul_wait(self, wait_ms)

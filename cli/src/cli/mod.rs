@@ -120,9 +120,9 @@ pub fn writable_dir(dir: &std::path::Path, flag: &str) -> Result<(), UsageError>
 #[command(
     name = "lockstep",
     version,
-    about = "Model-check and simulate coordination recipes on ZooKeeper and etcd: locks, shared locks, \
+    about = "Model-check and simulate coordination recipes on ZooKeeper, etcd, Redis and Consul: locks, shared locks, \
              semaphores, leader elections, barriers and queues.",
-    long_about = "Model-check and simulate coordination recipes on ZooKeeper and etcd: locks, shared locks, \
+    long_about = "Model-check and simulate coordination recipes on ZooKeeper, etcd, Redis and Consul: locks, shared locks, \
                   semaphores, leader elections, barriers and queues.\n\n\
                   Without a command, runs the tour: checks every lock, shared-lock, semaphore, election and \
                   barrier recipe at its default configuration, runs the shipped scenarios, sweeps the herd to \
@@ -679,7 +679,7 @@ pub fn default_cfg(recipe: RecipeRef) -> ModelCfg {
         // Where the clients write to the resource: a barrier's and a
         // queue's write nothing.
         fencing: models::model::writes_to_resource(&recipe),
-        ..ModelCfg::new(recipe, 3)
+        ..ModelCfg::new(recipe.clone(), recipe.tour_clients())
     }
 }
 

@@ -235,6 +235,13 @@ impl Recipe for ConsulSemaphore {
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String> {
         consul::with_session(opts, |session| ConsulSemaphore { session, ..*self })
     }
+
+    /// Every write under the prefix (a contender's entry, a `cas`, a
+    /// release's delete) answers every waiter's listing: at 3 clients with
+    /// 1 crash the check passes 20 million states, minutes on its own.
+    fn tour_clients(&self) -> u8 {
+        2
+    }
 }
 
 impl SemaphoreRecipe for ConsulSemaphore {
