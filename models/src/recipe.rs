@@ -480,10 +480,11 @@ pub trait Recipe: fmt::Debug + Send + Sync + 'static {
         None
     }
 
-    /// The clients the tour checks it with (1 round, 1 crash): 3, fewer
-    /// for a recipe whose state space at 3 is too large for a tour (the
-    /// tour's table says so in its row).
-    fn tour_clients(&self) -> u8 {
+    /// The most clients a stock check runs it with (the tour's, at 1
+    /// round and 1 crash; the engine-agreement matrix's): 3, fewer for a
+    /// recipe whose state space at 3 is too large for them (the tour's
+    /// table says so in its row).
+    fn checked_clients(&self) -> u8 {
         3
     }
 
@@ -684,7 +685,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn consul_session(&self) -> Option<SessionOpts>;
     fn with_consul_session(&self, opts: SessionOpts) -> Result<RecipeRef, String>;
     fn consul_wait(&self) -> Option<u32>;
-    fn tour_clients(&self) -> u8;
+    fn checked_clients(&self) -> u8;
     fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String>;
 }
 
@@ -915,8 +916,8 @@ impl<R: Recipe> DynRecipe for R {
     fn consul_wait(&self) -> Option<u32> {
         Recipe::consul_wait(self)
     }
-    fn tour_clients(&self) -> u8 {
-        Recipe::tour_clients(self)
+    fn checked_clients(&self) -> u8 {
+        Recipe::checked_clients(self)
     }
     fn with_consul_wait(&self, wait_ms: u32) -> Result<RecipeRef, String> {
         Recipe::with_consul_wait(self, wait_ms)

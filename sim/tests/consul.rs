@@ -595,3 +595,36 @@ fn a_pause_between_one_and_two_ttls_is_reaped_on_some_seeds_only() {
     assert_eq!(reaped, 0);
     assert!(kept >= 20, "{kept}");
 }
+
+/// consul-semaphore in the simulator: without faults its one permit is
+/// never held twice; a holder paused past its session (TTL 10 s) has its
+/// contender key deleted with the session, and the next contender prunes
+/// it from `.lock` and takes its slot while it still believes — never
+/// before the TTL has run out, and with no lock-delay in the way.
+#[test]
+fn a_consul_semaphore_holder_paused_past_its_session_loses_its_slot() {
+    let file = |faults: &str| {
+        parse(&format!(
+            "recipe = \"consul-semaphore\"\nclients = 2\npermits = 1\nrounds = 1\n\
+             [timing]\nsession_timeout_ms = 10000\nthink_ms = [20, 200]\n\
+             hold_ms = [20000, 30000]\n{faults}"
+        ))
+        .unwrap()
+    };
+    let healthy = file("");
+    let paused =
+        file("[[schedule]]\nat_ms = 2000\nkind = \"pause\"\nclient = 0\nduration_ms = 60000\n");
+    let mut broken = 0;
+    for seed in 0..40 {
+        assert!(
+            simulate(&healthy, seed, false).violations.is_empty(),
+            "seed {seed}"
+        );
+        if let Some(v) = simulate(&paused, seed, false).first_violation("permits_bound") {
+            broken += 1;
+            assert!(v.at_us >= 10_000_000, "seed {seed}: at {} µs", v.at_us);
+        }
+    }
+    // Client 0 held when the pause struck on about half the seeds.
+    assert!(broken >= 10, "{broken}");
+}

@@ -265,7 +265,7 @@ fn matrix(size: Size) -> Vec<Config> {
                 .filter(|set| set.iter().all(|f| f.taken_by(&recipe)));
             for faults in taken {
                 out.push(Config {
-                    clients: clients_needed(recipe.app()) + size.extra_clients,
+                    clients: clients_needed(&recipe) + size.extra_clients,
                     rounds: size.rounds,
                     recipe: recipe.clone(),
                     policy,

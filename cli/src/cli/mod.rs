@@ -679,7 +679,7 @@ pub fn default_cfg(recipe: RecipeRef) -> ModelCfg {
         // Where the clients write to the resource: a barrier's and a
         // queue's write nothing.
         fencing: models::model::writes_to_resource(&recipe),
-        ..ModelCfg::new(recipe.clone(), recipe.tour_clients())
+        ..ModelCfg::new(recipe.clone(), recipe.checked_clients())
     }
 }
 

@@ -187,7 +187,7 @@ pub const SHIPPED: [(&str, &str); 41] = [
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
-/// clients (`Recipe::tour_clients`), 1 round, 1 crash, fencing on where clients write, the naive
+/// clients (`Recipe::checked_clients`), 1 round, 1 crash, fencing on where clients write, the naive
 /// policy — finds for each
 /// recipe at its default variant: the properties it violates; every other
 /// property holds. `herd_bound` falls to the recipes whose waiters all
@@ -227,7 +227,7 @@ const CHECK_EXPECT: [(&str, &[&str]); 20] = [
     ("consul-lock-cli", &["herd_bound"]),
     // Every follower blocks on the leader's key: the herd again.
     ("consul-election", &["herd_bound"]),
-    // Checked at 2 clients (Recipe::tour_clients): 1 permit, so the one
+    // Checked at 2 clients (Recipe::checked_clients): 1 permit, so the one
     // waiter is all a release wakes; a crashed holder's slot is freed with
     // its session.
     ("consul-semaphore", &[]),

@@ -39,6 +39,16 @@
 //! done; the model's client keeps its session across rounds, as it does
 //! for `consul-lock`.)
 //!
+//! Two more places where the model is not `semaphore.go`: a session that
+//! expires while its client is still acquiring ends the attempt (the
+//! store's expiry notice; the client starts over in a new session), where
+//! the Go client lists on, may claim a slot with its dead session and
+//! hears from its monitor's first listing, a round trip later, that it
+//! holds nothing — a belief for that round trip the model does not
+//! explore; and a reply lost while releasing is resent (the client's
+//! resend, a `cas` refused or a delete that finds nothing), where
+//! `Release` returns the error and its clean-up destroys the session.
+//!
 //! `.lock`'s value is a [`Holders`]: at most [`Holders::CAPACITY`] sessions
 //! (so at most that many permits).
 
@@ -238,8 +248,8 @@ impl Recipe for ConsulSemaphore {
 
     /// Every write under the prefix (a contender's entry, a `cas`, a
     /// release's delete) answers every waiter's listing: at 3 clients with
-    /// 1 crash the check passes 20 million states, minutes on its own.
-    fn tour_clients(&self) -> u8 {
+    /// 1 crash the check explores 26.9 million states, minutes on its own.
+    fn checked_clients(&self) -> u8 {
         2
     }
 }

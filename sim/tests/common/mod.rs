@@ -4,14 +4,17 @@
 use models::recipe::{App, RecipeRef};
 use models::recipes::{VariantKind, REGISTRY};
 
-/// The clients an application needs to show its failures: two, but three
-/// for a queue (one producer, two consumers: a duplicate item needs a
-/// second taker) and a semaphore (two permits and one waiter).
-pub fn clients_needed(app: App) -> u8 {
-    match app {
+/// The clients a recipe's application needs to show its failures: two,
+/// but three for a queue (one producer, two consumers: a duplicate item
+/// needs a second taker) and a semaphore (two permits and one waiter) —
+/// no more than the recipe's stock checks take (`consul-semaphore`: two,
+/// one permit and one waiter).
+pub fn clients_needed(recipe: &RecipeRef) -> u8 {
+    let needed = match recipe.app() {
         App::Queue | App::Semaphore => 3,
         App::Lock | App::Election | App::Barrier | App::SharedLock => 2,
-    }
+    };
+    needed.min(recipe.checked_clients())
 }
 
 /// Every registered recipe at its default and at every other variant it
