@@ -169,6 +169,13 @@ pub enum Request {
     // --- Consul ---
     /// One call of Consul's HTTP API, in the envelope's session.
     Consul(ConsulCmd),
+    // --- ZooKeeper, last so that the kinds before keep their places ---
+    /// `sync(path)`: answered once the client's server has applied every
+    /// change the leader had committed when the sync reached it (at once
+    /// on one server).
+    Sync {
+        path: ZPath,
+    },
 }
 
 /// A Consul session's behavior when it is invalidated: its held keys are
@@ -475,6 +482,9 @@ pub enum Reply {
     Redis(RedisReply),
     // --- Consul ---
     Consul(ConsulReply),
+    // --- ZooKeeper ---
+    /// `sync`'s answer.
+    Synced,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -887,6 +897,7 @@ impl fmt::Display for Request {
             Request::GetChildren { path, watch } => {
                 write!(f, "get_children({path}, watch={watch})")
             }
+            Request::Sync { path } => write!(f, "sync({path})"),
             Request::LeaseGrant => write!(f, "lease_grant"),
             Request::Txn(t) => {
                 write!(f, "txn(if ")?;
@@ -973,6 +984,7 @@ impl MultiOp {
             | Request::Exists { .. }
             | Request::GetData { .. }
             | Request::GetChildren { .. }
+            | Request::Sync { .. }
             | Request::LeaseGrant
             | Request::Txn(_)
             | Request::Range(_)
@@ -1438,6 +1450,7 @@ impl fmt::Display for Reply {
             Reply::LeaseKeptAlive => write!(f, "lease kept alive"),
             Reply::Redis(r) => write!(f, "{r}"),
             Reply::Consul(r) => write!(f, "{r}"),
+            Reply::Synced => write!(f, "synced"),
             Reply::LeaseTtl { alive: false, .. } => write!(f, "lease not alive"),
             Reply::LeaseTtl { alive: true, keys } => {
                 write!(f, "lease alive")?;
@@ -1521,6 +1534,8 @@ pub enum RequestKind {
     ConsulRelease,
     ConsulCas,
     ConsulDelete,
+    // --- ZooKeeper, added after the others ---
+    Sync,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -1542,6 +1557,7 @@ impl Request {
     pub fn kind(&self) -> RequestKind {
         match self {
             Request::Connect => RequestKind::Connect,
+            Request::Sync { .. } => RequestKind::Sync,
             Request::Create { .. } => RequestKind::Create,
             Request::Delete { .. } => RequestKind::Delete,
             Request::Exists { watch: true, .. } => RequestKind::ExistsWatch,
@@ -1593,7 +1609,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 35] = [
+    pub const ALL: [RequestKind; 36] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1629,6 +1645,7 @@ impl RequestKind {
         RequestKind::ConsulRelease,
         RequestKind::ConsulCas,
         RequestKind::ConsulDelete,
+        RequestKind::Sync,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1669,6 +1686,7 @@ impl RequestKind {
             RequestKind::ConsulRelease => "kv_release",
             RequestKind::ConsulCas => "kv_cas",
             RequestKind::ConsulDelete => "kv_delete",
+            RequestKind::Sync => "sync",
         }
     }
 
@@ -1702,6 +1720,8 @@ impl RequestKind {
             | RequestKind::RedisGet
             // It changes nothing: it asks how far the replica has got.
             | RequestKind::RedisWait
+            // It changes nothing: it waits for the client's server.
+            | RequestKind::Sync
             | RequestKind::ConsulGet => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
@@ -1777,7 +1797,8 @@ mod tests {
                 | RequestKind::ConsulAcquire
                 | RequestKind::ConsulRelease
                 | RequestKind::ConsulCas
-                | RequestKind::ConsulDelete => {}
+                | RequestKind::ConsulDelete
+                | RequestKind::Sync => {}
             }
         }
     }

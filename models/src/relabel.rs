@@ -211,6 +211,7 @@ impl Relabel for Request {
                 data.relabel(p);
             }
             Request::Delete { path, .. }
+            | Request::Sync { path }
             | Request::Exists { path, .. }
             | Request::GetData { path, .. }
             | Request::GetChildren { path, .. } => path.relabel(p),
@@ -286,6 +287,7 @@ impl Relabel for Reply {
             | Reply::DeleteResult { .. }
             | Reply::RangeCount { .. }
             | Reply::LeaseRevoked
+            | Reply::Synced
             | Reply::LeaseKeptAlive => {}
         }
     }

@@ -54,6 +54,8 @@ impl From<ConfigError> for UsageError {
             Setting::Redis(key) => return UsageError(format!("--{}: {e}", key.replace('_', "-"))),
             Setting::Policy => "--policy",
             Setting::Time => "--time",
+            Setting::Servers => "--servers",
+            Setting::MaxLag => "--max-lag",
         };
         UsageError(format!("{flag}: {e}"))
     }
@@ -425,6 +427,17 @@ pub struct ModelArgs {
     /// session at once while the client runs on.
     #[arg(long = "critical-checks", default_value_t = 0)]
     pub critical_checks: u8,
+    /// ZooKeeper and etcd: the ensemble's servers (odd; 1, the default,
+    /// is one linearizable server). With 3 or more, a leader commits every
+    /// write and followers apply it later; client i is connected to server
+    /// (i + 1) mod N, so with fewer clients than servers all are on
+    /// followers, whose reads and watches lag.
+    #[arg(long, default_value_t = 1)]
+    pub servers: u8,
+    /// With --servers: how many committed entries a follower may be behind
+    /// the leader at most (the bound on the lags the checker explores).
+    #[arg(long = "max-lag", default_value_t = models::model::DEFAULT_MAX_LAG)]
+    pub max_lag: u8,
     /// The guarded resource rejects tokens lower than the highest it accepted
     /// (locks and elections: a barrier's and a queue's clients write nothing).
     #[arg(long)]
@@ -627,6 +640,8 @@ impl ModelArgs {
             recipe,
             policy,
             time: self.time_mode()?,
+            servers: self.servers,
+            max_lag: self.max_lag,
         };
         cfg.validate()?;
         Ok(cfg)

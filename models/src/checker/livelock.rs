@@ -166,6 +166,7 @@ fn owed(action: Action) -> bool {
         | Action::ExpireKey { .. }
         | Action::EndLockDelay(_)
         | Action::Replicate
+        | Action::Apply(_)
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
         | Action::Heal(_)

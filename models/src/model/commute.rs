@@ -151,6 +151,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::RestartMaster(_)
         | Action::ClockJump(_)
         | Action::Replicate
+        | Action::Apply(_)
         | Action::Failover => None,
     }
 }
@@ -256,6 +257,7 @@ impl Footprint {
             | Action::RestartMaster(_)
             | Action::ClockJump(_)
             | Action::Replicate
+            | Action::Apply(_)
             | Action::Failover => return Footprint::ALL,
         };
         if another_client && !sends_to_others {

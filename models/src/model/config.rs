@@ -69,7 +69,9 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Masters
         | Setting::Redis(_)
         | Setting::Policy
-        | Setting::Time => None,
+        | Setting::Time
+        | Setting::Servers
+        | Setting::MaxLag => None,
     }
 }
 
@@ -206,6 +208,10 @@ pub enum Setting {
     Policy,
     /// Untimed or in ticks.
     Time,
+    /// An ensemble's servers.
+    Servers,
+    /// The bound on a follower's lag.
+    MaxLag,
 }
 
 impl fmt::Display for ConfigError {
@@ -507,6 +513,50 @@ pub struct ModelCfg {
     pub time: Time,
     /// Redis: persistence and replicas (the masters are the recipe's).
     pub deployment: crate::store::redis::Deployment,
+    /// ZooKeeper and etcd: the servers of the ensemble (1: one server,
+    /// linearizable; 3 or more: a leader and followers that lag).
+    pub servers: u8,
+    /// An ensemble's followers may be this many committed entries behind
+    /// the leader at most: the bound on the lags the checker explores.
+    pub max_lag: u8,
+}
+
+/// The most servers an ensemble can have in a check.
+pub const MAX_SERVERS: u8 = 7;
+/// The most entries a follower may lag in a check (the default: 2).
+pub const MAX_LAG: u8 = 8;
+pub const DEFAULT_MAX_LAG: u8 = 2;
+
+/// Checks an ensemble's servers and lag bound for `recipe`.
+pub fn check_servers(recipe: &RecipeRef, servers: u8) -> Result<(), String> {
+    if servers == 0 || servers.is_multiple_of(2) || servers > MAX_SERVERS {
+        return Err(format!(
+            "servers must be odd, 1 to {MAX_SERVERS}: an ensemble needs a majority (got {servers})"
+        ));
+    }
+    match recipe.face() {
+        crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd => Ok(()),
+        crate::recipe::Face::Redis | crate::recipe::Face::Consul if servers > 1 => Err(format!(
+            "{recipe} is a {:?} recipe: an ensemble of servers is ZooKeeper's or etcd's \
+             (Redis has --replica; Consul's servers stand behind one agent)",
+            recipe.face()
+        )),
+        crate::recipe::Face::Redis | crate::recipe::Face::Consul => Ok(()),
+    }
+}
+
+/// Checks the bound on a follower's lag: 1 to [`MAX_LAG`], and only with
+/// an ensemble.
+pub fn check_max_lag(servers: u8, max_lag: u8) -> Result<(), String> {
+    if !(1..=MAX_LAG).contains(&max_lag) {
+        return Err(format!(
+            "max-lag must be 1 to {MAX_LAG} committed entries (got {max_lag})"
+        ));
+    }
+    if servers == 1 && max_lag != DEFAULT_MAX_LAG {
+        return Err("max-lag bounds a follower's lag: it needs --servers 3 or more".into());
+    }
+    Ok(())
 }
 
 impl ModelCfg {
@@ -526,6 +576,8 @@ impl ModelCfg {
             permits: default_permits(&recipe, clients.into()) as u8,
             time: Time::Untimed,
             deployment: Default::default(),
+            servers: 1,
+            max_lag: DEFAULT_MAX_LAG,
             recipe,
         }
     }
@@ -540,7 +592,9 @@ impl ModelCfg {
     /// reduction may swap them: not a queue's producers and consumers, nor
     /// a shared lock's writers and readers.
     pub fn clients_interchangeable(&self) -> bool {
-        !matches!(self.recipe.app(), App::Queue | App::SharedLock)
+        // In an ensemble each client is tied to its server, which the
+        // renaming of clients does not rename (yet).
+        !matches!(self.recipe.app(), App::Queue | App::SharedLock) && self.servers == 1
     }
 
     /// Checks the configuration; the error names the offending setting.
@@ -607,6 +661,18 @@ impl ModelCfg {
         }
         check_restarts(self.faults)?;
         check_redis(self)?;
+        check_servers(&self.recipe, self.servers)
+            .map_err(|e| ConfigError::new(Setting::Servers, e))?;
+        check_max_lag(self.servers, self.max_lag)
+            .map_err(|e| ConfigError::new(Setting::MaxLag, e))?;
+        if self.servers > 1 && self.time.ticks().is_some() {
+            return Err(ConfigError::new(
+                Setting::Servers,
+                "the timed checker keeps no follower's lag: check an ensemble untimed, or \
+                 simulate it"
+                    .into(),
+            ));
+        }
         if let Some(ticks) = self.time.ticks() {
             ticks
                 .validate(self.policy, &self.recipe, self.acquire_timeout)
@@ -646,6 +712,11 @@ impl ModelCfg {
         Ok(RecipeModel {
             store: Store {
                 deployment: self.deployment,
+                ensemble: (self.servers > 1).then_some(crate::store::EnsembleCfg {
+                    servers: self.servers,
+                    clients: self.clients.into(),
+                    max_lag: self.max_lag,
+                }),
                 ..Store::for_recipe(&self.recipe, session_timeout, self.clients as u16)
             },
             resource: Resource::new(self.fencing),
@@ -680,6 +751,13 @@ impl fmt::Display for ModelCfg {
             self.policy,
             if self.fencing { "on" } else { "off" }
         )?;
+        if self.servers > 1 {
+            write!(
+                f,
+                ", {} servers (followers at most {} behind)",
+                self.servers, self.max_lag
+            )?;
+        }
         if self.acquire_timeout {
             write!(f, ", acquire timeout")?;
         }

@@ -78,6 +78,12 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "replica".into(),
             "the replica receives the master's oldest change".into(),
         ),
+        Action::Apply(f) => (
+            "apply",
+            "leader".into(),
+            format!("server {}", f + 1),
+            "the follower applies the next committed change".into(),
+        ),
         Action::Failover if state.store.consul.is_some() => (
             "fault",
             "leader".into(),
@@ -174,6 +180,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::RestartMaster(_) => "RestartMaster",
         Action::ClockJump(_) => "ClockJump",
         Action::Replicate => "Replicate",
+        Action::Apply(_) => "Apply",
         Action::Failover => "Failover",
         Action::Crash(_) => "Crash",
         Action::Interrupt(_) => "Interrupt",

@@ -36,7 +36,7 @@ pub use config::{
     check_acquire_timeout, check_fencing, check_given, check_interrupts, check_masters,
     check_permits, check_producers, check_redis_policy, check_reentries, check_writers,
     default_permits, default_producers, default_writers, writes_to_resource, ConfigError,
-    FaultBudget, ModelCfg, Setting, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    FaultBudget, ModelCfg, Setting, DEFAULT_MAX_LAG, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -135,6 +135,17 @@ impl RecipeModel {
     /// flight on the old one is lost, and the client resends what it awaited.
     fn reconnect(&self, state: &mut ModelState, c: ClientIdx) {
         let alive = session_carries_on(&state.store, &state.clients[c as usize].state);
+        // The old connection's replies held by its server go with it; the
+        // handshake tells of a session the leader has ended.
+        if state.store.ensemble.is_some() {
+            let session = state.clients[c as usize].state.session;
+            self.store_step(state, false, |st, o| {
+                if st.holds_any_reply(c) {
+                    st.to_mut().connection_dropped(c);
+                }
+                self.store.reconnected(st, session, o);
+            });
+        }
         let slot = state.slot_mut(c);
         slot.retain(Link::StoreToClient, |m| survives_reconnect(m, alive));
         slot.retain(Link::ClientToStore, |m| survives_reconnect(m, alive));
@@ -619,6 +630,11 @@ impl RecipeModel {
                     self.store.replicate(st, o);
                 });
             }
+            Action::Apply(f) => {
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.apply_next(st, usize::from(f), o);
+                });
+            }
             Action::Failover => {
                 state.budget.failovers -= 1;
                 self.store_step(&mut state, false, |st, o| {
@@ -692,6 +708,9 @@ impl RecipeModel {
     /// with TTLs to run out, a failover — and replication while the
     /// replica lags.
     fn store_faults(&self, state: &ModelState, actions: &mut Vec<Action>) {
+        if let Some(e) = &state.store.ensemble {
+            actions.extend(e.behind().map(|f| Action::Apply(f as u8)));
+        }
         // Consul's failover forgets the lock-delays and restarts session
         // TTLs, which the untimed check keeps no time for: it is taken
         // only where there is a lock-delay to forget.
@@ -825,6 +844,9 @@ impl Model for RecipeModel {
             Action::RestartMaster(m) => format!("FAULT master {m}: restarts"),
             Action::ClockJump(m) => format!("FAULT master {m}: clock jumps forward"),
             Action::Replicate => "store: master 0 → replica".into(),
+            Action::Apply(f) => {
+                format!("store: server {} applies the next committed change", f + 1)
+            }
             // The action names no store: the face says which failover.
             Action::Failover if self.cfg.recipe.face() == crate::recipe::Face::Consul => {
                 "FAULT the leader fails over".into()

@@ -302,6 +302,9 @@ pub enum Action {
     /// Consul: the lock-delays that the invalidation of this session
     /// started (on every key it held, all at once) are over.
     EndLockDelay(SessionId),
+    /// A replicated store: follower `f` (server `f + 1`) applies the next
+    /// committed entry it has not.
+    Apply(u8),
 }
 
 impl Action {
@@ -337,6 +340,7 @@ impl Action {
             | Action::RestartMaster(_)
             | Action::ClockJump(_)
             | Action::Replicate
+            | Action::Apply(_)
             | Action::Failover => return None,
         })
     }

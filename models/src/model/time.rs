@@ -125,11 +125,12 @@ impl RecipeModel {
 
     /// Whether the client's resend timer may fire: a request is out and
     /// neither it nor its reply is on its way (so one was lost) — a
-    /// Redis `WAIT` the store holds is on its way too.
+    /// reply the store holds (a Redis `WAIT`, an ensemble's write or
+    /// `sync`) is on its way too.
     pub(super) fn resend_due(&self, store: &StoreState, slot: &ClientSlot) -> bool {
         let epoch = slot.state.epoch;
         slot.state.pending.is_some()
-            && !store.redis.holds_wait(slot.state.session.client, epoch)
+            && !store.holds_reply(slot.state.session.client, epoch)
             && !slot
                 .to_store
                 .iter()

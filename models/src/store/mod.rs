@@ -7,6 +7,7 @@
 //! watches, and the owner is told on its link.
 
 pub mod consul;
+pub mod ensemble;
 pub mod etcd;
 pub mod redis;
 pub mod zookeeper;
@@ -18,6 +19,7 @@ use crate::msg::{
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use consul::ConsulKv;
+use ensemble::{Ensemble, Entry, Held, Owed, Route};
 use etcd::EtcdKv;
 use redis::{Deployment, Persistence, RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
@@ -57,6 +59,20 @@ pub struct Store {
     /// its last renewal (Consul reaps at twice the TTL; its documents
     /// promise only the TTL as a lower bound).
     pub consul: bool,
+    /// A replicated store (ZooKeeper, etcd): its servers, and the state's
+    /// [`Ensemble`]; `None`: one server.
+    pub ensemble: Option<EnsembleCfg>,
+}
+
+/// A replicated store's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EnsembleCfg {
+    /// Servers, odd, at least 3: the leader and its followers.
+    pub servers: u8,
+    /// The clients, connected round the servers from the first follower.
+    pub clients: u16,
+    /// The most entries a follower may be behind (the checker's bound).
+    pub max_lag: u8,
 }
 
 impl Store {
@@ -82,6 +98,7 @@ impl Store {
             consul: face == crate::recipe::Face::Consul,
             barrier_group: None,
             queue: false,
+            ensemble: None,
         }
     }
 
@@ -103,6 +120,11 @@ impl Store {
             claims: self.layout.claims,
             removed: Vec::new(),
         });
+        if let Some(e) = self.ensemble {
+            st.ensemble = Some(Box::new(Ensemble::new(
+                &st, e.servers, e.clients, e.max_lag,
+            )));
+        }
         st
     }
 
@@ -156,6 +178,10 @@ pub struct StoreState {
     /// written and hashed only when there is one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consul: Option<Box<ConsulKv>>,
+    /// A replicated store's followers and log (none for one server:
+    /// written and hashed only when there is one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ensemble: Option<Box<Ensemble>>,
 }
 
 /// As the derived hash was before `redis`: the fields in order, `redis`
@@ -175,6 +201,9 @@ impl std::hash::Hash for StoreState {
         }
         if let Some(c) = &self.consul {
             c.hash(h);
+        }
+        if let Some(e) = &self.ensemble {
+            e.hash(h);
         }
     }
 }
@@ -287,6 +316,7 @@ impl StoreState {
             queue: None,
             redis: RedisKv::default(),
             consul: None,
+            ensemble: None,
         }
     }
 
@@ -515,6 +545,7 @@ impl StoreState {
                 })
                 .collect(),
             Request::Connect
+            | Request::Sync { .. }
             | Request::Create { .. }
             | Request::Exists { .. }
             | Request::GetChildren { .. }
@@ -614,6 +645,48 @@ impl StoreState {
         self.redis.drop_waits(client);
         if let Some(c) = &mut self.consul {
             c.drop_queries(client);
+        }
+        if let Some(e) = &mut self.ensemble {
+            e.connection_closed(client);
+        }
+    }
+
+    /// Whether the store holds a reply for `client`'s request of `epoch`:
+    /// a Redis `WAIT` the replica has not caught up with, an ensemble's
+    /// write or `sync` its server has not applied yet.
+    pub fn holds_reply(&self, client: crate::ids::ClientIdx, epoch: u8) -> bool {
+        self.redis.holds_wait(client, epoch)
+            || self.ensemble.as_ref().is_some_and(|e| {
+                e.followers.iter().any(|f| {
+                    f.held
+                        .iter()
+                        .any(|h| h.session.client == client && h.epoch == epoch && h.connected)
+                })
+            })
+    }
+
+    /// Whether an ensemble's server holds any reply for `client` (a write
+    /// or `sync` it has not applied yet).
+    pub fn holds_any_reply(&self, client: crate::ids::ClientIdx) -> bool {
+        self.ensemble.as_ref().is_some_and(|e| {
+            e.followers.iter().any(|f| {
+                f.held
+                    .iter()
+                    .any(|h| h.session.client == client && h.connected)
+            })
+        })
+    }
+
+    /// `client`'s connection dropped and it reconnects: the replies its
+    /// server held for the old connection are not sent (the requests still
+    /// order the session's later ones; its session and watches stay).
+    pub fn connection_dropped(&mut self, client: crate::ids::ClientIdx) {
+        if let Some(e) = &mut self.ensemble {
+            for h in e.followers.iter_mut().flat_map(|f| &mut f.held) {
+                if h.session.client == client {
+                    h.connected = false;
+                }
+            }
         }
     }
 
@@ -842,6 +915,8 @@ impl StoreState {
                     }
                 }
             }
+            // One server: every change it has is the leader's.
+            Request::Sync { .. } => Reply::Synced,
             Request::Exists { path, watch } => {
                 Reply::Stat(self.zk.exists(*path, watch.then_some(s)))
             }
@@ -964,6 +1039,7 @@ fn is_zookeeper(req: &Request) -> bool {
             | Request::GetChildren { .. }
             | Request::SetData { .. }
             | Request::Multi(_)
+            | Request::Sync { .. }
     )
 }
 
@@ -991,7 +1067,17 @@ fn etcd_notifications(fired: Vec<etcd::Fired>, out: &mut Vec<(SessionId, WatchEv
 }
 
 fn send_notifications(o: &mut Out<Store>, state: &StoreState, fired: Vec<(SessionId, WatchEvent)>) {
-    let header = state.header();
+    send_notifications_at(o, state, state.header(), fired);
+}
+
+/// [`send_notifications`] from a server whose last transaction is
+/// `header` (a follower's); the marks are the leader's.
+fn send_notifications_at(
+    o: &mut Out<Store>,
+    state: &StoreState,
+    header: u64,
+    fired: Vec<(SessionId, WatchEvent)>,
+) {
     for (s, event) in fired {
         // A ZooKeeper watch belongs to its session's connection; once the
         // client has opened a newer session, the old connection is gone and
@@ -1047,12 +1133,24 @@ impl Actor for Store {
                         return;
                     }
                 }
+                // In an ensemble a read is its server's, a `sync` waits for
+                // its server, and a write is committed by the leader and
+                // answered by its server once applied there.
+                let route = state.ensemble.as_ref().map(|_| Route::of(&req));
+                let follower = state.ensemble.as_ref().and_then(|e| e.follower_of(client));
+                if let (Some(f), Some(Route::Local)) = (follower, route) {
+                    return self.serve_locally(state, f, src, session, epoch, &req, o);
+                }
+                if let Some(Route::Sync) = route {
+                    return self.sync(state, follower, session, epoch, o);
+                }
                 // A queue marks a reply by what the request named, as the
                 // store was before it.
                 let head = state
                     .queue
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
+                let asked = session;
                 let Applied {
                     reply,
                     fired,
@@ -1090,6 +1188,30 @@ impl Actor for Store {
                 if ends && !state.is_alive(session) {
                     o.cancel_timer(Timer::Expiry(session));
                 }
+                if let (Some(f), Some(Route::Committed)) = (follower, route) {
+                    send_notifications(o, state, fired);
+                    let at = self.commit(
+                        state,
+                        Entry::Apply {
+                            session: asked,
+                            req,
+                        },
+                        o,
+                    );
+                    let held = Held {
+                        at,
+                        session,
+                        epoch,
+                        owed: Owed::Reply(reply),
+                        head,
+                        connected: true,
+                    };
+                    return self.hold_or_answer(state, f, held, o);
+                }
+                let entry = (route == Some(Route::Committed)).then_some(Entry::Apply {
+                    session: asked,
+                    req,
+                });
                 let header = state.header();
                 let owns_first = head.unwrap_or_else(|| state.owns_first(session));
                 o.send(
@@ -1102,6 +1224,9 @@ impl Actor for Store {
                     },
                 );
                 send_notifications(o, state, fired);
+                if let Some(entry) = entry {
+                    self.commit(state, entry, o);
+                }
             }
             Msg::Close { session } if session.client == client => {
                 // A lease given up before its grant's reply came: the
@@ -1115,13 +1240,28 @@ impl Actor for Store {
                     o.cancel_timer(Timer::Expiry(session));
                     consul_timers(o, &consul, &fired);
                     send_notifications(o, state, fired);
+                    if state.ensemble.is_some() {
+                        let end = Entry::End {
+                            session,
+                            expired: false,
+                        };
+                        self.commit(state, end, o);
+                    }
                 }
             }
             Msg::Ping { session } if session.client == client => {
-                if state.is_alive(session) {
-                    if self.sessions_expire {
-                        o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
-                    }
+                if state.is_alive(session) && self.sessions_expire {
+                    o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
+                }
+                // A follower answers from what it has applied: a session
+                // the leader has ended lives there until the end's entry.
+                let alive = match state.ensemble.as_ref().and_then(|e| e.follower_of(client)) {
+                    Some(f) => state.ensemble.as_ref().unwrap().followers[f]
+                        .view
+                        .is_alive(session),
+                    None => state.is_alive(session),
+                };
+                if alive {
                     o.send(src, Msg::Pong { session });
                 } else {
                     o.send(src, Msg::Expired { session });
@@ -1191,7 +1331,19 @@ impl Store {
             .end_session_full(session, SessionEnd::Expired);
         consul_timers(o, &consul, &fired);
         send_notifications(o, state, fired);
-        if self.tell_expiry {
+        // A follower's client hears of it when its server applies it.
+        let on_follower = state
+            .ensemble
+            .as_ref()
+            .is_some_and(|e| e.follower_of(session.client).is_some());
+        if state.ensemble.is_some() {
+            let end = Entry::End {
+                session,
+                expired: true,
+            };
+            self.commit(state, end, o);
+        }
+        if self.tell_expiry && !on_follower {
             o.send(client_id(session.client), Msg::Expired { session });
         }
     }
@@ -1285,6 +1437,229 @@ impl Store {
         for (key, ms) in state.redis.with_ttl(0) {
             key_timer(o, 0, TtlChange::Armed { key, ms });
         }
+    }
+}
+
+/// A replicated store's steps.
+impl Store {
+    /// Appends `entry` to the leader's log and returns its position; a
+    /// follower left more than the bound behind applies its oldest first.
+    fn commit(&self, state: &mut Cow<StoreState>, entry: Entry, o: &mut Out<Self>) -> u64 {
+        let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+        e.commit(entry);
+        let at = e.committed();
+        let max = u64::from(e.max_lag.0);
+        for f in 0..e.followers.len() {
+            while state.ensemble.as_ref().is_some_and(|e| e.lag(f) > max) {
+                self.apply_next(state, f, o);
+            }
+        }
+        at
+    }
+
+    /// Follower `f` applies the next entry of the log: the watches set
+    /// there fire, the replies it held for it go out, and a client whose
+    /// session it ended hears so. False if it had nothing to apply.
+    pub fn apply_next(&self, state: &mut Cow<StoreState>, f: usize, o: &mut Out<Self>) -> bool {
+        let Some(entry) = state.ensemble.as_ref().and_then(|e| e.next_entry(f)) else {
+            return false;
+        };
+        let st = state.to_mut();
+        let e = st.ensemble.as_mut().expect("an ensemble");
+        let view = &mut e.followers[f].view;
+        let (fired, ended) = match entry {
+            Entry::Apply { session, req } => (view.apply_full(session, &req).fired, None),
+            Entry::End { session, expired } => {
+                let alive = view.is_alive(session);
+                let (fired, _) = view.end_session_full(session, ensemble::end_of(expired));
+                let told = &mut e.followers[f].told;
+                let already = match told.binary_search(&session) {
+                    Ok(i) => {
+                        told.remove(i);
+                        true
+                    }
+                    Err(_) => false,
+                };
+                (fired, (alive && expired && !already).then_some(session))
+            }
+        };
+        let view = &e.followers[f].view;
+        let header = view.header();
+        let due = e.applied_one(f);
+        send_notifications_at(o, state, header, fired);
+        if let Some(s) = ended {
+            let here = state
+                .ensemble
+                .as_ref()
+                .is_some_and(|e| e.follower_of(s.client) == Some(f));
+            if self.tell_expiry && here {
+                o.send(client_id(s.client), Msg::Expired { session: s });
+            }
+        }
+        for held in due {
+            serve_held(o, state, f, held);
+        }
+        true
+    }
+
+    /// `session`'s client reconnects on a new connection: its server asks
+    /// the leader about the session (ZooKeeper's revalidation), and one
+    /// that has ended there is told so in the handshake, though the server
+    /// has not applied the end yet.
+    pub fn reconnected(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
+        let Some(f) = state
+            .ensemble
+            .as_ref()
+            .and_then(|e| e.follower_of(session.client))
+        else {
+            return;
+        };
+        let behind = state.ensemble.as_ref().expect("an ensemble").followers[f]
+            .view
+            .is_alive(session);
+        if !(self.tell_expiry && state.ended(session) && behind) {
+            return;
+        }
+        let told = &mut state
+            .to_mut()
+            .ensemble
+            .as_mut()
+            .expect("an ensemble")
+            .followers[f]
+            .told;
+        if let Err(i) = told.binary_search(&session) {
+            told.insert(i, session);
+            o.send(client_id(session.client), Msg::Expired { session });
+        }
+    }
+
+    /// A read of follower `f`'s client, served from its view (a watch it
+    /// sets is set there).
+    #[allow(clippy::too_many_arguments)]
+    fn serve_locally(
+        &self,
+        state: &mut Cow<StoreState>,
+        f: usize,
+        src: Id,
+        session: SessionId,
+        epoch: u8,
+        req: &Request,
+        o: &mut Out<Self>,
+    ) {
+        // ZooKeeper hears a session in every request its server passes on.
+        if self.sessions_expire && is_zookeeper(req) && state.is_alive(session) {
+            o.set_timer(Timer::Expiry(session), self.timeout_range());
+        }
+        let e = state.ensemble.as_ref().expect("an ensemble");
+        if let Some(at) = e.read_barrier(f, session) {
+            let held = Held {
+                at,
+                session,
+                epoch,
+                owed: Owed::Read(req.clone()),
+                head: None,
+                connected: true,
+            };
+            state
+                .to_mut()
+                .ensemble
+                .as_mut()
+                .expect("an ensemble")
+                .hold(f, held);
+            return;
+        }
+        let _ = src;
+        let held = Held {
+            at: 0,
+            session,
+            epoch,
+            owed: Owed::Read(req.clone()),
+            head: None,
+            connected: true,
+        };
+        serve_held(o, state, f, held);
+    }
+
+    /// ZooKeeper's `sync`: answered once the client's server has applied
+    /// the leader's log as of now (at once on the leader, or on one
+    /// server).
+    fn sync(
+        &self,
+        state: &mut Cow<StoreState>,
+        follower: Option<usize>,
+        session: SessionId,
+        epoch: u8,
+        o: &mut Out<Self>,
+    ) {
+        let reply = match state.is_alive(session) {
+            true => Reply::Synced,
+            false => Reply::Error(ZkError::SessionExpired),
+        };
+        let at = state.ensemble.as_ref().map_or(0, |e| e.committed());
+        let held = Held {
+            at,
+            session,
+            epoch,
+            owed: Owed::Reply(reply),
+            head: None,
+            connected: true,
+        };
+        match follower {
+            Some(f) => self.hold_or_answer(state, f, held, o),
+            None => serve_held(o, state, usize::MAX, held),
+        }
+    }
+}
+
+/// Sends what follower `f` owes for `held` (the leader, `f` out of
+/// range: a reply it made), from its state; a read is served there now,
+/// and a watch it sets fires from there. Nothing is sent on a dropped
+/// connection.
+fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: usize, held: Held) {
+    if !held.connected {
+        return;
+    }
+    let (header, reply, fired) = match held.owed {
+        Owed::Reply(reply) => {
+            let header = match state.ensemble.as_ref().and_then(|e| e.followers.get(f)) {
+                Some(fo) => fo.view.header(),
+                None => state.header(),
+            };
+            (header, reply, Vec::new())
+        }
+        Owed::Read(req) => {
+            let st = state.to_mut();
+            let view = &mut st.ensemble.as_mut().expect("an ensemble").followers[f].view;
+            let Applied { reply, fired, .. } = view.apply_full(held.session, &req);
+            (view.header(), reply, fired)
+        }
+    };
+    o.send(
+        client_id(held.session.client),
+        Msg::Reply {
+            epoch: held.epoch,
+            header,
+            owns_first: held.head.unwrap_or_else(|| state.owns_first(held.session)),
+            reply,
+        },
+    );
+    send_notifications_at(o, state, header, fired);
+}
+
+impl Store {
+    /// Follower `f` answers `held` now if it has applied the log to
+    /// `held.at`, else holds it until it has.
+    fn hold_or_answer(&self, state: &mut Cow<StoreState>, f: usize, held: Held, o: &mut Out<Self>) {
+        let e = state.ensemble.as_ref().expect("an ensemble");
+        if e.followers[f].applied >= held.at {
+            return serve_held(o, state, f, held);
+        }
+        state
+            .to_mut()
+            .ensemble
+            .as_mut()
+            .expect("an ensemble")
+            .hold(f, held);
     }
 }
 

@@ -883,7 +883,7 @@ impl<'a> Sim<'a> {
         };
         rt.cut_link.iter().any(|q| on_its_way(&q.event))
             || self.queue.any(on_its_way)
-            || self.store_state.redis.holds_wait(c, epoch)
+            || self.store_state.holds_reply(c, epoch)
     }
 
     fn fault_start(&mut self, i: usize) {
@@ -1268,6 +1268,18 @@ impl<'a> Sim<'a> {
             since_seq: self.queue.next_seq(),
             keeps: Keeps::Survivors { session_alive },
         };
+        // The old connection's replies held by its server go with it; the
+        // handshake tells of a session the leader has ended.
+        if self.store_state.ensemble.is_some() {
+            if self.store_state.holds_any_reply(c) {
+                self.store_state.to_mut().connection_dropped(c);
+            }
+            let session = self.clients[c as usize].state.session;
+            let mut out = self.lenders.store.lend();
+            self.store
+                .reconnected(&mut self.store_state, session, &mut out);
+            self.apply_store_out(out);
+        }
         // SUSPENDED first (traced), if the client had not noticed yet.
         self.disconnect(c);
         let mut out = self.lenders.client.lend();

@@ -1,0 +1,275 @@
+//! A replicated store: a ZooKeeper ensemble or an etcd cluster of
+//! `servers` servers, the leader and its followers.
+//!
+//! The leader's state is the [`StoreState`] itself: every write is applied
+//! there (committed: the model's ensemble always has a majority) and
+//! appended to the log of committed entries. Each follower keeps its own
+//! view — a [`StoreState`] that has applied a prefix of the log, in order —
+//! and applies the next entry when the engine says (`Action::Apply` in the
+//! checker, a drawn delay in the simulator). A client is connected to one
+//! server, which serves its reads, holds its watches (they fire when *that*
+//! server applies the change), and answers its writes once it has applied
+//! them (ZooKeeper's `FinalRequestProcessor`, etcd's apply wait), as it
+//! answers a `sync` once it has applied the log as of the sync.
+//!
+//! Sessions are the leader's: a session is created by a committed entry,
+//! which a follower's client hears of when its server has applied it; an
+//! expiry ends the session at the leader at once, and on a follower when
+//! it applies the expiry's entry — the follower then closes its client's
+//! connection (the expiry notice).
+//!
+//! Replaying an entry on a follower calls the same [`StoreState::apply`]
+//! the leader ran: the store is deterministic, so a follower that has
+//! applied the same prefix is the same state (sequence numbers, zxids,
+//! revisions and lease ids included).
+
+use super::zookeeper::SessionEnd;
+use super::{RunConstant, StoreState};
+use crate::ids::{ClientIdx, SessionId};
+use crate::msg::{Reply, Request, WatchEvent};
+use serde::{Deserialize, Serialize};
+
+/// One committed change, as each follower replays it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Entry {
+    /// A request the leader applied for `session` (a write, a session's
+    /// creation, a lease's grant or revoke).
+    Apply { session: SessionId, req: Request },
+    /// The leader ended `session` (`closeSession`; a lease's expiry).
+    End { session: SessionId, expired: bool },
+}
+
+/// A reply a follower holds until it has applied the log to `at`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Held {
+    pub at: u64,
+    pub session: SessionId,
+    pub epoch: u8,
+    pub owed: Owed,
+    /// A queue's mark, taken by the leader before it applied the request
+    /// (what the request named); `None`: the mark when it is sent.
+    pub head: Option<bool>,
+    /// Whether the connection it came on is still up: a reply for one
+    /// that dropped is not sent, but the request still orders the
+    /// session's later ones behind it (a server's commit processor keeps a
+    /// session's requests in order, whichever connection they came on).
+    pub connected: bool,
+}
+
+/// What a held request is owed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Owed {
+    /// A write's or a `sync`'s answer, made when it was committed.
+    Reply(Reply),
+    /// A read queued behind the session's earlier write: served from the
+    /// server's state once it has applied that write.
+    Read(Request),
+}
+
+/// One follower: what it has applied and the replies it owes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Follower {
+    /// Its state: the leader's as of `applied` entries, with the watches
+    /// its own clients set.
+    pub view: Box<StoreState>,
+    /// How many of the log's entries it has applied.
+    pub applied: u64,
+    /// Replies it owes its clients, by the position each waits for.
+    pub held: Vec<Held>,
+    /// Sessions whose end the leader told their client in a reconnect's
+    /// handshake before this follower applied it (sorted): it tells them
+    /// no second time.
+    pub told: Vec<SessionId>,
+}
+
+/// The servers beside the leader, and the log they apply.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ensemble {
+    /// Servers 1..n; the leader is server 0.
+    pub followers: Vec<Follower>,
+    /// The committed entries not every follower has applied yet, oldest
+    /// first; `log[0]` is entry number `base`.
+    pub log: Vec<Entry>,
+    pub base: u64,
+    /// Each client's server, by client index (0: the leader).
+    pub server_of: RunConstant<Vec<u8>>,
+    /// The most entries a follower may be behind: the checker's bound on
+    /// the lags it explores. A commit that would leave one further behind
+    /// has it apply its oldest first.
+    pub max_lag: RunConstant<u8>,
+}
+
+impl Ensemble {
+    /// `servers` servers (odd, at least 3) beside a leader in state
+    /// `leader`; `clients` clients connected round the servers from the
+    /// first follower on (client 0 on server 1, client 1 on server 2, …),
+    /// so that with fewer clients than servers every client is on a
+    /// follower.
+    pub fn new(leader: &StoreState, servers: u8, clients: u16, max_lag: u8) -> Ensemble {
+        let view = Box::new(leader.clone());
+        Ensemble {
+            followers: (1..servers)
+                .map(|_| Follower {
+                    view: view.clone(),
+                    applied: 0,
+                    held: Vec::new(),
+                    told: Vec::new(),
+                })
+                .collect(),
+            log: Vec::new(),
+            base: 0,
+            server_of: RunConstant(
+                (0..clients)
+                    .map(|c| ((u32::from(c) + 1) % u32::from(servers)) as u8)
+                    .collect(),
+            ),
+            max_lag: RunConstant(max_lag),
+        }
+    }
+
+    /// How many entries the leader has committed.
+    pub fn committed(&self) -> u64 {
+        self.base + self.log.len() as u64
+    }
+
+    /// The server `client` is connected to (0: the leader).
+    pub fn server(&self, client: ClientIdx) -> u8 {
+        self.server_of
+            .0
+            .get(usize::from(client))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The follower `client` is connected to, if not the leader.
+    pub fn follower_of(&self, client: ClientIdx) -> Option<usize> {
+        match self.server(client) {
+            0 => None,
+            s => Some(usize::from(s) - 1),
+        }
+    }
+
+    /// How far behind follower `f` is.
+    pub fn lag(&self, f: usize) -> u64 {
+        self.committed() - self.followers[f].applied
+    }
+
+    /// The followers with an entry to apply.
+    pub fn behind(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.followers.len()).filter(|&f| self.lag(f) > 0)
+    }
+
+    /// Appends a committed entry.
+    pub fn commit(&mut self, entry: Entry) {
+        self.log.push(entry);
+    }
+
+    /// Holds `held` at follower `f` until it has applied the log to
+    /// `held.at`.
+    pub fn hold(&mut self, f: usize, held: Held) {
+        let h = &mut self.followers[f].held;
+        let at = h.partition_point(|x| x.at <= held.at);
+        h.insert(at, held);
+    }
+
+    /// The entry follower `f` applies next, if it is behind.
+    pub fn next_entry(&self, f: usize) -> Option<Entry> {
+        let i = self.followers[f].applied.checked_sub(self.base)?;
+        self.log.get(i as usize).cloned()
+    }
+
+    /// Follower `f` has applied one more entry: the replies now due,
+    /// oldest first; entries every follower has applied leave the log.
+    pub fn applied_one(&mut self, f: usize) -> Vec<Held> {
+        let fo = &mut self.followers[f];
+        fo.applied += 1;
+        let due = fo.held.partition_point(|h| h.at <= fo.applied);
+        let out: Vec<Held> = fo.held.drain(..due).collect();
+        let floor = self
+            .followers
+            .iter()
+            .map(|f| f.applied)
+            .min()
+            .unwrap_or(self.base);
+        let done = (floor - self.base) as usize;
+        self.log.drain(..done);
+        self.base = floor;
+        out
+    }
+
+    /// Where follower `f` must have got to before it serves a read of
+    /// `session`: past every request of the session it holds.
+    pub fn read_barrier(&self, f: usize, session: SessionId) -> Option<u64> {
+        self.followers[f]
+            .held
+            .iter()
+            .filter(|h| h.session.client == session.client)
+            .map(|h| h.at)
+            .max()
+    }
+
+    /// `client`'s process is gone: the replies held for it go with its
+    /// connection, and so do the watches it set on its server.
+    pub fn connection_closed(&mut self, client: ClientIdx) {
+        for f in &mut self.followers {
+            f.held.retain(|h| h.session.client != client);
+            f.view.connection_closed(client);
+        }
+    }
+}
+
+/// Where a request is served in an ensemble.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// By the client's own server, from its view: ZooKeeper's reads (and
+    /// the watches they set), etcd's watches.
+    Local,
+    /// Through the leader, committed, answered by the client's server
+    /// once it has applied it: every write, a session's creation.
+    Committed,
+    /// By the leader's state, at once: what only the leader knows (etcd's
+    /// linearizable reads, through its read index; a lease's
+    /// time-to-live).
+    Leader,
+    /// ZooKeeper's `sync`: answered by the client's server once it has
+    /// applied the leader's log as of the sync.
+    Sync,
+}
+
+impl Route {
+    pub fn of(req: &Request) -> Route {
+        match req {
+            Request::Exists { .. }
+            | Request::GetData { .. }
+            | Request::GetChildren { .. }
+            | Request::Watch { .. }
+            | Request::WatchRange { .. } => Route::Local,
+            Request::Sync { .. } => Route::Sync,
+            Request::Range(_) | Request::LeaseTimeToLive { .. } => Route::Leader,
+            Request::Connect
+            | Request::Create { .. }
+            | Request::Delete { .. }
+            | Request::SetData { .. }
+            | Request::Multi(_)
+            | Request::LeaseGrant
+            | Request::LeaseRevoke
+            | Request::Txn(_)
+            | Request::DeleteKey { .. } => Route::Committed,
+            // The leader answers a keepalive; Redis and Consul have no
+            // ensemble (the configuration refuses one).
+            Request::LeaseKeepAlive | Request::Redis { .. } | Request::Consul(_) => Route::Leader,
+        }
+    }
+}
+
+/// The notifications follower `view` fires, with the session of each.
+pub type Fired = Vec<(SessionId, WatchEvent)>;
+
+/// How an entry's session end reads to [`StoreState::end_session_full`].
+pub fn end_of(expired: bool) -> SessionEnd {
+    if expired {
+        SessionEnd::Expired
+    } else {
+        SessionEnd::Closed
+    }
+}
