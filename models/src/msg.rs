@@ -234,6 +234,10 @@ pub enum ConsulCmd {
     /// `PUT /v1/session/destroy/<session>`: invalidated at once, its held
     /// keys released (or deleted) under its lock-delay.
     SessionDestroy,
+    /// `GET /v1/session/info/<session>`: whether the envelope's session
+    /// lives, and what it was created with ([`ConsulReply::SessionInfo`]).
+    /// A read: it changes nothing, and renews nothing.
+    SessionInfo,
     /// `GET /v1/kv/<key>`: the pair and `X-Consul-Index`. With `index` > 0
     /// a blocking query: answered at once if the index it would return is
     /// past `index`, else held until the key changes (or the wait runs
@@ -260,6 +264,13 @@ pub enum ConsulCmd {
     Cas { key: Key, value: Data, index: u64 },
     /// `DELETE /v1/kv/<key>` (`?cas=<index>`: only at that `ModifyIndex`).
     Delete { key: Key, cas: Option<u64> },
+    /// `PUT /v1/kv/<key>`, neither `?cas=` nor `?acquire=`: always `true`.
+    /// The value is set; `Session` and `LockIndex` stay as they were (a
+    /// plain PUT does not touch the lock), whatever session writes it.
+    Put { key: Key, value: Data },
+    /// `DELETE /v1/kv/<prefix>?recurse`: every key under `prefix` deleted
+    /// in one Raft index; always `true`.
+    DeleteTree { prefix: Name },
 }
 
 /// A Consul key as `GET /v1/kv/<key>` shows it (Go's `api.KVPair`; flags
@@ -299,6 +310,9 @@ pub enum ConsulReply {
     /// HTTP 500 "invalid session": an acquire or release in a session
     /// that is gone (or never was).
     InvalidSession,
+    /// `session/info`: the session's options while it lives; `None`,
+    /// Consul's `null`, once it is invalidated (or if it never was).
+    SessionInfo(Option<SessionOpts>),
 }
 
 /// A Redis command, as the lock libraries send it. Keys are text (a
@@ -1210,6 +1224,7 @@ impl fmt::Display for ConsulCmd {
                 o.behavior, o.lock_delay_ms
             ),
             ConsulCmd::SessionDestroy => write!(f, "session/destroy"),
+            ConsulCmd::SessionInfo => write!(f, "session/info"),
             ConsulCmd::Get { key, index: 0, .. } => write!(f, "GET {key}"),
             ConsulCmd::Get {
                 key,
@@ -1243,6 +1258,8 @@ impl fmt::Display for ConsulCmd {
                 key,
                 cas: Some(index),
             } => write!(f, "DELETE {key}?cas={index}"),
+            ConsulCmd::Put { key, value } => write!(f, "PUT {key} ({value})"),
+            ConsulCmd::DeleteTree { prefix } => write!(f, "DELETE {prefix}?recurse"),
         }
     }
 }
@@ -1263,6 +1280,12 @@ impl fmt::Display for ConsulReply {
             ConsulReply::Held => write!(f, "held (blocking query)"),
             ConsulReply::Bool(b) => write!(f, "{b}"),
             ConsulReply::InvalidSession => write!(f, "500 invalid session"),
+            ConsulReply::SessionInfo(Some(o)) => write!(
+                f,
+                "session live (behavior={}, lock-delay={}ms)",
+                o.behavior, o.lock_delay_ms
+            ),
+            ConsulReply::SessionInfo(None) => write!(f, "null (no such session)"),
         }
     }
 }
@@ -1521,6 +1544,12 @@ pub enum RequestKind {
     ConsulRelease,
     ConsulCas,
     ConsulDelete,
+    /// A plain `PUT` (no `?cas=`, no `?acquire=`).
+    ConsulPut,
+    /// `session/info`.
+    ConsulSessionInfo,
+    /// `DELETE ?recurse`.
+    ConsulDeleteTree,
 }
 
 /// The classes of requests the herd metrics add up.
@@ -1585,6 +1614,9 @@ impl Request {
                 ConsulCmd::Release { .. } => RequestKind::ConsulRelease,
                 ConsulCmd::Cas { .. } => RequestKind::ConsulCas,
                 ConsulCmd::Delete { .. } => RequestKind::ConsulDelete,
+                ConsulCmd::Put { .. } => RequestKind::ConsulPut,
+                ConsulCmd::SessionInfo => RequestKind::ConsulSessionInfo,
+                ConsulCmd::DeleteTree { .. } => RequestKind::ConsulDeleteTree,
             },
         }
     }
@@ -1593,7 +1625,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 35] = [
+    pub const ALL: [RequestKind; 38] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1629,6 +1661,9 @@ impl RequestKind {
         RequestKind::ConsulRelease,
         RequestKind::ConsulCas,
         RequestKind::ConsulDelete,
+        RequestKind::ConsulPut,
+        RequestKind::ConsulSessionInfo,
+        RequestKind::ConsulDeleteTree,
     ];
 
     /// The name metrics and traces use (`exists_watch`).
@@ -1669,6 +1704,9 @@ impl RequestKind {
             RequestKind::ConsulRelease => "kv_release",
             RequestKind::ConsulCas => "kv_cas",
             RequestKind::ConsulDelete => "kv_delete",
+            RequestKind::ConsulPut => "kv_put",
+            RequestKind::ConsulSessionInfo => "session_info",
+            RequestKind::ConsulDeleteTree => "kv_delete_tree",
         }
     }
 
@@ -1692,6 +1730,8 @@ impl RequestKind {
             | RequestKind::ConsulRelease
             | RequestKind::ConsulCas
             | RequestKind::ConsulDelete
+            | RequestKind::ConsulPut
+            | RequestKind::ConsulDeleteTree
             // It releases (or deletes) the session's keys.
             | RequestKind::ConsulSessionDestroy => RequestClass::Writes,
             RequestKind::Exists
@@ -1702,7 +1742,9 @@ impl RequestKind {
             | RequestKind::RedisGet
             // It changes nothing: it asks how far the replica has got.
             | RequestKind::RedisWait
-            | RequestKind::ConsulGet => RequestClass::Reads,
+            | RequestKind::ConsulGet
+            // It reads the session table; it renews nothing.
+            | RequestKind::ConsulSessionInfo => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
@@ -1777,7 +1819,10 @@ mod tests {
                 | RequestKind::ConsulAcquire
                 | RequestKind::ConsulRelease
                 | RequestKind::ConsulCas
-                | RequestKind::ConsulDelete => {}
+                | RequestKind::ConsulDelete
+                | RequestKind::ConsulPut
+                | RequestKind::ConsulSessionInfo
+                | RequestKind::ConsulDeleteTree => {}
             }
         }
     }

@@ -65,7 +65,7 @@ fn drawn(recipe: &RecipeRef, seed: u64) -> (Scenario, u8, u8) {
     let hold_hi = draw(hold_lo, hold_lo + 2_000);
     // Sizes the checker decides without faults in a second or so: two or
     // three clients, one round.
-    let clients = (clients_needed(&recipe) + draw(0, 1) as u8).min(recipe.checked_clients().min(3));
+    let clients = (clients_needed(recipe) + draw(0, 1) as u8).min(recipe.checked_clients().min(3));
     let rounds = 1;
     let variant = recipe
         .variant()
