@@ -241,6 +241,10 @@ pub enum ConsulCmd {
     /// `PUT /v1/session/destroy/<session>`: invalidated at once, its held
     /// keys released (or deleted) under its lock-delay.
     SessionDestroy,
+    /// `GET /v1/session/info/<session>`: whether the envelope's session
+    /// lives, and what it was created with ([`ConsulReply::SessionInfo`]).
+    /// A read: it changes nothing, and renews nothing.
+    SessionInfo,
     /// `GET /v1/kv/<key>`: the pair and `X-Consul-Index`. With `index` > 0
     /// a blocking query: answered at once if the index it would return is
     /// past `index`, else held until the key changes (or the wait runs
@@ -267,6 +271,13 @@ pub enum ConsulCmd {
     Cas { key: Key, value: Data, index: u64 },
     /// `DELETE /v1/kv/<key>` (`?cas=<index>`: only at that `ModifyIndex`).
     Delete { key: Key, cas: Option<u64> },
+    /// `PUT /v1/kv/<key>`, neither `?cas=` nor `?acquire=`: always `true`.
+    /// The value is set; `Session` and `LockIndex` stay as they were (a
+    /// plain PUT does not touch the lock), whatever session writes it.
+    Put { key: Key, value: Data },
+    /// `DELETE /v1/kv/<prefix>?recurse`: every key under `prefix` deleted
+    /// in one Raft index; always `true`.
+    DeleteTree { prefix: Name },
 }
 
 /// A Consul key as `GET /v1/kv/<key>` shows it (Go's `api.KVPair`; flags
@@ -306,6 +317,9 @@ pub enum ConsulReply {
     /// HTTP 500 "invalid session": an acquire or release in a session
     /// that is gone (or never was).
     InvalidSession,
+    /// `session/info`: the session's options while it lives; `None`,
+    /// Consul's `null`, once it is invalidated (or if it never was).
+    SessionInfo(Option<SessionOpts>),
 }
 
 /// A Redis command, as the lock libraries send it. Keys are text (a
@@ -1222,6 +1236,7 @@ impl fmt::Display for ConsulCmd {
                 o.behavior, o.lock_delay_ms
             ),
             ConsulCmd::SessionDestroy => write!(f, "session/destroy"),
+            ConsulCmd::SessionInfo => write!(f, "session/info"),
             ConsulCmd::Get { key, index: 0, .. } => write!(f, "GET {key}"),
             ConsulCmd::Get {
                 key,
@@ -1255,6 +1270,8 @@ impl fmt::Display for ConsulCmd {
                 key,
                 cas: Some(index),
             } => write!(f, "DELETE {key}?cas={index}"),
+            ConsulCmd::Put { key, value } => write!(f, "PUT {key} ({value})"),
+            ConsulCmd::DeleteTree { prefix } => write!(f, "DELETE {prefix}?recurse"),
         }
     }
 }
@@ -1275,6 +1292,12 @@ impl fmt::Display for ConsulReply {
             ConsulReply::Held => write!(f, "held (blocking query)"),
             ConsulReply::Bool(b) => write!(f, "{b}"),
             ConsulReply::InvalidSession => write!(f, "500 invalid session"),
+            ConsulReply::SessionInfo(Some(o)) => write!(
+                f,
+                "session live (behavior={}, lock-delay={}ms)",
+                o.behavior, o.lock_delay_ms
+            ),
+            ConsulReply::SessionInfo(None) => write!(f, "null (no such session)"),
         }
     }
 }
@@ -1534,6 +1557,12 @@ pub enum RequestKind {
     ConsulRelease,
     ConsulCas,
     ConsulDelete,
+    /// A plain `PUT` (no `?cas=`, no `?acquire=`).
+    ConsulPut,
+    /// `session/info`.
+    ConsulSessionInfo,
+    /// `DELETE ?recurse`.
+    ConsulDeleteTree,
     // --- ZooKeeper, added after the others ---
     Sync,
 }
@@ -1601,6 +1630,9 @@ impl Request {
                 ConsulCmd::Release { .. } => RequestKind::ConsulRelease,
                 ConsulCmd::Cas { .. } => RequestKind::ConsulCas,
                 ConsulCmd::Delete { .. } => RequestKind::ConsulDelete,
+                ConsulCmd::Put { .. } => RequestKind::ConsulPut,
+                ConsulCmd::SessionInfo => RequestKind::ConsulSessionInfo,
+                ConsulCmd::DeleteTree { .. } => RequestKind::ConsulDeleteTree,
             },
         }
     }
@@ -1609,7 +1641,7 @@ impl Request {
 impl RequestKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (counters
     /// index by kind).
-    pub const ALL: [RequestKind; 36] = [
+    pub const ALL: [RequestKind; 39] = [
         RequestKind::Connect,
         RequestKind::Create,
         RequestKind::Delete,
@@ -1645,6 +1677,9 @@ impl RequestKind {
         RequestKind::ConsulRelease,
         RequestKind::ConsulCas,
         RequestKind::ConsulDelete,
+        RequestKind::ConsulPut,
+        RequestKind::ConsulSessionInfo,
+        RequestKind::ConsulDeleteTree,
         RequestKind::Sync,
     ];
 
@@ -1686,6 +1721,9 @@ impl RequestKind {
             RequestKind::ConsulRelease => "kv_release",
             RequestKind::ConsulCas => "kv_cas",
             RequestKind::ConsulDelete => "kv_delete",
+            RequestKind::ConsulPut => "kv_put",
+            RequestKind::ConsulSessionInfo => "session_info",
+            RequestKind::ConsulDeleteTree => "kv_delete_tree",
             RequestKind::Sync => "sync",
         }
     }
@@ -1710,6 +1748,8 @@ impl RequestKind {
             | RequestKind::ConsulRelease
             | RequestKind::ConsulCas
             | RequestKind::ConsulDelete
+            | RequestKind::ConsulPut
+            | RequestKind::ConsulDeleteTree
             // It releases (or deletes) the session's keys.
             | RequestKind::ConsulSessionDestroy => RequestClass::Writes,
             RequestKind::Exists
@@ -1720,9 +1760,11 @@ impl RequestKind {
             | RequestKind::RedisGet
             // It changes nothing: it asks how far the replica has got.
             | RequestKind::RedisWait
+            | RequestKind::ConsulGet
+            // It reads the session table; it renews nothing.
+            | RequestKind::ConsulSessionInfo
             // It changes nothing: it waits for the client's server.
-            | RequestKind::Sync
-            | RequestKind::ConsulGet => RequestClass::Reads,
+            | RequestKind::Sync => RequestClass::Reads,
             RequestKind::ExistsWatch
             | RequestKind::GetDataWatch
             | RequestKind::GetChildrenWatch
@@ -1798,6 +1840,9 @@ mod tests {
                 | RequestKind::ConsulRelease
                 | RequestKind::ConsulCas
                 | RequestKind::ConsulDelete
+                | RequestKind::ConsulPut
+                | RequestKind::ConsulSessionInfo
+                | RequestKind::ConsulDeleteTree
                 | RequestKind::Sync => {}
             }
         }

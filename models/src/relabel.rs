@@ -277,7 +277,8 @@ impl Relabel for Reply {
                 | ConsulReply::SessionDestroyed
                 | ConsulReply::Held
                 | ConsulReply::Bool(_)
-                | ConsulReply::InvalidSession,
+                | ConsulReply::InvalidSession
+                | ConsulReply::SessionInfo(_),
             ) => {}
             Reply::Connected
             | Reply::Deleted
@@ -323,14 +324,20 @@ impl Relabel for WatchEvent {
 impl Relabel for ConsulCmd {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            ConsulCmd::Acquire { key, value } | ConsulCmd::Cas { key, value, .. } => {
+            ConsulCmd::Acquire { key, value }
+            | ConsulCmd::Cas { key, value, .. }
+            | ConsulCmd::Put { key, value } => {
                 key.relabel(p);
                 value.relabel(p);
             }
             ConsulCmd::Get { key, .. }
             | ConsulCmd::Release { key }
             | ConsulCmd::Delete { key, .. } => key.relabel(p),
-            ConsulCmd::List { .. } | ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {}
+            ConsulCmd::List { .. }
+            | ConsulCmd::DeleteTree { .. }
+            | ConsulCmd::SessionCreate(_)
+            | ConsulCmd::SessionDestroy
+            | ConsulCmd::SessionInfo => {}
         }
     }
 }

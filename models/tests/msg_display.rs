@@ -7,9 +7,10 @@
 
 use models::ids::{Child, Data, Key, SessionId};
 use models::msg::{
-    Compare, CompareOp, CompareTarget, EtcdEvent, Keys, Kv, Msg, MultiOp, MultiResult, OpResult,
-    Range, RangeOnly, Reply, Request, RequestClass, RequestKind, Sort, SortOrder, SortTarget, Stat,
-    Timer, Txn, TxnOp, WatchEvent, ZkError, ZkEvent,
+    Behavior, Compare, CompareOp, CompareTarget, ConsulCmd, ConsulReply, EtcdEvent, Keys, Kv, Msg,
+    MultiOp, MultiResult, OpResult, Range, RangeOnly, Reply, Request, RequestClass, RequestKind,
+    SessionOpts, Sort, SortOrder, SortTarget, Stat, Timer, Txn, TxnOp, WatchEvent, ZkError,
+    ZkEvent,
 };
 use models::name;
 use models::recipes::names;
@@ -493,6 +494,54 @@ fn lease_requests_read_as_etcds_calls() {
     );
 }
 
+/// The Consul calls a recipe of its own may make beside the lock's: a
+/// plain `PUT`, `session/info` and `DELETE ?recurse`, each with its
+/// request kind, and `session/info`'s answers.
+#[test]
+fn consul_put_session_info_and_recursive_delete_read_as_the_http_api() {
+    let calls = [
+        ConsulCmd::Put {
+            key: Key::fixed(name!("service/web/config")),
+            value: Data::Number(3),
+        },
+        ConsulCmd::SessionInfo,
+        ConsulCmd::DeleteTree {
+            prefix: name!("sem/"),
+        },
+    ];
+    assert_eq!(
+        shown(&calls),
+        [
+            "PUT service/web/config (3)",
+            "session/info",
+            "DELETE sem/?recurse"
+        ]
+    );
+    let kinds = calls.map(|c| Request::Consul(c).kind());
+    assert_eq!(
+        kinds,
+        [
+            RequestKind::ConsulPut,
+            RequestKind::ConsulSessionInfo,
+            RequestKind::ConsulDeleteTree,
+        ]
+    );
+    let replies = [
+        ConsulReply::SessionInfo(Some(SessionOpts {
+            behavior: Behavior::Delete,
+            lock_delay_ms: 0,
+        })),
+        ConsulReply::SessionInfo(None),
+    ];
+    assert_eq!(
+        shown(&replies),
+        [
+            "session live (behavior=delete, lock-delay=0ms)",
+            "null (no such session)",
+        ]
+    );
+}
+
 /// The names request counters and the herd metrics' columns use, each
 /// kind with its class.
 #[test]
@@ -539,6 +588,9 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "kv_release writes",
             "kv_cas writes",
             "kv_delete writes",
+            "kv_put writes",
+            "session_info reads",
+            "kv_delete_tree writes",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));

@@ -7,6 +7,11 @@
 //! - `?acquire=` succeeds only when no other session holds the key and
 //!   not within the key's lock-delay; the holding session acquiring again
 //!   keeps `LockIndex` and sets the value. `?release=` clears `Session`.
+//!   A plain `PUT` (no `?cas=`, no `?acquire=`) sets the value and leaves
+//!   `Session` and `LockIndex` as they were.
+//! - `DELETE ?recurse` deletes every key under a prefix in one Raft index.
+//! - `session/info` reads the session table: a live session's options,
+//!   else `null`.
 //! - A session is invalidated when its TTL runs out (the store's expiry
 //!   timer, which the actor sets anywhere between TTL and twice the TTL
 //!   after the last renewal), when its node check goes critical (a fault),
@@ -213,8 +218,9 @@ impl ConsulKv {
         }
     }
 
-    /// Applies one KV call of session `s` (`alive`: whether the store
-    /// knows it live). Session calls are the store's (`StoreState`).
+    /// Applies one KV call, or `session/info`, of session `s` (`alive`:
+    /// whether the store knows it live, from the shared session table).
+    /// Session create and destroy are the store's (`StoreState`).
     pub fn apply(
         &mut self,
         s: SessionId,
@@ -224,7 +230,12 @@ impl ConsulKv {
     ) -> ConsulReply {
         match cmd {
             ConsulCmd::SessionCreate(_) | ConsulCmd::SessionDestroy => {
-                unreachable!("session calls are applied by the store")
+                unreachable!("session create and destroy are applied by the store")
+            }
+            // A read of the session table: the options it was created
+            // with, while the store knows it live.
+            ConsulCmd::SessionInfo => {
+                ConsulReply::SessionInfo(if alive { self.opts(s) } else { None })
             }
             ConsulCmd::Get {
                 key,
@@ -355,6 +366,59 @@ impl ConsulKv {
                     }
                 }
             }
+            // Consul's `KVSSet`: the lock fields are the acquire's and
+            // release's alone.
+            ConsulCmd::Put { key, value } => {
+                self.write(key, fx, |i, old| {
+                    Some(match old {
+                        Some(p) => KvPair {
+                            value,
+                            modify_index: i,
+                            ..p
+                        },
+                        None => KvPair {
+                            key,
+                            value,
+                            session: None,
+                            lock_index: 0,
+                            modify_index: i,
+                            create_index: i,
+                        },
+                    })
+                });
+                ConsulReply::Bool(true)
+            }
+            ConsulCmd::DeleteTree { prefix } => {
+                self.delete_tree(prefix, fx);
+                ConsulReply::Bool(true)
+            }
+        }
+    }
+
+    /// Every key under `prefix` deleted in one new Raft index (none there:
+    /// nothing happens, as a delete of a missing key), a tombstone under
+    /// each listed prefix that held one; each held query on a deleted key,
+    /// or on a prefix of one, answered once, with the store as it is after
+    /// them all.
+    fn delete_tree(&mut self, prefix: Name, fx: &mut Effects) {
+        let gone: Vec<Key> = self
+            .pairs
+            .iter()
+            .map(|p| p.key)
+            .filter(|k| k.has_prefix(prefix))
+            .collect();
+        if gone.is_empty() {
+            return;
+        }
+        self.index += 1;
+        self.kv_index = self.index;
+        self.pairs.retain(|p| !p.key.has_prefix(prefix));
+        for &key in &gone {
+            self.bury(key, self.index);
+        }
+        // A query answered for one key is no longer held for the next.
+        for &key in &gone {
+            self.answer_queries(key, fx);
         }
     }
 
@@ -726,6 +790,164 @@ mod tests {
         kv.apply(s(1), true, cas, &mut fx);
         assert_eq!(kv.graveyard, [(prefix, 0)]);
         assert_eq!(kv.list(prefix).1, 8);
+    }
+
+    #[test]
+    fn a_plain_put_keeps_the_lock_fields_and_answers_a_held_get() {
+        let mut kv = kv_with(&[(0, Behavior::Release, 0), (1, Behavior::Release, 0)]);
+        let put = |value| ConsulCmd::Put { key: key(), value };
+        // Absent: created, held by no session, at one new index.
+        let mut fx = Effects::default();
+        assert_eq!(
+            kv.apply(s(1), true, put(Data::Number(1)), &mut fx),
+            ConsulReply::Bool(true)
+        );
+        let created = *kv.get(key()).unwrap();
+        assert_eq!((created.session, created.lock_index), (None, 0));
+        assert_eq!((created.create_index, created.modify_index), (3, 3));
+        assert_eq!(created.value, Data::Number(1));
+        acquire(&mut kv, 0);
+        let held = *kv.get(key()).unwrap();
+        assert_eq!((held.session, held.lock_index), (Some(s(0)), 1));
+        // Another session's GET blocks past the key's index.
+        let mut fx = Effects::default();
+        let get = ConsulCmd::Get {
+            key: key(),
+            index: held.modify_index,
+            wait_ms: 0,
+        };
+        assert_eq!(kv.apply(s(1), true, get, &mut fx), ConsulReply::Held);
+        // A plain PUT by another session, even one the store knows dead:
+        // the value changes, the lock does not.
+        let mut fx = Effects::default();
+        assert_eq!(
+            kv.apply(s(1), false, put(Data::Number(2)), &mut fx),
+            ConsulReply::Bool(true)
+        );
+        let now = *kv.get(key()).unwrap();
+        assert_eq!(now.value, Data::Number(2));
+        assert_eq!((now.session, now.lock_index), (Some(s(0)), 1));
+        assert_eq!(now.modify_index, held.modify_index + 1);
+        assert_eq!(now.create_index, created.create_index);
+        assert_eq!(kv.index, now.modify_index);
+        match &fx.fired[..] {
+            [(
+                1,
+                WatchEvent::Consul {
+                    pair: Some(p),
+                    index,
+                },
+            )] => {
+                assert_eq!((*p, *index), (now, now.modify_index));
+            }
+            fired => panic!("{fired:?}"),
+        }
+        assert!(kv.queries.is_empty());
+        // Still held: another session's acquire fails.
+        assert_eq!(acquire(&mut kv, 1), ConsulReply::Bool(false));
+    }
+
+    #[test]
+    fn session_info_reads_a_live_session_and_null_for_one_gone() {
+        use crate::msg::{Reply, Request};
+        use crate::store::{SessionEnd, StoreState};
+        let opts = |lock_delay_ms| SessionOpts {
+            behavior: Behavior::Delete,
+            lock_delay_ms,
+        };
+        let mut st = StoreState {
+            consul: Some(Box::default()),
+            ..StoreState::default()
+        };
+        for c in 0..3 {
+            let create = Request::Consul(ConsulCmd::SessionCreate(opts(1_000 * u32::from(c))));
+            assert_eq!(
+                st.apply(s(c), &create).0,
+                Reply::Consul(ConsulReply::SessionCreated)
+            );
+        }
+        let info = |st: &mut StoreState, c| {
+            let before = st.clone();
+            let (reply, fired) = st.apply(s(c), &Request::Consul(ConsulCmd::SessionInfo));
+            assert!(fired.is_empty());
+            assert_eq!(*st, before, "a read changes nothing");
+            let Reply::Consul(ConsulReply::SessionInfo(i)) = reply else {
+                panic!("{reply:?}");
+            };
+            i
+        };
+        for c in 0..3 {
+            assert_eq!(info(&mut st, c), Some(opts(1_000 * u32::from(c))));
+        }
+        // Destroyed, expired: Consul's null. The others live on.
+        let destroy = Request::Consul(ConsulCmd::SessionDestroy);
+        st.apply(s(1), &destroy);
+        st.end_session(s(2), SessionEnd::Expired);
+        assert_eq!(info(&mut st, 1), None, "destroyed");
+        assert_eq!(info(&mut st, 2), None, "expired");
+        assert_eq!(info(&mut st, 0), Some(opts(0)));
+        // Never created.
+        assert_eq!(info(&mut st, 3), None);
+    }
+
+    #[test]
+    fn a_recursive_delete_takes_every_key_under_the_prefix_at_one_index() {
+        let prefix = crate::name!("sem/");
+        let lock = Key::fixed(crate::name!("sem/.lock"));
+        let contender = Key::of_lease(prefix, s(0));
+        let outside = key();
+        let mut kv = kv_with(&[(0, Behavior::Release, 0), (1, Behavior::Release, 0)]);
+        let mut fx = Effects::default();
+        let put = |key| ConsulCmd::Put {
+            key,
+            value: Data::Number(1),
+        };
+        for k in [lock, contender, outside] {
+            kv.apply(s(0), true, put(k), &mut fx);
+        }
+        assert_eq!(kv.index, 5);
+        // Held: a listing of the prefix, and a GET of a key outside it.
+        let list = |index| ConsulCmd::List {
+            prefix,
+            index,
+            wait_ms: 0,
+        };
+        let ConsulReply::List { pairs, index } = kv.apply(s(0), true, list(0), &mut fx) else {
+            panic!("a listing");
+        };
+        assert_eq!((pairs.len(), index), (2, 4));
+        assert_eq!(kv.apply(s(0), true, list(4), &mut fx), ConsulReply::Held);
+        let get = ConsulCmd::Get {
+            key: outside,
+            index: 5,
+            wait_ms: 0,
+        };
+        assert_eq!(kv.apply(s(1), true, get, &mut fx), ConsulReply::Held);
+        let mut fx = Effects::default();
+        let r = kv.apply(s(1), true, ConsulCmd::DeleteTree { prefix }, &mut fx);
+        assert_eq!(r, ConsulReply::Bool(true));
+        assert_eq!(kv.index, 6, "both keys at one index");
+        assert_eq!(kv.kv_index, 6);
+        assert!(kv.get(lock).is_none() && kv.get(contender).is_none());
+        assert_eq!(kv.get(outside).unwrap().modify_index, 5, "outside: kept");
+        // The listing answered once, with nothing left and the delete's
+        // index; the GET outside the prefix still held.
+        match &fx.fired[..] {
+            [(0, WatchEvent::ConsulList { pairs, index: 6 })] => assert!(pairs.is_empty()),
+            fired => panic!("{fired:?}"),
+        }
+        assert!(kv.holds_query(1) && !kv.holds_query(0));
+        // A later listing reads the tombstone's index.
+        assert_eq!(kv.graveyard, [(prefix, 6)]);
+        let mut fx = Effects::default();
+        let ConsulReply::List { pairs, index } = kv.apply(s(0), true, list(0), &mut fx) else {
+            panic!("a listing");
+        };
+        assert_eq!((pairs.len(), index), (0, 6));
+        // Nothing left under it: a second one writes nothing.
+        kv.apply(s(1), true, ConsulCmd::DeleteTree { prefix }, &mut fx);
+        assert_eq!(kv.index, 6);
+        assert!(fx.fired.is_empty());
     }
 
     #[test]
