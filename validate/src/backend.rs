@@ -450,6 +450,10 @@ impl Backend {
                         children.sort();
                         (Reply::Children(children.into()), 0, w)
                     }
+                    Request::Sync { path } => match c.sync(&path.to_string()).await {
+                        Ok(()) => (Reply::Synced, 0, None),
+                        Err(e) => (zk_error(e), 0, None),
+                    },
                     Request::Multi(ops) => {
                         let mut writer = c.new_multi_writer();
                         for op in ops {

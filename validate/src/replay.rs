@@ -651,7 +651,8 @@ fn comparable(req: &Request, reply: &Reply) -> Reply {
         | Reply::LeaseKeptAlive
         | Reply::LeaseTtl { .. }
         | Reply::Redis(_)
-        | Reply::Consul(_) => reply.clone(),
+        | Reply::Consul(_)
+        | Reply::Synced => reply.clone(),
     }
 }
 
@@ -673,6 +674,7 @@ fn zxids_of(reply: &Reply) -> Vec<u64> {
         | Reply::Connected
         | Reply::Deleted
         | Reply::Children(_)
+        | Reply::Synced
         | Reply::Error(_) => Vec::new(),
         // etcd's revisions: no ZooKeeper recipe is answered with them.
         Reply::LeaseGranted { .. }
