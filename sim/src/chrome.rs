@@ -147,6 +147,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             TraceEvent::Expire { .. } => (Some(Party::Store), "expiry"),
             TraceEvent::StoreFault { .. } => (Some(Party::Store), "fault"),
             TraceEvent::Replicate { .. } => (Some(Party::Store), "replication"),
+            TraceEvent::Apply { .. } => (Some(Party::Store), "apply"),
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),
         };

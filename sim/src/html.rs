@@ -197,6 +197,7 @@ impl TimelineData {
                 | TraceEvent::Expire { .. }
                 | TraceEvent::StoreFault { .. }
                 | TraceEvent::Replicate { .. }
+                | TraceEvent::Apply { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {

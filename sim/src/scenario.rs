@@ -122,6 +122,9 @@ pub struct ScenarioFile {
     /// Redis: the first master has an asynchronously replicated replica.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replica: Option<bool>,
+    /// ZooKeeper and etcd: the servers of the ensemble (odd; default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u8>,
     /// The properties this file is expected to violate (reproducers record
     /// what they reproduce; `run` and `replay` say "did not reproduce"
     /// otherwise). `[]` expects no violation.
@@ -229,6 +232,11 @@ pub struct TimingFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default, deserialize_with = "pair")]
     pub replication_ms: Option<[u64; 2]>,
+    /// An ensemble: how long after the leader commits a change each
+    /// follower applies it (default: the clients' `latency_ms`, one hop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "pair")]
+    pub apply_ms: Option<[u64; 2]>,
 }
 
 /// The `[consul]` table: what a Consul recipe's session asks for at
@@ -418,6 +426,10 @@ pub struct Timing {
     /// one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replication_us: Option<(u64, u64)>,
+    /// An ensemble: how long after a commit a follower applies it (none
+    /// on one server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apply_us: Option<(u64, u64)>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -447,6 +459,9 @@ pub struct Scenario {
     pub policy: Policy,
     /// Redis: persistence and replica.
     pub deployment: models::store::redis::Deployment,
+    /// ZooKeeper and etcd: the ensemble's servers (1: one server).
+    #[serde(skip_serializing_if = "is_one")]
+    pub servers: u8,
     /// A lock holder's re-entries per hold (0: none).
     pub reentries: u8,
     /// A crash with a duration restarts the client after it (a new
@@ -682,6 +697,18 @@ impl Scenario {
         let timing_file = raw.timing.clone().unwrap_or_default();
         let mut timing = resolve_timing(&timing_file, policy, recipe.face(), &err)?;
         timing.replication_us = resolve_replication(&timing_file, deployment, &err)?;
+        let servers = raw.servers.unwrap_or(1);
+        models::model::check_servers(&recipe, servers).map_err(|e| err("servers", e))?;
+        timing.apply_us = match (servers, timing_file.apply_ms) {
+            (1, Some(_)) => return Err(err(
+                "timing.apply_ms",
+                "is how long a follower takes to apply a change: it needs `servers = 3` or more"
+                    .into(),
+            )),
+            (1, None) => None,
+            (_, Some(ms)) => Some(range_us("timing.apply_ms", ms, &err)?),
+            (_, None) => Some(timing.latency_us),
+        };
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
@@ -765,6 +792,7 @@ impl Scenario {
             fencing: raw.fencing.unwrap_or(false),
             policy,
             deployment,
+            servers,
             reentries,
             restart: raw.restart.unwrap_or(true),
             timing,
@@ -819,6 +847,13 @@ impl Scenario {
     pub fn store(&self) -> Store {
         Store {
             deployment: self.deployment,
+            // The simulator bounds no lag: a follower applies when its
+            // drawn delay is over.
+            ensemble: (self.servers > 1).then_some(models::store::EnsembleCfg {
+                servers: self.servers,
+                clients: self.clients,
+                max_lag: u32::MAX,
+            }),
             ..Store::for_recipe(
                 &self.recipe,
                 Duration::from_micros(self.timing.session_timeout_us),
@@ -1202,6 +1237,7 @@ fn resolve_timing(
             None => None,
         },
         replication_us: None,
+        apply_us: None,
     })
 }
 
@@ -1924,4 +1960,9 @@ fn liveness_bound_us(
         .checked_add(margin_us)?
         .checked_add(2 * t.retry_us)?
         .checked_add(clients.checked_mul(rounds)?.checked_mul(round)?)
+}
+
+/// Whether a count is 1 (the default not written out).
+fn is_one(n: &u8) -> bool {
+    *n == 1
 }

@@ -94,6 +94,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Restart { .. }
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
+            | TraceEvent::Apply { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -142,6 +143,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Violation { .. }
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
+            | TraceEvent::Apply { .. }
             | TraceEvent::End { .. } => {}
         }
     }

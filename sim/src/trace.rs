@@ -109,6 +109,9 @@ pub enum TraceEvent {
     /// A change of the first Redis master reached its replica (`SET lock
     /// … PX …` or `DEL lock`, as the replication stream carries it).
     Replicate { change: String },
+    /// An ensemble's follower (server `server`, 1 and up) applied the
+    /// next committed change.
+    Apply { server: u8, change: String },
     /// A crashed client restarted as a new process.
     Restart { client: ClientIdx },
     /// A paused client resumed.
@@ -296,6 +299,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::Expire { .. }
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
+            | TraceEvent::Apply { .. }
             | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
@@ -322,7 +326,8 @@ impl TraceEvent {
             TraceEvent::Start { .. }
             | TraceEvent::End { .. }
             | TraceEvent::StoreFault { .. }
-            | TraceEvent::Replicate { .. } => ([None, None], &[]),
+            | TraceEvent::Replicate { .. }
+            | TraceEvent::Apply { .. } => ([None, None], &[]),
             TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
             TraceEvent::Timer { client, .. }
             | TraceEvent::Fault { client, .. }
@@ -479,6 +484,9 @@ impl fmt::Display for TraceEvent {
             }
             TraceEvent::Replicate { change } => {
                 write!(f, "store: master 0's replica receives {change}")
+            }
+            TraceEvent::Apply { server, change } => {
+                write!(f, "store: server {server} applies {change}")
             }
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();

@@ -117,6 +117,16 @@ fn describe_settings(s: &Scenario, seed: u64) {
             hi / 1000
         );
     }
+    if let Some((lo, hi)) = t.apply_us {
+        println!(
+            "ensemble: {} servers, client i on server (i + 1) mod {}; a follower applies each \
+             committed change {}–{} later",
+            s.servers,
+            s.servers,
+            millis(lo).trim_end_matches(" ms"),
+            millis(hi)
+        );
+    }
     if s.profile.is_empty() && s.schedule.is_empty() {
         println!("faults: none");
     }

@@ -715,7 +715,7 @@ impl ModelCfg {
                 ensemble: (self.servers > 1).then_some(crate::store::EnsembleCfg {
                     servers: self.servers,
                     clients: self.clients.into(),
-                    max_lag: self.max_lag,
+                    max_lag: self.max_lag.into(),
                 }),
                 ..Store::for_recipe(&self.recipe, session_timeout, self.clients as u16)
             },

@@ -34,9 +34,10 @@ pub mod view;
 pub use clock::{Due, TickTiming, Time, TICK_KEYS};
 pub use config::{
     check_acquire_timeout, check_fencing, check_given, check_interrupts, check_masters,
-    check_permits, check_producers, check_redis_policy, check_reentries, check_writers,
-    default_permits, default_producers, default_writers, writes_to_resource, ConfigError,
-    FaultBudget, ModelCfg, Setting, DEFAULT_MAX_LAG, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    check_max_lag, check_permits, check_producers, check_redis_policy, check_reentries,
+    check_servers, check_writers, default_permits, default_producers, default_writers,
+    writes_to_resource, ConfigError, FaultBudget, ModelCfg, Setting, DEFAULT_MAX_LAG, MAX_CLIENTS,
+    MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};

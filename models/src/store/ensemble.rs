@@ -39,6 +39,22 @@ pub enum Entry {
     End { session: SessionId, expired: bool },
 }
 
+impl std::fmt::Display for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Entry::Apply { session, req } => write!(f, "{req} [session {session}]"),
+            Entry::End {
+                session,
+                expired: true,
+            } => write!(f, "the expiry of session {session}"),
+            Entry::End {
+                session,
+                expired: false,
+            } => write!(f, "the close of session {session}"),
+        }
+    }
+}
+
 /// A reply a follower holds until it has applied the log to `at`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Held {
@@ -96,7 +112,7 @@ pub struct Ensemble {
     /// The most entries a follower may be behind: the checker's bound on
     /// the lags it explores. A commit that would leave one further behind
     /// has it apply its oldest first.
-    pub max_lag: RunConstant<u8>,
+    pub max_lag: RunConstant<u32>,
 }
 
 impl Ensemble {
@@ -105,7 +121,7 @@ impl Ensemble {
     /// first follower on (client 0 on server 1, client 1 on server 2, …),
     /// so that with fewer clients than servers every client is on a
     /// follower.
-    pub fn new(leader: &StoreState, servers: u8, clients: u16, max_lag: u8) -> Ensemble {
+    pub fn new(leader: &StoreState, servers: u8, clients: u16, max_lag: u32) -> Ensemble {
         let view = Box::new(leader.clone());
         Ensemble {
             followers: (1..servers)

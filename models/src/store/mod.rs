@@ -71,8 +71,9 @@ pub struct EnsembleCfg {
     pub servers: u8,
     /// The clients, connected round the servers from the first follower.
     pub clients: u16,
-    /// The most entries a follower may be behind (the checker's bound).
-    pub max_lag: u8,
+    /// The most entries a follower may be behind (the checker's bound;
+    /// the simulator's is none, `u32::MAX`).
+    pub max_lag: u32,
 }
 
 impl Store {
@@ -1459,11 +1460,15 @@ impl Store {
 
     /// Follower `f` applies the next entry of the log: the watches set
     /// there fire, the replies it held for it go out, and a client whose
-    /// session it ended hears so. False if it had nothing to apply.
-    pub fn apply_next(&self, state: &mut Cow<StoreState>, f: usize, o: &mut Out<Self>) -> bool {
-        let Some(entry) = state.ensemble.as_ref().and_then(|e| e.next_entry(f)) else {
-            return false;
-        };
+    /// session it ended hears so. The entry, if it had one to apply.
+    pub fn apply_next(
+        &self,
+        state: &mut Cow<StoreState>,
+        f: usize,
+        o: &mut Out<Self>,
+    ) -> Option<Entry> {
+        let entry = state.ensemble.as_ref().and_then(|e| e.next_entry(f))?;
+        let applied = entry.clone();
         let st = state.to_mut();
         let e = st.ensemble.as_mut().expect("an ensemble");
         let view = &mut e.followers[f].view;
@@ -1499,7 +1504,7 @@ impl Store {
         for held in due {
             serve_held(o, state, f, held);
         }
-        true
+        Some(applied)
     }
 
     /// `session`'s client reconnects on a new connection: its server asks

@@ -177,6 +177,9 @@ pub struct Sim<'a> {
     /// The random streams a run draws from.
     draws: Draws,
     replication: ReplicationClock,
+    /// An ensemble: each follower's stream of commits, as the
+    /// replication's (FIFO, one event per entry).
+    applies: Vec<ReplicationClock>,
     faults: Vec<FaultRecord>,
     /// The property monitors, fed as things happen.
     monitors: Monitors,
@@ -206,6 +209,8 @@ struct Draws {
     timers: ChaCha8Rng,
     /// A Redis replica's lag (drawn only in a deployment with one).
     replication: ChaCha8Rng,
+    /// An ensemble's followers' apply delays (drawn only with one).
+    applies: ChaCha8Rng,
 }
 
 /// The replication stream from the first Redis master to its replica: a
@@ -301,8 +306,10 @@ impl<'a> Sim<'a> {
                 latency: stream(seed, "latency"),
                 timers: stream(seed, "timers"),
                 replication: stream(seed, "replication"),
+                applies: stream(seed, "applies"),
             },
             replication: ReplicationClock::default(),
+            applies: Vec::new(),
             faults: faults
                 .into_iter()
                 .map(|fault| FaultRecord {
@@ -769,7 +776,7 @@ impl<'a> Sim<'a> {
             self.store
                 .on_msg(store_id(), &mut self.store_state, from, msg, &mut out);
             let n = self.apply_store_out(out);
-            self.schedule_replication();
+            self.schedule_store_events();
             self.observe_store(removed_before);
             // A release step that changed the store.
             if release && self.released_since(before) {
@@ -1193,7 +1200,7 @@ impl<'a> Sim<'a> {
             | FaultKind::CheckCritical => false,
         };
         self.apply_store_out(out);
-        self.schedule_replication();
+        self.schedule_store_events();
         if fired {
             self.faults[i].fired = true;
             trace!(
@@ -1205,6 +1212,60 @@ impl<'a> Sim<'a> {
                 }
             );
         }
+    }
+
+    /// After a store step: the replication and the followers' applies it
+    /// started.
+    fn schedule_store_events(&mut self) {
+        self.schedule_replication();
+        self.schedule_applies();
+    }
+
+    /// Queues each follower's application of the entries committed since
+    /// the last store step, each a drawn delay from now, in order.
+    fn schedule_applies(&mut self) {
+        let (Some(e), Some((lo, hi))) = (
+            self.store_state.ensemble.as_ref(),
+            self.scenario.timing.apply_us,
+        ) else {
+            return;
+        };
+        let lags: Vec<u64> = (0..e.followers.len()).map(|f| e.lag(f)).collect();
+        self.applies
+            .resize_with(lags.len(), ReplicationClock::default);
+        for (f, lag) in lags.into_iter().enumerate() {
+            while (self.applies[f].scheduled as u64) < lag {
+                let draw = between(&mut self.draws.applies, lo, hi);
+                let clock = &mut self.applies[f];
+                let at = (self.now + draw).max(clock.last_us);
+                clock.last_us = at;
+                clock.scheduled += 1;
+                self.queue.push(at, Event::Apply { follower: f as u8 });
+            }
+        }
+    }
+
+    /// A follower applies the next committed entry (`Store::apply_next`):
+    /// the watches set there fire and the replies it held go out.
+    fn apply_at_follower(&mut self, f: u8) {
+        let clock = &mut self.applies[usize::from(f)];
+        clock.scheduled = clock.scheduled.saturating_sub(1);
+        let removed_before = self.store_state.items_removed();
+        let mut out = self.lenders.store.lend();
+        let entry = self
+            .store
+            .apply_next(&mut self.store_state, usize::from(f), &mut out);
+        if let Some(entry) = entry {
+            trace!(
+                self,
+                TraceEvent::Apply {
+                    server: f + 1,
+                    change: entry.to_string(),
+                }
+            );
+        }
+        self.apply_store_out(out);
+        self.observe_store(removed_before);
     }
 
     /// Queues the replication of the first master's changes made since
@@ -1474,7 +1535,7 @@ impl<'a> Sim<'a> {
                         self.store
                             .on_timeout(store_id(), &mut self.store_state, &timer, &mut out);
                         let n = self.apply_store_out(out);
-                        self.schedule_replication();
+                        self.schedule_store_events();
                         self.observe_store(removed_before);
                         // An expiry that deleted a node or key releases it.
                         if self.released_since(before) {
@@ -1486,6 +1547,7 @@ impl<'a> Sim<'a> {
                 Event::FaultEnd(i) => self.fault_end(i),
                 Event::ReadTimeout(i) => self.read_timeout(i),
                 Event::Replicate { generation } => self.replicate(generation),
+                Event::Apply { follower } => self.apply_at_follower(follower),
             }
             if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
                 break;

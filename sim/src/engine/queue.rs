@@ -38,6 +38,10 @@ pub(super) enum Event {
     Replicate {
         generation: u64,
     },
+    /// An ensemble: follower `follower` applies the next committed entry.
+    Apply {
+        follower: u8,
+    },
 }
 
 /// An event with its place in the order.
@@ -468,7 +472,8 @@ mod tests {
             | Event::FaultStart(_)
             | Event::FaultEnd(_)
             | Event::ReadTimeout(_)
-            | Event::Replicate { .. }) => panic!("only timers are queued here, not {other:?}"),
+            | Event::Replicate { .. }
+            | Event::Apply { .. }) => panic!("only timers are queued here, not {other:?}"),
         }
     }
 
