@@ -65,3 +65,65 @@ fn bad_replication_settings_exit_2_naming_the_key() {
         assert!(!stderr(&o).contains("panicked"), "{name}: {}", stderr(&o));
     }
 }
+
+/// An ensemble's servers and lag bound at the command line: a check over
+/// three servers runs and says so; bad settings exit 2 naming the flag.
+#[test]
+fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "2",
+        "--servers",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("3 servers (followers at most 2 behind)"),
+        "{}",
+        stdout(&o)
+    );
+    for (args, says) in [
+        (&["--servers", "2"][..], "--servers: servers must be odd"),
+        (&["--servers", "0"][..], "--servers: servers must be odd"),
+        (
+            &["--servers", "9"][..],
+            "--servers: servers must be odd, 1 to 7",
+        ),
+        (
+            &["--max-lag", "4"][..],
+            "--max-lag: max-lag bounds a follower's lag",
+        ),
+        (
+            &["--servers", "3", "--max-lag", "0"][..],
+            "--max-lag: max-lag must be 1 to 8",
+        ),
+        (
+            &["--servers", "3", "--time", "ticks"][..],
+            "--servers: the timed checker",
+        ),
+    ] {
+        let mut all = vec!["check", "--recipe", "fair-predecessor", "--clients", "2"];
+        all.extend(args);
+        let o = lockstep(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        assert!(stderr(&o).contains(says), "{all:?}: {}", stderr(&o));
+    }
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "redis-token",
+        "--clients",
+        "2",
+        "--servers",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("ZooKeeper's or etcd's"),
+        "{}",
+        stderr(&o)
+    );
+}
