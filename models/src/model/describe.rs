@@ -80,9 +80,17 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
         ),
         Action::Apply(f) => (
             "apply",
-            "leader".into(),
             format!("server {}", f + 1),
-            "the follower applies the next committed change".into(),
+            format!("server {}", f + 1),
+            match state
+                .store
+                .ensemble
+                .as_ref()
+                .and_then(|e| e.next_entry(usize::from(f)))
+            {
+                Some(entry) => format!("applies {entry}"),
+                None => "has nothing to apply".into(),
+            },
         ),
         Action::Failover if state.store.consul.is_some() => (
             "fault",
