@@ -591,6 +591,7 @@ fn request_kinds_and_classes_have_their_metric_names() {
             "kv_put writes",
             "session_info reads",
             "kv_delete_tree writes",
+            "sync reads",
         ]
     );
     assert!(RequestKind::ALL.iter().all(|k| k.to_string() == k.name()));
