@@ -434,6 +434,10 @@ fn the_checker_explores_the_followers_lags() {
     };
     let calm = run(3, FaultBudget::default());
     assert_eq!(violated(&calm), Vec::<&str>::new());
+    // herd_bound is not judged over an ensemble (docs/ensemble.md).
+    let judged: Vec<&str> = calm.properties.iter().map(|p| p.name.name()).collect();
+    assert!(!judged.contains(&"herd_bound"), "{judged:?}");
+    assert!(judged.contains(&"mutual_exclusion"));
     assert_eq!(calm.unique_states, 1_818);
     let one = run(1, FaultBudget::default());
     assert!(

@@ -706,7 +706,25 @@ impl Scenario {
                     .into(),
             )),
             (1, None) => None,
-            (_, Some(ms)) => Some(range_us("timing.apply_ms", ms, &err)?),
+            (_, Some(ms)) => {
+                let apply = range_us("timing.apply_ms", ms, &err)?;
+                // A new session is answered once its server applied it, and
+                // pings start then: a follower slower than the client's
+                // read timeout would lose a session with no fault.
+                let read_timeout = models::timing::read_timeout(timing.session_timeout_us);
+                if apply.1 >= read_timeout / 2 {
+                    return Err(err(
+                        "timing.apply_ms",
+                        format!(
+                            "must stay below half the read timeout ({} ms, 2/3 of the session \
+                             timeout), or a session would be lost with no fault (got a high of {} ms)",
+                            read_timeout / 2000,
+                            apply.1 / 1000
+                        ),
+                    ));
+                }
+                Some(apply)
+            }
             (_, None) => Some(timing.latency_us),
         };
         check_key_ttl(&recipe, &timing, &err)?;
@@ -1954,7 +1972,9 @@ fn liveness_bound_us(
         .max(t.produce_us.1)
         .checked_add(t.hold_us.1.checked_mul(holds)?)?
         .checked_add(sleep_us)?
-        .checked_add((t.latency_us.1 + 1).checked_mul(40)?)?
+        // A round's messages; in an ensemble each write's answer waits
+        // for the client's server to apply it too.
+        .checked_add((t.latency_us.1 + t.apply_us.map_or(0, |a| a.1) + 1).checked_mul(40)?)?
         .checked_add(t.retry_us)?;
     (2 * t.session_timeout_us)
         .checked_add(margin_us)?

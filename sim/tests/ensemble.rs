@@ -84,6 +84,11 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
         ),
         (lock(3, "apply_ms = [5, 1]\n"), "timing.apply_ms", ""),
         (
+            lock(3, "apply_ms = [100, 3000]\n"),
+            "timing.apply_ms",
+            "half the read timeout",
+        ),
+        (
             "recipe = \"redis-token\"\nclients = 2\nservers = 3\n".to_string(),
             "servers",
             "ZooKeeper's or etcd's",
@@ -102,4 +107,27 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
             }
         }
     }
+}
+
+/// `herd_bound` is not judged over an ensemble (a release's notifications
+/// come from each server as it applies the release, not yet added up per
+/// release): `children-watch`, whose every release wakes every waiter,
+/// violates it on one server and is not judged by it on three.
+#[test]
+fn herd_bound_is_not_judged_over_an_ensemble() {
+    let file = |servers: u8| {
+        parse(&format!(
+            "recipe = \"children-watch\"\nclients = 4\nrounds = 2\nservers = {servers}\n\
+             [timing]\nthink_ms = [20, 200]\nhold_ms = [100, 400]\n"
+        ))
+        .unwrap()
+    };
+    let herd = |s: &Scenario, seed| {
+        simulate(s, seed, false)
+            .first_violation("herd_bound")
+            .is_some()
+    };
+    let (one, three) = (file(1), file(3));
+    assert!((0..5).all(|seed| herd(&one, seed)));
+    assert!((0..5).all(|seed| !herd(&three, seed)));
 }

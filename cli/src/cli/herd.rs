@@ -106,6 +106,12 @@ fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
         s.rounds = 1;
     }
     s.schedule.retain(|f| f.client < clients as u32);
+    // An ensemble is ZooKeeper's or etcd's: another store's row runs on
+    // one server.
+    if models::model::check_servers(recipe, s.servers).is_err() {
+        s.servers = 1;
+        s.timing.apply_us = None;
+    }
     s.name = format!("{}-{}-{clients}", s.name, recipe.name());
     s
 }

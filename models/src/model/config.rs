@@ -585,7 +585,12 @@ impl ModelCfg {
     /// Every property this configuration is judged by: its application's,
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
-        PropertyName::judging_recipe(&self.recipe, self.reentries > 0).collect()
+        PropertyName::judging_recipe(&self.recipe, self.reentries > 0)
+            // In an ensemble a release's notifications come from every
+            // server, each when it applies the release: not yet added up
+            // per release, so the bound is not judged (docs/ensemble.md).
+            .filter(|&p| self.servers == 1 || p != PropertyName::HerdBound)
+            .collect()
     }
 
     /// Whether every client runs the same program, so that symmetry

@@ -224,6 +224,16 @@ impl Ensemble {
             .max()
     }
 
+    /// `client` cancels its etcd watches (its close): on the server that
+    /// holds them.
+    pub fn cancel_etcd_watches(&mut self, client: ClientIdx) {
+        if let Some(f) = self.follower_of(client) {
+            let view = &mut self.followers[f].view;
+            view.etcd.watchers.retain(|w| w.client != client);
+            view.etcd.range_watchers.retain(|w| w.client != client);
+        }
+    }
+
     /// `client`'s process is gone: the replies held for it go with its
     /// connection, and so do the watches it set on its server.
     pub fn connection_closed(&mut self, client: ClientIdx) {

@@ -1143,6 +1143,10 @@ impl Actor for Store {
                     return self.serve_locally(state, f, src, session, epoch, &req, o);
                 }
                 if let Some(Route::Sync) = route {
+                    // ZooKeeper hears the session in a sync too.
+                    if self.sessions_expire && state.is_alive(session) {
+                        o.set_timer(Timer::Expiry(session), self.timeout_range());
+                    }
                     return self.sync(state, follower, session, epoch, o);
                 }
                 // A queue marks a reply by what the request named, as the
@@ -1236,6 +1240,10 @@ impl Actor for Store {
                 let st = state.to_mut();
                 st.etcd.watchers.retain(|w| w.client != client);
                 st.etcd.range_watchers.retain(|w| w.client != client);
+                // In an ensemble the watches live on the client's server.
+                if let Some(e) = &mut st.ensemble {
+                    e.cancel_etcd_watches(client);
+                }
                 if st.is_alive(session) {
                     let (fired, consul) = st.end_session_full(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));

@@ -674,7 +674,12 @@ impl<'a> Sim<'a> {
             .metrics
             .notifications_per_release
             .push(woken.count());
-        self.observe(Observation::ReleaseStep { woken });
+        // In an ensemble the followers' notifications come later, each
+        // when its server applies the release: `herd_bound` is not judged
+        // there (docs/ensemble.md).
+        if self.scenario.servers == 1 {
+            self.observe(Observation::ReleaseStep { woken });
+        }
     }
 
     /// Feeds the monitors and reports what they find, as it happens.
