@@ -334,23 +334,7 @@ impl ConsulKv {
                 if at != index {
                     return ConsulReply::Bool(false);
                 }
-                self.write(key, fx, |i, old| {
-                    Some(match old {
-                        Some(p) => KvPair {
-                            value,
-                            modify_index: i,
-                            ..p
-                        },
-                        None => KvPair {
-                            key,
-                            value,
-                            session: None,
-                            lock_index: 0,
-                            modify_index: i,
-                            create_index: i,
-                        },
-                    })
-                });
+                self.set(key, value, fx);
                 ConsulReply::Bool(true)
             }
             ConsulCmd::Delete { key, cas } => {
@@ -369,23 +353,7 @@ impl ConsulKv {
             // Consul's `KVSSet`: the lock fields are the acquire's and
             // release's alone.
             ConsulCmd::Put { key, value } => {
-                self.write(key, fx, |i, old| {
-                    Some(match old {
-                        Some(p) => KvPair {
-                            value,
-                            modify_index: i,
-                            ..p
-                        },
-                        None => KvPair {
-                            key,
-                            value,
-                            session: None,
-                            lock_index: 0,
-                            modify_index: i,
-                            create_index: i,
-                        },
-                    })
-                });
+                self.set(key, value, fx);
                 ConsulReply::Bool(true)
             }
             ConsulCmd::DeleteTree { prefix } => {
@@ -420,6 +388,28 @@ impl ConsulKv {
         for &key in &gone {
             self.answer_queries(key, fx);
         }
+    }
+
+    /// `key` set to `value` (`KVSSet`, and a `?cas=` that matched): its
+    /// lock fields kept, or a new key that no session holds.
+    fn set(&mut self, key: Key, value: Data, fx: &mut Effects) {
+        self.write(key, fx, |i, old| {
+            Some(match old {
+                Some(p) => KvPair {
+                    value,
+                    modify_index: i,
+                    ..p
+                },
+                None => KvPair {
+                    key,
+                    value,
+                    session: None,
+                    lock_index: 0,
+                    modify_index: i,
+                    create_index: i,
+                },
+            })
+        });
     }
 
     /// One write of `key` in a new Raft index: `f` makes the key from the

@@ -1140,7 +1140,7 @@ impl Actor for Store {
                 let route = state.ensemble.as_ref().map(|_| Route::of(&req));
                 let follower = state.ensemble.as_ref().and_then(|e| e.follower_of(client));
                 if let (Some(f), Some(Route::Local)) = (follower, route) {
-                    return self.serve_locally(state, f, src, session, epoch, &req, o);
+                    return self.serve_locally(state, f, session, epoch, &req, o);
                 }
                 if let Some(Route::Sync) = route {
                     // ZooKeeper hears the session in a sync too.
@@ -1548,12 +1548,10 @@ impl Store {
 
     /// A read of follower `f`'s client, served from its view (a watch it
     /// sets is set there).
-    #[allow(clippy::too_many_arguments)]
     fn serve_locally(
         &self,
         state: &mut Cow<StoreState>,
         f: usize,
-        src: Id,
         session: SessionId,
         epoch: u8,
         req: &Request,
@@ -1563,34 +1561,22 @@ impl Store {
         if self.sessions_expire && is_zookeeper(req) && state.is_alive(session) {
             o.set_timer(Timer::Expiry(session), self.timeout_range());
         }
-        let e = state.ensemble.as_ref().expect("an ensemble");
-        if let Some(at) = e.read_barrier(f, session) {
-            let held = Held {
-                at,
-                session,
-                epoch,
-                owed: Owed::Read(req.clone()),
-                head: None,
-                connected: true,
-            };
-            state
-                .to_mut()
-                .ensemble
-                .as_mut()
-                .expect("an ensemble")
-                .hold(f, held);
-            return;
-        }
-        let _ = src;
+        // Behind the session's own writes the server has not applied.
+        let at = state
+            .ensemble
+            .as_ref()
+            .expect("an ensemble")
+            .read_barrier(f, session)
+            .unwrap_or(0);
         let held = Held {
-            at: 0,
+            at,
             session,
             epoch,
             owed: Owed::Read(req.clone()),
             head: None,
             connected: true,
         };
-        serve_held(o, state, f, held);
+        self.hold_or_answer(state, f, held, o);
     }
 
     /// ZooKeeper's `sync`: answered once the client's server has applied
