@@ -274,6 +274,11 @@ impl Replay {
                         "the baseline has no faults, but its trace has `{line}`"
                     ))
                 }
+                TraceEvent::Apply { .. } => {
+                    return Err(format!(
+                        "the conformance replay runs one server, but its trace has `{line}`"
+                    ))
+                }
             }
         }
         Ok(())
