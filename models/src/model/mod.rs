@@ -140,12 +140,7 @@ impl RecipeModel {
         // handshake tells of a session the leader has ended.
         if state.store.ensemble.is_some() {
             let session = state.clients[c as usize].state.session;
-            self.store_step(state, false, |st, o| {
-                if st.holds_any_reply(c) {
-                    st.to_mut().connection_dropped(c);
-                }
-                self.store.reconnected(st, session, o);
-            });
+            self.store_step(state, false, |st, o| self.store.reconnected(st, session, o));
         }
         let slot = state.slot_mut(c);
         slot.retain(Link::StoreToClient, |m| survives_reconnect(m, alive));

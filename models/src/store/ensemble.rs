@@ -213,25 +213,19 @@ impl Ensemble {
         out
     }
 
-    /// Where follower `f` must have got to before it serves a read of
-    /// `session`: past every request of the session it holds.
-    pub fn read_barrier(&self, f: usize, session: SessionId) -> Option<u64> {
-        self.followers[f]
-            .held
+    /// What the servers hold for `client` (its server's, as the client
+    /// is on one), those of a dropped connection too.
+    pub fn held_for(&self, client: ClientIdx) -> impl Iterator<Item = &Held> + '_ {
+        self.followers
             .iter()
-            .filter(|h| h.session.client == session.client)
-            .map(|h| h.at)
-            .max()
+            .flat_map(|f| &f.held)
+            .filter(move |h| h.session.client == client)
     }
 
-    /// `client` cancels its etcd watches (its close): on the server that
-    /// holds them.
-    pub fn cancel_etcd_watches(&mut self, client: ClientIdx) {
-        if let Some(f) = self.follower_of(client) {
-            let view = &mut self.followers[f].view;
-            view.etcd.watchers.retain(|w| w.client != client);
-            view.etcd.range_watchers.retain(|w| w.client != client);
-        }
+    /// Where the client's server must have got to before it serves a read
+    /// of `session`: past every request of the session it holds.
+    pub fn read_barrier(&self, session: SessionId) -> Option<u64> {
+        self.held_for(session.client).map(|h| h.at).max()
     }
 
     /// `client`'s process is gone: the replies held for it go with its

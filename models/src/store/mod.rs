@@ -657,31 +657,54 @@ impl StoreState {
     /// write or `sync` its server has not applied yet.
     pub fn holds_reply(&self, client: crate::ids::ClientIdx, epoch: u8) -> bool {
         self.redis.holds_wait(client, epoch)
-            || self.ensemble.as_ref().is_some_and(|e| {
-                e.followers.iter().any(|f| {
-                    f.held
-                        .iter()
-                        .any(|h| h.session.client == client && h.epoch == epoch && h.connected)
-                })
-            })
+            || self
+                .ensemble
+                .as_ref()
+                .is_some_and(|e| e.held_for(client).any(|h| h.connected && h.epoch == epoch))
     }
 
     /// Whether an ensemble's server holds any reply for `client` (a write
     /// or `sync` it has not applied yet).
-    pub fn holds_any_reply(&self, client: crate::ids::ClientIdx) -> bool {
-        self.ensemble.as_ref().is_some_and(|e| {
-            e.followers.iter().any(|f| {
-                f.held
-                    .iter()
-                    .any(|h| h.session.client == client && h.connected)
-            })
-        })
+    fn holds_any_reply(&self, client: crate::ids::ClientIdx) -> bool {
+        self.ensemble
+            .as_ref()
+            .is_some_and(|e| e.held_for(client).any(|h| h.connected))
+    }
+
+    /// The follower `client` is connected to (`None`: the leader, or one
+    /// server).
+    pub fn follower_of(&self, client: crate::ids::ClientIdx) -> Option<usize> {
+        self.ensemble.as_ref().and_then(|e| e.follower_of(client))
+    }
+
+    /// The state of follower `f` (`None`: the leader's, this one).
+    pub fn server(&self, f: Option<usize>) -> &StoreState {
+        match (f, &self.ensemble) {
+            (Some(f), Some(e)) => &e.followers[f].view,
+            (None, _) | (_, None) => self,
+        }
+    }
+
+    fn server_mut(&mut self, f: Option<usize>) -> &mut StoreState {
+        match (f, self.ensemble.is_some()) {
+            (Some(f), true) => &mut self.ensemble.as_mut().expect("an ensemble").followers[f].view,
+            (None, _) | (_, false) => self,
+        }
+    }
+
+    /// `client` cancels its etcd watches (its close), on the server that
+    /// holds them.
+    pub fn cancel_etcd_watches(&mut self, client: crate::ids::ClientIdx) {
+        let f = self.follower_of(client);
+        let server = self.server_mut(f);
+        server.etcd.watchers.retain(|w| w.client != client);
+        server.etcd.range_watchers.retain(|w| w.client != client);
     }
 
     /// `client`'s connection dropped and it reconnects: the replies its
     /// server held for the old connection are not sent (the requests still
     /// order the session's later ones; its session and watches stay).
-    pub fn connection_dropped(&mut self, client: crate::ids::ClientIdx) {
+    fn connection_dropped(&mut self, client: crate::ids::ClientIdx) {
         if let Some(e) = &mut self.ensemble {
             for h in e.followers.iter_mut().flat_map(|f| &mut f.held) {
                 if h.session.client == client {
@@ -1138,15 +1161,12 @@ impl Actor for Store {
                 // its server, and a write is committed by the leader and
                 // answered by its server once applied there.
                 let route = state.ensemble.as_ref().map(|_| Route::of(&req));
-                let follower = state.ensemble.as_ref().and_then(|e| e.follower_of(client));
+                let follower = state.follower_of(client);
                 if let (Some(f), Some(Route::Local)) = (follower, route) {
                     return self.serve_locally(state, f, session, epoch, &req, o);
                 }
                 if let Some(Route::Sync) = route {
-                    // ZooKeeper hears the session in a sync too.
-                    if self.sessions_expire && state.is_alive(session) {
-                        o.set_timer(Timer::Expiry(session), self.timeout_range());
-                    }
+                    self.renew_if_heard(state, session, &req, o);
                     return self.sync(state, follower, session, epoch, o);
                 }
                 // A queue marks a reply by what the request named, as the
@@ -1169,21 +1189,7 @@ impl Actor for Store {
                 // A lease granted now is known by the id the store gave
                 // it: its expiry timer too.
                 let session = state.known(session);
-                // ZooKeeper hears a session in every request; etcd only in
-                // keepalives (and the grant).
-                let heard = self.sessions_expire
-                    && state.is_alive(session)
-                    && (is_zookeeper(&req)
-                        || matches!(
-                            req,
-                            Request::Connect
-                                | Request::LeaseGrant
-                                | Request::LeaseKeepAlive
-                                | Request::Consul(ConsulCmd::SessionCreate(_))
-                        ));
-                if heard {
-                    o.set_timer(Timer::Expiry(session), self.timeout_range());
-                }
+                self.renew_if_heard(state, session, &req, o);
                 // A revoked lease's (a destroyed session's) expiry has
                 // nothing left to end.
                 let ends = matches!(
@@ -1193,30 +1199,28 @@ impl Actor for Store {
                 if ends && !state.is_alive(session) {
                     o.cancel_timer(Timer::Expiry(session));
                 }
-                if let (Some(f), Some(Route::Committed)) = (follower, route) {
-                    send_notifications(o, state, fired);
-                    let at = self.commit(
-                        state,
-                        Entry::Apply {
-                            session: asked,
-                            req,
-                        },
-                        o,
-                    );
-                    let held = Held {
-                        at,
-                        session,
-                        epoch,
-                        owed: Owed::Reply(reply),
-                        head,
-                        connected: true,
-                    };
-                    return self.hold_or_answer(state, f, held, o);
-                }
                 let entry = (route == Some(Route::Committed)).then_some(Entry::Apply {
                     session: asked,
                     req,
                 });
+                // A follower answers a committed write once it has
+                // applied it.
+                let entry = match (follower, entry) {
+                    (Some(f), Some(entry)) => {
+                        send_notifications(o, state, fired);
+                        let at = self.commit(state, entry, o);
+                        let held = Held {
+                            at,
+                            session,
+                            epoch,
+                            owed: Owed::Reply(reply),
+                            head,
+                            connected: true,
+                        };
+                        return self.hold_or_answer(state, f, held, o);
+                    }
+                    (_, entry) => entry,
+                };
                 let header = state.header();
                 let owns_first = head.unwrap_or_else(|| state.owns_first(session));
                 o.send(
@@ -1238,12 +1242,7 @@ impl Actor for Store {
                 // store's id, whose expiry is the one to cancel.
                 let session = state.known(session);
                 let st = state.to_mut();
-                st.etcd.watchers.retain(|w| w.client != client);
-                st.etcd.range_watchers.retain(|w| w.client != client);
-                // In an ensemble the watches live on the client's server.
-                if let Some(e) = &mut st.ensemble {
-                    e.cancel_etcd_watches(client);
-                }
+                st.cancel_etcd_watches(client);
                 if st.is_alive(session) {
                     let (fired, consul) = st.end_session_full(session, SessionEnd::Closed);
                     o.cancel_timer(Timer::Expiry(session));
@@ -1264,13 +1263,7 @@ impl Actor for Store {
                 }
                 // A follower answers from what it has applied: a session
                 // the leader has ended lives there until the end's entry.
-                let alive = match state.ensemble.as_ref().and_then(|e| e.follower_of(client)) {
-                    Some(f) => state.ensemble.as_ref().unwrap().followers[f]
-                        .view
-                        .is_alive(session),
-                    None => state.is_alive(session),
-                };
-                if alive {
+                if state.server(state.follower_of(client)).is_alive(session) {
                     o.send(src, Msg::Pong { session });
                 } else {
                     o.send(src, Msg::Expired { session });
@@ -1341,10 +1334,7 @@ impl Store {
         consul_timers(o, &consul, &fired);
         send_notifications(o, state, fired);
         // A follower's client hears of it when its server applies it.
-        let on_follower = state
-            .ensemble
-            .as_ref()
-            .is_some_and(|e| e.follower_of(session.client).is_some());
+        let on_follower = state.follower_of(session.client).is_some();
         if state.ensemble.is_some() {
             let end = Entry::End {
                 session,
@@ -1501,35 +1491,29 @@ impl Store {
         let due = e.applied_one(f);
         send_notifications_at(o, state, header, fired);
         if let Some(s) = ended {
-            let here = state
-                .ensemble
-                .as_ref()
-                .is_some_and(|e| e.follower_of(s.client) == Some(f));
-            if self.tell_expiry && here {
+            if self.tell_expiry && state.follower_of(s.client) == Some(f) {
                 o.send(client_id(s.client), Msg::Expired { session: s });
             }
         }
         for held in due {
-            serve_held(o, state, f, held);
+            serve_held(o, state, Some(f), held);
         }
         Some(applied)
     }
 
-    /// `session`'s client reconnects on a new connection: its server asks
-    /// the leader about the session (ZooKeeper's revalidation), and one
-    /// that has ended there is told so in the handshake, though the server
-    /// has not applied the end yet.
+    /// `session`'s client reconnects on a new connection: the replies its
+    /// server held for the old one are not sent; its server asks the
+    /// leader about the session (ZooKeeper's revalidation), and one that
+    /// has ended there is told so in the handshake, though the server has
+    /// not applied the end yet.
     pub fn reconnected(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
-        let Some(f) = state
-            .ensemble
-            .as_ref()
-            .and_then(|e| e.follower_of(session.client))
-        else {
+        if state.holds_any_reply(session.client) {
+            state.to_mut().connection_dropped(session.client);
+        }
+        let Some(f) = state.follower_of(session.client) else {
             return;
         };
-        let behind = state.ensemble.as_ref().expect("an ensemble").followers[f]
-            .view
-            .is_alive(session);
+        let behind = state.server(Some(f)).is_alive(session);
         if !(self.tell_expiry && state.ended(session) && behind) {
             return;
         }
@@ -1557,16 +1541,13 @@ impl Store {
         req: &Request,
         o: &mut Out<Self>,
     ) {
-        // ZooKeeper hears a session in every request its server passes on.
-        if self.sessions_expire && is_zookeeper(req) && state.is_alive(session) {
-            o.set_timer(Timer::Expiry(session), self.timeout_range());
-        }
+        self.renew_if_heard(state, session, req, o);
         // Behind the session's own writes the server has not applied.
         let at = state
             .ensemble
             .as_ref()
             .expect("an ensemble")
-            .read_barrier(f, session)
+            .read_barrier(session)
             .unwrap_or(0);
         let held = Held {
             at,
@@ -1605,32 +1586,64 @@ impl Store {
         };
         match follower {
             Some(f) => self.hold_or_answer(state, f, held, o),
-            None => serve_held(o, state, usize::MAX, held),
+            None => serve_held(o, state, None, held),
+        }
+    }
+
+    /// Follower `f` answers `held` now if it has applied the log to
+    /// `held.at`, else holds it until it has.
+    fn hold_or_answer(&self, state: &mut Cow<StoreState>, f: usize, held: Held, o: &mut Out<Self>) {
+        let e = state.ensemble.as_ref().expect("an ensemble");
+        if e.followers[f].applied >= held.at {
+            return serve_held(o, state, Some(f), held);
+        }
+        state
+            .to_mut()
+            .ensemble
+            .as_mut()
+            .expect("an ensemble")
+            .hold(f, held);
+    }
+
+    /// A request of `session` renews it where the store hears a session
+    /// in it: ZooKeeper in every request (a server passes each on to the
+    /// leader's session tracker), etcd only in keepalives and the grant.
+    fn renew_if_heard(
+        &self,
+        state: &StoreState,
+        session: SessionId,
+        req: &Request,
+        o: &mut Out<Self>,
+    ) {
+        let heard = self.sessions_expire
+            && state.is_alive(session)
+            && (is_zookeeper(req)
+                || matches!(
+                    req,
+                    Request::Connect
+                        | Request::LeaseGrant
+                        | Request::LeaseKeepAlive
+                        | Request::Consul(ConsulCmd::SessionCreate(_))
+                ));
+        if heard {
+            o.set_timer(Timer::Expiry(session), self.timeout_range());
         }
     }
 }
 
-/// Sends what follower `f` owes for `held` (the leader, `f` out of
-/// range: a reply it made), from its state; a read is served there now,
-/// and a watch it sets fires from there. Nothing is sent on a dropped
-/// connection.
-fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: usize, held: Held) {
+/// Sends what follower `f` (`None`: the leader) owes for `held`, from its
+/// state; a read is served there now, and a watch it sets fires from
+/// there. Nothing is sent on a dropped connection.
+fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>, held: Held) {
     if !held.connected {
         return;
     }
     let (header, reply, fired) = match held.owed {
-        Owed::Reply(reply) => {
-            let header = match state.ensemble.as_ref().and_then(|e| e.followers.get(f)) {
-                Some(fo) => fo.view.header(),
-                None => state.header(),
-            };
-            (header, reply, Vec::new())
-        }
+        Owed::Reply(reply) => (state.server(f).header(), reply, Vec::new()),
         Owed::Read(req) => {
-            let st = state.to_mut();
-            let view = &mut st.ensemble.as_mut().expect("an ensemble").followers[f].view;
-            let Applied { reply, fired, .. } = view.apply_full(held.session, &req);
-            (view.header(), reply, fired)
+            let server = state.to_mut().server_mut(f);
+            let Applied { reply, fired, .. } = server.apply_full(held.session, &req);
+            (server.header(), reply, fired)
         }
     };
     o.send(
@@ -1643,23 +1656,6 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: usize, held: H
         },
     );
     send_notifications_at(o, state, header, fired);
-}
-
-impl Store {
-    /// Follower `f` answers `held` now if it has applied the log to
-    /// `held.at`, else holds it until it has.
-    fn hold_or_answer(&self, state: &mut Cow<StoreState>, f: usize, held: Held, o: &mut Out<Self>) {
-        let e = state.ensemble.as_ref().expect("an ensemble");
-        if e.followers[f].applied >= held.at {
-            return serve_held(o, state, f, held);
-        }
-        state
-            .to_mut()
-            .ensemble
-            .as_mut()
-            .expect("an ensemble")
-            .hold(f, held);
-    }
 }
 
 impl Store {

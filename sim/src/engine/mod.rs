@@ -1337,9 +1337,6 @@ impl<'a> Sim<'a> {
         // The old connection's replies held by its server go with it; the
         // handshake tells of a session the leader has ended.
         if self.store_state.ensemble.is_some() {
-            if self.store_state.holds_any_reply(c) {
-                self.store_state.to_mut().connection_dropped(c);
-            }
             let session = self.clients[c as usize].state.session;
             let mut out = self.lenders.store.lend();
             self.store
