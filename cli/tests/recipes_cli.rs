@@ -103,6 +103,7 @@ fn recipes_lists_the_registry_with_variants() {
             ("zk-docs", false, true),
             ("curator", false, false),
             ("kazoo", false, false),
+            ("sync", false, false),
             ("no-guid", false, false),
             ("no-relist", true, false)
         ]

@@ -104,6 +104,10 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
             &["--servers", "3", "--time", "ticks"][..],
             "--servers: the timed checker",
         ),
+        (
+            &["--local-sessions"][..],
+            "--local-sessions: local sessions are a follower's",
+        ),
     ] {
         let mut all = vec!["check", "--recipe", "fair-predecessor", "--clients", "2"];
         all.extend(args);
@@ -126,4 +130,38 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
         "{}",
         stderr(&o)
     );
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "etcd-revision",
+        "--clients",
+        "2",
+        "--servers",
+        "3",
+        "--local-sessions",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--local-sessions: etcd-revision talks to Etcd"),
+        "{}",
+        stderr(&o)
+    );
+    // A lag fault on one server, in a scenario file.
+    let dir = std::env::temp_dir().join(format!("lockstep-lag-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lag.toml");
+    std::fs::write(
+        &file,
+        "recipe = \"fair-predecessor\"\nclients = 2\n\
+         [[schedule]]\nat_ms = 10\nkind = \"lag\"\nserver = 1\nduration_ms = 100\n",
+    )
+    .unwrap();
+    let o = lockstep(&["run", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("schedule[0].kind") && stderr(&o).contains("one server has none"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -88,12 +88,19 @@ fn names(reply: &Reply) -> Vec<String> {
 
 impl Ens {
     fn new() -> Ens {
+        Ens::with(false)
+    }
+
+    /// With ZooKeeper's local sessions or without.
+    fn with(local_sessions: bool) -> Ens {
         let store = Store {
-            ensemble: Some(EnsembleCfg {
-                servers: 3,
-                clients: 3,
-                max_lag: u32::MAX,
-            }),
+            ensemble: Some(EnsembleCfg::new(
+                models::recipe::Face::ZooKeeper,
+                3,
+                3,
+                u32::MAX,
+                local_sessions,
+            )),
             ..Store::for_face(
                 models::recipe::Face::ZooKeeper,
                 Duration::from_secs(4),
@@ -111,8 +118,14 @@ impl Ens {
     }
 
     fn send(&mut self, c: ClientIdx, req: Request) -> Sent {
+        self.send_in(sid(c), req)
+    }
+
+    /// `req` in session `session` of its client.
+    fn send_in(&mut self, session: SessionId, req: Request) -> Sent {
+        let c = session.client;
         let msg = Msg::Request {
-            session: sid(c),
+            session,
             epoch: 0,
             release: false,
             req,
@@ -143,6 +156,20 @@ impl Ens {
             }
         }
         all
+    }
+
+    /// Client `c` reconnects on a new connection.
+    fn reconnect(&mut self, c: ClientIdx) -> Sent {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        self.store.reconnected(&mut cow, sid(c), &mut out);
+        self.st = cow.into_owned();
+        sent(out)
+    }
+
+    /// The server client `c` is connected to (0: the leader).
+    fn server(&self, c: ClientIdx) -> u8 {
+        self.st.ensemble.as_ref().unwrap().server(c)
     }
 
     fn lag(&self, f: usize) -> u64 {
@@ -344,14 +371,22 @@ fn an_expiry_reaches_a_followers_client_when_its_server_applies_it() {
 }
 
 /// Within a session no read returns an older zxid than one already seen,
-/// whatever the followers' lags: random runs of writes, reads, syncs and
-/// applies, every reply's and notification's zxid to each client in order.
+/// whatever the followers' lags and the servers the clients reconnect to:
+/// random runs of writes, reads, syncs, applies and reconnects, every
+/// reply's zxid to each client in order (and every notification's, on
+/// one connection: a notification is not a read, and a client that moves
+/// may hear from a server behind the one that sent it).
 fn no_read_goes_back(ops: &[(u8, u8)]) -> Result<(), TestCaseError> {
     let mut e = Ens::new();
     let mut seen = [0u64; 3];
+    let mut heard = [0u64; 3];
     for (n, &(what, who)) in ops.iter().enumerate() {
         let c = ClientIdx::from(who % 3);
-        let sent = match what % 5 {
+        let sent = match what % 6 {
+            5 => {
+                heard[usize::from(c)] = 0;
+                e.reconnect(c)
+            }
             0 => e.send(c, create(&format!("n{n}"))),
             1 => e.send(c, children(who % 2 == 0)),
             2 => e.send(
@@ -369,11 +404,11 @@ fn no_read_goes_back(ops: &[(u8, u8)]) -> Result<(), TestCaseError> {
             }
         };
         for (to, m) in &sent {
-            let header = match m {
-                Msg::Reply { header, .. } | Msg::Notify { header, .. } => *header,
+            let (header, last) = match m {
+                Msg::Reply { header, .. } => (*header, &mut seen[usize::from(*to)]),
+                Msg::Notify { header, .. } => (*header, &mut heard[usize::from(*to)]),
                 _ => continue,
             };
-            let last = &mut seen[usize::from(*to)];
             prop_assert!(
                 header >= *last,
                 "client {} saw {} after {}",
@@ -390,7 +425,7 @@ fn no_read_goes_back(ops: &[(u8, u8)]) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
-    fn within_a_session_no_read_goes_back(ops in prop::collection::vec((0u8..5, 0u8..6), 0..40)) {
+    fn within_a_session_no_read_goes_back(ops in prop::collection::vec((0u8..6, 0u8..6), 0..40)) {
         no_read_goes_back(&ops)?;
     }
 }
@@ -409,7 +444,10 @@ fn one_server_has_no_ensemble() {
 
 /// The checker over three servers: the clients on followers, every
 /// property of the lock kept without faults, the counts pinned; a pause
-/// breaks what it breaks on one server, and no more.
+/// breaks what it breaks on one server, and progress too: a create whose
+/// reply went with the old connection is not yet on the server the client
+/// reconnects to, so the guid's listing misses it, and the client creates
+/// a second node and waits behind its own first.
 #[test]
 fn the_checker_explores_the_followers_lags() {
     use models::checker::{check, CheckOptions, Status};
@@ -448,5 +486,193 @@ fn the_checker_explores_the_followers_lags() {
         pauses: 1,
         ..FaultBudget::default()
     };
-    assert_eq!(violated(&run(3, pause)), violated(&run(1, pause)));
+    let one = violated(&run(1, pause));
+    assert_eq!(one, ["mutual_exclusion", "resource_exclusion"]);
+    let three = run(3, pause);
+    assert_eq!(violated(&three), [&one[..], &["progress"]].concat());
+    let progress = three
+        .properties
+        .iter()
+        .find(|p| p.name.name() == "progress")
+        .and_then(|p| p.path.as_ref())
+        .expect("a counterexample");
+    assert!(
+        progress
+            .iter()
+            .any(|a| matches!(a, models::model::Action::ResumeReconnect(_))),
+        "{progress:?}"
+    );
+}
+
+/// CURATOR-604 in the checker: with local sessions, a client whose session
+/// expired reconnects to a server that has applied its node's create but
+/// not the expiry, opens a new session there at once, lists its old node
+/// first and holds on it — `holder_owns_key` violated. With global
+/// sessions no such path exists; the `sync` variant has none either.
+#[test]
+fn the_checker_finds_curator_604_only_with_local_sessions() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    let run = |variant: &str, local_sessions| {
+        let cfg = ModelCfg {
+            servers: 3,
+            local_sessions,
+            faults: FaultBudget {
+                pauses: 1,
+                ..FaultBudget::default()
+            },
+            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
+        };
+        check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
+    };
+    let owns = |r: &models::checker::CheckResult| {
+        r.properties
+            .iter()
+            .find(|p| p.name.name() == "holder_owns_key")
+            .map(|p| (p.status, p.path.as_ref().map(Vec::len)))
+            .unwrap()
+    };
+    let local = run("fair-predecessor:curator", true);
+    assert_eq!(owns(&local), (Status::Violated, Some(17)));
+    assert_eq!(
+        owns(&run("fair-predecessor:curator", false)).0,
+        Status::Holds
+    );
+    assert_eq!(owns(&run("fair-predecessor:sync", true)).0, Status::Holds);
+}
+
+/// A client that has seen server 1's newer state reconnects: server 2,
+/// next in its list, is behind what it has seen and refuses it ("client
+/// must try another server"); it lands on the leader. Once server 2 has
+/// caught up, a client moving there is taken.
+#[test]
+fn a_reconnect_is_refused_by_a_server_behind_what_the_client_has_seen() {
+    let mut e = Ens::new();
+    e.send(2, create("a"));
+    e.apply(0);
+    assert_eq!(
+        names(&replies_to(&e.send(0, children(false)), 0)[0].1),
+        ["a"]
+    );
+    assert_eq!(e.lag(1), 1, "server 2 has not applied the create");
+    let ens = e.st.ensemble.as_ref().unwrap();
+    assert_eq!(ens.refusing(0), [2]);
+    e.reconnect(0);
+    assert_eq!(e.server(0), 0, "refused by server 2, taken by the leader");
+    // Client 1 on server 2 has seen nothing newer than server 2: it moves
+    // to the leader's successor in its list, server 0, unrefused.
+    assert!(e.st.ensemble.as_ref().unwrap().refusing(1).is_empty());
+    e.catch_up();
+    // Client 0, now on the leader, moves on to server 1 (caught up).
+    e.reconnect(0);
+    assert_eq!(e.server(0), 1);
+    assert_eq!(
+        names(&replies_to(&e.send(0, children(false)), 0)[0].1),
+        ["a"]
+    );
+}
+
+/// A watch moves with its client (`setWatches`): an exists watch on a
+/// missing node, set on lagging server 1, fires NodeCreated as the client
+/// reconnects to the leader, where the node exists; a watch whose node has
+/// not changed is set on the new server and fires when that changes.
+#[test]
+fn a_watch_moves_with_its_client_and_fires_if_its_node_changed() {
+    let mut e = Ens::new();
+    e.send(0, exists("a"));
+    e.send(
+        0,
+        Request::GetChildren {
+            path: ZPath::parse("/lock").unwrap(),
+            watch: true,
+        },
+    );
+    e.send(
+        2,
+        Request::Create {
+            path: ZPath::parse("/b").unwrap(),
+            ephemeral: false,
+            sequential: false,
+            data: Data::Empty,
+        },
+    );
+    e.catch_up();
+    e.send(2, create("a"));
+    // Server 1 has not applied it; client 0 has seen only what came before.
+    let moved = e.reconnect(0);
+    assert_eq!(e.server(0), 2, "server 2 is not behind what client 0 saw");
+    assert!(
+        moved.is_empty(),
+        "server 2 has not applied the create either"
+    );
+    let fired = e.apply(1);
+    let events: Vec<_> = fired
+        .iter()
+        .filter_map(|(to, m)| match m {
+            Msg::Notify { event, .. } if *to == 0 => Some(event.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(events.len(), 2, "both watches, now on server 2: {events:?}");
+    // Back round to a server ahead of where the watch was set: it fires
+    // as the client arrives.
+    let mut e = Ens::new();
+    e.send(0, exists("a"));
+    e.send(2, create("a"));
+    e.apply(1);
+    let moved = e.reconnect(0);
+    assert_eq!(e.server(0), 2);
+    assert!(
+        moved
+            .iter()
+            .any(|(to, m)| *to == 0 && matches!(m, Msg::Notify { .. })),
+        "NodeCreated on arrival: {moved:?}"
+    );
+}
+
+/// Global sessions: a new session on a lagging follower waits for its
+/// `createSession` to be applied there, and so lists no node of a session
+/// the leader expired before. Local sessions: the follower opens it at
+/// once, from its own view, and lists the expired session's node (the
+/// CURATOR-604 window); its first ephemeral node upgrades it, committed.
+#[test]
+fn a_local_session_opens_at_once_and_can_see_a_view_older_than_its_creation() {
+    for local in [false, true] {
+        let mut e = Ens::with(local);
+        e.send(1, create("a"));
+        e.catch_up();
+        e.expire(1);
+        assert_eq!(e.lag(0), 1, "server 1 has not applied the expiry");
+        let fresh = SessionId {
+            incarnation: 1,
+            ..sid(0)
+        };
+        let opened = replies_to(&e.send_in(fresh, Request::Connect), 0);
+        let listed = replies_to(&e.send_in(fresh, children(false)), 0);
+        if local {
+            assert!(matches!(opened[..], [(_, Reply::Connected)]));
+            assert_eq!(names(&listed[0].1), ["a"], "the expired session's node");
+            let before = e.st.ensemble.as_ref().unwrap().committed();
+            e.send_in(fresh, create("b"));
+            let log = &e.st.ensemble.as_ref().unwrap().log;
+            assert_eq!(e.st.ensemble.as_ref().unwrap().committed(), before + 2);
+            assert!(
+                log.iter().any(|entry| matches!(
+                    entry,
+                    models::store::ensemble::Entry::Apply {
+                        session,
+                        req: Request::Connect
+                    } if *session == fresh
+                )),
+                "upgraded before its ephemeral node: {log:?}"
+            );
+        } else {
+            assert!(opened.is_empty(), "waits for its createSession");
+            assert!(listed.is_empty(), "and its read behind it");
+            let done = e.catch_up();
+            let to0 = replies_to(&done, 0);
+            assert!(matches!(to0[0], (_, Reply::Connected)));
+            assert!(names(&to0[1].1).is_empty(), "the expiry came first");
+        }
+    }
 }

@@ -198,6 +198,8 @@ impl TimelineData {
                 | TraceEvent::StoreFault { .. }
                 | TraceEvent::Replicate { .. }
                 | TraceEvent::Apply { .. }
+                | TraceEvent::Lag { .. }
+                | TraceEvent::Moved { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {

@@ -125,6 +125,10 @@ pub struct ScenarioFile {
     /// ZooKeeper and etcd: the servers of the ensemble (odd; default 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers: Option<u8>,
+    /// ZooKeeper with `servers`: local sessions (`localSessionsEnabled`):
+    /// a follower opens a new session by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_sessions: Option<bool>,
     /// The properties this file is expected to violate (reproducers record
     /// what they reproduce; `run` and `replay` say "did not reproduce"
     /// otherwise). `[]` expects no violation.
@@ -312,6 +316,11 @@ pub enum FaultKind {
     /// TTL. Instantaneous; scheduled or drawn.
     #[serde(alias = "check-critical")]
     CheckCritical,
+    /// ZooKeeper and etcd over an ensemble: a follower (`server`, 1 up)
+    /// stops applying the leader's commits for `duration_ms`, then
+    /// applies what it missed in order. Its clients stay connected and
+    /// are served its view. Scheduled only.
+    Lag,
 }
 
 impl FaultKind {
@@ -319,7 +328,10 @@ impl FaultKind {
     /// client.
     pub fn strikes_the_store(self) -> bool {
         match self {
-            FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => true,
+            FaultKind::MasterRestart
+            | FaultKind::ClockJump
+            | FaultKind::Failover
+            | FaultKind::Lag => true,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -350,6 +362,7 @@ impl FaultKind {
             FaultKind::Failover => "failover",
             FaultKind::Interrupt => "interrupt",
             FaultKind::CheckCritical => "check_critical",
+            FaultKind::Lag => "lag",
         }
     }
 }
@@ -367,6 +380,9 @@ pub struct ScheduledFault {
     /// The master a store fault strikes (a failover: the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub master: Option<u32>,
+    /// The follower a lag strikes (1 up: server 0 is the leader).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<u32>,
     pub duration_ms: Option<u64>,
     pub extra_ms: Option<u64>,
 }
@@ -387,12 +403,15 @@ fn is_no_client(c: &u32) -> bool {
 /// leader, which names no master).
 impl std::fmt::Display for ScheduledFault {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self.master {
-            Some(m) => write!(f, "{} of master {m} at {} ms", self.kind.name(), self.at_ms)?,
-            None if self.client == NO_CLIENT => {
+        match (self.master, self.server) {
+            (_, Some(s)) => write!(f, "{} of server {s} at {} ms", self.kind.name(), self.at_ms)?,
+            (Some(m), None) => {
+                write!(f, "{} of master {m} at {} ms", self.kind.name(), self.at_ms)?
+            }
+            (None, None) if self.client == NO_CLIENT => {
                 write!(f, "{} of the store at {} ms", self.kind.name(), self.at_ms)?
             }
-            None => write!(
+            (None, None) => write!(
                 f,
                 "{} of client {} at {} ms",
                 self.kind.name(),
@@ -462,6 +481,9 @@ pub struct Scenario {
     /// ZooKeeper and etcd: the ensemble's servers (1: one server).
     #[serde(skip_serializing_if = "is_one")]
     pub servers: u8,
+    /// ZooKeeper's local sessions (with `servers`).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub local_sessions: bool,
     /// A lock holder's re-entries per hold (0: none).
     pub reentries: u8,
     /// A crash with a duration restarts the client after it (a new
@@ -699,6 +721,9 @@ impl Scenario {
         timing.replication_us = resolve_replication(&timing_file, deployment, &err)?;
         let servers = raw.servers.unwrap_or(1);
         models::model::check_servers(&recipe, servers).map_err(|e| err("servers", e))?;
+        let local_sessions = raw.local_sessions.unwrap_or(false);
+        models::model::check_local_sessions(&recipe, servers, local_sessions)
+            .map_err(|e| err("local_sessions", e))?;
         timing.apply_us = match (servers, timing_file.apply_ms) {
             (1, Some(_)) => return Err(err(
                 "timing.apply_ms",
@@ -733,7 +758,7 @@ impl Scenario {
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
         let store_of = (recipe.face(), u32::from(recipe.setup().masters));
-        check_schedule(&schedule, raw.clients, store_of, &err)?;
+        check_schedule(&schedule, raw.clients, store_of, servers, &err)?;
         if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
             models::model::check_interrupts(&recipe)
                 .map_err(|e| err(&format!("schedule[{i}].kind"), e))?;
@@ -811,6 +836,7 @@ impl Scenario {
             policy,
             deployment,
             servers,
+            local_sessions,
             reentries,
             restart: raw.restart.unwrap_or(true),
             timing,
@@ -867,10 +893,14 @@ impl Scenario {
             deployment: self.deployment,
             // The simulator bounds no lag: a follower applies when its
             // drawn delay is over.
-            ensemble: (self.servers > 1).then_some(models::store::EnsembleCfg {
-                servers: self.servers,
-                clients: self.clients,
-                max_lag: u32::MAX,
+            ensemble: (self.servers > 1).then(|| {
+                models::store::EnsembleCfg::new(
+                    self.recipe.face(),
+                    self.servers,
+                    self.clients,
+                    u32::MAX,
+                    self.local_sessions,
+                )
             }),
             ..Store::for_recipe(
                 &self.recipe,
@@ -1653,7 +1683,8 @@ fn resolve_profile(
                 FaultKind::MasterRestart
                 | FaultKind::ClockJump
                 | FaultKind::Failover
-                | FaultKind::Interrupt,
+                | FaultKind::Interrupt
+                | FaultKind::Lag,
                 None,
             ) => (0, 0),
         };
@@ -1816,10 +1847,62 @@ fn store_fault_refused(
     }
 }
 
+/// A follower's lag: a server of an ensemble other than the leader, for a
+/// while.
+fn check_lag(
+    s: &ScheduledFault,
+    key: &str,
+    servers: u8,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    if servers == 1 {
+        return Err(err(
+            &format!("{key}.kind"),
+            "a lag strikes a follower, and one server has none: it needs `servers = 3` or more"
+                .into(),
+        ));
+    }
+    if s.client != NO_CLIENT || s.master.is_some() {
+        return Err(err(
+            &format!("{key}.server"),
+            "a lag strikes a follower: name its `server`, not a client or a master".into(),
+        ));
+    }
+    match s.server {
+        None => {
+            return Err(err(
+                &format!("{key}.server"),
+                "a lag needs the follower it strikes (1 up: 0 is the leader)".into(),
+            ))
+        }
+        Some(f) if f == 0 || f >= u32::from(servers) => {
+            return Err(err(
+                &format!("{key}.server"),
+                format!(
+                    "{f} is no follower: followers are 1..{} (0 is the leader)",
+                    servers - 1
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    match s.duration_ms {
+        None | Some(0) => Err(err(
+            &format!("{key}.duration_ms"),
+            "a lag needs how long the follower stops applying (more than 0)".into(),
+        )),
+        Some(d) => {
+            time_us(&format!("{key}.at_ms"), s.at_ms, err)?;
+            time_us(&format!("{key}.duration_ms"), d, err).map(|_| ())
+        }
+    }
+}
+
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,
     store_of: (Face, u32),
+    servers: u8,
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     if schedule.len() as u64 > MAX_FAULTS {
@@ -1834,6 +1917,16 @@ fn check_schedule(
     for (i, s) in schedule.iter().enumerate() {
         let key = format!("schedule[{i}]");
         let kind = s.kind.name();
+        if s.kind == FaultKind::Lag {
+            check_lag(s, &key, servers, err)?;
+            continue;
+        }
+        if let Some(server) = s.server {
+            return Err(err(
+                &format!("{key}.server"),
+                format!("a {kind} strikes no server (got {server}): only a lag names one"),
+            ));
+        }
         match (s.kind.strikes_the_store(), s.client == NO_CLIENT, s.master) {
             (true, false, _) => {
                 return Err(err(
@@ -1921,7 +2014,14 @@ fn check_schedule(
                 Some(_),
             ) => return Err(missing("extra_ms", "applies only to delay")),
             // Checked above, before the client's checks.
-            (FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover, _, _)
+            (
+                FaultKind::MasterRestart
+                | FaultKind::ClockJump
+                | FaultKind::Failover
+                | FaultKind::Lag,
+                _,
+                _,
+            )
             | (FaultKind::Crash, _, None)
             | (FaultKind::Pause | FaultKind::Partition, Some(_), None)
             | (

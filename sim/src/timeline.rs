@@ -95,6 +95,8 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
+            | TraceEvent::Lag { .. }
+            | TraceEvent::Moved { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -117,7 +119,10 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 FaultKind::Interrupt => c.lane.faults.push((t, "interrupt".to_string())),
                 FaultKind::CheckCritical => c.lane.faults.push((t, "check critical".to_string())),
                 // A store fault is traced as a store fault, on no lane.
-                FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => {}
+                FaultKind::MasterRestart
+                | FaultKind::ClockJump
+                | FaultKind::Failover
+                | FaultKind::Lag => {}
                 FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {
                     Some(d) => {
                         c.lane
@@ -144,6 +149,8 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
+            | TraceEvent::Lag { .. }
+            | TraceEvent::Moved { .. }
             | TraceEvent::End { .. } => {}
         }
     }

@@ -112,6 +112,18 @@ pub enum TraceEvent {
     /// An ensemble's follower (server `server`, 1 and up) applied the
     /// next committed change.
     Apply { server: u8, change: String },
+    /// A ZooKeeper client's reconnect landed on server `server` (0: the
+    /// leader), after being refused by each of `refused`, which were
+    /// behind its last seen zxid.
+    Moved {
+        client: ClientIdx,
+        server: u8,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        refused: Vec<u8>,
+    },
+    /// An ensemble's follower (server `server`, 1 and up) stops applying
+    /// the leader's commits for `duration_us` (a lag fault).
+    Lag { server: u8, duration_us: u64 },
     /// A crashed client restarted as a new process.
     Restart { client: ClientIdx },
     /// A paused client resumed.
@@ -300,6 +312,8 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
+            | TraceEvent::Lag { .. }
+            | TraceEvent::Moved { .. }
             | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
@@ -327,7 +341,8 @@ impl TraceEvent {
             | TraceEvent::End { .. }
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
-            | TraceEvent::Apply { .. } => ([None, None], &[]),
+            | TraceEvent::Apply { .. }
+            | TraceEvent::Lag { .. } => ([None, None], &[]),
             TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
             TraceEvent::Timer { client, .. }
             | TraceEvent::Fault { client, .. }
@@ -336,6 +351,7 @@ impl TraceEvent {
             | TraceEvent::Heal { client }
             | TraceEvent::DelayEnd { client }
             | TraceEvent::Connection { client, .. }
+            | TraceEvent::Moved { client, .. }
             | TraceEvent::Write { client, .. }
             | TraceEvent::Hold { client, .. }
             | TraceEvent::Release { client }
@@ -478,7 +494,8 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::LostReply
                     | FaultKind::Delay
                     | FaultKind::Interrupt
-                    | FaultKind::CheckCritical => fault.name(),
+                    | FaultKind::CheckCritical
+                    | FaultKind::Lag => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
             }
@@ -488,6 +505,23 @@ impl fmt::Display for TraceEvent {
             TraceEvent::Apply { server, change } => {
                 write!(f, "store: server {server} applies {change}")
             }
+            TraceEvent::Moved {
+                client,
+                server,
+                refused,
+            } => write!(
+                f,
+                "store: client {client} reconnects {}",
+                models::store::ensemble::moved_words(*server, refused)
+            ),
+            TraceEvent::Lag {
+                server,
+                duration_us,
+            } => write!(
+                f,
+                "FAULT server {server} stops applying the leader's commits for {} ms",
+                duration_us / 1000
+            ),
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
                 write!(f, "VIOLATION {property} by clients [{}]", list.join(","))

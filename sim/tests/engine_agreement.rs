@@ -350,6 +350,7 @@ fn faults_of_seed(cfg: &Config, seed: u64) -> Vec<ScheduledFault> {
                 kind: kind.kind(),
                 client,
                 master: None,
+                server: None,
                 duration_ms,
                 extra_ms: None,
             }

@@ -110,6 +110,7 @@ fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
     // one server.
     if models::model::check_servers(recipe, s.servers).is_err() {
         s.servers = 1;
+        s.local_sessions = false;
         s.timing.apply_us = None;
     }
     s.name = format!("{}-{}-{clients}", s.name, recipe.name());

@@ -56,6 +56,7 @@ impl From<ConfigError> for UsageError {
             Setting::Time => "--time",
             Setting::Servers => "--servers",
             Setting::MaxLag => "--max-lag",
+            Setting::LocalSessions => "--local-sessions",
         };
         UsageError(format!("{flag}: {e}"))
     }
@@ -438,6 +439,11 @@ pub struct ModelArgs {
     /// the leader at most (the bound on the lags the checker explores).
     #[arg(long = "max-lag", default_value_t = models::model::DEFAULT_MAX_LAG)]
     pub max_lag: u8,
+    /// With --servers, ZooKeeper: local sessions (`localSessionsEnabled`):
+    /// a follower opens a new session by itself, from its own view, and
+    /// upgrades it to a global one before its first ephemeral node.
+    #[arg(long = "local-sessions")]
+    pub local_sessions: bool,
     /// The guarded resource rejects tokens lower than the highest it accepted
     /// (locks and elections: a barrier's and a queue's clients write nothing).
     #[arg(long)]
@@ -642,6 +648,7 @@ impl ModelArgs {
             time: self.time_mode()?,
             servers: self.servers,
             max_lag: self.max_lag,
+            local_sessions: self.local_sessions,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -126,6 +126,17 @@ fn describe_settings(s: &Scenario, seed: u64) {
             millis(lo).trim_end_matches(" ms"),
             millis(hi)
         );
+        if s.recipe.face() == models::recipe::Face::ZooKeeper {
+            println!(
+                "ensemble: a reconnect moves a client to the next server not behind its last seen \
+                 zxid{}",
+                if s.local_sessions {
+                    "; local sessions: a follower opens a new one by itself"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     if s.profile.is_empty() && s.schedule.is_empty() {
         println!("faults: none");

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 41] = [
+pub const SHIPPED: [(&str, &str); 43] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -184,6 +184,14 @@ pub const SHIPPED: [(&str, &str); 41] = [
         "consul-session-reaped-late-short-pause",
         include_str!("../../../scenarios/consul-session-reaped-late-short-pause.toml"),
     ),
+    (
+        "curator-604-stale-view-double-lock",
+        include_str!("../../../scenarios/curator-604-stale-view-double-lock.toml"),
+    ),
+    (
+        "curator-604-global-sessions",
+        include_str!("../../../scenarios/curator-604-global-sessions.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -236,7 +244,7 @@ const CHECK_EXPECT: [(&str, &[&str]); 20] = [
 /// The shipped scenarios whose holders timeline the report draws: the
 /// split brains of the locks and elections (a fenced twin beside its
 /// unfenced run), and the queue's lost and duplicated items.
-const TIMELINES: [&str; 10] = [
+const TIMELINES: [&str; 11] = [
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
     "redis-gc-pause",
@@ -245,6 +253,7 @@ const TIMELINES: [&str; 10] = [
     "election-gc-pause",
     "etcd-campaign-phantom-leader",
     "curator-reconnect-double-leader",
+    "curator-604-stale-view-double-lock",
     "queue-lost-delete-reply",
     "queue-consumer-crash",
 ];

@@ -71,7 +71,8 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Policy
         | Setting::Time
         | Setting::Servers
-        | Setting::MaxLag => None,
+        | Setting::MaxLag
+        | Setting::LocalSessions => None,
     }
 }
 
@@ -212,6 +213,8 @@ pub enum Setting {
     Servers,
     /// The bound on a follower's lag.
     MaxLag,
+    /// ZooKeeper's local sessions.
+    LocalSessions,
 }
 
 impl fmt::Display for ConfigError {
@@ -519,6 +522,9 @@ pub struct ModelCfg {
     /// An ensemble's followers may be this many committed entries behind
     /// the leader at most: the bound on the lags the checker explores.
     pub max_lag: u8,
+    /// ZooKeeper's `localSessionsEnabled`: a follower opens a new session
+    /// by itself, from its own view.
+    pub local_sessions: bool,
 }
 
 /// The most servers an ensemble can have in a check.
@@ -542,6 +548,28 @@ pub fn check_servers(recipe: &RecipeRef, servers: u8) -> Result<(), String> {
             recipe.face()
         )),
         crate::recipe::Face::Redis | crate::recipe::Face::Consul => Ok(()),
+    }
+}
+
+/// Checks ZooKeeper's local sessions: a follower's, so an ensemble's, and
+/// ZooKeeper's alone.
+pub fn check_local_sessions(recipe: &RecipeRef, servers: u8, local: bool) -> Result<(), String> {
+    match (local, recipe.face()) {
+        (false, _) => Ok(()),
+        (true, crate::recipe::Face::ZooKeeper) if servers > 1 => Ok(()),
+        (true, crate::recipe::Face::ZooKeeper) => Err(
+            "local sessions are a follower's (ZooKeeper's localSessionsEnabled): they need \
+             servers 3 or more"
+                .into(),
+        ),
+        (
+            true,
+            face @ (crate::recipe::Face::Etcd
+            | crate::recipe::Face::Redis
+            | crate::recipe::Face::Consul),
+        ) => Err(format!(
+            "{recipe} talks to {face:?}: local sessions are ZooKeeper's (localSessionsEnabled)"
+        )),
     }
 }
 
@@ -578,6 +606,7 @@ impl ModelCfg {
             deployment: Default::default(),
             servers: 1,
             max_lag: DEFAULT_MAX_LAG,
+            local_sessions: false,
             recipe,
         }
     }
@@ -670,6 +699,8 @@ impl ModelCfg {
             .map_err(|e| ConfigError::new(Setting::Servers, e))?;
         check_max_lag(self.servers, self.max_lag)
             .map_err(|e| ConfigError::new(Setting::MaxLag, e))?;
+        check_local_sessions(&self.recipe, self.servers, self.local_sessions)
+            .map_err(|e| ConfigError::new(Setting::LocalSessions, e))?;
         if self.servers > 1 && self.time.ticks().is_some() {
             return Err(ConfigError::new(
                 Setting::Servers,
@@ -717,10 +748,14 @@ impl ModelCfg {
         Ok(RecipeModel {
             store: Store {
                 deployment: self.deployment,
-                ensemble: (self.servers > 1).then_some(crate::store::EnsembleCfg {
-                    servers: self.servers,
-                    clients: self.clients.into(),
-                    max_lag: self.max_lag.into(),
+                ensemble: (self.servers > 1).then(|| {
+                    crate::store::EnsembleCfg::new(
+                        self.recipe.face(),
+                        self.servers,
+                        self.clients.into(),
+                        self.max_lag.into(),
+                        self.local_sessions,
+                    )
                 }),
                 ..Store::for_recipe(&self.recipe, session_timeout, self.clients as u16)
             },
@@ -762,6 +797,9 @@ impl fmt::Display for ModelCfg {
                 ", {} servers (followers at most {} behind)",
                 self.servers, self.max_lag
             )?;
+            if self.local_sessions {
+                write!(f, ", local sessions")?;
+            }
         }
         if self.acquire_timeout {
             write!(f, ", acquire timeout")?;

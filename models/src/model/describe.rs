@@ -9,6 +9,18 @@ fn client(c: crate::ids::ClientIdx) -> String {
 }
 
 /// (kind, from, to, what) of `action` taken in `state`.
+/// Where client `c`'s reconnect lands, if an ensemble moves it: ` to
+/// server 2 (…)`.
+fn moves(state: &ModelState, c: crate::ids::ClientIdx) -> String {
+    state
+        .store
+        .ensemble
+        .as_ref()
+        .and_then(|e| e.reconnect_words(c))
+        .map(|w| format!(" {w}"))
+        .unwrap_or_default()
+}
+
 pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, String, String) {
     match action {
         Action::Deliver(c, link) => {
@@ -126,9 +138,11 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "recover",
             client(c),
             "store".into(),
-            "resumes past its read timeout: SUSPENDED, reconnects on a new connection (what \
-             was in flight is lost): RECONNECTED if its session lives, else told LOST"
-                .into(),
+            format!(
+                "resumes past its read timeout: SUSPENDED, reconnects on a new connection{} \
+                 (what was in flight is lost): RECONNECTED if its session lives, else told LOST",
+                moves(state, c)
+            ),
         ),
         Action::Partition(c) => (
             "fault",
@@ -146,9 +160,11 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "recover",
             client(c),
             "store".into(),
-            "SUSPENDED past the read timeout, reconnects on a new connection (what was in \
-             flight is lost): RECONNECTED if its session lives, else told LOST"
-                .into(),
+            format!(
+                "SUSPENDED past the read timeout, reconnects on a new connection{} (what was \
+                 in flight is lost): RECONNECTED if its session lives, else told LOST",
+                moves(state, c)
+            ),
         ),
         Action::LoseReply(c) => {
             let what = state.clients[c as usize]

@@ -33,11 +33,11 @@ pub mod view;
 
 pub use clock::{Due, TickTiming, Time, TICK_KEYS};
 pub use config::{
-    check_acquire_timeout, check_fencing, check_given, check_interrupts, check_masters,
-    check_max_lag, check_permits, check_producers, check_redis_policy, check_reentries,
-    check_servers, check_writers, default_permits, default_producers, default_writers,
-    writes_to_resource, ConfigError, FaultBudget, ModelCfg, Setting, DEFAULT_MAX_LAG, MAX_CLIENTS,
-    MAX_REENTRIES, MIN_CLIENTS,
+    check_acquire_timeout, check_fencing, check_given, check_interrupts, check_local_sessions,
+    check_masters, check_max_lag, check_permits, check_producers, check_redis_policy,
+    check_reentries, check_servers, check_writers, default_permits, default_producers,
+    default_writers, writes_to_resource, ConfigError, FaultBudget, ModelCfg, Setting,
+    DEFAULT_MAX_LAG, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -117,6 +117,27 @@ pub fn awaited_on_link(msg: &Msg, to_store: bool, epoch: u8) -> bool {
 fn observe(state: &mut ModelState, obs: Observation) {
     if state.monitors.heeds(&obs) {
         Shared::make_mut(&mut state.monitors).observe(obs);
+    }
+}
+
+/// A client's last seen position is read only by a reconnect: once none
+/// can come (no pause or partition left in the budget or under way), it is
+/// forgotten, so that states that differ only there are one.
+fn forget_unread_positions(state: &mut ModelState) {
+    let remembered = state
+        .store
+        .ensemble
+        .as_ref()
+        .is_some_and(|e| e.seen.iter().any(|&p| p > 0));
+    let b = state.budget;
+    let under_way = state
+        .clients
+        .iter()
+        .any(|s| s.partitioned || s.status == Status::Paused);
+    if remembered && b.pauses == 0 && b.partitions == 0 && !under_way {
+        let store = Shared::make_mut(&mut state.store);
+        let e = store.ensemble.as_mut().expect("an ensemble");
+        e.seen.iter_mut().for_each(|p| *p = 0);
     }
 }
 
@@ -696,6 +717,7 @@ impl RecipeModel {
                 self.tick(ticks, &mut state);
             }
         }
+        forget_unread_positions(&mut state);
         Some(state)
     }
 

@@ -10,10 +10,19 @@
 //!    use `getData(predecessor, watch)` instead (Curator's source says why:
 //!    an `exists` on a node already gone leaves a watch behind); NoNode means
 //!    it is gone: go to 2. Both find their node by its guid (Curator's
-//!    protection, kazoo's prefix) after a lost create reply, and both start
-//!    over when their node is missing from the listing — which, in a model
-//!    where only an expiry deletes it, is the session loss.
+//!    protection, kazoo's prefix) after a lost create reply. kazoo and the
+//!    recipe text start over when their node is missing from the listing
+//!    (in a model where only an expiry deletes it, the session loss);
+//!    Curator's `acquire` throws (`validateOurIndex`) and is called again.
 //! 5. Release: `delete(our node)`.
+//!
+//! Curator goes on in a new session with the node it has: its retry loop
+//! retries a SESSIONEXPIRED once the new handle is up, and the watcher's
+//! Expired event wakes `internalLockLoop`, which lists again and looks for
+//! its node. A server that has not applied the old session's end still
+//! lists it — CURATOR-604, where the loop takes the lock on a node about
+//! to go. The `sync` variant calls `sync()` before each listing, so the
+//! server has applied all the leader had committed, the end included.
 //!
 //! The guid: "if a recoverable error occurs calling create() the client should
 //! call getChildren() and check for a node containing the guid used in the
@@ -25,7 +34,9 @@ use super::{Registered, Variant, VariantKind};
 use crate::ids::Data;
 use crate::ids::{Child, SessionId, ZPath};
 use crate::msg::{Reply, Request, WatchEvent, ZkError, ZkEvent};
-use crate::recipe::{Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Setup, Step};
+use crate::recipe::{
+    Application, Face, LockRecipe, Recipe, RecipeRef, Reentry, Resume, Setup, Step,
+};
 use crate::relabel::{Perm, Relabel};
 
 pub const REGISTERED: Registered = Registered {
@@ -47,6 +58,12 @@ pub const REGISTERED: Registered = Registered {
         Variant {
             name: "kazoo",
             summary: "kazoo 2 Lock: getData() watch on the predecessor, uuid prefix",
+            kind: VariantKind::Departure,
+        },
+        Variant {
+            name: "sync",
+            summary: "Curator 5 InterProcessMutex calling sync() before each listing: \
+                      no stale view on a lagging server (CURATOR-604)",
             kind: VariantKind::Departure,
         },
         Variant {
@@ -76,6 +93,11 @@ pub const REGISTERED: Registered = Registered {
             },
             Some("kazoo") => Options {
                 library: Library::Kazoo,
+                ..Options::default()
+            },
+            Some("sync") => Options {
+                library: Library::Curator,
+                sync_first: true,
                 ..Options::default()
             },
             _ => Options::default(),
@@ -111,6 +133,8 @@ pub struct Options {
     /// Where its nodes go: `/lock` for the lock itself; a semaphore's
     /// mutex takes its own.
     pub place: Place,
+    /// Call `sync(dir)` before each listing.
+    pub sync_first: bool,
 }
 
 impl Default for Options {
@@ -120,6 +144,7 @@ impl Default for Options {
             guid: true,
             relist_after_wake: true,
             place: Place::LOCK,
+            sync_first: false,
         }
     }
 }
@@ -145,6 +170,9 @@ pub enum State {
     Waiting(Mine, Child),
     /// Lowest, but found by guid: `exists(our node)` to learn its czxid.
     FetchingToken(Mine),
+    /// `sync(dir)` in flight before a listing: to find our node by its
+    /// guid (`None`), or to decide (`Some`).
+    Syncing(Option<Mine>),
     Holding(Mine),
 }
 
@@ -158,6 +186,7 @@ impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
             State::Listing(m) | State::FetchingToken(m) | State::Holding(m) => m.relabel(p),
+            State::Syncing(m) => m.relabel(p),
             State::Watching(m, pred) | State::Waiting(m, pred) => {
                 m.relabel(p);
                 pred.relabel(p);
@@ -180,6 +209,7 @@ impl Recipe for FairPredecessor {
 
     fn variant(&self) -> Option<&'static str> {
         match (self.0.library, self.0.guid, self.0.relist_after_wake) {
+            (Library::Curator, ..) if self.0.sync_first => Some("sync"),
             (Library::ZkDocs, true, true) => None,
             (Library::ZkDocs, false, true) => Some("no-guid"),
             (Library::ZkDocs, true, false) => Some("no-relist"),
@@ -215,6 +245,25 @@ impl Recipe for FairPredecessor {
 
     fn release(&self, _: SessionId, st: &State) -> Option<Request> {
         release(self.0, st)
+    }
+
+    /// Curator's `internalLockLoop` goes on in the new session with the
+    /// node it has, listing again; the others start over.
+    fn resume(&self, _: SessionId, st: &mut State) -> Resume {
+        let mine = match *st {
+            State::Listing(mine)
+            | State::Watching(mine, _)
+            | State::Waiting(mine, _)
+            | State::FetchingToken(mine)
+            | State::Syncing(Some(mine)) => mine,
+            State::Creating | State::Finding | State::Syncing(None) | State::Holding(_) => {
+                return Resume::StartOver
+            }
+        };
+        match self.0.library {
+            Library::Curator => Resume::Continue(relisting(self.0, st, mine)),
+            Library::ZkDocs | Library::Kazoo => Resume::StartOver,
+        }
     }
 
     /// One waiter watches each node: every release but the last wakes one.
@@ -264,6 +313,27 @@ fn list(opts: Options) -> Request {
     }
 }
 
+fn sync(opts: Options) -> Request {
+    Request::Sync {
+        path: opts.place.dir_path(),
+    }
+}
+
+/// Step 2 for `mine` (`sync` first, in the variant that calls it).
+fn relist(opts: Options, st: &mut State, mine: Mine) -> Step {
+    Step::Send(relisting(opts, st, mine))
+}
+
+/// [`relist`]'s request.
+fn relisting(opts: Options, st: &mut State, mine: Mine) -> Request {
+    if opts.sync_first {
+        *st = State::Syncing(Some(mine));
+        return sync(opts);
+    }
+    *st = State::Listing(mine);
+    list(opts)
+}
+
 /// Step 1.
 pub fn acquire(opts: Options, session: SessionId) -> (State, Request) {
     (State::Creating, create(opts, session))
@@ -283,7 +353,14 @@ pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply
                 node: *node,
                 czxid: Some(*czxid),
             };
+            relist(opts, st, mine)
+        }
+        (State::Syncing(Some(mine)), Reply::Synced) => {
             *st = State::Listing(mine);
+            Step::Send(list(opts))
+        }
+        (State::Syncing(None), Reply::Synced) => {
+            *st = State::Finding;
             Step::Send(list(opts))
         }
         (State::Finding, Reply::Children(children)) => {
@@ -293,7 +370,7 @@ pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply
                         node: *node,
                         czxid: None,
                     };
-                    decide(opts, st, mine, children)
+                    decide(opts, session, st, mine, children)
                 }
                 None => {
                     *st = State::Creating;
@@ -301,14 +378,15 @@ pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply
                 }
             }
         }
-        (State::Listing(mine), Reply::Children(children)) => decide(opts, st, mine, children),
+        (State::Listing(mine), Reply::Children(children)) => {
+            decide(opts, session, st, mine, children)
+        }
         (State::Watching(mine, pred), Reply::Stat(Some(_))) => {
             *st = State::Waiting(mine, pred);
             Step::Wait
         }
         (State::Watching(mine, _), Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
-            *st = State::Listing(mine);
-            Step::Send(list(opts))
+            relist(opts, st, mine)
         }
         (State::FetchingToken(mine), Reply::Stat(Some(stat))) => {
             *st = State::Holding(Mine {
@@ -324,10 +402,25 @@ pub fn on_reply(opts: Options, session: SessionId, st: &mut State, reply: &Reply
 }
 
 /// Steps 3 and 4 on a fresh child list, which comes in sequence order.
-fn decide(opts: Options, st: &mut State, mine: Mine, children: &[Child]) -> Step {
+fn decide(
+    opts: Options,
+    session: SessionId,
+    st: &mut State,
+    mine: Mine,
+    children: &[Child],
+) -> Step {
     let at = children.partition_point(|c| c.seq < mine.node.seq);
     if children.get(at).map(|c| c.seq) != Some(mine.node.seq) {
-        return Step::SessionLost; // our node is gone
+        // Our node is gone. Curator's `acquire` throws ("Sequential path
+        // not found") and the application calls it again, in the session
+        // it has; the others take it for the session's loss.
+        return match opts.library {
+            Library::Curator => {
+                *st = State::Creating;
+                Step::Send(create(opts, session))
+            }
+            Library::ZkDocs | Library::Kazoo => Step::SessionLost,
+        };
     }
     let predecessor = at.checked_sub(1).map(|i| &children[i]);
     match (predecessor, mine.czxid) {
@@ -364,8 +457,7 @@ pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
             },
         ) if *path == opts.place.node(pred) => {
             if opts.relist_after_wake {
-                *st = State::Listing(mine);
-                Step::Send(list(opts))
+                relist(opts, st, mine)
             } else {
                 *st = State::Holding(mine);
                 Step::Acquired {
@@ -380,6 +472,10 @@ pub fn on_event(opts: Options, st: &mut State, ev: &WatchEvent) -> Step {
 /// What to send instead of a request whose reply never came.
 pub fn resend(opts: Options, st: &mut State, lost: &Request) -> Request {
     match (*st, lost) {
+        (State::Creating, Request::Create { .. }) if opts.guid && opts.sync_first => {
+            *st = State::Syncing(None);
+            sync(opts)
+        }
         (State::Creating, Request::Create { .. }) if opts.guid => {
             *st = State::Finding;
             list(opts)
@@ -398,11 +494,12 @@ fn withdraw(opts: Options, st: &State) -> Option<Request> {
         | State::Watching(mine, _)
         | State::Waiting(mine, _)
         | State::FetchingToken(mine)
+        | State::Syncing(Some(mine))
         | State::Holding(mine) => Some(Request::Delete {
             path: opts.place.node(mine.node),
             version: None,
         }),
-        State::Creating | State::Finding => None,
+        State::Creating | State::Finding | State::Syncing(None) => None,
     }
 }
 
@@ -418,6 +515,7 @@ pub fn release(opts: Options, st: &State) -> Option<Request> {
         | State::Listing(_)
         | State::Watching(..)
         | State::Waiting(..)
-        | State::FetchingToken(_) => None,
+        | State::FetchingToken(_)
+        | State::Syncing(_) => None,
     }
 }

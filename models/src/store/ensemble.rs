@@ -24,7 +24,7 @@
 //! revisions and lease ids included).
 
 use super::zookeeper::SessionEnd;
-use super::{RunConstant, StoreState};
+use super::{EnsembleCfg, RunConstant, StoreState};
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::{Reply, Request, WatchEvent};
 use serde::{Deserialize, Serialize};
@@ -107,21 +107,37 @@ pub struct Ensemble {
     /// first; `log[0]` is entry number `base`.
     pub log: Vec<Entry>,
     pub base: u64,
-    /// Each client's server, by client index (0: the leader).
-    pub server_of: RunConstant<Vec<u8>>,
+    /// Each client's server, by client index (0: the leader). A
+    /// ZooKeeper client moves to another on a reconnect.
+    pub server_of: Vec<u8>,
+    /// Each client's last seen position (ZooKeeper's `lastZxidSeen`):
+    /// where the log stood at the server that sent its session's latest
+    /// reply; 0 for a session that has had none (a new handle sends 0).
+    pub seen: Vec<u64>,
+    /// Sessions a follower opened by itself and has not upgraded to global
+    /// ones (ZooKeeper's local sessions), sorted.
+    pub local: Vec<SessionId>,
     /// The most entries a follower may be behind: the checker's bound on
     /// the lags it explores. A commit that would leave one further behind
     /// has it apply its oldest first.
     pub max_lag: RunConstant<u32>,
+    /// Which of the ensemble's options this store runs with.
+    pub cfg: RunConstant<EnsembleCfg>,
 }
 
 impl Ensemble {
-    /// `servers` servers (odd, at least 3) beside a leader in state
-    /// `leader`; `clients` clients connected round the servers from the
-    /// first follower on (client 0 on server 1, client 1 on server 2, …),
-    /// so that with fewer clients than servers every client is on a
-    /// follower.
-    pub fn new(leader: &StoreState, servers: u8, clients: u16, max_lag: u32) -> Ensemble {
+    /// `cfg.servers` servers (odd, at least 3) beside a leader in state
+    /// `leader`; `cfg.clients` clients connected round the servers from
+    /// the first follower on (client 0 on server 1, client 1 on server 2,
+    /// …), so that with fewer clients than servers every client starts on
+    /// a follower.
+    pub fn new(leader: &StoreState, cfg: EnsembleCfg) -> Ensemble {
+        let EnsembleCfg {
+            servers,
+            clients,
+            max_lag,
+            ..
+        } = cfg;
         let view = Box::new(leader.clone());
         Ensemble {
             followers: (1..servers)
@@ -134,13 +150,63 @@ impl Ensemble {
                 .collect(),
             log: Vec::new(),
             base: 0,
-            server_of: RunConstant(
-                (0..clients)
-                    .map(|c| ((u32::from(c) + 1) % u32::from(servers)) as u8)
-                    .collect(),
-            ),
+            server_of: (0..clients)
+                .map(|c| ((u32::from(c) + 1) % u32::from(servers)) as u8)
+                .collect(),
+            seen: vec![0; usize::from(clients)],
+            local: Vec::new(),
             max_lag: RunConstant(max_lag),
+            cfg: RunConstant(cfg),
         }
+    }
+
+    /// Where server `server` has got to in the log (the leader: all of it).
+    pub fn position(&self, server: u8) -> u64 {
+        match server {
+            0 => self.committed(),
+            s => self.followers[usize::from(s) - 1].applied,
+        }
+    }
+
+    /// The server `client` reconnects to: the next one round from its
+    /// own that is not behind the client's last seen position. Those
+    /// behind refuse it ("client must try another server") and it tries
+    /// the next; the leader never is behind.
+    pub fn next_server(&self, client: ClientIdx) -> u8 {
+        let n = self.followers.len() as u8 + 1;
+        let seen = self.seen.get(usize::from(client)).copied().unwrap_or(0);
+        let from = self.server(client);
+        (1..=n)
+            .map(|k| (from + k) % n)
+            .find(|&s| self.position(s) >= seen)
+            .unwrap_or(0)
+    }
+
+    /// The servers `client` would be refused by on a reconnect now, in
+    /// the order it tries them.
+    pub fn refusing(&self, client: ClientIdx) -> Vec<u8> {
+        let n = self.followers.len() as u8 + 1;
+        let to = self.next_server(client);
+        let from = self.server(client);
+        (1..n)
+            .map(|k| (from + k) % n)
+            .take_while(|&s| s != to)
+            .collect()
+    }
+
+    /// A reply to `client` from `server` is on its way: the client's last
+    /// seen position is that server's (kept only where clients move: no
+    /// one else reads it).
+    pub fn replied(&mut self, client: ClientIdx, server: u8) {
+        let at = self.position(server);
+        if let Some(seen) = self.seen.get_mut(usize::from(client)) {
+            *seen = at;
+        }
+    }
+
+    /// Whether `session` is a local session not yet upgraded.
+    pub fn is_local(&self, session: SessionId) -> bool {
+        self.local.binary_search(&session).is_ok()
     }
 
     /// How many entries the leader has committed.
@@ -151,7 +217,6 @@ impl Ensemble {
     /// The server `client` is connected to (0: the leader).
     pub fn server(&self, client: ClientIdx) -> u8 {
         self.server_of
-            .0
             .get(usize::from(client))
             .copied()
             .unwrap_or(0)
@@ -175,8 +240,19 @@ impl Ensemble {
         (0..self.followers.len()).filter(|&f| self.lag(f) > 0)
     }
 
-    /// Appends a committed entry.
+    /// Appends a committed entry. A local session's end, or its
+    /// upgrade's `createSession`, leaves it local no more.
     pub fn commit(&mut self, entry: Entry) {
+        if let Entry::End { session, .. }
+        | Entry::Apply {
+            session,
+            req: Request::Connect,
+        } = entry
+        {
+            if let Ok(i) = self.local.binary_search(&session) {
+                self.local.remove(i);
+            }
+        }
         self.log.push(entry);
     }
 
@@ -222,10 +298,17 @@ impl Ensemble {
             .filter(move |h| h.session.client == client)
     }
 
-    /// Where the client's server must have got to before it serves a read
-    /// of `session`: past every request of the session it holds.
-    pub fn read_barrier(&self, session: SessionId) -> Option<u64> {
-        self.held_for(session.client).map(|h| h.at).max()
+    /// Where follower `f` must have got to before it serves a read of
+    /// `session`: past every request of the session it holds. A request
+    /// held by another server (the client's old one) orders nothing here:
+    /// the new server knows nothing of it.
+    pub fn read_barrier(&self, f: usize, session: SessionId) -> Option<u64> {
+        self.followers[f]
+            .held
+            .iter()
+            .filter(|h| h.session.client == session.client)
+            .map(|h| h.at)
+            .max()
     }
 
     /// `client`'s process is gone: the replies held for it go with its
@@ -235,6 +318,29 @@ impl Ensemble {
             f.held.retain(|h| h.session.client != client);
             f.view.connection_closed(client);
         }
+    }
+}
+
+/// A reconnect's landing in words: `to server 2`, and the servers that
+/// refused it first.
+pub fn moved_words(server: u8, refused: &[u8]) -> String {
+    let mut s = format!("to server {server}");
+    if !refused.is_empty() {
+        let list: Vec<String> = refused.iter().map(|r| format!("server {r}")).collect();
+        s.push_str(&format!(
+            " (refused by {}: behind its last seen zxid)",
+            list.join(", ")
+        ));
+    }
+    s
+}
+
+impl Ensemble {
+    /// Where `client`'s reconnect lands now, in words, if it moves.
+    pub fn reconnect_words(&self, client: ClientIdx) -> Option<String> {
+        let to = self.next_server(client);
+        (self.cfg.0.clients_move && to != self.server(client))
+            .then(|| moved_words(to, &self.refusing(client)))
     }
 }
 

@@ -74,6 +74,34 @@ pub struct EnsembleCfg {
     /// The most entries a follower may be behind (the checker's bound;
     /// the simulator's is none, `u32::MAX`).
     pub max_lag: u32,
+    /// ZooKeeper's `localSessionsEnabled`: a follower opens a new session
+    /// by itself, from its own view, and upgrades it to a global one (a
+    /// committed `createSession`) before its first ephemeral node.
+    pub local_sessions: bool,
+    /// Whether a client moves to another server on a reconnect:
+    /// ZooKeeper's does, to the next of its connection string (refused by
+    /// servers behind what it has seen). An etcd client stays on its
+    /// member, a simplification ARCHITECTURE.md gives.
+    pub clients_move: bool,
+}
+
+impl EnsembleCfg {
+    /// `servers` servers for `clients` clients of a recipe of `face`.
+    pub fn new(
+        face: crate::recipe::Face,
+        servers: u8,
+        clients: u16,
+        max_lag: u32,
+        local_sessions: bool,
+    ) -> Self {
+        EnsembleCfg {
+            servers,
+            clients,
+            max_lag,
+            local_sessions,
+            clients_move: face == crate::recipe::Face::ZooKeeper,
+        }
+    }
 }
 
 impl Store {
@@ -122,9 +150,7 @@ impl Store {
             removed: Vec::new(),
         });
         if let Some(e) = self.ensemble {
-            st.ensemble = Some(Box::new(Ensemble::new(
-                &st, e.servers, e.clients, e.max_lag,
-            )));
+            st.ensemble = Some(Box::new(Ensemble::new(&st, e)));
         }
         st
     }
@@ -1067,6 +1093,55 @@ fn is_zookeeper(req: &Request) -> bool {
     )
 }
 
+/// Whether the store keeps its clients' last seen positions: an ensemble
+/// whose clients move on a reconnect.
+fn tracks_positions(state: &StoreState) -> bool {
+    state
+        .ensemble
+        .as_ref()
+        .is_some_and(|e| e.cfg.0.clients_move)
+}
+
+/// Server `server`'s index for [`StoreState::server`]: `None` for the
+/// leader.
+fn server_index(server: u8) -> Option<usize> {
+    usize::from(server).checked_sub(1)
+}
+
+/// Whether `req` creates an ephemeral node.
+fn creates_ephemeral(req: &Request) -> bool {
+    match req {
+        Request::Create { ephemeral, .. } => *ephemeral,
+        Request::Multi(ops) => ops.iter().any(|op| {
+            matches!(
+                op,
+                MultiOp::Create {
+                    ephemeral: true,
+                    ..
+                }
+            )
+        }),
+        Request::Exists { .. }
+        | Request::GetData { .. }
+        | Request::GetChildren { .. }
+        | Request::Sync { .. }
+        | Request::Connect
+        | Request::Delete { .. }
+        | Request::SetData { .. }
+        | Request::Watch { .. }
+        | Request::WatchRange { .. }
+        | Request::Range(_)
+        | Request::LeaseTimeToLive { .. }
+        | Request::LeaseGrant
+        | Request::LeaseRevoke
+        | Request::LeaseKeepAlive
+        | Request::Txn(_)
+        | Request::DeleteKey { .. }
+        | Request::Redis { .. }
+        | Request::Consul(_) => false,
+    }
+}
+
 fn zk_notifications(fired: Vec<zookeeper::Fired>, out: &mut Vec<(SessionId, WatchEvent)>) {
     out.extend(
         fired
@@ -1162,6 +1237,14 @@ impl Actor for Store {
                 // answered by its server once applied there.
                 let route = state.ensemble.as_ref().map(|_| Route::of(&req));
                 let follower = state.follower_of(client);
+                if let (Request::Connect, Some(_)) = (&req, &state.ensemble) {
+                    let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+                    // A new handle has seen nothing.
+                    e.seen[usize::from(client)] = 0;
+                    if let (Some(f), true) = (follower, e.cfg.0.local_sessions) {
+                        return self.open_local(state, f, session, epoch, o);
+                    }
+                }
                 if let (Some(f), Some(Route::Local)) = (follower, route) {
                     return self.serve_locally(state, f, session, epoch, &req, o);
                 }
@@ -1176,6 +1259,7 @@ impl Actor for Store {
                     .is_some()
                     .then(|| state.names_queue_head(session, &req));
                 let asked = session;
+                self.upgrade_if_ephemeral(state, session, &req, o);
                 let Applied {
                     reply,
                     fired,
@@ -1236,6 +1320,12 @@ impl Actor for Store {
                 if let Some(entry) = entry {
                     self.commit(state, entry, o);
                 }
+                // The reply carries the leader's position, its write's
+                // included.
+                if tracks_positions(state) {
+                    let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+                    e.replied(client, 0);
+                }
             }
             Msg::Close { session } if session.client == client => {
                 // A lease given up before its grant's reply came: the
@@ -1262,8 +1352,15 @@ impl Actor for Store {
                     o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
                 }
                 // A follower answers from what it has applied: a session
-                // the leader has ended lives there until the end's entry.
-                if state.server(state.follower_of(client)).is_alive(session) {
+                // the leader has ended lives there until the end's entry;
+                // one it has not heard of yet (a client that moved to it)
+                // it asked the leader about when the client connected.
+                let server = state.server(state.follower_of(client));
+                let alive = match server.ended(session) {
+                    true => false,
+                    false => server.is_alive(session) || state.is_alive(session),
+                };
+                if alive {
                     o.send(src, Msg::Pong { session });
                 } else {
                     o.send(src, Msg::Expired { session });
@@ -1502,13 +1599,22 @@ impl Store {
     }
 
     /// `session`'s client reconnects on a new connection: the replies its
-    /// server held for the old one are not sent; its server asks the
-    /// leader about the session (ZooKeeper's revalidation), and one that
-    /// has ended there is told so in the handshake, though the server has
-    /// not applied the end yet.
+    /// server held for the old one are not sent. A ZooKeeper client moves
+    /// to the next server not behind what it has seen, its watches with it
+    /// (`setWatches`); a local session the new server does not know is
+    /// gone. Its server asks the leader about the session (ZooKeeper's
+    /// revalidation), and one that has ended there is told so in the
+    /// handshake, though the server has not applied the end yet.
     pub fn reconnected(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
         if state.holds_any_reply(session.client) {
             state.to_mut().connection_dropped(session.client);
+        }
+        if state
+            .ensemble
+            .as_ref()
+            .is_some_and(|e| e.cfg.0.clients_move)
+        {
+            self.move_client(state, session, o);
         }
         let Some(f) = state.follower_of(session.client) else {
             return;
@@ -1530,6 +1636,90 @@ impl Store {
         }
     }
 
+    /// `session`'s client reconnects to the next server not behind its
+    /// last seen position; the watches it set move there, and those whose
+    /// node has changed fire. A local session is its server's alone: on
+    /// another it has expired.
+    fn move_client(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
+        let client = session.client;
+        let e = state.ensemble.as_ref().expect("an ensemble");
+        let (from, to) = (e.server(client), e.next_server(client));
+        if from == to {
+            return;
+        }
+        let local = e.is_local(session);
+        let st = state.to_mut();
+        let mut old = std::mem::take(&mut st.server_mut(server_index(from)).zk);
+        let new = &mut st.server_mut(server_index(to)).zk;
+        let moved = new.set_watches(&mut old, client);
+        st.server_mut(server_index(from)).zk = old;
+        let e = st.ensemble.as_mut().expect("an ensemble");
+        e.server_of[usize::from(client)] = to;
+        let mut fired = Vec::new();
+        zk_notifications(moved, &mut fired);
+        let header = state.server(server_index(to)).header();
+        send_notifications_at(o, state, header, fired);
+        if local {
+            o.cancel_timer(Timer::Expiry(session));
+            self.invalidate(state, session, o);
+        }
+    }
+
+    /// ZooKeeper's local session: follower `f` opens it by itself and
+    /// answers at once, from its own view, committing nothing; the leader
+    /// hears of it when it is upgraded (`upgrade_if_ephemeral`). (The
+    /// leader's table keeps it too, as the leader's session tracker lets a
+    /// learner's local session's requests through.)
+    fn open_local(
+        &self,
+        state: &mut Cow<StoreState>,
+        f: usize,
+        session: SessionId,
+        epoch: u8,
+        o: &mut Out<Self>,
+    ) {
+        let st = state.to_mut();
+        let opened = st.open_session(session);
+        st.server_mut(Some(f)).open_session(session);
+        let reply = st.apply_full(session, &Request::Connect).reply;
+        if opened {
+            let local = &mut st.ensemble.as_mut().expect("an ensemble").local;
+            if let Err(i) = local.binary_search(&session) {
+                local.insert(i, session);
+            }
+        }
+        self.renew_if_heard(state, session, &Request::Connect, o);
+        let held = Held {
+            at: 0,
+            session,
+            epoch,
+            owed: Owed::Reply(reply),
+            head: None,
+            connected: true,
+        };
+        serve_held(o, state, Some(f), held);
+    }
+
+    /// A local session's first ephemeral node upgrades it: its server
+    /// sends the leader a `createSession` first, committed before the
+    /// create (`ZooKeeperServer.checkUpgradeSession`).
+    fn upgrade_if_ephemeral(
+        &self,
+        state: &mut Cow<StoreState>,
+        session: SessionId,
+        req: &Request,
+        o: &mut Out<Self>,
+    ) {
+        let local = state.ensemble.as_ref().is_some_and(|e| e.is_local(session));
+        if local && creates_ephemeral(req) {
+            let entry = Entry::Apply {
+                session,
+                req: Request::Connect,
+            };
+            self.commit(state, entry, o);
+        }
+    }
+
     /// A read of follower `f`'s client, served from its view (a watch it
     /// sets is set there).
     fn serve_locally(
@@ -1547,7 +1737,7 @@ impl Store {
             .ensemble
             .as_ref()
             .expect("an ensemble")
-            .read_barrier(session)
+            .read_barrier(f, session)
             .unwrap_or(0);
         let held = Held {
             at,
@@ -1656,6 +1846,11 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
         },
     );
     send_notifications_at(o, state, header, fired);
+    if tracks_positions(state) {
+        let server = f.map_or(0, |f| f as u8 + 1);
+        let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+        e.replied(held.session.client, server);
+    }
 }
 
 impl Store {

@@ -12,7 +12,7 @@
 //! parent's child watches; a delete fires the path's watches and the parent's
 //! child watches. Every fired watch is removed (watches are one-shot).
 
-use crate::ids::{Child, Data, Name, SessionId, ZPath};
+use crate::ids::{Child, ClientIdx, Data, Name, SessionId, ZPath};
 use crate::msg::{MultiOp, MultiResult, Stat, ZkError, ZkEvent};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -534,6 +534,53 @@ impl ZkTree {
                 Ok(children)
             }
         }
+    }
+
+    /// ZooKeeper's `setWatches` on a reconnect to another server: the
+    /// watches `client`'s sessions set on a server whose tree is `old`
+    /// move to this one (and leave `old`). Each whose node has changed
+    /// since it was set — the old server's node is as it was then, since a
+    /// change there would have fired it — fires here instead: a data watch
+    /// with NodeDeleted or NodeDataChanged, an exists watch on a missing
+    /// node with NodeCreated, a child watch with NodeDeleted or
+    /// NodeChildrenChanged (`DataTree.setWatches`).
+    pub fn set_watches(&mut self, old: &mut ZkTree, client: ClientIdx) -> Vec<Fired> {
+        let mut fired = Vec::new();
+        let mine = |w: &(ZPath, SessionId)| w.1.client == client;
+        let data: Vec<_> = old.data_watches.iter().copied().filter(mine).collect();
+        let child: Vec<_> = old.child_watches.iter().copied().filter(mine).collect();
+        old.data_watches.retain(|w| !mine(w));
+        old.child_watches.retain(|w| !mine(w));
+        for (path, s) in data {
+            let event = match (old.node(path), self.node(path)) {
+                (Some(_), None) => Some(ZkEvent::NodeDeleted),
+                (Some(was), Some(now)) if (was.czxid, was.mzxid) != (now.czxid, now.mzxid) => {
+                    Some(ZkEvent::NodeDataChanged)
+                }
+                (None, Some(_)) => Some(ZkEvent::NodeCreated),
+                (Some(_), Some(_)) | (None, None) => None,
+            };
+            match event {
+                Some(kind) => fired.push((s, kind, path)),
+                None => add_watch(&mut self.data_watches, path, s),
+            }
+        }
+        for (path, s) in child {
+            let event = match (old.node(path), self.node(path)) {
+                (_, None) => Some(ZkEvent::NodeDeleted),
+                (Some(was), Some(now))
+                    if (was.czxid, was.cversion) != (now.czxid, now.cversion) =>
+                {
+                    Some(ZkEvent::NodeChildrenChanged)
+                }
+                (Some(_) | None, Some(_)) => None,
+            };
+            match event {
+                Some(kind) => fired.push((s, kind, path)),
+                None => add_watch(&mut self.child_watches, path, s),
+            }
+        }
+        fired
     }
 
     /// Session expiry or close: delete the session's ephemerals (firing

@@ -40,6 +40,7 @@ pub fn draw_faults(s: &Scenario, seed: u64) -> Vec<ScheduledFault> {
                 kind: *kind,
                 client,
                 master: None,
+                server: None,
                 duration_ms: (duration > 0
                     || *kind == FaultKind::Pause
                     || *kind == FaultKind::Partition)

@@ -220,6 +220,8 @@ struct Draws {
 struct ReplicationClock {
     /// How many of the backlog's changes have their event queued.
     scheduled: usize,
+    /// A follower's lag fault: it applies nothing before this time.
+    stopped_until_us: u64,
     /// When the last change queued reaches the replica.
     last_us: u64,
     /// Bumped when the backlog is lost (a failover, a restart of the
@@ -962,7 +964,10 @@ impl<'a> Sim<'a> {
             }
             FaultKind::CheckCritical if !done => return self.check_critical(i, c),
             // Struck above.
-            FaultKind::MasterRestart | FaultKind::ClockJump | FaultKind::Failover => false,
+            FaultKind::MasterRestart
+            | FaultKind::ClockJump
+            | FaultKind::Failover
+            | FaultKind::Lag => false,
             // The client is past this fault (crashed, done, already cut
             // off, or not running to be paused): it does not fire, and the
             // summary says so.
@@ -1167,7 +1172,8 @@ impl<'a> Sim<'a> {
             | FaultKind::CheckCritical
             | FaultKind::MasterRestart
             | FaultKind::ClockJump
-            | FaultKind::Failover => return,
+            | FaultKind::Failover
+            | FaultKind::Lag => return,
         };
         trace!(self, what);
     }
@@ -1179,6 +1185,9 @@ impl<'a> Sim<'a> {
     /// nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
+        if f.kind == FaultKind::Lag {
+            return self.lag(i);
+        }
         let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
         let mut out = self.lenders.store.lend();
         let store = &self.store;
@@ -1196,6 +1205,8 @@ impl<'a> Sim<'a> {
                 store.fail_over(state, &mut out);
                 true
             }
+            // Struck by `lag`.
+            FaultKind::Lag => false,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -1217,6 +1228,34 @@ impl<'a> Sim<'a> {
                 }
             );
         }
+    }
+
+    /// A follower's lag: it applies nothing for the fault's duration, then
+    /// what it missed, in order.
+    fn lag(&mut self, i: usize) {
+        let f = &self.faults[i].fault;
+        // Checked against the ensemble when the scenario was read.
+        let follower = f.server.map_or(0, |s| s as usize - 1);
+        let duration_us = f.duration_ms.unwrap_or(0) * 1000;
+        let followers = self
+            .store_state
+            .ensemble
+            .as_ref()
+            .map_or(0, |e| e.followers.len());
+        if self.applies.len() < followers {
+            self.applies
+                .resize_with(followers, ReplicationClock::default);
+        }
+        let clock = &mut self.applies[follower];
+        clock.stopped_until_us = clock.stopped_until_us.max(self.now + duration_us);
+        self.faults[i].fired = true;
+        trace!(
+            self,
+            TraceEvent::Lag {
+                server: follower as u8 + 1,
+                duration_us,
+            }
+        );
     }
 
     /// After a store step: the replication and the followers' applies it
@@ -1242,7 +1281,9 @@ impl<'a> Sim<'a> {
             while (self.applies[f].scheduled as u64) < lag {
                 let draw = between(&mut self.draws.applies, lo, hi);
                 let clock = &mut self.applies[f];
-                let at = (self.now + draw).max(clock.last_us);
+                let at = (self.now + draw)
+                    .max(clock.last_us)
+                    .max(clock.stopped_until_us);
                 clock.last_us = at;
                 clock.scheduled += 1;
                 self.queue.push(at, Event::Apply { follower: f as u8 });
@@ -1251,9 +1292,16 @@ impl<'a> Sim<'a> {
     }
 
     /// A follower applies the next committed entry (`Store::apply_next`):
-    /// the watches set there fire and the replies it held go out.
+    /// the watches set there fire and the replies it held go out. One
+    /// stopped by a lag applies it when the lag is over.
     fn apply_at_follower(&mut self, f: u8) {
         let clock = &mut self.applies[usize::from(f)];
+        if self.now < clock.stopped_until_us {
+            let at = clock.stopped_until_us;
+            clock.last_us = clock.last_us.max(at);
+            self.queue.push(at, Event::Apply { follower: f });
+            return;
+        }
         clock.scheduled = clock.scheduled.saturating_sub(1);
         let removed_before = self.store_state.items_removed();
         let mut out = self.lenders.store.lend();
@@ -1336,11 +1384,27 @@ impl<'a> Sim<'a> {
         };
         // The old connection's replies held by its server go with it; the
         // handshake tells of a session the leader has ended.
-        if self.store_state.ensemble.is_some() {
+        if let Some(e) = self.store_state.ensemble.as_ref() {
+            let (from, refused) = (e.server(c), e.refusing(c));
             let session = self.clients[c as usize].state.session;
             let mut out = self.lenders.store.lend();
             self.store
                 .reconnected(&mut self.store_state, session, &mut out);
+            let to = self
+                .store_state
+                .ensemble
+                .as_ref()
+                .map_or(from, |e| e.server(c));
+            if to != from {
+                trace!(
+                    self,
+                    TraceEvent::Moved {
+                        client: c,
+                        server: to,
+                        refused,
+                    }
+                );
+            }
             self.apply_store_out(out);
         }
         // SUSPENDED first (traced), if the client had not noticed yet.
