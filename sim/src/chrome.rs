@@ -148,7 +148,7 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             TraceEvent::StoreFault { .. } => (Some(Party::Store), "fault"),
             TraceEvent::Replicate { .. } => (Some(Party::Store), "replication"),
             TraceEvent::Apply { .. } => (Some(Party::Store), "apply"),
-            TraceEvent::Lag { .. } => (Some(Party::Store), "fault"),
+            TraceEvent::Follower { .. } => (Some(Party::Store), "fault"),
             TraceEvent::Moved { client, .. } => (Some(Party::Client(*client)), "reconnect"),
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),

@@ -198,7 +198,7 @@ impl TimelineData {
                 | TraceEvent::StoreFault { .. }
                 | TraceEvent::Replicate { .. }
                 | TraceEvent::Apply { .. }
-                | TraceEvent::Lag { .. }
+                | TraceEvent::Follower { .. }
                 | TraceEvent::Moved { .. }
                 | TraceEvent::End { .. } => {}
             }

@@ -241,6 +241,12 @@ pub struct TimingFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default, deserialize_with = "pair")]
     pub apply_ms: Option<[u64; 2]>,
+    /// A ZooKeeper ensemble: syncLimit × tickTime, how long a follower cut
+    /// off from the leader goes on serving its clients before it gives
+    /// the leader up (default 10000: ZooKeeper's sample tickTime 2000 and
+    /// syncLimit 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_limit_ms: Option<u64>,
 }
 
 /// The `[consul]` table: what a Consul recipe's session asks for at
@@ -321,6 +327,13 @@ pub enum FaultKind {
     /// applies what it missed in order. Its clients stay connected and
     /// are served its view. Scheduled only.
     Lag,
+    /// A ZooKeeper ensemble: a follower (`server`) is cut off from the
+    /// leader for `duration_ms`. It serves its clients' reads and pings
+    /// from its own view, passes nothing on, and after
+    /// `timing.sync_limit_ms` gives the leader up and closes its clients'
+    /// connections; it follows the leader again when the cut heals.
+    /// Scheduled only.
+    Isolate,
 }
 
 impl FaultKind {
@@ -331,7 +344,8 @@ impl FaultKind {
             FaultKind::MasterRestart
             | FaultKind::ClockJump
             | FaultKind::Failover
-            | FaultKind::Lag => true,
+            | FaultKind::Lag
+            | FaultKind::Isolate => true,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -363,6 +377,7 @@ impl FaultKind {
             FaultKind::Interrupt => "interrupt",
             FaultKind::CheckCritical => "check_critical",
             FaultKind::Lag => "lag",
+            FaultKind::Isolate => "isolate",
         }
     }
 }
@@ -449,6 +464,9 @@ pub struct Timing {
     /// on one server).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub apply_us: Option<(u64, u64)>,
+    /// A ZooKeeper ensemble: syncLimit × tickTime (none on one server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_limit_us: Option<u64>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -751,6 +769,28 @@ impl Scenario {
                 Some(apply)
             }
             (_, None) => Some(timing.latency_us),
+        };
+        timing.sync_limit_us = match (servers, recipe.face(), timing_file.sync_limit_ms) {
+            (1, _, Some(_)) | (_, Face::Etcd, Some(_)) => {
+                return Err(err(
+                    "timing.sync_limit_ms",
+                    "is how long a cut-off ZooKeeper follower serves on: it needs a ZooKeeper \
+                     recipe with `servers = 3` or more"
+                        .into(),
+                ))
+            }
+            (1, _, None) | (_, Face::Etcd | Face::Redis | Face::Consul, None) => None,
+            (_, _, Some(0)) => {
+                return Err(err(
+                    "timing.sync_limit_ms",
+                    "0: a follower gives the leader up after some time (more than 0)".into(),
+                ))
+            }
+            (_, _, ms) => Some(time_us(
+                "timing.sync_limit_ms",
+                ms.unwrap_or(DEFAULT_SYNC_LIMIT_MS),
+                &err,
+            )?),
         };
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
@@ -1286,6 +1326,7 @@ fn resolve_timing(
         },
         replication_us: None,
         apply_us: None,
+        sync_limit_us: None,
     })
 }
 
@@ -1684,7 +1725,8 @@ fn resolve_profile(
                 | FaultKind::ClockJump
                 | FaultKind::Failover
                 | FaultKind::Interrupt
-                | FaultKind::Lag,
+                | FaultKind::Lag
+                | FaultKind::Isolate,
                 None,
             ) => (0, 0),
         };
@@ -1847,32 +1889,47 @@ fn store_fault_refused(
     }
 }
 
-/// A follower's lag: a server of an ensemble other than the leader, for a
-/// while.
-fn check_lag(
+/// ZooKeeper's sample configuration: tickTime 2000 ms, syncLimit 5.
+pub const DEFAULT_SYNC_LIMIT_MS: u64 = 10_000;
+
+/// A follower's lag or isolation: a server of an ensemble other than the
+/// leader, for a while; an isolation a ZooKeeper one.
+fn check_follower_fault(
     s: &ScheduledFault,
     key: &str,
-    servers: u8,
+    (servers, face): (u8, Face),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
+    let kind = s.kind.name();
     if servers == 1 {
         return Err(err(
             &format!("{key}.kind"),
-            "a lag strikes a follower, and one server has none: it needs `servers = 3` or more"
-                .into(),
+            format!(
+                "a {kind} strikes a follower, and one server has none: it needs `servers = 3` or \
+                 more"
+            ),
+        ));
+    }
+    if s.kind == FaultKind::Isolate && face != Face::ZooKeeper {
+        return Err(err(
+            &format!("{key}.kind"),
+            format!(
+                "an isolate is modelled for a ZooKeeper follower only (this recipe's store is \
+                 {face:?}); a lag stops an etcd member applying"
+            ),
         ));
     }
     if s.client != NO_CLIENT || s.master.is_some() {
         return Err(err(
             &format!("{key}.server"),
-            "a lag strikes a follower: name its `server`, not a client or a master".into(),
+            format!("a {kind} strikes a follower: name its `server`, not a client or a master"),
         ));
     }
     match s.server {
         None => {
             return Err(err(
                 &format!("{key}.server"),
-                "a lag needs the follower it strikes (1 up: 0 is the leader)".into(),
+                format!("a {kind} needs the follower it strikes (1 up: 0 is the leader)"),
             ))
         }
         Some(f) if f == 0 || f >= u32::from(servers) => {
@@ -1889,7 +1946,7 @@ fn check_lag(
     match s.duration_ms {
         None | Some(0) => Err(err(
             &format!("{key}.duration_ms"),
-            "a lag needs how long the follower stops applying (more than 0)".into(),
+            format!("a {kind} needs how long it lasts (more than 0)"),
         )),
         Some(d) => {
             time_us(&format!("{key}.at_ms"), s.at_ms, err)?;
@@ -1917,14 +1974,16 @@ fn check_schedule(
     for (i, s) in schedule.iter().enumerate() {
         let key = format!("schedule[{i}]");
         let kind = s.kind.name();
-        if s.kind == FaultKind::Lag {
-            check_lag(s, &key, servers, err)?;
+        if matches!(s.kind, FaultKind::Lag | FaultKind::Isolate) {
+            check_follower_fault(s, &key, (servers, store_of.0), err)?;
             continue;
         }
         if let Some(server) = s.server {
             return Err(err(
                 &format!("{key}.server"),
-                format!("a {kind} strikes no server (got {server}): only a lag names one"),
+                format!(
+                    "a {kind} strikes no server (got {server}): only a lag or an isolate names one"
+                ),
             ));
         }
         match (s.kind.strikes_the_store(), s.client == NO_CLIENT, s.master) {
@@ -2018,7 +2077,8 @@ fn check_schedule(
                 FaultKind::MasterRestart
                 | FaultKind::ClockJump
                 | FaultKind::Failover
-                | FaultKind::Lag,
+                | FaultKind::Lag
+                | FaultKind::Isolate,
                 _,
                 _,
             )

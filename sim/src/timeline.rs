@@ -95,7 +95,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
-            | TraceEvent::Lag { .. }
+            | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
             | TraceEvent::End { .. } => continue,
         };
@@ -122,7 +122,8 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 FaultKind::MasterRestart
                 | FaultKind::ClockJump
                 | FaultKind::Failover
-                | FaultKind::Lag => {}
+                | FaultKind::Lag
+                | FaultKind::Isolate => {}
                 FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {
                     Some(d) => {
                         c.lane
@@ -149,7 +150,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
-            | TraceEvent::Lag { .. }
+            | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
             | TraceEvent::End { .. } => {}
         }

@@ -66,6 +66,20 @@ impl MsgKind {
     }
 }
 
+/// How an ensemble's follower came to stand with the leader.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowerChange {
+    /// A lag fault: it applies nothing for a while, still connected.
+    Lags { duration_us: u64 },
+    /// An isolation fault: cut off from the leader for a while.
+    CutOff { duration_us: u64 },
+    /// Cut off for syncLimit × tickTime, it gives the leader up.
+    Dropped,
+    /// It hears the leader again and follows it.
+    Rejoins,
+}
+
 /// What happened.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case", deny_unknown_fields)]
@@ -121,9 +135,9 @@ pub enum TraceEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         refused: Vec<u8>,
     },
-    /// An ensemble's follower (server `server`, 1 and up) stops applying
-    /// the leader's commits for `duration_us` (a lag fault).
-    Lag { server: u8, duration_us: u64 },
+    /// An ensemble's follower (server `server`, 1 and up) changed how it
+    /// stands with the leader.
+    Follower { server: u8, change: FollowerChange },
     /// A crashed client restarted as a new process.
     Restart { client: ClientIdx },
     /// A paused client resumed.
@@ -312,7 +326,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
-            | TraceEvent::Lag { .. }
+            | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
             | TraceEvent::Violation { .. } => {}
         }
@@ -342,7 +356,7 @@ impl TraceEvent {
             | TraceEvent::StoreFault { .. }
             | TraceEvent::Replicate { .. }
             | TraceEvent::Apply { .. }
-            | TraceEvent::Lag { .. } => ([None, None], &[]),
+            | TraceEvent::Follower { .. } => ([None, None], &[]),
             TraceEvent::Deliver { from, to, .. } => ([client(from), client(to)], &[]),
             TraceEvent::Timer { client, .. }
             | TraceEvent::Fault { client, .. }
@@ -495,7 +509,8 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::Delay
                     | FaultKind::Interrupt
                     | FaultKind::CheckCritical
-                    | FaultKind::Lag => fault.name(),
+                    | FaultKind::Lag
+                    | FaultKind::Isolate => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
             }
@@ -514,14 +529,27 @@ impl fmt::Display for TraceEvent {
                 "store: client {client} reconnects {}",
                 models::store::ensemble::moved_words(*server, refused)
             ),
-            TraceEvent::Lag {
-                server,
-                duration_us,
-            } => write!(
-                f,
-                "FAULT server {server} stops applying the leader's commits for {} ms",
-                duration_us / 1000
-            ),
+            TraceEvent::Follower { server, change } => match change {
+                FollowerChange::Lags { duration_us } => write!(
+                    f,
+                    "FAULT server {server} stops applying the leader's commits for {} ms",
+                    duration_us / 1000
+                ),
+                FollowerChange::CutOff { duration_us } => write!(
+                    f,
+                    "FAULT server {server} is cut off from the leader for {} ms (it still serves \
+                     its clients)",
+                    duration_us / 1000
+                ),
+                FollowerChange::Dropped => write!(
+                    f,
+                    "store: server {server} gives the leader up (syncLimit × tickTime without \
+                     it) and closes its clients' connections"
+                ),
+                FollowerChange::Rejoins => {
+                    write!(f, "store: server {server} follows the leader again")
+                }
+            },
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
                 write!(f, "VIOLATION {property} by clients [{}]", list.join(","))

@@ -5,7 +5,7 @@
 
 use sim::engine::simulate;
 use sim::scenario::Scenario;
-use sim::trace::TraceEvent;
+use sim::trace::{FollowerChange, TraceEvent};
 
 fn parse(toml: &str) -> Result<Scenario, sim::scenario::ScenarioError> {
     Scenario::parse(toml, "inline.toml", "inline")
@@ -124,6 +124,24 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
         (lag(3, "server = 1"), "schedule[0].duration_ms", "how long"),
         (lag(3, "server = 1\nclient = 0\nduration_ms = 100"), "schedule[0].server", "not a client"),
         (
+            lag(3, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\"")
+                .replace("fair-predecessor", "etcd-revision")
+                .replace("variant = \"curator\"\n", ""),
+            "schedule[0].kind",
+            "ZooKeeper follower only",
+        ),
+        (
+            lag(1, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\""),
+            "schedule[0].kind",
+            "one server has none",
+        ),
+        (
+            lock(1, "sync_limit_ms = 2000\n"),
+            "timing.sync_limit_ms",
+            "ZooKeeper recipe with `servers = 3`",
+        ),
+        (lock(3, "sync_limit_ms = 0\n"), "timing.sync_limit_ms", "more than 0"),
+        (
             format!(
                 "{}[[schedule]]\nat_ms = 10\nkind = \"pause\"\nclient = 0\nserver = 1\nduration_ms = 100\n",
                 lock(3, "")
@@ -196,10 +214,13 @@ fn curator_604_double_locks_with_local_sessions_and_not_with_global_ones() {
                 ..
             }
         )));
-        assert!(o
-            .trace
-            .iter()
-            .any(|l| matches!(l.event, TraceEvent::Lag { server: 2, .. })));
+        assert!(o.trace.iter().any(|l| matches!(
+            l.event,
+            TraceEvent::Follower {
+                server: 2,
+                change: FollowerChange::Lags { .. }
+            }
+        )));
         let g = simulate(&global, seed, true);
         assert!(g.violations.is_empty(), "seed {seed}: {:?}", g.violations);
     }
@@ -239,5 +260,56 @@ fn a_reconnect_skips_a_server_behind_the_clients_last_seen_zxid() {
             "seed {seed}: {moved:?}"
         );
         assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+    }
+}
+
+/// A follower cut off from the leader keeps its client's connection up:
+/// the holder on it, suspend-aware, is told nothing while the leader
+/// expires its session and the other client takes the lock; the window
+/// closes when the follower gives the leader up, syncLimit × tickTime
+/// after the cut, and the holder releases at that moment. With syncLimit
+/// × tickTime under the session timeout the connection drops first, the
+/// session lives on another server, and nothing is violated.
+#[test]
+fn an_isolated_follower_keeps_its_holder_until_sync_limit() {
+    let shipped = |name: &str| {
+        let path = format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        Scenario::parse(&std::fs::read_to_string(&path).unwrap(), &path, name).unwrap()
+    };
+    let long = shipped("isolated-follower-keeps-holder");
+    let short = shipped("isolated-follower-short-sync-limit");
+    assert_eq!(long.timing.sync_limit_us, Some(10_000_000));
+    assert_eq!(short.timing.sync_limit_us, Some(2_000_000));
+    let cut_at = 500_000;
+    for seed in 0..20 {
+        let o = simulate(&long, seed, true);
+        let both = o
+            .first_violation("mutual_exclusion")
+            .expect("mutual_exclusion");
+        assert!(
+            both.at_us > cut_at + 4_000_000 - 1_000_000 && both.at_us < cut_at + 10_000_000,
+            "seed {seed}: {}",
+            both.at_us
+        );
+        let at = |pred: &dyn Fn(&TraceEvent) -> bool| {
+            o.trace.iter().find(|l| pred(&l.event)).map(|l| l.t)
+        };
+        let dropped = at(&|e| {
+            matches!(
+                e,
+                TraceEvent::Follower {
+                    server: 1,
+                    change: FollowerChange::Dropped
+                }
+            )
+        });
+        assert_eq!(dropped, Some(cut_at + 10_000_000), "seed {seed}");
+        let released = at(&|e| matches!(e, TraceEvent::Release { client: 0 }));
+        assert_eq!(
+            released, dropped,
+            "seed {seed}: the window closes at the drop"
+        );
+        let g = simulate(&short, seed, true);
+        assert!(g.violations.is_empty(), "seed {seed}: {:?}", g.violations);
     }
 }

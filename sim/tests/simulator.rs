@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 38] = [
+const SHIPPED: [&str; 40] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -64,6 +64,8 @@ const SHIPPED: [&str; 38] = [
     "consul-session-reaped-late-short-pause",
     "curator-604-stale-view-double-lock",
     "curator-604-global-sessions",
+    "isolated-follower-keeps-holder",
+    "isolated-follower-short-sync-limit",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -465,7 +467,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 41] = [
+const REFERENCE_TRACES: [(&str, &str); 43] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -500,8 +502,10 @@ const REFERENCE_TRACES: [(&str, &str); 41] = [
     ("consul-partition-old-holder", "93c0726594de5dcd"),
     ("consul-partition-old-holder-fenced", "6aa1b5b1d640bc91"),
     ("consul-lock-delay-protects", "bac7dabbbe2205c2"),
-    ("curator-604-stale-view-double-lock", "893191f1cf9e5dcb"),
-    ("curator-604-global-sessions", "d48560764bb88b21"),
+    ("curator-604-stale-view-double-lock", "41629dd80015f1d4"),
+    ("curator-604-global-sessions", "d71ec4defc74f730"),
+    ("isolated-follower-keeps-holder", "fca3d334e59091cf"),
+    ("isolated-follower-short-sync-limit", "039c695b40191cad"),
     ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 43] = [
+pub const SHIPPED: [(&str, &str); 45] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -192,6 +192,14 @@ pub const SHIPPED: [(&str, &str); 43] = [
         "curator-604-global-sessions",
         include_str!("../../../scenarios/curator-604-global-sessions.toml"),
     ),
+    (
+        "isolated-follower-keeps-holder",
+        include_str!("../../../scenarios/isolated-follower-keeps-holder.toml"),
+    ),
+    (
+        "isolated-follower-short-sync-limit",
+        include_str!("../../../scenarios/isolated-follower-short-sync-limit.toml"),
+    ),
 ];
 
 /// What the README ("What the checker finds") says the tour's check — 3
@@ -244,7 +252,7 @@ const CHECK_EXPECT: [(&str, &[&str]); 20] = [
 /// The shipped scenarios whose holders timeline the report draws: the
 /// split brains of the locks and elections (a fenced twin beside its
 /// unfenced run), and the queue's lost and duplicated items.
-const TIMELINES: [&str; 11] = [
+const TIMELINES: [&str; 12] = [
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
     "redis-gc-pause",
@@ -254,6 +262,7 @@ const TIMELINES: [&str; 11] = [
     "etcd-campaign-phantom-leader",
     "curator-reconnect-double-leader",
     "curator-604-stale-view-double-lock",
+    "isolated-follower-keeps-holder",
     "queue-lost-delete-reply",
     "queue-consumer-crash",
 ];

@@ -96,6 +96,24 @@ pub struct Follower {
     /// handshake before this follower applied it (sorted): it tells them
     /// no second time.
     pub told: Vec<SessionId>,
+    /// Where it stands with the leader.
+    pub link: LeaderLink,
+}
+
+/// A follower's link to the leader.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LeaderLink {
+    /// It follows: it hears the leader's commits and passes its clients'
+    /// requests and pings on.
+    #[default]
+    Up,
+    /// Cut off, not yet given up: it serves its clients' reads and pings
+    /// from its own view, and what it would pass on is lost.
+    Cut,
+    /// Gone after syncLimit × tickTime without the leader (ZooKeeper's
+    /// `Learner.shutdown`): its clients' connections are closed, and it
+    /// takes none until it rejoins.
+    Down,
 }
 
 /// The servers beside the leader, and the log they apply.
@@ -146,6 +164,7 @@ impl Ensemble {
                     applied: 0,
                     held: Vec::new(),
                     told: Vec::new(),
+                    link: LeaderLink::Up,
                 })
                 .collect(),
             log: Vec::new(),
@@ -178,12 +197,28 @@ impl Ensemble {
         let from = self.server(client);
         (1..=n)
             .map(|k| (from + k) % n)
-            .find(|&s| self.position(s) >= seen)
+            .find(|&s| self.position(s) >= seen && self.link(s) != LeaderLink::Down)
             .unwrap_or(0)
     }
 
+    /// Server `server`'s link to the leader (the leader's own: up).
+    pub fn link(&self, server: u8) -> LeaderLink {
+        match server {
+            0 => LeaderLink::Up,
+            s => self.followers[usize::from(s) - 1].link,
+        }
+    }
+
+    /// The clients connected to follower `f`.
+    pub fn clients_on(&self, f: usize) -> Vec<ClientIdx> {
+        (0..self.server_of.len() as ClientIdx)
+            .filter(|&c| self.follower_of(c) == Some(f))
+            .collect()
+    }
+
     /// The servers `client` would be refused by on a reconnect now, in
-    /// the order it tries them.
+    /// the order it tries them (one that is down takes no connection at
+    /// all, and is not named).
     pub fn refusing(&self, client: ClientIdx) -> Vec<u8> {
         let n = self.followers.len() as u8 + 1;
         let to = self.next_server(client);
@@ -191,6 +226,7 @@ impl Ensemble {
         (1..n)
             .map(|k| (from + k) % n)
             .take_while(|&s| s != to)
+            .filter(|&s| self.link(s) != LeaderLink::Down)
             .collect()
     }
 

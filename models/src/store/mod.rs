@@ -19,7 +19,7 @@ use crate::msg::{
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use consul::ConsulKv;
-use ensemble::{Ensemble, Entry, Held, Owed, Route};
+use ensemble::{Ensemble, Entry, Held, LeaderLink, Owed, Route};
 use etcd::EtcdKv;
 use redis::{Deployment, Persistence, RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
@@ -703,6 +703,13 @@ impl StoreState {
         self.ensemble.as_ref().and_then(|e| e.follower_of(client))
     }
 
+    /// The link to the leader of `client`'s server (up on one server).
+    pub fn link_of(&self, client: crate::ids::ClientIdx) -> LeaderLink {
+        self.ensemble
+            .as_ref()
+            .map_or(LeaderLink::Up, |e| e.link(e.server(client)))
+    }
+
     /// The state of follower `f` (`None`: the leader's, this one).
     pub fn server(&self, f: Option<usize>) -> &StoreState {
         match (f, &self.ensemble) {
@@ -1093,6 +1100,15 @@ fn is_zookeeper(req: &Request) -> bool {
     )
 }
 
+/// Sets follower `f`'s link to the leader.
+fn set_link(state: &mut Cow<StoreState>, f: usize, link: LeaderLink) {
+    if let Some(e) = state.to_mut().ensemble.as_mut() {
+        if let Some(fo) = e.followers.get_mut(f) {
+            fo.link = link;
+        }
+    }
+}
+
 /// Whether the store keeps its clients' last seen positions: an ensemble
 /// whose clients move on a reconnect.
 fn tracks_positions(state: &StoreState) -> bool {
@@ -1237,6 +1253,24 @@ impl Actor for Store {
                 // answered by its server once applied there.
                 let route = state.ensemble.as_ref().map(|_| Route::of(&req));
                 let follower = state.follower_of(client);
+                let link = state.link_of(client);
+                let opens_locally = matches!(req, Request::Connect)
+                    && state
+                        .ensemble
+                        .as_ref()
+                        .is_some_and(|e| e.cfg.0.local_sessions);
+                match (link, route) {
+                    (LeaderLink::Up, _) => {}
+                    // A cut-off follower serves reads from its own view and
+                    // opens a local session by itself; what it would pass
+                    // to the leader is lost. One that is down takes nothing.
+                    (LeaderLink::Cut, Some(Route::Local)) => {
+                        let f = follower.expect("a follower");
+                        return self.serve_locally(state, f, session, epoch, &req, o);
+                    }
+                    (LeaderLink::Cut, _) if opens_locally => {}
+                    (LeaderLink::Cut | LeaderLink::Down, _) => return,
+                }
                 if let (Request::Connect, Some(_)) = (&req, &state.ensemble) {
                     let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
                     // A new handle has seen nothing.
@@ -1246,6 +1280,7 @@ impl Actor for Store {
                     }
                 }
                 if let (Some(f), Some(Route::Local)) = (follower, route) {
+                    self.renew_if_heard(state, session, &req, o);
                     return self.serve_locally(state, f, session, epoch, &req, o);
                 }
                 if let Some(Route::Sync) = route {
@@ -1327,6 +1362,8 @@ impl Actor for Store {
                     e.replied(client, 0);
                 }
             }
+            Msg::Close { session }
+                if session.client == client && state.link_of(client) != LeaderLink::Up => {}
             Msg::Close { session } if session.client == client => {
                 // A lease given up before its grant's reply came: the
                 // store's id, whose expiry is the one to cancel.
@@ -1348,7 +1385,13 @@ impl Actor for Store {
                 }
             }
             Msg::Ping { session } if session.client == client => {
-                if state.is_alive(session) && self.sessions_expire {
+                // A cut-off follower answers from its view and passes
+                // nothing on; one that is down answers nothing.
+                let link = state.link_of(client);
+                if link == LeaderLink::Down {
+                    return;
+                }
+                if state.is_alive(session) && self.sessions_expire && link == LeaderLink::Up {
                     o.set_timer(Timer::Expiry(state.known(session)), self.timeout_range());
                 }
                 // A follower answers from what it has applied: a session
@@ -1547,7 +1590,9 @@ impl Store {
         let max = u64::from(e.max_lag.0);
         for f in 0..e.followers.len() {
             while state.ensemble.as_ref().is_some_and(|e| e.lag(f) > max) {
-                self.apply_next(state, f, o);
+                if self.apply_next(state, f, o).is_none() {
+                    break; // cut off from the leader: it hears nothing
+                }
             }
         }
         at
@@ -1562,7 +1607,11 @@ impl Store {
         f: usize,
         o: &mut Out<Self>,
     ) -> Option<Entry> {
-        let entry = state.ensemble.as_ref().and_then(|e| e.next_entry(f))?;
+        let entry = state
+            .ensemble
+            .as_ref()
+            .filter(|e| e.followers[f].link == LeaderLink::Up)
+            .and_then(|e| e.next_entry(f))?;
         let applied = entry.clone();
         let st = state.to_mut();
         let e = st.ensemble.as_mut().expect("an ensemble");
@@ -1602,9 +1651,10 @@ impl Store {
     /// server held for the old one are not sent. A ZooKeeper client moves
     /// to the next server not behind what it has seen, its watches with it
     /// (`setWatches`); a local session the new server does not know is
-    /// gone. Its server asks the leader about the session (ZooKeeper's
-    /// revalidation), and one that has ended there is told so in the
-    /// handshake, though the server has not applied the end yet.
+    /// gone. A session that has ended is told so in the handshake: by a
+    /// server that knows it no more, and by one that has not applied the
+    /// end yet too, which asks the leader (ZooKeeper's revalidation) —
+    /// once, as its own apply of the end tells no one twice.
     pub fn reconnected(&self, state: &mut Cow<StoreState>, session: SessionId, o: &mut Out<Self>) {
         if state.holds_any_reply(session.client) {
             state.to_mut().connection_dropped(session.client);
@@ -1616,13 +1666,17 @@ impl Store {
         {
             self.move_client(state, session, o);
         }
-        let Some(f) = state.follower_of(session.client) else {
-            return;
-        };
-        let behind = state.server(Some(f)).is_alive(session);
-        if !(self.tell_expiry && state.ended(session) && behind) {
+        if !(self.tell_expiry && state.ended(session)) {
             return;
         }
+        // A server that has applied the end, or the leader, knows the
+        // session no more: the handshake says it expired.
+        let f = match state.follower_of(session.client) {
+            Some(f) if state.server(Some(f)).is_alive(session) => f,
+            Some(_) | None => {
+                return o.send(client_id(session.client), Msg::Expired { session });
+            }
+        };
         let told = &mut state
             .to_mut()
             .ensemble
@@ -1663,6 +1717,33 @@ impl Store {
             o.cancel_timer(Timer::Expiry(session));
             self.invalidate(state, session, o);
         }
+    }
+
+    /// Follower `f` is cut off from the leader: it hears no commits and
+    /// passes nothing on, while it still serves its clients.
+    pub fn cut_off(&self, state: &mut Cow<StoreState>, f: usize) {
+        set_link(state, f, LeaderLink::Cut);
+    }
+
+    /// Follower `f`, cut off for syncLimit × tickTime, gives the leader up
+    /// (`Learner.shutdown`): it closes its clients' connections and takes
+    /// none until it rejoins. The clients it had, to reconnect elsewhere.
+    pub fn drop_follower(
+        &self,
+        state: &mut Cow<StoreState>,
+        f: usize,
+    ) -> Vec<crate::ids::ClientIdx> {
+        set_link(state, f, LeaderLink::Down);
+        state
+            .ensemble
+            .as_ref()
+            .map_or(Vec::new(), |e| e.clients_on(f))
+    }
+
+    /// Follower `f` hears the leader again and follows it: it applies what
+    /// it missed, in order, and takes clients again.
+    pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize) {
+        set_link(state, f, LeaderLink::Up);
     }
 
     /// ZooKeeper's local session: follower `f` opens it by itself and
@@ -1731,7 +1812,6 @@ impl Store {
         req: &Request,
         o: &mut Out<Self>,
     ) {
-        self.renew_if_heard(state, session, req, o);
         // Behind the session's own writes the server has not applied.
         let at = state
             .ensemble

@@ -47,7 +47,7 @@ use crate::rng::{between, stream};
 use crate::scenario::{
     FaultKind, Scenario, EVENTS_AT_ONE_INSTANT_PER_CLIENT, MAX_EVENTS_AT_ONE_INSTANT,
 };
-use crate::trace::{MsgKind, Party, TraceEvent};
+use crate::trace::{FollowerChange, MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
 use models::msg::{Msg, RequestClass, RequestKind, Timer};
@@ -967,7 +967,8 @@ impl<'a> Sim<'a> {
             FaultKind::MasterRestart
             | FaultKind::ClockJump
             | FaultKind::Failover
-            | FaultKind::Lag => false,
+            | FaultKind::Lag
+            | FaultKind::Isolate => false,
             // The client is past this fault (crashed, done, already cut
             // off, or not running to be paused): it does not fire, and the
             // summary says so.
@@ -1173,7 +1174,8 @@ impl<'a> Sim<'a> {
             | FaultKind::MasterRestart
             | FaultKind::ClockJump
             | FaultKind::Failover
-            | FaultKind::Lag => return,
+            | FaultKind::Lag
+            | FaultKind::Isolate => return,
         };
         trace!(self, what);
     }
@@ -1185,7 +1187,7 @@ impl<'a> Sim<'a> {
     /// nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
-        if f.kind == FaultKind::Lag {
+        if matches!(f.kind, FaultKind::Lag | FaultKind::Isolate) {
             return self.lag(i);
         }
         let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
@@ -1205,8 +1207,8 @@ impl<'a> Sim<'a> {
                 store.fail_over(state, &mut out);
                 true
             }
-            // Struck by `lag`.
-            FaultKind::Lag => false,
+            // Struck by `lag` and `isolate`.
+            FaultKind::Lag | FaultKind::Isolate => false,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -1231,9 +1233,12 @@ impl<'a> Sim<'a> {
     }
 
     /// A follower's lag: it applies nothing for the fault's duration, then
-    /// what it missed, in order.
+    /// what it missed, in order. An isolation cuts it off from the leader
+    /// too: it gives the leader up after syncLimit × tickTime if the cut
+    /// lasts that long, and follows it again when the cut heals.
     fn lag(&mut self, i: usize) {
         let f = &self.faults[i].fault;
+        let isolate = f.kind == FaultKind::Isolate;
         // Checked against the ensemble when the scenario was read.
         let follower = f.server.map_or(0, |s| s as usize - 1);
         let duration_us = f.duration_ms.unwrap_or(0) * 1000;
@@ -1249,13 +1254,65 @@ impl<'a> Sim<'a> {
         let clock = &mut self.applies[follower];
         clock.stopped_until_us = clock.stopped_until_us.max(self.now + duration_us);
         self.faults[i].fired = true;
+        let change = match isolate {
+            true => FollowerChange::CutOff { duration_us },
+            false => FollowerChange::Lags { duration_us },
+        };
         trace!(
             self,
-            TraceEvent::Lag {
+            TraceEvent::Follower {
                 server: follower as u8 + 1,
-                duration_us,
+                change,
             }
         );
+        if isolate {
+            self.store.cut_off(&mut self.store_state, follower);
+            let f = follower as u8;
+            let limit = self.scenario.timing.sync_limit_us.unwrap_or(u64::MAX);
+            if limit < duration_us {
+                self.push(self.now + limit, Event::FollowerDrop { follower: f });
+            }
+            self.push(self.now + duration_us, Event::Rejoin { follower: f });
+        }
+    }
+
+    /// A cut-off follower gives the leader up (`Learner.shutdown`): it
+    /// closes its clients' connections, and each running client reconnects
+    /// to another server at once (SUSPENDED, then RECONNECTED or LOST).
+    /// A paused or cut-off client finds out when its own fault ends.
+    fn follower_drop(&mut self, f: u8) {
+        let clients = self
+            .store
+            .drop_follower(&mut self.store_state, usize::from(f));
+        trace!(
+            self,
+            TraceEvent::Follower {
+                server: f + 1,
+                change: FollowerChange::Dropped,
+            }
+        );
+        for c in clients {
+            let rt = &self.clients[usize::from(c)];
+            if rt.status != Status::Running || rt.partitioned {
+                continue;
+            }
+            let alive = self.store_state.is_alive(rt.state.session);
+            self.reconnect(c, alive);
+        }
+    }
+
+    /// A cut-off follower hears the leader again: it follows it, applying
+    /// what it missed.
+    fn rejoin(&mut self, f: u8) {
+        self.store.rejoin(&mut self.store_state, usize::from(f));
+        trace!(
+            self,
+            TraceEvent::Follower {
+                server: f + 1,
+                change: FollowerChange::Rejoins,
+            }
+        );
+        self.schedule_store_events();
     }
 
     /// After a store step: the replication and the followers' applies it
@@ -1614,6 +1671,8 @@ impl<'a> Sim<'a> {
                 Event::ReadTimeout(i) => self.read_timeout(i),
                 Event::Replicate { generation } => self.replicate(generation),
                 Event::Apply { follower } => self.apply_at_follower(follower),
+                Event::FollowerDrop { follower } => self.follower_drop(follower),
+                Event::Rejoin { follower } => self.rejoin(follower),
             }
             if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
                 break;

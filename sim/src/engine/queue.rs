@@ -42,6 +42,14 @@ pub(super) enum Event {
     Apply {
         follower: u8,
     },
+    /// An ensemble: cut-off follower `follower` gives the leader up.
+    FollowerDrop {
+        follower: u8,
+    },
+    /// An ensemble: cut-off follower `follower` follows the leader again.
+    Rejoin {
+        follower: u8,
+    },
 }
 
 /// An event with its place in the order.
