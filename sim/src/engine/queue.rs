@@ -481,7 +481,9 @@ mod tests {
             | Event::FaultEnd(_)
             | Event::ReadTimeout(_)
             | Event::Replicate { .. }
-            | Event::Apply { .. }) => panic!("only timers are queued here, not {other:?}"),
+            | Event::Apply { .. }
+            | Event::FollowerDrop { .. }
+            | Event::Rejoin { .. }) => panic!("only timers are queued here, not {other:?}"),
         }
     }
 
