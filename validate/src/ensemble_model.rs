@@ -1,0 +1,299 @@
+//! The model's side of the ensemble experiments ([`crate::ensemble`]): the
+//! model store of a three-server ZooKeeper ensemble or etcd cluster, its
+//! steps called directly (as `models/tests/ensemble.rs` does), running
+//! the same behaviour as each real experiment and saying what it shows in
+//! the same words.
+//!
+//! Clients are placed as the model places them: client 0 on server 1 (a
+//! follower, the one that lags: the real experiments' held server),
+//! client 1 on server 2, client 2 on the leader (server 0). A follower
+//! that has not applied the leader's last commit is the held follower of
+//! the real runs; "released" is the follower applying what it missed.
+
+use models::ids::{client_id, store_id, ClientIdx, Data, Key, SessionId, ZPath};
+use models::msg::{Keys, Msg, Range, Reply, Request, TxnOp};
+use models::recipe::{Face, Setup};
+use models::store::{EnsembleCfg, Store, StoreState};
+use stateright::actor::{Actor, Command, Out};
+use std::borrow::Cow;
+use std::time::Duration;
+
+/// What one step sent: (to, message).
+type Sent = Vec<(ClientIdx, Msg)>;
+
+/// A three-server store and three clients, every server caught up.
+struct Ens {
+    store: Store,
+    st: StoreState,
+}
+
+fn sent(out: Out<Store>) -> Sent {
+    out.into_iter()
+        .filter_map(|c| match c {
+            Command::Send(to, msg) => Some((models::ids::client_of(to)?, msg)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn replies(s: &Sent, c: ClientIdx) -> Vec<Reply> {
+    s.iter()
+        .filter_map(|(to, m)| match m {
+            Msg::Reply { reply, .. } if *to == c => Some(reply.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn told(s: &Sent, c: ClientIdx) -> bool {
+    s.iter()
+        .any(|(to, m)| *to == c && matches!(m, Msg::Notify { .. }))
+}
+
+fn names(reply: &Reply) -> Vec<String> {
+    match reply {
+        Reply::Children(c) => c.iter().map(|c| c.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn node(name: &str) -> ZPath {
+    ZPath::parse(&format!("/lock/{name}")).expect("a node path")
+}
+
+fn lock_dir() -> ZPath {
+    ZPath::parse("/lock").expect("a path")
+}
+
+fn key() -> Key {
+    Key::parse("/ens/k").expect("a key")
+}
+
+impl Ens {
+    fn new(face: Face) -> Ens {
+        let store = Store {
+            ensemble: Some(EnsembleCfg {
+                servers: 3,
+                clients: 3,
+                max_lag: u32::MAX,
+            }),
+            ..Store::for_face(face, Duration::from_secs(4), Setup::lock_dir())
+        };
+        let st = store.initial_state();
+        let mut e = Ens { store, st };
+        if face == Face::ZooKeeper {
+            for c in 0..3 {
+                e.send(c, Request::Connect);
+            }
+        }
+        e.catch_up();
+        e
+    }
+
+    fn send_as(&mut self, session: SessionId, req: Request) -> Sent {
+        let msg = Msg::Request {
+            session,
+            epoch: 0,
+            release: false,
+            req,
+        };
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        self.store.on_msg(
+            store_id(),
+            &mut cow,
+            client_id(session.client),
+            msg,
+            &mut out,
+        );
+        self.st = cow.into_owned();
+        sent(out)
+    }
+
+    fn send(&mut self, c: ClientIdx, req: Request) -> Sent {
+        self.send_as(SessionId::first(c), req)
+    }
+
+    /// Server 1 (follower 0) applies one entry, if it has one.
+    fn apply(&mut self) -> Sent {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        self.store.apply_next(&mut cow, 0, &mut out);
+        self.st = cow.into_owned();
+        sent(out)
+    }
+
+    fn lag(&self, f: usize) -> u64 {
+        self.st.ensemble.as_ref().map_or(0, |e| e.lag(f))
+    }
+
+    /// Server 1 applies everything it missed: what it sent meanwhile.
+    fn release(&mut self) -> Sent {
+        let mut all = Vec::new();
+        while self.lag(0) > 0 {
+            all.extend(self.apply());
+        }
+        all
+    }
+
+    fn catch_up(&mut self) {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        for f in 0..2 {
+            while cow.ensemble.as_ref().is_some_and(|e| e.lag(f) > 0) {
+                self.store.apply_next(&mut cow, f, &mut out);
+            }
+        }
+        self.st = cow.into_owned();
+    }
+
+    fn create(&mut self, c: ClientIdx, name: &str) -> Sent {
+        self.send(
+            c,
+            Request::Create {
+                path: node(name),
+                ephemeral: false,
+                sequential: false,
+                data: Data::Empty,
+            },
+        )
+    }
+
+    fn list(&mut self, c: ClientIdx) -> Option<Vec<String>> {
+        let s = self.send(
+            c,
+            Request::GetChildren {
+                path: lock_dir(),
+                watch: false,
+            },
+        );
+        replies(&s, c).first().map(names)
+    }
+
+    fn put(&mut self, c: ClientIdx, value: u64) -> Sent {
+        let txn = models::msg::Txn {
+            compares: Vec::new(),
+            success: vec![TxnOp::Put {
+                key: key(),
+                value: Data::Number(value),
+                lease: None,
+            }],
+            failure: Vec::new(),
+        };
+        self.send(c, Request::Txn(Box::new(txn)))
+    }
+}
+
+/// The value a range reply gives for the key, if any.
+fn value_of(reply: &Reply) -> Option<Data> {
+    match reply {
+        Reply::RangeResult { kvs, .. } => kvs.first().map(|kv| kv.value),
+        _ => None,
+    }
+}
+
+/// ZooKeeper: the leader commits a new child; server 1's client lists the
+/// old children until server 1 applies it. (stale on the follower, new on
+/// the leader, new on the follower once applied)
+pub fn zk_stale_read() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    e.create(2, "a");
+    let stale = e.list(0).is_some_and(|n| n.is_empty());
+    let leader_new = e.list(2).is_some_and(|n| n == ["a"]);
+    e.release();
+    let after = e.list(0).is_some_and(|n| n == ["a"]);
+    (stale, leader_new, after)
+}
+
+/// ZooKeeper: `sync` on server 1 is held until server 1 has applied what
+/// the leader had committed, and the read after it sees the new child.
+/// (held while lagging, answered on apply, the read after it new)
+pub fn zk_sync_waits() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    e.create(2, "a");
+    let held = replies(&e.send(0, Request::Sync { path: lock_dir() }), 0).is_empty();
+    let done = e.release();
+    let answered = replies(&done, 0).iter().any(|r| matches!(r, Reply::Synced));
+    let read_new = e.list(0).is_some_and(|n| n == ["a"]);
+    (held, answered, read_new)
+}
+
+/// ZooKeeper: an `exists` watch set on server 1 and one on the leader; the
+/// leader's watcher is told at the commit, server 1's when it applies.
+/// (leader's told at commit, server 1's not, server 1's on apply)
+pub fn zk_watch_on_apply() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    for c in [0, 2] {
+        e.send(
+            c,
+            Request::Exists {
+                path: node("a"),
+                watch: true,
+            },
+        );
+    }
+    let committed = e.create(1, "a");
+    let applied = e.release();
+    (told(&committed, 2), !told(&committed, 0), told(&applied, 0))
+}
+
+/// ZooKeeper: a new (global) session on server 1 is a committed entry,
+/// answered only once server 1 has applied it. (no answer while
+/// lagging, connected on apply)
+pub fn zk_new_session_waits() -> (bool, bool) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    let fresh = SessionId {
+        incarnation: 1,
+        ..SessionId::first(0)
+    };
+    let waiting = replies(&e.send_as(fresh, Request::Connect), 0).is_empty();
+    let done = e.release();
+    let connected = replies(&done, 0)
+        .iter()
+        .any(|r| matches!(r, Reply::Connected));
+    (waiting, connected)
+}
+
+/// etcd: the leader puts a new value; a linearizable `Range` from server
+/// 1's client is the leader's (its read index). (the new value)
+pub fn etcd_linearizable_new() -> bool {
+    let mut e = Ens::new(Face::Etcd);
+    e.put(2, 1);
+    e.catch_up();
+    e.put(2, 2);
+    let s = e.send(0, Request::Range(Range::of(Keys::One(key()))));
+    replies(&s, 0).first().and_then(value_of) == Some(Data::Number(2))
+}
+
+/// etcd: a watch made through server 1 and one through the leader; the
+/// leader's fires at the commit, server 1's when server 1 applies it.
+/// (leader's at commit, server 1's not, server 1's on apply)
+pub fn etcd_watch_on_apply() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::Etcd);
+    for c in [0, 2] {
+        e.send(
+            c,
+            Request::Watch {
+                key: key(),
+                start_revision: 0,
+            },
+        );
+    }
+    e.catch_up();
+    let committed = e.put(1, 7);
+    let applied = e.release();
+    (told(&committed, 2), !told(&committed, 0), told(&applied, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_model_shows_each_behaviour() {
+        assert_eq!(super::zk_stale_read(), (true, true, true));
+        assert_eq!(super::zk_sync_waits(), (true, true, true));
+        assert_eq!(super::zk_watch_on_apply(), (true, true, true));
+        assert_eq!(super::zk_new_session_waits(), (true, true));
+        assert!(super::etcd_linearizable_new());
+        assert_eq!(super::etcd_watch_on_apply(), (true, true, true));
+    }
+}

@@ -1,0 +1,293 @@
+//! TCP proxies on a replicated store's own links — a ZooKeeper follower's
+//! connection to its leader's quorum port, an etcd member's peer
+//! connections — that can hold a server's traffic, both ways, with every
+//! socket kept open, and let it go again.
+//!
+//! Each proxy listens on a port the servers' configuration names in place
+//! of the real one and passes bytes on as they come; it does not parse
+//! them. A connection carries tags: the proxy's own label (the link, or
+//! the server it stands in front of) and, for an etcd member's peer port
+//! (`sniff_http`), the `X-Server-From` member id of the peer that dialled
+//! it, read from the first request's headers (etcd's rafthttp streams and
+//! pipeline send it on every request). [`Links::hold`] names tags; every
+//! connection with one of them stops passing anything — bytes, and the
+//! news that a socket closed — until [`Links::release`]. A connection
+//! opened while held reaches its upstream only after. What was sent
+//! meanwhile waits (in the proxy and in the kernel's buffers) and flows
+//! on release.
+//!
+//! All the proxies run on one thread with its own tokio runtime, so that
+//! the validator's blocking work never stalls a link; they are started
+//! before the servers can form their ensemble, and live as long as the
+//! validator.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// One proxy: where it listens, where it forwards, its label.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub listen: u16,
+    pub upstream: SocketAddr,
+    pub label: String,
+    /// Tag each connection with its first request's `X-Server-From`.
+    pub sniff_http: bool,
+}
+
+impl LinkSpec {
+    /// `LISTEN:UPSTREAM` (ports on 127.0.0.1), labelled `label`.
+    pub fn parse(text: &str, label: &str, sniff_http: bool) -> Result<LinkSpec, String> {
+        let (listen, upstream) = text
+            .split_once(':')
+            .ok_or_else(|| format!("link {text:?}: expected LISTENPORT:UPSTREAMPORT"))?;
+        let port = |p: &str| -> Result<u16, String> {
+            p.trim()
+                .parse()
+                .map_err(|_| format!("link {text:?}: {p:?} is not a port"))
+        };
+        Ok(LinkSpec {
+            listen: port(listen)?,
+            upstream: SocketAddr::from(([127, 0, 0, 1], port(upstream)?)),
+            label: label.to_string(),
+            sniff_http,
+        })
+    }
+}
+
+/// The running proxies. Dropping it stops them and closes every
+/// connection.
+pub struct Links {
+    held: watch::Sender<BTreeSet<String>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Links {
+    /// Binds every proxy's port now (an error names the one that could
+    /// not), then serves them on a thread of their own.
+    pub fn start(specs: &[LinkSpec]) -> Result<Links, String> {
+        let mut listeners = Vec::new();
+        for s in specs {
+            let l = std::net::TcpListener::bind(("127.0.0.1", s.listen)).map_err(|e| {
+                format!("link proxy {}: cannot listen on {}: {e}", s.label, s.listen)
+            })?;
+            l.set_nonblocking(true)
+                .map_err(|e| format!("link proxy {}: {e}", s.label))?;
+            listeners.push((l, s.clone()));
+        }
+        let (held, _) = watch::channel(BTreeSet::new());
+        let tx = held.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("link proxies: cannot start their runtime: {e}"))?;
+        let thread = std::thread::Builder::new()
+            .name("linkproxy".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let mut tasks = Vec::new();
+                    for (l, spec) in listeners {
+                        let Ok(listener) = TcpListener::from_std(l) else {
+                            continue;
+                        };
+                        tasks.push(tokio::spawn(accept_loop(
+                            listener,
+                            Arc::new(spec),
+                            tx.clone(),
+                        )));
+                    }
+                    let _ = stopped.await;
+                    for t in tasks {
+                        t.abort();
+                    }
+                });
+            })
+            .map_err(|e| format!("link proxies: cannot start their thread: {e}"))?;
+        Ok(Links {
+            held,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Holds every connection tagged with one of `tags`.
+    pub fn hold(&self, tags: &[String]) {
+        self.held.send_replace(tags.iter().cloned().collect());
+    }
+
+    /// Lets everything flow again.
+    pub fn release(&self) {
+        self.held.send_replace(BTreeSet::new());
+    }
+}
+
+impl Drop for Links {
+    fn drop(&mut self) {
+        self.release();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    spec: Arc<LinkSpec>,
+    held: watch::Sender<BTreeSet<String>>,
+) {
+    loop {
+        let Ok((conn, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        tokio::spawn(serve(conn, spec.clone(), held.subscribe()));
+    }
+}
+
+/// Waits until none of `tags` is held.
+async fn released(rx: &mut watch::Receiver<BTreeSet<String>>, tags: &BTreeSet<String>) {
+    // The sender outlives every connection's task.
+    let _ = rx.wait_for(|held| held.is_disjoint(tags)).await;
+}
+
+/// The value of the first `X-Server-From` header in `head`, lower-cased.
+fn server_from(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head);
+    text.split("\r\n").find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("x-server-from")
+            .then(|| value.trim().to_ascii_lowercase())
+    })
+}
+
+/// Reads the dialler's first bytes, up to the end of an HTTP request's
+/// headers (or 16 KiB, or two seconds of silence).
+async fn sniff(conn: &mut TcpStream) -> Vec<u8> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+        match tokio::time::timeout(Duration::from_secs(2), conn.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => head.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    head
+}
+
+async fn serve(
+    mut conn: TcpStream,
+    spec: Arc<LinkSpec>,
+    mut rx: watch::Receiver<BTreeSet<String>>,
+) {
+    let head = if spec.sniff_http {
+        sniff(&mut conn).await
+    } else {
+        Vec::new()
+    };
+    let mut tags = BTreeSet::from([spec.label.clone()]);
+    tags.extend(server_from(&head));
+    // A connection opened while held reaches its upstream only after.
+    released(&mut rx, &tags).await;
+    let Ok(mut up) = TcpStream::connect(spec.upstream).await else {
+        return;
+    };
+    let _ = conn.set_nodelay(true);
+    let _ = up.set_nodelay(true);
+    if up.write_all(&head).await.is_err() {
+        return;
+    }
+    let (cr, cw) = conn.into_split();
+    let (ur, uw) = up.into_split();
+    let tags = Arc::new(tags);
+    // Either way ends on an error; a clean end of one way lets the other
+    // go on (a half-close), as TCP does.
+    let _ = tokio::try_join!(
+        pump(cr, uw, rx.clone(), tags.clone()),
+        pump(ur, cw, rx, tags),
+    );
+}
+
+/// Passes bytes from `r` to `w` while the connection's tags are not held;
+/// at the end of `r` (once released) shuts `w` down.
+async fn pump(
+    mut r: impl AsyncRead + Unpin,
+    mut w: impl AsyncWrite + Unpin,
+    mut rx: watch::Receiver<BTreeSet<String>>,
+    tags: Arc<BTreeSet<String>>,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        released(&mut rx, &tags).await;
+        let n = r.read(&mut buf).await?;
+        // Held, nothing passes — not even the news that a socket closed.
+        released(&mut rx, &tags).await;
+        if n == 0 {
+            w.shutdown().await?;
+            return Ok(());
+        }
+        w.write_all(&buf[..n]).await?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_dialler_from_the_headers() {
+        let head = b"GET /raft/stream/message/7a16 HTTP/1.1\r\nHost: x\r\nX-Server-From: 7A16444889fc9677\r\n\r\n";
+        assert_eq!(server_from(head).as_deref(), Some("7a16444889fc9677"));
+        assert_eq!(server_from(b"GET /version HTTP/1.1\r\n\r\n"), None);
+    }
+
+    /// Held, a byte written is not passed on and the socket stays open;
+    /// released, it arrives.
+    #[test]
+    fn holds_and_releases() {
+        use std::io::{Read, Write};
+        let echo = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let upstream = echo.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = echo.accept().unwrap();
+            let mut b = [0u8; 1];
+            while s.read_exact(&mut b).is_ok() {
+                s.write_all(&b).unwrap();
+            }
+        });
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let links = Links::start(&[LinkSpec {
+            listen: port,
+            upstream,
+            label: "l".into(),
+            sniff_http: false,
+        }])
+        .unwrap();
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        c.write_all(b"a").unwrap();
+        c.read_exact(&mut b).unwrap();
+        links.hold(&["l".to_string()]);
+        c.write_all(b"b").unwrap();
+        assert!(c.read_exact(&mut b).is_err(), "held");
+        links.release();
+        c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        c.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"b");
+    }
+}
