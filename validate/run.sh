@@ -9,6 +9,10 @@
 # --appendonly no`): one master; five independent masters (Redlock's); a
 # master and its replica.
 #
+# Replicated stores: a three-server ZooKeeper ensemble and a three-member
+# etcd cluster, their links to the leader through the validator's own
+# proxies (it opens them first thing; the ensembles form once it has).
+#
 #   validate/run.sh [validator flags, e.g. --clients 2,5,20 --out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +49,10 @@ if [ ${#py_need[@]} -gt 0 ]; then
   echo "validate: installing ${py_need[*]} from PyPI"
   python3 -m pip install --quiet "${py_need[@]}"
 fi
+
+# Built before any server starts: the ensembles' links go through the
+# validator's proxies, so they form only once it runs.
+cargo build --release --manifest-path validate/Cargo.toml
 
 work=$(mktemp -d)
 pids=()
@@ -114,6 +122,75 @@ primary_port=$(free_port)
 replica_port=$(free_port)
 redis primary "$primary_port"
 
+# A three-server ZooKeeper ensemble, quick to notice a cut-off follower
+# (syncLimit × tickTime = 2 s). Server 3 starts first and leads (a fresh
+# ensemble elects the highest id); servers 1 and 2 name, for server 3's
+# quorum port, a port of the validator's link proxies (ensemble.rs), which
+# forward to it. Server 1 keeps ZooKeeper's default global sessions;
+# server 2 has local sessions. The servers log at INFO (slf4j-simple), so
+# that server 1's refusal of a client ahead of it is in its log.
+zke_tick=250
+zke_sync=8
+zke_client=() zke_quorum=() zke_election=()
+for i in 0 1 2; do
+  zke_client+=("$(free_port)")
+  zke_quorum+=("$(free_port)")
+  zke_election+=("$(free_port)")
+done
+zke_link1=$(free_port)
+zke_link2=$(free_port)
+zke_log=""
+[ -f /usr/share/java/slf4j-simple.jar ] && zke_log=":/usr/share/java/slf4j-simple.jar"
+zke_start() { # server id
+  local i=$1 dir="$work/zke$1" quorum3=${zke_quorum[2]} local_sessions=false
+  [ "$i" = 1 ] && quorum3=$zke_link1
+  [ "$i" = 2 ] && quorum3=$zke_link2 && local_sessions=true
+  mkdir -p "$dir"
+  echo "$i" > "$dir/myid"
+  cat > "$dir/zoo.cfg" <<CFG
+tickTime=$zke_tick
+initLimit=10
+syncLimit=$zke_sync
+dataDir=$dir
+clientPort=${zke_client[$((i - 1))]}
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=srvr,mntr
+localSessionsEnabled=$local_sessions
+localSessionsUpgradingEnabled=$local_sessions
+server.1=127.0.0.1:${zke_quorum[0]}:${zke_election[0]}
+server.2=127.0.0.1:${zke_quorum[1]}:${zke_election[1]}
+server.3=127.0.0.1:$quorum3:${zke_election[2]}
+CFG
+  java -Xmx256m -cp "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar$zke_log" \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" > "$work/zke$i.log" 2>&1 &
+  pids+=($!)
+}
+zke_start 3
+
+# A three-member etcd cluster. Each member advertises, as its peer URL, a
+# port of the validator's proxies in front of its own, so that every peer
+# connection goes through them; --pre-vote, so that a member cut off and
+# let back does not unseat the leader, and an election timeout longer than
+# any hold.
+ec_client=() ec_peer=() ec_proxy=()
+ec_initial=""
+for i in 1 2 3; do
+  ec_client+=("$(free_port)")
+  ec_peer+=("$(free_port)")
+  ec_proxy+=("$(free_port)")
+  ec_initial="$ec_initial,ve$i=http://127.0.0.1:${ec_proxy[$((i - 1))]}"
+done
+for i in 1 2 3; do
+  c=${ec_client[$((i - 1))]} p=${ec_peer[$((i - 1))]} a=${ec_proxy[$((i - 1))]}
+  etcd --name "ve$i" --data-dir "$work/ve$i" --pre-vote --heartbeat-interval 100 --election-timeout 2500 \
+    --listen-client-urls "http://127.0.0.1:$c" --advertise-client-urls "http://127.0.0.1:$c" \
+    --listen-peer-urls "http://127.0.0.1:$p" --initial-advertise-peer-urls "http://127.0.0.1:$a" \
+    --initial-cluster "${ec_initial#,}" --initial-cluster-token lockstep-validate-ensemble \
+    --initial-cluster-state new > "$work/ve$i.log" 2>&1 &
+  pids+=($!)
+done
+
 wait_port zookeeper "$zk_port"
 wait_port etcd "$etcd_port"
 wait_port redis "$redis_port"
@@ -121,12 +198,24 @@ for i in 1 2 3 4 5; do wait_port "redlock$i" "${redlock_ports[$((i - 1))]}"; don
 wait_port primary "$primary_port"
 redis replica "$replica_port" --replicaof 127.0.0.1 "$primary_port"
 wait_port replica "$replica_port"
+# Servers 1 and 2 after server 3 is up, so that it wins the election.
+wait_port zke3 "${zke_election[2]}"
+zke_start 1
+zke_start 2
 masters=$(IFS=,; echo "${redlock_ports[*]}")
+zke_servers="127.0.0.1:${zke_client[0]},127.0.0.1:${zke_client[1]},127.0.0.1:${zke_client[2]}"
+zke_links="$zke_link1:${zke_quorum[2]},$zke_link2:${zke_quorum[2]}"
+ec_members="127.0.0.1:${ec_client[0]},127.0.0.1:${ec_client[1]},127.0.0.1:${ec_client[2]}"
+ec_peers="${ec_proxy[0]}:${ec_peer[0]},${ec_proxy[1]}:${ec_peer[1]},${ec_proxy[2]}:${ec_peer[2]}"
 echo "validate: ZooKeeper on 127.0.0.1:$zk_port, etcd on 127.0.0.1:$etcd_port, Redis on $redis_port, masters $masters, master $primary_port with replica $replica_port"
+echo "validate: a ZooKeeper ensemble on $zke_servers (server 3 leads), an etcd cluster on $ec_members"
 
 # --redis-restart: the validator may stop the third master (these are this
 # script's own) and start it again itself, for the Redlock restart runs.
 cargo run --release --manifest-path validate/Cargo.toml -- \
   --zk "127.0.0.1:$zk_port" --etcd "127.0.0.1:$etcd_port" \
   --redis "$redis_port" --redis-masters "$masters" \
-  --redis-replica "$primary_port:$replica_port" --redis-restart "$@"
+  --redis-replica "$primary_port:$replica_port" --redis-restart \
+  --zk-ensemble "$zke_servers" --zk-ensemble-links "$zke_links" \
+  --zk-ensemble-timing "$zke_tick:$zke_sync" --zk-ensemble-log "$work/zke1.log" \
+  --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@"

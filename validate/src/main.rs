@@ -27,8 +27,11 @@
 //! `validate/run.sh` installs and starts the servers.
 
 mod backend;
+mod ensemble;
+mod ensemble_model;
 mod etcdctl;
 mod faults;
+mod linkproxy;
 mod paced;
 mod redis;
 mod redis_failover;
@@ -39,6 +42,7 @@ mod resp;
 mod runtime;
 mod twin;
 mod zkproxy;
+mod zkwire;
 
 use backend::Backend;
 use clap::Parser;
@@ -102,6 +106,37 @@ struct Args {
     /// stopped after them.
     #[arg(long = "redis-restart")]
     redis_restart: bool,
+    /// A three-server ZooKeeper ensemble: the client endpoints of servers
+    /// 1, 2 and 3, HOST:PORT,HOST:PORT,HOST:PORT. Server 3 leads; server 2
+    /// has local sessions (`run.sh` lays it out so).
+    #[arg(long = "zk-ensemble")]
+    zk_ensemble: Option<String>,
+    /// The proxies on server 1's and server 2's links to server 3's quorum
+    /// port, LISTEN:UPSTREAM,LISTEN:UPSTREAM (ports on 127.0.0.1): the
+    /// validator runs them, and their servers' configurations name them.
+    #[arg(long = "zk-ensemble-links")]
+    zk_ensemble_links: Option<String>,
+    /// The ensemble's tickTime (ms) and syncLimit, TICK:SYNCLIMIT.
+    #[arg(long = "zk-ensemble-timing", default_value = "250:8")]
+    zk_ensemble_timing: String,
+    /// Server 1's log, where it logs refusing a client that has seen a
+    /// newer zxid.
+    #[arg(long = "zk-ensemble-log")]
+    zk_ensemble_log: Option<PathBuf>,
+    /// A three-member etcd cluster: its members' client endpoints.
+    #[arg(long = "etcd-cluster")]
+    etcd_cluster: Option<String>,
+    /// The proxy in front of each member's peer port, in the members'
+    /// order, LISTEN:UPSTREAM,... (each member advertises its proxy's
+    /// port as its peer URL).
+    #[arg(long = "etcd-cluster-peers")]
+    etcd_cluster_peers: Option<String>,
+    /// How many times the ensemble facts run.
+    #[arg(long = "ensemble-runs", default_value_t = 3)]
+    ensemble_runs: usize,
+    /// Run the ensemble facts only (needs --zk-ensemble or --etcd-cluster).
+    #[arg(long = "ensemble-only")]
+    ensemble_only: bool,
 }
 
 impl Args {
@@ -1112,11 +1147,54 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if !args.redis_only && (args.zk.is_empty() || args.etcd.is_empty()) {
-        eprintln!("lockstep-validate: --zk and --etcd are needed (or --redis-only)");
+    // The ensembles' link proxies first: their servers cannot form an
+    // ensemble before the proxies are up.
+    let ensembles = match ensemble::Ensembles::start(&ensemble::Flags {
+        zk: args.zk_ensemble.as_deref(),
+        zk_links: args.zk_ensemble_links.as_deref(),
+        zk_timing: &args.zk_ensemble_timing,
+        zk_log: args.zk_ensemble_log.as_ref(),
+        etcd: args.etcd_cluster.as_deref(),
+        etcd_peers: args.etcd_cluster_peers.as_deref(),
+    }) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("lockstep-validate: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.ensemble_only && ensembles.is_none() {
+        eprintln!("lockstep-validate: --ensemble-only needs --zk-ensemble or --etcd-cluster");
+        return ExitCode::from(2);
+    }
+    if !args.redis_only && !args.ensemble_only && (args.zk.is_empty() || args.etcd.is_empty()) {
+        eprintln!(
+            "lockstep-validate: --zk and --etcd are needed (or --redis-only, --ensemble-only)"
+        );
         return ExitCode::from(2);
     }
     std::fs::create_dir_all(&args.out).expect("create the output directory");
+    if let (true, Some(e)) = (args.ensemble_only, &ensembles) {
+        let section = ensemble::validate(e, args.ensemble_runs).await;
+        let md = format!("# Model vs real servers: ensembles\n{}", section.markdown());
+        std::fs::write(args.out.join("validation.md"), &md).expect("write");
+        std::fs::write(
+            args.out.join("validation.json"),
+            serde_json::to_string_pretty(&serde_json::json!({ "ensembles": section })).unwrap(),
+        )
+        .expect("write");
+        println!("{md}");
+        println!("written: {}", args.out.join("validation.md").display());
+        return if section.agrees() {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!(
+                "lockstep-validate: model and real ensembles differ (see {})",
+                args.out.join("validation.md").display()
+            );
+            ExitCode::from(1)
+        };
+    }
     if args.redis_only {
         let Some(section) = redis::validate(&args, &counts).await else {
             eprintln!("lockstep-validate: --redis-only needs --redis");
@@ -1426,6 +1504,13 @@ async fn main() -> ExitCode {
     // wire, a real pause past the TTL (skipped without --redis).
     let redis_section = redis::validate(&args, &counts).await;
 
+    // Replicated stores: facts of order on the real ensembles, beside the
+    // model's (skipped without --zk-ensemble and --etcd-cluster).
+    let ensemble_section = match &ensembles {
+        Some(e) => Some(ensemble::validate(e, args.ensemble_runs).await),
+        None => None,
+    };
+
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
     for (colour, recipe) in validated_recipes().into_iter().enumerate() {
@@ -1533,6 +1618,10 @@ async fn main() -> ExitCode {
             md.push_str("\n## Redis\n\nNot run: the validator was given no Redis (`--redis`).\n")
         }
     }
+    match &ensemble_section {
+        Some(e) => md.push_str(&e.markdown()),
+        None => md.push_str("\n## Replicated stores: facts of order on real ensembles\n\nNot run: the validator was given no ensemble (`--zk-ensemble`, `--etcd-cluster`).\n"),
+    }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -1557,6 +1646,7 @@ async fn main() -> ExitCode {
             "etcdctl_lock_herd": etcdctl_rows,
             "barrier_queue_replay": replay_rows,
             "redis": redis_section,
+            "ensembles": ensemble_section,
         }))
         .unwrap(),
     )
@@ -1587,6 +1677,9 @@ async fn main() -> ExitCode {
     let replays_agree = replay_rows.iter().all(replay::ReplayRow::agrees);
     // Without --redis there is nothing to compare (and nothing differs).
     let redis_agrees = redis_section.as_ref().is_none_or(redis::Section::agrees);
+    let ensembles_agree = ensemble_section
+        .as_ref()
+        .is_none_or(ensemble::Section::agrees);
     if all_match
         && fair_ordered
         && split_ok
@@ -1596,6 +1689,7 @@ async fn main() -> ExitCode {
         && elect_ran
         && replays_agree
         && redis_agrees
+        && ensembles_agree
     {
         ExitCode::SUCCESS
     } else {

@@ -1,0 +1,1274 @@
+//! Replicated stores on real ensembles: a three-server ZooKeeper 3.8
+//! ensemble and a three-member etcd 3.4 cluster on loopback, one server's
+//! link to its leader held by a proxy ([`crate::linkproxy`]), and the
+//! behaviours issue #50 measured — each a fact of order, observed on the
+//! real servers, with the model's run of the same behaviour beside it
+//! ([`crate::ensemble_model`]) where the model has it.
+//!
+//! `validate/run.sh` lays the ensemble out so that the experiments know
+//! who is who: ZooKeeper server 3 starts first and leads (a fresh ensemble
+//! elects the highest id); server 1 (global sessions, ZooKeeper's
+//! default) reaches server 3's quorum port through link `zk1`, server 2
+//! (`localSessionsEnabled`, `localSessionsUpgradingEnabled`) through link
+//! `zk2`. Each etcd member's advertised peer URL is a proxy in front of it
+//! (`e1`..`e3`), which tags every connection with the member that dialled
+//! it; holding a member holds every connection it dialled or that was
+//! dialled to it. etcd runs with `--pre-vote`, so a cut-off member does not
+//! unseat the leader when it comes back, and an election timeout longer
+//! than any hold here.
+//!
+//! Each fact's words are a fixed list of steps (orders and booleans, no
+//! raw timings); a step that did not happen reads `NOT …`. Timings go to
+//! the row's detail. The whole set runs three times.
+
+use crate::ensemble_model as model;
+use crate::linkproxy::{LinkSpec, Links};
+use crate::zkwire;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use zookeeper_client as zk;
+
+/// The ZooKeeper ensemble as `run.sh` started it.
+pub struct ZkEnsemble {
+    /// Client endpoints of servers 1, 2 and 3 (3 leads).
+    pub servers: Vec<String>,
+    pub tick_ms: u64,
+    pub sync_limit: u64,
+    /// Server 1's log, where it writes the refusal of a client that has
+    /// seen a newer zxid.
+    pub log: Option<PathBuf>,
+}
+
+/// The etcd cluster as `run.sh` started it: client endpoints of e1..e3,
+/// and the port each one's peer proxy listens on.
+pub struct EtcdCluster {
+    pub members: Vec<String>,
+    pub peer_proxies: Vec<u16>,
+}
+
+/// The ensembles and the proxies on their links.
+pub struct Ensembles {
+    pub links: Links,
+    pub zk: Option<ZkEnsemble>,
+    pub etcd: Option<EtcdCluster>,
+}
+
+/// The ensembles' flags, parsed; `None` if none was given.
+pub struct Flags<'a> {
+    pub zk: Option<&'a str>,
+    pub zk_links: Option<&'a str>,
+    pub zk_timing: &'a str,
+    pub zk_log: Option<&'a PathBuf>,
+    pub etcd: Option<&'a str>,
+    pub etcd_peers: Option<&'a str>,
+}
+
+fn three(text: &str, what: &str) -> Result<Vec<String>, String> {
+    let v: Vec<String> = text.split(',').map(|s| s.trim().to_string()).collect();
+    if v.len() != 3 || v.iter().any(String::is_empty) {
+        return Err(format!(
+            "{what} takes three comma-separated items, got {text:?}"
+        ));
+    }
+    Ok(v)
+}
+
+impl Ensembles {
+    /// Starts the proxies on the ensembles' links (at once: the servers
+    /// cannot form their ensembles before).
+    pub fn start(f: &Flags) -> Result<Option<Ensembles>, String> {
+        let mut specs = Vec::new();
+        let zk = match (f.zk, f.zk_links) {
+            (None, None) => None,
+            (Some(servers), Some(links)) => {
+                let servers = three(servers, "--zk-ensemble")?;
+                let links: Vec<&str> = links.split(',').collect();
+                if links.len() != 2 {
+                    return Err(
+                        "--zk-ensemble-links takes server 1's and server 2's links to server 3, LISTEN:UPSTREAM,LISTEN:UPSTREAM".into(),
+                    );
+                }
+                for (i, l) in links.iter().enumerate() {
+                    specs.push(LinkSpec::parse(l, &format!("zk{}", i + 1), false)?);
+                }
+                let (tick, limit) = f
+                    .zk_timing
+                    .split_once(':')
+                    .and_then(|(t, s)| Some((t.parse().ok()?, s.parse().ok()?)))
+                    .ok_or("--zk-ensemble-timing takes TICKMS:SYNCLIMIT")?;
+                Some(ZkEnsemble {
+                    servers,
+                    tick_ms: tick,
+                    sync_limit: limit,
+                    log: f.zk_log.cloned(),
+                })
+            }
+            _ => return Err("--zk-ensemble and --zk-ensemble-links go together".into()),
+        };
+        let etcd = match (f.etcd, f.etcd_peers) {
+            (None, None) => None,
+            (Some(members), Some(peers)) => {
+                let members = three(members, "--etcd-cluster")?;
+                let mut ports = Vec::new();
+                for (i, p) in three(peers, "--etcd-cluster-peers")?.iter().enumerate() {
+                    let spec = LinkSpec::parse(p, &format!("e{}", i + 1), true)?;
+                    ports.push(spec.listen);
+                    specs.push(spec);
+                }
+                Some(EtcdCluster {
+                    members,
+                    peer_proxies: ports,
+                })
+            }
+            _ => return Err("--etcd-cluster and --etcd-cluster-peers go together".into()),
+        };
+        if specs.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Ensembles {
+            links: Links::start(&specs)?,
+            zk,
+            etcd,
+        }))
+    }
+}
+
+/// One fact, as one run found it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FactRow {
+    pub id: &'static str,
+    pub store: &'static str,
+    pub fact: &'static str,
+    /// What the real ensemble showed, in the fact's steps.
+    pub real: String,
+    /// What the model's run showed, in the same steps; `None`: the model
+    /// does not have this behaviour yet.
+    pub model: Option<String>,
+    /// The real steps all happened (the fact as issue #50 measured it).
+    pub real_shows: bool,
+    /// Real and model equal (`None` while the model is pending).
+    pub agree: Option<bool>,
+    /// Why it could not be measured.
+    pub error: Option<String>,
+    /// Timings and zxids: not compared.
+    pub detail: String,
+}
+
+impl FactRow {
+    /// Real and model agree, or the model is pending; and it ran.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.agree != Some(false)
+    }
+}
+
+/// A fact: its steps, in order.
+struct Fact {
+    id: &'static str,
+    store: &'static str,
+    fact: &'static str,
+    steps: &'static [&'static str],
+}
+
+/// The steps as words: each that happened, or `NOT` it.
+fn words(steps: &[&str], seen: &[bool]) -> String {
+    steps
+        .iter()
+        .zip(seen)
+        .map(|(s, &ok)| {
+            if ok {
+                s.to_string()
+            } else {
+                format!("NOT {s}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+impl Fact {
+    fn row(&self, real: Result<(Vec<bool>, String), String>, model: Option<Vec<bool>>) -> FactRow {
+        let model = model.map(|m| words(self.steps, &m));
+        let (real, real_shows, error, detail) = match real {
+            Ok((seen, detail)) => (
+                words(self.steps, &seen),
+                seen.iter().all(|&s| s),
+                None,
+                detail,
+            ),
+            Err(e) => ("did not run".to_string(), false, Some(e), String::new()),
+        };
+        let agree = match (&model, &error) {
+            (Some(m), None) => Some(*m == real),
+            (Some(_), Some(_)) => Some(false),
+            (None, _) => None,
+        };
+        FactRow {
+            id: self.id,
+            store: self.store,
+            fact: self.fact,
+            real,
+            model,
+            real_shows,
+            agree,
+            error,
+            detail,
+        }
+    }
+}
+
+const ZK: &str = "ZooKeeper 3.8";
+const ETCD: &str = "etcd 3.4";
+
+const STALE_READ: Fact = Fact {
+    id: "zk-stale-read",
+    store: ZK,
+    fact: "a session on the lagging follower reads the old data after the leader committed a new value (getData, getChildren)",
+    steps: &["old data on the follower", "new data on the leader", "new data on the follower once caught up"],
+};
+const SYNC_WAITS: Fact = Fact {
+    id: "zk-sync-waits",
+    store: ZK,
+    fact: "`sync(path)` on the lagging follower does not return until the follower has caught up; the read after it sees the new value",
+    steps: &["no answer while behind", "answered once caught up", "the read after it new"],
+};
+const WATCH_ON_APPLY: Fact = Fact {
+    id: "zk-watch-on-apply",
+    store: ZK,
+    fact: "a watch set on the lagging follower fires when the follower applies the change, not when the leader commits it",
+    steps: &["the leader's watcher told at commit", "the follower's not told while behind", "the follower's told once applied"],
+};
+const RECONNECT_REFUSED: Fact = Fact {
+    id: "zk-reconnect-refused",
+    store: ZK,
+    fact: "a client that has seen a newer zxid (from the leader) is refused by the lagging follower on reconnect",
+    steps: &["refused while behind the client's zxid", "accepted once caught up"],
+};
+const NEW_SESSION_WAITS: Fact = Fact {
+    id: "zk-new-session-waits",
+    store: ZK,
+    fact: "a new (global) session on the cut-off follower does not open while its link is held, and opens after",
+    steps: &["no answer while cut off", "opened once caught up"],
+};
+const LOCAL_SESSION: Fact = Fact {
+    id: "zk-local-session-stale",
+    store: ZK,
+    fact: "with `localSessionsEnabled`, a new session on the lagging follower opens at once and lists the node of a session the leader has already closed (CURATOR-604's window)",
+    steps: &["opened while cut off", "lists the closed session's node", "the node gone once caught up"],
+};
+const FOLLOWER_DROPPED: Fact = Fact {
+    id: "zk-follower-dropped",
+    store: ZK,
+    fact: "a follower that hears nothing from the leader leaves it after syncLimit × tickTime and closes its clients' connections; until then its client is connected and answered",
+    steps: &["connected and answered until syncLimit × tickTime − tickTime", "disconnected by syncLimit × tickTime + 1 s"],
+};
+const SERIALIZABLE: Fact = Fact {
+    id: "etcd-serializable-stale",
+    store: ETCD,
+    fact: "a serializable Range on the cut-off member returns the old value after the leader committed a new one",
+    steps: &["old value on the member", "new value once caught up"],
+};
+const LINEARIZABLE: Fact = Fact {
+    id: "etcd-linearizable-new",
+    store: ETCD,
+    fact: "a linearizable Range (the default) on the cut-off member never returns the old value (its read index is the leader's)",
+    steps: &["never the old value", "the new value"],
+};
+const ETCD_WATCH: Fact = Fact {
+    id: "etcd-watch-on-apply",
+    store: ETCD,
+    fact: "a watch made through the cut-off member fires when that member applies the change, not when the leader commits it",
+    steps: &["the leader's watcher told at commit", "the member's not told while cut off", "the member's told once applied"],
+};
+
+/// How long a real step may take when nothing holds it.
+const PROMPT: Duration = Duration::from_secs(5);
+/// How long the experiments watch for something that must not happen
+/// while a link is held.
+const QUIET: Duration = Duration::from_millis(600);
+
+async fn within<T, E: std::fmt::Display>(
+    d: Duration,
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(d, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(format!("{what}: {e}")),
+        Err(_) => Err(format!("{what}: no answer within {d:?}")),
+    }
+}
+
+fn ms(d: Duration) -> u128 {
+    d.as_millis()
+}
+
+// --- ZooKeeper ---
+
+/// A four-letter word's answer.
+async fn four(addr: &str, word: &str) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let go = async {
+        let mut s = tokio::net::TcpStream::connect(addr).await?;
+        s.write_all(word.as_bytes()).await?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).await?;
+        Ok::<_, std::io::Error>(out)
+    };
+    within(Duration::from_secs(2), word, go).await
+}
+
+/// A server's mode and last applied zxid (`srvr`).
+async fn srvr(addr: &str) -> Result<(String, i64), String> {
+    let out = four(addr, "srvr").await?;
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+    };
+    let mode = field("Mode:").ok_or_else(|| format!("{addr}: not serving ({})", out.trim()))?;
+    let zxid = field("Zxid:")
+        .and_then(|z| i64::from_str_radix(z.trim_start_matches("0x"), 16).ok())
+        .ok_or_else(|| format!("{addr}: srvr gave no zxid"))?;
+    Ok((mode, zxid))
+}
+
+/// A client session on one server.
+async fn zk_client(addr: &str) -> Result<zk::Client, String> {
+    let mut c = zk::Client::connector();
+    c.session_timeout(Duration::from_secs(4));
+    within(PROMPT, &format!("connect to {addr}"), c.connect(addr)).await
+}
+
+fn persistent() -> zk::CreateOptions<'static> {
+    zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
+}
+
+async fn delete_tree(c: &zk::Client, root: &str) {
+    let mut found = vec![root.to_string()];
+    let mut at = 0;
+    while at < found.len() {
+        if let Ok(children) = c.list_children(&found[at]).await {
+            let parent = found[at].clone();
+            found.extend(children.into_iter().map(|ch| format!("{parent}/{ch}")));
+        }
+        at += 1;
+    }
+    for path in found.iter().rev() {
+        let _ = c.delete(path, None).await;
+    }
+}
+
+struct ZkRun<'a> {
+    ens: &'a ZkEnsemble,
+    links: &'a Links,
+    base: String,
+    /// On the leader.
+    l: zk::Client,
+}
+
+impl ZkRun<'_> {
+    fn leader(&self) -> &str {
+        &self.ens.servers[2]
+    }
+
+    fn bound(&self) -> Duration {
+        Duration::from_millis(self.ens.tick_ms * self.ens.sync_limit)
+    }
+
+    fn hold(&self, server: usize) {
+        self.links.hold(&[format!("zk{server}")]);
+    }
+
+    fn release(&self) {
+        self.links.release();
+    }
+
+    fn x(&self) -> String {
+        format!("{}/x", self.base)
+    }
+
+    /// Waits until server `s` (1 or 2) is a follower and has applied all
+    /// the leader has.
+    async fn caught_up(&self, s: usize, within: Duration) -> Result<Duration, String> {
+        let start = Instant::now();
+        let addr = &self.ens.servers[s - 1];
+        loop {
+            let (lmode, lz) = srvr(self.leader()).await?;
+            if lmode != "leader" {
+                return Err(format!("server 3 is {lmode}, not the leader"));
+            }
+            let got = srvr(addr).await;
+            if let Ok((mode, z)) = &got {
+                if mode == "follower" && *z >= lz {
+                    return Ok(start.elapsed());
+                }
+            }
+            if start.elapsed() > within {
+                return Err(format!(
+                    "server {s} did not catch up within {within:?}: {got:?}, the leader at {lz:#x}"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn set(&self, value: &str) -> Result<zk::Stat, String> {
+        within(
+            PROMPT,
+            "setData on the leader",
+            self.l.set_data(&self.x(), value.as_bytes(), None),
+        )
+        .await
+    }
+}
+
+/// Waits (up to `limit`) until server 3 leads, servers 1 and 2 follow, and
+/// all three have applied the same zxid.
+async fn zk_ready(ens: &ZkEnsemble, limit: Duration) -> Result<Duration, String> {
+    let start = Instant::now();
+    loop {
+        let mut modes = Vec::new();
+        for s in &ens.servers {
+            modes.push(srvr(s).await);
+        }
+        let ready = matches!(
+            &modes[..],
+            [Ok((a, _)), Ok((b, _)), Ok((c, _))] if a == "follower" && b == "follower" && c == "leader"
+        );
+        if ready {
+            return Ok(start.elapsed());
+        }
+        if start.elapsed() > limit {
+            return Err(format!(
+                "the ZooKeeper ensemble is not server 3 leading servers 1 and 2 after {limit:?}: {modes:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn zk_stale_read(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let a = zk_client(&r.ens.servers[0]).await?;
+    r.caught_up(1, PROMPT).await?;
+    let x = r.x();
+    r.hold(1);
+    let go = async {
+        r.set("2").await?;
+        within(
+            PROMPT,
+            "create on the leader",
+            r.l.create(&format!("{}/y", r.base), b"", &persistent()),
+        )
+        .await?;
+        let (held, _) = within(PROMPT, "getData on server 1", a.get_data(&x)).await?;
+        let held_list = within(PROMPT, "getChildren on server 1", a.list_children(&r.base)).await?;
+        let (leader, _) = within(PROMPT, "getData on the leader", r.l.get_data(&x)).await?;
+        let leader_list = within(
+            PROMPT,
+            "getChildren on the leader",
+            r.l.list_children(&r.base),
+        )
+        .await?;
+        let (_, z1) = srvr(&r.ens.servers[0]).await?;
+        let (_, z3) = srvr(r.leader()).await?;
+        Ok::<_, String>((held, held_list, leader, leader_list, z1, z3))
+    };
+    let got = go.await;
+    r.release();
+    let (held, held_list, leader, leader_list, z1, z3) = got?;
+    let caught = r.caught_up(1, PROMPT).await?;
+    let (after, _) = within(PROMPT, "getData on server 1", a.get_data(&x)).await?;
+    let after_list = within(PROMPT, "getChildren on server 1", a.list_children(&r.base)).await?;
+    let has_y = |l: &[String]| l.iter().any(|c| c == "y");
+    Ok((
+        vec![
+            held == b"1" && !has_y(&held_list),
+            leader == b"2" && has_y(&leader_list),
+            after == b"2" && has_y(&after_list),
+        ],
+        format!(
+            "server 1 at zxid {z1:#x} while the leader was at {z3:#x}; read {:?} and {held_list:?} there, {:?} and {leader_list:?} on the leader; caught up {} ms after release",
+            String::from_utf8_lossy(&held),
+            String::from_utf8_lossy(&leader),
+            ms(caught)
+        ),
+    ))
+}
+
+async fn zk_sync_waits(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let a = zk_client(&r.ens.servers[0]).await?;
+    r.caught_up(1, PROMPT).await?;
+    let x = r.x();
+    r.hold(1);
+    let written = r.set("3").await;
+    let (a2, path) = (a.clone(), x.clone());
+    let sync = tokio::spawn(async move {
+        let res = a2.sync(&path).await;
+        (res, Instant::now())
+    });
+    tokio::time::sleep(QUIET).await;
+    let quiet = !sync.is_finished();
+    let released = Instant::now();
+    r.release();
+    written?;
+    let (res, at) = within(PROMPT, "sync on server 1", async {
+        sync.await.map_err(|e| e.to_string())
+    })
+    .await?;
+    res.map_err(|e| format!("sync: {e}"))?;
+    let (after, _) = within(PROMPT, "getData on server 1", a.get_data(&x)).await?;
+    Ok((
+        vec![quiet, at >= released, after == b"3"],
+        format!(
+            "sync answered {} ms after release; read {:?} after it",
+            ms(at.saturating_duration_since(released)),
+            String::from_utf8_lossy(&after)
+        ),
+    ))
+}
+
+async fn zk_watch_on_apply(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let a = zk_client(&r.ens.servers[0]).await?;
+    r.caught_up(1, PROMPT).await?;
+    let x = r.x();
+    let (_, _, on_follower) = within(
+        PROMPT,
+        "getData+watch on server 1",
+        a.get_and_watch_data(&x),
+    )
+    .await?;
+    let (_, _, on_leader) = within(
+        PROMPT,
+        "getData+watch on the leader",
+        r.l.get_and_watch_data(&x),
+    )
+    .await?;
+    r.hold(1);
+    let committed = Instant::now();
+    let written = r.set("4").await;
+    let leader_told = tokio::time::timeout(PROMPT, on_leader.changed())
+        .await
+        .is_ok();
+    let leader_at = committed.elapsed();
+    let follower = tokio::spawn(async move {
+        on_follower.changed().await;
+        Instant::now()
+    });
+    tokio::time::sleep(QUIET).await;
+    let quiet = !follower.is_finished();
+    let released = Instant::now();
+    r.release();
+    written?;
+    let told = tokio::time::timeout(PROMPT, follower).await;
+    let (told_once_applied, detail) = match told {
+        Ok(Ok(at)) => (
+            at >= released,
+            format!(
+                "the leader's watcher told {} ms after the write, the follower's {} ms after release",
+                ms(leader_at),
+                ms(at.saturating_duration_since(released))
+            ),
+        ),
+        _ => (false, "the follower's watcher was never told".to_string()),
+    };
+    Ok((vec![leader_told, quiet, told_once_applied], detail))
+}
+
+/// What server 1's log says of a client that has seen `zxid`: `None` if
+/// there is no log to read (none given, or the server logs nothing: no
+/// slf4j binding), else its refusal line, if it has one (3.8.0's names
+/// the client's address and the zxids, not the session).
+fn refusal_logged(log: Option<&PathBuf>, zxid: i64) -> Option<Option<String>> {
+    let text = std::fs::read_to_string(log?).ok()?;
+    if !text.contains(" INFO ") {
+        return None;
+    }
+    let z = format!("as it has seen zxid {zxid:#x} ");
+    Some(
+        text.lines()
+            .rfind(|l| l.contains("client must try another server") && l.contains(&z))
+            .map(|l| l[l.find("Refusing").unwrap_or(0)..].to_string()),
+    )
+}
+
+async fn zk_reconnect_refused(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    r.caught_up(1, PROMPT).await?;
+    let mut conn = zkwire::Conn::start(r.leader(), 0, None, 4000)
+        .await
+        .map_err(|e| format!("connect to the leader: {e}"))?;
+    let zkwire::Handshake::Opened(session) = conn.handshake(PROMPT).await else {
+        return Err("the leader did not open a session".into());
+    };
+    r.hold(1);
+    let seen = async {
+        let stat = r.set("5").await?;
+        let reply = conn.exists(1, &r.x()).await?;
+        Ok::<_, String>((stat.mzxid, reply.zxid))
+    }
+    .await;
+    // The client loses its connection to the leader and tries server 1.
+    drop(conn);
+    let refused = match &seen {
+        Ok((_, zxid)) => {
+            match zkwire::Conn::start(&r.ens.servers[0], *zxid, Some(&session), 4000).await {
+                Ok(mut c) => Some(c.handshake(Duration::from_millis(1500)).await),
+                Err(_) => None,
+            }
+        }
+        Err(_) => None,
+    };
+    r.release();
+    let (written, zxid) = seen?;
+    let refused = refused.ok_or("could not reach server 1")?;
+    r.caught_up(1, PROMPT).await?;
+    let mut again = zkwire::Conn::start(&r.ens.servers[0], zxid, Some(&session), 4000)
+        .await
+        .map_err(|e| format!("reconnect to server 1: {e}"))?;
+    let accepted = again.handshake(PROMPT).await;
+    let accepted_same =
+        matches!(&accepted, zkwire::Handshake::Opened(s) if s.id == session.id && s.timeout_ms > 0);
+    if accepted_same {
+        let _ = again.close_session(2).await;
+    }
+    // The server writes its log line as it closes the connection.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let logged = refusal_logged(r.ens.log.as_ref(), zxid);
+    // Refused: the connection closed with no answer, and (where the server
+    // logs) for being behind the client.
+    let closed = matches!(refused, zkwire::Handshake::Closed);
+    let for_zxid = logged.as_ref().is_none_or(Option::is_some);
+    Ok((
+        vec![closed && for_zxid, accepted_same],
+        format!(
+            "session {:#x} wrote zxid {written:#x} and read at {zxid:#x} on the leader; server 1 {} it; once caught up: {}; server 1's log: {}",
+            session.id,
+            match refused {
+                zkwire::Handshake::Closed => "closed the connection with no answer to",
+                zkwire::Handshake::Waiting => "did not answer (nor close) within 1.5 s",
+                zkwire::Handshake::Opened(_) => "ACCEPTED",
+            },
+            if accepted_same { "the same session reconnected" } else { "NOT accepted" },
+            match logged {
+                Some(Some(line)) => line,
+                Some(None) => "NO refusal line".into(),
+                None => "not read (none given, or it logs nothing)".into(),
+            }
+        ),
+    ))
+}
+
+async fn zk_new_session_waits(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    r.caught_up(1, PROMPT).await?;
+    r.hold(1);
+    let attempt = zkwire::Conn::start(&r.ens.servers[0], 0, None, 4000).await;
+    let first = match attempt {
+        Ok(mut c) => Ok((c.handshake(QUIET).await, c)),
+        Err(e) => Err(format!("connect to server 1: {e}")),
+    };
+    let released = Instant::now();
+    r.release();
+    let (first, mut c) = first?;
+    let quiet = matches!(first, zkwire::Handshake::Waiting);
+    let then = if quiet {
+        c.handshake(PROMPT).await
+    } else {
+        first
+    };
+    let opened_at = released.elapsed();
+    let opened = matches!(&then, zkwire::Handshake::Opened(s) if s.timeout_ms > 0);
+    if opened {
+        let _ = c.close_session(1).await;
+    }
+    Ok((
+        vec![quiet, opened],
+        format!(
+            "the handshake {} while held; {} {} ms after release",
+            if quiet { "waited" } else { "did NOT wait" },
+            if opened { "opened" } else { "NOT opened" },
+            ms(opened_at)
+        ),
+    ))
+}
+
+async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let dir = format!("{}/lock", r.base);
+    within(
+        PROMPT,
+        "create the lock dir",
+        r.l.create(&dir, b"", &persistent()),
+    )
+    .await?;
+    let mut holder = zkwire::Conn::start(r.leader(), 0, None, 4000)
+        .await
+        .map_err(|e| format!("connect to the leader: {e}"))?;
+    let zkwire::Handshake::Opened(_) = holder.handshake(PROMPT).await else {
+        return Err("the leader did not open the holder's session".into());
+    };
+    let made = holder.create(1, &format!("{dir}/h"), true).await?;
+    if made.err != 0 {
+        return Err(format!("the holder's create: error {}", made.err));
+    }
+    r.caught_up(2, PROMPT).await?;
+    r.hold(2);
+    let go = async {
+        let closed = holder.close_session(2).await?;
+        if closed.err != 0 {
+            return Err(format!("closeSession: error {}", closed.err));
+        }
+        let at_leader =
+            within(PROMPT, "getChildren on the leader", r.l.list_children(&dir)).await?;
+        let start = Instant::now();
+        let n =
+            tokio::time::timeout(Duration::from_millis(1200), zk_client(&r.ens.servers[1])).await;
+        let opened_in = start.elapsed();
+        let listing = match &n {
+            Ok(Ok(c)) => Some(
+                within(
+                    Duration::from_millis(500),
+                    "getChildren on server 2",
+                    c.list_children(&dir),
+                )
+                .await?,
+            ),
+            _ => None,
+        };
+        Ok::<_, String>((at_leader, n.ok().and_then(Result::ok), opened_in, listing))
+    };
+    let got = go.await;
+    r.release();
+    let (at_leader, n, opened_in, listing) = got?;
+    if at_leader.iter().any(|c| c == "h") {
+        return Err("the leader still lists the closed session's node".into());
+    }
+    r.caught_up(2, PROMPT).await?;
+    let after = match &n {
+        Some(c) => Some(within(PROMPT, "getChildren on server 2", c.list_children(&dir)).await?),
+        None => None,
+    };
+    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
+    Ok((
+        vec![n.is_some(), lists(&listing), after.is_some() && !lists(&after)],
+        format!(
+            "the leader listed {at_leader:?} after the holder's closeSession; the new session on server 2 {} {} ms into the hold and listed {listing:?}; after catching up {after:?}",
+            if n.is_some() { "opened" } else { "did NOT open" },
+            ms(opened_in)
+        ),
+    ))
+}
+
+async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let a = zk_client(&r.ens.servers[0]).await?;
+    r.caught_up(1, PROMPT).await?;
+    let (before, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
+    let mut states = a.state_watcher();
+    let bound = r.bound();
+    let tick = Duration::from_millis(r.ens.tick_ms);
+    let held = Instant::now();
+    r.hold(1);
+    let watch = tokio::spawn(async move {
+        loop {
+            let s = states.changed().await;
+            if s != zk::SessionState::SyncConnected {
+                return (s, held.elapsed());
+            }
+        }
+    });
+    let go = async {
+        // A write the follower cannot acknowledge.
+        r.set("6").await?;
+        tokio::time::sleep(bound / 2).await;
+        let (read, _) = within(
+            Duration::from_millis(500),
+            "getData on server 1",
+            a.get_data(&r.x()),
+        )
+        .await?;
+        tokio::time::sleep((bound - tick).saturating_sub(held.elapsed())).await;
+        let connected = !watch.is_finished() && a.state() == zk::SessionState::SyncConnected;
+        Ok::<_, String>((read, connected))
+    };
+    let got = go.await;
+    let dropped = tokio::time::timeout(bound + Duration::from_secs(3), watch).await;
+    r.release();
+    let (read, connected) = got?;
+    let (state, at) = match dropped {
+        Ok(Ok(d)) => d,
+        _ => {
+            return Err(format!(
+                "server 1's client was not disconnected within {:?}",
+                bound + Duration::from_secs(3)
+            ))
+        }
+    };
+    drop(a);
+    let rejoined = r.caught_up(1, Duration::from_secs(30)).await?;
+    Ok((
+        vec![connected && read == before, at <= bound + Duration::from_secs(1)],
+        format!(
+            "read {:?} on server 1 at {} ms into the hold; the client {state} at {} ms (syncLimit × tickTime = {} ms); server 1 followed again and caught up {} ms after release",
+            String::from_utf8_lossy(&read),
+            ms(bound / 2),
+            ms(at),
+            ms(bound),
+            ms(rejoined)
+        ),
+    ))
+}
+
+/// One run of the ZooKeeper facts.
+async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
+    let facts = [
+        &STALE_READ,
+        &SYNC_WAITS,
+        &WATCH_ON_APPLY,
+        &RECONNECT_REFUSED,
+        &NEW_SESSION_WAITS,
+        &LOCAL_SESSION,
+        &FOLLOWER_DROPPED,
+    ];
+    let set_up = async {
+        zk_ready(ens, Duration::from_secs(90)).await?;
+        let l = zk_client(&ens.servers[2]).await?;
+        let base = format!("/ensemble-{run}");
+        delete_tree(&l, &base).await;
+        within(
+            PROMPT,
+            "create the run's directory",
+            l.create(&base, b"", &persistent()),
+        )
+        .await?;
+        within(
+            PROMPT,
+            "create x",
+            l.create(&format!("{base}/x"), b"1", &persistent()),
+        )
+        .await?;
+        Ok::<_, String>(ZkRun {
+            ens,
+            links,
+            base,
+            l,
+        })
+    };
+    let r = match set_up.await {
+        Ok(r) => r,
+        Err(e) => return facts.iter().map(|f| f.row(Err(e.clone()), None)).collect(),
+    };
+    let (stale, leader_new, after) = model::zk_stale_read();
+    let (held, answered, read_new) = model::zk_sync_waits();
+    let (leader_told, not_told, told) = model::zk_watch_on_apply();
+    let (waiting, connected) = model::zk_new_session_waits();
+    let mut rows = vec![
+        STALE_READ.row(
+            zk_stale_read(&r).await,
+            Some(vec![stale, leader_new, after]),
+        ),
+        SYNC_WAITS.row(
+            zk_sync_waits(&r).await,
+            Some(vec![held, answered, read_new]),
+        ),
+        WATCH_ON_APPLY.row(
+            zk_watch_on_apply(&r).await,
+            Some(vec![leader_told, not_told, told]),
+        ),
+        RECONNECT_REFUSED.row(zk_reconnect_refused(&r).await, None),
+        NEW_SESSION_WAITS.row(
+            zk_new_session_waits(&r).await,
+            Some(vec![waiting, connected]),
+        ),
+        LOCAL_SESSION.row(zk_local_session(&r).await, None),
+    ];
+    rows.push(FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, None));
+    r.release();
+    rows
+}
+
+// --- etcd ---
+
+struct EtcdRun<'a> {
+    links: &'a Links,
+    /// The member held, and the tags that hold it.
+    member: String,
+    tags: Vec<String>,
+    /// Clients on the held member and on the leader.
+    m: etcd_client::Client,
+    l: etcd_client::Client,
+    key: String,
+}
+
+async fn etcd_connect(endpoint: &str) -> Result<etcd_client::Client, String> {
+    within(
+        PROMPT,
+        &format!("connect to {endpoint}"),
+        etcd_client::Client::connect([endpoint], None),
+    )
+    .await
+}
+
+/// The cluster's leader and members once every member knows the same
+/// leader: (leader's index, each member's id).
+async fn etcd_ready(c: &EtcdCluster, limit: Duration) -> Result<(usize, Vec<u64>), String> {
+    let start = Instant::now();
+    loop {
+        let attempt = async {
+            let mut first = etcd_connect(&c.members[0]).await?;
+            let members = within(PROMPT, "member list", first.member_list()).await?;
+            let mut ids = Vec::new();
+            for &port in &c.peer_proxies {
+                let url = format!("http://127.0.0.1:{port}");
+                let m = members
+                    .members()
+                    .iter()
+                    .find(|m| m.peer_urls().iter().any(|u| u == &url))
+                    .ok_or_else(|| format!("no member advertises {url}"))?;
+                ids.push(m.id());
+            }
+            let mut leaders = Vec::new();
+            for e in &c.members {
+                let mut cl = etcd_connect(e).await?;
+                leaders.push(within(PROMPT, "status", cl.status()).await?.leader());
+            }
+            let leader = leaders[0];
+            let at = ids.iter().position(|&id| id == leader);
+            match at {
+                Some(i) if leaders.iter().all(|&l| l == leader) => Ok((i, ids)),
+                _ => Err(format!("no leader all members agree on: {leaders:x?}")),
+            }
+        };
+        match attempt.await {
+            Ok(v) => return Ok(v),
+            Err(e) if start.elapsed() > limit => {
+                return Err(format!(
+                    "the etcd cluster is not ready after {limit:?}: {e}"
+                ))
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+impl EtcdRun<'_> {
+    fn hold(&self) {
+        self.links.hold(&self.tags);
+    }
+
+    fn release(&self) {
+        self.links.release();
+    }
+
+    async fn put(&mut self, v: &str) -> Result<i64, String> {
+        let r = within(
+            PROMPT,
+            "put on the leader",
+            self.l.put(self.key.as_str(), v, None),
+        )
+        .await?;
+        Ok(r.header().map_or(0, |h| h.revision()))
+    }
+
+    async fn serializable(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let r = within(
+            PROMPT,
+            "serializable get on the member",
+            self.m.get(
+                self.key.as_str(),
+                Some(etcd_client::GetOptions::new().with_serializable()),
+            ),
+        )
+        .await?;
+        Ok(r.kvs().first().map(|kv| kv.value().to_vec()))
+    }
+
+    /// Waits until the member's own (serializable) read gives `v`.
+    async fn caught_up(&mut self, v: &str) -> Result<Duration, String> {
+        let start = Instant::now();
+        loop {
+            if self.serializable().await?.as_deref() == Some(v.as_bytes()) {
+                return Ok(start.elapsed());
+            }
+            if start.elapsed() > PROMPT {
+                return Err(format!("{} did not catch up to {v:?}", self.member));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+async fn etcd_serializable(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> {
+    r.caught_up("1").await?;
+    r.hold();
+    let got = async {
+        let rev = r.put("2").await?;
+        let read = r.serializable().await?;
+        Ok::<_, String>((rev, read))
+    }
+    .await;
+    r.release();
+    let (rev, read) = got?;
+    let caught = r.caught_up("2").await?;
+    Ok((
+        vec![read.as_deref() == Some(b"1"), true],
+        format!(
+            "the leader wrote \"2\" at revision {rev}; {} served {:?} while cut off; caught up {} ms after release",
+            r.member,
+            read.map(|v| String::from_utf8_lossy(&v).into_owned()),
+            ms(caught)
+        ),
+    ))
+}
+
+async fn etcd_linearizable(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> {
+    r.caught_up("2").await?;
+    r.hold();
+    let written = r.put("3").await;
+    let (mut m, key) = (r.m.clone(), r.key.clone());
+    let read = tokio::spawn(async move {
+        let res = m.get(key, None).await;
+        (res, Instant::now())
+    });
+    tokio::time::sleep(QUIET).await;
+    let waited = !read.is_finished();
+    let released = Instant::now();
+    r.release();
+    written?;
+    let (res, at) = within(PROMPT, "linearizable get on the member", async {
+        read.await.map_err(|e| e.to_string())
+    })
+    .await?;
+    let value = res
+        .map_err(|e| format!("linearizable get: {e}"))?
+        .kvs()
+        .first()
+        .map(|kv| kv.value().to_vec());
+    Ok((
+        vec![value.as_deref() != Some(b"2"), value.as_deref() == Some(b"3")],
+        format!(
+            "{} {} while cut off (its read index is the leader's) and answered {:?} {} ms after release",
+            r.member,
+            if waited { "did not answer" } else { "ANSWERED" },
+            value.map(|v| String::from_utf8_lossy(&v).into_owned()),
+            ms(at.saturating_duration_since(released))
+        ),
+    ))
+}
+
+async fn etcd_watch(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> {
+    r.caught_up("3").await?;
+    let key = r.key.clone();
+    let (_wm, mut on_member) =
+        within(PROMPT, "watch on the member", r.m.watch(key.as_str(), None)).await?;
+    let (_wl, mut on_leader) =
+        within(PROMPT, "watch on the leader", r.l.watch(key.as_str(), None)).await?;
+    r.hold();
+    let committed = Instant::now();
+    let written = r.put("4").await;
+    // The first message on a stream with events (a created response has none).
+    async fn event(s: &mut etcd_client::WatchStream) -> Result<(), String> {
+        loop {
+            match s.message().await {
+                Ok(Some(m)) if !m.events().is_empty() => return Ok(()),
+                Ok(Some(_)) => continue,
+                Ok(None) => return Err("the watch stream ended".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+    let leader_told = matches!(
+        tokio::time::timeout(PROMPT, event(&mut on_leader)).await,
+        Ok(Ok(()))
+    );
+    let leader_at = committed.elapsed();
+    let member = tokio::spawn(async move {
+        let r = event(&mut on_member).await;
+        (r, Instant::now())
+    });
+    tokio::time::sleep(QUIET).await;
+    let quiet = !member.is_finished();
+    let released = Instant::now();
+    r.release();
+    written?;
+    let told = tokio::time::timeout(PROMPT, member).await;
+    let (told_after, detail) = match told {
+        Ok(Ok((Ok(()), at))) => (
+            at >= released,
+            format!(
+                "the leader's watcher told {} ms after the put, {}'s {} ms after release",
+                ms(leader_at),
+                r.member,
+                ms(at.saturating_duration_since(released))
+            ),
+        ),
+        Ok(Ok((Err(e), _))) => (false, format!("{}'s watch: {e}", r.member)),
+        _ => (false, format!("{}'s watcher was never told", r.member)),
+    };
+    Ok((vec![leader_told, quiet, told_after], detail))
+}
+
+/// One run of the etcd facts.
+async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
+    let facts = [&SERIALIZABLE, &LINEARIZABLE, &ETCD_WATCH];
+    let set_up = async {
+        let (leader, ids) = etcd_ready(c, Duration::from_secs(90)).await?;
+        // The first member that does not lead.
+        let held = (0..3).find(|&i| i != leader).expect("three members");
+        let mut l = etcd_connect(&c.members[leader]).await?;
+        let m = etcd_connect(&c.members[held]).await?;
+        let key = format!("/ensemble-{run}/k");
+        within(PROMPT, "put", l.put(key.as_str(), "1", None)).await?;
+        Ok::<_, String>(EtcdRun {
+            links,
+            member: format!("e{}", held + 1),
+            tags: vec![format!("e{}", held + 1), format!("{:x}", ids[held])],
+            m,
+            l,
+            key,
+        })
+    };
+    let mut r = match set_up.await {
+        Ok(r) => r,
+        Err(e) => return facts.iter().map(|f| f.row(Err(e.clone()), None)).collect(),
+    };
+    let lin = model::etcd_linearizable_new();
+    let (leader_told, not_told, told) = model::etcd_watch_on_apply();
+    let rows = vec![
+        SERIALIZABLE.row(etcd_serializable(&mut r).await, None),
+        LINEARIZABLE.row(etcd_linearizable(&mut r).await, Some(vec![lin, lin])),
+        ETCD_WATCH.row(
+            etcd_watch(&mut r).await,
+            Some(vec![leader_told, not_told, told]),
+        ),
+    ];
+    r.release();
+    rows
+}
+
+/// What the runs found.
+#[derive(Serialize)]
+pub struct Section {
+    pub runs: Vec<Vec<FactRow>>,
+    /// Every run's (fact, real, model) rows are the same.
+    pub runs_identical: bool,
+    pub wall_seconds: f64,
+    pub zk_timing: Option<(u64, u64)>,
+}
+
+impl Section {
+    /// Every row of every run ran, and agrees with the model where the
+    /// model has it.
+    pub fn agrees(&self) -> bool {
+        self.runs.iter().flatten().all(FactRow::ok)
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut md = String::from("\n## Replicated stores: facts of order on real ensembles\n\n");
+        md.push_str(&format!(
+            "A three-server ZooKeeper 3.8 ensemble{} and a three-member etcd 3.4 cluster on loopback, one server's link to its leader held by a proxy that keeps the sockets open (ZooKeeper: server 1's connection to the leader's quorum port, or server 2's, which has `localSessionsEnabled`; etcd: every peer connection a non-leader member dialled or was dialled on). Each fact is a list of steps, in order; `NOT` marks a step that did not happen. The model column is the model store's run of the same behaviour (three servers, the held follower being a follower that has not applied the leader's last commits); *pending*: the model does not have it yet. {} runs, {:.1} s in all.\n",
+            match self.zk_timing {
+                Some((t, s)) => format!(" (tickTime {t} ms, syncLimit {s}: syncLimit × tickTime = {} ms)", t * s),
+                None => String::new(),
+            },
+            self.runs.len(),
+            self.wall_seconds
+        ));
+        for (i, run) in self.runs.iter().enumerate() {
+            md.push_str(&format!(
+                "\nRun {}:\n\n| fact | store | real | model | agree |\n|---|---|---|---|---|\n",
+                i + 1
+            ));
+            for r in run {
+                md.push_str(&format!(
+                    "| `{}`: {} | {} | {} | {} | {} |\n",
+                    r.id,
+                    r.fact,
+                    r.store,
+                    r.real,
+                    r.model.as_deref().unwrap_or("pending"),
+                    match (r.agree, &r.error) {
+                        (_, Some(_)) => "DID NOT RUN",
+                        (Some(true), _) => "yes",
+                        (Some(false), _) => "NO",
+                        (None, _) if r.real_shows => "— (as measured in #50)",
+                        (None, _) => "— (NOT as measured in #50)",
+                    }
+                ));
+            }
+            md.push_str("\nDetails (timings are not compared):\n\n");
+            for r in run {
+                match &r.error {
+                    Some(e) => md.push_str(&format!("- `{}`: did not run: {e}\n", r.id)),
+                    None => md.push_str(&format!("- `{}`: {}\n", r.id, r.detail)),
+                }
+            }
+        }
+        let agreeing = self
+            .runs
+            .iter()
+            .filter(|r| r.iter().all(FactRow::ok))
+            .count();
+        md.push_str(&format!(
+            "\nEvery row with a model agrees with it in {agreeing} of {} runs; the rows are {} across the runs.\n",
+            self.runs.len(),
+            if self.runs_identical { "identical" } else { "NOT identical" }
+        ));
+        let pending: Vec<&str> = self
+            .runs
+            .first()
+            .into_iter()
+            .flatten()
+            .filter(|r| r.model.is_none())
+            .map(|r| r.id)
+            .collect();
+        if !pending.is_empty() {
+            md.push_str(&format!(
+                "\nModel pending for {}: the real facts are recorded; the rows are compared once the model has them.\n",
+                pending.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        md
+    }
+}
+
+/// Runs every fact `runs` times on the ensembles given.
+pub async fn validate(e: &Ensembles, runs: usize) -> Section {
+    let start = Instant::now();
+    let mut all = Vec::new();
+    for run in 1..=runs {
+        let mut rows = Vec::new();
+        if let Some(zk) = &e.zk {
+            rows.extend(zk_run(zk, &e.links, run).await);
+        }
+        if let Some(etcd) = &e.etcd {
+            rows.extend(etcd_run(etcd, &e.links, run).await);
+        }
+        for r in &rows {
+            eprintln!(
+                "ensemble run {run}: {:<24} {}",
+                r.id,
+                match (&r.error, r.agree) {
+                    (Some(e), _) => format!("did not run: {e}"),
+                    (None, Some(true)) => "real and model agree".into(),
+                    (None, Some(false)) => format!(
+                        "real and model DIFFER: real {}; model {}",
+                        r.real,
+                        r.model.as_deref().unwrap_or("")
+                    ),
+                    (None, None) => format!("real {} (model pending)", r.real),
+                }
+            );
+        }
+        all.push(rows);
+    }
+    let key = |run: &Vec<FactRow>| -> Vec<(String, String, Option<String>)> {
+        run.iter()
+            .map(|r| (r.id.to_string(), r.real.clone(), r.model.clone()))
+            .collect()
+    };
+    let runs_identical = all.windows(2).all(|w| key(&w[0]) == key(&w[1]));
+    Section {
+        runs: all,
+        runs_identical,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        zk_timing: e.zk.as_ref().map(|z| (z.tick_ms, z.sync_limit)),
+    }
+}
