@@ -259,8 +259,8 @@ const LOCAL_SESSION: Fact = Fact {
 const FOLLOWER_DROPPED: Fact = Fact {
     id: "zk-follower-dropped",
     store: ZK,
-    fact: "a follower that hears nothing from the leader leaves it after syncLimit × tickTime and closes its clients' connections; until then its client is connected and answered",
-    steps: &["connected and answered until syncLimit × tickTime − tickTime", "disconnected by syncLimit × tickTime + 1 s"],
+    fact: "a follower that hears nothing from the leader leaves it syncLimit × tickTime after the last packet it read and closes its clients' connections; until then its client is connected and answered",
+    steps: &["connected and answered until syncLimit × tickTime after the leader's last packet", "disconnected by syncLimit × tickTime + 1 s after it"],
 };
 const SERIALIZABLE: Fact = Fact {
     id: "etcd-serializable-stale",
@@ -763,14 +763,13 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
     let (before, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
     let mut states = a.state_watcher();
     let bound = r.bound();
-    let tick = Duration::from_millis(r.ens.tick_ms);
     let held = Instant::now();
     r.hold(1);
     let watch = tokio::spawn(async move {
         loop {
             let s = states.changed().await;
             if s != zk::SessionState::SyncConnected {
-                return (s, held.elapsed());
+                return (s, Instant::now());
             }
         }
     });
@@ -784,14 +783,14 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
             a.get_data(&r.x()),
         )
         .await?;
-        tokio::time::sleep((bound - tick).saturating_sub(held.elapsed())).await;
-        let connected = !watch.is_finished() && a.state() == zk::SessionState::SyncConnected;
-        Ok::<_, String>((read, connected))
+        Ok::<_, String>(read)
     };
-    let got = go.await;
+    let read = go.await;
     let dropped = tokio::time::timeout(bound + Duration::from_secs(3), watch).await;
+    // Held, nothing has passed since the hold (a read in flight waits).
+    let last = r.links.last_delivered("zk1");
     r.release();
-    let (read, connected) = got?;
+    let read = read?;
     let (state, at) = match dropped {
         Ok(Ok(d)) => d,
         _ => {
@@ -801,15 +800,24 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
             ))
         }
     };
+    // The follower counts syncLimit × tickTime from the last packet it
+    // read from the leader: the last the proxy passed on before the hold.
+    let last = last.ok_or("no packet from the leader went through link zk1")?;
+    let after_last = at.saturating_duration_since(last);
     drop(a);
     let rejoined = r.caught_up(1, Duration::from_secs(30)).await?;
     Ok((
-        vec![connected && read == before, at <= bound + Duration::from_secs(1)],
+        vec![
+            read == before && after_last >= bound,
+            after_last <= bound + Duration::from_secs(1),
+        ],
         format!(
-            "read {:?} on server 1 at {} ms into the hold; the client {state} at {} ms (syncLimit × tickTime = {} ms); server 1 followed again and caught up {} ms after release",
+            "read {:?} on server 1 at {} ms into the hold; the leader's last packet passed {} ms before the hold; the client {state} {} ms after it, {} ms into the hold (syncLimit × tickTime = {} ms); server 1 followed again and caught up {} ms after release",
             String::from_utf8_lossy(&read),
             ms(bound / 2),
-            ms(at),
+            ms(held.saturating_duration_since(last)),
+            ms(after_last),
+            ms(at.saturating_duration_since(held)),
             ms(bound),
             ms(rejoined)
         ),

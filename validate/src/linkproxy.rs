@@ -16,18 +16,24 @@
 //! meanwhile waits (in the proxy and in the kernel's buffers) and flows
 //! on release.
 //!
+//! Each proxy notes when it last passed bytes to the dialler (from the
+//! upstream server: a ZooKeeper leader's packets to its follower), so that
+//! a timeout the dialler counts from its last read can be measured.
+//!
 //! All the proxies run on one thread with its own tokio runtime, so that
 //! the validator's blocking work never stalls a link; they are started
 //! before the servers can form their ensemble, and live as long as the
 //! validator.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+
+type Delivered = Arc<Mutex<HashMap<String, Instant>>>;
 
 /// One proxy: where it listens, where it forwards, its label.
 #[derive(Clone, Debug)]
@@ -63,6 +69,8 @@ impl LinkSpec {
 /// connection.
 pub struct Links {
     held: watch::Sender<BTreeSet<String>>,
+    /// By label: when bytes last went from the upstream to the dialler.
+    delivered: Delivered,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -82,6 +90,8 @@ impl Links {
         }
         let (held, _) = watch::channel(BTreeSet::new());
         let tx = held.clone();
+        let delivered = Delivered::default();
+        let noted = delivered.clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -100,6 +110,7 @@ impl Links {
                             listener,
                             Arc::new(spec),
                             tx.clone(),
+                            noted.clone(),
                         )));
                     }
                     let _ = stopped.await;
@@ -111,6 +122,7 @@ impl Links {
             .map_err(|e| format!("link proxies: cannot start their thread: {e}"))?;
         Ok(Links {
             held,
+            delivered,
             stop: Some(stop),
             thread: Some(thread),
         })
@@ -124,6 +136,12 @@ impl Links {
     /// Lets everything flow again.
     pub fn release(&self) {
         self.held.send_replace(BTreeSet::new());
+    }
+
+    /// When proxy `label` last passed bytes from its upstream to a
+    /// dialler.
+    pub fn last_delivered(&self, label: &str) -> Option<Instant> {
+        self.delivered.lock().unwrap().get(label).copied()
     }
 }
 
@@ -143,13 +161,19 @@ async fn accept_loop(
     listener: TcpListener,
     spec: Arc<LinkSpec>,
     held: watch::Sender<BTreeSet<String>>,
+    delivered: Delivered,
 ) {
     loop {
         let Ok((conn, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        tokio::spawn(serve(conn, spec.clone(), held.subscribe()));
+        tokio::spawn(serve(
+            conn,
+            spec.clone(),
+            held.subscribe(),
+            delivered.clone(),
+        ));
     }
 }
 
@@ -188,6 +212,7 @@ async fn serve(
     mut conn: TcpStream,
     spec: Arc<LinkSpec>,
     mut rx: watch::Receiver<BTreeSet<String>>,
+    delivered: Delivered,
 ) {
     let head = if spec.sniff_http {
         sniff(&mut conn).await
@@ -212,18 +237,20 @@ async fn serve(
     // Either way ends on an error; a clean end of one way lets the other
     // go on (a half-close), as TCP does.
     let _ = tokio::try_join!(
-        pump(cr, uw, rx.clone(), tags.clone()),
-        pump(ur, cw, rx, tags),
+        pump(cr, uw, rx.clone(), tags.clone(), None),
+        pump(ur, cw, rx, tags, Some((delivered, spec.label.clone()))),
     );
 }
 
 /// Passes bytes from `r` to `w` while the connection's tags are not held;
-/// at the end of `r` (once released) shuts `w` down.
+/// at the end of `r` (once released) shuts `w` down. With `note`, notes
+/// under its label when it last passed bytes on.
 async fn pump(
     mut r: impl AsyncRead + Unpin,
     mut w: impl AsyncWrite + Unpin,
     mut rx: watch::Receiver<BTreeSet<String>>,
     tags: Arc<BTreeSet<String>>,
+    note: Option<(Delivered, String)>,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -236,6 +263,12 @@ async fn pump(
             return Ok(());
         }
         w.write_all(&buf[..n]).await?;
+        if let Some((delivered, label)) = &note {
+            delivered
+                .lock()
+                .unwrap()
+                .insert(label.clone(), Instant::now());
+        }
     }
 }
 
