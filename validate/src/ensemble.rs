@@ -303,6 +303,13 @@ fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
 
+/// A value read, for the details: `"1"`, or `no value`.
+fn shown(v: Option<&[u8]>) -> String {
+    v.map_or("no value".into(), |v| {
+        format!("{:?}", String::from_utf8_lossy(v))
+    })
+}
+
 // --- ZooKeeper ---
 
 /// A four-letter word's answer.
@@ -750,9 +757,11 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
     Ok((
         vec![n.is_some(), lists(&listing), after.is_some() && !lists(&after)],
         format!(
-            "the leader listed {at_leader:?} after the holder's closeSession; the new session on server 2 {} {} ms into the hold and listed {listing:?}; after catching up {after:?}",
+            "the leader listed {at_leader:?} after the holder's closeSession; the new session on server 2 {} {} ms into the hold and listed {}; after catching up {}",
             if n.is_some() { "opened" } else { "did NOT open" },
-            ms(opened_in)
+            ms(opened_in),
+            listing.map_or("nothing".into(), |l| format!("{l:?}")),
+            after.map_or("nothing".into(), |l| format!("{l:?}"))
         ),
     ))
 }
@@ -1018,9 +1027,9 @@ async fn etcd_serializable(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), S
     Ok((
         vec![read.as_deref() == Some(b"1"), true],
         format!(
-            "the leader wrote \"2\" at revision {rev}; {} served {:?} while cut off; caught up {} ms after release",
+            "the leader wrote \"2\" at revision {rev}; {} served {} while cut off; caught up {} ms after release",
             r.member,
-            read.map(|v| String::from_utf8_lossy(&v).into_owned()),
+            shown(read.as_deref()),
             ms(caught)
         ),
     ))
@@ -1052,10 +1061,10 @@ async fn etcd_linearizable(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), S
     Ok((
         vec![value.as_deref() != Some(b"2"), value.as_deref() == Some(b"3")],
         format!(
-            "{} {} while cut off (its read index is the leader's) and answered {:?} {} ms after release",
+            "{} {} while cut off (its read index is the leader's) and answered {} {} ms after release",
             r.member,
             if waited { "did not answer" } else { "ANSWERED" },
-            value.map(|v| String::from_utf8_lossy(&v).into_owned()),
+            shown(value.as_deref()),
             ms(at.saturating_duration_since(released))
         ),
     ))
