@@ -66,6 +66,12 @@ trap cleanup EXIT
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+free_ports() { # n: that many distinct free ports, one Python start for all
+  python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
 wait_port() { # name port
   for _ in $(seq 1 150); do
     if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $2), 0.2)" 2>/dev/null; then
@@ -131,14 +137,10 @@ redis primary "$primary_port"
 # that server 1's refusal of a client ahead of it is in its log.
 zke_tick=250
 zke_sync=8
-zke_client=() zke_quorum=() zke_election=()
-for i in 0 1 2; do
-  zke_client+=("$(free_port)")
-  zke_quorum+=("$(free_port)")
-  zke_election+=("$(free_port)")
-done
-zke_link1=$(free_port)
-zke_link2=$(free_port)
+read -r -a p <<< "$(free_ports 11)"
+zke_client=("${p[@]:0:3}") zke_quorum=("${p[@]:3:3}") zke_election=("${p[@]:6:3}")
+zke_link1=${p[9]}
+zke_link2=${p[10]}
 zke_log=""
 [ -f /usr/share/java/slf4j-simple.jar ] && zke_log=":/usr/share/java/slf4j-simple.jar"
 zke_start() { # server id
@@ -173,12 +175,10 @@ zke_start 3
 # connection goes through them; --pre-vote, so that a member cut off and
 # let back does not unseat the leader, and an election timeout longer than
 # any hold.
-ec_client=() ec_peer=() ec_proxy=()
+read -r -a p <<< "$(free_ports 9)"
+ec_client=("${p[@]:0:3}") ec_peer=("${p[@]:3:3}") ec_proxy=("${p[@]:6:3}")
 ec_initial=""
 for i in 1 2 3; do
-  ec_client+=("$(free_port)")
-  ec_peer+=("$(free_port)")
-  ec_proxy+=("$(free_port)")
   ec_initial="$ec_initial,ve$i=http://127.0.0.1:${ec_proxy[$((i - 1))]}"
 done
 for i in 1 2 3; do
