@@ -876,6 +876,8 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
     let (held, answered, read_new) = model::zk_sync_waits();
     let (leader_told, not_told, told) = model::zk_watch_on_apply();
     let (waiting, connected) = model::zk_new_session_waits();
+    let (refused, accepted) = model::zk_reconnect_refused();
+    let (opened, lists, gone) = model::zk_local_session_stale();
     let mut rows = vec![
         STALE_READ.row(
             zk_stale_read(&r).await,
@@ -889,12 +891,15 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
             zk_watch_on_apply(&r).await,
             Some(vec![leader_told, not_told, told]),
         ),
-        RECONNECT_REFUSED.row(zk_reconnect_refused(&r).await, None),
+        RECONNECT_REFUSED.row(
+            zk_reconnect_refused(&r).await,
+            Some(vec![refused, accepted]),
+        ),
         NEW_SESSION_WAITS.row(
             zk_new_session_waits(&r).await,
             Some(vec![waiting, connected]),
         ),
-        LOCAL_SESSION.row(zk_local_session(&r).await, None),
+        LOCAL_SESSION.row(zk_local_session(&r).await, Some(vec![opened, lists, gone])),
     ];
     rows.push(FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, None));
     r.release();
@@ -1287,5 +1292,33 @@ pub async fn validate(e: &Ensembles, runs: usize) -> Section {
         runs_identical,
         wall_seconds: start.elapsed().as_secs_f64(),
         zk_timing: e.zk.as_ref().map(|z| (z.tick_ms, z.sync_limit)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row agrees when real and model take the same steps; one that
+    /// differs, or could not run, fails the run; a pending model fails
+    /// nothing but says whether the real fact is #50's.
+    #[test]
+    fn rows_compare_the_steps() {
+        let ok = || Ok((vec![true, true], String::new()));
+        let same = RECONNECT_REFUSED.row(ok(), Some(vec![true, true]));
+        assert_eq!(same.agree, Some(true));
+        assert!(same.ok());
+        let differs = RECONNECT_REFUSED.row(ok(), Some(vec![true, false]));
+        assert_eq!(
+            differs.model.as_deref(),
+            Some("refused while behind the client's zxid → NOT accepted once caught up")
+        );
+        assert!(!differs.ok());
+        assert!(!RECONNECT_REFUSED
+            .row(Err("down".into()), Some(vec![true, true]))
+            .ok());
+        let pending = SERIALIZABLE.row(Ok((vec![false, true], String::new())), None);
+        assert!(pending.ok() && !pending.real_shows && pending.agree.is_none());
+        assert!(!SERIALIZABLE.row(Err("down".into()), None).ok());
     }
 }

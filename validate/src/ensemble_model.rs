@@ -71,12 +71,13 @@ fn key() -> Key {
 
 impl Ens {
     fn new(face: Face) -> Ens {
+        Ens::with(face, false)
+    }
+
+    /// With ZooKeeper's local sessions (`localSessionsEnabled`) or without.
+    fn with(face: Face, local_sessions: bool) -> Ens {
         let store = Store {
-            ensemble: Some(EnsembleCfg {
-                servers: 3,
-                clients: 3,
-                max_lag: u32::MAX,
-            }),
+            ensemble: Some(EnsembleCfg::new(face, 3, 3, u32::MAX, local_sessions)),
             ..Store::for_face(face, Duration::from_secs(4), Setup::lock_dir())
         };
         let st = store.initial_state();
@@ -136,6 +137,43 @@ impl Ens {
         all
     }
 
+    /// Server 2 (follower 1) applies everything it missed.
+    fn catch_up_server_2(&mut self) {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        while cow.ensemble.as_ref().is_some_and(|e| e.lag(1) > 0) {
+            self.store.apply_next(&mut cow, 1, &mut out);
+        }
+        self.st = cow.into_owned();
+    }
+
+    /// Client `c`'s session reconnects on a new connection (the store
+    /// moves it to the next server not behind what it has seen).
+    fn reconnect(&mut self, c: ClientIdx) {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        self.store
+            .reconnected(&mut cow, SessionId::first(c), &mut out);
+        self.st = cow.into_owned();
+    }
+
+    /// The leader expires client `c`'s first session.
+    fn expire(&mut self, c: ClientIdx) {
+        let mut cow = Cow::Borrowed(&self.st);
+        let mut out = Out::new();
+        self.store.on_timeout(
+            store_id(),
+            &mut cow,
+            &models::msg::Timer::Expiry(SessionId::first(c)),
+            &mut out,
+        );
+        self.st = cow.into_owned();
+    }
+
+    fn server(&self, c: ClientIdx) -> u8 {
+        self.st.ensemble.as_ref().map_or(0, |e| e.server(c))
+    }
+
     fn catch_up(&mut self) {
         let mut cow = Cow::Borrowed(&self.st);
         let mut out = Out::new();
@@ -148,11 +186,15 @@ impl Ens {
     }
 
     fn create(&mut self, c: ClientIdx, name: &str) -> Sent {
-        self.send(
-            c,
+        self.create_node(SessionId::first(c), name, false)
+    }
+
+    fn create_node(&mut self, session: SessionId, name: &str, ephemeral: bool) -> Sent {
+        self.send_as(
+            session,
             Request::Create {
                 path: node(name),
-                ephemeral: false,
+                ephemeral,
                 sequential: false,
                 data: Data::Empty,
             },
@@ -160,14 +202,18 @@ impl Ens {
     }
 
     fn list(&mut self, c: ClientIdx) -> Option<Vec<String>> {
-        let s = self.send(
-            c,
+        self.list_as(SessionId::first(c))
+    }
+
+    fn list_as(&mut self, session: SessionId) -> Option<Vec<String>> {
+        let s = self.send_as(
+            session,
             Request::GetChildren {
                 path: lock_dir(),
                 watch: false,
             },
         );
-        replies(&s, c).first().map(names)
+        replies(&s, session.client).first().map(names)
     }
 
     fn put(&mut self, c: ClientIdx, value: u64) -> Sent {
@@ -254,6 +300,60 @@ pub fn zk_new_session_waits() -> (bool, bool) {
     (waiting, connected)
 }
 
+/// ZooKeeper: the leader's client (client 2) writes and so has seen the
+/// leader's position; server 1 has not applied the write, server 2 has.
+/// Its reconnect, trying server 1 first (the next round from the
+/// leader), is refused there; the same reconnect once server 1 has caught
+/// up lands on server 1. (refused while behind, accepted once caught up)
+pub fn zk_reconnect_refused() -> (bool, bool) {
+    let run = |caught_up: bool| {
+        let mut e = Ens::new(Face::ZooKeeper);
+        e.create(2, "a");
+        e.catch_up_server_2();
+        if caught_up {
+            e.release();
+        }
+        let refusing =
+            e.st.ensemble
+                .as_ref()
+                .map(|en| en.refusing(2))
+                .unwrap_or_default();
+        e.reconnect(2);
+        (refusing, e.server(2))
+    };
+    let (behind, landed) = run(false);
+    let (after, landed_after) = run(true);
+    (
+        behind == [1] && landed != 1,
+        after.is_empty() && landed_after == 1,
+    )
+}
+
+/// ZooKeeper with local sessions: client 2's session on the leader makes
+/// an ephemeral node, every server applies it, and the leader ends the
+/// session (an expiry: the model's `closeSession` is the same committed
+/// end); server 1 has not applied the end. Client 0's new session on
+/// server 1 opens at once and lists the node; once server 1 has applied
+/// the end, no more. (opened at once, lists the node, gone once applied)
+pub fn zk_local_session_stale() -> (bool, bool, bool) {
+    let mut e = Ens::with(Face::ZooKeeper, true);
+    e.create_node(SessionId::first(2), "h", true);
+    e.catch_up();
+    e.expire(2);
+    let fresh = SessionId {
+        incarnation: 1,
+        ..SessionId::first(0)
+    };
+    let opened = replies(&e.send_as(fresh, Request::Connect), 0)
+        .iter()
+        .any(|r| matches!(r, Reply::Connected));
+    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
+    let stale = lists(&e.list_as(fresh));
+    e.release();
+    let after = e.list_as(fresh);
+    (opened, stale, after.is_some() && !lists(&after))
+}
+
 /// etcd: the leader puts a new value; a linearizable `Range` from server
 /// 1's client is the leader's (its read index). (the new value)
 pub fn etcd_linearizable_new() -> bool {
@@ -293,6 +393,8 @@ mod tests {
         assert_eq!(super::zk_sync_waits(), (true, true, true));
         assert_eq!(super::zk_watch_on_apply(), (true, true, true));
         assert_eq!(super::zk_new_session_waits(), (true, true));
+        assert_eq!(super::zk_reconnect_refused(), (true, true));
+        assert_eq!(super::zk_local_session_stale(), (true, true, true));
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_watch_on_apply(), (true, true, true));
     }
