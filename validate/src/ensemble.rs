@@ -901,7 +901,11 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         ),
         LOCAL_SESSION.row(zk_local_session(&r).await, Some(vec![opened, lists, gone])),
     ];
-    rows.push(FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, None));
+    let (answered, dropped, twin) = model::zk_follower_dropped();
+    let mut row =
+        FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, Some(vec![answered, dropped]));
+    row.detail.push_str(&format!("; model: {twin}"));
+    rows.push(row);
     r.release();
     rows
 }

@@ -2,7 +2,9 @@
 //! model store of a three-server ZooKeeper ensemble or etcd cluster, its
 //! steps called directly (as `models/tests/ensemble.rs` does), running
 //! the same behaviour as each real experiment and saying what it shows in
-//! the same words.
+//! the same words. When a cut-off follower gives its leader up is the
+//! simulator's to say: that fact's timing comes from its twin scenario's
+//! trace.
 //!
 //! Clients are placed as the model places them: client 0 on server 1 (a
 //! follower, the one that lags: the real experiments' held server),
@@ -354,6 +356,78 @@ pub fn zk_local_session_stale() -> (bool, bool, bool) {
     (opened, stale, after.is_some() && !lists(&after))
 }
 
+/// ZooKeeper: server 1 cut off from the leader (the real hold) with a
+/// write outstanding still answers its client from its own view, and
+/// closes nothing; given up (`drop_follower`), it names the client whose
+/// connection it closes. When it gives up is the simulator's rule: the
+/// twin scenario `isolated-follower-short-sync-limit` (syncLimit ×
+/// tickTime = `sync_limit_ms`, 2 s), whose trace says when server 1 was
+/// cut off and when it was dropped; the model's cut-off is the leader's
+/// last packet. (answered until the bound, dropped by the bound + 1 s),
+/// and what the twin's trace showed.
+pub fn zk_follower_dropped() -> (bool, bool, String) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    {
+        let mut cow = Cow::Borrowed(&e.st);
+        e.store.cut_off(&mut cow, 0);
+        e.st = cow.into_owned();
+    }
+    e.create(2, "a");
+    let answered_stale = e.list(0).is_some_and(|n| n.is_empty());
+    let closed = {
+        let mut cow = Cow::Borrowed(&e.st);
+        let clients = e.store.drop_follower(&mut cow, 0);
+        e.st = cow.into_owned();
+        clients
+    };
+    let (after, words) = match twin_drop_after() {
+        Ok((after, bound)) => (
+            Some((after, bound)),
+            format!(
+                "the twin's server 1 was dropped {} ms after it was cut off (sync_limit_ms {})",
+                after / 1000,
+                bound / 1000
+            ),
+        ),
+        Err(e) => (None, e),
+    };
+    let within = |ok: fn(u64, u64) -> bool| after.is_some_and(|(a, b)| ok(a, b));
+    (
+        answered_stale && within(|a, b| a >= b),
+        closed.contains(&0) && within(|a, b| a <= b + 1_000_000),
+        words,
+    )
+}
+
+/// The twin scenario's drop: (µs from server 1's cut-off to its drop,
+/// the scenario's sync limit in µs).
+fn twin_drop_after() -> Result<(u64, u64), String> {
+    use sim::trace::{FollowerChange, TraceEvent};
+    let file = "scenarios/isolated-follower-short-sync-limit.toml";
+    let scenario = crate::twin::parse(
+        file,
+        include_str!("../../scenarios/isolated-follower-short-sync-limit.toml"),
+    )?;
+    let bound = scenario
+        .timing
+        .sync_limit_us
+        .ok_or_else(|| format!("{file} sets no sync_limit_ms"))?;
+    let run = crate::twin::run(&scenario);
+    let at = |want: fn(&FollowerChange) -> bool| {
+        run.outcome.trace.iter().find_map(|l| match &l.event {
+            TraceEvent::Follower { server: 1, change } if want(change) => Some(l.t),
+            _ => None,
+        })
+    };
+    match (
+        at(|c| matches!(c, FollowerChange::CutOff { .. })),
+        at(|c| matches!(c, FollowerChange::Dropped)),
+    ) {
+        (Some(cut), Some(dropped)) => Ok((dropped.saturating_sub(cut), bound)),
+        _ => Err(format!("{file}: server 1 was not cut off and dropped")),
+    }
+}
+
 /// etcd: the leader puts a new value; a linearizable `Range` from server
 /// 1's client is the leader's (its read index). (the new value)
 pub fn etcd_linearizable_new() -> bool {
@@ -395,6 +469,8 @@ mod tests {
         assert_eq!(super::zk_new_session_waits(), (true, true));
         assert_eq!(super::zk_reconnect_refused(), (true, true));
         assert_eq!(super::zk_local_session_stale(), (true, true, true));
+        let (answered, dropped, words) = super::zk_follower_dropped();
+        assert!(answered && dropped, "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_watch_on_apply(), (true, true, true));
     }

@@ -274,7 +274,9 @@ impl Replay {
                         "the baseline has no faults, but its trace has `{line}`"
                     ))
                 }
-                TraceEvent::Apply { .. } | TraceEvent::Follower { .. } | TraceEvent::Moved { .. } => {
+                TraceEvent::Apply { .. }
+                | TraceEvent::Follower { .. }
+                | TraceEvent::Moved { .. } => {
                     return Err(format!(
                         "the conformance replay runs one server, but its trace has `{line}`"
                     ))
