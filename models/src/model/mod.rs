@@ -129,12 +129,15 @@ fn forget_unread_positions(state: &mut ModelState) {
         .ensemble
         .as_ref()
         .is_some_and(|e| e.seen.iter().any(|&p| p > 0));
+    if !remembered {
+        return;
+    }
     let b = state.budget;
     let under_way = state
         .clients
         .iter()
         .any(|s| s.partitioned || s.status == Status::Paused);
-    if remembered && b.pauses == 0 && b.partitions == 0 && !under_way {
+    if b.pauses == 0 && b.partitions == 0 && !under_way {
         let store = Shared::make_mut(&mut state.store);
         let e = store.ensemble.as_mut().expect("an ensemble");
         e.seen.iter_mut().for_each(|p| *p = 0);
