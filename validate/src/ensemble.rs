@@ -351,21 +351,6 @@ fn persistent() -> zk::CreateOptions<'static> {
     zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
 }
 
-async fn delete_tree(c: &zk::Client, root: &str) {
-    let mut found = vec![root.to_string()];
-    let mut at = 0;
-    while at < found.len() {
-        if let Ok(children) = c.list_children(&found[at]).await {
-            let parent = found[at].clone();
-            found.extend(children.into_iter().map(|ch| format!("{parent}/{ch}")));
-        }
-        at += 1;
-    }
-    for path in found.iter().rev() {
-        let _ = c.delete(path, None).await;
-    }
-}
-
 struct ZkRun<'a> {
     ens: &'a ZkEnsemble,
     links: &'a Links,
@@ -848,7 +833,7 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         zk_ready(ens, Duration::from_secs(90)).await?;
         let l = zk_client(&ens.servers[2]).await?;
         let base = format!("/ensemble-{run}");
-        delete_tree(&l, &base).await;
+        crate::delete_tree(&l, &base).await;
         within(
             PROMPT,
             "create the run's directory",

@@ -316,9 +316,37 @@ fn fair(recipe: &str) -> bool {
     )
 }
 
+/// A run of one section alone (`--redis-only`, `--ensemble-only`): its
+/// report written and printed, and the exit status its verdict gives.
+fn write_one_section(
+    args: &Args,
+    what: &str,
+    markdown: &str,
+    json: &serde_json::Value,
+    agrees: bool,
+) -> ExitCode {
+    let md = format!("# Model vs real servers: {what}\n{markdown}");
+    std::fs::write(args.out.join("validation.md"), &md).expect("write");
+    std::fs::write(
+        args.out.join("validation.json"),
+        serde_json::to_string_pretty(json).unwrap(),
+    )
+    .expect("write");
+    println!("{md}");
+    println!("written: {}", args.out.join("validation.md").display());
+    if agrees {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "lockstep-validate: model and real {what} differ (see {})",
+        args.out.join("validation.md").display()
+    );
+    ExitCode::from(1)
+}
+
 /// Deletes `root` and everything under it (children first); a path that
 /// is not there is nothing to do.
-async fn delete_tree(c: &zookeeper_client::Client, root: &str) {
+pub(crate) async fn delete_tree(c: &zookeeper_client::Client, root: &str) {
     let mut found = vec![root.to_string()];
     let mut at = 0;
     while at < found.len() {
@@ -1176,48 +1204,22 @@ async fn main() -> ExitCode {
     std::fs::create_dir_all(&args.out).expect("create the output directory");
     if let (true, Some(e)) = (args.ensemble_only, &ensembles) {
         let section = ensemble::validate(e, args.ensemble_runs).await;
-        let md = format!("# Model vs real servers: ensembles\n{}", section.markdown());
-        std::fs::write(args.out.join("validation.md"), &md).expect("write");
-        std::fs::write(
-            args.out.join("validation.json"),
-            serde_json::to_string_pretty(&serde_json::json!({ "ensembles": section })).unwrap(),
-        )
-        .expect("write");
-        println!("{md}");
-        println!("written: {}", args.out.join("validation.md").display());
-        return if section.agrees() {
-            ExitCode::SUCCESS
-        } else {
-            eprintln!(
-                "lockstep-validate: model and real ensembles differ (see {})",
-                args.out.join("validation.md").display()
-            );
-            ExitCode::from(1)
-        };
+        let json = serde_json::json!({ "ensembles": section });
+        return write_one_section(
+            &args,
+            "ensembles",
+            &section.markdown(),
+            &json,
+            section.agrees(),
+        );
     }
     if args.redis_only {
         let Some(section) = redis::validate(&args, &counts).await else {
             eprintln!("lockstep-validate: --redis-only needs --redis");
             return ExitCode::from(2);
         };
-        let md = format!("# Model vs real servers: Redis\n{}", section.markdown());
-        std::fs::write(args.out.join("validation.md"), &md).expect("write");
-        std::fs::write(
-            args.out.join("validation.json"),
-            serde_json::to_string_pretty(&serde_json::json!({ "redis": section })).unwrap(),
-        )
-        .expect("write");
-        println!("{md}");
-        println!("written: {}", args.out.join("validation.md").display());
-        return if section.agrees() {
-            ExitCode::SUCCESS
-        } else {
-            eprintln!(
-                "lockstep-validate: model and real Redis differ (see {})",
-                args.out.join("validation.md").display()
-            );
-            ExitCode::from(1)
-        };
+        let json = serde_json::json!({ "redis": section });
+        return write_one_section(&args, "Redis", &section.markdown(), &json, section.agrees());
     }
     let mut rows = Vec::new();
     for recipe in validated_recipes() {
