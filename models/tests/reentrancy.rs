@@ -116,7 +116,7 @@ fn reentries_are_refused_where_nothing_models_them() {
         assert!(
             e.reason.contains(
                 "recipes that do: fair-predecessor:curator, fair-predecessor:kazoo, \
-                 etcd-revision, etcd-revision:v3.4, etcd-revision:trylock"
+                 fair-predecessor:sync, etcd-revision, etcd-revision:v3.4, etcd-revision:trylock"
             ),
             "{e}"
         );
