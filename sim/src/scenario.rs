@@ -1976,6 +1976,25 @@ fn check_schedule(
         let kind = s.kind.name();
         if matches!(s.kind, FaultKind::Lag | FaultKind::Isolate) {
             check_follower_fault(s, &key, (servers, store_of.0), err)?;
+            // One at a time on a follower: the end of one is the end of
+            // its lag, which another under way would not share.
+            let ends = |f: &ScheduledFault| f.at_ms.saturating_add(f.duration_ms.unwrap_or(0));
+            let overlaps = schedule[..i].iter().any(|o| {
+                matches!(o.kind, FaultKind::Lag | FaultKind::Isolate)
+                    && o.server == s.server
+                    && o.at_ms < ends(s)
+                    && s.at_ms < ends(o)
+            });
+            if overlaps {
+                return Err(err(
+                    &format!("{key}.at_ms"),
+                    format!(
+                        "overlaps an earlier lag or isolate of server {}: one at a time on a \
+                         follower",
+                        s.server.unwrap_or(0)
+                    ),
+                ));
+            }
             continue;
         }
         if let Some(server) = s.server {

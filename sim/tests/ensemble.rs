@@ -143,6 +143,14 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
         (lock(3, "sync_limit_ms = 0\n"), "timing.sync_limit_ms", "more than 0"),
         (
             format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"isolate\"\nserver = 1\nduration_ms = 100\n",
+                lag(3, "server = 1\nduration_ms = 100")
+            ),
+            "schedule[1].at_ms",
+            "overlaps an earlier lag or isolate of server 1",
+        ),
+        (
+            format!(
                 "{}[[schedule]]\nat_ms = 10\nkind = \"pause\"\nclient = 0\nserver = 1\nduration_ms = 100\n",
                 lock(3, "")
             ),
@@ -311,5 +319,29 @@ fn an_isolated_follower_keeps_its_holder_until_sync_limit() {
         );
         let g = simulate(&short, seed, true);
         assert!(g.violations.is_empty(), "seed {seed}: {:?}", g.violations);
+    }
+}
+
+/// A client paused while its follower gave the leader up finds the
+/// connection closed when it resumes, however short the pause, and
+/// reconnects elsewhere at once: it is not left talking to a server that
+/// answers nothing until it rejoins.
+#[test]
+fn a_client_frozen_while_its_follower_dropped_reconnects_when_it_resumes() {
+    let s = parse(
+        "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 2\nrounds = 2\n\
+         servers = 3\n[timing]\nsession_timeout_ms = 8000\nsync_limit_ms = 3000\n\
+         think_ms = [20, 50]\nhold_ms = [200, 400]\n\
+         [[schedule]]\nat_ms = 100\nkind = \"isolate\"\nserver = 1\nduration_ms = 10000\n\
+         [[schedule]]\nat_ms = 2900\nkind = \"pause\"\nclient = 0\nduration_ms = 300\n",
+    )
+    .unwrap();
+    for seed in 0..10 {
+        let o = simulate(&s, seed, true);
+        let moved = o
+            .trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Moved { client: 0, .. }));
+        assert_eq!(moved.map(|l| l.t), Some(3_200_000), "seed {seed}");
     }
 }

@@ -57,6 +57,7 @@ use models::properties::{
 };
 use models::recipe::{App, Face};
 use models::resource::{Resource, ResourceState};
+use models::store::ensemble::LeaderLink;
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
 use stateright::actor::{Actor, Command, Id, Out};
@@ -1077,8 +1078,11 @@ impl<'a> Sim<'a> {
                 // reconnects; etcd's gRPC connection survives a pause.
                 // A client whose link is still cut only notices the silence
                 // now; its reconnect comes with the heal.
+                // A server that gave the leader up while the client was
+                // frozen closed its connection: the client finds it closed.
+                let closed = self.store_state.link_of(c) == LeaderLink::Down;
                 let past = self.client.recipe.face() == Face::ZooKeeper
-                    && (!alive || self.now >= self.drops_at_us(c));
+                    && (!alive || closed || self.now >= self.drops_at_us(c));
                 let cut = self.clients[c as usize].partitioned;
                 let reconnect = past && !cut;
                 let rt = &mut self.clients[c as usize];
@@ -1138,8 +1142,11 @@ impl<'a> Sim<'a> {
                 // Past the client's read timeout (2/3 of the session
                 // timeout), or past the session itself, the connection is
                 // given up and made anew: what was in flight on it is lost,
-                // and the client resends.
-                let reconnect = !alive || self.now >= drops;
+                // and the client resends. So is one a server closed (it
+                // gave the leader up) while the link was cut.
+                let closed = self.store_state.link_of(c) == LeaderLink::Down;
+                let rt = &mut self.clients[c as usize];
+                let reconnect = !alive || closed || self.now >= drops;
                 let held = std::mem::take(&mut rt.cut_link);
                 if !reconnect {
                     // The connection survived: what the cut held arrives
@@ -1279,7 +1286,8 @@ impl<'a> Sim<'a> {
     /// A cut-off follower gives the leader up (`Learner.shutdown`): it
     /// closes its clients' connections, and each running client reconnects
     /// to another server at once (SUSPENDED, then RECONNECTED or LOST).
-    /// A paused or cut-off client finds out when its own fault ends.
+    /// A paused or cut-off client finds the connection closed when its
+    /// own fault ends.
     fn follower_drop(&mut self, f: u8) {
         let clients = self
             .store
