@@ -10,24 +10,17 @@
 //! session no read goes back, and a new session starts no older than its
 //! creation.
 
-use models::ids::{client_id, store_id, ClientIdx, Data, SessionId, ZPath};
-use models::msg::{Msg, Reply, Request, Timer};
+use models::ids::{ClientIdx, Data, SessionId, ZPath};
+use models::msg::{Msg, Reply, Request};
 use models::recipe::Setup;
-use models::store::{EnsembleCfg, Store, StoreState};
+use models::store::driver::{Sent, StoreDriver};
+use models::store::{EnsembleCfg, Store};
 use proptest::prelude::*;
-use stateright::actor::{Actor, Command, Out};
-use std::borrow::Cow;
 use std::time::Duration;
 
 /// A three-server ZooKeeper ensemble and three clients: client 0 on
 /// server 1, client 1 on server 2, client 2 on the leader (server 0).
-struct Ens {
-    store: Store,
-    st: StoreState,
-}
-
-/// What one step sent: (to, message).
-type Sent = Vec<(ClientIdx, Msg)>;
+struct Ens(StoreDriver);
 
 fn sid(c: ClientIdx) -> SessionId {
     SessionId::first(c)
@@ -58,15 +51,6 @@ fn exists(name: &str) -> Request {
         path: node(name),
         watch: true,
     }
-}
-
-fn sent(out: Out<Store>) -> Sent {
-    out.into_iter()
-        .filter_map(|c| match c {
-            Command::Send(to, msg) => Some((models::ids::client_of(to)?, msg)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The replies in `sent` to client `c`.
@@ -107,8 +91,7 @@ impl Ens {
                 Setup::lock_dir(),
             )
         };
-        let st = store.initial_state();
-        let mut e = Ens { store, st };
+        let mut e = Ens(StoreDriver::new(store));
         // Every client connected, every server caught up.
         for c in 0..3 {
             e.send(c, Request::Connect);
@@ -118,81 +101,45 @@ impl Ens {
     }
 
     fn send(&mut self, c: ClientIdx, req: Request) -> Sent {
-        self.send_in(sid(c), req)
-    }
-
-    /// `req` in session `session` of its client.
-    fn send_in(&mut self, session: SessionId, req: Request) -> Sent {
-        let c = session.client;
-        let msg = Msg::Request {
-            session,
-            epoch: 0,
-            release: false,
-            req,
-        };
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store
-            .on_msg(store_id(), &mut cow, client_id(c), msg, &mut out);
-        self.st = cow.into_owned();
-        sent(out)
+        self.0.send_in(sid(c), req)
     }
 
     /// Follower `f` (server `f + 1`) applies one entry.
     fn apply(&mut self, f: usize) -> Sent {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        let applied = self.store.apply_next(&mut cow, f, &mut out);
-        assert!(applied.is_some(), "follower {f} had nothing to apply");
-        self.st = cow.into_owned();
-        sent(out)
+        let sent = self.0.apply(f);
+        sent.unwrap_or_else(|| panic!("follower {f} had nothing to apply"))
     }
 
     fn catch_up(&mut self) -> Sent {
-        let mut all = Vec::new();
-        for f in 0..2 {
-            while self.lag(f) > 0 {
-                all.extend(self.apply(f));
-            }
-        }
-        all
+        (0..2).flat_map(|f| self.0.catch_up(f)).collect()
     }
 
     /// Client `c` reconnects on a new connection.
     fn reconnect(&mut self, c: ClientIdx) -> Sent {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store.reconnected(&mut cow, sid(c), &mut out);
-        self.st = cow.into_owned();
-        sent(out)
-    }
-
-    /// The server client `c` is connected to (0: the leader).
-    fn server(&self, c: ClientIdx) -> u8 {
-        self.st.ensemble.as_ref().unwrap().server(c)
-    }
-
-    fn lag(&self, f: usize) -> u64 {
-        self.st.ensemble.as_ref().unwrap().lag(f)
+        self.0.reconnect(sid(c))
     }
 
     fn expire(&mut self, c: ClientIdx) -> Sent {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store
-            .on_timeout(store_id(), &mut cow, &Timer::Expiry(sid(c)), &mut out);
-        self.st = cow.into_owned();
-        sent(out)
+        self.0.expire(sid(c))
     }
 
     fn ping(&mut self, c: ClientIdx) -> Sent {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        let ping = Msg::Ping { session: sid(c) };
-        self.store
-            .on_msg(store_id(), &mut cow, client_id(c), ping, &mut out);
-        self.st = cow.into_owned();
-        sent(out)
+        self.0.ping(sid(c))
+    }
+}
+
+/// The driver's own steps (`send_in`, `lag`, `server`, its state `st`)
+/// as they are.
+impl std::ops::Deref for Ens {
+    type Target = StoreDriver;
+    fn deref(&self) -> &StoreDriver {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Ens {
+    fn deref_mut(&mut self) -> &mut StoreDriver {
+        &mut self.0
     }
 }
 
@@ -306,19 +253,8 @@ fn a_new_global_session_never_sees_a_view_older_than_its_creation() {
         incarnation: 1,
         ..sid(0)
     };
-    let connect = Msg::Request {
-        session: fresh,
-        epoch: 0,
-        release: false,
-        req: Request::Connect,
-    };
-    let mut cow = Cow::Borrowed(&e.st);
-    let mut out = Out::new();
-    e.store
-        .on_msg(store_id(), &mut cow, client_id(0), connect, &mut out);
-    e.st = cow.into_owned();
     assert!(
-        replies_to(&sent(out), 0).is_empty(),
+        replies_to(&e.send_in(fresh, Request::Connect), 0).is_empty(),
         "not before server 1 applied it"
     );
     assert!(replies_to(&e.apply(0), 0).is_empty(), "the create first");
@@ -326,17 +262,8 @@ fn a_new_global_session_never_sees_a_view_older_than_its_creation() {
         replies_to(&e.apply(0), 0)[..],
         [(_, Reply::Connected)]
     ));
-    let read = Msg::Request {
-        session: fresh,
-        epoch: 1,
-        release: false,
-        req: children(false),
-    };
-    let mut cow = Cow::Borrowed(&e.st);
-    let mut out = Out::new();
-    e.store
-        .on_msg(store_id(), &mut cow, client_id(0), read, &mut out);
-    assert_eq!(names(&replies_to(&sent(out), 0)[0].1), ["a"]);
+    let read = e.send_in(fresh, children(false));
+    assert_eq!(names(&replies_to(&read, 0)[0].1), ["a"]);
 }
 
 /// An expiry ends the session at the leader at once (its ephemeral node

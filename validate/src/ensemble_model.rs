@@ -12,30 +12,17 @@
 //! that has not applied the leader's last commit is the held follower of
 //! the real runs; "released" is the follower applying what it missed.
 
-use models::ids::{client_id, store_id, ClientIdx, Data, Key, SessionId, ZPath};
+use models::ids::{ClientIdx, Data, Key, SessionId, ZPath};
 use models::msg::{Keys, Msg, Range, Reply, Request, TxnOp};
 use models::recipe::{Face, Setup};
-use models::store::{EnsembleCfg, Store, StoreState};
-use stateright::actor::{Actor, Command, Out};
+use models::store::driver::{Sent, StoreDriver};
+use models::store::{EnsembleCfg, Store};
 use std::borrow::Cow;
 use std::time::Duration;
 
-/// What one step sent: (to, message).
-type Sent = Vec<(ClientIdx, Msg)>;
-
 /// A three-server store and three clients, every server caught up.
 struct Ens {
-    store: Store,
-    st: StoreState,
-}
-
-fn sent(out: Out<Store>) -> Sent {
-    out.into_iter()
-        .filter_map(|c| match c {
-            Command::Send(to, msg) => Some((models::ids::client_of(to)?, msg)),
-            _ => None,
-        })
-        .collect()
+    d: StoreDriver,
 }
 
 fn replies(s: &Sent, c: ClientIdx) -> Vec<Reply> {
@@ -82,8 +69,9 @@ impl Ens {
             ensemble: Some(EnsembleCfg::new(face, 3, 3, u32::MAX, local_sessions)),
             ..Store::for_face(face, Duration::from_secs(4), Setup::lock_dir())
         };
-        let st = store.initial_state();
-        let mut e = Ens { store, st };
+        let mut e = Ens {
+            d: StoreDriver::new(store),
+        };
         if face == Face::ZooKeeper {
             for c in 0..3 {
                 e.send(c, Request::Connect);
@@ -94,97 +82,42 @@ impl Ens {
     }
 
     fn send_as(&mut self, session: SessionId, req: Request) -> Sent {
-        let msg = Msg::Request {
-            session,
-            epoch: 0,
-            release: false,
-            req,
-        };
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store.on_msg(
-            store_id(),
-            &mut cow,
-            client_id(session.client),
-            msg,
-            &mut out,
-        );
-        self.st = cow.into_owned();
-        sent(out)
+        self.d.send_in(session, req)
     }
 
     fn send(&mut self, c: ClientIdx, req: Request) -> Sent {
         self.send_as(SessionId::first(c), req)
     }
 
-    /// Server 1 (follower 0) applies one entry, if it has one.
-    fn apply(&mut self) -> Sent {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store.apply_next(&mut cow, 0, &mut out);
-        self.st = cow.into_owned();
-        sent(out)
-    }
-
-    fn lag(&self, f: usize) -> u64 {
-        self.st.ensemble.as_ref().map_or(0, |e| e.lag(f))
-    }
-
     /// Server 1 applies everything it missed: what it sent meanwhile.
     fn release(&mut self) -> Sent {
-        let mut all = Vec::new();
-        while self.lag(0) > 0 {
-            all.extend(self.apply());
-        }
-        all
+        self.d.catch_up(0)
     }
 
     /// Server 2 (follower 1) applies everything it missed.
     fn catch_up_server_2(&mut self) {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        while cow.ensemble.as_ref().is_some_and(|e| e.lag(1) > 0) {
-            self.store.apply_next(&mut cow, 1, &mut out);
-        }
-        self.st = cow.into_owned();
+        self.d.catch_up(1);
     }
 
     /// Client `c`'s session reconnects on a new connection (the store
     /// moves it to the next server not behind what it has seen).
     fn reconnect(&mut self, c: ClientIdx) {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store
-            .reconnected(&mut cow, SessionId::first(c), &mut out);
-        self.st = cow.into_owned();
+        self.d.reconnect(SessionId::first(c));
     }
 
     /// The leader expires client `c`'s first session.
     fn expire(&mut self, c: ClientIdx) {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
-        self.store.on_timeout(
-            store_id(),
-            &mut cow,
-            &models::msg::Timer::Expiry(SessionId::first(c)),
-            &mut out,
-        );
-        self.st = cow.into_owned();
+        self.d.expire(SessionId::first(c));
     }
 
     fn server(&self, c: ClientIdx) -> u8 {
-        self.st.ensemble.as_ref().map_or(0, |e| e.server(c))
+        self.d.server(c)
     }
 
     fn catch_up(&mut self) {
-        let mut cow = Cow::Borrowed(&self.st);
-        let mut out = Out::new();
         for f in 0..2 {
-            while cow.ensemble.as_ref().is_some_and(|e| e.lag(f) > 0) {
-                self.store.apply_next(&mut cow, f, &mut out);
-            }
+            self.d.catch_up(f);
         }
-        self.st = cow.into_owned();
     }
 
     fn create(&mut self, c: ClientIdx, name: &str) -> Sent {
@@ -316,7 +249,8 @@ pub fn zk_reconnect_refused() -> (bool, bool) {
             e.release();
         }
         let refusing =
-            e.st.ensemble
+            e.d.st
+                .ensemble
                 .as_ref()
                 .map(|en| en.refusing(2))
                 .unwrap_or_default();
@@ -368,16 +302,16 @@ pub fn zk_local_session_stale() -> (bool, bool, bool) {
 pub fn zk_follower_dropped() -> (bool, bool, String) {
     let mut e = Ens::new(Face::ZooKeeper);
     {
-        let mut cow = Cow::Borrowed(&e.st);
-        e.store.cut_off(&mut cow, 0);
-        e.st = cow.into_owned();
+        let mut cow = Cow::Borrowed(&e.d.st);
+        e.d.store.cut_off(&mut cow, 0);
+        e.d.st = cow.into_owned();
     }
     e.create(2, "a");
     let answered_stale = e.list(0).is_some_and(|n| n.is_empty());
     let closed = {
-        let mut cow = Cow::Borrowed(&e.st);
-        let clients = e.store.drop_follower(&mut cow, 0);
-        e.st = cow.into_owned();
+        let mut cow = Cow::Borrowed(&e.d.st);
+        let clients = e.d.store.drop_follower(&mut cow, 0);
+        e.d.st = cow.into_owned();
         clients
     };
     let (after, words) = match twin_drop_after() {

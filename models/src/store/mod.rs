@@ -7,6 +7,7 @@
 //! watches, and the owner is told on its link.
 
 pub mod consul;
+pub mod driver;
 pub mod ensemble;
 pub mod etcd;
 pub mod redis;
