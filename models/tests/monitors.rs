@@ -108,7 +108,8 @@ fn each_property_belongs_to_its_application() {
             P::LeaderExclusion,
             P::HerdBound,
             P::LeaderElected,
-            P::FaultFreeSessionLoss
+            P::FaultFreeSessionLoss,
+            P::SyncIsCurrent
         ]
     );
     let simulated: Vec<PropertyName> = PropertyName::simulated(App::Queue).collect();

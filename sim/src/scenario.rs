@@ -247,6 +247,11 @@ pub struct TimingFile {
     /// syncLimit 5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_limit_ms: Option<u64>,
+    /// A ZooKeeper ensemble: tickTime (default 2000). A leader cut off
+    /// from its followers checks its quorum once a tick: it gives leading
+    /// up `sync_limit_ms` and a tick after the cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_ms: Option<u64>,
 }
 
 /// The `[consul]` table: what a Consul recipe's session asks for at
@@ -467,6 +472,9 @@ pub struct Timing {
     /// A ZooKeeper ensemble: syncLimit × tickTime (none on one server).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_limit_us: Option<u64>,
+    /// A ZooKeeper ensemble: tickTime (none on one server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_us: Option<u64>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -792,13 +800,36 @@ impl Scenario {
                 &err,
             )?),
         };
+        timing.tick_us = match (timing.sync_limit_us, timing_file.tick_ms) {
+            (None, Some(_)) => {
+                return Err(err(
+                    "timing.tick_ms",
+                    "is a ZooKeeper ensemble's tickTime: it needs a ZooKeeper recipe with \
+                     `servers = 3` or more"
+                        .into(),
+                ))
+            }
+            (None, None) => None,
+            (Some(_), Some(0)) => {
+                return Err(err(
+                    "timing.tick_ms",
+                    "0: ZooKeeper's tickTime is more than 0".into(),
+                ))
+            }
+            (Some(_), ms) => Some(time_us(
+                "timing.tick_ms",
+                ms.unwrap_or(DEFAULT_TICK_MS),
+                &err,
+            )?),
+        };
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
         let store_of = (recipe.face(), u32::from(recipe.setup().masters));
-        check_schedule(&schedule, raw.clients, store_of, servers, &err)?;
+        let ensemble = (servers, timing.sync_limit_us);
+        check_schedule(&schedule, raw.clients, store_of, ensemble, &err)?;
         if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
             models::model::check_interrupts(&recipe)
                 .map_err(|e| err(&format!("schedule[{i}].kind"), e))?;
@@ -1327,6 +1358,7 @@ fn resolve_timing(
         replication_us: None,
         apply_us: None,
         sync_limit_us: None,
+        tick_us: None,
     })
 }
 
@@ -1892,6 +1924,9 @@ fn store_fault_refused(
 /// ZooKeeper's sample configuration: tickTime 2000 ms, syncLimit 5.
 pub const DEFAULT_SYNC_LIMIT_MS: u64 = 10_000;
 
+/// ZooKeeper's sample tickTime.
+pub const DEFAULT_TICK_MS: u64 = 2_000;
+
 /// A follower's lag or isolation: a server of an ensemble other than the
 /// leader, for a while; an isolation a ZooKeeper one.
 fn check_follower_fault(
@@ -1955,11 +1990,63 @@ fn check_follower_fault(
     }
 }
 
+/// A leader failover in an ensemble: a ZooKeeper leader cut off from its
+/// followers for longer than syncLimit × tickTime (so that they elect
+/// another), naming nothing it strikes.
+fn check_leader_failover(
+    s: &ScheduledFault,
+    key: &str,
+    (face, sync_limit_us): (Face, Option<u64>),
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let Some(limit_us) = sync_limit_us.filter(|_| face == Face::ZooKeeper) else {
+        return Err(err(
+            &format!("{key}.kind"),
+            format!(
+                "a leader failover over an ensemble is modelled for ZooKeeper only (this \
+                 recipe's store is {face:?})"
+            ),
+        ));
+    };
+    if s.client != NO_CLIENT || s.master.is_some() || s.server.is_some() {
+        return Err(err(
+            &format!("{key}.server"),
+            "a failover strikes the leader, whichever server leads: name no client, master \
+             or server"
+                .into(),
+        ));
+    }
+    time_us(&format!("{key}.at_ms"), s.at_ms, err)?;
+    let duration_us = match s.duration_ms {
+        None | Some(0) => {
+            return Err(err(
+                &format!("{key}.duration_ms"),
+                "a failover over an ensemble needs how long the leader stays cut off (more \
+                 than timing.sync_limit_ms, when the followers elect another)"
+                    .into(),
+            ))
+        }
+        Some(d) => time_us(&format!("{key}.duration_ms"), d, err)?,
+    };
+    if duration_us <= limit_us {
+        return Err(err(
+            &format!("{key}.duration_ms"),
+            format!(
+                "{} ms: the cut must outlast timing.sync_limit_ms ({} ms), or no follower gives \
+                 the leader up and nobody is elected",
+                duration_us / 1000,
+                limit_us / 1000
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn check_schedule(
     schedule: &[ScheduledFault],
     clients: u32,
     store_of: (Face, u32),
-    servers: u8,
+    (servers, sync_limit_us): (u8, Option<u64>),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
     if schedule.len() as u64 > MAX_FAULTS {
@@ -1993,6 +2080,17 @@ fn check_schedule(
                          follower",
                         s.server.unwrap_or(0)
                     ),
+                ));
+            }
+            continue;
+        }
+        if s.kind == FaultKind::Failover && servers > 1 {
+            check_leader_failover(s, &key, (store_of.0, sync_limit_us), err)?;
+            let earlier = schedule[..i].iter().any(|o| o.kind == FaultKind::Failover);
+            if earlier {
+                return Err(err(
+                    &format!("{key}.kind"),
+                    "a second failover: the model cuts the leader off once a run".into(),
                 ));
             }
             continue;

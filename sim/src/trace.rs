@@ -78,6 +78,13 @@ pub enum FollowerChange {
     Dropped,
     /// It hears the leader again and follows it.
     Rejoins,
+    /// A failover fault: the leader is cut off from its followers for a
+    /// while; it goes on serving its clients, believing it leads.
+    Deposed { duration_us: u64 },
+    /// The followers elected it: it leads.
+    Elected,
+    /// A deposed leader's quorum check fails: it stops leading.
+    StepsDown,
 }
 
 /// What happened.
@@ -549,6 +556,23 @@ impl fmt::Display for TraceEvent {
                 FollowerChange::Rejoins => {
                     write!(f, "store: server {server} follows the leader again")
                 }
+                FollowerChange::Deposed { duration_us } => write!(
+                    f,
+                    "FAULT server {server}, the leader, is cut off from its followers for {} ms \
+                     (it still serves its clients, believing it leads)",
+                    duration_us / 1000
+                ),
+                FollowerChange::Elected => write!(
+                    f,
+                    "store: the followers elect server {server} (the most log, the highest id); \
+                     it leads, every session's timer starts again, and the servers close their \
+                     clients' connections"
+                ),
+                FollowerChange::StepsDown => write!(
+                    f,
+                    "store: server {server} finds no quorum (syncLimit × tickTime and a tick \
+                     without one) and stops leading; it closes its clients' connections"
+                ),
             },
             TraceEvent::Violation { property, clients } => {
                 let list: Vec<String> = clients.iter().map(|c| c.to_string()).collect();

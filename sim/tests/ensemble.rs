@@ -19,6 +19,15 @@ fn lag(servers: u8, fields: &str) -> String {
     )
 }
 
+/// A lock over `servers` servers whose leader fails over at 10 ms, its
+/// `fields` given.
+fn failover(servers: u8, fields: &str) -> String {
+    format!(
+        "{}[[schedule]]\nat_ms = 10\nkind = \"failover\"\n{fields}\n",
+        lock(servers, "")
+    )
+}
+
 fn lock(servers: u8, apply: &str) -> String {
     format!(
         "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 3\nrounds = 2\n\
@@ -156,6 +165,26 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
             ),
             "schedule[0].server",
             "only a lag",
+        ),
+        (lock(1, "tick_ms = 1000\n"), "timing.tick_ms", "servers = 3"),
+        (lock(3, "tick_ms = 0\n"), "timing.tick_ms", "more than 0"),
+        (failover(3, "duration_ms = 5000"), "schedule[0].duration_ms", "outlast"),
+        (failover(3, ""), "schedule[0].duration_ms", "how long"),
+        (failover(3, "duration_ms = 20000\nserver = 1"), "schedule[0].server", "whichever"),
+        (
+            format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"failover\"\nduration_ms = 20000\n",
+                failover(3, "duration_ms = 20000")
+            ),
+            "schedule[1].kind",
+            "once a run",
+        ),
+        (
+            failover(3, "duration_ms = 20000")
+                .replace("fair-predecessor", "etcd-revision")
+                .replace("variant = \"curator\"\n", ""),
+            "schedule[0].kind",
+            "ZooKeeper only",
         ),
     ] {
         match parse(&toml) {
@@ -343,5 +372,109 @@ fn a_client_frozen_while_its_follower_dropped_reconnects_when_it_resumes() {
             .iter()
             .find(|l| matches!(l.event, TraceEvent::Moved { client: 0, .. }));
         assert_eq!(moved.map(|l| l.t), Some(3_200_000), "seed {seed}");
+    }
+}
+
+fn shipped(name: &str) -> Scenario {
+    let path = format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    Scenario::parse(&std::fs::read_to_string(&path).unwrap(), &path, name).unwrap()
+}
+
+/// When `change` first happens to `server` in `o`'s trace.
+fn follower_change(o: &sim::engine::Outcome, server: u8, change: FollowerChange) -> Option<u64> {
+    o.trace
+        .iter()
+        .find(|l| {
+            matches!(&l.event, TraceEvent::Follower { server: s, change: c }
+                if *s == server && *c == change)
+        })
+        .map(|l| l.t)
+}
+
+/// ZOOKEEPER-1675: a leader cut off from its followers answers `sync` at
+/// once while it still believes it leads, behind the commits of the
+/// leader the followers elected meanwhile. The followers elect at exactly
+/// cut + syncLimit × tickTime (the highest id, server 2); the old leader
+/// stops leading a tick later; the stale `sync` falls between. Without
+/// the failover the same runs' `sync`s are current, and neither run
+/// breaks the lock.
+#[test]
+fn a_deposed_leader_answers_sync_stale_only_across_a_failover() {
+    let across = shipped("sync-not-a-quorum-op");
+    let without = shipped("sync-is-current-without-failover");
+    assert_eq!(across.timing.sync_limit_us, Some(2_000_000));
+    assert_eq!(across.timing.tick_us, Some(1_000_000));
+    let cut_at = 455_000;
+    for seed in 0..20 {
+        let o = simulate(&across, seed, true);
+        let stale = o.first_violation("sync_is_current").expect("a stale sync");
+        assert_eq!(stale.clients, vec![2], "seed {seed}");
+        let elected = follower_change(&o, 2, FollowerChange::Elected);
+        let stepped = follower_change(&o, 0, FollowerChange::StepsDown);
+        assert_eq!(elected, Some(cut_at + 2_000_000), "seed {seed}");
+        assert_eq!(stepped, Some(cut_at + 3_000_000), "seed {seed}");
+        assert!(
+            stale.at_us > cut_at + 2_000_000 && stale.at_us < cut_at + 3_000_000,
+            "seed {seed}: {}",
+            stale.at_us
+        );
+        assert_eq!(o.violations.len(), 1, "seed {seed}: {:?}", o.violations);
+        let w = simulate(&without, seed, true);
+        assert!(w.violations.is_empty(), "seed {seed}: {:?}", w.violations);
+    }
+}
+
+/// A failover loses the deposed leader's uncommitted proposals and keeps
+/// every session through the election: a lock of three clients, client 2
+/// on the leader, cut off from its followers at 1 ms — before anyone asks
+/// — for longer than the session timeout. No session expires (no timer
+/// runs while no leader leads, and every one starts again at the
+/// election); client 2's create, a proposal no quorum acknowledged, is
+/// lost, so it acquires only after the old leader stops leading and it
+/// reconnects to the new ensemble; nothing is violated.
+#[test]
+fn a_failover_restarts_session_timers_and_loses_the_old_leaders_writes() {
+    let toml = format!(
+        "{}session_timeout_ms = 4000\nsync_limit_ms = 6000\ntick_ms = 2000\n\
+         [[schedule]]\nat_ms = 1\nkind = \"failover\"\nduration_ms = 12000\n",
+        "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 3\nrounds = 1\n\
+         servers = 3\n[timing]\nthink_ms = [5, 5]\nhold_ms = [100, 100]\n"
+    );
+    let s = parse(&toml).unwrap();
+    let (elected, stepped_down) = (6_001_000, 8_001_000);
+    for seed in 0..10 {
+        let o = simulate(&s, seed, true);
+        assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        // A finished client stops pinging: its session may expire, one
+        // timeout after the election at the earliest.
+        let expired = o
+            .trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Expire { .. }) && l.t < elected + 4_000_000);
+        assert!(expired.is_none(), "seed {seed}: {expired:?}");
+        assert_eq!(
+            follower_change(&o, 2, FollowerChange::Elected),
+            Some(elected)
+        );
+        assert_eq!(
+            follower_change(&o, 0, FollowerChange::StepsDown),
+            Some(stepped_down)
+        );
+        let first = |c: u16| {
+            o.trace
+                .iter()
+                .find(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
+                .map(|l| l.t)
+        };
+        assert!(first(2) > Some(stepped_down), "seed {seed}: {:?}", first(2));
+        // The others, on the followers, wait for the election, not for
+        // the old leader.
+        for c in [0, 1] {
+            let t = first(c).expect("acquires");
+            assert!(
+                t > elected && t < stepped_down,
+                "seed {seed}: client {c} at {t}"
+            );
+        }
     }
 }

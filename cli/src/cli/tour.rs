@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 45] = [
+pub const SHIPPED: [(&str, &str); 47] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -199,6 +199,14 @@ pub const SHIPPED: [(&str, &str); 45] = [
     (
         "isolated-follower-short-sync-limit",
         include_str!("../../../scenarios/isolated-follower-short-sync-limit.toml"),
+    ),
+    (
+        "sync-not-a-quorum-op",
+        include_str!("../../../scenarios/sync-not-a-quorum-op.toml"),
+    ),
+    (
+        "sync-is-current-without-failover",
+        include_str!("../../../scenarios/sync-is-current-without-failover.toml"),
     ),
 ];
 

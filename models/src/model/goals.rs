@@ -234,7 +234,8 @@ impl RecipeModel {
                     | PropertyName::NoDuplicateItem
                     | PropertyName::FifoOrder
                     | PropertyName::ReentryImmediate
-                    | PropertyName::FaultFreeSessionLoss => return None,
+                    | PropertyName::FaultFreeSessionLoss
+                    | PropertyName::SyncIsCurrent => return None,
                 };
                 Some(Goal { name, reads })
             })

@@ -953,7 +953,7 @@ impl Model for RecipeModel {
                 | P::AllPass
                 | P::QueueDrains => None,
                 // The simulator's run-level check: no application lists it.
-                P::FaultFreeSessionLoss => None,
+                P::FaultFreeSessionLoss | P::SyncIsCurrent => None,
             })
             .collect()
     }

@@ -112,6 +112,14 @@ pub enum PropertyName {
     /// The scenario check refuses timing that would let one; this catches
     /// what it missed, naming the client.
     FaultFreeSessionLoss,
+    /// Every application, always, judged by the simulator's engine alone
+    /// (a run-level check, like `fault_free_session_loss`): a `sync` is
+    /// answered only by a server that has applied every change the leader
+    /// had committed when it arrived — ZooKeeper's promise for `sync` then
+    /// read, which a leader cut off from its followers breaks while it
+    /// still believes it leads (ZOOKEEPER-1675). Only an ensemble's leader
+    /// failover can violate it.
+    SyncIsCurrent,
 }
 
 /// How a property is judged.
@@ -126,7 +134,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 24] = [
+    pub const ALL: [PropertyName; 25] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -151,11 +159,15 @@ impl PropertyName {
         PropertyName::ReadersShare,
         PropertyName::PermitsBound,
         PropertyName::FaultFreeSessionLoss,
+        PropertyName::SyncIsCurrent,
     ];
 
     /// The simulator's run-level checks: they judge a run of every
     /// application, and no model the checker explores.
-    pub const RUN_CHECKS: [PropertyName; 1] = [PropertyName::FaultFreeSessionLoss];
+    pub const RUN_CHECKS: [PropertyName; 2] = [
+        PropertyName::FaultFreeSessionLoss,
+        PropertyName::SyncIsCurrent,
+    ];
 
     /// The properties that judge `app`, in the order lockstep reports them
     /// (each application's module lists its own).
@@ -189,6 +201,7 @@ impl PropertyName {
             PropertyName::ReadersShare => "readers_share",
             PropertyName::PermitsBound => "permits_bound",
             PropertyName::FaultFreeSessionLoss => "fault_free_session_loss",
+            PropertyName::SyncIsCurrent => "sync_is_current",
         }
     }
 
@@ -210,7 +223,8 @@ impl PropertyName {
             | PropertyName::ReentryImmediate
             | PropertyName::RwExclusion
             | PropertyName::PermitsBound
-            | PropertyName::FaultFreeSessionLoss => Kind::Always,
+            | PropertyName::FaultFreeSessionLoss
+            | PropertyName::SyncIsCurrent => Kind::Always,
             PropertyName::HandOff | PropertyName::ReadersShare => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
@@ -281,7 +295,8 @@ impl PropertyName {
             | PropertyName::HandOff
             | PropertyName::ResourceExclusion
             | PropertyName::Progress
-            | PropertyName::FaultFreeSessionLoss => None,
+            | PropertyName::FaultFreeSessionLoss
+            | PropertyName::SyncIsCurrent => None,
         }
     }
 

@@ -98,6 +98,9 @@ pub struct Follower {
     pub told: Vec<SessionId>,
     /// Where it stands with the leader.
     pub link: LeaderLink,
+    /// Its server's number (1 up until a failover; a deposed leader keeps
+    /// its own).
+    pub server: u8,
 }
 
 /// A follower's link to the leader.
@@ -114,6 +117,24 @@ pub enum LeaderLink {
     /// `Learner.shutdown`): its clients' connections are closed, and it
     /// takes none until it rejoins.
     Down,
+    /// A leader cut off from its followers that still believes it leads
+    /// (ZooKeeper's leader until its quorum check fails): it answers its
+    /// clients' reads, `sync`s and pings at once from its own state,
+    /// commits nothing — their writes are proposals no quorum acknowledges,
+    /// lost — and takes no new connection.
+    Deposed,
+}
+
+impl LeaderLink {
+    /// Whether a server with this link takes a reconnecting client: one
+    /// that is down does not, nor does a deposed leader (the model's cut
+    /// keeps the rest of the ensemble's clients from it).
+    pub fn takes_clients(self) -> bool {
+        match self {
+            LeaderLink::Up | LeaderLink::Cut => true,
+            LeaderLink::Down | LeaderLink::Deposed => false,
+        }
+    }
 }
 
 /// The servers beside the leader, and the log they apply.
@@ -141,6 +162,12 @@ pub struct Ensemble {
     pub max_lag: RunConstant<u32>,
     /// Which of the ensemble's options this store runs with.
     pub cfg: RunConstant<EnsembleCfg>,
+    /// The server that leads (0 until a failover).
+    pub leader: u8,
+    /// Ghost: the first `sync` a server answered behind the leader's
+    /// commits — the session, where the server stood and where the
+    /// leader's log did (`sync_is_current`).
+    pub stale_sync: Option<(SessionId, u64, u64)>,
 }
 
 impl Ensemble {
@@ -159,12 +186,13 @@ impl Ensemble {
         let view = Box::new(leader.clone());
         Ensemble {
             followers: (1..servers)
-                .map(|_| Follower {
+                .map(|server| Follower {
                     view: view.clone(),
                     applied: 0,
                     held: Vec::new(),
                     told: Vec::new(),
                     link: LeaderLink::Up,
+                    server,
                 })
                 .collect(),
             log: Vec::new(),
@@ -176,36 +204,53 @@ impl Ensemble {
             local: Vec::new(),
             max_lag: RunConstant(max_lag),
             cfg: RunConstant(cfg),
+            leader: 0,
+            stale_sync: None,
         }
+    }
+
+    /// The follower slot of server `server` (`None`: the leader).
+    pub fn slot(&self, server: u8) -> Option<usize> {
+        self.followers.iter().position(|f| f.server == server)
+    }
+
+    /// The number of follower `f`'s server.
+    pub fn id(&self, f: usize) -> u8 {
+        self.followers[f].server
+    }
+
+    /// How many servers the ensemble has.
+    pub fn servers(&self) -> u8 {
+        self.cfg.0.servers
     }
 
     /// Where server `server` has got to in the log (the leader: all of it).
     pub fn position(&self, server: u8) -> u64 {
-        match server {
-            0 => self.committed(),
-            s => self.followers[usize::from(s) - 1].applied,
+        match self.slot(server) {
+            None => self.committed(),
+            Some(f) => self.followers[f].applied,
         }
     }
 
     /// The server `client` reconnects to: the next one round from its
-    /// own that is not behind the client's last seen position. Those
-    /// behind refuse it ("client must try another server") and it tries
-    /// the next; the leader never is behind.
+    /// own that is not behind the client's last seen position and takes
+    /// clients. Those behind refuse it ("client must try another server")
+    /// and it tries the next; the leader never is behind.
     pub fn next_server(&self, client: ClientIdx) -> u8 {
-        let n = self.followers.len() as u8 + 1;
+        let n = self.servers();
         let seen = self.seen.get(usize::from(client)).copied().unwrap_or(0);
         let from = self.server(client);
         (1..=n)
             .map(|k| (from + k) % n)
-            .find(|&s| self.position(s) >= seen && self.link(s) != LeaderLink::Down)
-            .unwrap_or(0)
+            .find(|&s| self.position(s) >= seen && self.link(s).takes_clients())
+            .unwrap_or(self.leader)
     }
 
     /// Server `server`'s link to the leader (the leader's own: up).
     pub fn link(&self, server: u8) -> LeaderLink {
-        match server {
-            0 => LeaderLink::Up,
-            s => self.followers[usize::from(s) - 1].link,
+        match self.slot(server) {
+            None => LeaderLink::Up,
+            Some(f) => self.followers[f].link,
         }
     }
 
@@ -220,13 +265,13 @@ impl Ensemble {
     /// the order it tries them (one that is down takes no connection at
     /// all, and is not named).
     pub fn refusing(&self, client: ClientIdx) -> Vec<u8> {
-        let n = self.followers.len() as u8 + 1;
+        let n = self.servers();
         let to = self.next_server(client);
         let from = self.server(client);
         (1..n)
             .map(|k| (from + k) % n)
             .take_while(|&s| s != to)
-            .filter(|&s| self.link(s) != LeaderLink::Down)
+            .filter(|&s| self.link(s).takes_clients())
             .collect()
     }
 
@@ -250,20 +295,17 @@ impl Ensemble {
         self.base + self.log.len() as u64
     }
 
-    /// The server `client` is connected to (0: the leader).
+    /// The server `client` is connected to.
     pub fn server(&self, client: ClientIdx) -> u8 {
         self.server_of
             .get(usize::from(client))
             .copied()
-            .unwrap_or(0)
+            .unwrap_or(self.leader)
     }
 
     /// The follower `client` is connected to, if not the leader.
     pub fn follower_of(&self, client: ClientIdx) -> Option<usize> {
-        match self.server(client) {
-            0 => None,
-            s => Some(usize::from(s) - 1),
-        }
+        self.slot(self.server(client))
     }
 
     /// How far behind follower `f` is.
@@ -354,6 +396,70 @@ impl Ensemble {
             f.held.retain(|h| h.session.client != client);
             f.view.connection_closed(client);
         }
+    }
+}
+
+/// A leader failover's steps on the ensemble (the store's side, with the
+/// timers and messages, is `Store::depose_leader` and `Store::elect`).
+impl Ensemble {
+    /// The leader is cut off from its followers: it becomes a follower slot
+    /// of its own, `Deposed`, with `view` — its state as of the cut — as if
+    /// it had applied the whole log; the followers hear nothing more (a
+    /// follower already down stays down).
+    pub fn depose(&mut self, view: StoreState) {
+        let applied = self.committed();
+        for f in &mut self.followers {
+            if f.link == LeaderLink::Up {
+                f.link = LeaderLink::Cut;
+            }
+        }
+        self.followers.push(Follower {
+            view: Box::new(view),
+            applied,
+            held: Vec::new(),
+            told: Vec::new(),
+            link: LeaderLink::Deposed,
+            server: self.leader,
+        });
+    }
+
+    /// The server the followers elect: ZooKeeper's vote goes to the most
+    /// log, then the highest server id. Every follower has received the
+    /// whole committed log (the model commits a write when the leader takes
+    /// it, so a majority has it), so the highest id not deposed wins.
+    pub fn candidate(&self) -> Option<usize> {
+        (0..self.followers.len())
+            .filter(|&f| self.followers[f].link != LeaderLink::Deposed)
+            .max_by_key(|&f| self.followers[f].server)
+    }
+
+    /// Follower `f` leads: its slot goes (the leader's state is the store's
+    /// own, which has applied the whole log), and every other follower but
+    /// a deposed leader follows it. Returns its view, whose watches its
+    /// clients carry to their next server.
+    pub fn promote(&mut self, f: usize) -> StoreState {
+        let new = self.followers.swap_remove(f);
+        self.leader = new.server;
+        for fo in &mut self.followers {
+            if fo.link != LeaderLink::Deposed {
+                fo.link = LeaderLink::Up;
+            }
+        }
+        *new.view
+    }
+
+    /// The clients connected to a server other than a deposed leader.
+    pub fn clients_following(&self) -> Vec<ClientIdx> {
+        (0..self.server_of.len() as ClientIdx)
+            .filter(|&c| self.link(self.server(c)) != LeaderLink::Deposed)
+            .collect()
+    }
+
+    /// The deposed leader's slot, if one is deposed.
+    pub fn deposed(&self) -> Option<usize> {
+        self.followers
+            .iter()
+            .position(|f| f.link == LeaderLink::Deposed)
     }
 }
 

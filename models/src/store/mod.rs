@@ -1119,12 +1119,6 @@ fn tracks_positions(state: &StoreState) -> bool {
         .is_some_and(|e| e.cfg.0.clients_move)
 }
 
-/// Server `server`'s index for [`StoreState::server`]: `None` for the
-/// leader.
-fn server_index(server: u8) -> Option<usize> {
-    usize::from(server).checked_sub(1)
-}
-
 /// Whether `req` creates an ephemeral node.
 fn creates_ephemeral(req: &Request) -> bool {
     match req {
@@ -1270,7 +1264,17 @@ impl Actor for Store {
                         return self.serve_locally(state, f, session, epoch, &req, o);
                     }
                     (LeaderLink::Cut, _) if opens_locally => {}
-                    (LeaderLink::Cut | LeaderLink::Down, _) => return,
+                    // A deposed leader serves reads as a cut-off follower
+                    // does, and answers a `sync` at once: it believes it
+                    // leads (ZOOKEEPER-1675).
+                    (LeaderLink::Deposed, Some(Route::Local)) => {
+                        let f = follower.expect("a follower");
+                        return self.serve_locally(state, f, session, epoch, &req, o);
+                    }
+                    (LeaderLink::Deposed, Some(Route::Sync)) => {
+                        return self.sync(state, follower, session, epoch, o);
+                    }
+                    (LeaderLink::Cut | LeaderLink::Down | LeaderLink::Deposed, _) => return,
                 }
                 if let (Request::Connect, Some(_)) = (&req, &state.ensemble) {
                     let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
@@ -1360,7 +1364,7 @@ impl Actor for Store {
                 // included.
                 if tracks_positions(state) {
                     let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
-                    e.replied(client, 0);
+                    e.replied(client, e.leader);
                 }
             }
             Msg::Close { session }
@@ -1703,16 +1707,17 @@ impl Store {
             return;
         }
         let local = e.is_local(session);
+        let (from_slot, to_slot) = (e.slot(from), e.slot(to));
         let st = state.to_mut();
-        let mut old = std::mem::take(&mut st.server_mut(server_index(from)).zk);
-        let new = &mut st.server_mut(server_index(to)).zk;
+        let mut old = std::mem::take(&mut st.server_mut(from_slot).zk);
+        let new = &mut st.server_mut(to_slot).zk;
         let moved = new.set_watches(&mut old, client);
-        st.server_mut(server_index(from)).zk = old;
+        st.server_mut(from_slot).zk = old;
         let e = st.ensemble.as_mut().expect("an ensemble");
         e.server_of[usize::from(client)] = to;
         let mut fired = Vec::new();
         zk_notifications(moved, &mut fired);
-        let header = state.server(server_index(to)).header();
+        let header = state.server(to_slot).header();
         send_notifications_at(o, state, header, fired);
         if local {
             o.cancel_timer(Timer::Expiry(session));
@@ -1745,6 +1750,77 @@ impl Store {
     /// it missed, in order, and takes clients again.
     pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize) {
         set_link(state, f, LeaderLink::Up);
+    }
+
+    /// A leader failover begins: the leader is cut off from its followers
+    /// (`Ensemble::depose`). Its clients stay with it, and their watches
+    /// with its state; the store's own state waits for the next leader.
+    /// No session expires while no leader leads: the new one starts every
+    /// session's timer again (`elect`).
+    pub fn depose_leader(&self, state: &mut Cow<StoreState>, o: &mut Out<Self>) {
+        for (s, alive) in &state.sessions {
+            if *alive {
+                o.cancel_timer(Timer::Expiry(*s));
+            }
+        }
+        let st = state.to_mut();
+        let mut e = st.ensemble.take().expect("an ensemble");
+        let view = st.clone();
+        // The deposed leader's clients' watches are its own now.
+        for c in 0..e.server_of.len() as crate::ids::ClientIdx {
+            if e.server(c) == e.leader {
+                st.connection_closed(c);
+            }
+        }
+        e.depose(view);
+        st.ensemble = Some(e);
+    }
+
+    /// The followers elect a new leader (`Ensemble::candidate`): it has
+    /// received the whole committed log, so the store's state is its
+    /// state; the watches its clients set move to it (those whose node
+    /// changed since fire), and every live session's timer starts again
+    /// (ZooKeeper's new leader's session tracker; etcd's lessor extends
+    /// every lease). The new leader and its followers restarted their
+    /// client service: the clients to reconnect, every one not on the
+    /// deposed leader. `None`: no follower to elect.
+    pub fn elect(
+        &self,
+        state: &mut Cow<StoreState>,
+        o: &mut Out<Self>,
+    ) -> Option<(u8, Vec<crate::ids::ClientIdx>)> {
+        let f = state.ensemble.as_ref()?.candidate()?;
+        let st = state.to_mut();
+        let e = st.ensemble.as_mut().expect("an ensemble");
+        let mut old = e.promote(f);
+        let leader = e.leader;
+        let clients: Vec<_> = (0..e.server_of.len() as crate::ids::ClientIdx)
+            .filter(|&c| e.server(c) == leader)
+            .collect();
+        let mut fired = Vec::new();
+        for c in clients {
+            let moved = st.zk.set_watches(&mut old.zk, c);
+            zk_notifications(moved, &mut fired);
+        }
+        send_notifications(o, state, fired);
+        for (s, alive) in &state.sessions {
+            if *alive && self.sessions_expire {
+                o.set_timer(Timer::Expiry(*s), self.timeout_range());
+            }
+        }
+        let e = state.ensemble.as_ref().expect("an ensemble");
+        Some((leader, e.clients_following()))
+    }
+
+    /// The deposed leader's quorum check fails and it gives leading up: it
+    /// closes its clients' connections and takes none until the cut heals,
+    /// when it follows the new leader (`rejoin`). The clients it had, to
+    /// reconnect elsewhere.
+    pub fn deposed_gives_up(&self, state: &mut Cow<StoreState>) -> Vec<crate::ids::ClientIdx> {
+        let Some(f) = state.ensemble.as_ref().and_then(|e| e.deposed()) else {
+            return Vec::new();
+        };
+        self.drop_follower(state, f)
     }
 
     /// ZooKeeper's local session: follower `f` opens it by itself and
@@ -1847,6 +1923,21 @@ impl Store {
             false => Reply::Error(ZkError::SessionExpired),
         };
         let at = state.ensemble.as_ref().map_or(0, |e| e.committed());
+        // A deposed leader has nothing pending as far as it knows: it
+        // answers at once, however far the new leader has gone.
+        let deposed = state
+            .ensemble
+            .as_ref()
+            .zip(follower)
+            .filter(|(e, f)| e.followers[*f].link == LeaderLink::Deposed)
+            .map(|(e, f)| e.followers[f].applied);
+        if let Some(stood) = deposed {
+            let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+            if stood < at && e.stale_sync.is_none() {
+                e.stale_sync = Some((session, stood, at));
+            }
+        }
+        let at = deposed.unwrap_or(at);
         let held = Held {
             at,
             session,
@@ -1928,8 +2019,8 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
     );
     send_notifications_at(o, state, header, fired);
     if tracks_positions(state) {
-        let server = f.map_or(0, |f| f as u8 + 1);
         let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+        let server = f.map_or(e.leader, |f| e.id(f));
         e.replied(held.session.client, server);
     }
 }

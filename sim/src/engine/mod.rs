@@ -45,7 +45,8 @@ use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{
-    FaultKind, Scenario, EVENTS_AT_ONE_INSTANT_PER_CLIENT, MAX_EVENTS_AT_ONE_INSTANT,
+    FaultKind, Scenario, DEFAULT_SYNC_LIMIT_MS, DEFAULT_TICK_MS, EVENTS_AT_ONE_INSTANT_PER_CLIENT,
+    MAX_EVENTS_AT_ONE_INSTANT,
 };
 use crate::trace::{FollowerChange, MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
@@ -649,6 +650,25 @@ impl<'a> Sim<'a> {
         for obs in observe_store(removed_before, &self.store_state) {
             self.observe(obs);
         }
+        self.check_sync_is_current();
+    }
+
+    /// The run-level check `sync_is_current`: the store's ghost says a
+    /// server answered a `sync` behind the leader's commits. Reported once
+    /// a run, naming the client it answered.
+    fn check_sync_is_current(&mut self) {
+        let property = PropertyName::SyncIsCurrent;
+        let stale = self
+            .store_state
+            .ensemble
+            .as_ref()
+            .and_then(|e| e.stale_sync);
+        let Some((session, _, _)) = stale else {
+            return;
+        };
+        if !self.violations.iter().any(|v| v.property == property) {
+            self.violation(property, vec![session.client]);
+        }
     }
 
     /// What tells a release step: the store's header (a ZooKeeper or etcd
@@ -1197,6 +1217,9 @@ impl<'a> Sim<'a> {
         if matches!(f.kind, FaultKind::Lag | FaultKind::Isolate) {
             return self.lag(i);
         }
+        if f.kind == FaultKind::Failover && self.store_state.ensemble.is_some() {
+            return self.depose_leader(i);
+        }
         let master = f.master.and_then(|m| u8::try_from(m).ok()).unwrap_or(0);
         let mut out = self.lenders.store.lend();
         let store = &self.store;
@@ -1247,40 +1270,114 @@ impl<'a> Sim<'a> {
         let f = &self.faults[i].fault;
         let isolate = f.kind == FaultKind::Isolate;
         // Checked against the ensemble when the scenario was read.
-        let follower = f.server.map_or(0, |s| s as usize - 1);
+        let server = f.server.map_or(0, |s| s as u8);
         let duration_us = f.duration_ms.unwrap_or(0) * 1000;
-        let followers = self
-            .store_state
-            .ensemble
-            .as_ref()
-            .map_or(0, |e| e.followers.len());
-        if self.applies.len() < followers {
-            self.applies
-                .resize_with(followers, ReplicationClock::default);
-        }
-        let clock = &mut self.applies[follower];
-        clock.stopped_until_us = clock.stopped_until_us.max(self.now + duration_us);
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        // A server that leads now (after a failover) has nothing to lag.
+        let Some(follower) = e.slot(server) else {
+            return;
+        };
+        let until = self.now + duration_us;
+        let clock = self.apply_clock(server);
+        clock.stopped_until_us = clock.stopped_until_us.max(until);
         self.faults[i].fired = true;
         let change = match isolate {
             true => FollowerChange::CutOff { duration_us },
             false => FollowerChange::Lags { duration_us },
         };
+        trace!(self, TraceEvent::Follower { server, change });
+        if isolate {
+            self.store.cut_off(&mut self.store_state, follower);
+            let limit = self.scenario.timing.sync_limit_us.unwrap_or(u64::MAX);
+            if limit < duration_us {
+                self.push(self.now + limit, Event::FollowerDrop { server });
+            }
+            self.push(self.now + duration_us, Event::Rejoin { server });
+        }
+    }
+
+    /// Server `server`'s stream of commits to apply.
+    fn apply_clock(&mut self, server: u8) -> &mut ReplicationClock {
+        let i = usize::from(server);
+        if self.applies.len() <= i {
+            self.applies.resize_with(i + 1, ReplicationClock::default);
+        }
+        &mut self.applies[i]
+    }
+
+    /// A leader failover begins: the leader is cut off from its followers
+    /// for the fault's duration (`Store::depose_leader`). It goes on
+    /// serving its clients — reads and `sync`s from its own state, their
+    /// writes lost — until its quorum check fails, syncLimit × tickTime
+    /// and a tick after the cut; the followers give it up after syncLimit
+    /// × tickTime and elect a new leader at once.
+    fn depose_leader(&mut self, i: usize) {
+        let f = &self.faults[i].fault;
+        let duration_us = f.duration_ms.unwrap_or(0) * 1000;
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        if e.deposed().is_some() {
+            return; // a leader is cut off already: refused when read
+        }
+        let server = e.leader;
+        let mut out = self.lenders.store.lend();
+        self.store.depose_leader(&mut self.store_state, &mut out);
+        self.apply_store_out(out);
+        self.faults[i].fired = true;
         trace!(
             self,
             TraceEvent::Follower {
-                server: follower as u8 + 1,
-                change,
+                server,
+                change: FollowerChange::Deposed { duration_us },
             }
         );
-        if isolate {
-            self.store.cut_off(&mut self.store_state, follower);
-            let f = follower as u8;
-            let limit = self.scenario.timing.sync_limit_us.unwrap_or(u64::MAX);
-            if limit < duration_us {
-                self.push(self.now + limit, Event::FollowerDrop { follower: f });
-            }
-            self.push(self.now + duration_us, Event::Rejoin { follower: f });
+        let until = self.now + duration_us;
+        let clock = self.apply_clock(server);
+        *clock = ReplicationClock {
+            generation: clock.generation + 1,
+            stopped_until_us: until,
+            ..ReplicationClock::default()
+        };
+        let timing = &self.scenario.timing;
+        let limit = timing.sync_limit_us.unwrap_or(DEFAULT_SYNC_LIMIT_MS * 1000);
+        let tick = timing.tick_us.unwrap_or(DEFAULT_TICK_MS * 1000);
+        self.push(self.now + limit, Event::Elect);
+        if limit + tick < duration_us {
+            self.push(self.now + limit + tick, Event::FollowerDrop { server });
         }
+        self.push(self.now + duration_us, Event::Rejoin { server });
+    }
+
+    /// The followers elect a new leader (`Store::elect`): every client not
+    /// on the deposed leader finds its connection closed and reconnects.
+    fn elect(&mut self) {
+        let mut out = self.lenders.store.lend();
+        let elected = self.store.elect(&mut self.store_state, &mut out);
+        self.apply_store_out(out);
+        let Some((server, clients)) = elected else {
+            return;
+        };
+        // What was queued for its applies arrives to nothing.
+        let clock = self.apply_clock(server);
+        *clock = ReplicationClock {
+            generation: clock.generation + 1,
+            ..ReplicationClock::default()
+        };
+        trace!(
+            self,
+            TraceEvent::Follower {
+                server,
+                change: FollowerChange::Elected,
+            }
+        );
+        for c in clients {
+            let rt = &self.clients[usize::from(c)];
+            if rt.status != Status::Running || rt.partitioned {
+                continue;
+            }
+            let alive = self.store_state.is_alive(rt.state.session);
+            self.reconnect(c, alive);
+        }
+        self.schedule_store_events();
     }
 
     /// A cut-off follower gives the leader up (`Learner.shutdown`): it
@@ -1288,17 +1385,17 @@ impl<'a> Sim<'a> {
     /// to another server at once (SUSPENDED, then RECONNECTED or LOST).
     /// A paused or cut-off client finds the connection closed when its
     /// own fault ends.
-    fn follower_drop(&mut self, f: u8) {
-        let clients = self
-            .store
-            .drop_follower(&mut self.store_state, usize::from(f));
-        trace!(
-            self,
-            TraceEvent::Follower {
-                server: f + 1,
-                change: FollowerChange::Dropped,
-            }
-        );
+    fn follower_drop(&mut self, server: u8) {
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        let Some(f) = e.slot(server) else {
+            return; // it leads now
+        };
+        let change = match e.followers[f].link {
+            LeaderLink::Deposed => FollowerChange::StepsDown,
+            LeaderLink::Up | LeaderLink::Cut | LeaderLink::Down => FollowerChange::Dropped,
+        };
+        let clients = self.store.drop_follower(&mut self.store_state, f);
+        trace!(self, TraceEvent::Follower { server, change });
         for c in clients {
             let rt = &self.clients[usize::from(c)];
             if rt.status != Status::Running || rt.partitioned {
@@ -1311,12 +1408,16 @@ impl<'a> Sim<'a> {
 
     /// A cut-off follower hears the leader again: it follows it, applying
     /// what it missed.
-    fn rejoin(&mut self, f: u8) {
-        self.store.rejoin(&mut self.store_state, usize::from(f));
+    fn rejoin(&mut self, server: u8) {
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        let Some(f) = e.slot(server) else {
+            return; // it leads now
+        };
+        self.store.rejoin(&mut self.store_state, f);
         trace!(
             self,
             TraceEvent::Follower {
-                server: f + 1,
+                server,
                 change: FollowerChange::Rejoins,
             }
         );
@@ -1339,19 +1440,19 @@ impl<'a> Sim<'a> {
         ) else {
             return;
         };
-        let lags: Vec<u64> = (0..e.followers.len()).map(|f| e.lag(f)).collect();
-        self.applies
-            .resize_with(lags.len(), ReplicationClock::default);
-        for (f, lag) in lags.into_iter().enumerate() {
-            while (self.applies[f].scheduled as u64) < lag {
+        let lags: Vec<(u8, u64)> = (0..e.followers.len())
+            .map(|f| (e.id(f), e.lag(f)))
+            .collect();
+        for (server, lag) in lags {
+            while (self.apply_clock(server).scheduled as u64) < lag {
                 let draw = between(&mut self.draws.applies, lo, hi);
-                let clock = &mut self.applies[f];
-                let at = (self.now + draw)
-                    .max(clock.last_us)
-                    .max(clock.stopped_until_us);
+                let now = self.now;
+                let clock = self.apply_clock(server);
+                let at = (now + draw).max(clock.last_us).max(clock.stopped_until_us);
                 clock.last_us = at;
                 clock.scheduled += 1;
-                self.queue.push(at, Event::Apply { follower: f as u8 });
+                let generation = clock.generation;
+                self.queue.push(at, Event::Apply { server, generation });
             }
         }
     }
@@ -1359,25 +1460,31 @@ impl<'a> Sim<'a> {
     /// A follower applies the next committed entry (`Store::apply_next`):
     /// the watches set there fire and the replies it held go out. One
     /// stopped by a lag applies it when the lag is over.
-    fn apply_at_follower(&mut self, f: u8) {
-        let clock = &mut self.applies[usize::from(f)];
-        if self.now < clock.stopped_until_us {
+    fn apply_at_follower(&mut self, server: u8, generation: u64) {
+        let now = self.now;
+        let clock = self.apply_clock(server);
+        if clock.generation != generation {
+            return; // queued for a stream a failover ended
+        }
+        if now < clock.stopped_until_us {
             let at = clock.stopped_until_us;
             clock.last_us = clock.last_us.max(at);
-            self.queue.push(at, Event::Apply { follower: f });
+            self.queue.push(at, Event::Apply { server, generation });
             return;
         }
         clock.scheduled = clock.scheduled.saturating_sub(1);
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        let Some(f) = e.slot(server) else {
+            return; // it leads now
+        };
         let removed_before = self.store_state.items_removed();
         let mut out = self.lenders.store.lend();
-        let entry = self
-            .store
-            .apply_next(&mut self.store_state, usize::from(f), &mut out);
+        let entry = self.store.apply_next(&mut self.store_state, f, &mut out);
         if let Some(entry) = entry {
             trace!(
                 self,
                 TraceEvent::Apply {
-                    server: f + 1,
+                    server,
                     change: entry.to_string(),
                 }
             );
@@ -1678,9 +1785,10 @@ impl<'a> Sim<'a> {
                 Event::FaultEnd(i) => self.fault_end(i),
                 Event::ReadTimeout(i) => self.read_timeout(i),
                 Event::Replicate { generation } => self.replicate(generation),
-                Event::Apply { follower } => self.apply_at_follower(follower),
-                Event::FollowerDrop { follower } => self.follower_drop(follower),
-                Event::Rejoin { follower } => self.rejoin(follower),
+                Event::Apply { server, generation } => self.apply_at_follower(server, generation),
+                Event::FollowerDrop { server } => self.follower_drop(server),
+                Event::Rejoin { server } => self.rejoin(server),
+                Event::Elect => self.elect(),
             }
             if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
                 break;

@@ -38,18 +38,23 @@ pub(super) enum Event {
     Replicate {
         generation: u64,
     },
-    /// An ensemble: follower `follower` applies the next committed entry.
+    /// An ensemble: follower `server` applies the next committed entry
+    /// (unless its stream was started anew since: a failover).
     Apply {
-        follower: u8,
+        server: u8,
+        generation: u64,
     },
-    /// An ensemble: cut-off follower `follower` gives the leader up.
+    /// An ensemble: cut-off follower `server` gives the leader up, or a
+    /// deposed leader `server` gives leading up.
     FollowerDrop {
-        follower: u8,
+        server: u8,
     },
-    /// An ensemble: cut-off follower `follower` follows the leader again.
+    /// An ensemble: cut-off server `server` follows the leader again.
     Rejoin {
-        follower: u8,
+        server: u8,
     },
+    /// An ensemble whose leader is cut off: the followers elect another.
+    Elect,
 }
 
 /// An event with its place in the order.
@@ -483,7 +488,8 @@ mod tests {
             | Event::Replicate { .. }
             | Event::Apply { .. }
             | Event::FollowerDrop { .. }
-            | Event::Rejoin { .. }) => panic!("only timers are queued here, not {other:?}"),
+            | Event::Rejoin { .. }
+            | Event::Elect) => panic!("only timers are queued here, not {other:?}"),
         }
     }
 

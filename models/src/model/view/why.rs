@@ -142,7 +142,8 @@ fn broken_rule(
         | PropertyName::AllPass
         | PropertyName::QueueDrains
         // The simulator's run-level check: the checker never judges it.
-        | PropertyName::FaultFreeSessionLoss => format!("{property} breaks at {actor}'s step"),
+        | PropertyName::FaultFreeSessionLoss
+        | PropertyName::SyncIsCurrent => format!("{property} breaks at {actor}'s step"),
     }
 }
 
@@ -206,7 +207,8 @@ fn owns_key(
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
         | PropertyName::PermitsBound
-        | PropertyName::FaultFreeSessionLoss => {
+        | PropertyName::FaultFreeSessionLoss
+        | PropertyName::SyncIsCurrent => {
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
@@ -302,7 +304,8 @@ fn unreachable_goal(property: PropertyName) -> String {
         | PropertyName::RwExclusion
         | PropertyName::ReadersShare
         | PropertyName::PermitsBound
-        | PropertyName::FaultFreeSessionLoss => "the property's goal",
+        | PropertyName::FaultFreeSessionLoss
+        | PropertyName::SyncIsCurrent => "the property's goal",
     };
     format!("from this state no sequence of steps reaches {goal}")
 }
