@@ -603,3 +603,45 @@ fn a_local_session_opens_at_once_and_can_see_a_view_older_than_its_creation() {
         }
     }
 }
+
+/// A leader failover in the checker (`--failovers 1` over a ZooKeeper
+/// ensemble): the cut, the election and the old leader's step-down, each
+/// a step. At 2 clients nobody is on the leader (clients start on servers
+/// 1 and 2), so every `sync` is current and the lock holds every property;
+/// the followers' clients reconnect at the election, their requests to the
+/// cut-off followers held until then, not resent on the same connection.
+/// Two failovers, or one over an etcd cluster, are refused naming the
+/// setting.
+#[test]
+fn the_checker_fails_the_leader_over() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    let cfg = |recipe: &str, failovers| ModelCfg {
+        servers: 3,
+        faults: FaultBudget {
+            failovers,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+    };
+    let r = check(
+        &cfg("fair-predecessor:sync", 1).into_model().unwrap(),
+        CheckOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.unique_states, 285_070);
+    for p in &r.properties {
+        assert_eq!(p.status, Status::Holds, "{}", p.name.name());
+    }
+    assert!(r
+        .properties
+        .iter()
+        .any(|p| p.name.name() == "sync_is_current"));
+    for (recipe, failovers, says) in [
+        ("fair-predecessor:sync", 2, "once a check"),
+        ("etcd-revision", 1, "ZooKeeper ensemble"),
+    ] {
+        let e = cfg(recipe, failovers).into_model().err().expect("refused");
+        assert!(e.to_string().contains(says), "{recipe}: {e}");
+    }
+}

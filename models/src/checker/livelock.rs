@@ -167,6 +167,8 @@ fn owed(action: Action) -> bool {
         | Action::EndLockDelay(_)
         | Action::Replicate
         | Action::Apply(_)
+        | Action::Elect
+        | Action::StepDown
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
         | Action::Heal(_)

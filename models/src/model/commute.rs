@@ -152,7 +152,9 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::ClockJump(_)
         | Action::Replicate
         | Action::Apply(_)
-        | Action::Failover => None,
+        | Action::Failover
+        | Action::Elect
+        | Action::StepDown => None,
     }
 }
 
@@ -258,7 +260,9 @@ impl Footprint {
             | Action::ClockJump(_)
             | Action::Replicate
             | Action::Apply(_)
-            | Action::Failover => return Footprint::ALL,
+            | Action::Failover
+            | Action::Elect
+            | Action::StepDown => return Footprint::ALL,
         };
         if another_client && !sends_to_others {
             return Footprint::ALL;

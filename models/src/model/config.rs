@@ -389,6 +389,17 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
     use crate::recipe::Face;
     let redis = cfg.recipe.face() == Face::Redis;
     let consul = cfg.recipe.face() == Face::Consul;
+    // A leader failover over a ZooKeeper ensemble (docs/ensemble.md).
+    let ensemble = cfg.recipe.face() == Face::ZooKeeper && cfg.servers > 1;
+    if ensemble && cfg.faults.failovers > 1 {
+        return Err(ConfigError::new(
+            Setting::Redis("failovers"),
+            format!(
+                "{}: the model cuts an ensemble's leader off once a check: at most 1",
+                cfg.faults.failovers
+            ),
+        ));
+    }
     if consul && cfg.time.ticks().is_some() {
         return Err(ConfigError::new(
             Setting::Time,
@@ -403,7 +414,7 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
         Some(("master_restarts", "master restarts are"))
     } else if b.clock_jumps > 0 {
         Some(("clock_jumps", "clock jumps are"))
-    } else if b.failovers > 0 && !consul {
+    } else if b.failovers > 0 && !consul && !ensemble {
         Some(("failovers", "failovers are"))
     } else if d.replica {
         Some(("replica", "a replica is"))
@@ -416,7 +427,8 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
         return Err(ConfigError::new(
             Setting::Redis(setting),
             format!(
-                "{what} for Redis recipes (failovers for Redis and Consul; {} talks to {:?})",
+                "{what} for Redis recipes (failovers for Redis, Consul and a ZooKeeper \
+                 ensemble; {} talks to {:?})",
                 cfg.recipe,
                 cfg.recipe.face()
             ),
@@ -619,6 +631,12 @@ impl ModelCfg {
             // server, each when it applies the release: not yet added up
             // per release, so the bound is not judged (docs/ensemble.md).
             .filter(|&p| self.servers == 1 || p != PropertyName::HerdBound)
+            // Only a leader failover over an ensemble answers a `sync`
+            // stale: judged where one can happen.
+            .chain(
+                (self.servers > 1 && self.faults.failovers > 0)
+                    .then_some(PropertyName::SyncIsCurrent),
+            )
             .collect()
     }
 

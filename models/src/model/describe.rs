@@ -92,8 +92,8 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
         ),
         Action::Apply(f) => (
             "apply",
-            format!("server {}", f + 1),
-            format!("server {}", f + 1),
+            format!("server {}", server_of_slot(state, f)),
+            format!("server {}", server_of_slot(state, f)),
             match state
                 .store
                 .ensemble
@@ -103,6 +103,33 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                 Some(entry) => format!("applies {entry}"),
                 None => "has nothing to apply".into(),
             },
+        ),
+        Action::Failover if state.store.ensemble.is_some() => (
+            "fault",
+            "leader".into(),
+            String::new(),
+            "is cut off from its followers: it serves its clients on, believing it leads".into(),
+        ),
+        Action::Elect => (
+            "recover",
+            "followers".into(),
+            String::new(),
+            format!(
+                "elect server {} (the most log, the highest id); every session's timer starts \
+                 again",
+                state
+                    .store
+                    .ensemble
+                    .as_ref()
+                    .and_then(|e| e.candidate().map(|f| e.id(f)))
+                    .unwrap_or(0)
+            ),
+        ),
+        Action::StepDown => (
+            "recover",
+            "old leader".into(),
+            String::new(),
+            "finds no quorum and stops leading: its clients reconnect elsewhere".into(),
         ),
         Action::Failover if state.store.consul.is_some() => (
             "fault",
@@ -206,6 +233,8 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Replicate => "Replicate",
         Action::Apply(_) => "Apply",
         Action::Failover => "Failover",
+        Action::Elect => "Elect",
+        Action::StepDown => "StepDown",
         Action::Crash(_) => "Crash",
         Action::Interrupt(_) => "Interrupt",
         Action::Restart(_) => "Restart",
@@ -218,4 +247,14 @@ pub fn action_name(action: Action) -> &'static str {
         Action::LoseReply(_) => "LoseReply",
         Action::Tick => "Tick",
     }
+}
+
+/// The server follower slot `f` stands for.
+fn server_of_slot(state: &ModelState, f: u8) -> u8 {
+    state
+        .store
+        .ensemble
+        .as_ref()
+        .and_then(|e| e.followers.get(usize::from(f)).map(|fo| fo.server))
+        .unwrap_or(f + 1)
 }

@@ -121,23 +121,22 @@ fn observe(state: &mut ModelState, obs: Observation) {
 }
 
 /// A client's last seen position is read only by a reconnect: once none
-/// can come (no pause or partition left in the budget or under way), it is
-/// forgotten, so that states that differ only there are one.
+/// can come (no pause, partition or failover left in the budget or under
+/// way), it is forgotten, so that states that differ only there are one.
 fn forget_unread_positions(state: &mut ModelState) {
-    let remembered = state
-        .store
-        .ensemble
-        .as_ref()
-        .is_some_and(|e| e.seen.iter().any(|&p| p > 0));
-    if !remembered {
+    let Some(e) = state.store.ensemble.as_ref() else {
+        return;
+    };
+    if !e.seen.iter().any(|&p| p > 0) {
         return;
     }
     let b = state.budget;
-    let under_way = state
-        .clients
-        .iter()
-        .any(|s| s.partitioned || s.status == Status::Paused);
-    if b.pauses == 0 && b.partitions == 0 && !under_way {
+    let under_way = e.deposed().is_some()
+        || state
+            .clients
+            .iter()
+            .any(|s| s.partitioned || s.status == Status::Paused);
+    if b.pauses == 0 && b.partitions == 0 && b.failovers == 0 && !under_way {
         let store = Shared::make_mut(&mut state.store);
         let e = store.ensemble.as_mut().expect("an ensemble");
         e.seen.iter_mut().for_each(|p| *p = 0);
@@ -173,6 +172,19 @@ impl RecipeModel {
             clock::sent_anew(slot, ticks.latency);
         }
         self.client_step(state, c, |s, o| self.client.on_reconnect(s, alive, o));
+    }
+
+    /// The clients whose server closed their connections (an election, an
+    /// old leader stepping down): each running one reconnects at once; a
+    /// paused or cut-off one does when its fault ends, by the step that
+    /// ends it with a reconnect.
+    fn reconnect_all(&self, state: &mut ModelState, clients: &[ClientIdx]) {
+        for &c in clients {
+            let slot = &state.clients[c as usize];
+            if slot.status == Status::Running && !slot.partitioned {
+                self.reconnect(state, c);
+            }
+        }
     }
 
     /// Applies an actor's output commands: sends go onto links, timers into
@@ -655,11 +667,31 @@ impl RecipeModel {
                     self.store.apply_next(st, usize::from(f), o);
                 });
             }
+            Action::Failover if state.store.ensemble.is_some() => {
+                state.budget.failovers -= 1;
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.depose_leader(st, o);
+                });
+            }
             Action::Failover => {
                 state.budget.failovers -= 1;
                 self.store_step(&mut state, false, |st, o| {
                     self.store.fail_over(st, o);
                 });
+            }
+            Action::Elect => {
+                let mut moving = Vec::new();
+                self.store_step(&mut state, false, |st, o| {
+                    moving = self.store.elect(st, o).map(|(_, c)| c).unwrap_or_default();
+                });
+                self.reconnect_all(&mut state, &moving);
+            }
+            Action::StepDown => {
+                let mut moving = Vec::new();
+                self.store_step(&mut state, false, |st, _| {
+                    moving = self.store.deposed_gives_up(st);
+                });
+                self.reconnect_all(&mut state, &moving);
             }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
@@ -731,6 +763,14 @@ impl RecipeModel {
     fn store_faults(&self, state: &ModelState, actions: &mut Vec<Action>) {
         if let Some(e) = &state.store.ensemble {
             actions.extend(e.behind().map(|f| Action::Apply(f as u8)));
+            // A leader failover: the cut, then the election, then the old
+            // leader's step-down (syncLimit × tickTime, and a tick more).
+            match e.deposed() {
+                None if state.budget.failovers > 0 => actions.push(Action::Failover),
+                None => {}
+                Some(d) if e.id(d) == e.leader => actions.push(Action::Elect),
+                Some(_) => actions.push(Action::StepDown),
+            }
         }
         // Consul's failover forgets the lock-delays and restarts session
         // TTLs, which the untimed check keeps no time for: it is taken
@@ -865,9 +905,18 @@ impl Model for RecipeModel {
             Action::RestartMaster(m) => format!("FAULT master {m}: restarts"),
             Action::ClockJump(m) => format!("FAULT master {m}: clock jumps forward"),
             Action::Replicate => "store: master 0 → replica".into(),
-            Action::Apply(f) => {
+            // Slot f is server f + 1 until a failover moves the leader.
+            Action::Apply(f) if self.cfg.faults.failovers == 0 => {
                 format!("store: server {} applies the next committed change", f + 1)
             }
+            Action::Apply(f) => {
+                format!("store: follower slot {f} applies the next committed change")
+            }
+            Action::Failover if self.cfg.servers > 1 => {
+                "FAULT the leader is cut off from its followers".into()
+            }
+            Action::Elect => "store: the followers elect a new leader".into(),
+            Action::StepDown => "store: the old leader finds no quorum and stops leading".into(),
             // The action names no store: the face says which failover.
             Action::Failover if self.cfg.recipe.face() == crate::recipe::Face::Consul => {
                 "FAULT the leader fails over".into()
@@ -947,13 +996,14 @@ impl Model for RecipeModel {
                 P::RwExclusion => Some(Property::always(p.name(), read!(P::RwExclusion))),
                 P::ReadersShare => Some(Property::sometimes(p.name(), read!(P::ReadersShare))),
                 P::PermitsBound => Some(Property::always(p.name(), read!(P::PermitsBound))),
+                P::SyncIsCurrent => Some(Property::always(p.name(), read!(P::SyncIsCurrent))),
                 P::Progress
                 | P::FollowersAgree
                 | P::LeaderElected
                 | P::AllPass
                 | P::QueueDrains => None,
                 // The simulator's run-level check: no application lists it.
-                P::FaultFreeSessionLoss | P::SyncIsCurrent => None,
+                P::FaultFreeSessionLoss => None,
             })
             .collect()
     }

@@ -295,15 +295,22 @@ pub enum Action {
     /// Redis: the replica is promoted in the first master's place.
     /// Consul: the leader fails over to a server restored from a
     /// snapshot (lock-delays forgotten, session TTLs started again).
+    /// A ZooKeeper ensemble: the leader is cut off from its followers.
     Failover,
+    /// A ZooKeeper ensemble whose leader is cut off: the followers elect
+    /// another (`Store::elect`).
+    Elect,
+    /// The cut-off old leader's quorum check fails: it stops leading
+    /// (`Store::deposed_gives_up`).
+    StepDown,
     /// Consul: the client's node check goes critical: the store
     /// invalidates its session at once.
     CheckCritical(ClientIdx),
     /// Consul: the lock-delays that the invalidation of this session
     /// started (on every key it held, all at once) are over.
     EndLockDelay(SessionId),
-    /// A replicated store: follower `f` (server `f + 1`) applies the next
-    /// committed entry it has not.
+    /// A replicated store: follower slot `f` (`Ensemble::id` names its
+    /// server) applies the next committed entry it has not.
     Apply(u8),
 }
 
@@ -341,7 +348,9 @@ impl Action {
             | Action::ClockJump(_)
             | Action::Replicate
             | Action::Apply(_)
-            | Action::Failover => return None,
+            | Action::Failover
+            | Action::Elect
+            | Action::StepDown => return None,
         })
     }
 

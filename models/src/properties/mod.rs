@@ -358,6 +358,9 @@ pub enum Observation {
     /// store request (its library counted it), rather than by asking the
     /// store or not at all.
     Reentered { client: ClientIdx, immediate: bool },
+    /// A server of an ensemble answered `client`'s `sync` behind what the
+    /// leader had committed when it arrived (`sync_is_current`).
+    StaleSync { client: ClientIdx },
 }
 
 /// A property newly violated, and the clients involved.
@@ -458,7 +461,7 @@ pub fn observe_client(
 /// What a store step meant to the monitors: the queue items it removed,
 /// `removed_before` being [`StoreState::items_removed`] before the step.
 pub fn observe_store(removed_before: usize, after: &StoreState) -> Vec<Observation> {
-    after
+    let mut seen: Vec<Observation> = after
         .queue
         .as_ref()
         .map(|q| {
@@ -468,7 +471,14 @@ pub fn observe_store(removed_before: usize, after: &StoreState) -> Vec<Observati
                 .map(|&(item, by)| Observation::Dequeued { item, by })
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // The ghost stays set: the monitors heed it once.
+    if let Some((session, _, _)) = after.ensemble.as_ref().and_then(|e| e.stale_sync) {
+        seen.push(Observation::StaleSync {
+            client: session.client,
+        });
+    }
+    seen
 }
 
 /// What the resource's answer to `write` from `client` means to the monitors.

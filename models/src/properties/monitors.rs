@@ -29,6 +29,9 @@ pub struct Monitors {
     resource_broken: bool,
     /// `herd_bound`: the most notifications one release delivered, capped at 2.
     widest_wakeup: u8,
+    /// `sync_is_current`: a server answered a `sync` behind the leader.
+    /// Not hashed: it follows from the store's ghost (`Ensemble::stale_sync`).
+    stale_sync: bool,
     /// The application's own monitors; their variant names the rules (the
     /// same rule is `mutual_exclusion` for a lock and `single_leader` for
     /// an election). Fixed for a run.
@@ -132,6 +135,7 @@ impl Monitors {
             resource_last: None,
             resource_broken: false,
             widest_wakeup: 0,
+            stale_sync: false,
             own,
         }
     }
@@ -217,6 +221,7 @@ impl Monitors {
             | Observation::WriteRejected { .. }
             | Observation::Crashed { .. }
             | Observation::Dequeued { .. } => true,
+            Observation::StaleSync { .. } => !self.stale_sync,
             Observation::Idle { .. } | Observation::Left { .. } | Observation::Reentered { .. } => {
                 self.own.get().heeds(obs)
             }
@@ -300,6 +305,13 @@ impl Monitors {
                 }
                 self.widest_wakeup = self.widest_wakeup.max(woken.count().min(2) as u8);
             }
+            Observation::StaleSync { client } => {
+                self.stale_sync = true;
+                breaches.push(Breach {
+                    property: PropertyName::SyncIsCurrent,
+                    clients: vec![client],
+                });
+            }
             // The application's own.
             Observation::WriteRejected { .. }
             | Observation::Dequeued { .. }
@@ -312,7 +324,10 @@ impl Monitors {
         // re-entries happen only where asked for, so their property is
         // let through as if asked.
         let app = self.app();
-        breaches.retain(|b| PropertyName::judging(app, true).any(|p| p == b.property));
+        breaches.retain(|b| {
+            b.property == PropertyName::SyncIsCurrent
+                || PropertyName::judging(app, true).any(|p| p == b.property)
+        });
         breaches
     }
 
@@ -339,6 +354,7 @@ impl Monitors {
         }
         match p {
             PropertyName::HerdBound => self.widest_wakeup <= 1,
+            PropertyName::SyncIsCurrent => !self.stale_sync,
             PropertyName::HandOff => self
                 .acquisitions
                 .windows(2)
@@ -365,7 +381,7 @@ impl Monitors {
             | PropertyName::AllPass
             | PropertyName::QueueDrains => self.own.get().holds(self.seen(), p).unwrap_or(true),
             // The simulator's engine judges it, never the monitors.
-            PropertyName::FaultFreeSessionLoss | PropertyName::SyncIsCurrent => true,
+            PropertyName::FaultFreeSessionLoss => true,
         }
     }
 }

@@ -80,6 +80,18 @@ pub enum Owed {
     /// A read queued behind the session's earlier write: served from the
     /// server's state once it has applied that write.
     Read(Request),
+    /// A request a server cut off from the leader (or a deposed leader)
+    /// could pass to no quorum (`Held::at` is `u64::MAX`): passed on if
+    /// the cut heals first, else gone with the connection. Held, not
+    /// dropped, so the client waits on its connection as ZooKeeper's
+    /// does, resending only on a new one.
+    Lost { req: Request, release: bool },
+}
+
+impl Owed {
+    pub fn is_lost(&self) -> bool {
+        matches!(self, Owed::Lost { .. })
+    }
 }
 
 /// One follower: what it has applied and the replies it owes.
@@ -384,7 +396,7 @@ impl Ensemble {
         self.followers[f]
             .held
             .iter()
-            .filter(|h| h.session.client == session.client)
+            .filter(|h| h.session.client == session.client && !h.owed.is_lost())
             .map(|h| h.at)
             .max()
     }

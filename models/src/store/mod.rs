@@ -740,9 +740,14 @@ impl StoreState {
     /// order the session's later ones; its session and watches stay).
     fn connection_dropped(&mut self, client: crate::ids::ClientIdx) {
         if let Some(e) = &mut self.ensemble {
-            for h in e.followers.iter_mut().flat_map(|f| &mut f.held) {
-                if h.session.client == client {
-                    h.connected = false;
+            for f in &mut e.followers {
+                // What was never passed on goes with the connection.
+                f.held
+                    .retain(|h| !(h.session.client == client && h.owed.is_lost()));
+                for h in &mut f.held {
+                    if h.session.client == client {
+                        h.connected = false;
+                    }
                 }
             }
         }
@@ -1229,7 +1234,7 @@ impl Actor for Store {
                 session,
                 epoch,
                 req,
-                ..
+                release,
             } => {
                 if session.client != client {
                     return; // a client speaks only in its own sessions
@@ -1274,7 +1279,20 @@ impl Actor for Store {
                     (LeaderLink::Deposed, Some(Route::Sync)) => {
                         return self.sync(state, follower, session, epoch, o);
                     }
-                    (LeaderLink::Cut | LeaderLink::Down | LeaderLink::Deposed, _) => return,
+                    (LeaderLink::Cut | LeaderLink::Deposed, _) => {
+                        let f = follower.expect("a follower");
+                        let held = Held {
+                            at: u64::MAX,
+                            session,
+                            epoch,
+                            owed: Owed::Lost { req, release },
+                            head: None,
+                            connected: true,
+                        };
+                        let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+                        return e.hold(f, held);
+                    }
+                    (LeaderLink::Down, _) => return,
                 }
                 if let (Request::Connect, Some(_)) = (&req, &state.ensemble) {
                     let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
@@ -1748,8 +1766,41 @@ impl Store {
 
     /// Follower `f` hears the leader again and follows it: it applies what
     /// it missed, in order, and takes clients again.
-    pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize) {
-        set_link(state, f, LeaderLink::Up);
+    /// What it could not pass on while cut off goes to the leader now, on
+    /// the connections that stayed up; a server that was down closed
+    /// them, and their requests with them.
+    pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize, o: &mut Out<Self>) {
+        let Some(e) = state.ensemble.as_ref() else {
+            return;
+        };
+        let was = e.followers[f].link;
+        let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+        let fo = &mut e.followers[f];
+        fo.link = LeaderLink::Up;
+        let (lost, kept): (Vec<Held>, Vec<Held>) =
+            fo.held.drain(..).partition(|h| h.owed.is_lost());
+        fo.held = kept;
+        if was != LeaderLink::Cut {
+            return;
+        }
+        for h in lost.into_iter().filter(|h| h.connected) {
+            let Owed::Lost { req, release } = h.owed else {
+                continue;
+            };
+            let msg = Msg::Request {
+                session: h.session,
+                epoch: h.epoch,
+                release,
+                req,
+            };
+            self.on_msg(
+                crate::ids::store_id(),
+                state,
+                client_id(h.session.client),
+                msg,
+                o,
+            );
+        }
     }
 
     /// A leader failover begins: the leader is cut off from its followers
@@ -2002,6 +2053,8 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
     }
     let (header, reply, fired) = match held.owed {
         Owed::Reply(reply) => (state.server(f).header(), reply, Vec::new()),
+        // Never due (`Held::at` is `u64::MAX`).
+        Owed::Lost { .. } => return,
         Owed::Read(req) => {
             let server = state.to_mut().server_mut(f);
             let Applied { reply, fired, .. } = server.apply_full(held.session, &req);

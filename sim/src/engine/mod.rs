@@ -628,7 +628,8 @@ impl<'a> Sim<'a> {
             | Observation::ReleaseStep { .. }
             | Observation::Crashed { .. }
             | Observation::Dequeued { .. }
-            | Observation::Woke { .. } => {}
+            | Observation::Woke { .. }
+            | Observation::StaleSync { .. } => {}
         }
         self.observe(obs);
     }
@@ -649,25 +650,6 @@ impl<'a> Sim<'a> {
     fn observe_store(&mut self, removed_before: usize) {
         for obs in observe_store(removed_before, &self.store_state) {
             self.observe(obs);
-        }
-        self.check_sync_is_current();
-    }
-
-    /// The run-level check `sync_is_current`: the store's ghost says a
-    /// server answered a `sync` behind the leader's commits. Reported once
-    /// a run, naming the client it answered.
-    fn check_sync_is_current(&mut self) {
-        let property = PropertyName::SyncIsCurrent;
-        let stale = self
-            .store_state
-            .ensemble
-            .as_ref()
-            .and_then(|e| e.stale_sync);
-        let Some((session, _, _)) = stale else {
-            return;
-        };
-        if !self.violations.iter().any(|v| v.property == property) {
-            self.violation(property, vec![session.client]);
         }
     }
 
@@ -1413,7 +1395,18 @@ impl<'a> Sim<'a> {
         let Some(f) = e.slot(server) else {
             return; // it leads now
         };
-        self.store.rejoin(&mut self.store_state, f);
+        // A deposed leader that hears the new one steps down first
+        // (closing its clients' connections), then follows.
+        if e.followers[f].link == LeaderLink::Deposed {
+            self.follower_drop(server);
+        }
+        let e = self.store_state.ensemble.as_ref().expect("an ensemble");
+        let Some(f) = e.slot(server) else {
+            return;
+        };
+        let mut out = self.lenders.store.lend();
+        self.store.rejoin(&mut self.store_state, f, &mut out);
+        self.apply_store_out(out);
         trace!(
             self,
             TraceEvent::Follower {
