@@ -197,7 +197,8 @@ pub async fn run_client(
                 | Observation::Left { .. }
                 | Observation::Idle { .. }
                 | Observation::Reentered { .. }
-                | Observation::Woke { .. } => {}
+                | Observation::Woke { .. }
+                | Observation::StaleSync { .. } => {}
             }
             shared.observe(obs);
             before = state.marks();
