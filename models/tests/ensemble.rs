@@ -610,22 +610,22 @@ fn a_local_session_opens_at_once_and_can_see_a_view_older_than_its_creation() {
 /// 1 and 2), so every `sync` is current and the lock holds every property;
 /// the followers' clients reconnect at the election, their requests to the
 /// cut-off followers held until then, not resent on the same connection.
-/// Two failovers, or one over an etcd cluster, are refused naming the
-/// setting.
+/// At 3 clients the shortest stale `sync` is nine steps. Two failovers,
+/// or one over an etcd cluster, are refused naming the setting.
 #[test]
 fn the_checker_fails_the_leader_over() {
     use models::checker::{check, CheckOptions, Status};
     use models::model::{FaultBudget, ModelCfg};
-    let cfg = |recipe: &str, failovers| ModelCfg {
+    let cfg = |recipe: &str, failovers, clients| ModelCfg {
         servers: 3,
         faults: FaultBudget {
             failovers,
             ..FaultBudget::default()
         },
-        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), clients)
     };
     let r = check(
-        &cfg("fair-predecessor:sync", 1).into_model().unwrap(),
+        &cfg("fair-predecessor:sync", 1, 2).into_model().unwrap(),
         CheckOptions::default(),
     )
     .unwrap();
@@ -637,11 +637,21 @@ fn the_checker_fails_the_leader_over() {
         .properties
         .iter()
         .any(|p| p.name.name() == "sync_is_current"));
+    // Client 2 starts on the leader: cut off, it answers client 2's `sync`
+    // after the new leader committed client 0's session (ZOOKEEPER-1675).
+    let three = cfg("fair-predecessor:sync", 1, 3);
+    let opts = CheckOptions::default().asking(&[models::properties::PropertyName::SyncIsCurrent]);
+    let r = check(&three.into_model().unwrap(), opts).unwrap();
+    let stale = r
+        .property(models::properties::PropertyName::SyncIsCurrent)
+        .expect("judged");
+    assert_eq!(stale.status, Status::Violated);
+    assert_eq!(stale.path.as_ref().map(Vec::len), Some(9));
     for (recipe, failovers, says) in [
         ("fair-predecessor:sync", 2, "once a check"),
         ("etcd-revision", 1, "ZooKeeper ensemble"),
     ] {
-        let e = cfg(recipe, failovers).into_model().err().expect("refused");
+        let e = cfg(recipe, failovers, 2).into_model().err().expect("refused");
         assert!(e.to_string().contains(says), "{recipe}: {e}");
     }
 }

@@ -112,13 +112,13 @@ pub enum PropertyName {
     /// The scenario check refuses timing that would let one; this catches
     /// what it missed, naming the client.
     FaultFreeSessionLoss,
-    /// Every application, always, judged by the simulator's engine alone
-    /// (a run-level check, like `fault_free_session_loss`): a `sync` is
-    /// answered only by a server that has applied every change the leader
-    /// had committed when it arrived — ZooKeeper's promise for `sync` then
+    /// Every application over an ensemble, always: a `sync` is answered
+    /// only by a server that has applied every change the leader had
+    /// committed when it arrived — ZooKeeper's promise for `sync` then
     /// read, which a leader cut off from its followers breaks while it
-    /// still believes it leads (ZOOKEEPER-1675). Only an ensemble's leader
-    /// failover can violate it.
+    /// still believes it leads (ZOOKEEPER-1675). Only a leader failover
+    /// can violate it: every simulated run is judged by it (a run check),
+    /// and a check with a failover; a monitor fed by the store's ghost.
     SyncIsCurrent,
 }
 
@@ -163,7 +163,8 @@ impl PropertyName {
     ];
 
     /// The simulator's run-level checks: they judge a run of every
-    /// application, and no model the checker explores.
+    /// application. The checker judges `sync_is_current` where a failover
+    /// can happen (`ModelCfg::judged`), `fault_free_session_loss` never.
     pub const RUN_CHECKS: [PropertyName; 2] = [
         PropertyName::FaultFreeSessionLoss,
         PropertyName::SyncIsCurrent,
