@@ -478,3 +478,46 @@ fn a_failover_restarts_session_timers_and_loses_the_old_leaders_writes() {
         }
     }
 }
+
+/// A request sent to a follower cut off from the leader waits on its
+/// connection, unanswered and not resent (ZooKeeper's client resends only
+/// on a new connection): when the cut heals before syncLimit × tickTime
+/// the follower passes it on, and the client goes on with no reconnect.
+/// Client 0, on server 1, starts acquiring while server 1 is cut off: its
+/// create is answered only after the heal, nobody moves, nothing is
+/// violated.
+#[test]
+fn a_request_held_by_a_cut_off_follower_is_passed_on_when_the_cut_heals() {
+    let toml = format!(
+        "{}[[schedule]]\nat_ms = 1\nkind = \"isolate\"\nserver = 1\nduration_ms = 1500\n",
+        "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 2\nrounds = 1\n\
+         servers = 3\n[timing]\nthink_ms = [5, 5]\nhold_ms = [100, 100]\n"
+    );
+    let s = parse(&toml).unwrap();
+    let heal = 1_501_000;
+    for seed in 0..10 {
+        let o = simulate(&s, seed, true);
+        assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        let moved = o
+            .trace
+            .iter()
+            .any(|l| matches!(l.event, TraceEvent::Moved { .. }));
+        assert!(!moved, "seed {seed}: nobody reconnects");
+        let held = o
+            .trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Hold { client: 0, .. }))
+            .map(|l| l.t);
+        assert!(held > Some(heal), "seed {seed}: client 0 held at {held:?}");
+        // One create of client 0's, passed on after the heal.
+        let creates = o
+            .trace
+            .iter()
+            .filter(|l| {
+                matches!(&l.event, TraceEvent::Apply { server: 2, change }
+                    if change.starts_with("create") && change.contains("_c_00000000"))
+            })
+            .count();
+        assert_eq!(creates, 1, "seed {seed}");
+    }
+}
