@@ -651,7 +651,10 @@ fn the_checker_fails_the_leader_over() {
         ("fair-predecessor:sync", 2, "once a check"),
         ("etcd-revision", 1, "ZooKeeper ensemble"),
     ] {
-        let e = cfg(recipe, failovers, 2).into_model().err().expect("refused");
+        let e = cfg(recipe, failovers, 2)
+            .into_model()
+            .err()
+            .expect("refused");
         assert!(e.to_string().contains(says), "{recipe}: {e}");
     }
 }

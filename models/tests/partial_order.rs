@@ -116,13 +116,13 @@ fn three_clients_keep_every_verdict() {
 /// election and a barrier of ZooKeeper, and etcd's lock.
 #[test]
 fn three_clients_keep_every_verdict_on_a_sample() {
-    let sample = ["fair-predecessor", "zk-fair-election", "zk-barrier", "etcd-revision"];
-    three_clients_keep_the_verdicts_of(
-        sample
-            .iter()
-            .map(|r| recipes::parse(r).unwrap())
-            .collect(),
-    );
+    let sample = [
+        "fair-predecessor",
+        "zk-fair-election",
+        "zk-barrier",
+        "etcd-revision",
+    ];
+    three_clients_keep_the_verdicts_of(sample.iter().map(|r| recipes::parse(r).unwrap()).collect());
 }
 
 fn three_clients_keep_the_verdicts_of(recipes: Vec<models::recipe::RecipeRef>) {

@@ -1351,7 +1351,15 @@ impl<'a> Sim<'a> {
                 change: FollowerChange::Elected,
             }
         );
-        for c in clients {
+        self.reconnect_closed(&clients);
+        self.schedule_store_events();
+    }
+
+    /// The clients whose server closed their connections: each running
+    /// one reconnects at once; a paused or cut-off one finds the
+    /// connection closed when its own fault ends.
+    fn reconnect_closed(&mut self, clients: &[ClientIdx]) {
+        for &c in clients {
             let rt = &self.clients[usize::from(c)];
             if rt.status != Status::Running || rt.partitioned {
                 continue;
@@ -1359,7 +1367,6 @@ impl<'a> Sim<'a> {
             let alive = self.store_state.is_alive(rt.state.session);
             self.reconnect(c, alive);
         }
-        self.schedule_store_events();
     }
 
     /// A cut-off follower gives the leader up (`Learner.shutdown`): it
@@ -1378,14 +1385,7 @@ impl<'a> Sim<'a> {
         };
         let clients = self.store.drop_follower(&mut self.store_state, f);
         trace!(self, TraceEvent::Follower { server, change });
-        for c in clients {
-            let rt = &self.clients[usize::from(c)];
-            if rt.status != Status::Running || rt.partitioned {
-                continue;
-            }
-            let alive = self.store_state.is_alive(rt.state.session);
-            self.reconnect(c, alive);
-        }
+        self.reconnect_closed(&clients);
     }
 
     /// A cut-off follower hears the leader again: it follows it, applying
