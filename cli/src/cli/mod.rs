@@ -493,6 +493,8 @@ pub struct ModelArgs {
     /// Redis: failovers promoting the first master's replica (needs
     /// --replica). Consul: leader failovers to a server restored from a
     /// snapshot, which forget the lock-delays and restart session TTLs.
+    /// A ZooKeeper ensemble (--servers 3): the leader cut off from its
+    /// followers, who elect another (at most 1).
     #[arg(long, default_value_t = 0)]
     pub failovers: u8,
     /// Redis: give the first master an asynchronously replicated replica.
