@@ -151,7 +151,7 @@ zke_start() { # server id
   echo "$i" > "$dir/myid"
   cat > "$dir/zoo.cfg" <<CFG
 tickTime=$zke_tick
-initLimit=10
+initLimit=240
 syncLimit=$zke_sync
 dataDir=$dir
 clientPort=${zke_client[$((i - 1))]}
@@ -199,6 +199,10 @@ wait_port primary "$primary_port"
 redis replica "$replica_port" --replicaof 127.0.0.1 "$primary_port"
 wait_port replica "$replica_port"
 # Servers 1 and 2 after server 3 is up, so that it wins the election.
+# They reach its quorum port through the validator's link proxies, which
+# listen only once the validator runs: initLimit × tickTime (60 s) is how
+# long server 3 waits for them and they retry it, so that a slow start
+# does not let servers 1 and 2 elect server 2 instead.
 wait_port zke3 "${zke_election[2]}"
 zke_start 1
 zke_start 2
