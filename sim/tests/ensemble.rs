@@ -380,6 +380,14 @@ fn shipped(name: &str) -> Scenario {
     Scenario::parse(&std::fs::read_to_string(&path).unwrap(), &path, name).unwrap()
 }
 
+/// When client `c` first holds in `o`'s trace.
+fn first_hold(o: &sim::engine::Outcome, c: u16) -> Option<u64> {
+    o.trace
+        .iter()
+        .find(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
+        .map(|l| l.t)
+}
+
 /// When `change` first happens to `server` in `o`'s trace.
 fn follower_change(o: &sim::engine::Outcome, server: u8, change: FollowerChange) -> Option<u64> {
     o.trace
@@ -460,12 +468,7 @@ fn a_failover_restarts_session_timers_and_loses_the_old_leaders_writes() {
             follower_change(&o, 0, FollowerChange::StepsDown),
             Some(stepped_down)
         );
-        let first = |c: u16| {
-            o.trace
-                .iter()
-                .find(|l| matches!(l.event, TraceEvent::Hold { client, .. } if client == c))
-                .map(|l| l.t)
-        };
+        let first = |c| first_hold(&o, c);
         assert!(first(2) > Some(stepped_down), "seed {seed}: {:?}", first(2));
         // The others, on the followers, wait for the election, not for
         // the old leader.
@@ -503,11 +506,7 @@ fn a_request_held_by_a_cut_off_follower_is_passed_on_when_the_cut_heals() {
             .iter()
             .any(|l| matches!(l.event, TraceEvent::Moved { .. }));
         assert!(!moved, "seed {seed}: nobody reconnects");
-        let held = o
-            .trace
-            .iter()
-            .find(|l| matches!(l.event, TraceEvent::Hold { client: 0, .. }))
-            .map(|l| l.t);
+        let held = first_hold(&o, 0);
         assert!(held > Some(heal), "seed {seed}: client 0 held at {held:?}");
         // One create of client 0's, passed on after the heal.
         let creates = o

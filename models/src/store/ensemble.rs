@@ -268,8 +268,13 @@ impl Ensemble {
 
     /// The clients connected to follower `f`.
     pub fn clients_on(&self, f: usize) -> Vec<ClientIdx> {
+        self.clients_at(self.id(f))
+    }
+
+    /// The clients connected to server `server`.
+    pub fn clients_at(&self, server: u8) -> Vec<ClientIdx> {
         (0..self.server_of.len() as ClientIdx)
-            .filter(|&c| self.follower_of(c) == Some(f))
+            .filter(|&c| self.server(c) == server)
             .collect()
     }
 

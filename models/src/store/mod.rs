@@ -1818,10 +1818,8 @@ impl Store {
         let mut e = st.ensemble.take().expect("an ensemble");
         let view = st.clone();
         // The deposed leader's clients' watches are its own now.
-        for c in 0..e.server_of.len() as crate::ids::ClientIdx {
-            if e.server(c) == e.leader {
-                st.connection_closed(c);
-            }
+        for c in e.clients_at(e.leader) {
+            st.connection_closed(c);
         }
         e.depose(view);
         st.ensemble = Some(e);
@@ -1845,20 +1843,13 @@ impl Store {
         let e = st.ensemble.as_mut().expect("an ensemble");
         let mut old = e.promote(f);
         let leader = e.leader;
-        let clients: Vec<_> = (0..e.server_of.len() as crate::ids::ClientIdx)
-            .filter(|&c| e.server(c) == leader)
-            .collect();
         let mut fired = Vec::new();
-        for c in clients {
+        for c in e.clients_at(leader) {
             let moved = st.zk.set_watches(&mut old.zk, c);
             zk_notifications(moved, &mut fired);
         }
         send_notifications(o, state, fired);
-        for (s, alive) in &state.sessions {
-            if *alive && self.sessions_expire {
-                o.set_timer(Timer::Expiry(*s), self.timeout_range());
-            }
-        }
+        self.restart_session_timers(state, o);
         let e = state.ensemble.as_ref().expect("an ensemble");
         Some((leader, e.clients_following()))
     }
@@ -2092,6 +2083,15 @@ impl Store {
             .unwrap_or_default();
         for key in forgotten {
             o.cancel_timer(Timer::LockDelay { key });
+        }
+        self.restart_session_timers(state, o);
+    }
+
+    /// A new leader starts every live session's timer again: Consul's
+    /// `initializeSessionTimers`, ZooKeeper's new session tracker.
+    fn restart_session_timers(&self, state: &StoreState, o: &mut Out<Self>) {
+        if !self.sessions_expire {
+            return;
         }
         for (s, alive) in &state.sessions {
             if *alive {

@@ -231,6 +231,19 @@ struct ReplicationClock {
     generation: u64,
 }
 
+impl ReplicationClock {
+    /// A new stream, stopped until `stopped_until_us`: what was queued for
+    /// the old one arrives to nothing (a failover's old leader, its new
+    /// one).
+    fn start_anew(&mut self, stopped_until_us: u64) {
+        *self = ReplicationClock {
+            generation: self.generation + 1,
+            stopped_until_us,
+            ..ReplicationClock::default()
+        };
+    }
+}
+
 /// What a run measures as it goes; `Metrics` at its end.
 struct Tally {
     metrics: Metrics,
@@ -1278,7 +1291,8 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Server `server`'s stream of commits to apply.
+    /// Server `server`'s stream of commits to apply (its own index, not
+    /// a follower slot's: slots move in a failover).
     fn apply_clock(&mut self, server: u8) -> &mut ReplicationClock {
         let i = usize::from(server);
         if self.applies.len() <= i {
@@ -1313,12 +1327,7 @@ impl<'a> Sim<'a> {
             }
         );
         let until = self.now + duration_us;
-        let clock = self.apply_clock(server);
-        *clock = ReplicationClock {
-            generation: clock.generation + 1,
-            stopped_until_us: until,
-            ..ReplicationClock::default()
-        };
+        self.apply_clock(server).start_anew(until);
         let timing = &self.scenario.timing;
         let limit = timing.sync_limit_us.unwrap_or(DEFAULT_SYNC_LIMIT_MS * 1000);
         let tick = timing.tick_us.unwrap_or(DEFAULT_TICK_MS * 1000);
@@ -1338,12 +1347,7 @@ impl<'a> Sim<'a> {
         let Some((server, clients)) = elected else {
             return;
         };
-        // What was queued for its applies arrives to nothing.
-        let clock = self.apply_clock(server);
-        *clock = ReplicationClock {
-            generation: clock.generation + 1,
-            ..ReplicationClock::default()
-        };
+        self.apply_clock(server).start_anew(0);
         trace!(
             self,
             TraceEvent::Follower {
