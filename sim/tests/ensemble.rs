@@ -197,27 +197,56 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
     }
 }
 
-/// `herd_bound` is not judged over an ensemble (a release's notifications
-/// come from each server as it applies the release, not yet added up per
-/// release): `children-watch`, whose every release wakes every waiter,
-/// violates it on one server and is not judged by it on three.
+/// The herd over an ensemble: a release's notifications come from each
+/// server as it applies the release, and the simulator adds them up per
+/// release. `children-watch`, whose every release wakes every waiter,
+/// breaks `herd_bound` on three servers as on one, and its rows count
+/// every server's notifications: those per change (a create's, a
+/// release's) add up to all of them, as do those per server, and some
+/// release woke more than one waiter. The fair lock wakes one waiter a release over three servers.
 #[test]
-fn herd_bound_is_not_judged_over_an_ensemble() {
-    let file = |servers: u8| {
+fn a_releases_herd_is_added_up_over_the_servers() {
+    let file = |recipe: &str, servers: u8| {
         parse(&format!(
-            "recipe = \"children-watch\"\nclients = 4\nrounds = 2\nservers = {servers}\n\
+            "recipe = \"{recipe}\"\nclients = 4\nrounds = 2\nservers = {servers}\n\
              [timing]\nthink_ms = [20, 200]\nhold_ms = [100, 400]\n"
         ))
         .unwrap()
     };
-    let herd = |s: &Scenario, seed| {
-        simulate(s, seed, false)
+    let (one, three) = (file("children-watch", 1), file("children-watch", 3));
+    for seed in 0..5 {
+        assert!(simulate(&one, seed, false)
             .first_violation("herd_bound")
-            .is_some()
-    };
-    let (one, three) = (file(1), file(3));
-    assert!((0..5).all(|seed| herd(&one, seed)));
-    assert!((0..5).all(|seed| !herd(&three, seed)));
+            .is_some());
+        let o = simulate(&three, seed, true);
+        assert!(o.first_violation("herd_bound").is_some(), "seed {seed}");
+        let m = &o.metrics;
+        let per_change: u64 = m
+            .notifications_per_change
+            .iter()
+            .map(|&n| u64::from(n))
+            .sum();
+        assert_eq!(per_change, m.notifications, "seed {seed}");
+        assert_eq!(m.notifications_per_server.len(), 3);
+        assert_eq!(
+            m.notifications_per_server.iter().sum::<u64>(),
+            m.notifications
+        );
+        let servers = m
+            .notifications_per_server
+            .iter()
+            .filter(|&&n| n > 0)
+            .count();
+        assert!(servers > 1, "seed {seed}: {:?}", m.notifications_per_server);
+        assert!(m.notifications_per_release.iter().any(|&n| n > 1));
+    }
+    let fair = file("fair-predecessor", 3);
+    for seed in 0..5 {
+        let o = simulate(&fair, seed, false);
+        assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        assert!(o.metrics.notifications_per_release.iter().all(|&n| n <= 1));
+        assert!(o.metrics.notifications > 0);
+    }
 }
 
 /// The shipped CURATOR-604 pair, at every seed of a range: with local

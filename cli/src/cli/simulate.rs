@@ -190,6 +190,19 @@ fn print_outcome(s: &Scenario, o: &Outcome, timeline: bool, reproduce: &str) {
         vec!["notifications".to_string(), m.notifications.to_string()],
         vec!["store requests".to_string(), requests.to_string()],
     ];
+    // Over an ensemble each waiter hears from its own server.
+    if !m.notifications_per_server.is_empty() {
+        let per: Vec<String> = m
+            .notifications_per_server
+            .iter()
+            .enumerate()
+            .map(|(server, n)| format!("{server}: {n}"))
+            .collect();
+        rows.insert(
+            rows.len() - 1,
+            vec!["notifications by server".to_string(), per.join(", ")],
+        );
+    }
     if hands_off {
         rows.insert(1, vec!["releases".to_string(), m.releases.to_string()]);
         rows.push(vec![

@@ -627,10 +627,6 @@ impl ModelCfg {
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
         PropertyName::judging_recipe(&self.recipe, self.reentries > 0)
-            // In an ensemble a release's notifications come from every
-            // server, each when it applies the release: not yet added up
-            // per release, so the bound is not judged (docs/ensemble.md).
-            .filter(|&p| self.servers == 1 || p != PropertyName::HerdBound)
             // Only a leader failover over an ensemble answers a `sync`
             // stale: judged where one can happen.
             .chain(

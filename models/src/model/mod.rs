@@ -47,11 +47,12 @@ use crate::client::{Client, ClientState, Connection, Marks, Phase};
 use crate::ids::{client_id, client_of, resource_id, store_id, ClientIdx};
 use crate::msg::{Msg, Timer, WatchEvent};
 use crate::properties::{
-    is_release, observe_client, observe_resource, observe_store, Kind, Monitors, Observation,
-    PropertyName, Woken,
+    is_release, observe_client, observe_notified, observe_release, observe_resource, observe_store,
+    Kind, Monitors, Observation, PropertyName,
 };
 use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
+use crate::store::ensemble::{Ensemble, Notified};
 use crate::store::{Store, StoreState};
 use state::{arm_timer, insert_timer, remove_timer};
 use stateright::actor::{Actor, Command, Id, Out};
@@ -188,14 +189,13 @@ impl RecipeModel {
     }
 
     /// Applies an actor's output commands: sends go onto links, timers into
-    /// the sender's timer set. Returns whom the notifications sent woke, and
-    /// whom those marked as ones their recipient cannot proceed on did.
-    fn apply_out<A>(&self, state: &mut ModelState, from: Id, out: Out<A>) -> (Woken, Woken)
+    /// the sender's timer set. Returns whom the notifications sent woke.
+    fn apply_out<A>(&self, state: &mut ModelState, from: Id, out: Out<A>) -> Notified
     where
         A: Actor<Msg = Msg, Timer = Timer>,
     {
-        let mut notifications = Woken::default();
-        let mut futile = Woken::default();
+        let mut notified = Notified::default();
+        let ensemble = state.store.ensemble.is_some();
         let ticks = self.cfg.time.ticks();
         let latency = ticks.map(|t| t.latency);
         for cmd in out {
@@ -209,11 +209,11 @@ impl RecipeModel {
                             continue;
                         }
                         let slot = state.slot_mut(c);
-                        if let Msg::Notify { owns_first, .. } = msg {
-                            notifications.add(c);
-                            if !owns_first {
-                                futile.add(c);
-                            }
+                        if let Msg::Notify {
+                            owns_first, header, ..
+                        } = msg
+                        {
+                            notified.add(c, header, owns_first, ensemble);
                         }
                         let link = match from == store_id() {
                             true => Link::StoreToClient,
@@ -248,7 +248,7 @@ impl RecipeModel {
                 Command::ChooseRandom(..) | Command::Save(_) => {}
             }
         }
-        (notifications, futile)
+        notified
     }
 
     /// Keeps what client `from` saved for a successor, where a restart may
@@ -354,6 +354,28 @@ impl RecipeModel {
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
         let before = state.store.header();
+        let n = self.run_store(state, f);
+        let header = state.store.header();
+        if release && header != before {
+            let (obs, _) = observe_release(self.ensemble_mut(state), n.woken, header);
+            observe(state, obs);
+        }
+    }
+
+    /// The store's ensemble, to tally its herd (`None`: one server, whose
+    /// state is left shared).
+    fn ensemble_mut<'a>(&self, state: &'a mut ModelState) -> Option<&'a mut Ensemble> {
+        state.store.ensemble.as_ref()?;
+        Shared::make_mut(&mut state.store).ensemble.as_deref_mut()
+    }
+
+    /// Runs a store step and what it sent, and tells the monitors of its
+    /// wake-ups and the items it removed. Whom its notifications woke.
+    fn run_store(
+        &self,
+        state: &mut ModelState,
+        f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
+    ) -> Notified {
         let removed_before = state.store.items_removed();
         let mut out = Out::new();
         let mut cow = Cow::Borrowed(&*state.store);
@@ -365,17 +387,18 @@ impl RecipeModel {
                 state.store = Shared::new(s);
             }
         }
-        let (n, futile) = self.apply_out(state, store_id(), out);
+        let n = self.apply_out(state, store_id(), out);
         // In the simulator's order: the wake-ups, then the items removed.
-        if n.count() > 0 {
-            observe(state, Observation::Woke { futile });
+        if n.woken.count() > 0 {
+            let (seen, _) = observe_notified(self.ensemble_mut(state), &n);
+            for obs in seen {
+                observe(state, obs);
+            }
         }
         for obs in observe_store(removed_before, &state.store) {
             observe(state, obs);
         }
-        if release && state.store.header() != before {
-            observe(state, Observation::ReleaseStep { woken: n });
-        }
+        n
     }
 
     fn client_step(

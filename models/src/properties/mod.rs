@@ -19,6 +19,7 @@ use crate::ids::ClientIdx;
 use crate::msg::Msg;
 use crate::recipe::App;
 use crate::relabel::{Perm, Relabel};
+use crate::store::ensemble::{Ensemble, Notified, Tally};
 use crate::store::StoreState;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -374,7 +375,7 @@ pub struct Breach {
 /// The clients a store step's notifications woke: how many, and the first
 /// two — enough to name a herd (more than one), without an allocation, so
 /// an observation stays a copy.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Woken {
     count: u32,
     first: [ClientIdx; 2],
@@ -387,6 +388,17 @@ impl Woken {
             *slot = client;
         }
         self.count = self.count.saturating_add(1);
+    }
+
+    /// The notifications of `other` too (a release's on another server).
+    pub fn join(&mut self, other: Woken) {
+        let kept = (other.count as usize).min(other.first.len());
+        for &c in &other.first[..kept] {
+            self.add(c);
+        }
+        self.count = self
+            .count
+            .saturating_add(other.count.saturating_sub(kept as u32));
     }
 
     /// How many notifications there were.
@@ -480,6 +492,49 @@ pub fn observe_store(removed_before: usize, after: &StoreState) -> Vec<Observati
         });
     }
     seen
+}
+
+/// What a store step's notifications mean to the herd's monitor. On one
+/// server, the step's own (`Woke`, if it notified anyone). Over an
+/// ensemble (`ensemble`), each change it told of adds to that change's
+/// tally, and the monitors judge the tally so far: the wake-ups of every
+/// server that has applied the change (`Woke`), and, for a release's,
+/// the release's (`ReleaseStep`). The tallies touched, for the metrics.
+pub fn observe_notified(
+    ensemble: Option<&mut Ensemble>,
+    n: &Notified,
+) -> (Vec<Observation>, Vec<Tally>) {
+    let Some(e) = ensemble else {
+        let woke = (n.woken.count() > 0).then_some(Observation::Woke { futile: n.futile });
+        return (woke.into_iter().collect(), Vec::new());
+    };
+    let tallies = e.tally_step(&n.by_change, None);
+    let mut seen = Vec::new();
+    for t in &tallies {
+        seen.push(Observation::Woke { futile: t.futile });
+        if t.release {
+            seen.push(Observation::ReleaseStep { woken: t.woken });
+        }
+    }
+    (seen, tallies)
+}
+
+/// What a release step — one that changed the store, leaving the header
+/// at `header` — means to the herd's monitor: on one server, the step's
+/// wake-ups; over an ensemble, its change's tally so far (the servers that
+/// have not applied it yet add theirs as they do), which is returned.
+pub fn observe_release(
+    ensemble: Option<&mut Ensemble>,
+    woken: Woken,
+    header: u64,
+) -> (Observation, Option<Tally>) {
+    match ensemble {
+        None => (Observation::ReleaseStep { woken }, None),
+        Some(e) => {
+            let t = e.tally_step(&[], Some(header))[0];
+            (Observation::ReleaseStep { woken: t.woken }, Some(t))
+        }
+    }
 }
 
 /// What the resource's answer to `write` from `client` means to the monitors.

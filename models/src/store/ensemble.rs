@@ -27,6 +27,7 @@ use super::zookeeper::SessionEnd;
 use super::{EnsembleCfg, RunConstant, StoreState};
 use crate::ids::{ClientIdx, SessionId};
 use crate::msg::{Reply, Request, WatchEvent};
+use crate::properties::Woken;
 use serde::{Deserialize, Serialize};
 
 /// One committed change, as each follower replays it.
@@ -180,6 +181,105 @@ pub struct Ensemble {
     /// commits — the session, where the server stood and where the
     /// leader's log did (`sync_is_current`).
     pub stale_sync: Option<(SessionId, u64, u64)>,
+    /// Ghost: the notifications of the changes some follower still
+    /// following has yet to apply, in header order (`Tally`).
+    pub herd: Vec<Tally>,
+}
+
+/// Ghost, fed by the engines: the notifications one committed change has
+/// sent so far on every server — the leader's when it took it, each
+/// follower's as it applies it. A release's herd over an ensemble is the
+/// sum: its waiters hear of it from their own servers, at different times.
+/// A change is known by the header its notifications carry (the zxid or
+/// revision it made: every change that notifies makes one).
+///
+/// Two tallies are the same when they count the same up to two: the herd's
+/// monitor tells only one wake-up from more, and the clients named are
+/// only the breach's words (the checker rebuilds a counterexample's states
+/// from its path), so states that differ only there are one.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Tally {
+    pub header: u64,
+    /// The change was a release step's (a release, a session's close or
+    /// expiry).
+    pub release: bool,
+    /// The live clients notified, and those told of a change that left
+    /// them still not first (a barrier's, a queue's herd).
+    pub woken: Woken,
+    pub futile: Woken,
+}
+
+impl Tally {
+    fn counted(&self) -> (u64, bool, u32, u32) {
+        let up_to_two = |w: &Woken| w.count().min(2);
+        (
+            self.header,
+            self.release,
+            up_to_two(&self.woken),
+            up_to_two(&self.futile),
+        )
+    }
+}
+
+impl PartialEq for Tally {
+    fn eq(&self, other: &Tally) -> bool {
+        self.counted() == other.counted()
+    }
+}
+
+impl Eq for Tally {}
+
+impl std::hash::Hash for Tally {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.counted().hash(h);
+    }
+}
+
+/// The notifications of one store step that carried one header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sent {
+    pub header: u64,
+    pub woken: Woken,
+    pub futile: Woken,
+}
+
+/// Whom a store step's notifications woke: every live client told, those
+/// told in vain (still not first), and, over an ensemble, the same by the
+/// change each told of (one, but for a step that also made a lagging
+/// follower apply an older change).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notified {
+    pub woken: Woken,
+    pub futile: Woken,
+    pub by_change: Vec<Sent>,
+}
+
+impl Notified {
+    /// A notification to `client`, carrying `header`.
+    pub fn add(&mut self, client: ClientIdx, header: u64, owns_first: bool, ensemble: bool) {
+        self.woken.add(client);
+        if !owns_first {
+            self.futile.add(client);
+        }
+        if !ensemble {
+            return;
+        }
+        let i = match self.by_change.iter().position(|g| g.header == header) {
+            Some(i) => i,
+            None => {
+                self.by_change.push(Sent {
+                    header,
+                    ..Sent::default()
+                });
+                self.by_change.len() - 1
+            }
+        };
+        let g = &mut self.by_change[i];
+        g.woken.add(client);
+        if !owns_first {
+            g.futile.add(client);
+        }
+    }
 }
 
 impl Ensemble {
@@ -218,6 +318,7 @@ impl Ensemble {
             cfg: RunConstant(cfg),
             leader: 0,
             stale_sync: None,
+            herd: Vec::new(),
         }
     }
 
@@ -381,7 +482,65 @@ impl Ensemble {
         let done = (floor - self.base) as usize;
         self.log.drain(..done);
         self.base = floor;
+        self.prune_tallies();
         out
+    }
+
+    /// A change every follower still following has applied has no
+    /// notification left to send: its tally goes.
+    fn prune_tallies(&mut self) {
+        let applied = self
+            .followers
+            .iter()
+            .filter(|f| f.link == LeaderLink::Up)
+            .map(|f| f.view.header())
+            .min();
+        if let Some(h) = applied {
+            self.herd.retain(|t| t.header > h);
+        }
+    }
+
+    /// The tally of the change known by `header`, opened if new (kept in
+    /// header order).
+    fn tally_of(&mut self, header: u64) -> &mut Tally {
+        let i = self.herd.partition_point(|t| t.header < header);
+        if self.herd.get(i).is_none_or(|t| t.header != header) {
+            let tally = Tally {
+                header,
+                release: false,
+                woken: Woken::default(),
+                futile: Woken::default(),
+            };
+            self.herd.insert(i, tally);
+        }
+        &mut self.herd[i]
+    }
+
+    /// A store step over the ensemble: its notifications join the tallies
+    /// of the changes they told of, and the change it made is a release's
+    /// if `released` names it (its header). The tallies it touched, so far:
+    /// what the monitors judge the herd by, and the metrics count.
+    pub fn tally_step(&mut self, by_change: &[Sent], released: Option<u64>) -> Vec<Tally> {
+        let mut touched: Vec<Tally> = by_change
+            .iter()
+            .map(|sent| {
+                let t = self.tally_of(sent.header);
+                t.woken.join(sent.woken);
+                t.futile.join(sent.futile);
+                *t
+            })
+            .collect();
+        if let Some(header) = released {
+            let t = self.tally_of(header);
+            t.release = true;
+            let t = *t;
+            match touched.iter_mut().find(|x| x.header == header) {
+                Some(x) => *x = t,
+                None => touched.push(t),
+            }
+        }
+        self.prune_tallies();
+        touched
     }
 
     /// What the servers hold for `client` (its server's, as the client

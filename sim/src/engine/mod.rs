@@ -53,16 +53,18 @@ use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phas
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
 use models::msg::{Msg, RequestClass, RequestKind, Timer};
 use models::properties::{
-    is_release, observe_client, observe_resource, observe_store, Monitors, Observation,
-    PropertyName, Woken,
+    is_release, observe_client, observe_notified, observe_release, observe_resource, observe_store,
+    Monitors, Observation, PropertyName, Woken,
 };
 use models::recipe::{App, Face};
 use models::resource::{Resource, ResourceState};
 use models::store::ensemble::LeaderLink;
+use models::store::ensemble::{Notified, Tally as EnsembleTally};
 use models::store::{Store, StoreState};
 use rand_chacha::ChaCha8Rng;
 use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,6 +255,17 @@ struct Tally {
     last_release_us: Option<u64>,
     handoffs: Vec<u64>,
     waits: Vec<u64>,
+    /// An ensemble's changes, by header: their rows in the metrics'
+    /// notifications per change and per release, which grow as the
+    /// followers apply them.
+    rows: BTreeMap<u64, HerdRows>,
+}
+
+/// Where one change of an ensemble is counted in the metrics.
+#[derive(Clone, Copy, Debug, Default)]
+struct HerdRows {
+    change: Option<usize>,
+    release: Option<usize>,
 }
 
 impl Default for Tally {
@@ -263,6 +276,34 @@ impl Default for Tally {
             last_release_us: None,
             handoffs: Vec::new(),
             waits: Vec::new(),
+            rows: BTreeMap::new(),
+        }
+    }
+}
+
+impl Tally {
+    /// Notifications of an ensemble's change, `added` of them by the step
+    /// just taken: its rows in the metrics, opened on the first.
+    fn count_change(&mut self, t: &EnsembleTally, added: u32) {
+        let m = &mut self.metrics;
+        let rows = self.rows.entry(t.header).or_default();
+        if added > 0 {
+            match rows.change {
+                Some(i) => m.notifications_per_change[i] += added,
+                None => {
+                    rows.change = Some(m.notifications_per_change.len());
+                    m.notifications_per_change.push(t.woken.count());
+                }
+            }
+        }
+        if t.release {
+            match rows.release {
+                Some(i) => m.notifications_per_release[i] += added,
+                None => {
+                    rows.release = Some(m.notifications_per_release.len());
+                    m.notifications_per_release.push(t.woken.count());
+                }
+            }
         }
     }
 }
@@ -516,8 +557,8 @@ impl<'a> Sim<'a> {
 
     /// Store output. Returns whom its notifications to live clients woke.
     fn apply_store_out(&mut self, out: Out<Store>) -> Woken {
-        let mut woken = Woken::default();
-        let mut futile = Woken::default();
+        let ensemble = self.store_state.ensemble.is_some();
+        let mut n = Notified::default();
         let mut commands = Lender::commands(out);
         for cmd in commands.drain(..) {
             match cmd {
@@ -542,11 +583,12 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                     }
-                    if let Msg::Notify { owns_first, .. } = msg {
-                        woken.add(c);
-                        if !owns_first {
-                            futile.add(c);
-                        }
+                    if let Msg::Notify {
+                        owns_first, header, ..
+                    } = msg
+                    {
+                        n.add(c, header, owns_first, ensemble);
+                        self.count_per_server(c);
                     }
                     self.send(store_id(), to, msg);
                 }
@@ -556,16 +598,42 @@ impl<'a> Sim<'a> {
             }
         }
         self.lenders.store.give_back(commands);
-        let notifications = woken.count();
+        let notifications = n.woken.count();
         self.tally.metrics.notifications += notifications as u64;
         if notifications > 0 {
-            self.tally
-                .metrics
-                .notifications_per_change
-                .push(notifications);
-            self.observe(Observation::Woke { futile });
+            let e = match ensemble {
+                true => self.store_state.to_mut().ensemble.as_deref_mut(),
+                false => None,
+            };
+            let (seen, tallies) = observe_notified(e, &n);
+            match ensemble {
+                false => self
+                    .tally
+                    .metrics
+                    .notifications_per_change
+                    .push(notifications),
+                true => {
+                    for (t, sent) in tallies.iter().zip(&n.by_change) {
+                        self.tally.count_change(t, sent.woken.count());
+                    }
+                }
+            }
+            for obs in seen {
+                self.observe(obs);
+            }
         }
-        woken
+        n.woken
+    }
+
+    /// A notification to client `c` went out through its server: counted
+    /// per server over an ensemble.
+    fn count_per_server(&mut self, c: ClientIdx) {
+        let Some(e) = self.store_state.ensemble.as_ref() else {
+            return;
+        };
+        let per = &mut self.tally.metrics.notifications_per_server;
+        per.resize(usize::from(e.servers()), 0);
+        per[usize::from(e.server(c))] += 1;
     }
 
     /// Bookkeeping after a client acted: acquisitions, releases, the
@@ -686,18 +754,25 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A release step's notifications woke `woken`.
+    /// A release step's notifications woke `woken`. Over an ensemble they
+    /// are the leader's: each follower's join them as it applies the
+    /// release (`apply_store_out`).
     fn release_step(&mut self, woken: Woken) {
-        self.tally
-            .metrics
-            .notifications_per_release
-            .push(woken.count());
-        // In an ensemble the followers' notifications come later, each
-        // when its server applies the release: `herd_bound` is not judged
-        // there (docs/ensemble.md).
-        if self.scenario.servers == 1 {
-            self.observe(Observation::ReleaseStep { woken });
+        let header = self.store_state.header();
+        let e = match self.store_state.ensemble.is_some() {
+            true => self.store_state.to_mut().ensemble.as_deref_mut(),
+            false => None,
+        };
+        let (obs, tally) = observe_release(e, woken, header);
+        match tally {
+            Some(t) => self.tally.count_change(&t, 0),
+            None => self
+                .tally
+                .metrics
+                .notifications_per_release
+                .push(woken.count()),
         }
+        self.observe(obs);
     }
 
     /// Feeds the monitors and reports what they find, as it happens.

@@ -65,6 +65,10 @@ pub struct Metrics {
     /// close or expiry that woke someone), in order: a barrier's and a
     /// queue's herd measure.
     pub notifications_per_change: Vec<u32>,
+    /// Over an ensemble, notifications sent by each server, by server
+    /// number (empty on one server).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications_per_server: Vec<u64>,
     pub store_requests: BTreeMap<RequestKind, u64>,
     /// Sleeps a recipe asked for that ran out (`Timer::Wake`): a poller's
     /// tries after a failed one.
