@@ -691,3 +691,50 @@ fn the_checker_adds_up_a_releases_herd_over_the_servers() {
     );
     assert_eq!(herd("fair-predecessor").status, Status::Holds);
 }
+
+/// `zk-fair-election:sync`, `LeaderLatch` calling `sync()` before each
+/// listing, over three servers with a pause: the lock's ensemble finding
+/// has an election twin. `LeaderLatch`'s protected create whose reply went
+/// with the old connection is looked for on the server the client
+/// reconnects to, which has not applied it: its listing misses the node,
+/// the candidate creates a second one and waits behind its own first, and
+/// no leader is ever elected (`leader_elected`, as on one server it is
+/// not). A `sync` first makes that listing the leader's as of the sync:
+/// the node is found and the progress goals hold. A pause still breaks
+/// `single_leader` in both, as on one server.
+#[test]
+fn the_sync_variant_of_the_election_finds_its_node_after_a_reconnect() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    let status = |recipe: &str, servers| {
+        let cfg = ModelCfg {
+            servers,
+            faults: FaultBudget {
+                pauses: 1,
+                ..FaultBudget::default()
+            },
+            ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+        };
+        let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+        let of = |name: &str| {
+            r.properties
+                .iter()
+                .find(|p| p.name.name() == name)
+                .map(|p| p.status)
+                .expect("judged")
+        };
+        (of("leader_elected"), of("single_leader"))
+    };
+    assert_eq!(
+        status("zk-fair-election:curator", 1),
+        (Status::Holds, Status::Violated)
+    );
+    assert_eq!(
+        status("zk-fair-election:curator", 3),
+        (Status::Violated, Status::Violated)
+    );
+    assert_eq!(
+        status("zk-fair-election:sync", 3),
+        (Status::Holds, Status::Violated)
+    );
+}

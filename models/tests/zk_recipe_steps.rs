@@ -226,7 +226,9 @@ mod fair_election {
             let path = names::member(next_lower);
             let watch = match latch {
                 Latch::ZkDocs => Request::Exists { path, watch: true },
-                Latch::Curator696 | Latch::Curator => Request::GetData { path, watch: true },
+                Latch::Curator696 | Latch::Curator | Latch::CuratorSync => {
+                    Request::GetData { path, watch: true }
+                }
             };
             assert_eq!(
                 r.on_reply(s, &mut st, &children(&[leader, next_lower, me])),
@@ -312,5 +314,50 @@ mod fair_election {
             })
         ));
         assert_eq!(st, State::Creating);
+    }
+
+    /// The `sync` variant: `LeaderLatch` with the fix, every listing
+    /// preceded by `sync(ELECTION)` — after the create, after the
+    /// next-lower node's delete, on a resume with the old node, and when a
+    /// lost create reply sends it looking for its node by guid.
+    #[test]
+    fn the_sync_variant_syncs_before_every_listing() {
+        let s = SessionId::first(2);
+        let r = ZkFairElection(Latch::CuratorSync);
+        assert_eq!(r.variant(), Some("sync"));
+        let sync = Step::Send(Request::Sync { path: names::LOCK });
+        let (leader, next_lower, me) = (child(0, 0), child(1, 1), child(2, 2));
+        let created = Reply::Created {
+            path: names::member(me),
+            czxid: 12,
+        };
+        let mine = Mine {
+            node: me,
+            czxid: Some(12),
+        };
+        let (mut st, _) = r.acquire(s);
+        assert_eq!(r.on_reply(s, &mut st, &created), sync);
+        assert_eq!(st, State::Syncing(Some(mine)));
+        assert_eq!(r.on_reply(s, &mut st, &Reply::Synced), list(false));
+        assert_eq!(st, State::Listing(mine));
+        r.on_reply(s, &mut st, &children(&[leader, next_lower, me]));
+        r.on_reply(s, &mut st, &there(11, next_lower.guid));
+        assert_eq!(r.on_event(&mut st, &deleted(next_lower)), sync);
+        assert_eq!(st, State::Syncing(Some(mine)));
+        // A resume lists its old node again, after a sync.
+        let mut resumed = State::Leading(mine);
+        assert_eq!(
+            r.resume(s, &mut resumed),
+            models::recipe::Resume::Continue(Request::Sync { path: names::LOCK })
+        );
+        assert_eq!(resumed, State::Syncing(Some(mine)));
+        // A lost create reply: sync, then look for the node by its guid.
+        let (mut lost, create) = r.acquire(s);
+        assert_eq!(
+            r.on_lost_reply(&mut lost, &create),
+            Request::Sync { path: names::LOCK }
+        );
+        assert_eq!(r.on_reply(s, &mut lost, &Reply::Synced), list(false));
+        assert_eq!(lost, State::Finding);
     }
 }

@@ -20,7 +20,10 @@
 //!   old node is its expired session's, and goes when the server expires it);
 //! - `curator` (the fix): lowest only leads after `getData(ourPath)` shows
 //!   `ephemeralOwner` is the current session; otherwise `reset()` deletes the
-//!   old node and creates a new one.
+//!   old node and creates a new one;
+//! - `sync`: `curator` calling `sync(ELECTION)` before each `getChildren`
+//!   (`LeaderLatch` never does): over an ensemble, the listing is the
+//!   leader's as of the sync, not a lagging server's.
 //!
 //! Each candidate watches one node: a resignation wakes one follower.
 
@@ -51,11 +54,17 @@ pub const REGISTERED: Registered = Registered {
             summary: "Curator LeaderLatch with the CURATOR-696 fix: checks the node's ephemeralOwner before leading",
             kind: VariantKind::Departure,
         },
+        Variant {
+            name: "sync",
+            summary: "Curator LeaderLatch with the fix, calling sync() before each listing",
+            kind: VariantKind::Departure,
+        },
     ],
     build: |variant| {
         RecipeRef::new(ZkFairElection(match variant {
             Some("curator-696") => Latch::Curator696,
             Some("curator") => Latch::Curator,
+            Some("sync") => Latch::CuratorSync,
             _ => Latch::ZkDocs,
         }))
     },
@@ -70,6 +79,8 @@ pub enum Latch {
     Curator696,
     /// `LeaderLatch` with the fix.
     Curator,
+    /// `LeaderLatch` with the fix, `sync()` before each listing.
+    CuratorSync,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,6 +89,9 @@ pub struct ZkFairElection(pub Latch);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     Creating,
+    /// `sync`: `sync(ELECTION)` in flight before a listing (for our node
+    /// by its guid, when we do not know it).
+    Syncing(Option<Mine>),
     /// After a lost create reply: listing to find our node by its guid.
     Finding,
     /// `getChildren` in flight.
@@ -105,6 +119,7 @@ impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
             State::Listing(m) | State::CheckingOwner(m) | State::Leading(m) => m.relabel(p),
+            State::Syncing(m) => m.relabel(p),
             State::Watching {
                 mine,
                 next_lower,
@@ -140,6 +155,7 @@ impl Recipe for ZkFairElection {
             Latch::ZkDocs => None,
             Latch::Curator696 => Some("curator-696"),
             Latch::Curator => Some("curator"),
+            Latch::CuratorSync => Some("sync"),
         }
     }
 
@@ -163,13 +179,21 @@ impl Recipe for ZkFairElection {
                     path: ZPath::Node { child: node, .. },
                     czxid,
                 },
-            ) => list(
+            ) => self.list(
                 st,
                 Mine {
                     node: *node,
                     czxid: Some(*czxid),
                 },
             ),
+            (State::Syncing(Some(mine)), Reply::Synced) => {
+                *st = State::Listing(mine);
+                Step::Send(children())
+            }
+            (State::Syncing(None), Reply::Synced) => {
+                *st = State::Finding;
+                Step::Send(children())
+            }
             (State::Finding, Reply::Children(children)) => {
                 match children.iter().find(|c| c.guid == Some(session)) {
                     Some(node) => self.check_leadership(
@@ -204,7 +228,7 @@ impl Recipe for ZkFairElection {
             }
             // The next-lower node went before our watch was set: list again.
             (State::Watching { mine, .. }, Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
-                list(st, mine)
+                self.list(st, mine)
             }
             (State::CheckingOwner(mine), Reply::Stat(Some(stat)))
                 if stat.ephemeral_owner == Some(session) =>
@@ -225,7 +249,7 @@ impl Recipe for ZkFairElection {
             // Our node is gone: the recipe text's session loss; Curator resets.
             (State::CheckingOwner(_), Reply::Error(ZkError::NoNode)) => match self.0 {
                 Latch::ZkDocs => Step::SessionLost,
-                Latch::Curator696 | Latch::Curator => reset(session, st),
+                Latch::Curator696 | Latch::Curator | Latch::CuratorSync => reset(session, st),
             },
             (State::Resetting, Reply::Deleted | Reply::Error(ZkError::NoNode)) => {
                 reset(session, st)
@@ -244,13 +268,17 @@ impl Recipe for ZkFairElection {
                     kind: ZkEvent::NodeDeleted,
                     path,
                 },
-            ) if *path == member(next_lower) => list(st, mine),
+            ) if *path == member(next_lower) => self.list(st, mine),
             _ => Step::Wait,
         }
     }
 
     fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
         match (*st, lost) {
+            (State::Creating, Request::Create { .. }) if self.0 == Latch::CuratorSync => {
+                *st = State::Syncing(None);
+                sync()
+            }
             (State::Creating, Request::Create { .. }) => {
                 *st = State::Finding;
                 children()
@@ -266,6 +294,7 @@ impl Recipe for ZkFairElection {
                 version: None,
             }),
             State::Creating
+            | State::Syncing(_)
             | State::Finding
             | State::Listing(_)
             | State::Watching { .. }
@@ -280,17 +309,19 @@ impl Recipe for ZkFairElection {
     fn resume(&self, _: SessionId, st: &mut State) -> Resume {
         let mine = match *st {
             State::Listing(mine)
+            | State::Syncing(Some(mine))
             | State::CheckingOwner(mine)
             | State::Leading(mine)
             | State::Watching { mine, .. }
             | State::Following { mine, .. } => mine,
-            State::Creating | State::Finding | State::Resetting => return Resume::StartOver,
+            State::Creating | State::Syncing(None) | State::Finding | State::Resetting => {
+                return Resume::StartOver
+            }
         };
         match self.0 {
             Latch::ZkDocs => Resume::StartOver,
-            Latch::Curator696 | Latch::Curator => {
-                *st = State::Listing(mine);
-                Resume::Continue(children())
+            Latch::Curator696 | Latch::Curator | Latch::CuratorSync => {
+                Resume::Continue(self.listing(st, mine))
             }
         }
     }
@@ -312,6 +343,7 @@ impl ElectionRecipe<State> for ZkFairElection {
         match st {
             State::Watching { leader, .. } | State::Following { leader, .. } => *leader,
             State::Creating
+            | State::Syncing(_)
             | State::Finding
             | State::Listing(_)
             | State::CheckingOwner(_)
@@ -336,7 +368,7 @@ impl ZkFairElection {
                 // Our node is gone: only a session expiry deletes it.
                 Latch::ZkDocs => Step::SessionLost,
                 // "Can't find our node. Resetting."
-                Latch::Curator696 | Latch::Curator => reset(session, st),
+                Latch::Curator696 | Latch::Curator | Latch::CuratorSync => reset(session, st),
             };
         }
         let Some(next_lower) = at.checked_sub(1).map(|i| children[i]) else {
@@ -350,14 +382,33 @@ impl ZkFairElection {
         let path = member(next_lower);
         Step::Send(match self.0 {
             Latch::ZkDocs => Request::Exists { path, watch: true },
-            Latch::Curator696 | Latch::Curator => Request::GetData { path, watch: true },
+            Latch::Curator696 | Latch::Curator | Latch::CuratorSync => {
+                Request::GetData { path, watch: true }
+            }
         })
+    }
+
+    /// Step 2 for `mine`: `getChildren` (`sync` first, in the variant that
+    /// calls it).
+    fn list(&self, st: &mut State, mine: Mine) -> Step {
+        Step::Send(self.listing(st, mine))
+    }
+
+    /// [`Self::list`]'s request.
+    fn listing(&self, st: &mut State, mine: Mine) -> Request {
+        if self.0 == Latch::CuratorSync {
+            *st = State::Syncing(Some(mine));
+            return sync();
+        }
+        *st = State::Listing(mine);
+        children()
     }
 
     /// Ours is the lowest node.
     fn lead(&self, st: &mut State, mine: Mine) -> Step {
         match (self.0, mine.czxid) {
-            (Latch::Curator, _) | (Latch::ZkDocs | Latch::Curator696, None) => {
+            (Latch::Curator | Latch::CuratorSync, _)
+            | (Latch::ZkDocs | Latch::Curator696, None) => {
                 *st = State::CheckingOwner(mine);
                 Step::Send(Request::GetData {
                     path: member(mine.node),
@@ -388,9 +439,8 @@ fn children() -> Request {
     }
 }
 
-fn list(st: &mut State, mine: Mine) -> Step {
-    *st = State::Listing(mine);
-    Step::Send(children())
+fn sync() -> Request {
+    Request::Sync { path: LOCK }
 }
 
 /// `reset()`: a new node in the current session.
