@@ -108,6 +108,10 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
             &["--local-sessions"][..],
             "--local-sessions: local sessions are a follower's",
         ),
+        (
+            &["--isolations", "1"][..],
+            "--isolations: an isolation cuts a follower off",
+        ),
     ] {
         let mut all = vec!["check", "--recipe", "fair-predecessor", "--clients", "2"];
         all.extend(args);
@@ -130,22 +134,31 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
         "{}",
         stderr(&o)
     );
-    let o = lockstep(&[
-        "check",
-        "--recipe",
-        "etcd-revision",
-        "--clients",
-        "2",
-        "--servers",
-        "3",
-        "--local-sessions",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--local-sessions: etcd-revision talks to Etcd"),
-        "{}",
-        stderr(&o)
-    );
+    // ZooKeeper's own: an etcd cluster has neither.
+    for (flag, says) in [
+        (
+            &["--local-sessions"][..],
+            "--local-sessions: etcd-revision talks to Etcd",
+        ),
+        (
+            &["--isolations", "1"][..],
+            "--isolations: etcd-revision talks to Etcd",
+        ),
+    ] {
+        let mut all = vec![
+            "check",
+            "--recipe",
+            "etcd-revision",
+            "--clients",
+            "2",
+            "--servers",
+            "3",
+        ];
+        all.extend(flag);
+        let o = lockstep(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        assert!(stderr(&o).contains(says), "{all:?}: {}", stderr(&o));
+    }
     // A lag fault on one server, in a scenario file.
     let dir = std::env::temp_dir().join(format!("lockstep-lag-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -607,7 +607,7 @@ fn a_local_session_opens_at_once_and_can_see_a_view_older_than_its_creation() {
 
 /// A leader failover in the checker (`--failovers 1` over a ZooKeeper
 /// ensemble): the cut, the election and the old leader's step-down, each
-/// a step. At 2 clients nobody is on the leader (clients start on servers
+/// a step, and the old leader's rejoin as a follower after it. At 2 clients nobody is on the leader (clients start on servers
 /// 1 and 2), so every `sync` is current and the lock holds every property;
 /// the followers' clients reconnect at the election, their requests to the
 /// cut-off followers held until then, not resent on the same connection.
@@ -630,7 +630,7 @@ fn the_checker_fails_the_leader_over() {
         CheckOptions::default(),
     )
     .unwrap();
-    assert_eq!(r.unique_states, 291_291);
+    assert_eq!(r.unique_states, 575_702);
     for p in &r.properties {
         assert_eq!(p.status, Status::Holds, "{}", p.name.name());
     }
@@ -737,4 +737,57 @@ fn the_sync_variant_of_the_election_finds_its_node_after_a_reconnect() {
         status("zk-fair-election:sync", 3),
         (Status::Holds, Status::Violated)
     );
+}
+
+/// The isolated follower in the checker (`--isolations 1`, the simulator's
+/// `isolate`): a follower cut off from the leader answers its clients'
+/// reads and pings from its own state, while their sessions go unheard at
+/// the leader. Client 0's session expires there while its create, which
+/// server 1 took before the cut, waits for server 1 to apply it; the cut
+/// heals before server 1 gives the leader up, server 1 applies the create
+/// but not yet the expiry, and client 0 lists its own node first and holds
+/// — as client 1 does once the expiry is applied where it is: two holders,
+/// for a suspend-aware client too, whose connection never dropped. Without
+/// the isolation the lock keeps every property (`the_checker_explores_the_
+/// followers_lags`). An isolation on one server, or on an etcd cluster, is
+/// refused naming the setting.
+#[test]
+fn the_checker_isolates_a_follower() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::client::Policy;
+    use models::model::{Action, FaultBudget, ModelCfg};
+    use models::properties::PropertyName;
+    let cfg = |recipe: &str, servers| ModelCfg {
+        servers,
+        policy: Policy::SuspendAware,
+        faults: FaultBudget {
+            isolations: 1,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+    };
+    let opts = CheckOptions::default().asking(&[PropertyName::MutualExclusion]);
+    let r = check(
+        &cfg("fair-predecessor:curator", 3).into_model().unwrap(),
+        opts,
+    )
+    .unwrap();
+    let me = r.property(PropertyName::MutualExclusion).expect("judged");
+    assert_eq!(me.status, Status::Violated);
+    let path = me.path.as_ref().expect("a counterexample");
+    let at = |want: fn(&Action) -> bool| path.iter().position(want);
+    let cut = at(|a| matches!(a, Action::Isolate(0))).expect("server 1 is cut off");
+    let expiry = at(|a| matches!(a, Action::Expire(s) if s.client == 0)).expect("an expiry");
+    assert!(cut < expiry, "{path:?}");
+    assert!(
+        !path.iter().any(|a| matches!(a, Action::GiveUpLeader(_))),
+        "the holder's connection stays up: {path:?}"
+    );
+    for (recipe, servers, says) in [
+        ("fair-predecessor", 1, "--servers 3"),
+        ("etcd-revision", 3, "isolated etcd member"),
+    ] {
+        let e = cfg(recipe, servers).into_model().err().expect("refused");
+        assert!(e.to_string().contains(says), "{recipe}: {e}");
+    }
 }

@@ -44,6 +44,7 @@ const PARTITION: FaultBudget = FaultBudget {
     failovers: 0,
     interrupts: 0,
     critical_checks: 0,
+    isolations: 0,
 };
 
 /// One partition, 2 clients: naive loses mutual exclusion (CURATOR-206),

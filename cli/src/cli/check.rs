@@ -39,6 +39,10 @@ struct CheckJson {
     /// absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     critical_checks: u8,
+    /// A ZooKeeper ensemble's followers cut off from the leader
+    /// (`--isolations`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    isolations: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -337,6 +341,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             restarts: cfg.faults.restarts,
             interrupts: cfg.faults.interrupts,
             critical_checks: cfg.faults.critical_checks,
+            isolations: cfg.faults.isolations,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,

@@ -56,6 +56,7 @@ impl From<ConfigError> for UsageError {
             Setting::Time => "--time",
             Setting::Servers => "--servers",
             Setting::MaxLag => "--max-lag",
+            Setting::Isolations => "--isolations",
             Setting::LocalSessions => "--local-sessions",
         };
         UsageError(format!("{flag}: {e}"))
@@ -497,6 +498,11 @@ pub struct ModelArgs {
     /// followers, who elect another (at most 1).
     #[arg(long, default_value_t = 0)]
     pub failovers: u8,
+    /// A ZooKeeper ensemble (--servers 3): followers cut off from the
+    /// leader; each serves its clients on from its own state until it
+    /// gives the leader up (syncLimit × tickTime), or the cut heals.
+    #[arg(long, default_value_t = 0)]
+    pub isolations: u8,
     /// Redis: give the first master an asynchronously replicated replica.
     #[arg(long)]
     pub replica: bool,
@@ -627,6 +633,7 @@ impl ModelArgs {
                 master_restarts: self.master_restarts,
                 clock_jumps: self.clock_jumps,
                 failovers: self.failovers,
+                isolations: self.isolations,
             },
             deployment: models::store::redis::Deployment {
                 persistence,

@@ -159,7 +159,8 @@ fn owed(action: Action) -> bool {
         | Action::Restart(_)
         | Action::RestartMaster(_)
         | Action::ClockJump(_)
-        | Action::Failover => false,
+        | Action::Failover
+        | Action::Isolate(_) => false,
         Action::Deliver(..)
         | Action::Timeout(..)
         | Action::Expire(_)
@@ -169,6 +170,8 @@ fn owed(action: Action) -> bool {
         | Action::Apply(_)
         | Action::Elect
         | Action::StepDown
+        | Action::GiveUpLeader(_)
+        | Action::Rejoin(_)
         | Action::Resume(_)
         | Action::ResumeReconnect(_)
         | Action::Heal(_)

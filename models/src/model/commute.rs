@@ -154,7 +154,10 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Apply(_)
         | Action::Failover
         | Action::Elect
-        | Action::StepDown => None,
+        | Action::StepDown
+        | Action::Isolate(_)
+        | Action::GiveUpLeader(_)
+        | Action::Rejoin(_) => None,
     }
 }
 
@@ -262,7 +265,10 @@ impl Footprint {
             | Action::Apply(_)
             | Action::Failover
             | Action::Elect
-            | Action::StepDown => return Footprint::ALL,
+            | Action::StepDown
+            | Action::Isolate(_)
+            | Action::GiveUpLeader(_)
+            | Action::Rejoin(_) => return Footprint::ALL,
         };
         if another_client && !sends_to_others {
             return Footprint::ALL;
@@ -434,11 +440,12 @@ impl RecipeModel {
                     failovers,
                     interrupts,
                     critical_checks,
+                    isolations,
                 } = state.budget;
                 // A finished client is offered no crash, pause or partition;
                 // a store fault is no client's, and is left to the full
                 // search.
-                let store_faults = master_restarts + clock_jumps + failovers;
+                let store_faults = master_restarts + clock_jumps + failovers + isolations;
                 let no_fault_first = store_faults == 0
                     && (done || crashes == 0 && pauses == 0 && partitions == 0)
                     && (lost_replies == 0

@@ -72,7 +72,8 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Time
         | Setting::Servers
         | Setting::MaxLag
-        | Setting::LocalSessions => None,
+        | Setting::LocalSessions
+        | Setting::Isolations => None,
     }
 }
 
@@ -215,6 +216,8 @@ pub enum Setting {
     MaxLag,
     /// ZooKeeper's local sessions.
     LocalSessions,
+    /// A follower cut off from the leader.
+    Isolations,
 }
 
 impl fmt::Display for ConfigError {
@@ -341,6 +344,11 @@ pub struct FaultBudget {
     /// session at once, whatever its TTL, while the client runs on.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub critical_checks: u8,
+    /// A ZooKeeper ensemble: a follower cut off from the leader (the
+    /// simulator's `isolate`); it gives the leader up, or hears it again,
+    /// when the checker says.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub isolations: u8,
 }
 
 impl FaultBudget {
@@ -378,6 +386,9 @@ impl std::hash::Hash for FaultBudget {
         }
         if self.critical_checks != 0 {
             self.critical_checks.hash(h);
+        }
+        if self.isolations != 0 {
+            self.isolations.hash(h);
         }
     }
 }
@@ -585,6 +596,25 @@ pub fn check_local_sessions(recipe: &RecipeRef, servers: u8, local: bool) -> Res
     }
 }
 
+/// Checks the isolated followers: a ZooKeeper ensemble's (an isolated
+/// etcd member is not modelled yet).
+pub fn check_isolations(recipe: &RecipeRef, servers: u8, isolations: u8) -> Result<(), String> {
+    match (isolations, recipe.face()) {
+        (0, _) => Ok(()),
+        (_, crate::recipe::Face::ZooKeeper) if servers > 1 => Ok(()),
+        (_, crate::recipe::Face::ZooKeeper) => Err(
+            "an isolation cuts a follower off from the leader: it needs --servers 3 or more".into(),
+        ),
+        (_, face @ crate::recipe::Face::Etcd) => Err(format!(
+            "{recipe} talks to {face:?}: an isolated etcd member is not modelled yet (an \
+             isolation is a ZooKeeper ensemble's)"
+        )),
+        (_, face @ (crate::recipe::Face::Redis | crate::recipe::Face::Consul)) => Err(format!(
+            "{recipe} talks to {face:?}: an isolation is a ZooKeeper ensemble's follower's"
+        )),
+    }
+}
+
 /// Checks the bound on a follower's lag: 1 to [`MAX_LAG`], and only with
 /// an ensemble.
 pub fn check_max_lag(servers: u8, max_lag: u8) -> Result<(), String> {
@@ -698,7 +728,8 @@ impl ModelCfg {
             + self.faults.partitions as u32
             + self.faults.lost_replies as u32
             + self.faults.interrupts as u32
-            + self.faults.critical_checks as u32;
+            + self.faults.critical_checks as u32
+            + self.faults.isolations as u32;
         if total > 3 {
             return Err(ConfigError::new(
                 Setting::Faults,
@@ -715,6 +746,8 @@ impl ModelCfg {
             .map_err(|e| ConfigError::new(Setting::MaxLag, e))?;
         check_local_sessions(&self.recipe, self.servers, self.local_sessions)
             .map_err(|e| ConfigError::new(Setting::LocalSessions, e))?;
+        check_isolations(&self.recipe, self.servers, self.faults.isolations)
+            .map_err(|e| ConfigError::new(Setting::Isolations, e))?;
         if self.servers > 1 && self.time.ticks().is_some() {
             return Err(ConfigError::new(
                 Setting::Servers,
@@ -854,6 +887,7 @@ impl fmt::Display for ModelCfg {
             (b.master_restarts, "master restart"),
             (b.clock_jumps, "clock jump"),
             (b.failovers, "failover"),
+            (b.isolations, "isolation"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

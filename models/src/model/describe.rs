@@ -131,6 +131,26 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             String::new(),
             "finds no quorum and stops leading: its clients reconnect elsewhere".into(),
         ),
+        Action::Isolate(f) => (
+            "fault",
+            format!("server {}", server_of_slot(state, f)),
+            String::new(),
+            "is cut off from the leader: it serves its clients' reads and pings from its own \
+             state, and what it would pass on is lost"
+                .into(),
+        ),
+        Action::GiveUpLeader(f) => (
+            "recover",
+            format!("server {}", server_of_slot(state, f)),
+            String::new(),
+            "gives the leader up (syncLimit × tickTime): its clients reconnect elsewhere".into(),
+        ),
+        Action::Rejoin(f) => (
+            "recover",
+            format!("server {}", server_of_slot(state, f)),
+            String::new(),
+            "hears the leader again and follows it".into(),
+        ),
         Action::Failover if state.store.consul.is_some() => (
             "fault",
             "leader".into(),
@@ -235,6 +255,9 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Failover => "Failover",
         Action::Elect => "Elect",
         Action::StepDown => "StepDown",
+        Action::Isolate(_) => "Isolate",
+        Action::GiveUpLeader(_) => "GiveUpLeader",
+        Action::Rejoin(_) => "Rejoin",
         Action::Crash(_) => "Crash",
         Action::Interrupt(_) => "Interrupt",
         Action::Restart(_) => "Restart",

@@ -52,7 +52,7 @@ use crate::properties::{
 };
 use crate::recipe::Face;
 use crate::resource::{Resource, ResourceState};
-use crate::store::ensemble::{Ensemble, Notified};
+use crate::store::ensemble::{Ensemble, LeaderLink, Notified};
 use crate::store::{Store, StoreState};
 use state::{arm_timer, insert_timer, remove_timer};
 use stateright::actor::{Actor, Command, Id, Out};
@@ -122,8 +122,8 @@ fn observe(state: &mut ModelState, obs: Observation) {
 }
 
 /// A client's last seen position is read only by a reconnect: once none
-/// can come (no pause, partition or failover left in the budget or under
-/// way), it is forgotten, so that states that differ only there are one.
+/// can come (no pause, partition, failover or isolation left in the budget
+/// or under way), it is forgotten, so that states that differ only there are one.
 fn forget_unread_positions(state: &mut ModelState) {
     let Some(e) = state.store.ensemble.as_ref() else {
         return;
@@ -133,11 +133,12 @@ fn forget_unread_positions(state: &mut ModelState) {
     }
     let b = state.budget;
     let under_way = e.deposed().is_some()
+        || e.followers.iter().any(|f| f.link == LeaderLink::Cut)
         || state
             .clients
             .iter()
             .any(|s| s.partitioned || s.status == Status::Paused);
-    if b.pauses == 0 && b.partitions == 0 && b.failovers == 0 && !under_way {
+    if b.pauses == 0 && b.partitions == 0 && b.failovers == 0 && b.isolations == 0 && !under_way {
         let store = Shared::make_mut(&mut state.store);
         let e = store.ensemble.as_mut().expect("an ensemble");
         e.seen.iter_mut().for_each(|p| *p = 0);
@@ -716,6 +717,24 @@ impl RecipeModel {
                 });
                 self.reconnect_all(&mut state, &moving);
             }
+            Action::Isolate(f) => {
+                state.budget.isolations -= 1;
+                self.store_step(&mut state, false, |st, _| {
+                    self.store.cut_off(st, usize::from(f));
+                });
+            }
+            Action::GiveUpLeader(f) => {
+                let mut moving = Vec::new();
+                self.store_step(&mut state, false, |st, _| {
+                    moving = self.store.drop_follower(st, usize::from(f));
+                });
+                self.reconnect_all(&mut state, &moving);
+            }
+            Action::Rejoin(f) => {
+                self.store_step(&mut state, false, |st, o| {
+                    self.store.rejoin(st, usize::from(f), o);
+                });
+            }
             Action::Crash(c) => {
                 state.budget.crashes -= 1;
                 // A crashed process believes nothing any more.
@@ -789,10 +808,36 @@ impl RecipeModel {
             // A leader failover: the cut, then the election, then the old
             // leader's step-down (syncLimit × tickTime, and a tick more).
             match e.deposed() {
-                None if state.budget.failovers > 0 => actions.push(Action::Failover),
+                // Not while a follower is cut off or down (an isolation):
+                // the model's election counts every follower in.
+                None if state.budget.failovers > 0
+                    && e.followers.iter().all(|f| f.link == LeaderLink::Up) =>
+                {
+                    actions.push(Action::Failover)
+                }
                 None => {}
                 Some(d) if e.id(d) == e.leader => actions.push(Action::Elect),
                 Some(_) => actions.push(Action::StepDown),
+            }
+            // A follower cut off from the leader, outside a failover: it
+            // gives the leader up (syncLimit × tickTime) or hears it again
+            // first, whichever the checker takes; one that gave it up (an
+            // old leader that stepped down too) hears it again.
+            if e.deposed().is_none() {
+                for (f, fo) in e.followers.iter().enumerate() {
+                    let f = f as u8;
+                    match fo.link {
+                        LeaderLink::Up if state.budget.isolations > 0 => {
+                            actions.push(Action::Isolate(f));
+                        }
+                        LeaderLink::Up => {}
+                        LeaderLink::Cut => {
+                            actions.extend([Action::GiveUpLeader(f), Action::Rejoin(f)]);
+                        }
+                        LeaderLink::Down => actions.push(Action::Rejoin(f)),
+                        LeaderLink::Deposed => {}
+                    }
+                }
             }
         }
         // Consul's failover forgets the lock-delays and restarts session
@@ -887,6 +932,17 @@ impl RecipeModel {
     }
 }
 
+impl RecipeModel {
+    /// Follower slot `f` in a step's words: its server while no failover
+    /// can have moved the slots (slot f is server f + 1), else the slot.
+    fn follower_name(&self, f: u8) -> String {
+        match self.cfg.faults.failovers {
+            0 => format!("server {}", f + 1),
+            _ => format!("follower slot {f}"),
+        }
+    }
+}
+
 impl Model for RecipeModel {
     type State = ModelState;
     type Action = Action;
@@ -940,6 +996,19 @@ impl Model for RecipeModel {
             }
             Action::Elect => "store: the followers elect a new leader".into(),
             Action::StepDown => "store: the old leader finds no quorum and stops leading".into(),
+            Action::Isolate(f) => format!(
+                "FAULT {} is cut off from the leader (it serves its clients on)",
+                self.follower_name(*f)
+            ),
+            Action::GiveUpLeader(f) => format!(
+                "store: {} gives the leader up (syncLimit × tickTime): its clients reconnect \
+                 elsewhere",
+                self.follower_name(*f)
+            ),
+            Action::Rejoin(f) => format!(
+                "store: {} hears the leader again and follows it",
+                self.follower_name(*f)
+            ),
             // The action names no store: the face says which failover.
             Action::Failover if self.cfg.recipe.face() == crate::recipe::Face::Consul => {
                 "FAULT the leader fails over".into()

@@ -312,6 +312,16 @@ pub enum Action {
     /// A replicated store: follower slot `f` (`Ensemble::id` names its
     /// server) applies the next committed entry it has not.
     Apply(u8),
+    /// A ZooKeeper ensemble: follower slot `f` is cut off from the leader
+    /// (`Store::cut_off`).
+    Isolate(u8),
+    /// Cut-off follower slot `f` gives the leader up after syncLimit ×
+    /// tickTime and closes its clients' connections
+    /// (`Store::drop_follower`).
+    GiveUpLeader(u8),
+    /// Follower slot `f`, cut off or down (an old leader that stepped
+    /// down too), hears the leader again and follows it (`Store::rejoin`).
+    Rejoin(u8),
 }
 
 impl Action {
@@ -350,7 +360,10 @@ impl Action {
             | Action::Apply(_)
             | Action::Failover
             | Action::Elect
-            | Action::StepDown => return None,
+            | Action::StepDown
+            | Action::Isolate(_)
+            | Action::GiveUpLeader(_)
+            | Action::Rejoin(_) => return None,
         })
     }
 
@@ -366,6 +379,7 @@ impl Action {
                 | Action::RestartMaster(_)
                 | Action::ClockJump(_)
                 | Action::Failover
+                | Action::Isolate(_)
         )
     }
 }

@@ -32,6 +32,11 @@ impl RecipeModel {
         if self.stays_connected(state, s) {
             return false;
         }
+        // Its server is cut off from the leader: its pings reach no one
+        // who can renew the session, though they are answered.
+        if state.store.link_of(s.client) == crate::store::ensemble::LeaderLink::Cut {
+            return true;
+        }
         match slot.status {
             Status::Crashed | Status::Paused => true,
             Status::Running => {
