@@ -252,6 +252,12 @@ pub struct TimingFile {
     /// up `sync_limit_ms` and a tick after the cut.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tick_ms: Option<u64>,
+    /// An etcd cluster: the election timeout (etcd's
+    /// `--election-timeout`, default 1000). Followers that hear no leader
+    /// for it elect another, and a leader that hears no quorum for it
+    /// steps down (CheckQuorum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub election_timeout_ms: Option<u64>,
 }
 
 /// The `[consul]` table: what a Consul recipe's session asks for at
@@ -475,6 +481,9 @@ pub struct Timing {
     /// A ZooKeeper ensemble: tickTime (none on one server).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tick_us: Option<u64>,
+    /// An etcd cluster: the election timeout (none on one server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub election_timeout_us: Option<u64>,
 }
 
 /// A fault kind's resolved rate and durations (microseconds).
@@ -822,13 +831,38 @@ impl Scenario {
                 &err,
             )?),
         };
+        timing.election_timeout_us = match (servers, recipe.face(), timing_file.election_timeout_ms)
+        {
+            (1, _, Some(_)) | (_, Face::ZooKeeper | Face::Redis | Face::Consul, Some(_)) => {
+                return Err(err(
+                    "timing.election_timeout_ms",
+                    "is an etcd cluster's election timeout: it needs an etcd recipe with \
+                     `servers = 3` or more"
+                        .into(),
+                ))
+            }
+            (1, _, None) | (_, Face::ZooKeeper | Face::Redis | Face::Consul, None) => None,
+            (_, Face::Etcd, Some(0)) => {
+                return Err(err(
+                    "timing.election_timeout_ms",
+                    "0: etcd's election timeout is more than 0".into(),
+                ))
+            }
+            (_, Face::Etcd, ms) => Some(time_us(
+                "timing.election_timeout_ms",
+                ms.unwrap_or(DEFAULT_ELECTION_TIMEOUT_MS),
+                &err,
+            )?),
+        };
         check_key_ttl(&recipe, &timing, &err)?;
         let f = raw.faults.clone().unwrap_or_default();
         let faults_until_us = time_us("faults.until_ms", f.until_ms.unwrap_or(20_000), &err)?;
         let profile = resolve_profile(&f, faults_until_us, &err)?;
         let schedule = raw.schedule.clone().unwrap_or_default();
         let store_of = (recipe.face(), u32::from(recipe.setup().masters));
-        let ensemble = (servers, timing.sync_limit_us);
+        // How long a leader failover's cut must outlast: ZooKeeper's
+        // syncLimit × tickTime, etcd's election timeout.
+        let ensemble = (servers, timing.sync_limit_us.or(timing.election_timeout_us));
         check_schedule(&schedule, raw.clients, store_of, ensemble, &err)?;
         if let Some(i) = schedule.iter().position(|f| f.kind == FaultKind::Interrupt) {
             models::model::check_interrupts(&recipe)
@@ -1359,6 +1393,7 @@ fn resolve_timing(
         apply_us: None,
         sync_limit_us: None,
         tick_us: None,
+        election_timeout_us: None,
     })
 }
 
@@ -1927,6 +1962,9 @@ pub const DEFAULT_SYNC_LIMIT_MS: u64 = 10_000;
 /// ZooKeeper's sample tickTime.
 pub const DEFAULT_TICK_MS: u64 = 2_000;
 
+/// etcd's default `--election-timeout`.
+pub const DEFAULT_ELECTION_TIMEOUT_MS: u64 = 1_000;
+
 /// A follower's lag or isolation: a server of an ensemble other than the
 /// leader, for a while; an isolation a ZooKeeper one.
 fn check_follower_fault(
@@ -1990,20 +2028,26 @@ fn check_follower_fault(
     }
 }
 
-/// A leader failover in an ensemble: a ZooKeeper leader cut off from its
-/// followers for longer than syncLimit × tickTime (so that they elect
-/// another), naming nothing it strikes.
+/// A leader failover in an ensemble: a leader cut off from its followers
+/// for longer than they wait before they elect another (a ZooKeeper
+/// ensemble's syncLimit × tickTime, an etcd cluster's election timeout),
+/// naming nothing it strikes.
 fn check_leader_failover(
     s: &ScheduledFault,
     key: &str,
-    (face, sync_limit_us): (Face, Option<u64>),
+    (face, limit_us): (Face, Option<u64>),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<(), ScenarioError> {
-    let Some(limit_us) = sync_limit_us.filter(|_| face == Face::ZooKeeper) else {
+    let limit_key = match face {
+        Face::ZooKeeper => "timing.sync_limit_ms",
+        Face::Etcd => "timing.election_timeout_ms",
+        Face::Redis | Face::Consul => "",
+    };
+    let Some(limit_us) = limit_us.filter(|_| !limit_key.is_empty()) else {
         return Err(err(
             &format!("{key}.kind"),
             format!(
-                "a leader failover over an ensemble is modelled for ZooKeeper only (this \
+                "a leader failover over an ensemble is modelled for ZooKeeper and etcd (this \
                  recipe's store is {face:?})"
             ),
         ));
@@ -2021,9 +2065,10 @@ fn check_leader_failover(
         None | Some(0) => {
             return Err(err(
                 &format!("{key}.duration_ms"),
-                "a failover over an ensemble needs how long the leader stays cut off (more \
-                 than timing.sync_limit_ms, when the followers elect another)"
-                    .into(),
+                format!(
+                    "a failover over an ensemble needs how long the leader stays cut off (more \
+                     than {limit_key}, when the followers elect another)"
+                ),
             ))
         }
         Some(d) => time_us(&format!("{key}.duration_ms"), d, err)?,
@@ -2032,8 +2077,8 @@ fn check_leader_failover(
         return Err(err(
             &format!("{key}.duration_ms"),
             format!(
-                "{} ms: the cut must outlast timing.sync_limit_ms ({} ms), or no follower gives \
-                 the leader up and nobody is elected",
+                "{} ms: the cut must outlast {limit_key} ({} ms), or no follower gives the \
+                 leader up and nobody is elected",
                 duration_us / 1000,
                 limit_us / 1000
             ),

@@ -85,6 +85,12 @@ pub enum FollowerChange {
     Elected,
     /// A deposed leader's quorum check fails: it stops leading.
     StepsDown,
+    /// etcd: the followers elected it after an election timeout: it leads,
+    /// every lease is extended, and the members keep their clients.
+    ElectedKeepingClients,
+    /// etcd: a deposed leader that heard no quorum for an election timeout
+    /// (CheckQuorum) stops leading; it keeps its clients, with no leader.
+    StepsDownKeepingClients,
 }
 
 /// What happened.
@@ -572,6 +578,18 @@ impl fmt::Display for TraceEvent {
                     f,
                     "store: server {server} finds no quorum (syncLimit × tickTime and a tick \
                      without one) and stops leading; it closes its clients' connections"
+                ),
+                FollowerChange::ElectedKeepingClients => write!(
+                    f,
+                    "store: the followers elect server {server} (an election timeout without a \
+                     leader); it leads, every lease starts its time-to-live again, and the \
+                     members keep their clients"
+                ),
+                FollowerChange::StepsDownKeepingClients => write!(
+                    f,
+                    "store: server {server} hears no quorum for an election timeout \
+                     (CheckQuorum) and stops leading; it keeps its clients, with no leader: it \
+                     answers no keepalive, and their requests wait"
                 ),
             },
             TraceEvent::Violation { property, clients } => {

@@ -28,6 +28,12 @@ fn failover(servers: u8, fields: &str) -> String {
     )
 }
 
+/// The same file with etcd's `concurrency.Mutex` for the lock.
+fn etcd(toml: String) -> String {
+    toml.replace("fair-predecessor", "etcd-revision")
+        .replace("variant = \"curator\"\n", "")
+}
+
 fn lock(servers: u8, apply: &str) -> String {
     format!(
         "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 3\nrounds = 2\n\
@@ -180,11 +186,24 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
             "once a run",
         ),
         (
-            failover(3, "duration_ms = 20000")
-                .replace("fair-predecessor", "etcd-revision")
-                .replace("variant = \"curator\"\n", ""),
-            "schedule[0].kind",
-            "ZooKeeper only",
+            etcd(failover(3, "duration_ms = 1000")),
+            "schedule[0].duration_ms",
+            "outlast timing.election_timeout_ms (1000 ms)",
+        ),
+        (
+            etcd(lock(1, "election_timeout_ms = 500\n")),
+            "timing.election_timeout_ms",
+            "an etcd recipe with `servers = 3`",
+        ),
+        (
+            lock(3, "election_timeout_ms = 500\n"),
+            "timing.election_timeout_ms",
+            "an etcd recipe",
+        ),
+        (
+            etcd(lock(3, "election_timeout_ms = 0\n")),
+            "timing.election_timeout_ms",
+            "more than 0",
         ),
     ] {
         match parse(&toml) {

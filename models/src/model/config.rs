@@ -400,8 +400,9 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
     use crate::recipe::Face;
     let redis = cfg.recipe.face() == Face::Redis;
     let consul = cfg.recipe.face() == Face::Consul;
-    // A leader failover over a ZooKeeper ensemble (docs/ensemble.md).
-    let ensemble = cfg.recipe.face() == Face::ZooKeeper && cfg.servers > 1;
+    // A leader failover over a ZooKeeper ensemble or an etcd cluster
+    // (docs/ensemble.md).
+    let ensemble = matches!(cfg.recipe.face(), Face::ZooKeeper | Face::Etcd) && cfg.servers > 1;
     if ensemble && cfg.faults.failovers > 1 {
         return Err(ConfigError::new(
             Setting::Redis("failovers"),
@@ -438,8 +439,8 @@ fn check_redis(cfg: &ModelCfg) -> Result<(), ConfigError> {
         return Err(ConfigError::new(
             Setting::Redis(setting),
             format!(
-                "{what} for Redis recipes (failovers for Redis, Consul and a ZooKeeper \
-                 ensemble; {} talks to {:?})",
+                "{what} for Redis recipes (failovers for Redis, Consul, a ZooKeeper ensemble \
+                 and an etcd cluster; {} talks to {:?})",
                 cfg.recipe,
                 cfg.recipe.face()
             ),
@@ -657,10 +658,12 @@ impl ModelCfg {
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
         PropertyName::judging_recipe(&self.recipe, self.reentries > 0)
-            // Only a leader failover over an ensemble answers a `sync`
-            // stale: judged where one can happen.
+            // Only a leader failover over a ZooKeeper ensemble answers a
+            // `sync` stale: judged where one can happen (etcd has none).
             .chain(
-                (self.servers > 1 && self.faults.failovers > 0)
+                (self.servers > 1
+                    && self.faults.failovers > 0
+                    && self.recipe.face() == crate::recipe::Face::ZooKeeper)
                     .then_some(PropertyName::SyncIsCurrent),
             )
             .collect()

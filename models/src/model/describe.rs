@@ -110,6 +110,24 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             String::new(),
             "is cut off from its followers: it serves its clients on, believing it leads".into(),
         ),
+        Action::Elect if leases(state) => (
+            "recover",
+            "followers".into(),
+            String::new(),
+            format!(
+                "elect server {} (an election timeout without a leader); every lease starts \
+                 its time-to-live again, and the members keep their clients",
+                elected(state)
+            ),
+        ),
+        Action::StepDown if leases(state) => (
+            "recover",
+            "old leader".into(),
+            String::new(),
+            "hears no quorum for an election timeout (CheckQuorum) and stops leading: it keeps \
+             its clients, with no leader"
+                .into(),
+        ),
         Action::Elect => (
             "recover",
             "followers".into(),
@@ -117,12 +135,7 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             format!(
                 "elect server {} (the most log, the highest id); every session's timer starts \
                  again",
-                state
-                    .store
-                    .ensemble
-                    .as_ref()
-                    .and_then(|e| e.candidate().map(|f| e.id(f)))
-                    .unwrap_or(0)
+                elected(state)
             ),
         ),
         Action::StepDown => (
@@ -273,6 +286,26 @@ pub fn action_name(action: Action) -> &'static str {
 }
 
 /// The server follower slot `f` stands for.
+/// The server the followers would elect now.
+fn elected(state: &ModelState) -> u8 {
+    state
+        .store
+        .ensemble
+        .as_ref()
+        .and_then(|e| e.candidate().map(|f| e.id(f)))
+        .unwrap_or(0)
+}
+
+/// Whether the store is an etcd cluster (leases, members that keep their
+/// clients through a leader change).
+fn leases(state: &ModelState) -> bool {
+    state
+        .store
+        .ensemble
+        .as_ref()
+        .is_some_and(|e| e.cfg.0.leases)
+}
+
 fn server_of_slot(state: &ModelState, f: u8) -> u8 {
     state
         .store

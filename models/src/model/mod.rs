@@ -831,6 +831,8 @@ impl RecipeModel {
                             actions.push(Action::Isolate(f));
                         }
                         LeaderLink::Up => {}
+                        // An etcd member keeps its clients: it gives nothing up.
+                        LeaderLink::Cut if e.cfg.0.leases => actions.push(Action::Rejoin(f)),
                         LeaderLink::Cut => {
                             actions.extend([Action::GiveUpLeader(f), Action::Rejoin(f)]);
                         }

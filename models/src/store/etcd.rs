@@ -333,6 +333,28 @@ impl EtcdKv {
         }
     }
 
+    /// `client`'s watches move here from `from`, the state of a server
+    /// that has applied less (a new leader's view before it caught up): as
+    /// etcd's client resumes a watch from the revision after the last it
+    /// heard, each replays what happened here since `from`'s revision.
+    pub fn resume_watches(&mut self, from: &mut EtcdKv, client: ClientIdx, fired: &mut Vec<Fired>) {
+        let heard = from.revision + 1;
+        let (moving, staying): (Vec<Watcher>, Vec<Watcher>) =
+            from.watchers.drain(..).partition(|w| w.client == client);
+        from.watchers = staying;
+        for w in moving {
+            self.watch(client, w.key, w.start_revision.max(heard), fired);
+        }
+        let (moving, staying): (Vec<RangeWatcher>, Vec<RangeWatcher>) = from
+            .range_watchers
+            .drain(..)
+            .partition(|w| w.client == client);
+        from.range_watchers = staying;
+        for w in moving {
+            self.watch_range(client, w.keys, w.start_revision.max(heard), fired);
+        }
+    }
+
     /// `watch(key, start_revision)` for `client`: replays what already
     /// happened at or after `start_revision`, and stays registered unless that
     /// included the delete that ends it.

@@ -84,6 +84,12 @@ pub struct EnsembleCfg {
     /// servers behind what it has seen). An etcd client stays on its
     /// member, a simplification ARCHITECTURE.md gives.
     pub clients_move: bool,
+    /// etcd's: sessions are leases, kept alive by the leader's lessor
+    /// alone, so a member with no leader answers no keepalive; it keeps its
+    /// clients' connections (their requests wait for a leader). A
+    /// ZooKeeper follower cut off from the leader answers pings from its
+    /// own view, and closes its clients' connections when it gives up.
+    pub leases: bool,
 }
 
 impl EnsembleCfg {
@@ -101,6 +107,7 @@ impl EnsembleCfg {
             max_lag,
             local_sessions,
             clients_move: face == crate::recipe::Face::ZooKeeper,
+            leases: face == crate::recipe::Face::Etcd,
         }
     }
 }
@@ -1411,7 +1418,8 @@ impl Actor for Store {
                 // A cut-off follower answers from its view and passes
                 // nothing on; one that is down answers nothing.
                 let link = state.link_of(client);
-                if link == LeaderLink::Down {
+                let leases = state.ensemble.as_ref().is_some_and(|e| e.cfg.0.leases);
+                if link == LeaderLink::Down || (link == LeaderLink::Cut && leases) {
                     return;
                 }
                 if state.is_alive(session) && self.sessions_expire && link == LeaderLink::Up {
@@ -1783,6 +1791,12 @@ impl Store {
         if was != LeaderLink::Cut {
             return;
         }
+        self.pass_on(state, lost, o);
+    }
+
+    /// What a cut-off server held, passed to the leader now that it hears
+    /// one: the requests of connections that stayed up.
+    fn pass_on(&self, state: &mut Cow<StoreState>, lost: Vec<Held>, o: &mut Out<Self>) {
         for h in lost.into_iter().filter(|h| h.connected) {
             let Owed::Lost { req, release } = h.owed else {
                 continue;
@@ -1841,27 +1855,80 @@ impl Store {
         let f = state.ensemble.as_ref()?.candidate()?;
         let st = state.to_mut();
         let e = st.ensemble.as_mut().expect("an ensemble");
+        // What it held for its clients it owes them now: it has the whole
+        // log (ZooKeeper's clients reconnect, and what was held goes with
+        // their connections).
+        let held = std::mem::take(&mut e.followers[f].held);
         let mut old = e.promote(f);
         let leader = e.leader;
+        let leases = e.cfg.0.leases;
         let mut fired = Vec::new();
         for c in e.clients_at(leader) {
-            let moved = st.zk.set_watches(&mut old.zk, c);
-            zk_notifications(moved, &mut fired);
+            match leases {
+                true => {
+                    let mut events = Vec::new();
+                    st.etcd.resume_watches(&mut old.etcd, c, &mut events);
+                    etcd_notifications(events, &mut fired);
+                }
+                false => {
+                    let moved = st.zk.set_watches(&mut old.zk, c);
+                    zk_notifications(moved, &mut fired);
+                }
+            }
         }
         send_notifications(o, state, fired);
         self.restart_session_timers(state, o);
         let e = state.ensemble.as_ref().expect("an ensemble");
-        Some((leader, e.clients_following()))
+        if !leases {
+            return Some((leader, e.clients_following()));
+        }
+        // An etcd member keeps its clients through a leader change, and
+        // what it could not propose without a leader goes to the new one
+        // (the client's retry, as the model has it).
+        let (mut lost, due): (Vec<Held>, Vec<Held>) =
+            held.into_iter().partition(|h| h.owed.is_lost());
+        for h in due {
+            serve_held(o, state, None, h);
+        }
+        lost.extend(
+            state
+                .to_mut()
+                .ensemble
+                .as_mut()
+                .expect("an ensemble")
+                .followers
+                .iter_mut()
+                .filter(|f| f.link == LeaderLink::Up)
+                .flat_map(|f| {
+                    let (lost, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut f.held)
+                        .into_iter()
+                        .partition(|h| h.owed.is_lost());
+                    f.held = kept;
+                    lost
+                }),
+        );
+        self.pass_on(state, lost, o);
+        Some((leader, Vec::new()))
     }
 
-    /// The deposed leader's quorum check fails and it gives leading up: it
-    /// closes its clients' connections and takes none until the cut heals,
-    /// when it follows the new leader (`rejoin`). The clients it had, to
+    /// The deposed leader's quorum check fails and it gives leading up: a
+    /// ZooKeeper server closes its clients' connections and takes none
+    /// until the cut heals, when it follows the new leader (`rejoin`); an
+    /// etcd member keeps them, with no leader until then. The clients to
     /// reconnect elsewhere.
     pub fn deposed_gives_up(&self, state: &mut Cow<StoreState>) -> Vec<crate::ids::ClientIdx> {
-        let Some(f) = state.ensemble.as_ref().and_then(|e| e.deposed()) else {
+        let Some(e) = state.ensemble.as_ref() else {
             return Vec::new();
         };
+        let Some(f) = e.deposed() else {
+            return Vec::new();
+        };
+        // etcd's old leader (CheckQuorum) is a member with no leader: it
+        // keeps its clients, serving what needs no leader.
+        if e.cfg.0.leases {
+            set_link(state, f, LeaderLink::Cut);
+            return Vec::new();
+        }
         self.drop_follower(state, f)
     }
 

@@ -1404,8 +1404,17 @@ impl<'a> Sim<'a> {
         let until = self.now + duration_us;
         self.apply_clock(server).start_anew(until);
         let timing = &self.scenario.timing;
-        let limit = timing.sync_limit_us.unwrap_or(DEFAULT_SYNC_LIMIT_MS * 1000);
-        let tick = timing.tick_us.unwrap_or(DEFAULT_TICK_MS * 1000);
+        // etcd: the followers elect another after an election timeout,
+        // and the old leader's CheckQuorum steps it down then too (after
+        // the election, in the queue's order). ZooKeeper: syncLimit ×
+        // tickTime, and a tick more for the old leader's quorum check.
+        let (limit, tick) = match timing.election_timeout_us {
+            Some(election) => (election, 0),
+            None => (
+                timing.sync_limit_us.unwrap_or(DEFAULT_SYNC_LIMIT_MS * 1000),
+                timing.tick_us.unwrap_or(DEFAULT_TICK_MS * 1000),
+            ),
+        };
         self.push(self.now + limit, Event::Elect);
         if limit + tick < duration_us {
             self.push(self.now + limit + tick, Event::FollowerDrop { server });
@@ -1423,15 +1432,22 @@ impl<'a> Sim<'a> {
             return;
         };
         self.apply_clock(server).start_anew(0);
-        trace!(
-            self,
-            TraceEvent::Follower {
-                server,
-                change: FollowerChange::Elected,
-            }
-        );
+        let change = match self.leases() {
+            true => FollowerChange::ElectedKeepingClients,
+            false => FollowerChange::Elected,
+        };
+        trace!(self, TraceEvent::Follower { server, change });
         self.reconnect_closed(&clients);
         self.schedule_store_events();
+    }
+
+    /// Whether the store is an etcd cluster, whose sessions are leases
+    /// and whose members keep their clients through a leader change.
+    fn leases(&self) -> bool {
+        self.store_state
+            .ensemble
+            .as_ref()
+            .is_some_and(|e| e.cfg.0.leases)
     }
 
     /// The clients whose server closed their connections: each running
@@ -1458,11 +1474,19 @@ impl<'a> Sim<'a> {
         let Some(f) = e.slot(server) else {
             return; // it leads now
         };
-        let change = match e.followers[f].link {
-            LeaderLink::Deposed => FollowerChange::StepsDown,
-            LeaderLink::Up | LeaderLink::Cut | LeaderLink::Down => FollowerChange::Dropped,
+        let (change, clients) = match e.followers[f].link {
+            LeaderLink::Deposed => (
+                match e.cfg.0.leases {
+                    true => FollowerChange::StepsDownKeepingClients,
+                    false => FollowerChange::StepsDown,
+                },
+                self.store.deposed_gives_up(&mut self.store_state),
+            ),
+            LeaderLink::Up | LeaderLink::Cut | LeaderLink::Down => (
+                FollowerChange::Dropped,
+                self.store.drop_follower(&mut self.store_state, f),
+            ),
         };
-        let clients = self.store.drop_follower(&mut self.store_state, f);
         trace!(self, TraceEvent::Follower { server, change });
         self.reconnect_closed(&clients);
     }
