@@ -86,7 +86,8 @@ pub enum FollowerChange {
     /// A deposed leader's quorum check fails: it stops leading.
     StepsDown,
     /// etcd: the followers elected it after an election timeout: it leads,
-    /// every lease is extended, and the members keep their clients.
+    /// every lease is extended (its time-to-live again, and an election
+    /// timeout more), and the members keep their clients.
     ElectedKeepingClients,
     /// etcd: a deposed leader that heard no quorum for an election timeout
     /// (CheckQuorum) stops leading; it keeps its clients, with no leader.
@@ -582,8 +583,8 @@ impl fmt::Display for TraceEvent {
                 FollowerChange::ElectedKeepingClients => write!(
                     f,
                     "store: the followers elect server {server} (an election timeout without a \
-                     leader); it leads, every lease starts its time-to-live again, and the \
-                     members keep their clients"
+                     leader); it leads, every lease starts its time-to-live again and an \
+                     election timeout more, and the members keep their clients"
                 ),
                 FollowerChange::StepsDownKeepingClients => write!(
                     f,

@@ -568,3 +568,47 @@ fn a_request_held_by_a_cut_off_follower_is_passed_on_when_the_cut_heals() {
         assert_eq!(creates, 1, "seed {seed}");
     }
 }
+
+/// The shipped etcd failover pair, at every seed of a range. Client 2
+/// holds on the leader, cut off at 500 ms: the followers elect server 2 at
+/// exactly 1.5 s (an election timeout later) and the old leader steps down
+/// at that instant, keeping its clients. Client 2's lease starts its
+/// time-to-live again at the election, an election timeout longer, and,
+/// renewed nowhere, expires at exactly 5.5 s; client 1 takes the lock after
+/// it, client 2 still holding.
+/// With a cut of 3.2 s the member follows the new leader before the
+/// extended lease runs out, and the lease lives until client 2 is done
+/// with it: the extension is what keeps it (its time-to-live from client
+/// 2's last word to the leader ran out near 3 s).
+#[test]
+fn an_etcd_failover_extends_leases_and_strands_the_old_leaders_clients() {
+    let (outlived, extended) = (
+        shipped("etcd-failover-lease-outlived"),
+        shipped("etcd-failover-lease-extended"),
+    );
+    let expiry_of = |o: &sim::engine::Outcome, c: u16| {
+        o.trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
+            .map(|l| l.t)
+    };
+    for seed in 0..20 {
+        let o = simulate(&outlived, seed, true);
+        let elected = follower_change(&o, 2, FollowerChange::ElectedKeepingClients);
+        assert_eq!(elected, Some(1_500_000), "seed {seed}");
+        let stepped = follower_change(&o, 0, FollowerChange::StepsDownKeepingClients);
+        assert_eq!(stepped, Some(1_500_000), "seed {seed}");
+        assert_eq!(expiry_of(&o, 2), Some(5_500_000), "seed {seed}");
+        let v = o.first_violation("mutual_exclusion").expect("two holders");
+        assert!(v.at_us > 5_500_000, "seed {seed}: {v:?}");
+        assert!(
+            first_hold(&o, 2) < Some(500_000),
+            "seed {seed}: client 2 held first"
+        );
+        let e = simulate(&extended, seed, true);
+        assert!(e.violations.is_empty(), "seed {seed}: {:?}", e.violations);
+        // Its lease ends only after it released and stopped its keepalives.
+        let ended = expiry_of(&e, 2).unwrap_or(u64::MAX);
+        assert!(ended > 6_000_000, "seed {seed}: {ended}");
+    }
+}

@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 42] = [
+const SHIPPED: [&str; 44] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -68,6 +68,8 @@ const SHIPPED: [&str; 42] = [
     "isolated-follower-short-sync-limit",
     "sync-not-a-quorum-op",
     "sync-is-current-without-failover",
+    "etcd-failover-lease-outlived",
+    "etcd-failover-lease-extended",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -469,7 +471,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 45] = [
+const REFERENCE_TRACES: [(&str, &str); 47] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -510,6 +512,8 @@ const REFERENCE_TRACES: [(&str, &str); 45] = [
     ("isolated-follower-short-sync-limit", "039c695b40191cad"),
     ("sync-not-a-quorum-op", "339d2d2d7e33cd0f"),
     ("sync-is-current-without-failover", "1d3de6333d535977"),
+    ("etcd-failover-lease-outlived", "006c37323788436d"),
+    ("etcd-failover-lease-extended", "9fb8c90eee328b40"),
     ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",

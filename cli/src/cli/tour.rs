@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 47] = [
+pub const SHIPPED: [(&str, &str); 49] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -207,6 +207,14 @@ pub const SHIPPED: [(&str, &str); 47] = [
     (
         "sync-is-current-without-failover",
         include_str!("../../../scenarios/sync-is-current-without-failover.toml"),
+    ),
+    (
+        "etcd-failover-lease-outlived",
+        include_str!("../../../scenarios/etcd-failover-lease-outlived.toml"),
+    ),
+    (
+        "etcd-failover-lease-extended",
+        include_str!("../../../scenarios/etcd-failover-lease-extended.toml"),
     ),
 ];
 

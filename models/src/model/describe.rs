@@ -116,7 +116,8 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             String::new(),
             format!(
                 "elect server {} (an election timeout without a leader); every lease starts \
-                 its time-to-live again, and the members keep their clients",
+                 its time-to-live again (and an election timeout more), and the members keep \
+                 their clients",
                 elected(state)
             ),
         ),

@@ -706,7 +706,13 @@ impl RecipeModel {
             Action::Elect => {
                 let mut moving = Vec::new();
                 self.store_step(&mut state, false, |st, o| {
-                    moving = self.store.elect(st, o).map(|(_, c)| c).unwrap_or_default();
+                    // Untimed: no duration to extend a lease by.
+                    let extend = std::time::Duration::ZERO;
+                    moving = self
+                        .store
+                        .elect(st, o, extend)
+                        .map(|(_, c)| c)
+                        .unwrap_or_default();
                 });
                 self.reconnect_all(&mut state, &moving);
             }

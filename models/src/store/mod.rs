@@ -1847,10 +1847,15 @@ impl Store {
     /// every lease). The new leader and its followers restarted their
     /// client service: the clients to reconnect, every one not on the
     /// deposed leader. `None`: no follower to elect.
+    ///
+    /// `extend`: what etcd's lessor adds to every lease's time-to-live on
+    /// its promotion (the election timeout; nothing on ZooKeeper, or in an
+    /// untimed check).
     pub fn elect(
         &self,
         state: &mut Cow<StoreState>,
         o: &mut Out<Self>,
+        extend: Duration,
     ) -> Option<(u8, Vec<crate::ids::ClientIdx>)> {
         let f = state.ensemble.as_ref()?.candidate()?;
         let st = state.to_mut();
@@ -1877,7 +1882,7 @@ impl Store {
             }
         }
         send_notifications(o, state, fired);
-        self.restart_session_timers(state, o);
+        self.restart_session_timers(state, o, extend);
         let e = state.ensemble.as_ref().expect("an ensemble");
         if !leases {
             return Some((leader, e.clients_following()));
@@ -2151,18 +2156,21 @@ impl Store {
         for key in forgotten {
             o.cancel_timer(Timer::LockDelay { key });
         }
-        self.restart_session_timers(state, o);
+        self.restart_session_timers(state, o, Duration::ZERO);
     }
 
-    /// A new leader starts every live session's timer again: Consul's
-    /// `initializeSessionTimers`, ZooKeeper's new session tracker.
-    fn restart_session_timers(&self, state: &StoreState, o: &mut Out<Self>) {
+    /// A new leader starts every live session's timer again, `extend`
+    /// longer: Consul's `initializeSessionTimers`, ZooKeeper's new session
+    /// tracker, etcd's lessor `Promote`.
+    fn restart_session_timers(&self, state: &StoreState, o: &mut Out<Self>, extend: Duration) {
         if !self.sessions_expire {
             return;
         }
+        let range = self.timeout_range();
+        let range = range.start + extend..range.end + extend;
         for (s, alive) in &state.sessions {
             if *alive {
-                o.set_timer(Timer::Expiry(*s), self.timeout_range());
+                o.set_timer(Timer::Expiry(*s), range.clone());
             }
         }
     }

@@ -1426,7 +1426,13 @@ impl<'a> Sim<'a> {
     /// on the deposed leader finds its connection closed and reconnects.
     fn elect(&mut self) {
         let mut out = self.lenders.store.lend();
-        let elected = self.store.elect(&mut self.store_state, &mut out);
+        // etcd's lessor adds an election timeout to every lease.
+        let extend = self.scenario.timing.election_timeout_us.unwrap_or(0);
+        let elected = self.store.elect(
+            &mut self.store_state,
+            &mut out,
+            Duration::from_micros(extend),
+        );
         self.apply_store_out(out);
         let Some((server, clients)) = elected else {
             return;
