@@ -599,6 +599,12 @@ pub struct Range {
     /// set, so the ranges the recipes send serialize and hash as before.
     #[serde(default, skip_serializing_if = "RangeOnly::is_kvs")]
     pub only: RangeOnly,
+    /// etcd's `WithSerializable()`: answered by the member the client
+    /// uses, from what it has applied, with no read index through the
+    /// leader — stale on a member that lags, and served by one with no
+    /// leader. Written (and hashed) only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub serializable: bool,
 }
 
 /// As the derived hash was before `only`: the fields in order, `only`
@@ -613,6 +619,9 @@ impl std::hash::Hash for Range {
         if !self.only.is_kvs() {
             self.only.hash(h);
         }
+        if self.serializable {
+            self.serializable.hash(h);
+        }
     }
 }
 
@@ -625,6 +634,7 @@ impl Range {
             limit: 0,
             max_create_revision: 0,
             only: RangeOnly::Kvs,
+            serializable: false,
         }
     }
 }
@@ -1165,6 +1175,9 @@ impl fmt::Display for Range {
             RangeOnly::Kvs => {}
             RangeOnly::Keys => write!(f, ", keys only")?,
             RangeOnly::Count => write!(f, ", count only")?,
+        }
+        if self.serializable {
+            write!(f, ", serializable")?;
         }
         write!(f, ")")
     }

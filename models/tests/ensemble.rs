@@ -834,3 +834,69 @@ fn the_checker_isolates_a_follower() {
         assert!(e.to_string().contains(says), "{recipe}: {e}");
     }
 }
+
+/// etcd's reads over a three-member cluster: a linearizable range (the
+/// default) goes through the leader's read index and sees every committed
+/// write, wherever the client is; a serializable one (`WithSerializable()`)
+/// is the member's own answer, stale while the member lags, current once
+/// it has applied the write.
+#[test]
+fn an_etcd_serializable_read_is_its_members_and_may_be_stale() {
+    use models::msg::{Keys, Range, Txn, TxnOp};
+    use models::recipes::names;
+    let store = Store {
+        ensemble: Some(EnsembleCfg::new(
+            models::recipe::Face::Etcd,
+            3,
+            3,
+            u32::MAX,
+            false,
+        )),
+        ..Store::for_face(
+            models::recipe::Face::Etcd,
+            Duration::from_secs(4),
+            Setup::bare(),
+        )
+    };
+    let mut d = StoreDriver::new(store);
+    for c in 0..3 {
+        d.send_in(sid(c), Request::LeaseGrant);
+    }
+    for f in 0..2 {
+        d.catch_up(f);
+    }
+    // Client 2, on the leader, puts a key; server 1 (client 0's) has not
+    // applied it.
+    let key = names::session_key(sid(2));
+    let put = Txn {
+        compares: Vec::new(),
+        success: vec![TxnOp::Put {
+            key,
+            value: Data::Empty,
+            lease: None,
+        }],
+        failure: Vec::new(),
+    };
+    d.send_in(sid(2), Request::Txn(Box::new(put)));
+    assert_eq!(d.lag(0), 1);
+    let read = |serializable| Range {
+        serializable,
+        ..Range::of(Keys::One(key))
+    };
+    let found = |sent: &Sent| -> Vec<usize> {
+        replies_to(sent, 0)
+            .into_iter()
+            .map(|(_, r)| match r {
+                Reply::RangeResult { kvs, .. } => kvs.len(),
+                other => panic!("not a range: {other:?}"),
+            })
+            .collect()
+    };
+    let linearizable = d.send_in(sid(0), Request::Range(read(false)));
+    assert_eq!(found(&linearizable), [1], "through the leader's read index");
+    let serializable = d.send_in(sid(0), Request::Range(read(true)));
+    assert_eq!(found(&serializable), [0], "server 1's own, stale");
+    d.catch_up(0);
+    let caught_up = d.send_in(sid(0), Request::Range(read(true)));
+    assert_eq!(found(&caught_up), [1]);
+}

@@ -383,6 +383,10 @@ fn ranges_read_with_their_options() {
             only: RangeOnly::Count,
             ..Range::of(Keys::One(key(1)))
         },
+        Range {
+            serializable: true,
+            ..Range::of(Keys::One(key(1)))
+        },
     ];
     assert_eq!(
         shown(&ranges),
@@ -391,6 +395,7 @@ fn ranges_read_with_their_options() {
             "range([/lock/, ...), first-created, max_create_revision=4)",
             "range(/lock/, by Value Ascend, keys only)",
             "get(/lock/694d00010000, count only)",
+            "get(/lock/694d00010000, serializable)",
         ]
     );
     let watches = [

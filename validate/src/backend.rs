@@ -272,6 +272,9 @@ fn get_options(r: &Range) -> (String, etcd::GetOptions) {
         RangeOnly::Keys => o = o.with_keys_only(),
         RangeOnly::Count => o = o.with_count_only(),
     }
+    if r.serializable {
+        o = o.with_serializable();
+    }
     (key, o)
 }
 

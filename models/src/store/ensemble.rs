@@ -666,7 +666,7 @@ impl Ensemble {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
     /// By the client's own server, from its view: ZooKeeper's reads (and
-    /// the watches they set), etcd's watches.
+    /// the watches they set), etcd's watches and serializable reads.
     Local,
     /// Through the leader, committed, answered by the client's server
     /// once it has applied it: every write, a session's creation.
@@ -689,6 +689,8 @@ impl Route {
             | Request::Watch { .. }
             | Request::WatchRange { .. } => Route::Local,
             Request::Sync { .. } => Route::Sync,
+            // `WithSerializable()`: the member's own answer.
+            Request::Range(r) if r.serializable => Route::Local,
             Request::Range(_) | Request::LeaseTimeToLive { .. } => Route::Leader,
             Request::Connect
             | Request::Create { .. }
