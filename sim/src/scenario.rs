@@ -2127,6 +2127,26 @@ fn check_schedule(
                     ),
                 ));
             }
+            // The leader keeps a quorum: the model's leader commits
+            // whatever it takes, as a leader with a quorum does.
+            let cuts =
+                |f: &ScheduledFault| matches!(f.kind, FaultKind::Isolate | FaultKind::Failover);
+            let cut_at_once = schedule
+                .iter()
+                .filter(|o| cuts(o) && o.at_ms < ends(s) && s.at_ms < ends(o))
+                .count();
+            if s.kind == FaultKind::Isolate
+                && cut_at_once > usize::from(servers.saturating_sub(1) / 2)
+            {
+                return Err(err(
+                    &format!("{key}.at_ms"),
+                    format!(
+                        "overlaps another isolate or a failover: with {servers} servers at most {} \
+                         can be cut off at once, or the leader has no quorum",
+                        servers.saturating_sub(1) / 2
+                    ),
+                ));
+            }
             continue;
         }
         if s.kind == FaultKind::Failover && servers > 1 {

@@ -186,6 +186,22 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
             "once a run",
         ),
         (
+            format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"isolate\"\nserver = 2\nduration_ms = 100\n",
+                lag(3, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\"")
+            ),
+            "schedule[0].at_ms",
+            "at most 1 can be cut off at once",
+        ),
+        (
+            format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"isolate\"\nserver = 2\nduration_ms = 100\n",
+                failover(3, "duration_ms = 20000")
+            ),
+            "schedule[1].at_ms",
+            "or the leader has no quorum",
+        ),
+        (
             etcd(failover(3, "duration_ms = 1000")),
             "schedule[0].duration_ms",
             "outlast timing.election_timeout_ms (1000 ms)",

@@ -211,10 +211,12 @@ impl RecipeModel {
                         }
                         let slot = state.slot_mut(c);
                         if let Msg::Notify {
-                            owns_first, header, ..
+                            owns_first,
+                            header,
+                            ref event,
                         } = msg
                         {
-                            notified.add(c, header, owns_first, ensemble);
+                            notified.add(c, (header, event), owns_first, ensemble);
                         }
                         let link = match from == store_id() {
                             true => Link::StoreToClient,
@@ -354,12 +356,37 @@ impl RecipeModel {
         release: bool,
         f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>),
     ) {
+        self.store_step_released(state, |st, o| {
+            f(st, o);
+            release
+        });
+    }
+
+    /// A store step that says itself whether it was a release step (one
+    /// that passed on a release held while its server had no leader).
+    fn store_step_released(
+        &self,
+        state: &mut ModelState,
+        f: impl FnOnce(&mut Cow<StoreState>, &mut Out<Store>) -> bool,
+    ) {
         let before = state.store.header();
-        let n = self.run_store(state, f);
+        let mut release = false;
+        let n = self.run_store(state, |st, o| release = f(st, o));
         let header = state.store.header();
         if release && header != before {
             let (obs, _) = observe_release(self.ensemble_mut(state), n.woken, header);
             observe(state, obs);
+        }
+        // Counted: the tallies of changes every server has applied go.
+        if state
+            .store
+            .ensemble
+            .as_ref()
+            .is_some_and(|e| e.tallies_to_prune())
+        {
+            if let Some(e) = self.ensemble_mut(state) {
+                e.prune_tallies();
+            }
         }
     }
 
@@ -705,14 +732,13 @@ impl RecipeModel {
             }
             Action::Elect => {
                 let mut moving = Vec::new();
-                self.store_step(&mut state, false, |st, o| {
+                self.store_step_released(&mut state, |st, o| {
                     // Untimed: no duration to extend a lease by.
                     let extend = std::time::Duration::ZERO;
-                    moving = self
-                        .store
-                        .elect(st, o, extend)
-                        .map(|(_, c)| c)
-                        .unwrap_or_default();
+                    let elected = self.store.elect(st, o, extend);
+                    let released = elected.as_ref().is_some_and(|e| e.passed_on_release);
+                    moving = elected.map(|e| e.reconnect).unwrap_or_default();
+                    released
                 });
                 self.reconnect_all(&mut state, &moving);
             }
@@ -737,8 +763,8 @@ impl RecipeModel {
                 self.reconnect_all(&mut state, &moving);
             }
             Action::Rejoin(f) => {
-                self.store_step(&mut state, false, |st, o| {
-                    self.store.rejoin(st, usize::from(f), o);
+                self.store_step_released(&mut state, |st, o| {
+                    self.store.rejoin(st, usize::from(f), o)
                 });
             }
             Action::Crash(c) => {
@@ -829,11 +855,16 @@ impl RecipeModel {
             // gives the leader up (syncLimit × tickTime) or hears it again
             // first, whichever the checker takes; one that gave it up (an
             // old leader that stepped down too) hears it again.
+            // One more cut keeps the leader a quorum (itself and the
+            // followers still following): the model's leader commits
+            // whatever it takes, as a leader with a quorum does.
+            let following = e.followers.iter().filter(|f| f.link == LeaderLink::Up);
+            let quorum_after_a_cut = following.count() > usize::from(e.servers() / 2);
             if e.deposed().is_none() {
                 for (f, fo) in e.followers.iter().enumerate() {
                     let f = f as u8;
                     match fo.link {
-                        LeaderLink::Up if state.budget.isolations > 0 => {
+                        LeaderLink::Up if state.budget.isolations > 0 && quorum_after_a_cut => {
                             actions.push(Action::Isolate(f));
                         }
                         LeaderLink::Up => {}

@@ -33,8 +33,10 @@ impl RecipeModel {
             return false;
         }
         // Its server is cut off from the leader: its pings reach no one
-        // who can renew the session, though they are answered.
-        if state.store.link_of(s.client) == crate::store::ensemble::LeaderLink::Cut {
+        // who can renew the session, though they are answered. (A local
+        // session is its follower's, which its pings keep alive.)
+        let local = state.store.ensemble.as_ref().is_some_and(|e| e.is_local(s));
+        if state.store.link_of(s.client) == crate::store::ensemble::LeaderLink::Cut && !local {
             return true;
         }
         match slot.status {

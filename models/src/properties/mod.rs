@@ -390,11 +390,16 @@ impl Woken {
         self.count = self.count.saturating_add(1);
     }
 
-    /// The notifications of `other` too (a release's on another server).
-    pub fn join(&mut self, other: Woken) {
+    /// The clients `other` woke that this has not (a change's wake-ups on
+    /// another server): a client told twice of one change — by its old
+    /// server, and by its new one after a reconnect — is woken once. Past
+    /// the first two, which is all it keeps, each counts.
+    pub fn join_clients(&mut self, other: Woken) {
         let kept = (other.count as usize).min(other.first.len());
         for &c in &other.first[..kept] {
-            self.add(c);
+            if !self.first[..(self.count as usize).min(self.first.len())].contains(&c) {
+                self.add(c);
+            }
         }
         self.count = self
             .count

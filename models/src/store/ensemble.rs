@@ -235,6 +235,18 @@ impl std::hash::Hash for Tally {
     }
 }
 
+/// The change a notification tells of: an etcd event names its revision
+/// (a replayed one too); a ZooKeeper event is known by the header it
+/// carries, the zxid of the change its server just applied (a watch that
+/// fires when it is set again on another server carries that server's
+/// header: counted with its latest change).
+pub fn change_of(header: u64, event: &WatchEvent) -> u64 {
+    match event {
+        WatchEvent::Etcd { revision, .. } => *revision,
+        WatchEvent::Zk { .. } | WatchEvent::Consul { .. } | WatchEvent::ConsulList { .. } => header,
+    }
+}
+
 /// The notifications of one store step that carried one header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sent {
@@ -255,8 +267,14 @@ pub struct Notified {
 }
 
 impl Notified {
-    /// A notification to `client`, carrying `header`.
-    pub fn add(&mut self, client: ClientIdx, header: u64, owns_first: bool, ensemble: bool) {
+    /// A notification to `client` of `event`, carrying `header`.
+    pub fn add(
+        &mut self,
+        client: ClientIdx,
+        (header, event): (u64, &WatchEvent),
+        owns_first: bool,
+        ensemble: bool,
+    ) {
         self.woken.add(client);
         if !owns_first {
             self.futile.add(client);
@@ -264,6 +282,7 @@ impl Notified {
         if !ensemble {
             return;
         }
+        let header = change_of(header, event);
         let i = match self.by_change.iter().position(|g| g.header == header) {
             Some(i) => i,
             None => {
@@ -482,20 +501,32 @@ impl Ensemble {
         let done = (floor - self.base) as usize;
         self.log.drain(..done);
         self.base = floor;
-        self.prune_tallies();
         out
     }
 
-    /// A change every follower still following has applied has no
-    /// notification left to send: its tally goes.
-    fn prune_tallies(&mut self) {
-        let applied = self
-            .followers
+    /// Where every server that will apply more has got to: the changes up
+    /// to it have no notification left to send (a deposed leader applies
+    /// nothing more until it steps down).
+    fn applied_everywhere(&self) -> Option<u64> {
+        self.followers
             .iter()
-            .filter(|f| f.link == LeaderLink::Up)
+            .filter(|f| f.link != LeaderLink::Deposed)
             .map(|f| f.view.header())
-            .min();
-        if let Some(h) = applied {
+            .min()
+    }
+
+    /// Whether a tally is of a change every server has applied, and its
+    /// notifications counted: [`Ensemble::prune_tallies`] has work.
+    pub fn tallies_to_prune(&self) -> bool {
+        let oldest = self.herd.first().map(|t| t.header);
+        matches!((oldest, self.applied_everywhere()), (Some(t), Some(h)) if t <= h)
+    }
+
+    /// The tallies of changes every server has applied go. The engines
+    /// call it after they have counted a step's notifications: the last
+    /// server to apply a change still adds to its tally.
+    pub fn prune_tallies(&mut self) {
+        if let Some(h) = self.applied_everywhere() {
             self.herd.retain(|t| t.header > h);
         }
     }
@@ -525,8 +556,8 @@ impl Ensemble {
             .iter()
             .map(|sent| {
                 let t = self.tally_of(sent.header);
-                t.woken.join(sent.woken);
-                t.futile.join(sent.futile);
+                t.woken.join_clients(sent.woken);
+                t.futile.join_clients(sent.futile);
                 *t
             })
             .collect();
@@ -539,7 +570,6 @@ impl Ensemble {
                 None => touched.push(t),
             }
         }
-        self.prune_tallies();
         touched
     }
 

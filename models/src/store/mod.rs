@@ -1610,6 +1610,17 @@ impl Store {
     }
 }
 
+/// What an election did (`Store::elect`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Elected {
+    /// The server that leads now.
+    pub leader: u8,
+    /// The clients whose servers closed their connections (ZooKeeper's).
+    pub reconnect: Vec<crate::ids::ClientIdx>,
+    /// An etcd member passed on a release it held without a leader.
+    pub passed_on_release: bool,
+}
+
 /// A replicated store's steps.
 impl Store {
     /// Appends `entry` to the leader's log and returns its position; a
@@ -1777,9 +1788,10 @@ impl Store {
     /// What it could not pass on while cut off goes to the leader now, on
     /// the connections that stayed up; a server that was down closed
     /// them, and their requests with them.
-    pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize, o: &mut Out<Self>) {
+    /// Whether it passed on a release.
+    pub fn rejoin(&self, state: &mut Cow<StoreState>, f: usize, o: &mut Out<Self>) -> bool {
         let Some(e) = state.ensemble.as_ref() else {
-            return;
+            return false;
         };
         let was = e.followers[f].link;
         let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
@@ -1789,18 +1801,21 @@ impl Store {
             fo.held.drain(..).partition(|h| h.owed.is_lost());
         fo.held = kept;
         if was != LeaderLink::Cut {
-            return;
+            return false;
         }
-        self.pass_on(state, lost, o);
+        self.pass_on(state, lost, o)
     }
 
     /// What a cut-off server held, passed to the leader now that it hears
-    /// one: the requests of connections that stayed up.
-    fn pass_on(&self, state: &mut Cow<StoreState>, lost: Vec<Held>, o: &mut Out<Self>) {
+    /// one: the requests of connections that stayed up. Whether one was a
+    /// release (the step is then a release step, if it changed the store).
+    fn pass_on(&self, state: &mut Cow<StoreState>, lost: Vec<Held>, o: &mut Out<Self>) -> bool {
+        let mut released = false;
         for h in lost.into_iter().filter(|h| h.connected) {
             let Owed::Lost { req, release } = h.owed else {
                 continue;
             };
+            released |= release;
             let msg = Msg::Request {
                 session: h.session,
                 epoch: h.epoch,
@@ -1815,6 +1830,7 @@ impl Store {
                 o,
             );
         }
+        released
     }
 
     /// A leader failover begins: the leader is cut off from its followers
@@ -1856,7 +1872,7 @@ impl Store {
         state: &mut Cow<StoreState>,
         o: &mut Out<Self>,
         extend: Duration,
-    ) -> Option<(u8, Vec<crate::ids::ClientIdx>)> {
+    ) -> Option<Elected> {
         let f = state.ensemble.as_ref()?.candidate()?;
         let st = state.to_mut();
         let e = st.ensemble.as_mut().expect("an ensemble");
@@ -1885,7 +1901,11 @@ impl Store {
         self.restart_session_timers(state, o, extend);
         let e = state.ensemble.as_ref().expect("an ensemble");
         if !leases {
-            return Some((leader, e.clients_following()));
+            return Some(Elected {
+                leader,
+                reconnect: e.clients_following(),
+                passed_on_release: false,
+            });
         }
         // An etcd member keeps its clients through a leader change, and
         // what it could not propose without a leader goes to the new one
@@ -1912,8 +1932,12 @@ impl Store {
                     lost
                 }),
         );
-        self.pass_on(state, lost, o);
-        Some((leader, Vec::new()))
+        let passed_on_release = self.pass_on(state, lost, o);
+        Some(Elected {
+            leader,
+            reconnect: Vec::new(),
+            passed_on_release,
+        })
     }
 
     /// The deposed leader's quorum check fails and it gives leading up: a

@@ -60,7 +60,7 @@ use models::recipe::{App, Face};
 use models::resource::{Resource, ResourceState};
 use models::store::ensemble::LeaderLink;
 use models::store::ensemble::{Notified, Tally as EnsembleTally};
-use models::store::{Store, StoreState};
+use models::store::{Elected, Store, StoreState};
 use rand_chacha::ChaCha8Rng;
 use stateright::actor::{Actor, Command, Id, Out};
 use std::borrow::Cow;
@@ -584,10 +584,12 @@ impl<'a> Sim<'a> {
                         }
                     }
                     if let Msg::Notify {
-                        owns_first, header, ..
+                        owns_first,
+                        header,
+                        ref event,
                     } = msg
                     {
-                        n.add(c, header, owns_first, ensemble);
+                        n.add(c, (header, event), owns_first, ensemble);
                         self.count_per_server(c);
                     }
                     self.send(store_id(), to, msg);
@@ -621,6 +623,17 @@ impl<'a> Sim<'a> {
             for obs in seen {
                 self.observe(obs);
             }
+        }
+        // Counted: the tallies of changes every server has applied go.
+        if ensemble
+            && self
+                .store_state
+                .ensemble
+                .as_ref()
+                .is_some_and(|e| e.tallies_to_prune())
+        {
+            let e = self.store_state.to_mut().ensemble.as_mut();
+            e.expect("an ensemble").prune_tallies();
         }
         n.woken
     }
@@ -1425,6 +1438,7 @@ impl<'a> Sim<'a> {
     /// The followers elect a new leader (`Store::elect`): every client not
     /// on the deposed leader finds its connection closed and reconnects.
     fn elect(&mut self) {
+        let before = self.release_mark();
         let mut out = self.lenders.store.lend();
         // etcd's lessor adds an election timeout to every lease.
         let extend = self.scenario.timing.election_timeout_us.unwrap_or(0);
@@ -1433,10 +1447,18 @@ impl<'a> Sim<'a> {
             &mut out,
             Duration::from_micros(extend),
         );
-        self.apply_store_out(out);
-        let Some((server, clients)) = elected else {
+        let n = self.apply_store_out(out);
+        let Some(Elected {
+            leader: server,
+            reconnect: clients,
+            passed_on_release,
+        }) = elected
+        else {
             return;
         };
+        if passed_on_release && self.released_since(before) {
+            self.release_step(n);
+        }
         self.apply_clock(server).start_anew(0);
         let change = match self.leases() {
             true => FollowerChange::ElectedKeepingClients,
@@ -1514,8 +1536,12 @@ impl<'a> Sim<'a> {
             return;
         };
         let mut out = self.lenders.store.lend();
-        self.store.rejoin(&mut self.store_state, f, &mut out);
-        self.apply_store_out(out);
+        let before = self.release_mark();
+        let released = self.store.rejoin(&mut self.store_state, f, &mut out);
+        let n = self.apply_store_out(out);
+        if released && self.released_since(before) {
+            self.release_step(n);
+        }
         trace!(
             self,
             TraceEvent::Follower {
