@@ -161,6 +161,54 @@ fn a_reader_watches_the_writer_its_library_names() {
     }
 }
 
+/// The `sync` variant: Curator's steps, each listing after a
+/// `sync(/lock)` — after the create, and when a lost create reply sends it
+/// looking for its node by guid — and Curator's choice of writer to watch.
+#[test]
+fn the_sync_variant_syncs_before_every_listing() {
+    let me = SessionId::first(3);
+    let recipe = zk_rwlock::ZkRwLock(zk_rwlock::Library::CuratorSync);
+    assert_eq!(recipe.variant(), Some("sync"));
+    let sync = Request::Sync {
+        path: ZPath::Fixed(name!("/lock")),
+    };
+    let list = Request::GetChildren {
+        path: ZPath::Fixed(name!("/lock")),
+        watch: false,
+    };
+    let writers = [node(0, 0, "__WRIT__"), node(1, 1, "__WRIT__")];
+    let mine = node(3, 3, "__READ__");
+    let (mut st, _) = recipe.acquire_shared(me);
+    let created = Reply::Created {
+        path: ZPath::child(name!("/lock"), mine),
+        czxid: 9,
+    };
+    assert_eq!(
+        recipe.on_reply(me, &mut st, &created),
+        Step::Send(sync.clone())
+    );
+    assert_eq!(
+        recipe.on_reply(me, &mut st, &Reply::Synced),
+        Step::Send(list.clone())
+    );
+    let listing = vec![writers[0], writers[1], mine];
+    let watch = Request::GetData {
+        path: ZPath::child(name!("/lock"), writers[0]),
+        watch: true,
+    };
+    assert_eq!(
+        recipe.on_reply(me, &mut st, &Reply::Children(listing.into())),
+        Step::Send(watch)
+    );
+    let (mut lost, create) = recipe.acquire_shared(me);
+    assert_eq!(recipe.on_lost_reply(&mut lost, &create), sync);
+    assert_eq!(
+        recipe.on_reply(me, &mut lost, &Reply::Synced),
+        Step::Send(list)
+    );
+    assert_eq!(lost, zk_rwlock::State::Finding { reads: true });
+}
+
 /// Under faults: a crash (with fencing) breaks nothing — the dead client's
 /// node goes with its session; a pause past the session lets a writer hold
 /// beside the paused holder (asked about `rw_exclusion` alone, the search

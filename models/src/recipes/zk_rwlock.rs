@@ -28,7 +28,9 @@
 //! guid: a lost create reply makes a second node and leaves the first, an
 //! orphan that every later reader or writer waits behind (ZOOKEEPER-1262).
 //! Variant `reader-blind` (test only) is a writer that sees only writers
-//! below it: it takes the lock beside readers.
+//! below it: it takes the lock beside readers. Variant `sync`: Curator's,
+//! calling `sync(/lock)` before each listing (Curator never does): over an
+//! ensemble the listing is the leader's as of the sync.
 
 use super::fair_predecessor::Mine;
 use super::names::LOCK_DIR;
@@ -68,6 +70,11 @@ pub const REGISTERED: Registered = Registered {
             kind: VariantKind::Departure,
         },
         Variant {
+            name: "sync",
+            summary: "Curator 5 InterProcessReadWriteLock calling sync() before each listing",
+            kind: VariantKind::Departure,
+        },
+        Variant {
             name: "reader-blind",
             summary: "broken on purpose: a writer sees only the writers below it",
             kind: VariantKind::TestOnly,
@@ -76,6 +83,7 @@ pub const REGISTERED: Registered = Registered {
     build: |variant| {
         RecipeRef::new(ZkRwLock(match variant {
             Some("curator") => Library::Curator,
+            Some("sync") => Library::CuratorSync,
             Some("kazoo") => Library::Kazoo,
             Some("reader-blind") => Library::ReaderBlind,
             Some("no-guid") => Library::NoGuid,
@@ -89,6 +97,8 @@ pub const REGISTERED: Registered = Registered {
 pub enum Library {
     ZkDocs,
     Curator,
+    /// Curator's, `sync()` before each listing.
+    CuratorSync,
     Kazoo,
     /// The recipes page's, with a writer blind to readers below it.
     ReaderBlind,
@@ -109,6 +119,12 @@ pub enum State {
     Finding {
         reads: bool,
     },
+    /// `sync`: `sync(/lock)` in flight before listing for our node.
+    Syncing(Mine),
+    /// `sync`: `sync(/lock)` in flight before listing to find our node.
+    SyncingToFind {
+        reads: bool,
+    },
     /// `getChildren` in flight.
     Listing(Mine),
     /// The watch on the node to wait for is being set.
@@ -124,12 +140,14 @@ pub enum State {
 impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
-            State::Listing(m) | State::FetchingToken(m) | State::Holding(m) => m.relabel(p),
+            State::Listing(m) | State::Syncing(m) | State::FetchingToken(m) | State::Holding(m) => {
+                m.relabel(p)
+            }
             State::Watching(m, other) | State::Waiting(m, other) => {
                 m.relabel(p);
                 other.relabel(p);
             }
-            State::Creating { .. } | State::Finding { .. } => {}
+            State::Creating { .. } | State::Finding { .. } | State::SyncingToFind { .. } => {}
         }
     }
 }
@@ -141,7 +159,7 @@ impl ZkRwLock {
             Library::ZkDocs | Library::ReaderBlind | Library::NoGuid => {
                 (name!("read-"), name!("write-"))
             }
-            Library::Curator => (name!("__READ__"), name!("__WRIT__")),
+            Library::Curator | Library::CuratorSync => (name!("__READ__"), name!("__WRIT__")),
             Library::Kazoo => (name!("__rlock__"), name!("__lock__")),
         }
     }
@@ -157,12 +175,14 @@ impl ZkRwLock {
         let path = match self.0 {
             Library::NoGuid if reads => READ,
             Library::NoGuid => WRITE,
-            Library::ZkDocs | Library::Curator | Library::Kazoo | Library::ReaderBlind => {
-                ZPath::Node {
-                    dir: LOCK_DIR,
-                    child: Child::named(if reads { read } else { write }, Some(session)),
-                }
-            }
+            Library::ZkDocs
+            | Library::Curator
+            | Library::CuratorSync
+            | Library::Kazoo
+            | Library::ReaderBlind => ZPath::Node {
+                dir: LOCK_DIR,
+                child: Child::named(if reads { read } else { write }, Some(session)),
+            },
         };
         Request::Create {
             path,
@@ -184,17 +204,29 @@ impl ZkRwLock {
         if self.writes(&mine.node) {
             return match self.0 {
                 Library::ReaderBlind => writers.next_back().copied(),
-                Library::ZkDocs | Library::Curator | Library::Kazoo | Library::NoGuid => {
-                    below.last().copied()
-                }
+                Library::ZkDocs
+                | Library::Curator
+                | Library::CuratorSync
+                | Library::Kazoo
+                | Library::NoGuid => below.last().copied(),
             };
         }
         match self.0 {
-            Library::Curator => writers.next().copied(),
+            Library::Curator | Library::CuratorSync => writers.next().copied(),
             Library::ZkDocs | Library::Kazoo | Library::ReaderBlind | Library::NoGuid => {
                 writers.next_back().copied()
             }
         }
+    }
+
+    /// Step 2 for `mine` (`sync` first, in the variant that calls it).
+    fn list(&self, st: &mut State, mine: Mine) -> Step {
+        if self.0 == Library::CuratorSync {
+            *st = State::Syncing(mine);
+            return Step::Send(sync());
+        }
+        *st = State::Listing(mine);
+        Step::Send(list())
     }
 
     /// Steps 3 and 4 on a fresh listing (in sequence order).
@@ -221,7 +253,9 @@ impl ZkRwLock {
                     Library::ZkDocs | Library::ReaderBlind | Library::NoGuid => {
                         Request::Exists { path, watch: true }
                     }
-                    Library::Curator | Library::Kazoo => Request::GetData { path, watch: true },
+                    Library::Curator | Library::CuratorSync | Library::Kazoo => {
+                        Request::GetData { path, watch: true }
+                    }
                 })
             }
         }
@@ -236,6 +270,12 @@ fn list() -> Request {
     Request::GetChildren {
         path: ZPath::Fixed(LOCK_DIR),
         watch: false,
+    }
+}
+
+fn sync() -> Request {
+    Request::Sync {
+        path: ZPath::Fixed(LOCK_DIR),
     }
 }
 
@@ -254,6 +294,7 @@ impl Recipe for ZkRwLock {
         match self.0 {
             Library::ZkDocs => None,
             Library::Curator => Some("curator"),
+            Library::CuratorSync => Some("sync"),
             Library::Kazoo => Some("kazoo"),
             Library::ReaderBlind => Some("reader-blind"),
             Library::NoGuid => Some("no-guid"),
@@ -281,11 +322,19 @@ impl Recipe for ZkRwLock {
                     path: ZPath::Node { child, .. },
                     czxid,
                 },
-            ) => {
-                *st = State::Listing(Mine {
+            ) => self.list(
+                st,
+                Mine {
                     node: *child,
                     czxid: Some(*czxid),
-                });
+                },
+            ),
+            (State::Syncing(mine), Reply::Synced) => {
+                *st = State::Listing(mine);
+                Step::Send(list())
+            }
+            (State::SyncingToFind { reads }, Reply::Synced) => {
+                *st = State::Finding { reads };
                 Step::Send(list())
             }
             (State::Finding { reads }, Reply::Children(children)) => {
@@ -310,8 +359,7 @@ impl Recipe for ZkRwLock {
                 Step::Wait
             }
             (State::Watching(mine, _), Reply::Stat(None) | Reply::Error(ZkError::NoNode)) => {
-                *st = State::Listing(mine);
-                Step::Send(list())
+                self.list(st, mine)
             }
             (State::FetchingToken(mine), Reply::Stat(Some(stat))) => {
                 *st = State::Holding(Mine {
@@ -334,10 +382,7 @@ impl Recipe for ZkRwLock {
                     kind: ZkEvent::NodeDeleted,
                     path,
                 },
-            ) if *path == node(blocker) => {
-                *st = State::Listing(mine);
-                Step::Send(list())
-            }
+            ) if *path == node(blocker) => self.list(st, mine),
             _ => Step::Wait,
         }
     }
@@ -346,6 +391,12 @@ impl Recipe for ZkRwLock {
     /// create goes again and the first node is left behind).
     fn on_lost_reply(&self, st: &mut State, lost: &Request) -> Request {
         match (*st, lost) {
+            (State::Creating { reads }, Request::Create { .. })
+                if self.0 == Library::CuratorSync =>
+            {
+                *st = State::SyncingToFind { reads };
+                sync()
+            }
             (State::Creating { reads }, Request::Create { .. }) if self.0 != Library::NoGuid => {
                 *st = State::Finding { reads };
                 list()
@@ -362,6 +413,8 @@ impl Recipe for ZkRwLock {
             }),
             State::Creating { .. }
             | State::Finding { .. }
+            | State::Syncing(_)
+            | State::SyncingToFind { .. }
             | State::Listing(_)
             | State::Watching(..)
             | State::Waiting(..)
@@ -377,7 +430,7 @@ impl Recipe for ZkRwLock {
         let writers = herd_writers(n);
         let readers = n - writers;
         let before_last_writer = match self.0 {
-            Library::Curator => 1 + readers,
+            Library::Curator | Library::CuratorSync => 1 + readers,
             Library::ZkDocs | Library::Kazoo | Library::NoGuid => 1,
             Library::ReaderBlind => return None,
         };
