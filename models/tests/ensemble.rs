@@ -947,14 +947,7 @@ fn a_releases_tally_counts_every_server_the_last_too() {
     let notified = |sent: &Sent| {
         let mut n = Notified::default();
         for (c, m) in sent {
-            if let Msg::Notify {
-                owns_first,
-                header,
-                event,
-            } = m
-            {
-                n.add(*c, (*header, event), *owns_first, true);
-            }
+            n.add(*c, m, true);
         }
         n
     };

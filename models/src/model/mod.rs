@@ -210,14 +210,7 @@ impl RecipeModel {
                             continue;
                         }
                         let slot = state.slot_mut(c);
-                        if let Msg::Notify {
-                            owns_first,
-                            header,
-                            ref event,
-                        } = msg
-                        {
-                            notified.add(c, (header, event), owns_first, ensemble);
-                        }
+                        notified.add(c, &msg, ensemble);
                         let link = match from == store_id() {
                             true => Link::StoreToClient,
                             false => Link::ResourceToClient,

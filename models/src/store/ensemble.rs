@@ -26,7 +26,7 @@
 use super::zookeeper::SessionEnd;
 use super::{EnsembleCfg, RunConstant, StoreState};
 use crate::ids::{ClientIdx, SessionId};
-use crate::msg::{Reply, Request, WatchEvent};
+use crate::msg::{Msg, Reply, Request, WatchEvent};
 use crate::properties::Woken;
 use serde::{Deserialize, Serialize};
 
@@ -267,20 +267,23 @@ pub struct Notified {
 }
 
 impl Notified {
-    /// A notification to `client` of `event`, carrying `header`.
-    pub fn add(
-        &mut self,
-        client: ClientIdx,
-        (header, event): (u64, &WatchEvent),
-        owns_first: bool,
-        ensemble: bool,
-    ) {
+    /// Counts `msg` to `client` if it is a notification; whether it was.
+    pub fn add(&mut self, client: ClientIdx, msg: &Msg, ensemble: bool) -> bool {
+        let Msg::Notify {
+            owns_first,
+            header,
+            event,
+        } = msg
+        else {
+            return false;
+        };
+        let (owns_first, header) = (*owns_first, *header);
         self.woken.add(client);
         if !owns_first {
             self.futile.add(client);
         }
         if !ensemble {
-            return;
+            return true;
         }
         let header = change_of(header, event);
         let i = match self.by_change.iter().position(|g| g.header == header) {
@@ -298,6 +301,19 @@ impl Notified {
         if !owns_first {
             g.futile.add(client);
         }
+        true
+    }
+}
+
+impl Follower {
+    /// The requests it holds for want of a leader (`Owed::Lost`), taken
+    /// out; the rest it goes on holding.
+    pub fn take_lost(&mut self) -> Vec<Held> {
+        let (lost, kept) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|h| h.owed.is_lost());
+        self.held = kept;
+        lost
     }
 }
 

@@ -20,7 +20,7 @@ use crate::msg::{
 };
 use crate::recipe::{LeaseIds, Line, Setup};
 use consul::ConsulKv;
-use ensemble::{Ensemble, Entry, Held, LeaderLink, Owed, Route};
+use ensemble::{Ensemble, Entry, Follower, Held, LeaderLink, Owed, Route};
 use etcd::EtcdKv;
 use redis::{Deployment, Persistence, RedisKv, TtlChange};
 use serde::{Deserialize, Serialize};
@@ -1797,9 +1797,7 @@ impl Store {
         let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
         let fo = &mut e.followers[f];
         fo.link = LeaderLink::Up;
-        let (lost, kept): (Vec<Held>, Vec<Held>) =
-            fo.held.drain(..).partition(|h| h.owed.is_lost());
-        fo.held = kept;
+        let lost = fo.take_lost();
         if was != LeaderLink::Cut {
             return false;
         }
@@ -1879,7 +1877,8 @@ impl Store {
         // What it held for its clients it owes them now: it has the whole
         // log (ZooKeeper's clients reconnect, and what was held goes with
         // their connections).
-        let held = std::mem::take(&mut e.followers[f].held);
+        let mut lost = e.followers[f].take_lost();
+        let due = std::mem::take(&mut e.followers[f].held);
         let mut old = e.promote(f);
         let leader = e.leader;
         let leases = e.cfg.0.leases;
@@ -1910,28 +1909,12 @@ impl Store {
         // An etcd member keeps its clients through a leader change, and
         // what it could not propose without a leader goes to the new one
         // (the client's retry, as the model has it).
-        let (mut lost, due): (Vec<Held>, Vec<Held>) =
-            held.into_iter().partition(|h| h.owed.is_lost());
         for h in due {
             serve_held(o, state, None, h);
         }
-        lost.extend(
-            state
-                .to_mut()
-                .ensemble
-                .as_mut()
-                .expect("an ensemble")
-                .followers
-                .iter_mut()
-                .filter(|f| f.link == LeaderLink::Up)
-                .flat_map(|f| {
-                    let (lost, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut f.held)
-                        .into_iter()
-                        .partition(|h| h.owed.is_lost());
-                    f.held = kept;
-                    lost
-                }),
-        );
+        let e = state.to_mut().ensemble.as_mut().expect("an ensemble");
+        let following = e.followers.iter_mut().filter(|f| f.link == LeaderLink::Up);
+        lost.extend(following.flat_map(Follower::take_lost));
         let passed_on_release = self.pass_on(state, lost, o);
         Some(Elected {
             leader,

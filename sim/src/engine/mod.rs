@@ -583,13 +583,7 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                     }
-                    if let Msg::Notify {
-                        owns_first,
-                        header,
-                        ref event,
-                    } = msg
-                    {
-                        n.add(c, (header, event), owns_first, ensemble);
+                    if n.add(c, &msg, ensemble) {
                         self.count_per_server(c);
                     }
                     self.send(store_id(), to, msg);
