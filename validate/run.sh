@@ -198,14 +198,7 @@ for i in 1 2 3 4 5; do wait_port "redlock$i" "${redlock_ports[$((i - 1))]}"; don
 wait_port primary "$primary_port"
 redis replica "$replica_port" --replicaof 127.0.0.1 "$primary_port"
 wait_port replica "$replica_port"
-# Servers 1 and 2 after server 3 is up, so that it wins the election.
-# They reach its quorum port through the validator's link proxies, which
-# listen only once the validator runs: initLimit × tickTime (60 s) is how
-# long server 3 waits for them and they retry it, so that a slow start
-# does not let servers 1 and 2 elect server 2 instead.
 wait_port zke3 "${zke_election[2]}"
-zke_start 1
-zke_start 2
 masters=$(IFS=,; echo "${redlock_ports[*]}")
 zke_servers="127.0.0.1:${zke_client[0]},127.0.0.1:${zke_client[1]},127.0.0.1:${zke_client[2]}"
 zke_links="$zke_link1:${zke_quorum[2]},$zke_link2:${zke_quorum[2]}"
@@ -214,6 +207,11 @@ ec_peers="${ec_proxy[0]}:${ec_peer[0]},${ec_proxy[1]}:${ec_peer[1]},${ec_proxy[2
 echo "validate: ZooKeeper on 127.0.0.1:$zk_port, etcd on 127.0.0.1:$etcd_port, Redis on $redis_port, masters $masters, master $primary_port with replica $replica_port"
 echo "validate: a ZooKeeper ensemble on $zke_servers (server 3 leads), an etcd cluster on $ec_members"
 
+# The validator in the background: it opens the ensembles' link proxies
+# first thing. Servers 1 and 2 start only once both of theirs listen, so
+# that each follows server 3 at its first try. (Started before, a follower
+# that cannot reach the leader's quorum port falls back to an election,
+# and servers 1 and 2 can elect server 2 between them.)
 # --redis-restart: the validator may stop the third master (these are this
 # script's own) and start it again itself, for the Redlock restart runs.
 cargo run --release --manifest-path validate/Cargo.toml -- \
@@ -222,4 +220,27 @@ cargo run --release --manifest-path validate/Cargo.toml -- \
   --redis-replica "$primary_port:$replica_port" --redis-restart \
   --zk-ensemble "$zke_servers" --zk-ensemble-links "$zke_links" \
   --zk-ensemble-timing "$zke_tick:$zke_sync" --zk-ensemble-log "$work/zke1.log" \
-  --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@"
+  --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@" &
+validator=$!
+listening() { # port: is something listening on it (without connecting)
+  python3 -c 'import sys
+port = "%04X" % int(sys.argv[1])
+for line in open("/proc/net/tcp"):
+    f = line.split()
+    if f[1].endswith(":" + port) and f[3] == "0A":
+        sys.exit(0)
+sys.exit(1)' "$1"
+}
+for _ in $(seq 1 600); do
+  if listening "$zke_link1" && listening "$zke_link2"; then break; fi
+  if ! kill -0 "$validator" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+if kill -0 "$validator" 2>/dev/null; then
+  zke_start 1
+  zke_start 2
+fi
+# The validator's exit status is the script's.
+status=0
+wait "$validator" || status=$?
+exit "$status"

@@ -223,7 +223,7 @@ async fn serve(
     tags.extend(server_from(&head));
     // A connection opened while held reaches its upstream only after.
     released(&mut rx, &tags).await;
-    let Ok(mut up) = TcpStream::connect(spec.upstream).await else {
+    let Some(mut up) = reach(spec.upstream).await else {
         return;
     };
     let _ = conn.set_nodelay(true);
@@ -241,6 +241,29 @@ async fn serve(
         pump(ur, cw, rx, tags, Some((delivered, spec.label.clone()))),
     );
 }
+
+/// Connects to `upstream`, retrying a refusal for a while. The dialler
+/// has already connected (to the proxy), so a refusal it would have seen
+/// and retried must not reach it as a connection that drops: a ZooKeeper
+/// follower that dials its new leader before the leader has bound its
+/// quorum port retries a refused connect, but takes a dropped one for a
+/// failed leader and goes back to the election, where the two followers
+/// can elect one of themselves.
+async fn reach(upstream: SocketAddr) -> Option<TcpStream> {
+    let start = Instant::now();
+    loop {
+        match TcpStream::connect(upstream).await {
+            Ok(up) => return Some(up),
+            Err(_) if start.elapsed() < UPSTREAM_PATIENCE => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// How long a connection waits for its upstream to accept.
+const UPSTREAM_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Passes bytes from `r` to `w` while the connection's tags are not held;
 /// at the end of `r` (once released) shuts `w` down. With `note`, notes
