@@ -558,6 +558,60 @@ fn a_watch_moves_with_its_client_and_fires_if_its_node_changed() {
     );
 }
 
+/// A watch that moves to a server ahead of the one it was set on fires as
+/// its client arrives, and tells of the first change it had not seen: the
+/// herd counts it with that change, as the old server's apply would have,
+/// not with the new server's latest.
+#[test]
+fn a_moved_watch_tells_of_the_change_that_fired_it() {
+    let mut e = Ens::new();
+    e.send(0, exists("a"));
+    e.send(2, create("a"));
+    let created = e.st.header();
+    e.send(2, create("b"));
+    e.apply(1);
+    e.apply(1);
+    let moved = e.reconnect(0);
+    assert_eq!(e.server(0), 2);
+    let told: Vec<u64> = moved
+        .iter()
+        .filter_map(|(to, m)| match m {
+            Msg::Notify { header, .. } if *to == 0 => Some(*header),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, [created], "NodeCreated, of /a's create: {moved:?}");
+    let latest = e.st.server(Some(1)).header();
+    assert!(latest > created, "server 2 has applied /b's create too");
+}
+
+/// A session that has ended is told so on its reconnect, and its watches
+/// are not set again: the new server closes the connection before it
+/// reads the `setWatches`.
+#[test]
+fn an_ended_sessions_watches_do_not_move() {
+    let mut e = Ens::new();
+    e.send(0, exists("a"));
+    e.send(2, create("a"));
+    e.expire(0);
+    e.apply(1);
+    e.apply(1);
+    let moved = e.reconnect(0);
+    assert_eq!(e.server(0), 2);
+    assert!(
+        moved
+            .iter()
+            .any(|(to, m)| *to == 0 && matches!(m, Msg::Expired { .. })),
+        "told of the expiry: {moved:?}"
+    );
+    assert!(
+        !moved
+            .iter()
+            .any(|(to, m)| *to == 0 && matches!(m, Msg::Notify { .. })),
+        "no watch event: {moved:?}"
+    );
+}
+
 /// Global sessions: a new session on a lagging follower waits for its
 /// `createSession` to be applied there, and so lists no node of a session
 /// the leader expired before. Local sessions: the follower opens it at
@@ -811,6 +865,26 @@ fn the_sync_variant_of_the_shared_lock_finds_its_node_after_a_reconnect() {
     );
     assert_eq!(
         status("zk-rwlock:sync", 3),
+        (Status::Holds, Status::Violated)
+    );
+}
+
+/// `zk-semaphore:sync`, Curator's `InterProcessSemaphoreV2` with `sync()`
+/// before each listing: the same finding in the semaphore's mutex. Over
+/// three servers with a pause Curator's `progress` falls to the lock
+/// node looked for on a server that has not applied its create; with
+/// `sync` it holds. A pause breaks `permits_bound` in both, as on one
+/// server.
+#[test]
+fn the_sync_variant_of_the_semaphore_finds_its_node_after_a_reconnect() {
+    use models::checker::Status;
+    let status = |recipe| paused(recipe, 3, ["progress", "permits_bound"]);
+    assert_eq!(
+        status("zk-semaphore:curator"),
+        (Status::Violated, Status::Violated)
+    );
+    assert_eq!(
+        status("zk-semaphore:sync"),
         (Status::Holds, Status::Violated)
     );
 }

@@ -151,3 +151,79 @@ fn sem_count() -> Request {
         watch: true,
     }
 }
+
+/// `zk-semaphore:sync`: Curator's `InterProcessSemaphoreV2` with `sync()`
+/// on the directory before each listing — the mutex's (as
+/// `fair-predecessor:sync` takes it), the leases' count, and the look for
+/// its lease after a lost create reply.
+#[test]
+fn the_sync_variant_syncs_before_every_listing() {
+    let sem = recipes::parse("zk-semaphore:sync").unwrap();
+    assert_eq!(sem.variant(), Some("sync"));
+    let sem = zk_semaphore::ZkSemaphore {
+        library: zk_semaphore::Library::CuratorSync,
+        permits: 1,
+    };
+    let me = SessionId::first(0);
+    let sync = |dir| Request::Sync {
+        path: ZPath::fixed(dir),
+    };
+    let list = |dir, watch| Request::GetChildren {
+        path: ZPath::fixed(dir),
+        watch,
+    };
+    // The mutex.
+    let (mut st, _) = sem.acquire(me);
+    let lock = Child {
+        seq: Some(0),
+        prefix: name!("lock-"),
+        guid: Some(me),
+    };
+    let created = Reply::Created {
+        path: ZPath::child(name!("/sem/locks"), lock),
+        czxid: 2,
+    };
+    assert_eq!(
+        sem.on_reply(me, &mut st, &created),
+        Step::Send(sync(name!("/sem/locks")))
+    );
+    assert_eq!(
+        sem.on_reply(me, &mut st, &Reply::Synced),
+        Step::Send(list(name!("/sem/locks"), false))
+    );
+    let Step::Send(create) = sem.on_reply(me, &mut st, &Reply::Children(vec![lock].into())) else {
+        panic!("the mutex is ours: the lease's create next");
+    };
+    assert!(
+        matches!(create, Request::Create { path: ZPath::Node { dir, .. }, .. } if dir == name!("/sem/leases")),
+        "{create:?}"
+    );
+    // The leases' count.
+    let mut lost = st;
+    let lease = Child {
+        seq: Some(0),
+        prefix: name!("lease-"),
+        guid: Some(me),
+    };
+    let created = Reply::Created {
+        path: ZPath::child(name!("/sem/leases"), lease),
+        czxid: 3,
+    };
+    assert_eq!(
+        sem.on_reply(me, &mut st, &created),
+        Step::Send(sync(name!("/sem/leases")))
+    );
+    assert_eq!(
+        sem.on_reply(me, &mut st, &Reply::Synced),
+        Step::Send(list(name!("/sem/leases"), true))
+    );
+    // The look for the lease, by its guid, after a lost create reply.
+    assert_eq!(
+        sem.on_lost_reply(&mut lost, &create),
+        sync(name!("/sem/leases"))
+    );
+    assert_eq!(
+        sem.on_reply(me, &mut lost, &Reply::Synced),
+        Step::Send(list(name!("/sem/leases"), false))
+    );
+}

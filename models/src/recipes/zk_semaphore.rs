@@ -29,6 +29,10 @@
 //! 4. `exists(/sem/<guid>-lease)`: there, the lease is held — release the
 //!    lock and go on; not there, wait for the watch and go to 3.
 //!
+//! Variant `sync`: Curator's, calling `sync()` on the directory before each
+//! listing (the mutex's and the leases'; Curator never does): over an
+//! ensemble each listing is the leader's as of the sync.
+//!
 //! A holder paused past its session keeps believing it holds its lease while
 //! the store has given it to another: `k + 1` holders (`permits_bound`).
 
@@ -53,6 +57,11 @@ pub const REGISTERED: Registered = Registered {
             kind: VariantKind::Default,
         },
         Variant {
+            name: "sync",
+            summary: "Curator 5 InterProcessSemaphoreV2 calling sync() before each listing",
+            kind: VariantKind::Departure,
+        },
+        Variant {
             name: "kazoo",
             summary: "kazoo 2 Semaphore: /sem-__lock__ lock, a lease named by the instance, created when fewer than max_leases",
             kind: VariantKind::Departure,
@@ -62,6 +71,7 @@ pub const REGISTERED: Registered = Registered {
         RecipeRef::new(ZkSemaphore {
             library: match variant {
                 Some("kazoo") => Library::Kazoo,
+                Some("sync") => Library::CuratorSync,
                 _ => Library::Curator,
             },
             permits: 1,
@@ -73,6 +83,8 @@ pub const REGISTERED: Registered = Registered {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Library {
     Curator,
+    /// Curator's, `sync()` before each listing.
+    CuratorSync,
     Kazoo,
 }
 
@@ -109,6 +121,10 @@ pub enum State {
     /// Curator: after a lost create reply, listing the leases to find ours
     /// by its guid.
     Finding(Mine),
+    /// `sync`: `sync(leases)` in flight before listing them.
+    Syncing(Mine, Option<Lease>),
+    /// `sync`: `sync(leases)` in flight before listing them to find ours.
+    SyncingToFind(Mine),
     /// `getChildren(leases, watch)` in flight; Curator's lease is made.
     Counting(Mine, Option<Lease>),
     /// kazoo: its lease's create, then `exists` on it, in flight; whether
@@ -136,9 +152,10 @@ impl Relabel for State {
             State::Locking(lock) => lock.relabel(p),
             State::Creating(m)
             | State::Finding(m)
+            | State::SyncingToFind(m)
             | State::Claiming(m, _)
             | State::Checking(m, _) => m.relabel(p),
-            State::Counting(m, lease) | State::Waiting(m, lease) => {
+            State::Counting(m, lease) | State::Syncing(m, lease) | State::Waiting(m, lease) => {
                 m.relabel(p);
                 lease.relabel(p);
             }
@@ -152,7 +169,7 @@ impl ZkSemaphore {
     /// under `/sem/locks`, kazoo's `Lock` at `/sem-__lock__`.
     fn lock(&self) -> fair_predecessor::Options {
         let (library, dir) = match self.library {
-            Library::Curator => (LockLibrary::Curator, CURATOR_LOCKS),
+            Library::Curator | Library::CuratorSync => (LockLibrary::Curator, CURATOR_LOCKS),
             Library::Kazoo => (LockLibrary::Kazoo, KAZOO_LOCK),
         };
         fair_predecessor::Options {
@@ -161,6 +178,7 @@ impl ZkSemaphore {
                 dir,
                 prefix: LOCK_NODE,
             },
+            sync_first: self.library == Library::CuratorSync,
             ..fair_predecessor::Options::default()
         }
     }
@@ -168,7 +186,7 @@ impl ZkSemaphore {
     /// Where the leases are.
     fn leases(&self) -> Name {
         match self.library {
-            Library::Curator => CURATOR_LEASES,
+            Library::Curator | Library::CuratorSync => CURATOR_LEASES,
             Library::Kazoo => SEM,
         }
     }
@@ -182,6 +200,30 @@ impl ZkSemaphore {
         }
     }
 
+    /// Step 3's listing (`sync` first, in the variant that calls it).
+    fn list_leases(&self, st: &mut State, lock: Mine, lease: Option<Lease>) -> Step {
+        if self.library == Library::CuratorSync {
+            *st = State::Syncing(lock, lease);
+            return Step::Send(self.sync_leases());
+        }
+        *st = State::Counting(lock, lease);
+        Step::Send(self.count())
+    }
+
+    fn sync_leases(&self) -> Request {
+        Request::Sync {
+            path: ZPath::Fixed(self.leases()),
+        }
+    }
+
+    /// Curator's look for its lease after a lost create reply: by guid.
+    fn find() -> Request {
+        Request::GetChildren {
+            path: ZPath::Fixed(CURATOR_LEASES),
+            watch: false,
+        }
+    }
+
     fn count(&self) -> Request {
         Request::GetChildren {
             path: ZPath::Fixed(self.leases()),
@@ -191,7 +233,7 @@ impl ZkSemaphore {
 
     fn create_lease(&self, session: SessionId) -> Request {
         let (path, sequential) = match self.library {
-            Library::Curator => (
+            Library::Curator | Library::CuratorSync => (
                 ZPath::Node {
                     dir: CURATOR_LEASES,
                     child: Child::named(LEASE, Some(session)),
@@ -211,14 +253,11 @@ impl ZkSemaphore {
     /// The mutex is ours: Curator makes its lease, kazoo counts first.
     fn locked(&self, session: SessionId, st: &mut State, lock: Mine) -> Step {
         match self.library {
-            Library::Curator => {
+            Library::Curator | Library::CuratorSync => {
                 *st = State::Creating(lock);
                 Step::Send(self.create_lease(session))
             }
-            Library::Kazoo => {
-                *st = State::Counting(lock, None);
-                Step::Send(self.count())
-            }
+            Library::Kazoo => self.list_leases(st, lock, None),
         }
     }
 
@@ -295,6 +334,7 @@ impl Recipe for ZkSemaphore {
     fn variant(&self) -> Option<&'static str> {
         match self.library {
             Library::Curator => None,
+            Library::CuratorSync => Some("sync"),
             Library::Kazoo => Some("kazoo"),
         }
     }
@@ -339,7 +379,7 @@ impl Recipe for ZkSemaphore {
 
     fn acquire(&self, session: SessionId) -> (State, Request) {
         match self.library {
-            Library::Curator => {
+            Library::Curator | Library::CuratorSync => {
                 let (lock, req) = fair_predecessor::acquire(self.lock(), session);
                 (State::Locking(lock), req)
             }
@@ -371,16 +411,18 @@ impl Recipe for ZkSemaphore {
                     path: ZPath::Node { child, .. },
                     ..
                 },
-            ) => {
-                *st = State::Counting(lock, Some(Lease { node: *child }));
+            ) => self.list_leases(st, lock, Some(Lease { node: *child })),
+            (State::Syncing(lock, lease), Reply::Synced) => {
+                *st = State::Counting(lock, lease);
                 Step::Send(self.count())
+            }
+            (State::SyncingToFind(lock), Reply::Synced) => {
+                *st = State::Finding(lock);
+                Step::Send(Self::find())
             }
             (State::Finding(lock), Reply::Children(leases)) => {
                 match leases.iter().find(|c| c.guid == Some(session)) {
-                    Some(node) => {
-                        *st = State::Counting(lock, Some(Lease { node: *node }));
-                        Step::Send(self.count())
-                    }
+                    Some(node) => self.list_leases(st, lock, Some(Lease { node: *node })),
                     None => {
                         *st = State::Creating(lock);
                         Step::Send(self.create_lease(session))
@@ -412,10 +454,7 @@ impl Recipe for ZkSemaphore {
             }
             // The leases changed since the listing: `wake_event` is set,
             // the wait returns at once, `_get_lease` again.
-            (State::Checking(lock, true), Reply::Stat(None)) => {
-                *st = State::Counting(lock, None);
-                Step::Send(self.count())
-            }
+            (State::Checking(lock, true), Reply::Stat(None)) => self.list_leases(st, lock, None),
             (State::Checking(lock, false), Reply::Stat(None)) => {
                 *st = State::Waiting(lock, None);
                 Step::Wait
@@ -443,10 +482,7 @@ impl Recipe for ZkSemaphore {
                     kind: ZkEvent::NodeChildrenChanged,
                     path,
                 },
-            ) if *path == ZPath::Fixed(self.leases()) => {
-                *st = State::Counting(lock, lease);
-                Step::Send(self.count())
-            }
+            ) if *path == ZPath::Fixed(self.leases()) => self.list_leases(st, lock, lease),
             _ => Step::Wait,
         }
     }
@@ -460,12 +496,15 @@ impl Recipe for ZkSemaphore {
                 *st = State::Locking(lock);
                 req
             }
+            (State::Creating(lock), Request::Create { .. })
+                if self.library == Library::CuratorSync =>
+            {
+                *st = State::SyncingToFind(lock);
+                self.sync_leases()
+            }
             (State::Creating(lock), Request::Create { .. }) => {
                 *st = State::Finding(lock);
-                Request::GetChildren {
-                    path: ZPath::Fixed(CURATOR_LEASES),
-                    watch: false,
-                }
+                Self::find()
             }
             _ => lost.clone(),
         }
@@ -475,7 +514,9 @@ impl Recipe for ZkSemaphore {
         match st {
             State::Holding(lease) => Some(Request::Delete {
                 path: match self.library {
-                    Library::Curator => ZPath::child(CURATOR_LEASES, lease.node),
+                    Library::Curator | Library::CuratorSync => {
+                        ZPath::child(CURATOR_LEASES, lease.node)
+                    }
                     Library::Kazoo => Self::kazoo_lease(session),
                 },
                 version: None,
@@ -484,6 +525,8 @@ impl Recipe for ZkSemaphore {
             | State::Locking(_)
             | State::Creating(_)
             | State::Finding(_)
+            | State::SyncingToFind(_)
+            | State::Syncing(..)
             | State::Counting(..)
             | State::Claiming(..)
             | State::Checking(..)

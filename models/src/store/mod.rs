@@ -1192,6 +1192,66 @@ fn send_notifications(o: &mut Out<Store>, state: &StoreState, fired: Vec<(Sessio
     send_notifications_at(o, state, state.header(), fired);
 }
 
+/// The change each watch moved from server slot `from` to `to` fires
+/// for, as its header: the first entry `from` had not applied that
+/// changes what the watch is on — the change that would have fired it
+/// there, had the client stayed (found by replaying those entries on a
+/// copy of `from`). A watch moved off the leader, which has applied
+/// everything, is counted with `to`'s latest change.
+fn changes_of_moved(
+    state: &StoreState,
+    from: Option<usize>,
+    to: Option<usize>,
+    moved: Vec<(zookeeper::Fired, zookeeper::WatchKind)>,
+) -> Vec<(u64, zookeeper::Fired)> {
+    let latest = state.server(to).header();
+    let (Some(f), Some(e)) = (from, state.ensemble.as_ref()) else {
+        return moved
+            .into_iter()
+            .map(|(fired, _)| (latest, fired))
+            .collect();
+    };
+    let position = |slot: Option<usize>| slot.map_or(e.committed(), |f| e.followers[f].applied);
+    // `to` is not behind the client, but may be behind `from` (then no
+    // watch fires): the entries from `from`'s position up to `to`'s.
+    let (a, b) = (position(Some(f)) - e.base, position(to) - e.base);
+    let entries = e.log.get(a as usize..b as usize).unwrap_or_default();
+    let was = &e.followers[f].view;
+    moved
+        .into_iter()
+        .map(|(fired, kind)| {
+            let mut replay = was.clone();
+            for entry in entries {
+                match entry {
+                    Entry::Apply { session, req } => {
+                        replay.apply_full(*session, req);
+                    }
+                    Entry::End { session, expired } => {
+                        replay.end_session_full(*session, ensemble::end_of(*expired));
+                    }
+                }
+                if kind.fires(&was.zk, &replay.zk, fired.2).is_some() {
+                    return (replay.header(), fired);
+                }
+            }
+            (latest, fired)
+        })
+        .collect()
+}
+
+/// The sessions of `client` with a watch in `tree` that have ended at
+/// the leader (`state`): on a reconnect they are told so, and their
+/// watches are not set again.
+fn ended_watching(
+    state: &StoreState,
+    tree: &ZkTree,
+    client: crate::ids::ClientIdx,
+) -> Vec<SessionId> {
+    let mut sessions = tree.watching_sessions(client);
+    sessions.retain(|s| state.ended(*s));
+    sessions
+}
+
 /// [`send_notifications`] from a server whose last transaction is
 /// `header` (a follower's); the marks are the leader's.
 fn send_notifications_at(
@@ -1745,17 +1805,19 @@ impl Store {
         }
         let local = e.is_local(session);
         let (from_slot, to_slot) = (e.slot(from), e.slot(to));
+        let ended = ended_watching(state, &state.server(from_slot).zk, client);
         let st = state.to_mut();
         let mut old = std::mem::take(&mut st.server_mut(from_slot).zk);
         let new = &mut st.server_mut(to_slot).zk;
-        let moved = new.set_watches(&mut old, client);
+        let moved = new.set_watches(&mut old, client, &ended);
         st.server_mut(from_slot).zk = old;
         let e = st.ensemble.as_mut().expect("an ensemble");
         e.server_of[usize::from(client)] = to;
-        let mut fired = Vec::new();
-        zk_notifications(moved, &mut fired);
-        let header = state.server(to_slot).header();
-        send_notifications_at(o, state, header, fired);
+        for (header, fired) in changes_of_moved(state, from_slot, to_slot, moved) {
+            let mut events = Vec::new();
+            zk_notifications(vec![fired], &mut events);
+            send_notifications_at(o, state, header, events);
+        }
         if local {
             o.cancel_timer(Timer::Expiry(session));
             self.invalidate(state, session, o);
@@ -1891,8 +1953,9 @@ impl Store {
                     etcd_notifications(events, &mut fired);
                 }
                 false => {
-                    let moved = st.zk.set_watches(&mut old.zk, c);
-                    zk_notifications(moved, &mut fired);
+                    let ended = ended_watching(st, &old.zk, c);
+                    let moved = st.zk.set_watches(&mut old.zk, c, &ended);
+                    zk_notifications(moved.into_iter().map(|m| m.0).collect(), &mut fired);
                 }
             }
         }

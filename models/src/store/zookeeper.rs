@@ -175,6 +175,39 @@ impl Hash for ChildrenCache {
 /// A fired watch: who is told, and what.
 pub type Fired = (SessionId, ZkEvent, ZPath);
 
+/// A ZooKeeper watch's kind: on a node (`getData`, `exists`) or on its
+/// children (`getChildren`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchKind {
+    Data,
+    Child,
+}
+
+impl WatchKind {
+    /// What a watch of this kind on `path`, set when the tree was `was`,
+    /// tells now that it is `now` (`DataTree.setWatches`): a data watch
+    /// NodeDeleted or NodeDataChanged, an exists watch on a missing node
+    /// NodeCreated, a child watch NodeDeleted or NodeChildrenChanged;
+    /// nothing while what it watches is as it was.
+    pub fn fires(self, was: &ZkTree, now: &ZkTree, path: ZPath) -> Option<ZkEvent> {
+        match (self, was.node(path), now.node(path)) {
+            (WatchKind::Data, Some(_), None) => Some(ZkEvent::NodeDeleted),
+            (WatchKind::Data, Some(a), Some(b)) if (a.czxid, a.mzxid) != (b.czxid, b.mzxid) => {
+                Some(ZkEvent::NodeDataChanged)
+            }
+            (WatchKind::Data, None, Some(_)) => Some(ZkEvent::NodeCreated),
+            (WatchKind::Data, Some(_), Some(_)) | (WatchKind::Data, None, None) => None,
+            (WatchKind::Child, _, None) => Some(ZkEvent::NodeDeleted),
+            (WatchKind::Child, Some(a), Some(b))
+                if (a.czxid, a.cversion) != (b.czxid, b.cversion) =>
+            {
+                Some(ZkEvent::NodeChildrenChanged)
+            }
+            (WatchKind::Child, Some(_) | None, Some(_)) => None,
+        }
+    }
+}
+
 impl ZkTree {
     /// A tree with the persistent directories a recipe's layout names, made
     /// in one transaction before the run (zxid 1), their parents too.
@@ -544,43 +577,53 @@ impl ZkTree {
     /// with NodeDeleted or NodeDataChanged, an exists watch on a missing
     /// node with NodeCreated, a child watch with NodeDeleted or
     /// NodeChildrenChanged (`DataTree.setWatches`).
-    pub fn set_watches(&mut self, old: &mut ZkTree, client: ClientIdx) -> Vec<Fired> {
-        let mut fired = Vec::new();
+    ///
+    /// The watches of a session in `ended` go with the old connection and
+    /// no further: the new server answers that session's handshake with
+    /// its expiry and closes the connection before the `setWatches` that
+    /// follows it is read.
+    pub fn set_watches(
+        &mut self,
+        old: &mut ZkTree,
+        client: ClientIdx,
+        ended: &[SessionId],
+    ) -> Vec<(Fired, WatchKind)> {
         let mine = |w: &(ZPath, SessionId)| w.1.client == client;
-        let data: Vec<_> = old.data_watches.iter().copied().filter(mine).collect();
-        let child: Vec<_> = old.child_watches.iter().copied().filter(mine).collect();
+        let moves = |w: &&(ZPath, SessionId)| !ended.contains(&w.1);
+        let data = (old.data_watches.iter().filter(moves).copied().filter(mine))
+            .map(|(path, s)| (path, s, WatchKind::Data));
+        let child = (old.child_watches.iter().filter(moves).copied().filter(mine))
+            .map(|(path, s)| (path, s, WatchKind::Child));
+        let watches: Vec<_> = data.chain(child).collect();
         old.data_watches.retain(|w| !mine(w));
         old.child_watches.retain(|w| !mine(w));
-        for (path, s) in data {
-            let event = match (old.node(path), self.node(path)) {
-                (Some(_), None) => Some(ZkEvent::NodeDeleted),
-                (Some(was), Some(now)) if (was.czxid, was.mzxid) != (now.czxid, now.mzxid) => {
-                    Some(ZkEvent::NodeDataChanged)
-                }
-                (None, Some(_)) => Some(ZkEvent::NodeCreated),
-                (Some(_), Some(_)) | (None, None) => None,
-            };
-            match event {
-                Some(kind) => fired.push((s, kind, path)),
-                None => add_watch(&mut self.data_watches, path, s),
-            }
-        }
-        for (path, s) in child {
-            let event = match (old.node(path), self.node(path)) {
-                (_, None) => Some(ZkEvent::NodeDeleted),
-                (Some(was), Some(now))
-                    if (was.czxid, was.cversion) != (now.czxid, now.cversion) =>
-                {
-                    Some(ZkEvent::NodeChildrenChanged)
-                }
-                (Some(_) | None, Some(_)) => None,
-            };
-            match event {
-                Some(kind) => fired.push((s, kind, path)),
-                None => add_watch(&mut self.child_watches, path, s),
+        let mut fired = Vec::new();
+        for (path, s, kind) in watches {
+            match kind.fires(old, self, path) {
+                Some(event) => fired.push(((s, event, path), kind)),
+                None => add_watch(
+                    match kind {
+                        WatchKind::Data => &mut self.data_watches,
+                        WatchKind::Child => &mut self.child_watches,
+                    },
+                    path,
+                    s,
+                ),
             }
         }
         fired
+    }
+
+    /// The sessions of `client` that have a watch set here.
+    pub fn watching_sessions(&self, client: ClientIdx) -> Vec<SessionId> {
+        let mut sessions: Vec<SessionId> = (self.data_watches.iter())
+            .chain(&self.child_watches)
+            .map(|w| w.1)
+            .filter(|s| s.client == client)
+            .collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        sessions
     }
 
     /// Session expiry or close: delete the session's ephemerals (firing
