@@ -1141,9 +1141,10 @@ async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
         Err(e) => return facts.iter().map(|f| f.row(Err(e.clone()), None)).collect(),
     };
     let lin = model::etcd_linearizable_new();
+    let (stale, fresh) = model::etcd_serializable_stale();
     let (leader_told, not_told, told) = model::etcd_watch_on_apply();
     let rows = vec![
-        SERIALIZABLE.row(etcd_serializable(&mut r).await, None),
+        SERIALIZABLE.row(etcd_serializable(&mut r).await, Some(vec![stale, fresh])),
         LINEARIZABLE.row(etcd_linearizable(&mut r).await, Some(vec![lin, lin])),
         ETCD_WATCH.row(
             etcd_watch(&mut r).await,

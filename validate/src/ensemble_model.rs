@@ -373,6 +373,31 @@ pub fn etcd_linearizable_new() -> bool {
     replies(&s, 0).first().and_then(value_of) == Some(Data::Number(2))
 }
 
+/// etcd: the leader puts a new value while server 1 has not applied it; a
+/// serializable `Range` from server 1's client is server 1's own answer,
+/// the old value, and the new one once server 1 has caught up.
+/// (old value on the member, new value once caught up)
+pub fn etcd_serializable_stale() -> (bool, bool) {
+    let mut e = Ens::new(Face::Etcd);
+    e.put(2, 1);
+    e.catch_up();
+    e.put(2, 2);
+    let serializable = || {
+        Request::Range(Range {
+            serializable: true,
+            ..Range::of(Keys::One(key()))
+        })
+    };
+    let stale = e.send(0, serializable());
+    e.release();
+    let fresh = e.send(0, serializable());
+    let read = |s: &Sent| replies(s, 0).first().and_then(value_of);
+    (
+        read(&stale) == Some(Data::Number(1)),
+        read(&fresh) == Some(Data::Number(2)),
+    )
+}
+
 /// etcd: a watch made through server 1 and one through the leader; the
 /// leader's fires at the commit, server 1's when server 1 applies it.
 /// (leader's at commit, server 1's not, server 1's on apply)
@@ -406,6 +431,7 @@ mod tests {
         let (answered, dropped, words) = super::zk_follower_dropped();
         assert!(answered && dropped, "{words}");
         assert!(super::etcd_linearizable_new());
+        assert_eq!(super::etcd_serializable_stale(), (true, true));
         assert_eq!(super::etcd_watch_on_apply(), (true, true, true));
     }
 }
