@@ -1966,7 +1966,7 @@ pub const DEFAULT_TICK_MS: u64 = 2_000;
 pub const DEFAULT_ELECTION_TIMEOUT_MS: u64 = 1_000;
 
 /// A follower's lag or isolation: a server of an ensemble other than the
-/// leader, for a while; an isolation a ZooKeeper one.
+/// leader, for a while (a ZooKeeper follower or an etcd member).
 fn check_follower_fault(
     s: &ScheduledFault,
     key: &str,
@@ -1983,12 +1983,12 @@ fn check_follower_fault(
             ),
         ));
     }
-    if s.kind == FaultKind::Isolate && face != Face::ZooKeeper {
+    if s.kind == FaultKind::Isolate && !matches!(face, Face::ZooKeeper | Face::Etcd) {
         return Err(err(
             &format!("{key}.kind"),
             format!(
-                "an isolate is modelled for a ZooKeeper follower only (this recipe's store is \
-                 {face:?}); a lag stops an etcd member applying"
+                "an isolate cuts a ZooKeeper follower or an etcd member off from the leader \
+                 (this recipe's store is {face:?})"
             ),
         ));
     }

@@ -139,13 +139,6 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
         (lag(3, "server = 1"), "schedule[0].duration_ms", "how long"),
         (lag(3, "server = 1\nclient = 0\nduration_ms = 100"), "schedule[0].server", "not a client"),
         (
-            lag(3, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\"")
-                .replace("fair-predecessor", "etcd-revision")
-                .replace("variant = \"curator\"\n", ""),
-            "schedule[0].kind",
-            "ZooKeeper follower only",
-        ),
-        (
             lag(1, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\""),
             "schedule[0].kind",
             "one server has none",
@@ -626,5 +619,50 @@ fn an_etcd_failover_extends_leases_and_strands_the_old_leaders_clients() {
         // Its lease ends only after it released and stopped its keepalives.
         let ended = expiry_of(&e, 2).unwrap_or(u64::MAX);
         assert!(ended > 6_000_000, "seed {seed}: {ended}");
+    }
+}
+
+/// An isolated etcd member (`kind = "isolate"` over etcd): client 0 holds
+/// through server 1 when server 1 is cut off at 500 ms for 6 s. The member
+/// answers no keepalive (the lessor is the leader's), so client 0's lease,
+/// last renewed at its grant, expires at the leader a TTL (3 s) later, and
+/// client 1 takes the lock while client 0 still holds; the member never
+/// gives the leader up (no syncLimit), so nothing tells client 0. With a
+/// cut of 1.5 s the keepalives reach the leader again in time, and the
+/// lease lives until client 0 is done with it.
+#[test]
+fn an_isolated_etcd_member_strands_its_holder_past_its_lease() {
+    let (long, short) = (
+        shipped("etcd-isolated-member-keeps-holder"),
+        shipped("etcd-isolated-member-short-cut"),
+    );
+    let expiry_of = |o: &sim::engine::Outcome, c: u16| {
+        o.trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
+            .map(|l| l.t)
+    };
+    for seed in 0..20 {
+        let o = simulate(&long, seed, true);
+        let expired = expiry_of(&o, 0).expect("client 0's lease expires");
+        assert!(
+            (3_000_000..3_010_000).contains(&expired),
+            "seed {seed}: a TTL after the grant: {expired}"
+        );
+        let v = o.first_violation("mutual_exclusion").expect("two holders");
+        assert!(
+            v.at_us > expired && v.at_us < 6_500_000,
+            "seed {seed}: {v:?}"
+        );
+        assert!(first_hold(&o, 0) < Some(500_000), "seed {seed}");
+        let dropped = follower_change(&o, 1, FollowerChange::Dropped);
+        assert_eq!(
+            dropped, None,
+            "seed {seed}: an etcd member keeps its clients"
+        );
+        let s = simulate(&short, seed, true);
+        assert!(s.violations.is_empty(), "seed {seed}: {:?}", s.violations);
+        let ended = expiry_of(&s, 0).unwrap_or(u64::MAX);
+        assert!(ended > 8_000_000, "seed {seed}: {ended}");
     }
 }

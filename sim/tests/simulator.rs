@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 44] = [
+const SHIPPED: [&str; 46] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -70,6 +70,8 @@ const SHIPPED: [&str; 44] = [
     "sync-is-current-without-failover",
     "etcd-failover-lease-outlived",
     "etcd-failover-lease-extended",
+    "etcd-isolated-member-keeps-holder",
+    "etcd-isolated-member-short-cut",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -471,7 +473,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 47] = [
+const REFERENCE_TRACES: [(&str, &str); 49] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -514,6 +516,8 @@ const REFERENCE_TRACES: [(&str, &str); 47] = [
     ("sync-is-current-without-failover", "1d3de6333d535977"),
     ("etcd-failover-lease-outlived", "006c37323788436d"),
     ("etcd-failover-lease-extended", "9fb8c90eee328b40"),
+    ("etcd-isolated-member-keeps-holder", "d66faaf79edfefee"),
+    ("etcd-isolated-member-short-cut", "dd85696a6ec8f1d9"),
     ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 49] = [
+pub const SHIPPED: [(&str, &str); 51] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -215,6 +215,14 @@ pub const SHIPPED: [(&str, &str); 49] = [
     (
         "etcd-failover-lease-extended",
         include_str!("../../../scenarios/etcd-failover-lease-extended.toml"),
+    ),
+    (
+        "etcd-isolated-member-keeps-holder",
+        include_str!("../../../scenarios/etcd-isolated-member-keeps-holder.toml"),
+    ),
+    (
+        "etcd-isolated-member-short-cut",
+        include_str!("../../../scenarios/etcd-isolated-member-short-cut.toml"),
     ),
 ];
 

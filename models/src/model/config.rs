@@ -597,21 +597,18 @@ pub fn check_local_sessions(recipe: &RecipeRef, servers: u8, local: bool) -> Res
     }
 }
 
-/// Checks the isolated followers: a ZooKeeper ensemble's (an isolated
-/// etcd member is not modelled yet).
+/// Checks the isolated followers: a ZooKeeper ensemble's follower, or an
+/// etcd cluster's member, cut off from the leader.
 pub fn check_isolations(recipe: &RecipeRef, servers: u8, isolations: u8) -> Result<(), String> {
     match (isolations, recipe.face()) {
         (0, _) => Ok(()),
-        (_, crate::recipe::Face::ZooKeeper) if servers > 1 => Ok(()),
-        (_, crate::recipe::Face::ZooKeeper) => Err(
+        (_, crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd) if servers > 1 => Ok(()),
+        (_, crate::recipe::Face::ZooKeeper | crate::recipe::Face::Etcd) => Err(
             "an isolation cuts a follower off from the leader: it needs --servers 3 or more".into(),
         ),
-        (_, face @ crate::recipe::Face::Etcd) => Err(format!(
-            "{recipe} talks to {face:?}: an isolated etcd member is not modelled yet (an \
-             isolation is a ZooKeeper ensemble's)"
-        )),
         (_, face @ (crate::recipe::Face::Redis | crate::recipe::Face::Consul)) => Err(format!(
-            "{recipe} talks to {face:?}: an isolation is a ZooKeeper ensemble's follower's"
+            "{recipe} talks to {face:?}: an isolation is a ZooKeeper ensemble's follower's or \
+             an etcd cluster's member's"
         )),
     }
 }

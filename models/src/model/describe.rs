@@ -149,9 +149,22 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
             "fault",
             format!("server {}", server_of_slot(state, f)),
             String::new(),
-            "is cut off from the leader: it serves its clients' reads and pings from its own \
-             state, and what it would pass on is lost"
-                .into(),
+            match state
+                .store
+                .ensemble
+                .as_ref()
+                .is_some_and(|e| e.cfg.0.leases)
+            {
+                // An etcd member forwards keepalives to the leader's lessor.
+                true => "is cut off from the leader: it serves its clients' serializable reads \
+                         from its own state, answers no keepalive, and holds what it would \
+                         propose until the cut heals"
+                    .into(),
+                false => "is cut off from the leader: it serves its clients' reads and pings \
+                          from its own state, and holds what it would pass on until the cut \
+                          heals"
+                    .into(),
+            },
         ),
         Action::GiveUpLeader(f) => (
             "recover",
