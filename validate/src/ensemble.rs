@@ -281,6 +281,17 @@ const ETCD_WATCH: Fact = Fact {
     steps: &["the leader's watcher told at commit", "the member's not told while cut off", "the member's told once applied"],
 };
 
+const KEEPALIVE_CUT: Fact = Fact {
+    id: "etcd-keepalive-cut",
+    store: ETCD,
+    fact: "keepalives through the cut-off member renew nothing (the lessor is the leader's): the lease ends at the leader a TTL after its last renewal, while the cut lasts",
+    steps: &["no keepalive answered through the cut-off member", "the lease gone at the leader a TTL after its last renewal", "a keepalive once the cut heals finds it gone"],
+};
+
+/// The lease's time-to-live in `etcd-keepalive-cut`, in seconds: above
+/// etcd's minimum for the cluster's election timeout (1.5 × 2.5 s).
+const KEEPALIVE_TTL: i64 = 5;
+
 /// How long a real step may take when nothing holds it.
 const PROMPT: Duration = Duration::from_secs(5);
 /// How long the experiments watch for something that must not happen
@@ -1116,9 +1127,98 @@ async fn etcd_watch(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> 
     Ok((vec![leader_told, quiet, told_after], detail))
 }
 
+/// One keepalive of lease `id` through `c`: the TTL it answered, or
+/// `None` if no answer came within `wait` (an error answers 0).
+async fn keep_alive(c: &mut etcd_client::Client, id: i64, wait: Duration) -> Option<i64> {
+    let once = async {
+        let (mut keeper, mut stream) = c.lease_keep_alive(id).await.ok()?;
+        keeper.keep_alive().await.ok()?;
+        Some(match stream.message().await {
+            Ok(Some(r)) => r.ttl(),
+            Ok(None) | Err(_) => 0,
+        })
+    };
+    match tokio::time::timeout(wait, once).await {
+        Ok(Some(ttl)) => Some(ttl),
+        Ok(None) => Some(0),
+        Err(_) => None,
+    }
+}
+
+async fn etcd_keepalive_cut(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let grant = within(
+        PROMPT,
+        "lease grant on the member",
+        r.m.lease_grant(KEEPALIVE_TTL, None),
+    )
+    .await?;
+    let (id, ttl) = (grant.id(), grant.ttl());
+    let key = format!("{}-leased", r.key);
+    within(
+        PROMPT,
+        "put with the lease on the leader",
+        r.l.put(
+            key.as_str(),
+            "x",
+            Some(etcd_client::PutOptions::new().with_lease(id)),
+        ),
+    )
+    .await?;
+    if keep_alive(&mut r.m, id, PROMPT).await.unwrap_or(0) <= 0 {
+        return Err(format!(
+            "{}: the lease's keepalive before the cut",
+            r.member
+        ));
+    }
+    let renewed = Instant::now();
+    r.hold();
+    let cut = async {
+        let (mut answered, mut gone) = (0, None);
+        let limit = Duration::from_secs(ttl.max(1) as u64 + 5);
+        while renewed.elapsed() < limit {
+            if keep_alive(&mut r.m, id, Duration::from_millis(400)).await > Some(0) {
+                answered += 1;
+            }
+            let got = within(PROMPT, "get on the leader", r.l.get(key.as_str(), None)).await?;
+            if got.kvs().is_empty() {
+                gone = Some(renewed.elapsed());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok::<_, String>((answered, gone))
+    }
+    .await;
+    r.release();
+    let (answered, gone) = cut?;
+    // Once the cut heals the member forwards keepalives again: the lease
+    // is gone (the member may take a moment to hear the leader).
+    let start = Instant::now();
+    let after = loop {
+        match keep_alive(&mut r.m, id, PROMPT).await {
+            Some(t) if t <= 0 => break Some(t),
+            _ if start.elapsed() > PROMPT => break None,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    let ttl_d = Duration::from_secs(ttl.max(0) as u64);
+    let on_time = gone.is_some_and(|g| {
+        g + Duration::from_millis(500) >= ttl_d && g <= ttl_d + Duration::from_secs(2)
+    });
+    Ok((
+        vec![answered == 0, on_time, after.is_some()],
+        format!(
+            "a lease of TTL {ttl} s through {}: {answered} keepalive(s) answered while cut off; the leader dropped its key {} after the last renewal; after the heal a keepalive {}",
+            r.member,
+            gone.map_or("never (within TTL + 5 s)".into(), |g| format!("{} ms", ms(g))),
+            if after.is_some() { "found it gone" } else { "was not answered as gone" }
+        ),
+    ))
+}
+
 /// One run of the etcd facts.
 async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
-    let facts = [&SERIALIZABLE, &LINEARIZABLE, &ETCD_WATCH];
+    let facts = [&SERIALIZABLE, &LINEARIZABLE, &ETCD_WATCH, &KEEPALIVE_CUT];
     let set_up = async {
         let (leader, ids) = etcd_ready(c, Duration::from_secs(90)).await?;
         // The first member that does not lead.
@@ -1142,6 +1242,7 @@ async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
     };
     let lin = model::etcd_linearizable_new();
     let (stale, fresh) = model::etcd_serializable_stale();
+    let (unanswered, ended, gone) = model::etcd_keepalive_cut();
     let (leader_told, not_told, told) = model::etcd_watch_on_apply();
     let rows = vec![
         SERIALIZABLE.row(etcd_serializable(&mut r).await, Some(vec![stale, fresh])),
@@ -1149,6 +1250,10 @@ async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
         ETCD_WATCH.row(
             etcd_watch(&mut r).await,
             Some(vec![leader_told, not_told, told]),
+        ),
+        KEEPALIVE_CUT.row(
+            etcd_keepalive_cut(&mut r).await,
+            Some(vec![unanswered, ended, gone]),
         ),
     ];
     r.release();

@@ -398,6 +398,31 @@ pub fn etcd_serializable_stale() -> (bool, bool) {
     )
 }
 
+/// etcd: client 0's lease, granted through server 1; server 1 is cut off
+/// from the leader. A keepalive through it is not answered (the lessor is
+/// the leader's); the leader's timer, which nothing renews, ends the lease
+/// while the cut lasts; once the cut heals, a keepalive finds it gone.
+/// (no keepalive answered, the lease ended at the leader, gone after)
+pub fn etcd_keepalive_cut() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::Etcd);
+    let s = SessionId::first(0);
+    e.send(0, Request::LeaseGrant);
+    e.catch_up();
+    let answered = |sent: &Sent| {
+        sent.iter()
+            .any(|(to, m)| *to == 0 && matches!(m, Msg::Pong { .. }))
+    };
+    let before = answered(&e.d.ping(s));
+    e.d.cut_off(0);
+    let during = answered(&e.d.ping(s));
+    e.expire(0);
+    let ended = e.d.st.ended(e.d.st.known(s));
+    e.d.rejoin(0);
+    e.release();
+    let after = answered(&e.d.ping(s));
+    (before && !during, ended, !after)
+}
+
 /// etcd: a watch made through server 1 and one through the leader; the
 /// leader's fires at the commit, server 1's when server 1 applies it.
 /// (leader's at commit, server 1's not, server 1's on apply)
@@ -432,6 +457,7 @@ mod tests {
         assert!(answered && dropped, "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_serializable_stale(), (true, true));
+        assert_eq!(super::etcd_keepalive_cut(), (true, true, true));
         assert_eq!(super::etcd_watch_on_apply(), (true, true, true));
     }
 }

@@ -87,6 +87,18 @@ impl StoreDriver {
         self.step(|store, st, o| store.on_msg(store_id(), st, from, ping, o))
     }
 
+    /// Follower `f` is cut off from the leader (an isolation).
+    pub fn cut_off(&mut self, f: usize) -> Sent {
+        self.step(|store, st, _| store.cut_off(st, f))
+    }
+
+    /// Follower `f` hears the leader again: what it sent as it did.
+    pub fn rejoin(&mut self, f: usize) -> Sent {
+        self.step(|store, st, o| {
+            store.rejoin(st, f, o);
+        })
+    }
+
     /// How far follower `f` is behind (0 on one server).
     pub fn lag(&self, f: usize) -> u64 {
         self.st.ensemble.as_ref().map_or(0, |e| e.lag(f))

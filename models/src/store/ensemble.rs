@@ -123,8 +123,11 @@ pub enum LeaderLink {
     /// requests and pings on.
     #[default]
     Up,
-    /// Cut off, not yet given up: it serves its clients' reads and pings
-    /// from its own view, and what it would pass on is lost.
+    /// Cut off, not yet given up: it serves its clients' reads (an etcd
+    /// member its serializable ones) from its own view, and a ZooKeeper
+    /// follower their pings (an etcd member answers no keepalive); what it
+    /// would pass on it holds, to pass on if the cut heals while the
+    /// connection is up.
     Cut,
     /// Gone after syncLimit × tickTime without the leader (ZooKeeper's
     /// `Learner.shutdown`): its clients' connections are closed, and it
