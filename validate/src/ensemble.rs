@@ -1230,7 +1230,13 @@ async fn etcd_run(c: &EtcdCluster, links: &Links, run: usize) -> Vec<FactRow> {
         Ok::<_, String>(EtcdRun {
             links,
             member: format!("e{}", held + 1),
-            tags: vec![format!("e{}", held + 1), format!("{:x}", ids[held])],
+            // Its peer connections, both ways, and the lease requests it
+            // forwards to the leader (which name no member).
+            tags: vec![
+                format!("e{}", held + 1),
+                format!("{:x}", ids[held]),
+                crate::linkproxy::LEASE_FORWARDING.to_string(),
+            ],
             m,
             l,
             key,

@@ -9,7 +9,9 @@
 //! the server it stands in front of) and, for an etcd member's peer port
 //! (`sniff_http`), the `X-Server-From` member id of the peer that dialled
 //! it, read from the first request's headers (etcd's rafthttp streams and
-//! pipeline send it on every request). [`Links::hold`] names tags; every
+//! pipeline send it on every request), and [`LEASE_FORWARDING`] for a
+//! follower's lease requests forwarded to the leader, which name no
+//! member. [`Links::hold`] names tags; every
 //! connection with one of them stops passing anything — bytes, and the
 //! news that a socket closed — until [`Links::release`]. A connection
 //! opened while held reaches its upstream only after. What was sent
@@ -194,6 +196,22 @@ fn server_from(head: &[u8]) -> Option<String> {
     })
 }
 
+/// The tag of a connection that carries a follower's lease requests to
+/// the leader (etcd's `leasehttp`: `POST /leases`, `/leases/internal`).
+/// Those requests carry no `X-Server-From`, so the member that sent them
+/// is not known: holding this tag holds every member's, which in the
+/// validator's runs only the held member sends (its client's keepalives).
+pub const LEASE_FORWARDING: &str = "lease-forwarding";
+
+/// Whether the request that opens `head` is one of etcd's forwarded lease
+/// requests.
+fn forwards_leases(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let line = text.split("\r\n").next().unwrap_or("");
+    let mut words = line.split(' ');
+    matches!((words.next(), words.next()), (Some("POST"), Some(path)) if path.starts_with("/leases"))
+}
+
 /// Reads the dialler's first bytes, up to the end of an HTTP request's
 /// headers (or 16 KiB, or two seconds of silence).
 async fn sniff(conn: &mut TcpStream) -> Vec<u8> {
@@ -221,6 +239,9 @@ async fn serve(
     };
     let mut tags = BTreeSet::from([spec.label.clone()]);
     tags.extend(server_from(&head));
+    if forwards_leases(&head) {
+        tags.insert(LEASE_FORWARDING.to_string());
+    }
     // A connection opened while held reaches its upstream only after.
     released(&mut rx, &tags).await;
     let Some(mut up) = reach(spec.upstream).await else {
@@ -298,6 +319,18 @@ async fn pump(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn knows_a_forwarded_lease_request() {
+        let renew =
+            b"POST /leases HTTP/1.1\r\nHost: x\r\nContent-Type: application/protobuf\r\n\r\n";
+        let ttl = b"POST /leases/internal HTTP/1.1\r\nHost: x\r\n\r\n";
+        let raft = b"POST /raft HTTP/1.1\r\nX-Server-From: 8e9e05c52164694d\r\n\r\n";
+        assert!(forwards_leases(renew));
+        assert!(forwards_leases(ttl));
+        assert!(!forwards_leases(raft));
+        assert!(!forwards_leases(b""));
+    }
 
     #[test]
     fn reads_the_dialler_from_the_headers() {
