@@ -222,6 +222,7 @@ cargo run --release --manifest-path validate/Cargo.toml -- \
   --zk-ensemble-timing "$zke_tick:$zke_sync" --zk-ensemble-log "$work/zke1.log" \
   --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@" &
 validator=$!
+pids+=("$validator")
 listening() { # port: is something listening on it (without connecting)
   python3 -c 'import sys
 port = "%04X" % int(sys.argv[1])
@@ -237,6 +238,9 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 if kill -0 "$validator" 2>/dev/null; then
+  if ! { listening "$zke_link1" && listening "$zke_link2"; }; then
+    echo "validate: the validator's ZooKeeper link proxies are not listening after 60 s; starting servers 1 and 2 anyway" >&2
+  fi
   zke_start 1
   zke_start 2
 fi

@@ -949,7 +949,8 @@ fn the_checker_isolates_a_follower() {
 /// its member to be answered. The cut heals, the member answers the `Txn`
 /// before it applies the expiry, and client 0 holds beside client 1, which
 /// took the lock once its own member applied the expiry. No member gives
-/// its clients up (an etcd member has no syncLimit).
+/// its clients up (an etcd member has no syncLimit). A lease-aware client
+/// keeps exclusion: its own deadline runs out first.
 #[test]
 fn the_checker_isolates_an_etcd_member() {
     use models::checker::{check, CheckOptions, Status};
@@ -963,7 +964,7 @@ fn the_checker_isolates_an_etcd_member() {
         },
         ..ModelCfg::new(models::recipes::parse("etcd-revision").unwrap(), 2)
     };
-    let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+    let r = check(&cfg.clone().into_model().unwrap(), CheckOptions::default()).unwrap();
     assert_eq!(r.unique_states, 73_510);
     let me = r.property(PropertyName::MutualExclusion).expect("judged");
     assert_eq!(me.status, Status::Violated);
@@ -979,6 +980,18 @@ fn the_checker_isolates_an_etcd_member() {
     );
     let progress = r.property(PropertyName::Progress).expect("judged");
     assert_eq!(progress.status, Status::Holds);
+    // A lease-aware holder hears none of its keepalives answered, as in a
+    // partition, and its own deadline runs out before the leader's expiry:
+    // exclusion holds (its unfenced writes, delayed, still land late).
+    let lease_aware = ModelCfg {
+        policy: models::client::Policy::LeaseAware,
+        ..cfg
+    };
+    let r = check(&lease_aware.into_model().unwrap(), CheckOptions::default()).unwrap();
+    let status = |p| r.property(p).expect("judged").status;
+    assert_eq!(status(PropertyName::MutualExclusion), Status::Holds);
+    assert_eq!(status(PropertyName::HolderOwnsKey), Status::Holds);
+    assert_eq!(status(PropertyName::ResourceExclusion), Status::Violated);
 }
 
 /// etcd's reads over a three-member cluster: a linearizable range (the

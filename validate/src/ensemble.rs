@@ -1127,22 +1127,43 @@ async fn etcd_watch(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> 
     Ok((vec![leader_told, quiet, told_after], detail))
 }
 
-/// One keepalive of lease `id` through `c`: the TTL it answered, or
-/// `None` if no answer came within `wait` (an error answers 0).
-async fn keep_alive(c: &mut etcd_client::Client, id: i64, wait: Duration) -> Option<i64> {
+/// What one keepalive of a lease came to.
+#[derive(Debug, PartialEq)]
+enum KeepAlive {
+    /// Renewed, with this TTL left.
+    Renewed(i64),
+    /// The lease is gone (a TTL of 0 or less, or "lease not found").
+    Gone,
+    /// Another error: it renewed nothing and says nothing of the lease.
+    Failed(String),
+    /// No answer in time.
+    Silent,
+}
+
+/// One keepalive of lease `id` through `c`, waiting up to `wait`.
+async fn keep_alive(c: &mut etcd_client::Client, id: i64, wait: Duration) -> KeepAlive {
     let once = async {
-        let (mut keeper, mut stream) = c.lease_keep_alive(id).await.ok()?;
-        keeper.keep_alive().await.ok()?;
-        Some(match stream.message().await {
-            Ok(Some(r)) => r.ttl(),
-            Ok(None) | Err(_) => 0,
-        })
+        let failed = |e: etcd_client::Error| match e.to_string() {
+            t if t.contains("lease not found") => KeepAlive::Gone,
+            t => KeepAlive::Failed(t),
+        };
+        let (mut keeper, mut stream) = match c.lease_keep_alive(id).await {
+            Ok(k) => k,
+            Err(e) => return failed(e),
+        };
+        if let Err(e) = keeper.keep_alive().await {
+            return failed(e);
+        }
+        match stream.message().await {
+            Ok(Some(r)) if r.ttl() > 0 => KeepAlive::Renewed(r.ttl()),
+            Ok(Some(_)) => KeepAlive::Gone,
+            Ok(None) => KeepAlive::Failed("the keepalive stream ended".into()),
+            Err(e) => failed(e),
+        }
     };
-    match tokio::time::timeout(wait, once).await {
-        Ok(Some(ttl)) => Some(ttl),
-        Ok(None) => Some(0),
-        Err(_) => None,
-    }
+    tokio::time::timeout(wait, once)
+        .await
+        .unwrap_or(KeepAlive::Silent)
 }
 
 async fn etcd_keepalive_cut(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), String> {
@@ -1164,9 +1185,10 @@ async fn etcd_keepalive_cut(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), 
         ),
     )
     .await?;
-    if keep_alive(&mut r.m, id, PROMPT).await.unwrap_or(0) <= 0 {
+    let first = keep_alive(&mut r.m, id, PROMPT).await;
+    if !matches!(first, KeepAlive::Renewed(_)) {
         return Err(format!(
-            "{}: the lease's keepalive before the cut",
+            "{}: the lease's keepalive before the cut: {first:?}",
             r.member
         ));
     }
@@ -1176,7 +1198,8 @@ async fn etcd_keepalive_cut(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), 
         let (mut answered, mut gone) = (0, None);
         let limit = Duration::from_secs(ttl.max(1) as u64 + 5);
         while renewed.elapsed() < limit {
-            if keep_alive(&mut r.m, id, Duration::from_millis(400)).await > Some(0) {
+            let k = keep_alive(&mut r.m, id, Duration::from_millis(400)).await;
+            if matches!(k, KeepAlive::Renewed(_)) {
                 answered += 1;
             }
             let got = within(PROMPT, "get on the leader", r.l.get(key.as_str(), None)).await?;
@@ -1196,9 +1219,11 @@ async fn etcd_keepalive_cut(r: &mut EtcdRun<'_>) -> Result<(Vec<bool>, String), 
     let start = Instant::now();
     let after = loop {
         match keep_alive(&mut r.m, id, PROMPT).await {
-            Some(t) if t <= 0 => break Some(t),
+            KeepAlive::Gone => break Some(()),
             _ if start.elapsed() > PROMPT => break None,
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            KeepAlive::Renewed(_) | KeepAlive::Failed(_) | KeepAlive::Silent => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
         }
     };
     let ttl_d = Duration::from_secs(ttl.max(0) as u64);

@@ -412,15 +412,20 @@ pub fn etcd_keepalive_cut() -> (bool, bool, bool) {
         sent.iter()
             .any(|(to, m)| *to == 0 && matches!(m, Msg::Pong { .. }))
     };
-    let before = answered(&e.d.ping(s));
+    let (before, renewed_before) = e.d.ping_renewing(s);
     e.d.cut_off(0);
-    let during = answered(&e.d.ping(s));
+    let (during, renewed_during) = e.d.ping_renewing(s);
+    // Nothing renewed it since the cut: the leader's timer ends it.
     e.expire(0);
     let ended = e.d.st.ended(e.d.st.known(s));
     e.d.rejoin(0);
     e.release();
     let after = answered(&e.d.ping(s));
-    (before && !during, ended, !after)
+    (
+        answered(&before) && renewed_before && !answered(&during),
+        !renewed_during && ended,
+        !after,
+    )
 }
 
 /// etcd: a watch made through server 1 and one through the leader; the

@@ -500,7 +500,9 @@ pub struct ModelArgs {
     pub failovers: u8,
     /// A ZooKeeper ensemble (--servers 3): followers cut off from the
     /// leader; each serves its clients on from its own state until it
-    /// gives the leader up (syncLimit × tickTime), or the cut heals.
+    /// gives the leader up (syncLimit × tickTime), or the cut heals. An
+    /// etcd cluster: members cut off from the leader, which answer no
+    /// keepalive and keep their clients until the cut heals.
     #[arg(long, default_value_t = 0)]
     pub isolations: u8,
     /// Redis: give the first master an asynchronously replicated replica.

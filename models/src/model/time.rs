@@ -18,6 +18,7 @@ use super::{awaited_on_link, ClientSlot, ModelState, RecipeModel, Status};
 use crate::client::Phase;
 use crate::ids::SessionId;
 use crate::msg::Timer;
+use crate::store::ensemble::LeaderLink;
 use crate::store::StoreState;
 
 impl RecipeModel {
@@ -32,18 +33,21 @@ impl RecipeModel {
         if self.stays_connected(state, s) {
             return false;
         }
-        // Its server is cut off from the leader: its pings reach no one
-        // who can renew the session, though they are answered. (A local
-        // session is its follower's, which its pings keep alive.)
+        // Its ZooKeeper server is cut off from the leader: its pings reach
+        // no one who can renew the session, though they are answered. (A
+        // local session is its follower's, which its pings keep alive.)
         let local = state.store.ensemble.as_ref().is_some_and(|e| e.is_local(s));
-        if state.store.link_of(s.client) == crate::store::ensemble::LeaderLink::Cut && !local {
+        let cut_member = cut_from_lessor(&state.store, s.client);
+        if state.store.link_of(s.client) == LeaderLink::Cut && !local && !cut_member {
             return true;
         }
         match slot.status {
             Status::Crashed | Status::Paused => true,
             Status::Running => {
-                // A cut-off lease-aware holder's own clock runs out first.
-                slot.partitioned
+                // A cut-off lease-aware holder's own clock runs out first:
+                // partitioned, or on an etcd member cut off from the
+                // leader, whose keepalives go unanswered as in a partition.
+                (slot.partitioned || cut_member)
                     && !(self.client.policy.keeps_a_deadline()
                         && slot.timers.binary_search(&Timer::Deadline).is_ok())
             }
@@ -163,7 +167,17 @@ impl RecipeModel {
             | Timer::KeyTtl { .. }
             | Timer::LockDelay { .. }
             | Timer::QueryWait { .. } => false,
-            Timer::Deadline => slot.missed_contact,
+            Timer::Deadline => {
+                slot.missed_contact || cut_from_lessor(store, slot.state.session.client)
+            }
         }
     }
+}
+
+/// Whether `client` is on an etcd member cut off from the leader: it hears
+/// nothing of its keepalives (the lessor is the leader's), so its own
+/// deadline may run out, as in a partition.
+fn cut_from_lessor(store: &StoreState, client: crate::ids::ClientIdx) -> bool {
+    store.ensemble.as_ref().is_some_and(|e| e.cfg.0.leases)
+        && store.link_of(client) == LeaderLink::Cut
 }

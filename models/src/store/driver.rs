@@ -26,19 +26,28 @@ impl StoreDriver {
 
     /// One step of the store: what it sent to clients.
     fn step(&mut self, f: impl FnOnce(&Store, &mut Cow<StoreState>, &mut Out<Store>)) -> Sent {
+        self.step_timed(f).0
+    }
+
+    /// One step of the store: what it sent to clients, and the timers it
+    /// set.
+    fn step_timed(
+        &mut self,
+        f: impl FnOnce(&Store, &mut Cow<StoreState>, &mut Out<Store>),
+    ) -> (Sent, Vec<Timer>) {
         let mut cow = Cow::Borrowed(&self.st);
         let mut out = Out::new();
         f(&self.store, &mut cow, &mut out);
         self.st = cow.into_owned();
-        out.into_iter()
-            .filter_map(|c| match c {
-                Command::Send(to, msg) => Some((client_of(to)?, msg)),
-                Command::CancelTimer(_)
-                | Command::SetTimer(..)
-                | Command::ChooseRandom(..)
-                | Command::Save(_) => None,
-            })
-            .collect()
+        let (mut sent, mut timers) = (Vec::new(), Vec::new());
+        for c in out {
+            match c {
+                Command::Send(to, msg) => sent.extend(client_of(to).map(|c| (c, msg))),
+                Command::SetTimer(t, _) => timers.push(t),
+                Command::CancelTimer(_) | Command::ChooseRandom(..) | Command::Save(_) => {}
+            }
+        }
+        (sent, timers)
     }
 
     /// `req` in `session`, from its client, at epoch 0.
@@ -82,9 +91,18 @@ impl StoreDriver {
 
     /// `session`'s client pings its server.
     pub fn ping(&mut self, session: SessionId) -> Sent {
+        self.ping_renewing(session).0
+    }
+
+    /// `session`'s client pings its server: what it sent, and whether the
+    /// ping renewed the session (set its expiry timer at the leader again).
+    pub fn ping_renewing(&mut self, session: SessionId) -> (Sent, bool) {
         let from = client_id(session.client);
         let ping = Msg::Ping { session };
-        self.step(|store, st, o| store.on_msg(store_id(), st, from, ping, o))
+        let (sent, timers) =
+            self.step_timed(|store, st, o| store.on_msg(store_id(), st, from, ping, o));
+        let renewed = timers.iter().any(|t| matches!(t, Timer::Expiry(_)));
+        (sent, renewed)
     }
 
     /// Follower `f` is cut off from the leader (an isolation).

@@ -1805,7 +1805,12 @@ impl Store {
         }
         let local = e.is_local(session);
         let (from_slot, to_slot) = (e.slot(from), e.slot(to));
-        let ended = ended_watching(state, &state.server(from_slot).zk, client);
+        let mut ended = ended_watching(state, &state.server(from_slot).zk, client);
+        // A local session is its old server's alone: the new one answers
+        // its handshake with an expiry, as it does an ended session's.
+        if local && !ended.contains(&session) {
+            ended.push(session);
+        }
         let st = state.to_mut();
         let mut old = std::mem::take(&mut st.server_mut(from_slot).zk);
         let new = &mut st.server_mut(to_slot).zk;
