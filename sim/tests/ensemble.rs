@@ -595,12 +595,6 @@ fn an_etcd_failover_extends_leases_and_strands_the_old_leaders_clients() {
         shipped("etcd-failover-lease-outlived"),
         shipped("etcd-failover-lease-extended"),
     );
-    let expiry_of = |o: &sim::engine::Outcome, c: u16| {
-        o.trace
-            .iter()
-            .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
-            .map(|l| l.t)
-    };
     for seed in 0..20 {
         let o = simulate(&outlived, seed, true);
         let elected = follower_change(&o, 2, FollowerChange::ElectedKeepingClients);
@@ -636,12 +630,6 @@ fn an_isolated_etcd_member_strands_its_holder_past_its_lease() {
         shipped("etcd-isolated-member-keeps-holder"),
         shipped("etcd-isolated-member-short-cut"),
     );
-    let expiry_of = |o: &sim::engine::Outcome, c: u16| {
-        o.trace
-            .iter()
-            .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
-            .map(|l| l.t)
-    };
     for seed in 0..20 {
         let o = simulate(&long, seed, true);
         let expired = expiry_of(&o, 0).expect("client 0's lease expires");
@@ -665,4 +653,12 @@ fn an_isolated_etcd_member_strands_its_holder_past_its_lease() {
         let ended = expiry_of(&s, 0).unwrap_or(u64::MAX);
         assert!(ended > 8_000_000, "seed {seed}: {ended}");
     }
+}
+
+/// When client `c`'s session (lease) first expires in `o`'s trace.
+fn expiry_of(o: &sim::engine::Outcome, c: u16) -> Option<u64> {
+    o.trace
+        .iter()
+        .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
+        .map(|l| l.t)
 }
