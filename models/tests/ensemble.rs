@@ -801,20 +801,31 @@ fn the_checker_adds_up_a_releases_herd_over_the_servers() {
 /// `single_leader` in both, as on one server.
 #[test]
 fn the_sync_variant_of_the_election_finds_its_node_after_a_reconnect() {
-    use models::checker::Status;
-    let status = |recipe, servers| paused(recipe, servers, ["leader_elected", "single_leader"]);
+    sync_keeps_what_a_lagging_server_breaks(
+        "zk-fair-election:curator",
+        "zk-fair-election:sync",
+        ["leader_elected", "single_leader"],
+    );
+}
+
+/// A `:sync` variant's finding, with a pause: the library's `goal` holds
+/// on one server and falls over three, its protected create looked for on
+/// a server that has not applied it; the `sync` variant's holds over
+/// three. `fault`, which a pause breaks on one server, falls in all three.
+fn sync_keeps_what_a_lagging_server_breaks(library: &str, sync: &str, [goal, fault]: [&str; 2]) {
+    use models::checker::Status::{Holds, Violated};
+    let status = |recipe, servers| paused(recipe, servers, [goal, fault]);
     assert_eq!(
-        status("zk-fair-election:curator", 1),
-        (Status::Holds, Status::Violated)
+        status(library, 1),
+        (Holds, Violated),
+        "{library}, one server"
     );
     assert_eq!(
-        status("zk-fair-election:curator", 3),
-        (Status::Violated, Status::Violated)
+        status(library, 3),
+        (Violated, Violated),
+        "{library}, three servers"
     );
-    assert_eq!(
-        status("zk-fair-election:sync", 3),
-        (Status::Holds, Status::Violated)
-    );
+    assert_eq!(status(sync, 3), (Holds, Violated), "{sync}, three servers");
 }
 
 /// A check of `recipe` at 2 clients over `servers` servers with a pause:
@@ -853,19 +864,10 @@ fn paused(
 /// `rw_exclusion` in all three, as on one server.
 #[test]
 fn the_sync_variant_of_the_shared_lock_finds_its_node_after_a_reconnect() {
-    use models::checker::Status;
-    let status = |recipe, servers| paused(recipe, servers, ["progress", "rw_exclusion"]);
-    assert_eq!(
-        status("zk-rwlock:curator", 1),
-        (Status::Holds, Status::Violated)
-    );
-    assert_eq!(
-        status("zk-rwlock:curator", 3),
-        (Status::Violated, Status::Violated)
-    );
-    assert_eq!(
-        status("zk-rwlock:sync", 3),
-        (Status::Holds, Status::Violated)
+    sync_keeps_what_a_lagging_server_breaks(
+        "zk-rwlock:curator",
+        "zk-rwlock:sync",
+        ["progress", "rw_exclusion"],
     );
 }
 
@@ -874,18 +876,13 @@ fn the_sync_variant_of_the_shared_lock_finds_its_node_after_a_reconnect() {
 /// three servers with a pause Curator's `progress` falls to the lock
 /// node looked for on a server that has not applied its create; with
 /// `sync` it holds. A pause breaks `permits_bound` in both, as on one
-/// server.
+/// server, where `progress` holds.
 #[test]
 fn the_sync_variant_of_the_semaphore_finds_its_node_after_a_reconnect() {
-    use models::checker::Status;
-    let status = |recipe| paused(recipe, 3, ["progress", "permits_bound"]);
-    assert_eq!(
-        status("zk-semaphore:curator"),
-        (Status::Violated, Status::Violated)
-    );
-    assert_eq!(
-        status("zk-semaphore:sync"),
-        (Status::Holds, Status::Violated)
+    sync_keeps_what_a_lagging_server_breaks(
+        "zk-semaphore:curator",
+        "zk-semaphore:sync",
+        ["progress", "permits_bound"],
     );
 }
 

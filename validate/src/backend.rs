@@ -311,7 +311,8 @@ async fn keep_alive_once(client: &mut etcd::Client, session: SessionId) -> bool 
     }
 }
 
-fn lease_not_found(e: &etcd::Error) -> bool {
+/// Whether etcd answered that the lease is gone.
+pub fn lease_not_found(e: &etcd::Error) -> bool {
     e.to_string().contains("lease not found")
 }
 

@@ -1143,9 +1143,9 @@ enum KeepAlive {
 /// One keepalive of lease `id` through `c`, waiting up to `wait`.
 async fn keep_alive(c: &mut etcd_client::Client, id: i64, wait: Duration) -> KeepAlive {
     let once = async {
-        let failed = |e: etcd_client::Error| match e.to_string() {
-            t if t.contains("lease not found") => KeepAlive::Gone,
-            t => KeepAlive::Failed(t),
+        let failed = |e: etcd_client::Error| match crate::backend::lease_not_found(&e) {
+            true => KeepAlive::Gone,
+            false => KeepAlive::Failed(e.to_string()),
         };
         let (mut keeper, mut stream) = match c.lease_keep_alive(id).await {
             Ok(k) => k,

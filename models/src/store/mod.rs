@@ -818,6 +818,18 @@ impl StoreState {
         self.end_session_full(s, end).0
     }
 
+    /// A follower applies committed `entry` to this view of the store: the
+    /// notifications that fire.
+    pub fn apply_entry(&mut self, entry: &Entry) -> Vec<(SessionId, WatchEvent)> {
+        match entry {
+            Entry::Apply { session, req } => self.apply_full(*session, req).fired,
+            Entry::End { session, expired } => {
+                self.end_session_full(*session, ensemble::end_of(*expired))
+                    .0
+            }
+        }
+    }
+
     /// [`StoreState::end_session`], and the Consul lock-delays it starts.
     pub fn end_session_full(
         &mut self,
@@ -1205,7 +1217,7 @@ fn changes_of_moved(
     moved: Vec<(zookeeper::Fired, zookeeper::WatchKind)>,
 ) -> Vec<(u64, zookeeper::Fired)> {
     let latest = state.server(to).header();
-    let (Some(f), Some(e)) = (from, state.ensemble.as_ref()) else {
+    let (Some(f), Some(e), false) = (from, state.ensemble.as_ref(), moved.is_empty()) else {
         return moved
             .into_iter()
             .map(|(fired, _)| (latest, fired))
@@ -1217,25 +1229,25 @@ fn changes_of_moved(
     let (a, b) = (position(Some(f)) - e.base, position(to) - e.base);
     let entries = e.log.get(a as usize..b as usize).unwrap_or_default();
     let was = &e.followers[f].view;
+    // One replay, entry by entry; a watch is the first entry's whose
+    // change it sees.
+    let mut found: Vec<Option<u64>> = vec![None; moved.len()];
+    let mut replay = was.clone();
+    for entry in entries {
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+        replay.apply_entry(entry);
+        for ((fired, kind), header) in moved.iter().zip(&mut found) {
+            if header.is_none() && kind.fires(&was.zk, &replay.zk, fired.2).is_some() {
+                *header = Some(replay.header());
+            }
+        }
+    }
     moved
         .into_iter()
-        .map(|(fired, kind)| {
-            let mut replay = was.clone();
-            for entry in entries {
-                match entry {
-                    Entry::Apply { session, req } => {
-                        replay.apply_full(*session, req);
-                    }
-                    Entry::End { session, expired } => {
-                        replay.end_session_full(*session, ensemble::end_of(*expired));
-                    }
-                }
-                if kind.fires(&was.zk, &replay.zk, fired.2).is_some() {
-                    return (replay.header(), fired);
-                }
-            }
-            (latest, fired)
-        })
+        .zip(found)
+        .map(|((fired, _), header)| (header.unwrap_or(latest), fired))
         .collect()
 }
 
@@ -1718,11 +1730,11 @@ impl Store {
         let st = state.to_mut();
         let e = st.ensemble.as_mut().expect("an ensemble");
         let view = &mut e.followers[f].view;
-        let (fired, ended) = match entry {
-            Entry::Apply { session, req } => (view.apply_full(session, &req).fired, None),
+        let alive = matches!(entry, Entry::End { session, .. } if view.is_alive(session));
+        let fired = view.apply_entry(&entry);
+        let ended = match entry {
+            Entry::Apply { .. } => None,
             Entry::End { session, expired } => {
-                let alive = view.is_alive(session);
-                let (fired, _) = view.end_session_full(session, ensemble::end_of(expired));
                 let told = &mut e.followers[f].told;
                 let already = match told.binary_search(&session) {
                     Ok(i) => {
@@ -1731,7 +1743,7 @@ impl Store {
                     }
                     Err(_) => false,
                 };
-                (fired, (alive && expired && !already).then_some(session))
+                (alive && expired && !already).then_some(session)
             }
         };
         let view = &e.followers[f].view;
