@@ -469,6 +469,51 @@ fn the_checker_finds_curator_604_only_with_local_sessions() {
     assert_eq!(owns(&run("fair-predecessor:sync", true)).0, Status::Holds);
 }
 
+/// The stale read of helix#1118 in an election, in the checker: with local
+/// sessions, `LeaderLatch` before CURATOR-696, whose session expired,
+/// reconnects to a server that has applied its node's create but not the
+/// expiry, opens a new session there at once, lists its old node lowest
+/// and leads on it — `elected_with_key` violated (16 steps). With global
+/// sessions no such path exists; `LeaderLatch` with the fix, which checks
+/// the node's `ephemeralOwner`, has none with local sessions either.
+#[test]
+fn the_checker_elects_on_a_stale_listing_only_with_local_sessions() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    use models::properties::PropertyName;
+    let asked = PropertyName::ALL
+        .iter()
+        .position(|&p| p == PropertyName::ElectedWithKey)
+        .unwrap();
+    let run = |variant: &str, local_sessions| {
+        let cfg = ModelCfg {
+            servers: 3,
+            local_sessions,
+            faults: FaultBudget {
+                pauses: 1,
+                ..FaultBudget::default()
+            },
+            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
+        };
+        let options = CheckOptions {
+            ask: 1 << asked,
+            ..CheckOptions::default()
+        };
+        let r = check(&cfg.into_model().unwrap(), options).unwrap();
+        r.properties
+            .iter()
+            .find(|p| p.name == PropertyName::ElectedWithKey)
+            .map(|p| (p.status, p.path.as_ref().map(Vec::len)))
+            .unwrap()
+    };
+    assert_eq!(
+        run("zk-fair-election:curator-696", true),
+        (Status::Violated, Some(16))
+    );
+    assert_eq!(run("zk-fair-election:curator-696", false).0, Status::Holds);
+    assert_eq!(run("zk-fair-election:curator", true).0, Status::Holds);
+}
+
 /// A client that has seen server 1's newer state reconnects: server 2,
 /// next in its list, is behind what it has seen and refuses it ("client
 /// must try another server"); it lands on the leader. Once server 2 has

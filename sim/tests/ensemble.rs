@@ -662,3 +662,61 @@ fn expiry_of(o: &sim::engine::Outcome, c: u16) -> Option<u64> {
         .find(|l| matches!(l.event, TraceEvent::Expire { client, .. } if client == c))
         .map(|l| l.t)
 }
+
+/// The shipped stale-read pair, the election's CURATOR-604: with local
+/// sessions client 0's new session on lagging server 2 lists its old node
+/// lowest and `LeaderLatch` before CURATOR-696 leads on it
+/// (`elected_with_key` first), then client 1 leads too once server 2
+/// applies the expiry; with global sessions nothing is violated. On the
+/// local schedule, the fixed `LeaderLatch` (which checks the node's
+/// `ephemeralOwner`) and its `:sync` variant violate nothing either.
+#[test]
+fn a_stale_listing_elects_two_leaders_with_local_sessions_and_not_with_global_ones() {
+    let path = format!(
+        "{}/../scenarios/stale-read-two-leaders.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let with_variant = |v: &str| {
+        let toml = text.replace("variant = \"curator-696\"", &format!("variant = \"{v}\""));
+        assert_ne!(toml, text);
+        Scenario::parse(&toml, &path, "stale-read-two-leaders").unwrap()
+    };
+    let local = shipped("stale-read-two-leaders");
+    let global = shipped("stale-read-global-sessions");
+    assert!(local.local_sessions && !global.local_sessions);
+    let fixed = [with_variant("curator"), with_variant("sync")];
+    for seed in 0..10 {
+        let o = simulate(&local, seed, true);
+        let stale = o
+            .first_violation("elected_with_key")
+            .expect("elected_with_key");
+        let two = o.first_violation("single_leader").expect("single_leader");
+        assert!(stale.at_us < two.at_us, "seed {seed}");
+        assert_eq!(stale.clients, vec![0], "seed {seed}");
+        assert!(o.trace.iter().any(|l| matches!(
+            l.event,
+            TraceEvent::Moved {
+                client: 0,
+                server: 2,
+                ..
+            }
+        )));
+        // Client 0 leads on its old node before server 2 has applied the
+        // expiry: the lag is still on.
+        let lag_ends = o.trace.iter().find_map(|l| match l.event {
+            TraceEvent::Follower {
+                server: 2,
+                change: FollowerChange::Lags { duration_us },
+            } => Some(l.t + duration_us),
+            _ => None,
+        });
+        assert!(stale.at_us < lag_ends.expect("a lag"), "seed {seed}");
+        let g = simulate(&global, seed, true);
+        assert!(g.violations.is_empty(), "seed {seed}: {:?}", g.violations);
+        for f in &fixed {
+            let o = simulate(f, seed, true);
+            assert!(o.violations.is_empty(), "seed {seed}: {:?}", o.violations);
+        }
+    }
+}

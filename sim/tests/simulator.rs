@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 46] = [
+const SHIPPED: [&str; 48] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -64,6 +64,8 @@ const SHIPPED: [&str; 46] = [
     "consul-session-reaped-late-short-pause",
     "curator-604-stale-view-double-lock",
     "curator-604-global-sessions",
+    "stale-read-two-leaders",
+    "stale-read-global-sessions",
     "isolated-follower-keeps-holder",
     "isolated-follower-short-sync-limit",
     "sync-not-a-quorum-op",
@@ -473,7 +475,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 49] = [
+const REFERENCE_TRACES: [(&str, &str); 51] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -510,6 +512,8 @@ const REFERENCE_TRACES: [(&str, &str); 49] = [
     ("consul-lock-delay-protects", "bac7dabbbe2205c2"),
     ("curator-604-stale-view-double-lock", "41629dd80015f1d4"),
     ("curator-604-global-sessions", "d71ec4defc74f730"),
+    ("stale-read-two-leaders", "d6358d417f7430b0"),
+    ("stale-read-global-sessions", "af266dfc79c1b935"),
     ("isolated-follower-keeps-holder", "fca3d334e59091cf"),
     ("isolated-follower-short-sync-limit", "039c695b40191cad"),
     ("sync-not-a-quorum-op", "339d2d2d7e33cd0f"),

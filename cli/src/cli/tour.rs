@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 51] = [
+pub const SHIPPED: [(&str, &str); 53] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -191,6 +191,14 @@ pub const SHIPPED: [(&str, &str); 51] = [
     (
         "curator-604-global-sessions",
         include_str!("../../../scenarios/curator-604-global-sessions.toml"),
+    ),
+    (
+        "stale-read-two-leaders",
+        include_str!("../../../scenarios/stale-read-two-leaders.toml"),
+    ),
+    (
+        "stale-read-global-sessions",
+        include_str!("../../../scenarios/stale-read-global-sessions.toml"),
     ),
     (
         "isolated-follower-keeps-holder",
