@@ -662,6 +662,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn for_permits(&self, k: u16) -> Option<RecipeRef>;
     fn max_permits(&self) -> u16;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
+    fn observe(&self, session: SessionId) -> Option<(AnyState, Request)>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
     fn longest_sleep(&self) -> Duration;
@@ -843,6 +844,16 @@ impl<R: Recipe> DynRecipe for R {
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
         match Recipe::application(self) {
             Application::Election(h) => h.leader_seen(st.get::<R::State>()),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => None,
+        }
+    }
+    fn observe(&self, session: SessionId) -> Option<(AnyState, Request)> {
+        match Recipe::application(self) {
+            Application::Election(h) => h.observe(session).map(|(s, req)| (AnyState::new(s), req)),
             Application::Lock(_)
             | Application::SharedLock(_)
             | Application::Semaphore(_)

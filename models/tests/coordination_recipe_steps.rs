@@ -122,3 +122,107 @@ fn etcd_election_a_failed_campaign_txn_with_an_empty_read_is_unexpected() {
     ));
     assert_eq!(st, State::Ranging { leader_rev: 7 });
 }
+
+/// etcd's `Observe`, step by step: the first-created key under the prefix
+/// (a linearizable `Get`; `serializable-observe`'s is serializable); none
+/// found, a watch on the prefix from the `Get`'s revision, whose first PUT
+/// names the leader (a DELETE is passed over); then a watch on that key
+/// from the next revision, a PUT on it (`Proclaim`) naming the same leader,
+/// its DELETE starting again with the last leader still named.
+#[test]
+fn etcd_observe_follows_the_first_key_and_starts_again_on_its_delete() {
+    use models::ids::SessionId;
+    use models::msg::{EtcdEvent, Keys, Kv, Reply, Request, Sort, WatchEvent};
+    use models::recipe::{ElectionRecipe, Recipe, Step};
+    use models::recipes::etcd_election::{EtcdElection, State};
+    let (me, first, next) = (
+        SessionId::first(0),
+        SessionId::first(1),
+        SessionId::first(2),
+    );
+    let event = |kind, who, revision| WatchEvent::Etcd {
+        kind,
+        key: names::session_key(who),
+        revision,
+    };
+    let r = EtcdElection::default();
+    let (mut st, get) = r.observe(me).expect("etcd's election has Observe");
+    let Request::Range(range) = &get else {
+        panic!("{get:?}")
+    };
+    assert_eq!(
+        (range.keys, range.sort, range.limit, range.serializable),
+        (Keys::Prefix(names::KEYS), Sort::Ascend, 1, false)
+    );
+    assert_eq!(r.leader_seen(&st), None);
+    let empty = Reply::RangeResult {
+        revision: 5,
+        kvs: vec![],
+    };
+    assert_eq!(
+        r.on_reply(me, &mut st, &empty),
+        Step::Send(Request::WatchRange {
+            keys: Keys::Prefix(names::KEYS),
+            start_revision: 5,
+        })
+    );
+    assert_eq!(
+        r.on_reply(me, &mut st, &Reply::WatchCreated { revision: 5 }),
+        Step::Wait
+    );
+    assert_eq!(
+        r.on_event(&mut st, &event(EtcdEvent::Delete, next, 6)),
+        Step::Wait
+    );
+    assert_eq!(
+        r.on_event(&mut st, &event(EtcdEvent::Put, first, 7)),
+        Step::Send(Request::Watch {
+            key: names::session_key(first),
+            start_revision: 8,
+        })
+    );
+    assert_eq!(r.leader_seen(&st), Some(first));
+    r.on_reply(me, &mut st, &Reply::WatchCreated { revision: 7 });
+    assert_eq!(
+        r.on_event(&mut st, &event(EtcdEvent::Put, first, 8)),
+        Step::Wait
+    );
+    assert_eq!(r.leader_seen(&st), Some(first));
+    assert_eq!(r.on_event(&mut st, &event(EtcdEvent::Delete, first, 9)), {
+        Step::Send(get.clone())
+    });
+    assert_eq!(r.leader_seen(&st), Some(first), "until the next report");
+    let found = Reply::RangeResult {
+        revision: 11,
+        kvs: vec![Kv {
+            key: names::session_key(next),
+            create_revision: 10,
+            mod_revision: 10,
+            version: 1,
+            lease: Some(next),
+            value: models::ids::Data::Empty,
+        }],
+    };
+    assert_eq!(
+        r.on_reply(me, &mut st, &found),
+        Step::Send(Request::Watch {
+            key: names::session_key(next),
+            start_revision: 12,
+        })
+    );
+    assert_eq!(r.leader_seen(&st), Some(next));
+    assert!(matches!(st, State::ObserveWatchingKey { .. }));
+    // The KV wrapper's Get is serializable; nothing else changes.
+    let wrapped = EtcdElection {
+        serializable_observe: true,
+        ..EtcdElection::default()
+    };
+    match wrapped.observe(me) {
+        Some((_, Request::Range(range))) => assert!(range.serializable),
+        other => panic!("{other:?}"),
+    }
+    // A candidate names no leader; nor does a recipe without Observe.
+    assert_eq!(r.leader_seen(&State::Putting), None);
+    let zk = models::recipes::zk_unfair_election::ZkUnfairElection::default();
+    assert!(zk.observe(me).is_none());
+}

@@ -1161,3 +1161,75 @@ fn a_releases_tally_counts_every_server_the_last_too() {
     ens.prune_tallies();
     assert!(ens.herd.is_empty());
 }
+
+/// etcd's `Observe` over a cluster, in the checker, 3 clients of which one
+/// observes: on one server every property holds, `observed_leader_current`
+/// and `followers_agree` included; over three members the observer names
+/// a resigned leader — through its member's prefix watch as shipped (23
+/// steps), through its `Get` itself when it is serializable (19 steps).
+#[test]
+fn an_observer_names_a_resigned_leader_only_over_a_lagging_member() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::ModelCfg;
+    use models::properties::PropertyName;
+    let run = |variant: &str, servers| {
+        let cfg = ModelCfg {
+            servers,
+            observers: 1,
+            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 3)
+        };
+        check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
+    };
+    let observed = |r: &models::checker::CheckResult| {
+        r.properties
+            .iter()
+            .find(|p| p.name == PropertyName::ObservedLeaderCurrent)
+            .map(|p| (p.status, p.path.as_ref().map(Vec::len)))
+            .expect("judged where clients observe")
+    };
+    for variant in ["etcd-election", "etcd-election:serializable-observe"] {
+        let one = run(variant, 1);
+        assert_eq!(one.unique_states, 26_586, "{variant}");
+        assert!(
+            one.properties.iter().all(|p| p.status == Status::Holds),
+            "{variant}: {:?}",
+            one.properties
+        );
+    }
+    let shipped = run("etcd-election", 3);
+    assert_eq!(shipped.unique_states, 211_581);
+    assert_eq!(observed(&shipped), (Status::Violated, Some(23)));
+    let serializable = run("etcd-election:serializable-observe", 3);
+    assert_eq!(serializable.unique_states, 201_668);
+    assert_eq!(observed(&serializable), (Status::Violated, Some(19)));
+    for r in [&shipped, &serializable] {
+        let others = r
+            .properties
+            .iter()
+            .filter(|p| p.name != PropertyName::ObservedLeaderCurrent);
+        for p in others {
+            assert_eq!(p.status, Status::Holds, "{:?}", p.name);
+        }
+    }
+}
+
+/// `observers` only for an election whose library has an observer, and
+/// fewer than the clients; the error names the setting.
+#[test]
+fn observers_are_refused_where_nobody_could_observe() {
+    use models::model::{ModelCfg, Setting};
+    let cfg = |recipe: &str, clients, observers| ModelCfg {
+        observers,
+        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), clients)
+    };
+    for (recipe, clients, observers, says) in [
+        ("zk-fair-election", 3, 1, "has no observer"),
+        ("etcd-election", 2, 2, "fewer than the clients"),
+        ("etcd-revision", 3, 1, "observers are for election recipes"),
+    ] {
+        let e = cfg(recipe, clients, observers).validate().unwrap_err();
+        assert_eq!(e.setting, Setting::Observers, "{recipe}");
+        assert!(e.to_string().contains(says), "{recipe}: {e}");
+    }
+    assert!(cfg("etcd-election", 2, 1).validate().is_ok());
+}

@@ -89,6 +89,10 @@ fn each_property_belongs_to_its_application() {
             Some(App::Lock) if p == PropertyName::ReentryImmediate => {
                 assert!(listing.is_empty(), "{p} is listed by {listing:?}")
             }
+            // Judged only where clients observe (`ModelCfg::judged`).
+            Some(App::Election) if p == PropertyName::ObservedLeaderCurrent => {
+                assert!(listing.is_empty(), "{p} is listed by {listing:?}")
+            }
             Some(app) => assert_eq!(listing, vec![app], "{p}"),
             // The simulator's run-level checks judge every application's
             // runs, and no application lists them.
@@ -401,6 +405,7 @@ fn a_client_is_seen_idle_once_when_it_comes_to_rest() {
         reentered: 0,
         left: None,
         idle: false,
+        named_stale: false,
     };
     let resting = Marks { idle: true, ..busy };
     let mut done = ClientState::new(SessionId::first(3));

@@ -808,6 +808,7 @@ fn producers_consumers_and_waiting() {
         producers,
         reentries: 0,
         writers: 0,
+        observers: 0,
     };
     let roles = |client: Client| -> Vec<_> {
         (0..4)

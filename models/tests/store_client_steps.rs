@@ -357,6 +357,7 @@ fn the_store_actor_starts_with_its_lock_directory_and_ghosts() {
         sessions_expire: true,
         deployment: Default::default(),
         consul: false,
+        observers: 0,
         ensemble: None,
     };
     let st = store.on_start(store_id(), &None, &mut Out::new());

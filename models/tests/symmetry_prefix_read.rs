@@ -66,6 +66,7 @@ fn listing(step: Step) -> Step {
 
 const ELECTION: EtcdElection = EtcdElection {
     check_own_key: false,
+    serializable_observe: false,
 };
 
 impl Recipe for ListingElection {

@@ -11,7 +11,7 @@ use crate::engine::{simulate, Outcome};
 use crate::parallel::{filter_map_indices, ThreadError};
 use crate::scenario::{Scenario, ScheduledFault};
 use crate::trace;
-use models::model::{check_permits, check_producers, check_writers};
+use models::model::{check_observers, check_permits, check_producers, check_writers};
 use models::properties::{Kind, PropertyName};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -454,6 +454,8 @@ pub struct Shrunk {
     pub producers: u16,
     /// A shared lock's writers among `clients` (0 for other applications).
     pub writers: u16,
+    /// An election's observers among `clients` (0 where there are none).
+    pub observers: u16,
     pub rounds: u8,
     pub schedule: Vec<ScheduledFault>,
     /// Faults that fired in the original run.
@@ -492,12 +494,12 @@ fn violates(s: &Scenario, seed: u64, property: PropertyName) -> bool {
 }
 
 /// Who is who among a run's clients: how many, and how many of them (the
-/// first) produce, and write.
-type Cast = (u16, u16, u16);
+/// first) produce, write, and observe.
+type Cast = (u16, u16, u16, u16);
 
 fn with(
     s: &Scenario,
-    (clients, producers, writers): Cast,
+    (clients, producers, writers, observers): Cast,
     rounds: u8,
     schedule: &[ScheduledFault],
 ) -> Scenario {
@@ -505,6 +507,7 @@ fn with(
     s.clients = clients;
     s.producers = producers;
     s.writers = writers;
+    s.observers = observers;
     s.rounds = rounds;
     s.profile.clear();
     s.schedule = schedule.to_vec();
@@ -537,9 +540,15 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         .collect();
     let faults_before = schedule.len();
     let (mut clients, mut rounds) = (scenario.clients, scenario.rounds);
-    let (mut producers, mut writers) = (scenario.producers, scenario.writers);
+    let (mut producers, mut writers, mut observers) =
+        (scenario.producers, scenario.writers, scenario.observers);
     if !violates(
-        &with(scenario, (clients, producers, writers), rounds, &schedule),
+        &with(
+            scenario,
+            (clients, producers, writers, observers),
+            rounds,
+            &schedule,
+        ),
         seed,
         property,
     ) {
@@ -550,7 +559,12 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         let mut fewer = schedule.clone();
         fewer.remove(i);
         if violates(
-            &with(scenario, (clients, producers, writers), rounds, &fewer),
+            &with(
+                scenario,
+                (clients, producers, writers, observers),
+                rounds,
+                &fewer,
+            ),
             seed,
             property,
         ) {
@@ -581,21 +595,29 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         // first role), a semaphore more clients than permits.
         let fewer_producers = producers - u16::from(k < producers);
         let fewer_writers = writers - u16::from(k < writers);
+        let fewer_observers = observers - u16::from(k < observers);
         let r = &scenario.recipe;
         let roles_ok = check_producers(r, clients - 1, fewer_producers.into()).is_ok()
             && check_writers(r, clients - 1, fewer_writers.into()).is_ok()
-            && check_permits(r, clients - 1, scenario.permits.into()).is_ok();
-        let cast = (clients - 1, fewer_producers, fewer_writers);
+            && check_permits(r, clients - 1, scenario.permits.into()).is_ok()
+            && check_observers(r, clients - 1, fewer_observers.into()).is_ok();
+        let cast = (clients - 1, fewer_producers, fewer_writers, fewer_observers);
         if roles_ok && violates(&with(scenario, cast, rounds, &fewer), seed, property) {
             clients -= 1;
             producers = fewer_producers;
             writers = fewer_writers;
+            observers = fewer_observers;
             schedule = fewer;
         }
     }
     for r in 1..rounds {
         if violates(
-            &with(scenario, (clients, producers, writers), r, &schedule),
+            &with(
+                scenario,
+                (clients, producers, writers, observers),
+                r,
+                &schedule,
+            ),
             seed,
             property,
         ) {
@@ -609,6 +631,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, property: Option<PropertyName>) ->
         clients,
         producers,
         writers,
+        observers,
         rounds,
         schedule,
         faults_before,

@@ -103,6 +103,10 @@ pub struct ScenarioFile {
     /// clients).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permits: Option<u32>,
+    /// An election whose library has an observer: how many of the clients
+    /// observe (the first ones; by default none); the others campaign.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observers: Option<u32>,
     pub seed: Option<Seed>,
     pub fencing: Option<bool>,
     pub policy: Option<String>,
@@ -508,6 +512,8 @@ pub struct Scenario {
     pub writers: u16,
     /// A semaphore's permits; 0 for other applications.
     pub permits: u16,
+    /// An election's observers (the first clients); 0 by default.
+    pub observers: u16,
     pub seed: u64,
     pub fencing: bool,
     pub policy: Policy,
@@ -697,6 +703,7 @@ impl Scenario {
             ("producers", Setting::Producers, raw.producers.is_some()),
             ("writers", Setting::Writers, raw.writers.is_some()),
             ("permits", Setting::Permits, raw.permits.is_some()),
+            ("observers", Setting::Observers, raw.observers.is_some()),
         ] {
             models::model::check_given(&recipe, setting, given).map_err(|e| err(key, e))?;
         }
@@ -730,8 +737,11 @@ impl Scenario {
             .unwrap_or_else(|| models::model::default_permits(&recipe, raw.clients as u16).into());
         models::model::check_permits(&recipe, raw.clients as u16, permits)
             .map_err(|e| err("permits", e))?;
-        // Both fewer than the clients, which are at most MAX_SIM_CLIENTS.
-        let (writers, permits) = (writers as u16, permits as u16);
+        let observers = raw.observers.unwrap_or(0);
+        models::model::check_observers(&recipe, raw.clients as u16, observers)
+            .map_err(|e| err("observers", e))?;
+        // All fewer than the clients, which are at most MAX_SIM_CLIENTS.
+        let (writers, permits, observers) = (writers as u16, permits as u16, observers as u16);
         models::model::check_fencing(&recipe, raw.fencing.unwrap_or(false))
             .map_err(|e| err("fencing", e))?;
         let reentries = raw.reentries.unwrap_or(0);
@@ -886,7 +896,7 @@ impl Scenario {
             Some(names) => Some(
                 names
                     .iter()
-                    .map(|n| expected_property(n, &recipe, reentries, &err))
+                    .map(|n| expected_property(n, &recipe, (reentries, observers), &err))
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
@@ -918,7 +928,11 @@ impl Scenario {
         // Only without faults is the bound a bound: a crash for good or a
         // lost session may end a client's rounds early.
         if profile.is_empty() && schedule.is_empty() {
-            let roles = Roles { producers, writers };
+            let roles = Roles {
+                producers,
+                writers,
+                observers,
+            };
             check_heartbeats(
                 &timing,
                 recipe.app(),
@@ -936,6 +950,7 @@ impl Scenario {
             producers,
             writers,
             permits,
+            observers,
             seed: raw.seed.map_or(0, |s| s.0),
             fencing: raw.fencing.unwrap_or(false),
             policy,
@@ -989,6 +1004,7 @@ impl Scenario {
             producers: self.producers,
             reentries: self.reentries,
             writers: self.writers,
+            observers: self.observers,
         }
     }
 
@@ -996,6 +1012,7 @@ impl Scenario {
     pub fn store(&self) -> Store {
         Store {
             deployment: self.deployment,
+            observers: self.observers,
             // The simulator bounds no lag: a follower applies when its
             // drawn delay is over.
             ensemble: (self.servers > 1).then(|| {
@@ -1031,12 +1048,12 @@ impl Scenario {
     }
 
     /// This scenario as a file with an explicit schedule, no randomized
-    /// faults, the given seed, clients (and a queue's producers among them)
-    /// and rounds, and what it is expected to violate: a reproducer.
+    /// faults, the given seed, clients (and a queue's producers, a shared
+    /// lock's writers, an election's observers among them) and rounds, and what it is expected to violate: a reproducer.
     pub fn reproducer(
         &self,
         seed: u64,
-        (clients, producers, writers, rounds): (u16, u16, u16, u8),
+        (clients, producers, writers, observers, rounds): (u16, u16, u16, u16, u8),
         schedule: Vec<ScheduledFault>,
         expect: &[PropertyName],
         note: &str,
@@ -1048,6 +1065,7 @@ impl Scenario {
         file.producers = (self.recipe.app() == App::Queue).then_some(u32::from(producers));
         file.writers = (self.recipe.app() == App::SharedLock).then_some(u32::from(writers));
         file.permits = (self.recipe.app() == App::Semaphore).then_some(u32::from(self.permits));
+        file.observers = (observers > 0).then_some(u32::from(observers));
         file.rounds = Some(rounds as u32);
         file.faults = None;
         file.schedule = Some(schedule);
@@ -1189,6 +1207,7 @@ fn check_heartbeats(
         Role::Worker,
         Role::Producer,
         Role::Consumer,
+        Role::Observer,
     ] {
         let count = (0..clients).filter(|&c| role_of(&roles, c) == role).count() as u64;
         if count == 0 {
@@ -1233,7 +1252,8 @@ fn least_busy_us(
 ) -> u64 {
     let producing_us = rounds * timing.produce_us.0;
     match role {
-        Role::Writer | Role::Reader | Role::Worker => {
+        // An observer follows for as long as the candidates campaign.
+        Role::Writer | Role::Reader | Role::Worker | Role::Observer => {
             rounds * (timing.think_us.0 + timing.hold_us.0)
         }
         Role::Producer => producing_us,
@@ -1252,6 +1272,7 @@ fn busy_because(role: Role) -> &'static str {
         Role::Writer | Role::Reader | Role::Worker => {
             "their rounds' least timing.think_ms and timing.hold_ms"
         }
+        Role::Observer => "they follow for as long as the candidates' rounds take",
         Role::Producer => "their rounds' least timing.produce_ms",
         Role::Consumer => {
             "they wait for the producers' items, timing.produce_ms apart, and take their share, \
@@ -1853,12 +1874,13 @@ fn resolve_profile(
 fn expected_property(
     name: &str,
     recipe: &RecipeRef,
-    reentries: u8,
+    (reentries, observers): (u8, u16),
     err: &dyn Fn(&str, String) -> ScenarioError,
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
     let violable = || {
         PropertyName::judging_recipe(recipe, reentries > 0)
+            .chain((observers > 0).then_some(PropertyName::ObservedLeaderCurrent))
             .filter(|p| p.violable_in_a_run())
             .chain(PropertyName::RUN_CHECKS)
     };

@@ -720,3 +720,60 @@ fn a_stale_listing_elects_two_leaders_with_local_sessions_and_not_with_global_on
         }
     }
 }
+
+/// The shipped `Observe` pair: an observer starting while its member lags
+/// behind the first leader's resignation names that leader when its `Get`
+/// is serializable (`observed_leader_current`, at its first report, while
+/// the member still lags); with `Observe` as shipped the `Get` goes through
+/// the leader's read index and nothing is violated.
+#[test]
+fn a_serializable_observe_names_a_resigned_leader_and_the_shipped_one_does_not() {
+    let serializable = shipped("etcd-serializable-observe");
+    let shipped_observe = shipped("etcd-linearizable-observe");
+    assert_eq!((serializable.observers, shipped_observe.observers), (1, 1));
+    for seed in 0..10 {
+        let o = simulate(&serializable, seed, true);
+        let stale = o
+            .first_violation("observed_leader_current")
+            .expect("observed_leader_current");
+        assert_eq!(stale.clients, vec![0], "seed {seed}");
+        // After the observer resumes (1.5 s), before its member catches up
+        // (the lag runs from 0.5 s to 4 s).
+        assert!((1_500_000..4_000_000).contains(&stale.at_us), "seed {seed}");
+        assert_eq!(o.violations.len(), 1, "seed {seed}: {:?}", o.violations);
+        let l = simulate(&shipped_observe, seed, true);
+        assert!(l.violations.is_empty(), "seed {seed}: {:?}", l.violations);
+    }
+}
+
+/// A scenario's `observers`: only for an election with an observer, fewer
+/// than its clients; each refusal names the key.
+#[test]
+fn a_scenario_refuses_observers_nobody_could_be() {
+    let election = |recipe: &str, clients: u8, observers: u8| {
+        format!(
+            "recipe = \"{recipe}\"\nclients = {clients}\nobservers = {observers}\nrounds = 1\n\
+             [timing]\nthink_ms = [20, 200]\nhold_ms = [100, 400]\n"
+        )
+    };
+    for (toml, says) in [
+        (election("zk-fair-election", 3, 1), "has no observer"),
+        (election("etcd-election", 2, 2), "fewer than the clients"),
+        (
+            election("etcd-revision", 3, 1),
+            "observers are for election recipes",
+        ),
+    ] {
+        match parse(&toml) {
+            Ok(_) => panic!("accepted:\n{toml}"),
+            Err(e) => {
+                assert_eq!(e.key, "observers", "{toml}");
+                assert!(e.reason.contains(says), "{toml}: {}", e.reason);
+            }
+        }
+    }
+    assert_eq!(
+        parse(&election("etcd-election", 3, 1)).unwrap().observers,
+        1
+    );
+}

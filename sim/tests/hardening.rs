@@ -431,7 +431,7 @@ fn seeds_above_i64_round_trip_through_a_reproducer() {
     for seed in [0, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
         let text = s.reproducer(
             seed,
-            (s.clients, s.producers, s.writers, 1),
+            (s.clients, s.producers, s.writers, s.observers, 1),
             Vec::new(),
             &[],
             "note",

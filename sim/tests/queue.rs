@@ -84,7 +84,13 @@ fn a_shrunk_queue_keeps_its_roles() {
         );
         let repro = s.reproducer(
             seed,
-            (small.clients, small.producers, small.writers, small.rounds),
+            (
+                small.clients,
+                small.producers,
+                small.writers,
+                small.observers,
+                small.rounds,
+            ),
             small.schedule.clone(),
             &[small.property],
             "test",

@@ -25,7 +25,7 @@ fn properties(o: &Outcome) -> Vec<&'static str> {
     p
 }
 
-const SHIPPED: [&str; 48] = [
+const SHIPPED: [&str; 50] = [
     "healthy",
     "gc-pause-split-brain",
     "gc-pause-split-brain-fenced",
@@ -74,6 +74,8 @@ const SHIPPED: [&str; 48] = [
     "etcd-failover-lease-extended",
     "etcd-isolated-member-keeps-holder",
     "etcd-isolated-member-short-cut",
+    "etcd-serializable-observe",
+    "etcd-linearizable-observe",
 ];
 
 /// A run watched for a progress line is the same run, told how far it has
@@ -239,7 +241,13 @@ fn hunt_finds_the_gc_pause_split_brain_and_shrinks_it_to_a_replayable_reproducer
     );
     let text = s.reproducer(
         first,
-        (small.clients, small.producers, small.writers, small.rounds),
+        (
+            small.clients,
+            small.producers,
+            small.writers,
+            small.observers,
+            small.rounds,
+        ),
         small.schedule.clone(),
         &[small.property],
         "test",
@@ -475,7 +483,7 @@ partition = { rate_per_s = 0.2, duration_ms = [6000, 9000] }
 /// change that reorders events (deterministically, so the test above still
 /// passes) shows here. A deliberate change of the model updates the table
 /// (`lockstep run scenarios/NAME.toml --json` prints `trace_hash`).
-const REFERENCE_TRACES: [(&str, &str); 51] = [
+const REFERENCE_TRACES: [(&str, &str); 53] = [
     ("barrier-last-entrant-crash", "146afe6bd9b74f33"),
     ("crash-storm", "7230d34ec636b66a"),
     ("curator-reconnect-double-leader-fixed", "5772660d31b266c8"),
@@ -522,6 +530,8 @@ const REFERENCE_TRACES: [(&str, &str); 51] = [
     ("etcd-failover-lease-extended", "9fb8c90eee328b40"),
     ("etcd-isolated-member-keeps-holder", "d66faaf79edfefee"),
     ("etcd-isolated-member-short-cut", "dd85696a6ec8f1d9"),
+    ("etcd-serializable-observe", "05cab7119b6ddb38"),
+    ("etcd-linearizable-observe", "a1d299a743687406"),
     ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",

@@ -55,6 +55,9 @@ struct CheckJson {
     /// A semaphore's permits (`--permits`); absent for other recipes.
     #[serde(skip_serializing_if = "Option::is_none")]
     permits: Option<u8>,
+    /// An election's observers (`--observers`); absent where there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observers: Option<u8>,
     /// How time was treated: `untimed`, or the ticks' durations.
     time: String,
     symmetry: bool,
@@ -348,6 +351,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             reentries: cfg.reentries,
             writers: (cfg.recipe.app() == models::recipe::App::SharedLock).then_some(cfg.writers),
             permits: (cfg.recipe.app() == models::recipe::App::Semaphore).then_some(cfg.permits),
+            observers: (cfg.observers > 0).then_some(cfg.observers),
             time: match cfg.time.ticks() {
                 Some(ticks) => ticks.to_string(),
                 None => "untimed".into(),

@@ -39,6 +39,7 @@ impl From<ConfigError> for UsageError {
             Setting::Producers => "--producers",
             Setting::Writers => "--writers",
             Setting::Permits => "--permits",
+            Setting::Observers => "--observers",
             Setting::Fencing => "--fencing",
             Setting::AcquireTimeout => "--acquire-timeout",
             Setting::Reentries => "--reentries",
@@ -404,6 +405,12 @@ pub struct ModelArgs {
     /// than the clients].
     #[arg(long)]
     pub permits: Option<u8>,
+    /// An election recipe whose library has an observer (etcd-election's
+    /// `Observe`): how many of the clients observe (the first ones), never
+    /// campaigning [default: 0]; the others campaign. Judged by
+    /// `observed_leader_current` too.
+    #[arg(long)]
+    pub observers: Option<u8>,
     /// Client crashes the checker may inject (for good, unless restarted).
     #[arg(long, default_value_t = 0)]
     pub crashes: u8,
@@ -617,6 +624,7 @@ impl ModelArgs {
             (Setting::Producers, self.producers.is_some()),
             (Setting::Writers, self.writers.is_some()),
             (Setting::Permits, self.permits.is_some()),
+            (Setting::Observers, self.observers.is_some()),
         ] {
             models::model::check_given(&recipe, setting, given)
                 .map_err(|e| UsageError::from(ConfigError { setting, reason: e }))?;
@@ -654,6 +662,7 @@ impl ModelArgs {
                 // Fewer than the clients, a u8.
                 models::model::default_permits(&recipe, clients.into()) as u8
             }),
+            observers: self.observers.unwrap_or(0),
             recipe,
             policy,
             time: self.time_mode()?,

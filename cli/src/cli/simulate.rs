@@ -79,6 +79,13 @@ fn describe_settings(s: &Scenario, seed: u64) {
             s.producers,
             s.clients - s.producers
         )
+    } else if s.observers > 0 {
+        format!(
+            "{} clients ({} observing, {} campaigning)",
+            s.clients,
+            s.observers,
+            s.clients - s.observers
+        )
     } else {
         format!("{} clients", s.clients)
     };
@@ -673,7 +680,13 @@ fn write_reproducers(s: &Scenario, dir: &Path, r: &mut HuntResult) -> Result<(),
         );
         let text = s.reproducer(
             seed,
-            (small.clients, small.producers, small.writers, small.rounds),
+            (
+                small.clients,
+                small.producers,
+                small.writers,
+                small.observers,
+                small.rounds,
+            ),
             small.schedule,
             &[small.property],
             &note,

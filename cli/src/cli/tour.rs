@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 53] = [
+pub const SHIPPED: [(&str, &str); 55] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -223,6 +223,14 @@ pub const SHIPPED: [(&str, &str); 53] = [
     (
         "etcd-failover-lease-extended",
         include_str!("../../../scenarios/etcd-failover-lease-extended.toml"),
+    ),
+    (
+        "etcd-serializable-observe",
+        include_str!("../../../scenarios/etcd-serializable-observe.toml"),
+    ),
+    (
+        "etcd-linearizable-observe",
+        include_str!("../../../scenarios/etcd-linearizable-observe.toml"),
     ),
     (
         "etcd-isolated-member-keeps-holder",

@@ -3,9 +3,11 @@
 //! rules are the lock's, under its own names; its progress goals
 //! (`leader_elected`, `followers_agree`) are in [`crate::model::goals`].
 
-use super::{writer, Herd, HoldWords, Place, Rules, Spec};
+use super::{Herd, HoldWords, Place, Role, Roles, Rules, Spec};
+use crate::ids::ClientIdx;
 use crate::ids::SessionId;
-use crate::properties::{OwnMonitor, PropertyName as P, Seen};
+use crate::msg::Request;
+use crate::properties::{Breach, Observation, OwnMonitor, PropertyName as P, Seen};
 
 pub const SPEC: Spec = Spec {
     name: "election",
@@ -36,10 +38,19 @@ pub const SPEC: Spec = Spec {
         place: Place::Token,
         herd: Herd::ReleaseSteps,
     },
-    role: writer,
+    role: candidate_or_observer,
     hold_ends_round: false,
     judges_leaving: false,
 };
+
+/// The first `observers` clients observe; the others campaign.
+fn candidate_or_observer(roles: &Roles, client: ClientIdx) -> Role {
+    if client < roles.observers {
+        Role::Observer
+    } else {
+        Role::Writer
+    }
+}
 
 /// An election's own hook.
 pub trait ElectionRecipe<S> {
@@ -47,15 +58,44 @@ pub trait ElectionRecipe<S> {
     /// candidate (the `ephemeralOwner` of `/leader`, the owner of the
     /// lowest child); `None` when they have not named one.
     fn leader_seen(&self, st: &S) -> Option<SessionId>;
+
+    /// An observer's start, where the library has one (etcd's
+    /// `Election.Observe`): a client that does not campaign and follows who
+    /// leads, its [`Self::leader_seen`] the last leader it reported. `None`
+    /// where the library has no observer (the configuration refuses
+    /// `observers` then).
+    fn observe(&self, _session: SessionId) -> Option<(S, Request)> {
+        None
+    }
 }
 
-/// The election has no monitor of its own: its `always` rules are the
-/// shared ones, its progress goals the checker's.
+/// The election's own monitor: `observed_leader_current`, a sticky mark
+/// set only on a violating path. Its other `always` rules are the shared
+/// ones, its progress goals the checker's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ElectionMonitor;
+pub struct ElectionMonitor {
+    /// An observer named a leader on a stale message.
+    pub(crate) named_stale: bool,
+}
 
 impl OwnMonitor for ElectionMonitor {
-    fn holds(&self, _: Seen, _: P) -> Option<bool> {
-        None
+    fn heeds(&self, obs: &Observation) -> bool {
+        matches!(obs, Observation::NamedStale { .. })
+    }
+
+    fn observe(&mut self, _: Seen, obs: &Observation, breaches: &mut Vec<Breach>) {
+        if let Observation::NamedStale { client } = *obs {
+            if !self.named_stale {
+                self.named_stale = true;
+                breaches.push(Breach {
+                    property: P::ObservedLeaderCurrent,
+                    clients: vec![client],
+                });
+            }
+        }
+    }
+
+    fn holds(&self, _: Seen, p: P) -> Option<bool> {
+        (p == P::ObservedLeaderCurrent).then_some(!self.named_stale)
     }
 }

@@ -247,6 +247,9 @@ pub struct Roles {
     pub producers: ClientIdx,
     /// A shared lock: the first `writers` clients write, the others read.
     pub writers: ClientIdx,
+    /// An election: the first `observers` clients observe (etcd's
+    /// `Observe`), the others campaign.
+    pub observers: ClientIdx,
 }
 
 /// What one client does in its application.
@@ -265,6 +268,9 @@ pub enum Role {
     Producer,
     /// Takes items for as long as there are any: counts no rounds.
     Consumer,
+    /// Follows who leads without campaigning (an election's observer):
+    /// holds nothing, counts no rounds, and is done when it waits.
+    Observer,
 }
 
 /// What a holder does with its hold.
@@ -287,6 +293,7 @@ impl Role {
             Role::Worker => "worker",
             Role::Producer => "producer",
             Role::Consumer => "consumer",
+            Role::Observer => "observer",
         }
     }
 
@@ -295,14 +302,14 @@ impl Role {
         match self {
             Role::Writer => Hold::Writes,
             Role::Reader | Role::Worker | Role::Consumer => Hold::Work,
-            Role::Producer => Hold::Nothing,
+            Role::Producer | Role::Observer => Hold::Nothing,
         }
     }
 
     /// Whether its rounds are counted (a consumer counts none: it is done
     /// when it waits on an empty queue).
     pub fn counts_rounds(self) -> bool {
-        self != Role::Consumer
+        !matches!(self, Role::Consumer | Role::Observer)
     }
 
     /// Starts a round: the recipe's state and first request. `item` is
@@ -316,6 +323,7 @@ impl Role {
     ) -> Option<(AnyState, Request)> {
         match self {
             Role::Producer => recipe.enqueue(session, item),
+            Role::Observer => recipe.observe(session),
             Role::Reader => Some(recipe.acquire_shared(session)),
             Role::Writer | Role::Worker | Role::Consumer => Some(recipe.acquire(session)),
         }

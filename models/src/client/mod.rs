@@ -82,6 +82,9 @@ pub struct Client {
     /// A shared lock: the first `writers` clients write, the others read.
     /// 0 for every other application.
     pub writers: u16,
+    /// An election: the first `observers` clients observe (etcd's
+    /// `Observe`) rather than campaign. 0 for every other application.
+    pub observers: u16,
 }
 
 /// Writes per hold: at least two, so that a pause in the middle of a hold
@@ -99,6 +102,7 @@ impl Client {
         Roles {
             producers: self.producers,
             writers: self.writers,
+            observers: self.observers,
         }
     }
 
@@ -116,6 +120,13 @@ impl Client {
     /// as long as there are any: they count no rounds and never finish.
     pub fn consumes(&self, client: ClientIdx) -> bool {
         self.role(client) == Role::Consumer
+    }
+
+    /// Whether `client` is one of an election's observers, which follow
+    /// who leads for as long as the run lasts: they count no rounds and
+    /// never finish.
+    pub fn observes(&self, client: ClientIdx) -> bool {
+        self.role(client) == Role::Observer
     }
 
     /// Whether `client` is one of a shared lock's readers.
@@ -516,6 +527,19 @@ impl Client {
 
     /// Carries out the recipe's step, taken on a store message with
     /// `header` and ghost mark `owns_first`.
+    /// An observer that, on a store message marked `owns_first`, came to
+    /// name a leader other than `before`: the ghost keeps whether that
+    /// leader did not own the first key, live, when the store sent it.
+    fn note_named(&self, st: &mut ClientState, before: Option<SessionId>, owns_first: bool) {
+        if owns_first || !self.observes(st.session.client) {
+            return;
+        }
+        let after = st.recipe.as_ref().and_then(|r| self.recipe.leader_seen(r));
+        if after.is_some() && after != before {
+            st.clocks.set(Clocks::NAMED_STALE, true);
+        }
+    }
+
     fn apply(
         &self,
         st: &mut ClientState,
@@ -634,7 +658,9 @@ impl Client {
                 let Some(recipe) = st.recipe.as_mut() else {
                     return;
                 };
+                let named = self.recipe.leader_seen(recipe);
                 let step = self.recipe.on_reply(st.session, recipe, &reply);
+                self.note_named(st, named, evidence.1);
                 self.apply(st, step, evidence, o);
             }
             Phase::Releasing => {
@@ -770,11 +796,13 @@ impl Actor for Client {
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
                     };
+                    let named = self.recipe.leader_seen(recipe);
                     let step = if st.phase == Phase::Releasing {
                         self.recipe.on_release_event(recipe, &event)
                     } else {
                         self.recipe.on_event(recipe, &event)
                     };
+                    self.note_named(st, named, owns_first);
                     self.apply(st, step, (header, owns_first), o);
                 }
             }

@@ -73,7 +73,8 @@ pub struct ClientState {
     pub nesting: Nesting,
 }
 
-/// An acquisition's clocks beyond the client's own: a sleep the recipe is
+/// An acquisition's clocks beyond the client's own (and one ghost flag of
+/// an observer's, [`Clocks::NAMED_STALE`]): a sleep the recipe is
 /// in ([`Step::Sleep`]), and whether the acquire timeout passed while a
 /// request was outstanding (the acquisition is then given up at the
 /// recipe's next wait: Curator and kazoo look at the clock only when they
@@ -94,6 +95,10 @@ impl Clocks {
     /// The answer to a request an interrupt left behind is still due: the
     /// library's callback, not the caller, takes it.
     pub(super) const ANSWER_DUE: u8 = 8;
+    /// Ghost, not a clock: an election's observer named a leader on a store
+    /// message sent while that leader did not own the first key, live
+    /// (`observed_leader_current`). Sticky.
+    pub(super) const NAMED_STALE: u8 = 16;
 
     pub fn sleeping(self) -> bool {
         self.0 & Clocks::SLEEPING != 0
@@ -111,6 +116,10 @@ impl Clocks {
         self.0 & Clocks::ANSWER_DUE != 0
     }
 
+    pub fn named_stale(self) -> bool {
+        self.0 & Clocks::NAMED_STALE != 0
+    }
+
     pub(super) fn set(&mut self, flag: u8, on: bool) {
         self.0 = if on { self.0 | flag } else { self.0 & !flag };
     }
@@ -118,12 +127,16 @@ impl Clocks {
 
 impl fmt::Debug for Clocks {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.debug_struct("Clocks")
-            .field("sleeping", &self.sleeping())
+        let mut d = f.debug_struct("Clocks");
+        d.field("sleeping", &self.sleeping())
             .field("timed_out", &self.timed_out())
             .field("orphan_watchdog", &self.orphan_watchdog())
-            .field("answer_due", &self.answer_due())
-            .finish()
+            .field("answer_due", &self.answer_due());
+        // Written only when set, so states without it print as before.
+        if self.named_stale() {
+            d.field("named_stale", &true);
+        }
+        d.finish()
     }
 }
 
@@ -144,6 +157,8 @@ pub struct Marks {
     pub left: Option<bool>,
     /// Waiting with nothing outstanding, or done: idle.
     pub idle: bool,
+    /// An observer has named a leader on a stale message (sticky).
+    pub named_stale: bool,
 }
 
 impl ClientState {
@@ -178,6 +193,7 @@ impl ClientState {
             reentered: self.nesting.made(),
             left: self.left,
             idle: self.is_waiting() || self.phase == Phase::Done,
+            named_stale: self.clocks.named_stale(),
         }
     }
 

@@ -55,6 +55,7 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         Setting::Producers => Some((App::Queue, "producers are for queue recipes")),
         Setting::Writers => Some((App::SharedLock, "writers are for shared-lock recipes")),
         Setting::Permits => Some((App::Semaphore, "permits are for semaphore recipes")),
+        Setting::Observers => Some((App::Election, "observers are for election recipes")),
         Setting::Clients
         | Setting::Rounds
         | Setting::Fencing
@@ -112,6 +113,31 @@ pub fn check_writers(recipe: &RecipeRef, clients: u16, writers: u32) -> Result<(
             Err(not_for(recipe, Setting::Writers))
         }
         App::Lock | App::Election | App::Barrier | App::Queue | App::Semaphore => Ok(()),
+    }
+}
+
+/// Checks an election's observers: fewer than the clients (someone
+/// campaigns), and only where the library has an observer; none for any
+/// other application.
+pub fn check_observers(recipe: &RecipeRef, clients: u16, observers: u32) -> Result<(), String> {
+    let observes = recipe.observe(crate::ids::SessionId::first(0)).is_some();
+    match recipe.app() {
+        App::Election if observers == 0 => Ok(()),
+        App::Election if !observes => Err(format!(
+            "{recipe} has no observer: its library has no call that follows the leader \
+             without campaigning (etcd-election's Observe has)"
+        )),
+        App::Election if observers >= u32::from(clients) => Err(format!(
+            "{recipe}: observers must be fewer than the clients ({clients}), so that someone \
+             campaigns (got {observers})"
+        )),
+        App::Election => Ok(()),
+        App::Lock | App::SharedLock | App::Barrier | App::Queue | App::Semaphore
+            if observers != 0 =>
+        {
+            Err(not_for(recipe, Setting::Observers))
+        }
+        App::Lock | App::SharedLock | App::Barrier | App::Queue | App::Semaphore => Ok(()),
     }
 }
 
@@ -186,6 +212,8 @@ pub enum Setting {
     Producers,
     Writers,
     Permits,
+    /// An election's observers.
+    Observers,
     Fencing,
     AcquireTimeout,
     Reentries,
@@ -536,6 +564,9 @@ pub struct ModelCfg {
     pub writers: u8,
     /// A semaphore: how many leases it has. 0 for every other application.
     pub permits: u8,
+    /// An election: how many of the clients observe (the first ones) rather
+    /// than campaign, where the library has an observer. 0 by default.
+    pub observers: u8,
     /// How the checker treats time: untimed (the default) or in ticks.
     pub time: Time,
     /// Redis: persistence and replicas (the masters are the recipe's).
@@ -642,6 +673,7 @@ impl ModelCfg {
             writers: default_writers(&recipe) as u8,
             // Fewer than the clients, which fit in a u8.
             permits: default_permits(&recipe, clients.into()) as u8,
+            observers: 0,
             time: Time::Untimed,
             deployment: Default::default(),
             servers: 1,
@@ -663,6 +695,7 @@ impl ModelCfg {
                     && self.recipe.face() == crate::recipe::Face::ZooKeeper)
                     .then_some(PropertyName::SyncIsCurrent),
             )
+            .chain((self.observers > 0).then_some(PropertyName::ObservedLeaderCurrent))
             .collect()
     }
 
@@ -672,7 +705,9 @@ impl ModelCfg {
     pub fn clients_interchangeable(&self) -> bool {
         // In an ensemble each client is tied to its server, which the
         // renaming of clients does not rename (yet).
-        !matches!(self.recipe.app(), App::Queue | App::SharedLock) && self.servers == 1
+        !matches!(self.recipe.app(), App::Queue | App::SharedLock)
+            && self.servers == 1
+            && self.observers == 0
     }
 
     /// Checks the configuration; the error names the offending setting.
@@ -699,6 +734,8 @@ impl ModelCfg {
             .map_err(|e| ConfigError::new(Setting::Writers, e))?;
         check_permits(&self.recipe, self.clients.into(), self.permits.into())
             .map_err(|e| ConfigError::new(Setting::Permits, e))?;
+        check_observers(&self.recipe, self.clients.into(), self.observers.into())
+            .map_err(|e| ConfigError::new(Setting::Observers, e))?;
         check_fencing(&self.recipe, self.fencing)
             .map_err(|e| ConfigError::new(Setting::Fencing, e))?;
         if self.acquire_timeout {
@@ -795,6 +832,7 @@ impl ModelCfg {
         Ok(RecipeModel {
             store: Store {
                 deployment: self.deployment,
+                observers: self.observers.into(),
                 ensemble: (self.servers > 1).then(|| {
                     crate::store::EnsembleCfg::new(
                         self.recipe.face(),
@@ -820,6 +858,7 @@ impl ModelCfg {
                 producers: self.producers.into(),
                 reentries: self.reentries,
                 writers: self.writers.into(),
+                observers: self.observers.into(),
             },
             cfg: self,
         })
@@ -869,6 +908,14 @@ impl fmt::Display for ModelCfg {
                 " ({} writing, {} reading)",
                 self.writers,
                 self.clients.saturating_sub(self.writers)
+            )?;
+        }
+        if self.observers > 0 {
+            write!(
+                f,
+                " ({} observing, {} campaigning)",
+                self.observers,
+                self.clients.saturating_sub(self.observers)
             )?;
         }
         if self.recipe.app() == App::Semaphore {

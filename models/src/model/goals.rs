@@ -83,6 +83,11 @@ impl ClientMarks<'_> {
         self.slot.state.session
     }
 
+    /// An election's observer (a constant of the run: no step changes it).
+    pub fn observes(&self) -> bool {
+        self.model.client.observes(self.slot.state.session.client)
+    }
+
     /// Election recipes: the leader as the store's answers have shown it.
     pub fn leader_seen(&self) -> Option<SessionId> {
         let recipe = &self.model.client.recipe;
@@ -235,24 +240,27 @@ impl RecipeModel {
                     | PropertyName::FifoOrder
                     | PropertyName::ReentryImmediate
                     | PropertyName::FaultFreeSessionLoss
-                    | PropertyName::SyncIsCurrent => return None,
+                    | PropertyName::SyncIsCurrent
+                    | PropertyName::ObservedLeaderCurrent => return None,
                 };
                 Some(Goal { name, reads })
             })
             .collect()
     }
 
-    /// Every live follower (a client still campaigning) has seen the current
-    /// leader, and there is exactly one; or nobody follows.
+    /// Every live follower (a client still campaigning, or an observer) has
+    /// seen the current leader, and there is exactly one; or nobody
+    /// follows; or there is no leader and only observers follow.
     pub fn followers_agree(&self, state: &ModelState) -> bool {
         followers_agree(&self.goal_view(state))
     }
 }
 
-/// The client is crashed or has finished its rounds (a bit that, once
-/// true, no step of the client's own turns false).
+/// The client is crashed, has finished its rounds, or is an observer,
+/// which has no rounds to finish (a bit that, once true, no step of the
+/// client's own turns false).
 fn done_or_gone(m: &ClientMarks) -> u8 {
-    u8::from(!m.live() || m.done()) * DONE_OR_GONE
+    u8::from(!m.live() || m.done() || m.observes()) * DONE_OR_GONE
 }
 
 /// Every client's `DONE_OR_GONE` bit is set (for a queue's consumer, the
@@ -267,7 +275,13 @@ fn followers_agree(view: &GoalView) -> bool {
         (Some(l), None) => Some(l.session()),
         _ => None,
     };
-    view.clients()
-        .filter(|c| c.live())
-        .all(|c| !c.acquiring() || leader.is_some() && c.leader_seen() == leader)
+    // An observer names the last leader `Observe` sent, never "none": with
+    // no leader, whatever it names is as good as it can be.
+    view.clients().filter(|c| c.live()).all(|c| {
+        !c.acquiring()
+            || match leader {
+                Some(_) => c.leader_seen() == leader,
+                None => c.observes(),
+            }
+    })
 }

@@ -34,10 +34,10 @@ pub mod view;
 pub use clock::{Due, TickTiming, Time, TICK_KEYS};
 pub use config::{
     check_acquire_timeout, check_fencing, check_given, check_interrupts, check_local_sessions,
-    check_masters, check_max_lag, check_permits, check_producers, check_redis_policy,
-    check_reentries, check_servers, check_writers, default_permits, default_producers,
-    default_writers, writes_to_resource, ConfigError, FaultBudget, ModelCfg, Setting,
-    DEFAULT_MAX_LAG, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
+    check_masters, check_max_lag, check_observers, check_permits, check_producers,
+    check_redis_policy, check_reentries, check_servers, check_writers, default_permits,
+    default_producers, default_writers, writes_to_resource, ConfigError, FaultBudget, ModelCfg,
+    Setting, DEFAULT_MAX_LAG, MAX_CLIENTS, MAX_REENTRIES, MIN_CLIENTS,
 };
 pub use goals::{ClientMarks, Goal, GoalMarks, GoalReads, GoalView};
 pub use shared::{prefetch, Shared};
@@ -209,8 +209,12 @@ impl RecipeModel {
                             // sent (and its slot stays shared).
                             continue;
                         }
+                        // An observer's notifications are what it
+                        // observes with, not a herd.
+                        if !self.client.observes(c) {
+                            notified.add(c, &msg, ensemble);
+                        }
                         let slot = state.slot_mut(c);
-                        notified.add(c, &msg, ensemble);
                         let link = match from == store_id() {
                             true => Link::StoreToClient,
                             false => Link::ResourceToClient,
@@ -1121,6 +1125,9 @@ impl Model for RecipeModel {
                 P::ReadersShare => Some(Property::sometimes(p.name(), read!(P::ReadersShare))),
                 P::PermitsBound => Some(Property::always(p.name(), read!(P::PermitsBound))),
                 P::SyncIsCurrent => Some(Property::always(p.name(), read!(P::SyncIsCurrent))),
+                P::ObservedLeaderCurrent => {
+                    Some(Property::always(p.name(), read!(P::ObservedLeaderCurrent)))
+                }
                 P::Progress
                 | P::FollowersAgree
                 | P::LeaderElected

@@ -121,6 +121,11 @@ pub enum PropertyName {
     /// can violate it: every simulated run is judged by it (a run check),
     /// and a check with a failover; a monitor fed by the store's ghost.
     SyncIsCurrent,
+    /// Election, always, judged where clients observe (`observers`, etcd's
+    /// `Observe`): the leader an observer comes to name owned the
+    /// election's first key, live, when the store sent what the observer
+    /// named it on — `elected_with_key`'s rule for an observer's report.
+    ObservedLeaderCurrent,
 }
 
 /// How a property is judged.
@@ -135,7 +140,7 @@ pub enum Kind {
 
 impl PropertyName {
     /// Every property lockstep knows, lock properties first.
-    pub const ALL: [PropertyName; 25] = [
+    pub const ALL: [PropertyName; 26] = [
         PropertyName::MutualExclusion,
         PropertyName::ResourceExclusion,
         PropertyName::HerdBound,
@@ -161,6 +166,7 @@ impl PropertyName {
         PropertyName::PermitsBound,
         PropertyName::FaultFreeSessionLoss,
         PropertyName::SyncIsCurrent,
+        PropertyName::ObservedLeaderCurrent,
     ];
 
     /// The simulator's run-level checks: they judge a run of every
@@ -204,6 +210,7 @@ impl PropertyName {
             PropertyName::PermitsBound => "permits_bound",
             PropertyName::FaultFreeSessionLoss => "fault_free_session_loss",
             PropertyName::SyncIsCurrent => "sync_is_current",
+            PropertyName::ObservedLeaderCurrent => "observed_leader_current",
         }
     }
 
@@ -226,7 +233,8 @@ impl PropertyName {
             | PropertyName::RwExclusion
             | PropertyName::PermitsBound
             | PropertyName::FaultFreeSessionLoss
-            | PropertyName::SyncIsCurrent => Kind::Always,
+            | PropertyName::SyncIsCurrent
+            | PropertyName::ObservedLeaderCurrent => Kind::Always,
             PropertyName::HandOff | PropertyName::ReadersShare => Kind::Sometimes,
             PropertyName::Progress
             | PropertyName::FollowersAgree
@@ -283,7 +291,8 @@ impl PropertyName {
             | PropertyName::ElectedWithKey
             | PropertyName::LeaderExclusion
             | PropertyName::FollowersAgree
-            | PropertyName::LeaderElected => Some(App::Election),
+            | PropertyName::LeaderElected
+            | PropertyName::ObservedLeaderCurrent => Some(App::Election),
             PropertyName::NoEarlyPass | PropertyName::NoEarlyLeave | PropertyName::AllPass => {
                 Some(App::Barrier)
             }
@@ -363,6 +372,10 @@ pub enum Observation {
     /// A server of an ensemble answered `client`'s `sync` behind what the
     /// leader had committed when it arrived (`sync_is_current`).
     StaleSync { client: ClientIdx },
+    /// An election's observer came to name a leader on a store message
+    /// sent while that leader did not own the first key
+    /// (`observed_leader_current`).
+    NamedStale { client: ClientIdx },
 }
 
 /// A property newly violated, and the clients involved.
@@ -458,6 +471,9 @@ pub fn observe_client(
     }
     if let Some(reentry) = crate::apps::lock::observe_reentry(client, before.reentered, after) {
         return Some(reentry);
+    }
+    if !before.named_stale && after.clocks.named_stale() {
+        return Some(Observation::NamedStale { client });
     }
     let idle = after.marks().idle;
     match (before.holding, after.is_holding()) {

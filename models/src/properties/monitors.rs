@@ -123,7 +123,7 @@ impl Monitors {
     pub fn new(app: App, producers: ClientIdx) -> Self {
         let own = match app {
             App::Lock => Own::Lock(LockMonitor::default()),
-            App::Election => Own::Election(ElectionMonitor),
+            App::Election => Own::Election(ElectionMonitor::default()),
             App::Barrier => Own::Barrier(LeaveMonitor::default()),
             App::Queue => Own::Queue(Ledger::new(producers)),
             App::SharedLock => Own::SharedLock(RwMonitor::default()),
@@ -222,9 +222,10 @@ impl Monitors {
             | Observation::Crashed { .. }
             | Observation::Dequeued { .. } => true,
             Observation::StaleSync { .. } => !self.stale_sync,
-            Observation::Idle { .. } | Observation::Left { .. } | Observation::Reentered { .. } => {
-                self.own.get().heeds(obs)
-            }
+            Observation::Idle { .. }
+            | Observation::Left { .. }
+            | Observation::Reentered { .. }
+            | Observation::NamedStale { .. } => self.own.get().heeds(obs),
         }
     }
 
@@ -317,16 +318,20 @@ impl Monitors {
             | Observation::Dequeued { .. }
             | Observation::Idle { .. }
             | Observation::Left { .. }
-            | Observation::Reentered { .. } => {}
+            | Observation::Reentered { .. }
+            | Observation::NamedStale { .. } => {}
         }
         // A rule reports only where it is one of the application's
         // properties (a queue's release steps are not judged by herd_bound);
-        // re-entries happen only where asked for, so their property is
-        // let through as if asked.
+        // re-entries, stale syncs and observers' reports happen only where
+        // the run has them, so their properties are let through as if
+        // asked.
         let app = self.app();
         breaches.retain(|b| {
-            b.property == PropertyName::SyncIsCurrent
-                || PropertyName::judging(app, true).any(|p| p == b.property)
+            matches!(
+                b.property,
+                PropertyName::SyncIsCurrent | PropertyName::ObservedLeaderCurrent
+            ) || PropertyName::judging(app, true).any(|p| p == b.property)
         });
         breaches
     }
@@ -379,7 +384,10 @@ impl Monitors {
             | PropertyName::FollowersAgree
             | PropertyName::LeaderElected
             | PropertyName::AllPass
-            | PropertyName::QueueDrains => self.own.get().holds(self.seen(), p).unwrap_or(true),
+            | PropertyName::QueueDrains
+            | PropertyName::ObservedLeaderCurrent => {
+                self.own.get().holds(self.seen(), p).unwrap_or(true)
+            }
             // The simulator's engine judges it, never the monitors.
             PropertyName::FaultFreeSessionLoss => true,
         }
@@ -405,9 +413,10 @@ impl std::hash::Hash for Own {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let mut lock = &LockMonitor::default();
         let (mut ledger, mut left_early, mut exceeded) = (None, false, false);
+        let mut named_stale = false;
         match self {
             Own::Lock(m) => lock = m,
-            Own::Election(_) => {}
+            Own::Election(m) => named_stale = m.named_stale,
             Own::Barrier(m) => left_early = m.left_early,
             Own::Queue(m) => ledger = Some(m),
             Own::SharedLock(m) => exceeded = m.exceeded,
@@ -423,6 +432,9 @@ impl std::hash::Hash for Own {
         }
         if exceeded {
             2u8.hash(h);
+        }
+        if named_stale {
+            3u8.hash(h);
         }
     }
 }

@@ -20,8 +20,23 @@
 //! #11777). Variant `checked`: after `waitDeletes`, get(key); gone means the
 //! session expired (the check proposed upstream, PR #22387).
 //!
-//! `Campaign` does not learn who leads, and the model has no `Observe`
-//! stream: a campaigning candidate names no leader (see ARCHITECTURE.md).
+//! `Campaign` does not learn who leads: a campaigning candidate names no
+//! leader. An observer (`observers`, a client that does not campaign) runs
+//! `Observe` (election.go `observe`), and names the last leader it sent on
+//! its channel:
+//! 1. `Get(pfx, WithFirstCreate())`: the first-created key, linearizable
+//!    (the leader's read index).
+//! 2. None: watch the prefix from the Get's revision and take the first
+//!    PUT, its revision as the header's.
+//! 3. Send that key's leader on the channel; watch the key from the
+//!    header's revision + 1 until its DELETE (a PUT, `Proclaim`, sends the
+//!    same leader again); go to 1.
+//!
+//! Variant `serializable-observe`: `Observe` through a client whose `KV`
+//! adds `WithSerializable()` to its `Get`s (a wrapper installed on
+//! `Client.KV`, as the `namespace` and `ordering` packages install theirs;
+//! `Observe` has no option of its own): the first-created key is read from
+//! the member's own state.
 
 use super::names::{session_key, KEYS};
 use super::{Registered, Variant, VariantKind};
@@ -50,10 +65,17 @@ pub const REGISTERED: Registered = Registered {
                 "get(own key) after waitDeletes; gone means the session expired (etcd PR #22387)",
             kind: VariantKind::Departure,
         },
+        Variant {
+            name: "serializable-observe",
+            summary: "Observe through a KV wrapper adding WithSerializable(): its Get is \
+                      answered from the member's own state",
+            kind: VariantKind::Departure,
+        },
     ],
     build: |variant| {
         RecipeRef::new(EtcdElection {
             check_own_key: variant == Some("checked"),
+            serializable_observe: variant == Some("serializable-observe"),
         })
     },
 };
@@ -62,6 +84,16 @@ pub const REGISTERED: Registered = Registered {
 pub struct EtcdElection {
     /// `checked`: get(our key) after waitDeletes.
     pub check_own_key: bool,
+    /// `serializable-observe`: `Observe`'s `Get` is serializable.
+    pub serializable_observe: bool,
+}
+
+/// A leader `Observe` sent on its channel: the session whose key it is,
+/// and the key's create revision (its term).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reported {
+    pub leader: SessionId,
+    pub term: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,12 +121,43 @@ pub enum State {
     Leading {
         leader_rev: u64,
     },
+    /// Observe: the first-created key under the prefix in flight;
+    /// `reported` is the last leader sent on the channel.
+    ObserveGetting {
+        reported: Option<Reported>,
+    },
+    /// Observe, no key found: the prefix watch being created.
+    ObserveWatchingPrefix {
+        reported: Option<Reported>,
+    },
+    /// … waiting for the first PUT under the prefix.
+    ObserveWaitingPut {
+        reported: Option<Reported>,
+    },
+    /// Observe: the watch on the reported leader's key being created.
+    ObserveWatchingKey {
+        reported: Reported,
+    },
+    /// … waiting for its DELETE.
+    Observing {
+        reported: Reported,
+    },
 }
 
 impl Relabel for State {
     fn relabel(&mut self, p: &Perm) {
         match self {
             State::Watching { key, .. } | State::Waiting { key, .. } => key.relabel(p),
+            State::ObserveGetting { reported }
+            | State::ObserveWatchingPrefix { reported }
+            | State::ObserveWaitingPut { reported } => {
+                if let Some(r) = reported {
+                    r.leader.relabel(p);
+                }
+            }
+            State::ObserveWatchingKey { reported } | State::Observing { reported } => {
+                reported.leader.relabel(p)
+            }
             State::Putting
             | State::Ranging { .. }
             | State::Checking { .. }
@@ -115,7 +178,11 @@ impl Recipe for EtcdElection {
     }
 
     fn variant(&self) -> Option<&'static str> {
-        self.check_own_key.then_some("checked")
+        if self.check_own_key {
+            Some("checked")
+        } else {
+            self.serializable_observe.then_some("serializable-observe")
+        }
     }
 
     fn face(&self) -> Face {
@@ -183,6 +250,36 @@ impl Recipe for EtcdElection {
                     lead(st, leader_rev)
                 }
             }
+            (State::ObserveGetting { reported }, Reply::RangeResult { revision, kvs }) => {
+                match kvs.first() {
+                    None => {
+                        *st = State::ObserveWatchingPrefix { reported };
+                        Step::Send(Request::WatchRange {
+                            keys: Keys::Prefix(KEYS),
+                            start_revision: *revision,
+                        })
+                    }
+                    Some(kv) => match kv.key.lease {
+                        Some(leader) => report(
+                            st,
+                            Reported {
+                                leader,
+                                term: kv.create_revision,
+                            },
+                            *revision,
+                        ),
+                        None => Step::Unexpected,
+                    },
+                }
+            }
+            (State::ObserveWatchingPrefix { reported }, Reply::WatchCreated { .. }) => {
+                *st = State::ObserveWaitingPut { reported };
+                Step::Wait
+            }
+            (State::ObserveWatchingKey { reported }, Reply::WatchCreated { .. }) => {
+                *st = State::Observing { reported };
+                Step::Wait
+            }
             _ => Step::Unexpected,
         }
     }
@@ -197,6 +294,37 @@ impl Recipe for EtcdElection {
                     ..
                 },
             ) if *deleted == key => wait_deletes(st, leader_rev),
+            // Only a PUT is taken: a DELETE would make observe() spin.
+            (
+                State::ObserveWaitingPut { .. },
+                WatchEvent::Etcd {
+                    kind: EtcdEvent::Put,
+                    key,
+                    revision,
+                },
+            ) => match key.lease {
+                Some(leader) => report(
+                    st,
+                    Reported {
+                        leader,
+                        term: *revision,
+                    },
+                    *revision,
+                ),
+                None => Step::Unexpected,
+            },
+            (
+                State::Observing { reported },
+                WatchEvent::Etcd {
+                    kind: EtcdEvent::Delete,
+                    ..
+                },
+            ) => {
+                *st = State::ObserveGetting {
+                    reported: Some(reported),
+                };
+                Step::Send(self.observe_get())
+            }
             _ => Step::Wait,
         }
     }
@@ -215,7 +343,12 @@ impl Recipe for EtcdElection {
             | State::Ranging { .. }
             | State::Watching { .. }
             | State::Waiting { .. }
-            | State::Checking { .. } => None,
+            | State::Checking { .. }
+            | State::ObserveGetting { .. }
+            | State::ObserveWatchingPrefix { .. }
+            | State::ObserveWaitingPut { .. }
+            | State::ObserveWatchingKey { .. }
+            | State::Observing { .. } => None,
         }
     }
 
@@ -225,15 +358,42 @@ impl Recipe for EtcdElection {
     }
 }
 
-/// etcd's `Campaign` names no leader to a candidate that waits: its
-/// followers have seen none.
+/// etcd's `Campaign` names no leader to a candidate that waits; an
+/// observer names the last leader `Observe` sent on its channel.
 impl ElectionRecipe<State> for EtcdElection {
-    fn leader_seen(&self, _: &State) -> Option<SessionId> {
-        None
+    fn leader_seen(&self, st: &State) -> Option<SessionId> {
+        match *st {
+            State::ObserveGetting { reported }
+            | State::ObserveWatchingPrefix { reported }
+            | State::ObserveWaitingPut { reported } => reported.map(|r| r.leader),
+            State::ObserveWatchingKey { reported } | State::Observing { reported } => {
+                Some(reported.leader)
+            }
+            State::Putting
+            | State::Ranging { .. }
+            | State::Watching { .. }
+            | State::Waiting { .. }
+            | State::Checking { .. }
+            | State::Leading { .. } => None,
+        }
+    }
+
+    fn observe(&self, _: SessionId) -> Option<(State, Request)> {
+        Some((State::ObserveGetting { reported: None }, self.observe_get()))
     }
 }
 
 impl EtcdElection {
+    /// Observe's `Get(pfx, WithFirstCreate())`: linearizable as shipped.
+    fn observe_get(&self) -> Request {
+        Request::Range(Range {
+            sort: Sort::Ascend,
+            limit: 1,
+            serializable: self.serializable_observe,
+            ..Range::of(Keys::Prefix(KEYS))
+        })
+    }
+
     /// waitDeletes found no older key.
     fn campaign_returns(&self, session: SessionId, st: &mut State, leader_rev: u64) -> Step {
         if self.check_own_key {
@@ -268,6 +428,16 @@ fn wait_deletes(st: &mut State, leader_rev: u64) -> Step {
         max_create_revision: leader_rev - 1,
         ..Range::of(Keys::Prefix(KEYS))
     }))
+}
+
+/// Observe sends `reported` on its channel, then watches its key from
+/// after `header`.
+fn report(st: &mut State, reported: Reported, header: u64) -> Step {
+    *st = State::ObserveWatchingKey { reported };
+    Step::Send(Request::Watch {
+        key: session_key(reported.leader),
+        start_revision: header + 1,
+    })
 }
 
 fn lead(st: &mut State, leader_rev: u64) -> Step {

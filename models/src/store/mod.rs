@@ -43,6 +43,9 @@ pub struct Store {
     pub barrier_group: Option<u16>,
     /// A queue: the store keeps the ghost [`QueueLedger`].
     pub queue: bool,
+    /// An election's observers (the first clients): see
+    /// [`StoreState::observers`].
+    pub observers: crate::ids::ClientIdx,
     /// Tell the owner at once when its session expires. ZooKeeper does: the
     /// server closes the connection and the client's reconnect is answered
     /// SESSION_EXPIRED before anything else. etcd does not: a client learns
@@ -135,6 +138,7 @@ impl Store {
             consul: face == crate::recipe::Face::Consul,
             barrier_group: None,
             queue: false,
+            observers: 0,
             ensemble: None,
         }
     }
@@ -142,6 +146,7 @@ impl Store {
     /// The state it starts in.
     pub fn initial_state(&self) -> StoreState {
         let mut st = StoreState::new(&self.layout);
+        st.observers = RunConstant(self.observers);
         if !self.sessions_expire {
             st.redis = RedisKv::deployed(self.layout.masters, self.deployment);
         }
@@ -186,6 +191,11 @@ pub struct StoreState {
     /// Where the recipe's line is: the same in every state of a run, so it
     /// is neither hashed nor compared (a [`RunConstant`]).
     pub line: RunConstant<Line>,
+    /// An election's observers, the first clients (`observers`): what the
+    /// store sends them is marked by whether the leader it names owns the
+    /// first key, not by their own session. Not serialized: 0 reads back.
+    #[serde(skip)]
+    pub observers: RunConstant<crate::ids::ClientIdx>,
     /// How lease ids are made (the recipe's `Setup::leases`): the same in
     /// every state of a run.
     pub leases: RunConstant<LeaseIds>,
@@ -317,7 +327,7 @@ impl FirstInLine {
 /// A setting a run's states all share, carried in each (the store's
 /// methods read it) but neither hashed nor compared: two states of one run
 /// never differ in it, and hashing it would only cost the checker time.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RunConstant<T>(pub T);
 
@@ -345,6 +355,7 @@ impl StoreState {
             zk: ZkTree::new(&layout.dirs),
             etcd: EtcdKv::default(),
             line: RunConstant(layout.line),
+            observers: RunConstant(0),
             leases: RunConstant(layout.leases),
             first_in_line: None,
             barrier: None,
@@ -368,6 +379,45 @@ impl StoreState {
             return b.mark(session.client, &self.zk, self.line.0);
         }
         self.first_in_line.and_then(FirstInLine::owner) == Some(session) && self.is_alive(session)
+    }
+
+    /// The mark on `reply` to `session` (see [`Msg::Reply`]): for an
+    /// election's observer, whether the leader the reply names — the
+    /// session whose key is the first a range found — owns that key, live;
+    /// for anyone else, [`Self::owns_first`].
+    pub fn reply_mark(&self, session: SessionId, reply: &Reply) -> bool {
+        if !self.observes(session.client) {
+            return self.owns_first(session);
+        }
+        match reply {
+            Reply::RangeResult { kvs, .. } => kvs
+                .first()
+                .and_then(|kv| kv.key.lease)
+                .is_some_and(|named| self.owns_first(named)),
+            _ => false,
+        }
+    }
+
+    /// The mark on `event` to `client`: for an election's observer,
+    /// whether the session whose key a PUT names owns that key, live; for
+    /// anyone else, [`Self::client_owns_first`].
+    pub fn event_mark(&self, client: crate::ids::ClientIdx, event: &WatchEvent) -> bool {
+        if !self.observes(client) {
+            return self.client_owns_first(client);
+        }
+        match event {
+            WatchEvent::Etcd {
+                kind: crate::msg::EtcdEvent::Put,
+                key,
+                ..
+            } => key.lease.is_some_and(|named| self.owns_first(named)),
+            _ => false,
+        }
+    }
+
+    /// Whether `client` is one of an election's observers.
+    pub fn observes(&self, client: crate::ids::ClientIdx) -> bool {
+        client < self.observers.0
     }
 
     /// Redis: whether the line's key holds `session`'s token on a majority
@@ -1281,7 +1331,7 @@ fn send_notifications_at(
         if matches!(event, WatchEvent::Zk { .. }) && state.superseded(s) {
             continue;
         }
-        let owns_first = state.client_owns_first(s.client);
+        let owns_first = state.event_mark(s.client, &event);
         o.send(
             client_id(s.client),
             Msg::Notify {
@@ -1443,7 +1493,7 @@ impl Actor for Store {
                     (_, entry) => entry,
                 };
                 let header = state.header();
-                let owns_first = head.unwrap_or_else(|| state.owns_first(session));
+                let owns_first = head.unwrap_or_else(|| state.reply_mark(session, &reply));
                 o.send(
                     src,
                     Msg::Reply {
@@ -2216,7 +2266,9 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
         Msg::Reply {
             epoch: held.epoch,
             header,
-            owns_first: held.head.unwrap_or_else(|| state.owns_first(held.session)),
+            owns_first: held
+                .head
+                .unwrap_or_else(|| state.reply_mark(held.session, &reply)),
             reply,
         },
     );

@@ -583,7 +583,10 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                     }
-                    if n.add(c, &msg, ensemble) {
+                    // An observer's notifications are what it observes
+                    // with, not a herd: neither the herd nor its metrics
+                    // count them.
+                    if !self.client.observes(c) && n.add(c, &msg, ensemble) {
                         self.count_per_server(c);
                     }
                     self.send(store_id(), to, msg);
@@ -649,9 +652,11 @@ impl<'a> Sim<'a> {
     fn refresh_finished(&mut self, c: ClientIdx) {
         // A queue's consumer runs for as long as there is anything to take:
         // waiting on an empty queue, it has nothing left to do.
-        let consumer = self.client.consumes(c);
+        // An election's observer follows for as long as the run lasts:
+        // waiting for its watch, it has nothing left to do either.
+        let endless = self.client.consumes(c) || self.client.observes(c);
         let rt = &mut self.clients[c as usize];
-        let finished = rt.is_finished() || (consumer && rt.state.is_waiting());
+        let finished = rt.is_finished() || (endless && rt.state.is_waiting());
         if finished != rt.finished {
             rt.finished = finished;
             if finished {
@@ -717,7 +722,8 @@ impl<'a> Sim<'a> {
             | Observation::Crashed { .. }
             | Observation::Dequeued { .. }
             | Observation::Woke { .. }
-            | Observation::StaleSync { .. } => {}
+            | Observation::StaleSync { .. }
+            | Observation::NamedStale { .. } => {}
         }
         self.observe(obs);
     }

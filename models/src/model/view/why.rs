@@ -106,6 +106,10 @@ fn broken_rule(
             "{actor}'s second acquire, while it holds, does not complete in the step that asks \
              for it"
         ),
+        PropertyName::ObservedLeaderCurrent => format!(
+            "{actor}, an observer, names a leader on a store message sent while that leader \
+             did not own the election's first key"
+        ),
         PropertyName::RwExclusion => {
             let now: Vec<String> = believers(after).iter().map(|b| client(b.0)).collect();
             format!(
@@ -208,7 +212,8 @@ fn owns_key(
         | PropertyName::ReadersShare
         | PropertyName::PermitsBound
         | PropertyName::FaultFreeSessionLoss
-        | PropertyName::SyncIsCurrent => {
+        | PropertyName::SyncIsCurrent
+        | PropertyName::ObservedLeaderCurrent => {
             let session = after.clients[a.client as usize].state.session;
             let entry = match model.cfg.recipe.face() {
                 Face::ZooKeeper => "node",
@@ -305,7 +310,8 @@ fn unreachable_goal(property: PropertyName) -> String {
         | PropertyName::ReadersShare
         | PropertyName::PermitsBound
         | PropertyName::FaultFreeSessionLoss
-        | PropertyName::SyncIsCurrent => "the property's goal",
+        | PropertyName::SyncIsCurrent
+        | PropertyName::ObservedLeaderCurrent => "the property's goal",
     };
     format!("from this state no sequence of steps reaches {goal}")
 }
