@@ -1232,6 +1232,7 @@ async fn main() -> ExitCode {
                 producers: 0,
                 reentries: 0,
                 writers: 0,
+                observers: 0,
             };
             let real_run =
                 run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
@@ -1423,6 +1424,7 @@ async fn main() -> ExitCode {
         producers: 0,
         reentries: 0,
         writers: 0,
+        observers: 0,
     };
     let split = run_real(
         &recipe,

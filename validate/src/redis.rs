@@ -947,6 +947,7 @@ async fn herd(
         producers: 0,
         reentries: 0,
         writers: 0,
+        observers: 0,
     };
     flush_all(servers).await?;
     let expired_before = expired_on(servers).await?;

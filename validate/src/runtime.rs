@@ -198,7 +198,8 @@ pub async fn run_client(
                 | Observation::Idle { .. }
                 | Observation::Reentered { .. }
                 | Observation::Woke { .. }
-                | Observation::StaleSync { .. } => {}
+                | Observation::StaleSync { .. }
+                | Observation::NamedStale { .. } => {}
             }
             shared.observe(obs);
             before = state.marks();
