@@ -389,13 +389,13 @@ impl StoreState {
         if !self.observes(session.client) {
             return self.owns_first(session);
         }
-        match reply {
-            Reply::RangeResult { kvs, .. } => kvs
-                .first()
-                .and_then(|kv| kv.key.lease)
-                .is_some_and(|named| self.owns_first(named)),
-            _ => false,
-        }
+        // Only a range names a leader to an observer (`Observe`'s `Get`).
+        let Reply::RangeResult { kvs, .. } = reply else {
+            return false;
+        };
+        kvs.first()
+            .and_then(|kv| kv.key.lease)
+            .is_some_and(|named| self.owns_first(named))
     }
 
     /// The mark on `event` to `client`: for an election's observer,
@@ -405,14 +405,16 @@ impl StoreState {
         if !self.observes(client) {
             return self.client_owns_first(client);
         }
-        match event {
-            WatchEvent::Etcd {
-                kind: crate::msg::EtcdEvent::Put,
-                key,
-                ..
-            } => key.lease.is_some_and(|named| self.owns_first(named)),
-            _ => false,
-        }
+        // Only a PUT names a leader to an observer (`Observe`'s watches).
+        let WatchEvent::Etcd {
+            kind: crate::msg::EtcdEvent::Put,
+            key,
+            ..
+        } = event
+        else {
+            return false;
+        };
+        key.lease.is_some_and(|named| self.owns_first(named))
     }
 
     /// Whether `client` is one of an election's observers.
