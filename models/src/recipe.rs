@@ -663,6 +663,7 @@ pub trait DynRecipe: fmt::Debug + Send + Sync {
     fn max_permits(&self) -> u16;
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId>;
     fn observe(&self, session: SessionId) -> Option<(AnyState, Request)>;
+    fn report_seen(&self, st: &AnyState) -> Option<(SessionId, u64)>;
     fn on_expired(&self, st: &mut AnyState) -> Step;
     fn on_wake(&self, session: SessionId, st: &mut AnyState) -> Step;
     fn longest_sleep(&self) -> Duration;
@@ -844,6 +845,16 @@ impl<R: Recipe> DynRecipe for R {
     fn leader_seen(&self, st: &AnyState) -> Option<SessionId> {
         match Recipe::application(self) {
             Application::Election(h) => h.leader_seen(st.get::<R::State>()),
+            Application::Lock(_)
+            | Application::SharedLock(_)
+            | Application::Semaphore(_)
+            | Application::Barrier(_)
+            | Application::Queue(_) => None,
+        }
+    }
+    fn report_seen(&self, st: &AnyState) -> Option<(SessionId, u64)> {
+        match Recipe::application(self) {
+            Application::Election(h) => h.report_seen(st.get::<R::State>()),
             Application::Lock(_)
             | Application::SharedLock(_)
             | Application::Semaphore(_)

@@ -530,8 +530,8 @@ const REFERENCE_TRACES: [(&str, &str); 53] = [
     ("etcd-failover-lease-extended", "9fb8c90eee328b40"),
     ("etcd-isolated-member-keeps-holder", "d66faaf79edfefee"),
     ("etcd-isolated-member-short-cut", "dd85696a6ec8f1d9"),
-    ("etcd-serializable-observe", "05cab7119b6ddb38"),
-    ("etcd-linearizable-observe", "a1d299a743687406"),
+    ("etcd-serializable-observe", "3ddea89218107211"),
+    ("etcd-linearizable-observe", "dc2ce721ea9b2486"),
     ("consul-lock-delay-0", "6cda944bfc4e359e"),
     (
         "consul-leader-failover-forgets-lock-delay",

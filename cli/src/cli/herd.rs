@@ -102,6 +102,11 @@ fn adapt(s: &Scenario, recipe: &RecipeRef, clients: u16) -> Scenario {
     s.recipe = recipe.clone();
     s.clients = clients;
     s.producers = models::model::default_producers(recipe, clients);
+    // Observers only where the row's recipe has them, and someone is left
+    // to campaign.
+    if models::model::check_observers(recipe, clients, s.observers.into()).is_err() {
+        s.observers = 0;
+    }
     if recipe.app() == models::recipe::App::Barrier {
         s.rounds = 1;
     }

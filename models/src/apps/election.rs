@@ -67,6 +67,13 @@ pub trait ElectionRecipe<S> {
     fn observe(&self, _session: SessionId) -> Option<(S, Request)> {
         None
     }
+
+    /// An observer's last report: the leader and its term, where the
+    /// library's report carries one (etcd: the key's create revision), so
+    /// that a report of the same leader at a new term is a new report.
+    fn report_seen(&self, st: &S) -> Option<(SessionId, u64)> {
+        self.leader_seen(st).map(|leader| (leader, 0))
+    }
 }
 
 /// The election's own monitor: `observed_leader_current`, a sticky mark

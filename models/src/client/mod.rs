@@ -525,21 +525,22 @@ impl Client {
         self.send_request(st, req, o);
     }
 
-    /// Carries out the recipe's step, taken on a store message with
-    /// `header` and ghost mark `owns_first`.
-    /// An observer that, on a store message marked `owns_first`, came to
-    /// name a leader other than `before`: the ghost keeps whether that
-    /// leader did not own the first key, live, when the store sent it.
-    fn note_named(&self, st: &mut ClientState, before: Option<SessionId>, owns_first: bool) {
+    /// An observer that, on a store message marked `owns_first`, made a
+    /// new report (a leader, or a term, other than `before`): the ghost
+    /// keeps whether that leader did not own the first key, live, when the
+    /// store sent it.
+    fn note_named(&self, st: &mut ClientState, before: Option<(SessionId, u64)>, owns_first: bool) {
         if owns_first || !self.observes(st.session.client) {
             return;
         }
-        let after = st.recipe.as_ref().and_then(|r| self.recipe.leader_seen(r));
+        let after = st.recipe.as_ref().and_then(|r| self.recipe.report_seen(r));
         if after.is_some() && after != before {
             st.clocks.set(Clocks::NAMED_STALE, true);
         }
     }
 
+    /// Carries out the recipe's step, taken on a store message with
+    /// `header` and ghost mark `owns_first`.
     fn apply(
         &self,
         st: &mut ClientState,
@@ -658,7 +659,7 @@ impl Client {
                 let Some(recipe) = st.recipe.as_mut() else {
                     return;
                 };
-                let named = self.recipe.leader_seen(recipe);
+                let named = self.recipe.report_seen(recipe);
                 let step = self.recipe.on_reply(st.session, recipe, &reply);
                 self.note_named(st, named, evidence.1);
                 self.apply(st, step, evidence, o);
@@ -796,7 +797,7 @@ impl Actor for Client {
                     let Some(recipe) = st.recipe.as_mut() else {
                         return;
                     };
-                    let named = self.recipe.leader_seen(recipe);
+                    let named = self.recipe.report_seen(recipe);
                     let step = if st.phase == Phase::Releasing {
                         self.recipe.on_release_event(recipe, &event)
                     } else {

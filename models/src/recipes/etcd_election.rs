@@ -126,21 +126,27 @@ pub enum State {
     ObserveGetting {
         reported: Option<Reported>,
     },
-    /// Observe, no key found: the prefix watch being created.
+    /// Observe, no key found: the prefix watch from revision `from`
+    /// being created.
     ObserveWatchingPrefix {
         reported: Option<Reported>,
+        from: u64,
     },
-    /// … waiting for the first PUT under the prefix.
+    /// … waiting for its first PUT.
     ObserveWaitingPut {
         reported: Option<Reported>,
+        from: u64,
     },
-    /// Observe: the watch on the reported leader's key being created.
+    /// Observe: the watch on the reported leader's key from revision
+    /// `from` being created.
     ObserveWatchingKey {
         reported: Reported,
+        from: u64,
     },
-    /// … waiting for its DELETE.
+    /// … waiting for the key's DELETE.
     Observing {
         reported: Reported,
+        from: u64,
     },
 }
 
@@ -149,13 +155,13 @@ impl Relabel for State {
         match self {
             State::Watching { key, .. } | State::Waiting { key, .. } => key.relabel(p),
             State::ObserveGetting { reported }
-            | State::ObserveWatchingPrefix { reported }
-            | State::ObserveWaitingPut { reported } => {
+            | State::ObserveWatchingPrefix { reported, .. }
+            | State::ObserveWaitingPut { reported, .. } => {
                 if let Some(r) = reported {
                     r.leader.relabel(p);
                 }
             }
-            State::ObserveWatchingKey { reported } | State::Observing { reported } => {
+            State::ObserveWatchingKey { reported, .. } | State::Observing { reported, .. } => {
                 reported.leader.relabel(p)
             }
             State::Putting
@@ -253,7 +259,10 @@ impl Recipe for EtcdElection {
             (State::ObserveGetting { reported }, Reply::RangeResult { revision, kvs }) => {
                 match kvs.first() {
                     None => {
-                        *st = State::ObserveWatchingPrefix { reported };
+                        *st = State::ObserveWatchingPrefix {
+                            reported,
+                            from: *revision,
+                        };
                         Step::Send(Request::WatchRange {
                             keys: Keys::Prefix(KEYS),
                             start_revision: *revision,
@@ -272,12 +281,12 @@ impl Recipe for EtcdElection {
                     },
                 }
             }
-            (State::ObserveWatchingPrefix { reported }, Reply::WatchCreated { .. }) => {
-                *st = State::ObserveWaitingPut { reported };
+            (State::ObserveWatchingPrefix { reported, from }, Reply::WatchCreated { .. }) => {
+                *st = State::ObserveWaitingPut { reported, from };
                 Step::Wait
             }
-            (State::ObserveWatchingKey { reported }, Reply::WatchCreated { .. }) => {
-                *st = State::Observing { reported };
+            (State::ObserveWatchingKey { reported, from }, Reply::WatchCreated { .. }) => {
+                *st = State::Observing { reported, from };
                 Step::Wait
             }
             _ => Step::Unexpected,
@@ -295,14 +304,17 @@ impl Recipe for EtcdElection {
                 },
             ) if *deleted == key => wait_deletes(st, leader_rev),
             // Only a PUT is taken: a DELETE would make observe() spin.
+            // Only this pass's watch's, too: etcd cancels each watch when
+            // observe() is done with it, where the model's store keeps
+            // them (an earlier pass's event is older than `from`).
             (
-                State::ObserveWaitingPut { .. },
+                State::ObserveWaitingPut { from, .. },
                 WatchEvent::Etcd {
                     kind: EtcdEvent::Put,
                     key,
                     revision,
                 },
-            ) => match key.lease {
+            ) if *revision >= from => match key.lease {
                 Some(leader) => report(
                     st,
                     Reported {
@@ -314,12 +326,13 @@ impl Recipe for EtcdElection {
                 None => Step::Unexpected,
             },
             (
-                State::Observing { reported },
+                State::Observing { reported, from },
                 WatchEvent::Etcd {
                     kind: EtcdEvent::Delete,
-                    ..
+                    key,
+                    revision,
                 },
-            ) => {
+            ) if *key == session_key(reported.leader) && *revision >= from => {
                 *st = State::ObserveGetting {
                     reported: Some(reported),
                 };
@@ -362,12 +375,16 @@ impl Recipe for EtcdElection {
 /// observer names the last leader `Observe` sent on its channel.
 impl ElectionRecipe<State> for EtcdElection {
     fn leader_seen(&self, st: &State) -> Option<SessionId> {
+        self.report_seen(st).map(|(leader, _)| leader)
+    }
+
+    fn report_seen(&self, st: &State) -> Option<(SessionId, u64)> {
         match *st {
             State::ObserveGetting { reported }
-            | State::ObserveWatchingPrefix { reported }
-            | State::ObserveWaitingPut { reported } => reported.map(|r| r.leader),
-            State::ObserveWatchingKey { reported } | State::Observing { reported } => {
-                Some(reported.leader)
+            | State::ObserveWatchingPrefix { reported, .. }
+            | State::ObserveWaitingPut { reported, .. } => reported.map(|r| (r.leader, r.term)),
+            State::ObserveWatchingKey { reported, .. } | State::Observing { reported, .. } => {
+                Some((reported.leader, reported.term))
             }
             State::Putting
             | State::Ranging { .. }
@@ -433,10 +450,11 @@ fn wait_deletes(st: &mut State, leader_rev: u64) -> Step {
 /// Observe sends `reported` on its channel, then watches its key from
 /// after `header`.
 fn report(st: &mut State, reported: Reported, header: u64) -> Step {
-    *st = State::ObserveWatchingKey { reported };
+    let from = header + 1;
+    *st = State::ObserveWatchingKey { reported, from };
     Step::Send(Request::Watch {
         key: session_key(reported.leader),
-        start_revision: header + 1,
+        start_revision: from,
     })
 }
 

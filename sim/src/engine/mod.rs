@@ -1754,6 +1754,32 @@ impl<'a> Sim<'a> {
             .unwrap_or(0)
     }
 
+    /// Whether the store still owes an observer something that may change
+    /// what it names: a notification or reply on its way, or a follower's
+    /// apply to come that may fire its watch. An observer that waits counts
+    /// as finished, but its run is not over before these arrive.
+    fn observers_owed(&self) -> bool {
+        self.client.observers > 0
+            && self.queue.any(|e| match e {
+                // A follower's change to come: it may fire a watch, or
+                // move one.
+                Event::Apply { .. }
+                | Event::FollowerDrop { .. }
+                | Event::Rejoin { .. }
+                | Event::Elect => true,
+                Event::Deliver { from, to, msg } => {
+                    *from == store_id()
+                        && client_of(*to).is_some_and(|c| self.client.observes(c))
+                        && matches!(msg, Msg::Notify { .. } | Msg::Reply { .. })
+                }
+                Event::Timer { .. }
+                | Event::FaultStart(_)
+                | Event::FaultEnd(_)
+                | Event::ReadTimeout(_)
+                | Event::Replicate { .. } => false,
+            })
+    }
+
     /// Every live client finished; for a queue, the queue is empty too.
     fn all_live_done(&self) -> bool {
         self.unfinished == 0
@@ -1918,7 +1944,11 @@ impl<'a> Sim<'a> {
                 Event::Rejoin { server } => self.rejoin(server),
                 Event::Elect => self.elect(),
             }
-            if self.all_live_done() && self.now >= quiet && !pending_crash_restart(&self) {
+            if self.all_live_done()
+                && self.now >= quiet
+                && !pending_crash_restart(&self)
+                && !self.observers_owed()
+            {
                 break;
             }
         }

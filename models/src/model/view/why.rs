@@ -78,7 +78,7 @@ fn broken_rule(
     }
     match property {
         PropertyName::HerdBound => {
-            let woken = woken_clients(before, after, rules.herd == Herd::FutileWakeups);
+            let woken = woken_clients(model, before, after, rules.herd == Herd::FutileWakeups);
             format!(
                 "one store step wakes {} at once (herd_bound allows one): {}",
                 woken.len(),
@@ -272,9 +272,18 @@ fn notifies(q: &[Msg], futile: bool) -> usize {
 
 /// The clients a step queued a watch notification for (with `futile`,
 /// one they cannot proceed on), as `client N`, once per notification.
-fn woken_clients(before: &ModelState, after: &ModelState, futile: bool) -> Vec<String> {
+fn woken_clients(
+    model: &RecipeModel,
+    before: &ModelState,
+    after: &ModelState,
+    futile: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (c, (a, b)) in after.clients.iter().zip(before.clients.iter()).enumerate() {
+        // An observer's notifications are no herd (`herd_bound`'s count).
+        if model.client.observes(c as ClientIdx) {
+            continue;
+        }
         let sent = notifies(&a.from_store, futile).saturating_sub(notifies(&b.from_store, futile));
         out.extend((0..sent).map(|_| client(c as ClientIdx)));
     }
