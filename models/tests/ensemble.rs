@@ -432,6 +432,21 @@ fn the_checker_explores_the_followers_lags() {
     );
 }
 
+/// Two clients of `variant` over three servers, with or without local
+/// sessions, one of them paused once.
+fn paused_over_three(variant: &str, local_sessions: bool) -> models::model::ModelCfg {
+    use models::model::{FaultBudget, ModelCfg};
+    ModelCfg {
+        servers: 3,
+        local_sessions,
+        faults: FaultBudget {
+            pauses: 1,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
+    }
+}
+
 /// CURATOR-604 in the checker: with local sessions, a client whose session
 /// expired reconnects to a server that has applied its node's create but
 /// not the expiry, opens a new session there at once, lists its old node
@@ -440,17 +455,8 @@ fn the_checker_explores_the_followers_lags() {
 #[test]
 fn the_checker_finds_curator_604_only_with_local_sessions() {
     use models::checker::{check, CheckOptions, Status};
-    use models::model::{FaultBudget, ModelCfg};
     let run = |variant: &str, local_sessions| {
-        let cfg = ModelCfg {
-            servers: 3,
-            local_sessions,
-            faults: FaultBudget {
-                pauses: 1,
-                ..FaultBudget::default()
-            },
-            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
-        };
+        let cfg = paused_over_three(variant, local_sessions);
         check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap()
     };
     let owns = |r: &models::checker::CheckResult| {
@@ -479,22 +485,13 @@ fn the_checker_finds_curator_604_only_with_local_sessions() {
 #[test]
 fn the_checker_elects_on_a_stale_listing_only_with_local_sessions() {
     use models::checker::{check, CheckOptions, Status};
-    use models::model::{FaultBudget, ModelCfg};
     use models::properties::PropertyName;
     let asked = PropertyName::ALL
         .iter()
         .position(|&p| p == PropertyName::ElectedWithKey)
         .unwrap();
     let run = |variant: &str, local_sessions| {
-        let cfg = ModelCfg {
-            servers: 3,
-            local_sessions,
-            faults: FaultBudget {
-                pauses: 1,
-                ..FaultBudget::default()
-            },
-            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
-        };
+        let cfg = paused_over_three(variant, local_sessions);
         let options = CheckOptions {
             ask: 1 << asked,
             ..CheckOptions::default()
