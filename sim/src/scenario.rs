@@ -1049,7 +1049,8 @@ impl Scenario {
 
     /// This scenario as a file with an explicit schedule, no randomized
     /// faults, the given seed, clients (and a queue's producers, a shared
-    /// lock's writers, an election's observers among them) and rounds, and what it is expected to violate: a reproducer.
+    /// lock's writers, an election's observers among them) and rounds, and
+    /// what it is expected to violate: a reproducer.
     pub fn reproducer(
         &self,
         seed: u64,
@@ -1879,8 +1880,7 @@ fn expected_property(
 ) -> Result<PropertyName, ScenarioError> {
     let app = recipe.app();
     let violable = || {
-        PropertyName::judging_recipe(recipe, reentries > 0)
-            .chain((observers > 0).then_some(PropertyName::ObservedLeaderCurrent))
+        PropertyName::judging_recipe(recipe, reentries > 0, observers > 0)
             .filter(|p| p.violable_in_a_run())
             .chain(PropertyName::RUN_CHECKS)
     };

@@ -43,9 +43,15 @@ pub const SPEC: Spec = Spec {
     judges_leaving: false,
 };
 
+/// Whether `client` observes when a run has `observers`: the first ones
+/// do (the store's marks ask it too).
+pub fn observes(observers: ClientIdx, client: ClientIdx) -> bool {
+    client < observers
+}
+
 /// The first `observers` clients observe; the others campaign.
 fn candidate_or_observer(roles: &Roles, client: ClientIdx) -> Role {
-    if client < roles.observers {
+    if observes(roles.observers, client) {
         Role::Observer
     } else {
         Role::Writer

@@ -129,6 +129,13 @@ impl Client {
         self.role(client) == Role::Observer
     }
 
+    /// Whether a notification to `client` counts in the herd (`herd_bound`
+    /// and the herd metrics): not an observer's, which is what it observes
+    /// with.
+    pub fn counts_in_herd(&self, client: ClientIdx) -> bool {
+        !self.observes(client)
+    }
+
     /// Whether `client` is one of a shared lock's readers.
     pub fn reads(&self, client: ClientIdx) -> bool {
         self.role(client) == Role::Reader

@@ -686,7 +686,7 @@ impl ModelCfg {
     /// Every property this configuration is judged by: its application's,
     /// and `reentry_immediate` where holders re-enter.
     pub fn judged(&self) -> Vec<PropertyName> {
-        PropertyName::judging_recipe(&self.recipe, self.reentries > 0)
+        PropertyName::judging_recipe(&self.recipe, self.reentries > 0, self.observers > 0)
             // Only a leader failover over a ZooKeeper ensemble answers a
             // `sync` stale: judged where one can happen (etcd has none).
             .chain(
@@ -695,7 +695,6 @@ impl ModelCfg {
                     && self.recipe.face() == crate::recipe::Face::ZooKeeper)
                     .then_some(PropertyName::SyncIsCurrent),
             )
-            .chain((self.observers > 0).then_some(PropertyName::ObservedLeaderCurrent))
             .collect()
     }
 

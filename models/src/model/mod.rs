@@ -209,9 +209,7 @@ impl RecipeModel {
                             // sent (and its slot stays shared).
                             continue;
                         }
-                        // An observer's notifications are what it
-                        // observes with, not a herd.
-                        if !self.client.observes(c) {
+                        if self.client.counts_in_herd(c) {
                             notified.add(c, &msg, ensemble);
                         }
                         let slot = state.slot_mut(c);

@@ -244,23 +244,33 @@ impl PropertyName {
         }
     }
 
-    /// The properties that judge a run of `app`: the application's, and
-    /// `reentry_immediate` where holders re-enter.
-    pub fn judging(app: App, reentries: bool) -> impl Iterator<Item = PropertyName> {
+    /// The properties that judge a run of `app`: the application's,
+    /// `reentry_immediate` where holders re-enter, and
+    /// `observed_leader_current` where clients observe.
+    pub fn judging(
+        app: App,
+        reentries: bool,
+        observers: bool,
+    ) -> impl Iterator<Item = PropertyName> {
         let reentry = reentries.then_some(PropertyName::ReentryImmediate);
-        PropertyName::of(app).iter().copied().chain(reentry)
+        let observed = observers.then_some(PropertyName::ObservedLeaderCurrent);
+        PropertyName::of(app)
+            .iter()
+            .copied()
+            .chain(reentry)
+            .chain(observed)
     }
 
-    /// The properties a run of `recipe` is judged by: its application's
-    /// (and `reentry_immediate` where holders re-enter), less `herd_bound`
-    /// on a store with no watches (Redis: its clients poll, and the herd
-    /// sweep counts their requests instead).
+    /// The properties a run of `recipe` is judged by: [`Self::judging`]'s,
+    /// less `herd_bound` on a store with no watches (Redis: its clients
+    /// poll, and the herd sweep counts their requests instead).
     pub fn judging_recipe(
         recipe: &crate::recipe::RecipeRef,
         reentries: bool,
+        observers: bool,
     ) -> impl Iterator<Item = PropertyName> {
         let watches = recipe.face() != crate::recipe::Face::Redis;
-        PropertyName::judging(recipe.app(), reentries)
+        PropertyName::judging(recipe.app(), reentries, observers)
             .filter(move |p| watches || *p != PropertyName::HerdBound)
     }
 
@@ -268,7 +278,7 @@ impl PropertyName {
     /// `always` and progress property but `followers_agree`, which only the
     /// checker's state graph decides, and the run-level checks.
     pub fn simulated(app: App) -> impl Iterator<Item = PropertyName> {
-        PropertyName::judging(app, false)
+        PropertyName::judging(app, false, false)
             .filter(|p| p.violable_in_a_run())
             .chain(PropertyName::RUN_CHECKS)
     }

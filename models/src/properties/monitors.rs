@@ -323,15 +323,13 @@ impl Monitors {
         }
         // A rule reports only where it is one of the application's
         // properties (a queue's release steps are not judged by herd_bound);
-        // re-entries, stale syncs and observers' reports happen only where
+        // re-entries, observers' reports and stale syncs happen only where
         // the run has them, so their properties are let through as if
         // asked.
         let app = self.app();
         breaches.retain(|b| {
-            matches!(
-                b.property,
-                PropertyName::SyncIsCurrent | PropertyName::ObservedLeaderCurrent
-            ) || PropertyName::judging(app, true).any(|p| p == b.property)
+            b.property == PropertyName::SyncIsCurrent
+                || PropertyName::judging(app, true, true).any(|p| p == b.property)
         });
         breaches
     }
@@ -467,9 +465,9 @@ mod tests {
         for app in App::ALL {
             let monitors = Monitors::new(app, 1);
             let rules = app.spec().rules;
-            // Re-entries are a lock's alone (the configuration refuses
-            // them elsewhere).
-            for p in PropertyName::judging(app, app == App::Lock) {
+            // Re-entries are a lock's alone, observers an election's (the
+            // configuration refuses them elsewhere).
+            for p in PropertyName::judging(app, app == App::Lock, app == App::Election) {
                 if p.kind() == Kind::Progress {
                     continue;
                 }

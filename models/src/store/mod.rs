@@ -419,7 +419,7 @@ impl StoreState {
 
     /// Whether `client` is one of an election's observers.
     pub fn observes(&self, client: crate::ids::ClientIdx) -> bool {
-        client < self.observers.0
+        crate::apps::election::observes(self.observers.0, client)
     }
 
     /// Redis: whether the line's key holds `session`'s token on a majority

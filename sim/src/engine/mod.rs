@@ -583,10 +583,7 @@ impl<'a> Sim<'a> {
                             continue;
                         }
                     }
-                    // An observer's notifications are what it observes
-                    // with, not a herd: neither the herd nor its metrics
-                    // count them.
-                    if !self.client.observes(c) && n.add(c, &msg, ensemble) {
+                    if self.client.counts_in_herd(c) && n.add(c, &msg, ensemble) {
                         self.count_per_server(c);
                     }
                     self.send(store_id(), to, msg);
@@ -650,11 +647,10 @@ impl<'a> Sim<'a> {
     /// mutual-exclusion check.
     /// Keeps the count of unfinished clients right after client `c` changed.
     fn refresh_finished(&mut self, c: ClientIdx) {
-        // A queue's consumer runs for as long as there is anything to take:
-        // waiting on an empty queue, it has nothing left to do.
-        // An election's observer follows for as long as the run lasts:
-        // waiting for its watch, it has nothing left to do either.
-        let endless = self.client.consumes(c) || self.client.observes(c);
+        // A role that counts no rounds — a queue's consumer, an election's
+        // observer — runs for as long as the run has something for it:
+        // waiting for a watch, it has nothing left to do.
+        let endless = !self.client.role(c).counts_rounds();
         let rt = &mut self.clients[c as usize];
         let finished = rt.is_finished() || (endless && rt.state.is_waiting());
         if finished != rt.finished {

@@ -280,8 +280,7 @@ fn woken_clients(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for (c, (a, b)) in after.clients.iter().zip(before.clients.iter()).enumerate() {
-        // An observer's notifications are no herd (`herd_bound`'s count).
-        if model.client.observes(c as ClientIdx) {
+        if !model.client.counts_in_herd(c as ClientIdx) {
             continue;
         }
         let sent = notifies(&a.from_store, futile).saturating_sub(notifies(&b.from_store, futile));
