@@ -701,6 +701,102 @@ fn a_local_session_opens_at_once_and_can_see_a_view_older_than_its_creation() {
     }
 }
 
+/// A local session is its server's alone, yet its persistent writes are
+/// the leader's and every server applies them (the leader's session
+/// tracker lets a learner's local session through): a server that does
+/// not know the session still applies its create. Once the session has
+/// ended at the leader (its client moved away), the leader refuses its
+/// write, and no server applies it.
+#[test]
+fn every_server_applies_a_local_sessions_write_and_none_a_refused_one() {
+    let mut e = Ens::with(true);
+    let persistent = |name| Request::Create {
+        path: node(name),
+        ephemeral: false,
+        sequential: false,
+        data: Data::Empty,
+    };
+    let created = e.send(0, persistent("q"));
+    assert!(replies_to(&created, 0).is_empty(), "answered once server 1 has it");
+    e.catch_up();
+    for c in 0..3 {
+        let listed = replies_to(&e.send(c, children(false)), c);
+        assert_eq!(names(&listed[0].1), ["q"], "client {c}'s server");
+    }
+    // Client 0 moves to server 2, which does not know its local session:
+    // the session ends at the leader, and the write it sends before it
+    // hears so is refused there.
+    e.reconnect(0);
+    assert_eq!(e.server(0), 2);
+    let refused = e.send(0, persistent("r"));
+    let log = &e.st.ensemble.as_ref().unwrap().log;
+    assert!(
+        matches!(log.last(), Some(models::store::ensemble::Entry::Refused { .. })),
+        "{log:?}"
+    );
+    e.catch_up();
+    let answer = replies_to(&refused, 0);
+    assert!(
+        !answer.iter().any(|(_, r)| matches!(r, Reply::Created { .. })),
+        "{answer:?}"
+    );
+    for c in 1..3 {
+        let listed = replies_to(&e.send(c, children(false)), c);
+        assert_eq!(names(&listed[0].1), ["q"], "client {c}'s server");
+    }
+}
+
+/// The FIFO queue over three servers, in the checker, with local sessions
+/// or global ones, without faults and with a pause: every verdict is the
+/// one-server verdict. A stale listing on a follower only delays a
+/// consumer (its take is the leader's delete), and a queue's read is
+/// marked by the leader's queue when its server answers (before, a read a
+/// follower served was marked by the lock's rule, and `fifo_order` fell
+/// at 2 clients without a fault); a producer's local session's creates
+/// reach every server (before, a server that did not know the session
+/// dropped them, and the queue never drained).
+#[test]
+fn the_queue_over_three_servers_keeps_its_one_server_verdicts() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    let verdicts = |variant: &str, servers, local_sessions, pauses| {
+        let cfg = ModelCfg {
+            servers,
+            local_sessions,
+            faults: FaultBudget {
+                pauses,
+                ..FaultBudget::default()
+            },
+            ..ModelCfg::new(models::recipes::parse(variant).unwrap(), 2)
+        };
+        let r = check(&cfg.into_model().unwrap(), CheckOptions::default()).unwrap();
+        let violated: Vec<_> = r
+            .properties
+            .iter()
+            .filter(|p| p.status == Status::Violated)
+            .map(|p| p.name.name())
+            .collect();
+        violated
+    };
+    for variant in ["zk-fifo-queue", "zk-fifo-queue:take-safe", "zk-fifo-queue:lock-safe"] {
+        for pauses in [0, 1] {
+            let one = verdicts(variant, 1, false, pauses);
+            for local in [false, true] {
+                assert_eq!(
+                    verdicts(variant, 3, local, pauses),
+                    one,
+                    "{variant}, {pauses} pauses, local sessions {local}"
+                );
+            }
+        }
+    }
+    // Not a vacuous equality: a pause breaks the queue on one server.
+    assert_eq!(
+        verdicts("zk-fifo-queue", 1, false, 1),
+        ["no_lost_item", "no_duplicate_item"]
+    );
+}
+
 /// A leader failover in the checker (`--failovers 1` over a ZooKeeper
 /// ensemble): the cut, the election and the old leader's step-down, each
 /// a step, and the old leader's rejoin as a follower after it. At 2 clients nobody is on the leader (clients start on servers

@@ -21,7 +21,10 @@
 //! Replaying an entry on a follower calls the same [`StoreState::apply`]
 //! the leader ran: the store is deterministic, so a follower that has
 //! applied the same prefix is the same state (sequence numbers, zxids,
-//! revisions and lease ids included).
+//! revisions and lease ids included) — but for its session table, which
+//! does not hold other servers' local sessions. So the session check is
+//! the leader's alone: a follower applies a write as the leader took it
+//! (`Entry::Apply`), or not at all (`Entry::Refused`).
 
 use super::zookeeper::SessionEnd;
 use super::{EnsembleCfg, RunConstant, StoreState};
@@ -36,6 +39,11 @@ pub enum Entry {
     /// A request the leader applied for `session` (a write, a session's
     /// creation, a lease's grant or revoke).
     Apply { session: SessionId, req: Request },
+    /// A request the leader refused, its session having ended (ZooKeeper's
+    /// error transaction: it takes its zxid and changes nothing). A
+    /// follower cannot judge the session itself, as it may not know it
+    /// (another server's local session).
+    Refused { session: SessionId, req: Request },
     /// The leader ended `session` (`closeSession`; a lease's expiry).
     End { session: SessionId, expired: bool },
 }
@@ -43,7 +51,9 @@ pub enum Entry {
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            Entry::Apply { session, req } => write!(f, "{req} [session {session}]"),
+            Entry::Apply { session, req } | Entry::Refused { session, req } => {
+                write!(f, "{req} [session {session}]")
+            }
             Entry::End {
                 session,
                 expired: true,

@@ -874,7 +874,13 @@ impl StoreState {
     /// notifications that fire.
     pub fn apply_entry(&mut self, entry: &Entry) -> Vec<(SessionId, WatchEvent)> {
         match entry {
-            Entry::Apply { session, req } => self.apply_full(*session, req).fired,
+            // The leader checked the session when it committed the write;
+            // a follower applies it as it comes (ZooKeeper's followers do
+            // not check sessions on a commit), even of a session it does
+            // not know: another server's local session, whose persistent
+            // creates and deletes the leader lets through.
+            Entry::Apply { session, req } => self.apply_as(*session, req, Checked::ByLeader).fired,
+            Entry::Refused { .. } => Vec::new(),
             Entry::End { session, expired } => {
                 self.end_session_full(*session, ensemble::end_of(*expired))
                     .0
@@ -932,6 +938,12 @@ impl StoreState {
     /// [`StoreState::apply`], and what the request did to a Redis key's
     /// TTL (the store actor arms or cancels the key's timer by it).
     pub fn apply_full(&mut self, s: SessionId, req: &Request) -> Applied {
+        self.apply_as(s, req, Checked::Here)
+    }
+
+    /// [`StoreState::apply_full`], with the session checked here or, for a
+    /// committed write a follower applies, already by the leader.
+    fn apply_as(&mut self, s: SessionId, req: &Request, checked: Checked) -> Applied {
         let mut out = Vec::new();
         let mut ttl = None;
         let mut consul = consul::Effects::default();
@@ -1006,7 +1018,9 @@ impl StoreState {
                     },
                 }
             }
-            _ if is_zookeeper(req) && !self.is_alive(s) => Reply::Error(ZkError::SessionExpired),
+            _ if checked == Checked::Here && is_zookeeper(req) && !self.is_alive(s) => {
+                Reply::Error(ZkError::SessionExpired)
+            }
             Request::Create { .. } | Request::Delete { .. } | Request::SetData { .. } => {
                 let op = MultiOp::of(req).expect("a create, delete or set_data is a multi op");
                 let mut fired = Vec::new();
@@ -1142,6 +1156,15 @@ pub struct Applied {
     pub ttl: Option<(u8, TtlChange)>,
     /// Consul: the lock-delays started and the blocking query held.
     pub consul: consul::Effects,
+}
+
+/// Who checks that a request's session lives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checked {
+    /// The server that takes the request.
+    Here,
+    /// The leader, which committed it: a follower applies it as it comes.
+    ByLeader,
 }
 
 /// Consul: the held queries a call answered, as notifications to their
@@ -1472,9 +1495,16 @@ impl Actor for Store {
                 if ends && !state.is_alive(session) {
                     o.cancel_timer(Timer::Expiry(session));
                 }
-                let entry = (route == Some(Route::Committed)).then_some(Entry::Apply {
-                    session: asked,
-                    req,
+                let refused = is_zookeeper(&req) && reply == Reply::Error(ZkError::SessionExpired);
+                let entry = (route == Some(Route::Committed)).then(|| match refused {
+                    true => Entry::Refused {
+                        session: asked,
+                        req,
+                    },
+                    false => Entry::Apply {
+                        session: asked,
+                        req,
+                    },
                 });
                 // A follower answers a committed write once it has
                 // applied it.
@@ -1785,7 +1815,7 @@ impl Store {
         let alive = matches!(entry, Entry::End { session, .. } if view.is_alive(session));
         let fired = view.apply_entry(&entry);
         let ended = match entry {
-            Entry::Apply { .. } => None,
+            Entry::Apply { .. } | Entry::Refused { .. } => None,
             Entry::End { session, expired } => {
                 let told = &mut e.followers[f].told;
                 let already = match told.binary_search(&session) {
@@ -2253,11 +2283,17 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
     if !held.connected {
         return;
     }
+    let mut head = held.head;
     let (header, reply, fired) = match held.owed {
         Owed::Reply(reply) => (state.server(f).header(), reply, Vec::new()),
         // Never due (`Held::at` is `u64::MAX`).
         Owed::Lost { .. } => return,
         Owed::Read(req) => {
+            // A queue's read is marked by the leader's queue as it sends
+            // the answer, as a write's is when the leader takes it.
+            if state.queue.is_some() {
+                head = Some(state.names_queue_head(held.session, &req));
+            }
             let server = state.to_mut().server_mut(f);
             let Applied { reply, fired, .. } = server.apply_full(held.session, &req);
             (server.header(), reply, fired)
@@ -2268,9 +2304,7 @@ fn serve_held(o: &mut Out<Store>, state: &mut Cow<StoreState>, f: Option<usize>,
         Msg::Reply {
             epoch: held.epoch,
             header,
-            owns_first: held
-                .head
-                .unwrap_or_else(|| state.reply_mark(held.session, &reply)),
+            owns_first: head.unwrap_or_else(|| state.reply_mark(held.session, &reply)),
             reply,
         },
     );
