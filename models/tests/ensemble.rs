@@ -797,6 +797,76 @@ fn the_queue_over_three_servers_keeps_its_one_server_verdicts() {
     );
 }
 
+/// What only an ensemble shows, beside the CURATOR-604 and protected-create
+/// findings pinned above (docs/ensemble.md, "What an ensemble changes"):
+/// each property holds on one server and falls over three, its shortest
+/// path through a follower's late answer or stale view.
+/// - `unfair-create` with a lost reply: the holder's resent `delete(/lock)`
+///   deletes the next holder's node at the leader, whose own server
+///   answers its create only after (`holder_owns_key`); the election's
+///   resignation the same (`elected_with_key`).
+/// - The tutorial's barrier with a pause: a member lists, on a lagging
+///   server, no child of a member that has entered again (after its
+///   session expired), and leaves before it (`no_early_leave`).
+/// - The seed article's `findLeader` with local sessions and a pause: the
+///   old leader's new session reads its own old `/leader` on a lagging
+///   server and watches it beside the other candidate, and its delete
+///   wakes both (`herd_bound`); with global sessions the new session
+///   waits for its creation, after the expiry, and it holds.
+#[test]
+fn the_stale_views_only_an_ensemble_has() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::model::{FaultBudget, ModelCfg};
+    use models::properties::PropertyName;
+    let run = |recipe: &str, property: PropertyName, faults, servers, local_sessions| {
+        let asked = PropertyName::ALL.iter().position(|&p| p == property).unwrap();
+        let cfg = ModelCfg {
+            servers,
+            local_sessions,
+            faults,
+            ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+        };
+        let options = CheckOptions {
+            ask: 1 << asked,
+            ..CheckOptions::default()
+        };
+        let r = check(&cfg.into_model().unwrap(), options).unwrap();
+        let p = r.properties.iter().find(|p| p.name == property).unwrap();
+        (p.status, p.path.as_ref().map(Vec::len))
+    };
+    let lost = FaultBudget {
+        lost_replies: 1,
+        ..FaultBudget::default()
+    };
+    let paused = FaultBudget {
+        pauses: 1,
+        ..FaultBudget::default()
+    };
+    let cases = [
+        ("unfair-create", PropertyName::HolderOwnsKey, lost, false, 24),
+        ("zk-unfair-election", PropertyName::ElectedWithKey, lost, false, 24),
+        ("zk-double-barrier:tutorial", PropertyName::NoEarlyLeave, paused, false, 29),
+        ("zk-unfair-election:getdata", PropertyName::HerdBound, paused, true, 21),
+    ];
+    for (recipe, property, faults, local, steps) in cases {
+        assert_eq!(
+            run(recipe, property, faults, 1, false),
+            (Status::Holds, None),
+            "{recipe}, one server"
+        );
+        assert_eq!(
+            run(recipe, property, faults, 3, local),
+            (Status::Violated, Some(steps)),
+            "{recipe}, three servers"
+        );
+    }
+    assert_eq!(
+        run("zk-unfair-election:getdata", PropertyName::HerdBound, paused, 3, false),
+        (Status::Holds, None),
+        "with global sessions"
+    );
+}
+
 /// A leader failover in the checker (`--failovers 1` over a ZooKeeper
 /// ensemble): the cut, the election and the old leader's step-down, each
 /// a step, and the old leader's rejoin as a follower after it. At 2 clients nobody is on the leader (clients start on servers
