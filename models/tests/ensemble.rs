@@ -717,7 +717,10 @@ fn every_server_applies_a_local_sessions_write_and_none_a_refused_one() {
         data: Data::Empty,
     };
     let created = e.send(0, persistent("q"));
-    assert!(replies_to(&created, 0).is_empty(), "answered once server 1 has it");
+    assert!(
+        replies_to(&created, 0).is_empty(),
+        "answered once server 1 has it"
+    );
     e.catch_up();
     for c in 0..3 {
         let listed = replies_to(&e.send(c, children(false)), c);
@@ -731,13 +734,18 @@ fn every_server_applies_a_local_sessions_write_and_none_a_refused_one() {
     let refused = e.send(0, persistent("r"));
     let log = &e.st.ensemble.as_ref().unwrap().log;
     assert!(
-        matches!(log.last(), Some(models::store::ensemble::Entry::Refused { .. })),
+        matches!(
+            log.last(),
+            Some(models::store::ensemble::Entry::Refused { .. })
+        ),
         "{log:?}"
     );
     e.catch_up();
     let answer = replies_to(&refused, 0);
     assert!(
-        !answer.iter().any(|(_, r)| matches!(r, Reply::Created { .. })),
+        !answer
+            .iter()
+            .any(|(_, r)| matches!(r, Reply::Created { .. })),
         "{answer:?}"
     );
     for c in 1..3 {
@@ -778,7 +786,11 @@ fn the_queue_over_three_servers_keeps_its_one_server_verdicts() {
             .collect();
         violated
     };
-    for variant in ["zk-fifo-queue", "zk-fifo-queue:take-safe", "zk-fifo-queue:lock-safe"] {
+    for variant in [
+        "zk-fifo-queue",
+        "zk-fifo-queue:take-safe",
+        "zk-fifo-queue:lock-safe",
+    ] {
         for pauses in [0, 1] {
             let one = verdicts(variant, 1, false, pauses);
             for local in [false, true] {
@@ -819,7 +831,10 @@ fn the_stale_views_only_an_ensemble_has() {
     use models::model::{FaultBudget, ModelCfg};
     use models::properties::PropertyName;
     let run = |recipe: &str, property: PropertyName, faults, servers, local_sessions| {
-        let asked = PropertyName::ALL.iter().position(|&p| p == property).unwrap();
+        let asked = PropertyName::ALL
+            .iter()
+            .position(|&p| p == property)
+            .unwrap();
         let cfg = ModelCfg {
             servers,
             local_sessions,
@@ -843,10 +858,34 @@ fn the_stale_views_only_an_ensemble_has() {
         ..FaultBudget::default()
     };
     let cases = [
-        ("unfair-create", PropertyName::HolderOwnsKey, lost, false, 24),
-        ("zk-unfair-election", PropertyName::ElectedWithKey, lost, false, 24),
-        ("zk-double-barrier:tutorial", PropertyName::NoEarlyLeave, paused, false, 29),
-        ("zk-unfair-election:getdata", PropertyName::HerdBound, paused, true, 21),
+        (
+            "unfair-create",
+            PropertyName::HolderOwnsKey,
+            lost,
+            false,
+            24,
+        ),
+        (
+            "zk-unfair-election",
+            PropertyName::ElectedWithKey,
+            lost,
+            false,
+            24,
+        ),
+        (
+            "zk-double-barrier:tutorial",
+            PropertyName::NoEarlyLeave,
+            paused,
+            false,
+            29,
+        ),
+        (
+            "zk-unfair-election:getdata",
+            PropertyName::HerdBound,
+            paused,
+            true,
+            21,
+        ),
     ];
     for (recipe, property, faults, local, steps) in cases {
         assert_eq!(
@@ -861,7 +900,13 @@ fn the_stale_views_only_an_ensemble_has() {
         );
     }
     assert_eq!(
-        run("zk-unfair-election:getdata", PropertyName::HerdBound, paused, 3, false),
+        run(
+            "zk-unfair-election:getdata",
+            PropertyName::HerdBound,
+            paused,
+            3,
+            false
+        ),
         (Status::Holds, None),
         "with global sessions"
     );

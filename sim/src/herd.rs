@@ -89,6 +89,12 @@ pub fn default_counts(waiting: Waiting, clients: &[u16]) -> Vec<u16> {
 /// enqueues [`HERD_QUEUE_ITEMS`] items, each 50 ms after the last, by when
 /// every one of the `clients - 1` consumers is idle again.
 pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
+    baseline_over(recipe, clients, seed, 1)
+}
+
+/// [`baseline`] over `servers` servers (a ZooKeeper ensemble or an etcd
+/// cluster from 3 on: client i on server (i + 1) mod `servers`).
+pub fn baseline_over(recipe: &RecipeRef, clients: u16, seed: u64, servers: u8) -> Scenario {
     // Sessions outlive the whole queue with few heartbeats: the herd, not the
     // pings, is what is measured.
     let (rounds, roles) = match recipe.app() {
@@ -116,8 +122,12 @@ pub fn baseline(recipe: &RecipeRef, clients: u16, seed: u64) -> Scenario {
     let retry_ms = recipe
         .key_lease()
         .map_or(600_000, |l| (l.ttl.as_millis() / 2).max(1));
+    let servers = match servers {
+        1 => String::new(),
+        n => format!("servers = {n}\n"),
+    };
     let text = format!(
-        "clients = {clients}\nrounds = {rounds}\n{roles}seed = \"{seed}\"\n\
+        "clients = {clients}\nrounds = {rounds}\n{roles}{servers}seed = \"{seed}\"\n\
          [timing]\nsession_timeout_ms = 600000\nthink_ms = [0, 0]\n{produce}hold_ms = [20, 20]\n\
          latency_ms = [1.0, 1.0]\nretry_ms = {retry_ms}\n"
     );

@@ -777,3 +777,35 @@ fn a_scenario_refuses_observers_nobody_could_be() {
         1
     );
 }
+
+/// The herd baseline over three servers (`herd::baseline_over`, which the
+/// validator runs its actors against on the real ensembles) counts what it
+/// counts on one server: each notification of a release comes from the
+/// waiter's own server, and the sum over the servers is the one server's.
+/// For every ZooKeeper and etcd lock and election, release by release; for
+/// the other applications in total (a shared lock's readers, or a
+/// semaphore's holders, each take hold when their own server applies what
+/// let them in, so which of their releases wakes a waiter can differ).
+#[test]
+fn the_herd_baseline_over_three_servers_is_the_one_servers() {
+    use models::apps::App;
+    use models::recipe::Face;
+    for recipe in sim::herd::swept_recipes() {
+        if !matches!(recipe.face(), Face::ZooKeeper | Face::Etcd) {
+            continue;
+        }
+        for n in [2, 5] {
+            let one = sim::herd::row(&sim::herd::baseline(&recipe, n, 1), 1);
+            let three = sim::herd::row(&sim::herd::baseline_over(&recipe, n, 1, 3), 1);
+            let what = format!("{}, {n} clients", recipe.id());
+            assert_eq!(three.notifications, one.notifications, "{what}");
+            assert_eq!(three.store_requests, one.store_requests, "{what}");
+            if matches!(recipe.app(), App::Lock | App::Election) {
+                assert_eq!(
+                    three.notifications_per_release, one.notifications_per_release,
+                    "{what}"
+                );
+            }
+        }
+    }
+}

@@ -1378,6 +1378,26 @@ impl Section {
 }
 
 /// Runs every fact `runs` times on the ensembles given.
+/// The ZooKeeper ensemble's client endpoints in the model's order, its
+/// leader (server 3) first, then servers 1 and 2, once it has formed.
+pub async fn zk_servers(z: &ZkEnsemble) -> Result<[String; 3], String> {
+    zk_ready(z, Duration::from_secs(90)).await?;
+    Ok([0, 1, 2].map(|model| z.servers[(model + 2) % 3].clone()))
+}
+
+/// The etcd cluster's client endpoints in the model's order: the member
+/// that leads first, then the others as `run.sh` numbered them.
+pub async fn etcd_servers(c: &EtcdCluster) -> Result<[String; 3], String> {
+    let (leader, _) = etcd_ready(c, Duration::from_secs(90)).await?;
+    let mut order = vec![c.members[leader].clone()];
+    order.extend(
+        (0..3)
+            .filter(|&i| i != leader)
+            .map(|i| c.members[i].clone()),
+    );
+    Ok(order.try_into().expect("three members"))
+}
+
 pub async fn validate(e: &Ensembles, runs: usize) -> Section {
     let start = Instant::now();
     let mut all = Vec::new();

@@ -250,16 +250,65 @@ fn timing(think_ms: u64, hold_ms: u64, ping_ms: u64) -> ClientTiming {
     }
 }
 
+/// Where a real run's clients connect.
+#[derive(Clone, Copy)]
+enum Servers<'a> {
+    /// The single ZooKeeper, etcd or Redis servers of `Args`.
+    Single,
+    /// An ensemble's client endpoints in the model's order, its leader
+    /// first: client i on the model's server (i + 1) mod 3, as the
+    /// simulator places it (an etcd client on that member alone).
+    Ensemble(&'a [String; 3]),
+}
+
+impl<'a> Servers<'a> {
+    /// Client `c`'s endpoint, if not the single server's.
+    fn of(self, c: ClientIdx) -> Option<&'a str> {
+        match self {
+            Servers::Single => None,
+            Servers::Ensemble(e) => {
+                Some(&e[usize::from(models::store::ensemble::first_server(c, e.len() as u8))])
+            }
+        }
+    }
+
+    /// How many servers: the model's run has as many.
+    fn count(self) -> u8 {
+        match self {
+            Servers::Single => 1,
+            Servers::Ensemble(e) => e.len() as u8,
+        }
+    }
+
+    /// Where the store is emptied before a run: the leader.
+    fn leader(self) -> Option<&'a str> {
+        match self {
+            Servers::Single => None,
+            Servers::Ensemble(e) => Some(&e[0]),
+        }
+    }
+}
+
 async fn backend(recipe: &RecipeRef, args: &Args, ttl_seconds: i64) -> Backend {
+    backend_at(recipe, args, ttl_seconds, None).await
+}
+
+/// [`backend`] on endpoint `at` rather than the single server's.
+async fn backend_at(
+    recipe: &RecipeRef,
+    args: &Args,
+    ttl_seconds: i64,
+    at: Option<&str>,
+) -> Backend {
     match recipe.face() {
         Face::ZooKeeper => Backend::ZooKeeper {
-            endpoint: args.zk.clone(),
+            endpoint: at.unwrap_or(&args.zk).to_string(),
             session_timeout: Duration::from_secs(10),
             sessions: HashMap::new(),
         },
         Face::Etcd => Backend::Etcd {
             client: Box::new(
-                etcd_client::Client::connect([args.etcd.as_str()], None)
+                etcd_client::Client::connect([at.unwrap_or(&args.etcd)], None)
                     .await
                     .expect("etcd is up"),
             ),
@@ -365,9 +414,14 @@ pub(crate) async fn delete_tree(c: &zookeeper_client::Client, root: &str) {
 /// and empty (nothing under `/lock` where it is not one of them), and an
 /// empty `/taken` directory.
 async fn clean(recipe: &RecipeRef, args: &Args) {
+    clean_at(recipe, args, None).await
+}
+
+/// [`clean`] through endpoint `at` rather than the single server's.
+async fn clean_at(recipe: &RecipeRef, args: &Args, at: Option<&str>) {
     match recipe.face() {
         Face::ZooKeeper => {
-            let c = zookeeper_client::Client::connect(&args.zk)
+            let c = zookeeper_client::Client::connect(at.unwrap_or(&args.zk))
                 .await
                 .expect("ZooKeeper is up");
             // The recipe's directories (and `/lock`) go with everything in
@@ -407,7 +461,7 @@ async fn clean(recipe: &RecipeRef, args: &Args) {
             }
         }
         Face::Etcd => {
-            let mut c = etcd_client::Client::connect([args.etcd.as_str()], None)
+            let mut c = etcd_client::Client::connect([at.unwrap_or(&args.etcd)], None)
                 .await
                 .expect("etcd is up");
             c.delete(
@@ -456,16 +510,18 @@ enum RealStart {
     FreezeFirstHolder(Duration),
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_real(
     recipe: &RecipeRef,
     n: u16,
     args: &Args,
+    servers: Servers<'_>,
     client: Client,
     fencing: bool,
     ttl_seconds: i64,
     start: RealStart,
 ) -> RealRun {
-    clean(recipe, args).await;
+    clean_at(recipe, args, servers.leader()).await;
     let (gate, freeze_first_holder) = match start {
         RealStart::Baseline => (Some(runtime::StartGate::new(n)), None),
         RealStart::FreezeFirstHolder(d) => (None, Some(d)),
@@ -485,7 +541,7 @@ async fn run_real(
     for c in 0..n {
         let (tx, rx) = mpsc::unbounded_channel();
         controls.push(tx.clone());
-        let b = backend(recipe, args, ttl_seconds).await;
+        let b = backend_at(recipe, args, ttl_seconds, servers.of(c as ClientIdx)).await;
         handles.push(tokio::spawn(run_client(
             c as ClientIdx,
             client.clone(),
@@ -1029,7 +1085,12 @@ fn library_table(rows: &[LibraryRow]) -> String {
 }
 
 fn measure_model(recipe: &RecipeRef, n: u16) -> Measured {
-    let scenario = sim::herd::baseline(recipe, n, 1);
+    measure_model_over(recipe, n, 1)
+}
+
+/// [`measure_model`] over `servers` servers.
+fn measure_model_over(recipe: &RecipeRef, n: u16, servers: u8) -> Measured {
+    let scenario = sim::herd::baseline_over(recipe, n, 1, servers);
     let row = sim::herd::row(&scenario, 1);
     let requests = row
         .store_requests
@@ -1118,6 +1179,110 @@ fn row(
         explained,
     }
 }
+
+/// lockstep's actors of `recipe`, `n` of them, in the herd baseline on
+/// `servers`, against the simulator's run of the same baseline over as
+/// many servers: one compared row.
+async fn actor_row(recipe: &RecipeRef, n: u16, args: &Args, servers: Servers<'_>) -> Row {
+    let client = Client {
+        recipe: recipe.clone(),
+        rounds: 1,
+        policy: Policy::Naive,
+        timing: timing(300, args.hold_ms, 3000),
+        producers: 0,
+        reentries: 0,
+        writers: 0,
+        observers: 0,
+    };
+    let real_run = run_real(
+        recipe,
+        n,
+        args,
+        servers,
+        client,
+        false,
+        60,
+        RealStart::Baseline,
+    )
+    .await;
+    let real = measure_real(&real_run, n);
+    let model = measure_model_over(recipe, n, servers.count());
+    // Exact, with no allowance: the start gate gives every recipe the
+    // model's order of first requests.
+    let notifications_match = real.notifications_per_release == model.notifications_per_release
+        && real.notifications_before_first_release == 0;
+    let mut explained = Vec::new();
+    if recipe.face() == Face::Etcd {
+        // waitDelete's deferred cancel goes out on the watch stream; the
+        // model ends the key watch at its delete instead.
+        explained.push("etcd: after the delete it waited for, the client cancels its watch on the shared watch stream; the model ends the key watch at the delete, so that cancel is not counted on either side".into());
+    }
+    let real_requests = real.requests_per_acquisition.clone();
+    let mut requests_match = close(&real_requests, &model.requests_per_acquisition);
+    if !requests_match && recipe.id() == "zk-unfair-election:getdata" {
+        if let Some(saved) = found_leader_early(&real_requests, &model.requests_per_acquisition) {
+            requests_match = true;
+            explained.push(format!(
+                "zk-unfair-election:getdata, {n} clients: {saved:.2} create(s) and as many getData(s) per acquisition fewer than the model: a woken follower whose getData landed after the new leader's create found it and followed, where the model's simultaneous arrivals have every woken follower find nothing, create, get NodeExists and look again; notifications agree exactly"
+            ));
+        }
+    }
+    row(
+        recipe.id(),
+        n,
+        (real, model),
+        (notifications_match, requests_match),
+        explained,
+    )
+}
+
+/// The compared rows of lockstep's actors as a table, and the
+/// differences they explain.
+fn rows_table(rows: &[Row]) -> String {
+    let mut md = String::from("| recipe | clients | notifications per release (real) | (model) | before the first release (real) | requests per acquisition (real) | (model) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
+            r.recipe,
+            r.clients,
+            r.real.notifications_per_release,
+            r.model.notifications_per_release,
+            r.real.notifications_before_first_release,
+            fmt_req(&r.real.requests_per_acquisition),
+            fmt_req(&r.model.requests_per_acquisition),
+            if r.notifications_match && r.requests_match {
+                "yes"
+            } else {
+                "NO"
+            },
+            if r.order_follows_tokens {
+                "by token"
+            } else {
+                "not by token"
+            },
+        ));
+    }
+    let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
+    explained.dedup();
+    if !explained.is_empty() {
+        md.push_str("\nDifferences, explained:\n");
+        for e in explained {
+            md.push_str(&format!("- {e}\n"));
+        }
+    }
+    md
+}
+
+/// Whether every row's counts match, and every fair recipe's order follows
+/// its tokens.
+fn rows_agree(rows: &[Row]) -> bool {
+    rows.iter().all(|r| {
+        r.notifications_match && r.requests_match && (!fair(&r.recipe) || r.order_follows_tokens)
+    })
+}
+
+/// The most clients the actors run with on the ensembles.
+const ENSEMBLE_CLIENTS: u16 = 5;
 
 /// `findLeader` when real wake-ups were apart: a follower whose getData
 /// found the new leader's node saved a create and the getData after its
@@ -1224,50 +1389,47 @@ async fn main() -> ExitCode {
     let mut rows = Vec::new();
     for recipe in validated_recipes() {
         for &n in &counts {
-            let client = Client {
-                recipe: recipe.clone(),
-                rounds: 1,
-                policy: Policy::Naive,
-                timing: timing(300, args.hold_ms, 3000),
-                producers: 0,
-                reentries: 0,
-                writers: 0,
-                observers: 0,
+            rows.push(actor_row(&recipe, n, &args, Servers::Single).await);
+        }
+    }
+
+    // The same actors on the ensembles, each client on its own server as
+    // the model places it (after the facts of order, which hold the
+    // ensembles' links: the actors run on ensembles that have settled).
+    let ensemble_section = match &ensembles {
+        Some(e) => Some(ensemble::validate(e, args.ensemble_runs).await),
+        None => None,
+    };
+    let mut ensemble_rows = Vec::new();
+    let mut ensemble_errors = Vec::new();
+    if let Some(e) = &ensembles {
+        let zk = match &e.zk {
+            Some(z) => Some(ensemble::zk_servers(z).await),
+            None => None,
+        };
+        let etcd = match &e.etcd {
+            Some(c) => Some(ensemble::etcd_servers(c).await),
+            None => None,
+        };
+        for recipe in validated_recipes() {
+            let servers = match recipe.face() {
+                Face::ZooKeeper => &zk,
+                Face::Etcd => &etcd,
+                Face::Redis | Face::Consul => &None,
             };
-            let real_run =
-                run_real(&recipe, n, &args, client, false, 60, RealStart::Baseline).await;
-            let real = measure_real(&real_run, n);
-            let model = measure_model(&recipe, n);
-            // Exact, with no allowance: the start gate gives every recipe
-            // the model's order of first requests.
-            let notifications_match = real.notifications_per_release
-                == model.notifications_per_release
-                && real.notifications_before_first_release == 0;
-            let mut explained = Vec::new();
-            if recipe.face() == Face::Etcd {
-                // waitDelete's deferred cancel goes out on the watch stream;
-                // the model ends the key watch at its delete instead.
-                explained.push("etcd: after the delete it waited for, the client cancels its watch on the shared watch stream; the model ends the key watch at the delete, so that cancel is not counted on either side".into());
-            }
-            let real_requests = real.requests_per_acquisition.clone();
-            let mut requests_match = close(&real_requests, &model.requests_per_acquisition);
-            if !requests_match && recipe.id() == "zk-unfair-election:getdata" {
-                if let Some(saved) =
-                    found_leader_early(&real_requests, &model.requests_per_acquisition)
-                {
-                    requests_match = true;
-                    explained.push(format!(
-                        "zk-unfair-election:getdata, {n} clients: {saved:.2} create(s) and as many getData(s) per acquisition fewer than the model: a woken follower whose getData landed after the new leader's create found it and followed, where the model's simultaneous arrivals have every woken follower find nothing, create, get NodeExists and look again; notifications agree exactly"
-                    ));
+            match servers {
+                Some(Ok(at)) => {
+                    for &n in counts.iter().filter(|&&n| n <= ENSEMBLE_CLIENTS) {
+                        ensemble_rows
+                            .push(actor_row(&recipe, n, &args, Servers::Ensemble(at)).await);
+                    }
                 }
+                Some(Err(err)) => ensemble_errors.push(format!("{}: {err}", recipe.id())),
+                None => {}
             }
-            rows.push(row(
-                recipe.id(),
-                n,
-                (real, model),
-                (notifications_match, requests_match),
-                explained,
-            ));
+        }
+        for err in &ensemble_errors {
+            eprintln!("lockstep-validate: the actors on the ensembles did not run: {err}");
         }
     }
 
@@ -1430,6 +1592,7 @@ async fn main() -> ExitCode {
         &recipe,
         2,
         &args,
+        Servers::Single,
         client,
         true,
         2,
@@ -1508,13 +1671,6 @@ async fn main() -> ExitCode {
     // wire, a real pause past the TTL (skipped without --redis).
     let redis_section = redis::validate(&args, &counts).await;
 
-    // Replicated stores: facts of order on the real ensembles, beside the
-    // model's (skipped without --zk-ensemble and --etcd-cluster).
-    let ensemble_section = match &ensembles {
-        Some(e) => Some(ensemble::validate(e, args.ensemble_runs).await),
-        None => None,
-    };
-
     // The chart: notifications per release, model against real.
     let mut series = Vec::new();
     for (colour, recipe) in validated_recipes().into_iter().enumerate() {
@@ -1553,37 +1709,8 @@ async fn main() -> ExitCode {
     .expect("draw");
 
     // The report.
-    let mut md = String::from("# Model vs real servers\n\nBaseline herd scenario (N clients request at once, one round, no faults), the same client and recipe actors against ZooKeeper 3.8 and etcd 3.4 on loopback, compared with lockstep's simulation.\n\n![notifications](validation-notifications.png)\n\n| recipe | clients | notifications per release (real) | (model) | before the first release (real) | requests per acquisition (real) | (model) | match | acquisition order |\n|---|---|---|---|---|---|---|---|---|\n");
-    for r in &rows {
-        md.push_str(&format!(
-            "| {} | {} | {:?} | {:?} | {} | {} | {} | {} | {} |\n",
-            r.recipe,
-            r.clients,
-            r.real.notifications_per_release,
-            r.model.notifications_per_release,
-            r.real.notifications_before_first_release,
-            fmt_req(&r.real.requests_per_acquisition),
-            fmt_req(&r.model.requests_per_acquisition),
-            if r.notifications_match && r.requests_match {
-                "yes"
-            } else {
-                "NO"
-            },
-            if r.order_follows_tokens {
-                "by token"
-            } else {
-                "not by token"
-            },
-        ));
-    }
-    let mut explained: Vec<&String> = rows.iter().flat_map(|r| &r.explained).collect();
-    explained.dedup();
-    if !explained.is_empty() {
-        md.push_str("\nDifferences, explained:\n");
-        for e in explained {
-            md.push_str(&format!("- {e}\n"));
-        }
-    }
+    let mut md = String::from("# Model vs real servers\n\nBaseline herd scenario (N clients request at once, one round, no faults), the same client and recipe actors against ZooKeeper 3.8 and etcd 3.4 on loopback, compared with lockstep's simulation.\n\n![notifications](validation-notifications.png)\n\n");
+    md.push_str(&rows_table(&rows));
     md.push_str(&totals_table(
         "`etcdctl lock NAME sleep HOLD` (etcd 3.4's own `concurrency.Mutex`), N processes at once, measured by the server (`/metrics`: gRPC calls by method, watch events sent), against `etcd-revision:v3.4`",
         &etcdctl_rows,
@@ -1623,7 +1750,16 @@ async fn main() -> ExitCode {
         }
     }
     match &ensemble_section {
-        Some(e) => md.push_str(&e.markdown()),
+        Some(e) => {
+            md.push_str(&e.markdown());
+            md.push_str(&format!(
+                "\n## lockstep's actors on the ensembles\n\nThe baseline herd rows above, for N up to {ENSEMBLE_CLIENTS}, on the three-server ZooKeeper ensemble and the three-member etcd cluster: client i on the model's server (i + 1) mod 3 (the leader is server 0; an etcd client on that member alone), against the simulator's run of the same baseline over three servers.\n\n"
+            ));
+            md.push_str(&rows_table(&ensemble_rows));
+            for err in &ensemble_errors {
+                md.push_str(&format!("\nNot run: {err}.\n"));
+            }
+        }
         None => md.push_str("\n## Replicated stores: facts of order on real ensembles\n\nNot run: the validator was given no ensemble (`--zk-ensemble`, `--etcd-cluster`).\n"),
     }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
@@ -1651,19 +1787,16 @@ async fn main() -> ExitCode {
             "barrier_queue_replay": replay_rows,
             "redis": redis_section,
             "ensembles": ensemble_section,
+            "ensemble_rows": ensemble_rows,
+            "ensemble_actor_errors": ensemble_errors,
         }))
         .unwrap(),
     )
     .expect("write");
     println!("{md}");
     println!("written: {}", args.out.join("validation.md").display());
-    let all_match = rows
-        .iter()
-        .all(|r| r.notifications_match && r.requests_match);
-    let fair_ordered = rows
-        .iter()
-        .filter(|r| fair(&r.recipe))
-        .all(|r| r.order_follows_tokens);
+    let actors_agree =
+        rows_agree(&rows) && rows_agree(&ensemble_rows) && ensemble_errors.is_empty();
     let split_ok = both_held
         && !rejected.is_empty()
         && twin_mutual
@@ -1684,8 +1817,7 @@ async fn main() -> ExitCode {
     let ensembles_agree = ensemble_section
         .as_ref()
         .is_none_or(ensemble::Section::agrees);
-    if all_match
-        && fair_ordered
+    if actors_agree
         && split_ok
         && etcdctl_agrees
         && libraries_agree

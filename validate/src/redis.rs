@@ -959,6 +959,7 @@ async fn herd(
         recipe,
         n,
         args,
+        crate::Servers::Single,
         client,
         false,
         60,

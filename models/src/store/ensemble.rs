@@ -357,9 +357,7 @@ impl Ensemble {
                 .collect(),
             log: Vec::new(),
             base: 0,
-            server_of: (0..clients)
-                .map(|c| ((u32::from(c) + 1) % u32::from(servers)) as u8)
-                .collect(),
+            server_of: (0..clients).map(|c| first_server(c, servers)).collect(),
             seen: vec![0; usize::from(clients)],
             local: Vec::new(),
             max_lag: RunConstant(max_lag),
@@ -632,6 +630,13 @@ impl Ensemble {
             f.view.connection_closed(client);
         }
     }
+}
+
+/// The server client `c` starts on, of `servers` (the leader is 0): server
+/// (c + 1) mod `servers`, so that with fewer clients than servers every
+/// client is on a follower. The validator places real clients by it too.
+pub fn first_server(c: ClientIdx, servers: u8) -> u8 {
+    ((u32::from(c) + 1) % u32::from(servers)) as u8
 }
 
 /// A leader failover's steps on the ensemble (the store's side, with the
