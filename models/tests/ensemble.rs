@@ -912,6 +912,43 @@ fn the_stale_views_only_an_ensemble_has() {
     );
 }
 
+/// A failover's new leader takes over its clients' watches from its view
+/// as a follower: one whose node changed since fires, counted with the
+/// change that fired it — the first the new leader had not applied — not
+/// with the newest (a release's herd is the tally of its own change).
+#[test]
+fn a_watch_the_new_leader_takes_over_is_counted_with_its_change() {
+    let mut e = Ens::new();
+    e.send(2, create("a"));
+    e.catch_up();
+    // Client 1, on server 2 (the leader to be), watches `a`.
+    e.send(1, exists("a"));
+    let delete = Request::Delete {
+        path: node("a"),
+        version: None,
+    };
+    e.send(2, delete);
+    let deleted_at = e.st.header();
+    e.send(2, create("b"));
+    assert!(
+        e.st.header() > deleted_at,
+        "a newer change after the delete"
+    );
+    assert_eq!(e.lag(1), 2, "server 2 has applied neither");
+    e.depose_leader();
+    let told = e.elect();
+    assert_eq!(e.st.ensemble.as_ref().unwrap().leader, 2);
+    let headers: Vec<u64> = told
+        .iter()
+        .filter(|(c, _)| *c == 1)
+        .filter_map(|(_, m)| match m {
+            Msg::Notify { header, .. } => Some(*header),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(headers, [deleted_at], "the delete's, not the create's");
+}
+
 /// A leader failover in the checker (`--failovers 1` over a ZooKeeper
 /// ensemble): the cut, the election and the old leader's step-down, each
 /// a step, and the old leader's rejoin as a follower after it. At 2 clients nobody is on the leader (clients start on servers

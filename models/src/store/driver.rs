@@ -117,6 +117,18 @@ impl StoreDriver {
         })
     }
 
+    /// The leader is cut off from its followers (a failover's first step).
+    pub fn depose_leader(&mut self) -> Sent {
+        self.step(|store, st, o| store.depose_leader(st, o))
+    }
+
+    /// The followers elect a new leader (untimed: no lease extended).
+    pub fn elect(&mut self) -> Sent {
+        self.step(|store, st, o| {
+            store.elect(st, o, std::time::Duration::ZERO);
+        })
+    }
+
     /// How far follower `f` is behind (0 on one server).
     pub fn lag(&self, f: usize) -> u64 {
         self.st.ensemble.as_ref().map_or(0, |e| e.lag(f))

@@ -454,6 +454,13 @@ impl Ensemble {
         self.local.binary_search(&session).is_ok()
     }
 
+    /// The committed entries from log position `from` to `to` (none if
+    /// `to` is not past `from`).
+    pub fn log_between(&self, from: u64, to: u64) -> &[Entry] {
+        let (a, b) = (from.saturating_sub(self.base), to.saturating_sub(self.base));
+        self.log.get(a as usize..b as usize).unwrap_or_default()
+    }
+
     /// How many entries the leader has committed.
     pub fn committed(&self) -> u64 {
         self.base + self.log.len() as u64

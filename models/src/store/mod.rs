@@ -1280,11 +1280,9 @@ fn send_notifications(o: &mut Out<Store>, state: &StoreState, fired: Vec<(Sessio
 }
 
 /// The change each watch moved from server slot `from` to `to` fires
-/// for, as its header: the first entry `from` had not applied that
-/// changes what the watch is on — the change that would have fired it
-/// there, had the client stayed (found by replaying those entries on a
-/// copy of `from`). A watch moved off the leader, which has applied
-/// everything, is counted with `to`'s latest change.
+/// for, as its header ([`changes_since`], from where `from` stands). A
+/// watch moved off the leader, which has applied everything, is counted
+/// with `to`'s latest change.
 fn changes_of_moved(
     state: &StoreState,
     from: Option<usize>,
@@ -1292,30 +1290,44 @@ fn changes_of_moved(
     moved: Vec<(zookeeper::Fired, zookeeper::WatchKind)>,
 ) -> Vec<(u64, zookeeper::Fired)> {
     let latest = state.server(to).header();
-    let (Some(f), Some(e), false) = (from, state.ensemble.as_ref(), moved.is_empty()) else {
+    let (Some(f), Some(e)) = (from, state.ensemble.as_ref()) else {
         return moved
             .into_iter()
             .map(|(fired, _)| (latest, fired))
             .collect();
     };
     let position = |slot: Option<usize>| slot.map_or(e.committed(), |f| e.followers[f].applied);
-    // `to` is not behind the client, but may be behind `from` (then no
-    // watch fires): the entries from `from`'s position up to `to`'s.
-    let (a, b) = (position(Some(f)) - e.base, position(to) - e.base);
-    let entries = e.log.get(a as usize..b as usize).unwrap_or_default();
     let was = &e.followers[f].view;
+    let entries = e.log_between(position(Some(f)), position(to));
+    changes_since(was, entries, latest, moved)
+}
+
+/// The change each watch moved off a server whose view was `was` fires
+/// for on a server that has applied `entries` more, as its header: the
+/// first of them that changes what the watch is on — the change that
+/// would have fired it there, had the client stayed (found by replaying
+/// them on a copy of `was`). One that none changes is counted with
+/// `latest`.
+fn changes_since(
+    was: &StoreState,
+    entries: &[Entry],
+    latest: u64,
+    moved: Vec<(zookeeper::Fired, zookeeper::WatchKind)>,
+) -> Vec<(u64, zookeeper::Fired)> {
     // One replay, entry by entry; a watch is the first entry's whose
     // change it sees.
     let mut found: Vec<Option<u64>> = vec![None; moved.len()];
-    let mut replay = was.clone();
-    for entry in entries {
-        if found.iter().all(Option::is_some) {
-            break;
-        }
-        replay.apply_entry(entry);
-        for ((fired, kind), header) in moved.iter().zip(&mut found) {
-            if header.is_none() && kind.fires(&was.zk, &replay.zk, fired.2).is_some() {
-                *header = Some(replay.header());
+    if !moved.is_empty() {
+        let mut replay = was.clone();
+        for entry in entries {
+            if found.iter().all(Option::is_some) {
+                break;
+            }
+            replay.apply_entry(entry);
+            for ((fired, kind), header) in moved.iter().zip(&mut found) {
+                if header.is_none() && kind.fires(&was.zk, &replay.zk, fired.2).is_some() {
+                    *header = Some(replay.header());
+                }
             }
         }
     }
@@ -2040,10 +2052,16 @@ impl Store {
         // their connections).
         let mut lost = e.followers[f].take_lost();
         let due = std::mem::take(&mut e.followers[f].held);
+        let applied = e.followers[f].applied;
         let mut old = e.promote(f);
         let leader = e.leader;
         let leases = e.cfg.0.leases;
         let mut fired = Vec::new();
+        // A ZooKeeper watch that fires as the new leader takes it over is
+        // counted with the change that fired it: the first the new leader
+        // had not applied as a follower.
+        let mut moved = Vec::new();
+        let was = (!leases).then(|| old.clone());
         for c in e.clients_at(leader) {
             match leases {
                 true => {
@@ -2053,12 +2071,20 @@ impl Store {
                 }
                 false => {
                     let ended = ended_watching(st, &old.zk, c);
-                    let moved = st.zk.set_watches(&mut old.zk, c, &ended);
-                    zk_notifications(moved.into_iter().map(|m| m.0).collect(), &mut fired);
+                    moved.extend(st.zk.set_watches(&mut old.zk, c, &ended));
                 }
             }
         }
         send_notifications(o, state, fired);
+        if let Some(was) = was {
+            let e = state.ensemble.as_ref().expect("an ensemble");
+            let entries = e.log_between(applied, e.committed());
+            for (header, fired) in changes_since(&was, entries, state.header(), moved) {
+                let mut events = Vec::new();
+                zk_notifications(vec![fired], &mut events);
+                send_notifications_at(o, state, header, events);
+            }
+        }
         self.restart_session_timers(state, o, extend);
         let e = state.ensemble.as_ref().expect("an ensemble");
         if !leases {
