@@ -90,7 +90,9 @@ impl Ensembles {
                     );
                 }
                 for (i, l) in links.iter().enumerate() {
-                    specs.push(LinkSpec::parse(l, &format!("zk{}", i + 1), false)?);
+                    let mut spec = LinkSpec::parse(l, &format!("zk{}", i + 1), false)?;
+                    spec.quorum = true;
+                    specs.push(spec);
                 }
                 let (tick, limit) = f
                     .zk_timing
@@ -261,6 +263,12 @@ const FOLLOWER_DROPPED: Fact = Fact {
     store: ZK,
     fact: "a follower that hears nothing from the leader leaves it syncLimit × tickTime after the last packet it read and closes its clients' connections; until then its client is connected and answered",
     steps: &["connected and answered until syncLimit × tickTime after the leader's last packet", "disconnected by syncLimit × tickTime + 1 s after it"],
+};
+const LAG_PAST_SYNC_LIMIT: Fact = Fact {
+    id: "zk-lag-past-sync-limit",
+    store: ZK,
+    fact: "a follower whose commits lag (its link passes the leader's heartbeats and proposals, which it acknowledges, and holds the commits) is not dropped, for twice syncLimit × tickTime: its client reads the old data and stays connected; it reads the new once the commits flow",
+    steps: &["old data on the follower past syncLimit × tickTime", "its client connected throughout", "new data once the commits flow"],
 };
 const SERIALIZABLE: Fact = Fact {
     id: "etcd-serializable-stale",
@@ -829,6 +837,51 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
     ))
 }
 
+/// `zk-lag-past-sync-limit`: server 1's link lagged (heartbeats and
+/// proposals pass, commits wait) for twice syncLimit × tickTime while the
+/// leader commits a new value.
+async fn zk_lag_past_sync_limit(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let a = zk_client(&r.ens.servers[0]).await?;
+    r.caught_up(1, PROMPT).await?;
+    let (before, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
+    let mut states = a.state_watcher();
+    let watch = tokio::spawn(async move {
+        let s = states.changed().await;
+        (s, Instant::now())
+    });
+    let lag = 2 * r.bound();
+    let start = Instant::now();
+    r.links.lag(&["zk1".to_string()]);
+    let go = async {
+        r.set("lagged").await?;
+        tokio::time::sleep(lag).await;
+        let (read, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
+        Ok::<_, String>((read, start.elapsed()))
+    };
+    let got = go.await;
+    let disconnected = watch.is_finished();
+    r.release();
+    let (read, read_at) = got?;
+    let caught = r.caught_up(1, PROMPT).await?;
+    let (after, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
+    watch.abort();
+    Ok((
+        vec![
+            read == before && read_at >= lag,
+            !disconnected,
+            after == b"lagged",
+        ],
+        format!(
+            "read {:?} on server 1 {} ms into the lag (syncLimit × tickTime = {} ms); the client {}; caught up {} ms after release",
+            String::from_utf8_lossy(&read),
+            ms(read_at),
+            ms(r.bound()),
+            if disconnected { "was disconnected" } else { "stayed connected" },
+            ms(caught)
+        ),
+    ))
+}
+
 /// One run of the ZooKeeper facts.
 async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
     let facts = [
@@ -838,6 +891,7 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         &RECONNECT_REFUSED,
         &NEW_SESSION_WAITS,
         &LOCAL_SESSION,
+        &LAG_PAST_SYNC_LIMIT,
         &FOLLOWER_DROPPED,
     ];
     let set_up = async {
@@ -897,6 +951,13 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         ),
         LOCAL_SESSION.row(zk_local_session(&r).await, Some(vec![opened, lists, gone])),
     ];
+    let (lag_stale, lag_connected, lag_new, lag_twin) = model::zk_lag_past_sync_limit();
+    let mut row = LAG_PAST_SYNC_LIMIT.row(
+        zk_lag_past_sync_limit(&r).await,
+        Some(vec![lag_stale, lag_connected, lag_new]),
+    );
+    row.detail.push_str(&format!("; model: {lag_twin}"));
+    rows.push(row);
     let (answered, dropped, twin) = model::zk_follower_dropped();
     let mut row =
         FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, Some(vec![answered, dropped]));

@@ -333,6 +333,53 @@ pub fn zk_follower_dropped() -> (bool, bool, String) {
     )
 }
 
+/// ZooKeeper: a follower whose commits lag (it hears the leader and
+/// acknowledges its proposals) is never dropped, however long the lag:
+/// its client reads the old data and stays connected, and reads the new
+/// once the follower applies. The store's steps give the reads; the
+/// simulator's run of a lag of server 1 longer than `sync_limit_ms`
+/// (inline below) gives the time: no drop of server 1 in its trace.
+/// (old data past syncLimit × tickTime, connected throughout, new data
+/// once applied; the words for the report's detail)
+pub fn zk_lag_past_sync_limit() -> (bool, bool, bool, String) {
+    use sim::trace::{FollowerChange, TraceEvent};
+    let mut e = Ens::new(Face::ZooKeeper);
+    e.create(2, "a");
+    let stale = e.list(0).is_some_and(|n| n.is_empty());
+    e.release();
+    let after = e.list(0).is_some_and(|n| n == ["a"]);
+    let text = "recipe = \"fair-predecessor\"\nclients = 2\nservers = 3\nseed = 1\n\
+                [timing]\nsync_limit_ms = 2000\n\
+                [[schedule]]\nat_ms = 100\nkind = \"lag\"\nserver = 1\nduration_ms = 4000\n";
+    let scenario = match crate::twin::parse("scenarios/lag-past-sync-limit.toml", text) {
+        Ok(s) => s,
+        Err(err) => return (false, false, false, err),
+    };
+    let run = crate::twin::run(&scenario);
+    let changes: Vec<&FollowerChange> = run
+        .outcome
+        .trace
+        .iter()
+        .filter_map(|l| match &l.event {
+            TraceEvent::Follower { server: 1, change } => Some(change),
+            _ => None,
+        })
+        .collect();
+    let lagged = changes
+        .iter()
+        .any(|c| matches!(c, FollowerChange::Lags { duration_us } if *duration_us > 2_000_000));
+    let dropped = changes.iter().any(|c| matches!(c, FollowerChange::Dropped));
+    (
+        stale && lagged,
+        lagged && !dropped,
+        after,
+        format!(
+            "the simulator's server 1, lagging 4,000 ms with sync_limit_ms 2,000: {}",
+            if dropped { "dropped" } else { "never dropped" }
+        ),
+    )
+}
+
 /// The twin scenario's drop: (µs from server 1's cut-off to its drop,
 /// the scenario's sync limit in µs).
 fn twin_drop_after() -> Result<(u64, u64), String> {
@@ -460,6 +507,8 @@ mod tests {
         assert_eq!(super::zk_local_session_stale(), (true, true, true));
         let (answered, dropped, words) = super::zk_follower_dropped();
         assert!(answered && dropped, "{words}");
+        let (stale, connected, new, words) = super::zk_lag_past_sync_limit();
+        assert!(stale && connected && new, "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_serializable_stale(), (true, true));
         assert_eq!(super::etcd_keepalive_cut(), (true, true, true));

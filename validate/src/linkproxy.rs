@@ -45,6 +45,9 @@ pub struct LinkSpec {
     pub label: String,
     /// Tag each connection with its first request's `X-Server-From`.
     pub sniff_http: bool,
+    /// A ZooKeeper follower's link to its leader's quorum port: the
+    /// leader's packets can be lagged ([`Links::lag`]).
+    pub quorum: bool,
 }
 
 impl LinkSpec {
@@ -63,6 +66,7 @@ impl LinkSpec {
             upstream: SocketAddr::from(([127, 0, 0, 1], port(upstream)?)),
             label: label.to_string(),
             sniff_http,
+            quorum: false,
         })
     }
 }
@@ -71,6 +75,9 @@ impl LinkSpec {
 /// connection.
 pub struct Links {
     held: watch::Sender<BTreeSet<String>>,
+    /// Tags whose leader's packets that apply a change are held, while
+    /// heartbeats and proposals pass ([`Links::lag`]).
+    lagged: watch::Sender<BTreeSet<String>>,
     /// By label: when bytes last went from the upstream to the dialler.
     delivered: Delivered,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -92,6 +99,8 @@ impl Links {
         }
         let (held, _) = watch::channel(BTreeSet::new());
         let tx = held.clone();
+        let (lagged, _) = watch::channel(BTreeSet::new());
+        let lag_tx = lagged.clone();
         let delivered = Delivered::default();
         let noted = delivered.clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -111,7 +120,7 @@ impl Links {
                         tasks.push(tokio::spawn(accept_loop(
                             listener,
                             Arc::new(spec),
-                            tx.clone(),
+                            [tx.clone(), lag_tx.clone()],
                             noted.clone(),
                         )));
                     }
@@ -124,6 +133,7 @@ impl Links {
             .map_err(|e| format!("link proxies: cannot start their thread: {e}"))?;
         Ok(Links {
             held,
+            lagged,
             delivered,
             stop: Some(stop),
             thread: Some(thread),
@@ -135,9 +145,21 @@ impl Links {
         self.held.send_replace(tags.iter().cloned().collect());
     }
 
+    /// Lags every ZooKeeper quorum link tagged with one of `tags`: the
+    /// leader's heartbeats (`PING`) and proposals (`PROPOSAL`) pass, so the
+    /// follower acknowledges every write and neither side times out, while
+    /// every other packet — the `COMMIT`s that make it apply, and what
+    /// must come after them (a `SYNC`'s answer) — waits, in order, for
+    /// [`Links::release`]: a follower whose commits lag, as a slow commit
+    /// processor makes one.
+    pub fn lag(&self, tags: &[String]) {
+        self.lagged.send_replace(tags.iter().cloned().collect());
+    }
+
     /// Lets everything flow again.
     pub fn release(&self) {
         self.held.send_replace(BTreeSet::new());
+        self.lagged.send_replace(BTreeSet::new());
     }
 
     /// When proxy `label` last passed bytes from its upstream to a
@@ -162,7 +184,7 @@ impl Drop for Links {
 async fn accept_loop(
     listener: TcpListener,
     spec: Arc<LinkSpec>,
-    held: watch::Sender<BTreeSet<String>>,
+    [held, lagged]: [watch::Sender<BTreeSet<String>>; 2],
     delivered: Delivered,
 ) {
     loop {
@@ -173,7 +195,7 @@ async fn accept_loop(
         tokio::spawn(serve(
             conn,
             spec.clone(),
-            held.subscribe(),
+            [held.subscribe(), lagged.subscribe()],
             delivered.clone(),
         ));
     }
@@ -229,7 +251,7 @@ async fn sniff(conn: &mut TcpStream) -> Vec<u8> {
 async fn serve(
     mut conn: TcpStream,
     spec: Arc<LinkSpec>,
-    mut rx: watch::Receiver<BTreeSet<String>>,
+    [mut rx, lag_rx]: [watch::Receiver<BTreeSet<String>>; 2],
     delivered: Delivered,
 ) {
     let head = if spec.sniff_http {
@@ -257,9 +279,10 @@ async fn serve(
     let tags = Arc::new(tags);
     // Either way ends on an error; a clean end of one way lets the other
     // go on (a half-close), as TCP does.
+    let lag = spec.quorum.then_some(lag_rx);
     let _ = tokio::try_join!(
-        pump(cr, uw, rx.clone(), tags.clone(), None),
-        pump(ur, cw, rx, tags, Some((delivered, spec.label.clone()))),
+        pump(cr, uw, rx.clone(), tags.clone(), None, None),
+        pump(ur, cw, rx, tags, Some((delivered, spec.label.clone())), lag),
     );
 }
 
@@ -288,25 +311,67 @@ const UPSTREAM_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Passes bytes from `r` to `w` while the connection's tags are not held;
 /// at the end of `r` (once released) shuts `w` down. With `note`, notes
-/// under its label when it last passed bytes on.
+/// under its label when it last passed bytes on. With `lag` (a leader's
+/// packets to its follower), reads them packet by packet
+/// ([`QuorumFrames`]), and while the connection's tags are lagged keeps
+/// back every packet but a heartbeat or a proposal, in order, until they
+/// are not.
 async fn pump(
     mut r: impl AsyncRead + Unpin,
     mut w: impl AsyncWrite + Unpin,
     mut rx: watch::Receiver<BTreeSet<String>>,
     tags: Arc<BTreeSet<String>>,
     note: Option<(Delivered, String)>,
+    mut lag: Option<watch::Receiver<BTreeSet<String>>>,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 64 << 10];
+    let mut frames = QuorumFrames::default();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
     loop {
         released(&mut rx, &tags).await;
-        let n = r.read(&mut buf).await?;
+        let lagged = |lag: &Option<watch::Receiver<BTreeSet<String>>>| {
+            lag.as_ref().is_some_and(|l| !l.borrow().is_disjoint(&tags))
+        };
+        // What was kept back goes first once the lag ends.
+        if !kept.is_empty() && !lagged(&lag) {
+            for packet in kept.drain(..) {
+                w.write_all(&packet).await?;
+            }
+        }
+        let n = tokio::select! {
+            n = r.read(&mut buf) => n?,
+            // A lag's end must flush what was kept back even while the
+            // leader sends nothing.
+            _ = async {
+                match lag.as_mut() {
+                    Some(l) if !kept.is_empty() => {
+                        let _ = l.changed().await;
+                    }
+                    _ => std::future::pending::<()>().await,
+                }
+            } => continue,
+        };
         // Held, nothing passes — not even the news that a socket closed.
         released(&mut rx, &tags).await;
         if n == 0 {
+            for packet in kept.drain(..) {
+                w.write_all(&packet).await?;
+            }
             w.shutdown().await?;
             return Ok(());
         }
-        w.write_all(&buf[..n]).await?;
+        if lag.is_none() {
+            w.write_all(&buf[..n]).await?;
+        } else {
+            for packet in frames.push(&buf[..n]) {
+                let passes = kept.is_empty() && !lagged(&lag);
+                match packet.kind {
+                    _ if passes => w.write_all(&packet.bytes).await?,
+                    Some(PING | PROPOSAL) if lagged(&lag) => w.write_all(&packet.bytes).await?,
+                    _ => kept.push(packet.bytes),
+                }
+            }
+        }
         if let Some((delivered, label)) = &note {
             delivered
                 .lock()
@@ -316,9 +381,199 @@ async fn pump(
     }
 }
 
+/// ZooKeeper's quorum packet types the lag lets through (`Leader.PING`,
+/// `Leader.PROPOSAL`), and the one after which the stream is no longer
+/// packets (`Leader.SNAP`: a serialized database follows).
+const PING: u32 = 5;
+const PROPOSAL: u32 = 2;
+const SNAP: u32 = 15;
+
+/// One packet of a quorum stream, or (`kind: None`) bytes that are not
+/// framed as packets, passed on as they come.
+pub struct Frame {
+    pub kind: Option<u32>,
+    pub bytes: Vec<u8>,
+}
+
+/// Splits a ZooKeeper quorum stream into its packets (`QuorumPacket`, as
+/// jute writes it: int type, long zxid, buffer data, vector of `Id`
+/// authinfo). After a `SNAP` the leader writes a serialized database,
+/// which is not packets: from there on the bytes are passed on unframed,
+/// and [`Links::lag`] keeps back everything of that connection.
+#[derive(Default)]
+pub struct QuorumFrames {
+    pending: Vec<u8>,
+    unframed: bool,
+}
+
+impl QuorumFrames {
+    /// The packets `bytes` completes, in order.
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<Frame> {
+        if self.unframed {
+            return vec![Frame {
+                kind: None,
+                bytes: bytes.to_vec(),
+            }];
+        }
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        while let Some(len) = packet_len(&self.pending) {
+            let rest = self.pending.split_off(len);
+            let bytes = std::mem::replace(&mut self.pending, rest);
+            let kind = u32::from_be_bytes(bytes[..4].try_into().expect("four bytes"));
+            out.push(Frame {
+                kind: Some(kind),
+                bytes,
+            });
+            if kind == SNAP {
+                self.unframed = true;
+                if !self.pending.is_empty() {
+                    out.push(Frame {
+                        kind: None,
+                        bytes: std::mem::take(&mut self.pending),
+                    });
+                }
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// The length of the first whole quorum packet in `b`, if it is all
+/// there.
+fn packet_len(b: &[u8]) -> Option<usize> {
+    let int = |at: usize| -> Option<i32> {
+        Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    // A buffer or a string: its length, then its bytes (-1: null).
+    let sized = |at: usize| -> Option<usize> {
+        let n = int(at)?;
+        Some(at + 4 + usize::try_from(n.max(0)).ok()?)
+    };
+    let mut at = sized(12)?; // type, zxid, then the data buffer
+    let ids = int(at)?;
+    at += 4;
+    for _ in 0..ids.max(0) {
+        at = sized(at)?; // scheme
+        at = sized(at)?; // id
+    }
+    (b.len() >= at).then_some(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A quorum packet as jute writes it.
+    fn packet(kind: u32, data: Option<&[u8]>, auth: &[(&str, &str)]) -> Vec<u8> {
+        let mut b = kind.to_be_bytes().to_vec();
+        b.extend(7u64.to_be_bytes());
+        match data {
+            Some(d) => {
+                b.extend((d.len() as i32).to_be_bytes());
+                b.extend(d);
+            }
+            None => b.extend((-1i32).to_be_bytes()),
+        }
+        b.extend((auth.len() as i32).to_be_bytes());
+        for (scheme, id) in auth {
+            for s in [scheme, id] {
+                b.extend((s.len() as i32).to_be_bytes());
+                b.extend(s.as_bytes());
+            }
+        }
+        b
+    }
+
+    /// Packets split anywhere come out whole, in order; after a SNAP the
+    /// rest is passed on unframed.
+    #[test]
+    fn frames_quorum_packets() {
+        let a = packet(PROPOSAL, Some(b"txn"), &[("digest", "u:p")]);
+        let b = packet(4, None, &[]);
+        let c = packet(PING, Some(b""), &[]);
+        let stream: Vec<u8> = [a.clone(), b.clone(), c.clone()].concat();
+        for cut in 0..stream.len() {
+            let mut f = QuorumFrames::default();
+            let mut got = f.push(&stream[..cut]);
+            got.extend(f.push(&stream[cut..]));
+            let kinds: Vec<_> = got.iter().map(|p| p.kind).collect();
+            assert_eq!(kinds, [Some(PROPOSAL), Some(4), Some(PING)], "cut at {cut}");
+            assert_eq!(got.concat_bytes(), stream);
+        }
+        let mut f = QuorumFrames::default();
+        let snap = packet(SNAP, None, &[]);
+        let got = f.push(&[snap.clone(), b"database".to_vec()].concat());
+        assert_eq!(
+            got.iter().map(|p| p.kind).collect::<Vec<_>>(),
+            [Some(SNAP), None]
+        );
+        assert_eq!(f.push(&c)[0].kind, None, "no longer framed");
+    }
+
+    trait Concat {
+        fn concat_bytes(&self) -> Vec<u8>;
+    }
+
+    impl Concat for Vec<Frame> {
+        fn concat_bytes(&self) -> Vec<u8> {
+            self.iter().flat_map(|p| p.bytes.clone()).collect()
+        }
+    }
+
+    /// Lagged, a heartbeat and a proposal pass and a commit waits, and
+    /// what follows a waiting packet waits behind it; released, the rest
+    /// arrives in order.
+    #[test]
+    fn lags_a_leaders_commits() {
+        use std::io::{Read, Write};
+        let leader = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let upstream = leader.local_addr().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let links = Links::start(&[LinkSpec {
+            listen: port,
+            upstream,
+            label: "zk1".into(),
+            sniff_http: false,
+            quorum: true,
+        }])
+        .unwrap();
+        let mut follower = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (mut l, _) = leader.accept().unwrap();
+        let (ping, proposal, commit, sync) = (
+            packet(PING, None, &[]),
+            packet(PROPOSAL, Some(b"p"), &[]),
+            packet(4, None, &[]),
+            packet(7, None, &[]),
+        );
+        let read = |s: &mut std::net::TcpStream, n: usize| {
+            let mut b = vec![0u8; n];
+            s.read_exact(&mut b).map(|_| b)
+        };
+        l.write_all(&ping).unwrap();
+        assert_eq!(read(&mut follower, ping.len()).unwrap(), ping);
+        links.lag(&["zk1".to_string()]);
+        std::thread::sleep(Duration::from_millis(50));
+        l.write_all(&[commit.clone(), sync.clone(), ping.clone(), proposal.clone()].concat())
+            .unwrap();
+        let passed = read(&mut follower, ping.len() + proposal.len()).unwrap();
+        assert_eq!(passed, [ping.clone(), proposal.clone()].concat());
+        follower
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        assert!(read(&mut follower, 1).is_err(), "the commit waits");
+        links.release();
+        follower
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let rest = read(&mut follower, commit.len() + sync.len()).unwrap();
+        assert_eq!(rest, [commit, sync].concat(), "in order, on release");
+    }
 
     #[test]
     fn knows_a_forwarded_lease_request() {
@@ -363,6 +618,7 @@ mod tests {
             upstream,
             label: "l".into(),
             sniff_http: false,
+            quorum: false,
         }])
         .unwrap();
         let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
