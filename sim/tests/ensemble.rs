@@ -809,3 +809,29 @@ fn the_herd_baseline_over_three_servers_is_the_one_servers() {
         }
     }
 }
+
+/// A failover while a follower is cut off from the leader, over five
+/// servers: the followers elect the highest id among those still
+/// following (they have the whole committed log), never the cut-off one,
+/// which missed what was committed since its cut.
+#[test]
+fn a_failover_never_elects_a_follower_cut_off_from_the_leader() {
+    let toml = "recipe = \"fair-predecessor\"\nclients = 2\nservers = 5\nseed = 1\n\
+                [timing]\nsync_limit_ms = 2000\n\
+                [[schedule]]\nat_ms = 100\nkind = \"isolate\"\nserver = 4\nduration_ms = 6000\n\
+                [[schedule]]\nat_ms = 3000\nkind = \"failover\"\nduration_ms = 3000\n";
+    let s = parse(toml).unwrap();
+    let out = simulate(&s, s.seed, true);
+    let elected: Vec<u8> = out
+        .trace
+        .iter()
+        .filter_map(|l| match &l.event {
+            TraceEvent::Follower {
+                server,
+                change: FollowerChange::Elected,
+            } => Some(*server),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(elected, [3], "server 4 was cut off");
+}

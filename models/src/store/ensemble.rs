@@ -124,6 +124,10 @@ pub struct Follower {
     /// Its server's number (1 up until a failover; a deposed leader keeps
     /// its own).
     pub server: u8,
+    /// Between a failover's cut and its election: it was cut off from the
+    /// leader, or down, when the leader was deposed, and so lacks what was
+    /// committed since its own cut (the others have the whole log).
+    pub missed_log: bool,
 }
 
 /// A follower's link to the leader.
@@ -353,6 +357,7 @@ impl Ensemble {
                     told: Vec::new(),
                     link: LeaderLink::Up,
                     server,
+                    missed_log: false,
                 })
                 .collect(),
             log: Vec::new(),
@@ -656,8 +661,9 @@ impl Ensemble {
     pub fn depose(&mut self, view: StoreState) {
         let applied = self.committed();
         for f in &mut self.followers {
-            if f.link == LeaderLink::Up {
-                f.link = LeaderLink::Cut;
+            match f.link {
+                LeaderLink::Up => f.link = LeaderLink::Cut,
+                LeaderLink::Cut | LeaderLink::Down | LeaderLink::Deposed => f.missed_log = true,
             }
         }
         self.followers.push(Follower {
@@ -667,17 +673,24 @@ impl Ensemble {
             told: Vec::new(),
             link: LeaderLink::Deposed,
             server: self.leader,
+            missed_log: false,
         });
     }
 
     /// The server the followers elect: ZooKeeper's vote goes to the most
-    /// log, then the highest server id. Every follower has received the
-    /// whole committed log (the model commits a write when the leader takes
-    /// it, so a majority has it), so the highest id not deposed wins.
+    /// log, then the highest server id. A follower that was following when
+    /// the leader was cut off has received the whole committed log (the
+    /// model commits a write when the leader takes it, so a majority has
+    /// it); one cut off from the leader before, or down, has not
+    /// (`missed_log`: the simulator's failover during an isolation), so the
+    /// highest id of the others wins.
     pub fn candidate(&self) -> Option<usize> {
         (0..self.followers.len())
             .filter(|&f| self.followers[f].link != LeaderLink::Deposed)
-            .max_by_key(|&f| self.followers[f].server)
+            .max_by_key(|&f| {
+                let fo = &self.followers[f];
+                (!fo.missed_log, fo.server)
+            })
     }
 
     /// Follower `f` leads: its slot goes (the leader's state is the store's
@@ -688,6 +701,7 @@ impl Ensemble {
         let new = self.followers.swap_remove(f);
         self.leader = new.server;
         for fo in &mut self.followers {
+            fo.missed_log = false;
             if fo.link != LeaderLink::Deposed {
                 fo.link = LeaderLink::Up;
             }
