@@ -543,13 +543,17 @@ impl Ensemble {
         out
     }
 
-    /// Where every server that will apply more has got to: the changes up
-    /// to it have no notification left to send (a deposed leader applies
-    /// nothing more until it steps down).
+    /// Where every server that will apply more and tell its clients has
+    /// got to: the changes up to it have no notification left to send. A
+    /// deposed ZooKeeper leader applies nothing more until it steps down,
+    /// when it closes its clients' connections; a deposed etcd leader keeps
+    /// its clients, and tells them of what it applies once it hears the
+    /// new leader.
     fn applied_everywhere(&self) -> Option<u64> {
+        let leases = self.cfg.0.leases;
         self.followers
             .iter()
-            .filter(|f| f.link != LeaderLink::Deposed)
+            .filter(|f| f.link != LeaderLink::Deposed || leases)
             .map(|f| f.view.header())
             .min()
     }
