@@ -1438,7 +1438,6 @@ impl Section {
     }
 }
 
-/// Runs every fact `runs` times on the ensembles given.
 /// The ZooKeeper ensemble's client endpoints in the model's order, its
 /// leader (server 3) first, then servers 1 and 2, once it has formed.
 pub async fn zk_servers(z: &ZkEnsemble) -> Result<[String; 3], String> {
@@ -1459,6 +1458,30 @@ pub async fn etcd_servers(c: &EtcdCluster) -> Result<[String; 3], String> {
     Ok(order.try_into().expect("three members"))
 }
 
+/// Waits until the ZooKeeper ensemble's servers (client endpoints
+/// `servers`, any order) have all applied the same zxid: a new local
+/// session, which a follower opens from its own view, then sees what was
+/// written before.
+pub async fn zk_in_step(servers: &[String]) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        let mut zxids = Vec::new();
+        for s in servers {
+            zxids.push(srvr(s).await?.1);
+        }
+        if zxids.windows(2).all(|w| w[0] == w[1]) {
+            return Ok(());
+        }
+        if start.elapsed() > PROMPT {
+            return Err(format!(
+                "the servers did not reach one zxid within {PROMPT:?}: {zxids:x?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Runs every fact `runs` times on the ensembles given.
 pub async fn validate(e: &Ensembles, runs: usize) -> Section {
     let start = Instant::now();
     let mut all = Vec::new();

@@ -357,22 +357,29 @@ async fn pump(
             for packet in kept.drain(..) {
                 w.write_all(&packet).await?;
             }
+            w.write_all(&frames.rest()).await?;
             w.shutdown().await?;
             return Ok(());
         }
+        let mut wrote = false;
         if lag.is_none() {
             w.write_all(&buf[..n]).await?;
+            wrote = true;
         } else {
             for packet in frames.push(&buf[..n]) {
                 let passes = kept.is_empty() && !lagged(&lag);
                 match packet.kind {
                     _ if passes => w.write_all(&packet.bytes).await?,
                     Some(PING | PROPOSAL) if lagged(&lag) => w.write_all(&packet.bytes).await?,
-                    _ => kept.push(packet.bytes),
+                    _ => {
+                        kept.push(packet.bytes);
+                        continue;
+                    }
                 }
+                wrote = true;
             }
         }
-        if let Some((delivered, label)) = &note {
+        if let (Some((delivered, label)), true) = (&note, wrote) {
             delivered
                 .lock()
                 .unwrap()
@@ -382,8 +389,8 @@ async fn pump(
 }
 
 /// ZooKeeper's quorum packet types the lag lets through (`Leader.PING`,
-/// `Leader.PROPOSAL`), and the one after which the stream is no longer
-/// packets (`Leader.SNAP`: a serialized database follows).
+/// `Leader.PROPOSAL`), and the one a serialized database follows
+/// (`Leader.SNAP`).
 const PING: u32 = 5;
 const PROPOSAL: u32 = 2;
 const SNAP: u32 = 15;
@@ -397,27 +404,51 @@ pub struct Frame {
 
 /// Splits a ZooKeeper quorum stream into its packets (`QuorumPacket`, as
 /// jute writes it: int type, long zxid, buffer data, vector of `Id`
-/// authinfo). After a `SNAP` the leader writes a serialized database,
-/// which is not packets: from there on the bytes are passed on unframed,
-/// and [`Links::lag`] keeps back everything of that connection.
+/// authinfo). After a `SNAP` the leader writes a serialized database and
+/// then the string `BenWasHere` (`LearnerHandler`'s signature), which are
+/// not packets: they pass unframed (a lag keeps them back whole), and
+/// packets start again after the signature.
 #[derive(Default)]
 pub struct QuorumFrames {
     pending: Vec<u8>,
-    unframed: bool,
+    /// Within a snapshot.
+    snapshot: bool,
 }
 
+/// The snapshot's end: jute's string `BenWasHere` (its length, then it).
+const SIGNATURE: &[u8] = b"\0\0\0\x0aBenWasHere";
+
 impl QuorumFrames {
-    /// The packets `bytes` completes, in order.
+    /// The packets `bytes` completes, in order; within a snapshot, its
+    /// bytes as they come (`kind: None`).
     pub fn push(&mut self, bytes: &[u8]) -> Vec<Frame> {
-        if self.unframed {
-            return vec![Frame {
-                kind: None,
-                bytes: bytes.to_vec(),
-            }];
-        }
         self.pending.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some(len) = packet_len(&self.pending) {
+        loop {
+            if self.snapshot {
+                // Everything up to the signature's end is the snapshot's;
+                // the last bytes wait while they could be its start.
+                let end = self
+                    .pending
+                    .windows(SIGNATURE.len())
+                    .position(|w| w == SIGNATURE)
+                    .map(|at| at + SIGNATURE.len());
+                let upto = end.unwrap_or(self.pending.len().saturating_sub(SIGNATURE.len() - 1));
+                if upto > 0 {
+                    let rest = self.pending.split_off(upto);
+                    out.push(Frame {
+                        kind: None,
+                        bytes: std::mem::replace(&mut self.pending, rest),
+                    });
+                }
+                match end {
+                    Some(_) => self.snapshot = false,
+                    None => return out,
+                }
+            }
+            let Some(len) = packet_len(&self.pending) else {
+                return out;
+            };
             let rest = self.pending.split_off(len);
             let bytes = std::mem::replace(&mut self.pending, rest);
             let kind = u32::from_be_bytes(bytes[..4].try_into().expect("four bytes"));
@@ -426,17 +457,14 @@ impl QuorumFrames {
                 bytes,
             });
             if kind == SNAP {
-                self.unframed = true;
-                if !self.pending.is_empty() {
-                    out.push(Frame {
-                        kind: None,
-                        bytes: std::mem::take(&mut self.pending),
-                    });
-                }
-                break;
+                self.snapshot = true;
             }
         }
-        out
+    }
+
+    /// What is left of a packet not yet whole (at the stream's end).
+    pub fn rest(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.pending)
     }
 }
 
@@ -502,14 +530,25 @@ mod tests {
             assert_eq!(kinds, [Some(PROPOSAL), Some(4), Some(PING)], "cut at {cut}");
             assert_eq!(got.concat_bytes(), stream);
         }
-        let mut f = QuorumFrames::default();
+        // A snapshot passes unframed up to its signature, however split;
+        // packets follow it.
         let snap = packet(SNAP, None, &[]);
-        let got = f.push(&[snap.clone(), b"database".to_vec()].concat());
-        assert_eq!(
-            got.iter().map(|p| p.kind).collect::<Vec<_>>(),
-            [Some(SNAP), None]
-        );
-        assert_eq!(f.push(&c)[0].kind, None, "no longer framed");
+        let stream: Vec<u8> = [
+            snap.clone(),
+            b"database bytes".to_vec(),
+            SIGNATURE.to_vec(),
+            c.clone(),
+        ]
+        .concat();
+        for cut in 0..stream.len() {
+            let mut f = QuorumFrames::default();
+            let mut got = f.push(&stream[..cut]);
+            got.extend(f.push(&stream[cut..]));
+            assert_eq!(got.concat_bytes(), stream, "cut at {cut}");
+            let framed: Vec<_> = got.iter().filter_map(|p| p.kind).collect();
+            assert_eq!(framed, [SNAP, PING], "cut at {cut}");
+            assert_eq!(got.last().map(|p| p.bytes.clone()), Some(c.clone()));
+        }
     }
 
     trait Concat {

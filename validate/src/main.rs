@@ -522,6 +522,12 @@ async fn run_real(
     start: RealStart,
 ) -> RealRun {
     clean_at(recipe, args, servers.leader()).await;
+    // Every server has the cleaned store before a client reads there.
+    if let (Servers::Ensemble(at), Face::ZooKeeper) = (servers, recipe.face()) {
+        ensemble::zk_in_step(at)
+            .await
+            .expect("the ensemble's servers catch up with the leader");
+    }
     let (gate, freeze_first_holder) = match start {
         RealStart::Baseline => (Some(runtime::StartGate::new(n)), None),
         RealStart::FreezeFirstHolder(d) => (None, Some(d)),

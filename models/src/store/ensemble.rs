@@ -39,10 +39,11 @@ pub enum Entry {
     /// A request the leader applied for `session` (a write, a session's
     /// creation, a lease's grant or revoke).
     Apply { session: SessionId, req: Request },
-    /// A request the leader refused, its session having ended (ZooKeeper's
-    /// error transaction: it takes its zxid and changes nothing). A
-    /// follower cannot judge the session itself, as it may not know it
-    /// (another server's local session).
+    /// A request the leader refused, its session having ended: it takes
+    /// its place in the log and changes nothing (ZooKeeper's error
+    /// transaction, whose zxid the model does not count: no server's zxid
+    /// moves for it). A follower cannot judge the session itself, as it
+    /// may not know it (another server's local session).
     Refused { session: SessionId, req: Request },
     /// The leader ended `session` (`closeSession`; a lease's expiry).
     End { session: SessionId, expired: bool },

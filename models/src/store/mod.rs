@@ -1507,17 +1507,22 @@ impl Actor for Store {
                 if ends && !state.is_alive(session) {
                     o.cancel_timer(Timer::Expiry(session));
                 }
-                let refused = is_zookeeper(&req) && reply == Reply::Error(ZkError::SessionExpired);
-                let entry = (route == Some(Route::Committed)).then(|| match refused {
-                    true => Entry::Refused {
+                // A ZooKeeper write, or the reconnect of a session, whose
+                // session has ended: the leader refuses it, and no server
+                // applies it.
+                let zookeeper = is_zookeeper(&req) || req == Request::Connect;
+                let refused = zookeeper && reply == Reply::Error(ZkError::SessionExpired);
+                let entry = match (route == Some(Route::Committed), refused) {
+                    (false, _) => None,
+                    (true, true) => Some(Entry::Refused {
                         session: asked,
                         req,
-                    },
-                    false => Entry::Apply {
+                    }),
+                    (true, false) => Some(Entry::Apply {
                         session: asked,
                         req,
-                    },
-                });
+                    }),
+                };
                 // A follower answers a committed write once it has
                 // applied it.
                 let entry = match (follower, entry) {
