@@ -52,8 +52,12 @@ pub enum Entry {
 impl std::fmt::Display for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            Entry::Apply { session, req } | Entry::Refused { session, req } => {
-                write!(f, "{req} [session {session}]")
+            Entry::Apply { session, req } => write!(f, "{req} [session {session}]"),
+            Entry::Refused { session, req } => {
+                write!(
+                    f,
+                    "the refusal of {req} [session {session}] (its session had ended)"
+                )
             }
             Entry::End {
                 session,
