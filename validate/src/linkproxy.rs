@@ -493,6 +493,24 @@ fn packet_len(b: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// One proxy, labelled `label`, on a free port in front of `upstream`.
+    fn one_link(upstream: SocketAddr, label: &str, quorum: bool) -> (Links, u16) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let links = Links::start(&[LinkSpec {
+            listen: port,
+            upstream,
+            label: label.into(),
+            sniff_http: false,
+            quorum,
+        }])
+        .unwrap();
+        (links, port)
+    }
+
     /// A quorum packet as jute writes it.
     fn packet(kind: u32, data: Option<&[u8]>, auth: &[(&str, &str)]) -> Vec<u8> {
         let mut b = kind.to_be_bytes().to_vec();
@@ -569,19 +587,7 @@ mod tests {
         use std::io::{Read, Write};
         let leader = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let upstream = leader.local_addr().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let links = Links::start(&[LinkSpec {
-            listen: port,
-            upstream,
-            label: "zk1".into(),
-            sniff_http: false,
-            quorum: true,
-        }])
-        .unwrap();
+        let (links, port) = one_link(upstream, "zk1", true);
         let mut follower = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let (mut l, _) = leader.accept().unwrap();
         let (ping, proposal, commit, sync) = (
@@ -647,19 +653,7 @@ mod tests {
                 s.write_all(&b).unwrap();
             }
         });
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let links = Links::start(&[LinkSpec {
-            listen: port,
-            upstream,
-            label: "l".into(),
-            sniff_http: false,
-            quorum: false,
-        }])
-        .unwrap();
+        let (links, port) = one_link(upstream, "l", false);
         let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         c.set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
