@@ -835,3 +835,28 @@ fn a_failover_never_elects_a_follower_cut_off_from_the_leader() {
         .collect();
     assert_eq!(elected, [3], "server 4 was cut off");
 }
+
+/// The simulator finds what the checker's `the_stale_views_only_an_ensemble_has`
+/// finds for `unfair-create` with lost replies: over three servers a
+/// holder's resent `delete(/lock)` removes the next holder's node at the
+/// leader before the next holder's server answers its create
+/// (`holder_owns_key`); on one server the answer comes first.
+#[test]
+fn a_resent_delete_answered_late_only_over_an_ensemble() {
+    let toml = |servers: u8| {
+        format!(
+            "recipe = \"unfair-create\"\nclients = 2\nrounds = 3\nservers = {servers}\nseed = 257\n\
+             [faults]\nuntil_ms = 20000\nlost_reply = {{ rate_per_s = 2.0 }}\n{}",
+            if servers > 1 { "[timing]\napply_ms = [1, 20]\n" } else { "" }
+        )
+    };
+    let violated = |servers| {
+        let s = parse(&toml(servers)).unwrap();
+        let o = simulate(&s, s.seed, false);
+        o.violations
+            .iter()
+            .any(|v| v.property.name() == "holder_owns_key")
+    };
+    assert!(violated(3), "three servers");
+    assert!(!violated(1), "one server");
+}
