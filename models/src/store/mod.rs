@@ -2066,7 +2066,6 @@ impl Store {
         // counted with the change that fired it: the first the new leader
         // had not applied as a follower.
         let mut moved = Vec::new();
-        let was = (!leases).then(|| old.clone());
         for c in e.clients_at(leader) {
             match leases {
                 true => {
@@ -2081,10 +2080,12 @@ impl Store {
             }
         }
         send_notifications(o, state, fired);
-        if let Some(was) = was {
+        if !leases {
+            // Its view as a follower, the watches taken out: which change
+            // fires a watch is a matter of its node alone.
             let e = state.ensemble.as_ref().expect("an ensemble");
             let entries = e.log_between(applied, e.committed());
-            for (header, fired) in changes_since(&was, entries, state.header(), moved) {
+            for (header, fired) in changes_since(&old, entries, state.header(), moved) {
                 let mut events = Vec::new();
                 zk_notifications(vec![fired], &mut events);
                 send_notifications_at(o, state, header, events);
