@@ -14,7 +14,13 @@
 // validator cuts the holder off — stops its process (SIGSTOP) or freezes the
 // proxy it connects through — until the other client holds the lock.
 //
-// usage: java -cp CLASSPATH CuratorPause.java HOST:PORT hold|take SESSION_TIMEOUT_S PATH
+// With a fifth argument, a server of a connect string that lists several
+// (an ensemble's): the client connects again until its first connection is
+// to that server (ZooKeeper's client shuffles the list), so that the
+// validator knows which server holds it; it prints `SERVER HOST:PORT`.
+// Its reconnections later go where ZooKeeper's client takes them.
+//
+// usage: java -cp CLASSPATH CuratorPause.java CONNECT hold|take SESSION_TIMEOUT_S PATH [SERVER]
 
 import java.util.Locale;
 import org.apache.curator.framework.CuratorFramework;
@@ -33,15 +39,25 @@ public class CuratorPause {
         String role = args[1];
         int timeoutMs = (int) (Double.parseDouble(args[2]) * 1000);
         String path = args[3];
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-                .connectString(connect)
-                .sessionTimeoutMs(timeoutMs)
-                .connectionTimeoutMs(timeoutMs)
-                .retryPolicy(new RetryForever(200))
-                .ensembleTracker(false)
-                .build();
+        String server = args.length > 4 ? args[4] : null;
+        CuratorFramework client = connect(connect, timeoutMs);
+        for (int attempt = 1; server != null; attempt++) {
+            String at = client.getZookeeperClient().getZooKeeper().toString();
+            // ClientCnxn names it: "remoteserver:localhost/127.0.0.1:2181 ".
+            String port = server.substring(server.lastIndexOf(':'));
+            int named = at.indexOf("remoteserver:");
+            String remote = named < 0 ? "" : at.substring(named).split(" ")[0];
+            if (remote.endsWith(port)) {
+                say("SERVER " + server);
+                break;
+            }
+            if (attempt == 50) {
+                throw new IllegalStateException("never connected to " + server + " first: " + at);
+            }
+            client.close();
+            client = connect(connect, timeoutMs);
+        }
         client.getConnectionStateListenable().addListener((c, state) -> say("STATE " + state));
-        client.start();
         InterProcessMutex mutex = new InterProcessMutex(client, path);
         mutex.acquire();
         say("ACQUIRED");
@@ -56,5 +72,18 @@ public class CuratorPause {
             say("BELIEF " + mutex.isAcquiredInThisProcess());
             Thread.sleep(100);
         }
+    }
+
+    static CuratorFramework connect(String connect, int timeoutMs) throws Exception {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connect)
+                .sessionTimeoutMs(timeoutMs)
+                .connectionTimeoutMs(timeoutMs)
+                .retryPolicy(new RetryForever(200))
+                .ensembleTracker(false)
+                .build();
+        client.start();
+        client.blockUntilConnected();
+        return client;
     }
 }

@@ -31,7 +31,7 @@
 use crate::etcdctl::collect;
 use crate::zkproxy::{now_s, Proxy, Wire, WireEvent};
 use models::client::{Connection, Policy};
-use reports::timeline::{intersect, Lane, Timeline};
+use reports::timeline::{intersect, timeline, Lane, Timeline};
 use serde::Serialize;
 use sim::scenario::{FaultKind, Scenario};
 use sim::trace::{MsgKind, Party, TraceEvent, TraceLine};
@@ -44,7 +44,7 @@ const TIMEOUT_S: &str = "4";
 /// The shortest cut, seconds: past the session timeout with room to spare.
 pub const FAULT_S: f64 = 6.0;
 /// "A still believed after the fault ended" means this long after, seconds.
-const AFTER_S: f64 = 1.0;
+pub(crate) const AFTER_S: f64 = 1.0;
 
 /// The model's twin, as the validator derives the others from it.
 const TWIN: &str = include_str!("../../scenarios/kazoo-oblivious-pause.toml");
@@ -78,7 +78,7 @@ impl Library {
         self.name()
     }
 
-    fn program(self) -> &'static str {
+    pub(crate) fn program(self) -> &'static str {
         match self {
             Library::Kazoo => "validate/kazoo_pause.py",
             Library::Curator => "validate/CuratorPause.java",
@@ -86,14 +86,27 @@ impl Library {
     }
 
     /// The state its library reports once it has a new session after LOST.
-    fn reconnected(self) -> &'static str {
+    pub(crate) fn reconnected(self) -> &'static str {
         match self {
             Library::Kazoo => "CONNECTED",
             Library::Curator => "RECONNECTED",
         }
     }
 
-    fn spawn(self, endpoint: &str, role: &str, path: &str) -> Result<Child, String> {
+    /// Starts its program as A (`hold`) or B (`take`) on `endpoint` (a
+    /// connect string); with `server`, one of the string's servers, the
+    /// client's first connection is to that one (Curator's program only).
+    fn spawn(
+        self,
+        endpoint: &str,
+        role: &str,
+        timeout_s: &str,
+        path: &str,
+        server: Option<&str>,
+    ) -> Result<Child, String> {
+        if server.is_some() && self == Library::Kazoo {
+            return Err("kazoo_pause.py takes no server to connect to first".into());
+        }
         let mut c = match self {
             Library::Kazoo => {
                 let mut c = Command::new("python3");
@@ -110,7 +123,8 @@ impl Library {
                 c
             }
         };
-        c.args([endpoint, role, TIMEOUT_S, path])
+        c.args([endpoint, role, timeout_s, path])
+            .args(server)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -125,6 +139,9 @@ pub enum Fault {
     Pause,
     /// A's proxy frozen.
     Partition,
+    /// A's server, a follower of a real ensemble, cut off from the leader
+    /// (`crate::isolation`).
+    Isolation(crate::isolation::Setting),
 }
 
 impl Fault {
@@ -132,6 +149,7 @@ impl Fault {
         match self {
             Fault::Pause => "pause",
             Fault::Partition => "partition",
+            Fault::Isolation(_) => "isolation",
         }
     }
 
@@ -139,13 +157,14 @@ impl Fault {
         match self {
             Fault::Pause => FaultKind::Pause,
             Fault::Partition => FaultKind::Partition,
+            Fault::Isolation(_) => FaultKind::Isolate,
         }
     }
 
     fn end_name(self) -> &'static str {
         match self {
             Fault::Pause => "resume",
-            Fault::Partition => "heal",
+            Fault::Partition | Fault::Isolation(_) => "heal",
         }
     }
 }
@@ -221,13 +240,14 @@ impl Story {
         self.a_states.iter().find(|s| s.1 == state).map(|s| s.0)
     }
 
-    /// The run's events in time order: "A holds < pause < B holds < …".
-    pub fn order(&self, fault: Fault) -> String {
+    /// The run's events in time order: "A holds < pause < B holds < …",
+    /// the fault's start and end named `fault` and `end`.
+    pub fn order(&self, fault: &str, end: &str) -> String {
         // Pushed in causal order, which the stable sort keeps for ties.
         let mut ev: Vec<(f64, &str)> = vec![
             (self.a_believed.0, "A holds"),
-            (self.fault.0, fault.name()),
-            (self.fault.1, fault.end_name()),
+            (self.fault.0, fault),
+            (self.fault.1, end),
         ];
         if let Some(b) = self.b_held {
             ev.push((b.0, "B holds"));
@@ -305,7 +325,14 @@ pub struct Experiment {
 impl Experiment {
     /// The file name stem of its pictures.
     pub fn stem(&self) -> String {
-        format!("{}-{}", self.library.name(), self.fault.name())
+        match self.fault {
+            Fault::Isolation(setting) => {
+                format!("{}-{}", self.library.name(), setting.scenario())
+            }
+            Fault::Pause | Fault::Partition => {
+                format!("{}-{}", self.library.name(), self.fault.name())
+            }
+        }
     }
 
     /// The real story beside the model's run under the policy that matches
@@ -364,15 +391,22 @@ pub fn experiment(zk: &str, library: Library, fault: Fault) -> Experiment {
 }
 
 /// A child with what it prints; killed when dropped.
-struct Harness {
+pub(crate) struct Harness {
     child: Child,
     stdout: Arc<Mutex<String>>,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Harness {
-    fn start(library: Library, endpoint: &str, role: &str, path: &str) -> Result<Harness, String> {
-        let mut child = library.spawn(endpoint, role, path)?;
+    pub(crate) fn start(
+        library: Library,
+        endpoint: &str,
+        role: &str,
+        timeout_s: &str,
+        path: &str,
+        server: Option<&str>,
+    ) -> Result<Harness, String> {
+        let mut child = library.spawn(endpoint, role, timeout_s, path, server)?;
         let stdout = collect(child.stdout.take());
         let stderr = collect(child.stderr.take());
         Ok(Harness {
@@ -383,12 +417,16 @@ impl Harness {
     }
 
     /// Its lines: (wall time, what).
-    fn lines(&self) -> Vec<(f64, String)> {
+    pub(crate) fn lines(&self) -> Vec<(f64, String)> {
         parse_lines(&self.stdout.lock().unwrap())
     }
 
     /// Waits until `done` holds of its lines or it exits, at most `limit`.
-    fn wait(&mut self, limit: Duration, done: impl Fn(&[(f64, String)]) -> bool) -> bool {
+    pub(crate) fn wait(
+        &mut self,
+        limit: Duration,
+        done: impl Fn(&[(f64, String)]) -> bool,
+    ) -> bool {
         let started = Instant::now();
         while started.elapsed() < limit {
             if done(&self.lines()) {
@@ -405,7 +443,7 @@ impl Harness {
     }
 
     /// The last lines of what it printed on stderr, for error messages.
-    fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         let err = self.stderr.lock().unwrap();
         let lines: Vec<&str> = err.lines().collect();
         lines[lines.len().saturating_sub(8)..].join("\n")
@@ -438,7 +476,7 @@ fn parse_lines(text: &str) -> Vec<(f64, String)> {
         .collect()
 }
 
-fn has(lines: &[(f64, String)], what: &str) -> bool {
+pub(crate) fn has(lines: &[(f64, String)], what: &str) -> bool {
     lines.iter().any(|l| l.1 == what)
 }
 
@@ -449,7 +487,7 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     clear(zk, &path)?;
     let proxy_a = Proxy::start(zk)?;
     let proxy_b = Proxy::start(zk)?;
-    let mut a = Harness::start(library, &proxy_a.endpoint(), "hold", &path)?;
+    let mut a = Harness::start(library, &proxy_a.endpoint(), "hold", TIMEOUT_S, &path, None)?;
     if !a.wait(Duration::from_secs(40), |l| has(l, "ACQUIRED")) {
         return Err(format!(
             "{who}: A never took the lock ({}): {}",
@@ -461,8 +499,9 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     match fault {
         Fault::Pause => a.signal("-STOP")?,
         Fault::Partition => proxy_a.freeze(),
+        Fault::Isolation(_) => return Err(format!("{who}: an isolation runs on the ensemble")),
     }
-    let mut b = Harness::start(library, &proxy_b.endpoint(), "take", &path)?;
+    let mut b = Harness::start(library, &proxy_b.endpoint(), "take", TIMEOUT_S, &path, None)?;
     let taken = b.wait(Duration::from_secs(40), |l| has(l, "ACQUIRED"));
     // The cut lasts `cut_s` at least, and until B holds.
     let until = (fault_from + cut_s).max(now_s() + 0.2);
@@ -470,6 +509,7 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     match fault {
         Fault::Pause => a.signal("-CONT")?,
         Fault::Partition => proxy_a.thaw(),
+        Fault::Isolation(_) => {}
     }
     let fault_until = now_s();
     if !taken {
@@ -488,134 +528,189 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     // Then A goes on reporting for a while.
     std::thread::sleep(Duration::from_secs_f64(AFTER_S + 0.8));
     b.wait(Duration::from_secs(10), |l| has(l, "RELEASED"));
-    let a_lines = a.lines();
-    let b_lines = b.lines();
-    let a_wire = proxy_a.events();
-    let b_wire = proxy_b.events();
-    let a_err = a.stderr_tail();
+    let recorded = Recorded {
+        who,
+        path,
+        a_lines: a.lines(),
+        b_lines: b.lines(),
+        a_wire: vec![proxy_a.events()],
+        b_wire: proxy_b.events(),
+        a_err: a.stderr_tail(),
+        fault_from,
+        fault_until,
+    };
     drop(a);
     drop(b);
-    let t0 = a_lines
-        .iter()
-        .find(|l| l.1 == "ACQUIRED")
-        .map(|l| l.0)
-        .ok_or("A's ACQUIRED line went missing")?;
-    let since = |t: f64| t - t0;
-    // The lock object's belief: from ACQUIRED to its first `false`, or on
-    // to its last report.
-    let reports: Vec<(f64, bool)> = a_lines
-        .iter()
-        .filter_map(|(t, w)| {
-            let v = w.strip_prefix("BELIEF ")?;
-            Some((*t, v.eq_ignore_ascii_case("true")))
-        })
-        .collect();
-    let last = a_lines
-        .iter()
-        .rfind(|l| l.1.starts_with("BELIEF "))
-        .cloned()
-        .ok_or_else(|| format!("{who}: A never reported its belief: {a_err}"))?;
-    if last.0 < fault_until + AFTER_S {
-        return Err(format!(
-            "{who}: A stopped reporting {:.2} s after the fault ended: {a_err}",
-            last.0 - fault_until
-        ));
-    }
-    let first_false = reports.iter().find(|r| !r.1).map(|r| r.0);
-    let a_believed = (0.0, since(first_false.unwrap_or(last.0)));
-    let states: Vec<(f64, String)> = a_lines
-        .iter()
-        .filter_map(|(t, w)| Some((since(*t), w.strip_prefix("STATE ")?.to_string())))
-        .collect();
+    let run = recorded.stories()?;
     if !back {
         return Err(format!(
-            "{who}: A's library never reported LOST and then {reconnected} (it reported {:?}): {a_err}",
-            states.iter().map(|s| s.1.as_str()).collect::<Vec<_>>()
+            "{}: A's library never reported LOST and then {reconnected} (it reported {:?}): {}",
+            recorded.who,
+            run.a_states
+                .iter()
+                .map(|s| s.1.as_str())
+                .collect::<Vec<_>>(),
+            recorded.a_err
         ));
     }
-    let b_from = b_lines.iter().find(|l| l.1 == "ACQUIRED").map(|l| l.0);
-    let b_until = b_lines.iter().find(|l| l.1 == "RELEASED").map(|l| l.0);
-    let b_held = b_from.map(|f| (since(f), since(b_until.unwrap_or(last.0))));
-    let a_reconnects = reconnects(&a_wire, t0);
-    let a_told_expired = a_reconnects.iter().find(|r| r.2 == 0).map(|r| r.0);
-    let b_notified = b_wire.iter().find_map(|e| match &e.what {
-        Wire::Notification { event, path: p } if event == "NodeDeleted" && p.starts_with(&path) => {
-            Some(since(e.at))
-        }
-        _ => None,
-    });
-    // From when A held on; kazoo's reconnection (CONNECTED after LOST)
-    // under Curator's name.
-    let a_states = states
-        .iter()
-        .filter(|s| s.0 >= 0.0)
-        .map(|(t, w)| {
-            let w = if w == "CONNECTED" { "RECONNECTED" } else { w };
-            (*t, w.to_string())
-        })
-        .collect();
-    let lock_object = Story {
-        a_believed,
-        a_believed_to_the_end: first_false.is_none(),
-        b_held,
-        fault: (since(fault_from), since(fault_until)),
-        a_told_expired,
-        a_expired: b_notified,
-        a_states,
-    };
-    // The advice: give the lock up at the first SUSPENDED or LOST.
-    let gave_up = states
-        .iter()
-        .find(|s| s.0 >= 0.0 && (s.1 == "SUSPENDED" || s.1 == "LOST"))
-        .map(|s| s.0);
-    let gives_up_at_suspended = match gave_up {
-        Some(g) if g < lock_object.a_believed.1 => Story {
-            a_believed: (0.0, g),
-            a_believed_to_the_end: false,
-            ..lock_object.clone()
-        },
-        _ => lock_object.clone(),
-    };
-    let a_connections_while_cut_off = a_wire
-        .iter()
-        .filter(|e| e.what == Wire::Accepted && e.at >= fault_from && e.at <= fault_until)
-        .count();
-    Ok(RealRun {
-        lock_object,
-        gives_up_at_suspended,
-        a_states: states,
-        a_reconnects,
-        a_connections_while_cut_off,
-        b_notified,
-        a_last_report: (since(last.0), last.1),
-    })
+    Ok(run)
 }
 
-/// A's connections after its first, as its proxy saw them answered: (when,
-/// the session asked for, the negotiated timeout).
-fn reconnects(wire: &[WireEvent], t0: f64) -> Vec<(f64, i64, i32)> {
-    let mut asked = std::collections::HashMap::new();
+/// What a real run's programs and proxies recorded: A's and B's lines,
+/// what their proxies saw, when the fault struck and ended (wall time).
+pub(crate) struct Recorded {
+    pub who: String,
+    /// The lock's path.
+    pub path: String,
+    pub a_lines: Vec<(f64, String)>,
+    pub b_lines: Vec<(f64, String)>,
+    /// What A's proxies saw, each in time order (one a server).
+    pub a_wire: Vec<Vec<WireEvent>>,
+    pub b_wire: Vec<WireEvent>,
+    pub a_err: String,
+    pub fault_from: f64,
+    pub fault_until: f64,
+}
+
+impl Recorded {
+    /// The run's stories: A's lock object's, and an application's that
+    /// gives the lock up at A's first SUSPENDED or LOST, read off it.
+    pub(crate) fn stories(&self) -> Result<RealRun, String> {
+        let Recorded {
+            who,
+            path,
+            a_lines,
+            b_lines,
+            a_wire,
+            b_wire,
+            a_err,
+            fault_from,
+            fault_until,
+        } = self;
+        let (fault_from, fault_until) = (*fault_from, *fault_until);
+        let t0 = a_lines
+            .iter()
+            .find(|l| l.1 == "ACQUIRED")
+            .map(|l| l.0)
+            .ok_or("A's ACQUIRED line went missing")?;
+        let since = |t: f64| t - t0;
+        // The lock object's belief: from ACQUIRED to its first `false`, or on
+        // to its last report.
+        let reports: Vec<(f64, bool)> = a_lines
+            .iter()
+            .filter_map(|(t, w)| {
+                let v = w.strip_prefix("BELIEF ")?;
+                Some((*t, v.eq_ignore_ascii_case("true")))
+            })
+            .collect();
+        let last = a_lines
+            .iter()
+            .rfind(|l| l.1.starts_with("BELIEF "))
+            .cloned()
+            .ok_or_else(|| format!("{who}: A never reported its belief: {a_err}"))?;
+        if last.0 < fault_until + AFTER_S {
+            return Err(format!(
+                "{who}: A stopped reporting {:.2} s after the fault ended: {a_err}",
+                last.0 - fault_until
+            ));
+        }
+        let first_false = reports.iter().find(|r| !r.1).map(|r| r.0);
+        let a_believed = (0.0, since(first_false.unwrap_or(last.0)));
+        let states: Vec<(f64, String)> = a_lines
+            .iter()
+            .filter_map(|(t, w)| Some((since(*t), w.strip_prefix("STATE ")?.to_string())))
+            .collect();
+        let b_from = b_lines.iter().find(|l| l.1 == "ACQUIRED").map(|l| l.0);
+        let b_until = b_lines.iter().find(|l| l.1 == "RELEASED").map(|l| l.0);
+        let b_held = b_from.map(|f| (since(f), since(b_until.unwrap_or(last.0))));
+        let a_reconnects = reconnects(a_wire, t0);
+        let a_told_expired = a_reconnects.iter().find(|r| r.2 == 0).map(|r| r.0);
+        let b_notified = b_wire.iter().find_map(|e| match &e.what {
+            Wire::Notification { event, path: p }
+                if event == "NodeDeleted" && p.starts_with(path.as_str()) =>
+            {
+                Some(since(e.at))
+            }
+            _ => None,
+        });
+        // From when A held on; kazoo's reconnection (CONNECTED after LOST)
+        // under Curator's name.
+        let a_states = states
+            .iter()
+            .filter(|s| s.0 >= 0.0)
+            .map(|(t, w)| {
+                let w = if w == "CONNECTED" { "RECONNECTED" } else { w };
+                (*t, w.to_string())
+            })
+            .collect();
+        let lock_object = Story {
+            a_believed,
+            a_believed_to_the_end: first_false.is_none(),
+            b_held,
+            fault: (since(fault_from), since(fault_until)),
+            a_told_expired,
+            a_expired: b_notified,
+            a_states,
+        };
+        // The advice: give the lock up at the first SUSPENDED or LOST.
+        let gave_up = states
+            .iter()
+            .find(|s| s.0 >= 0.0 && (s.1 == "SUSPENDED" || s.1 == "LOST"))
+            .map(|s| s.0);
+        let gives_up_at_suspended = match gave_up {
+            Some(g) if g < lock_object.a_believed.1 => Story {
+                a_believed: (0.0, g),
+                a_believed_to_the_end: false,
+                ..lock_object.clone()
+            },
+            _ => lock_object.clone(),
+        };
+        let a_connections_while_cut_off = a_wire
+            .iter()
+            .flatten()
+            .filter(|e| e.what == Wire::Accepted && e.at >= fault_from && e.at <= fault_until)
+            .count();
+        Ok(RealRun {
+            lock_object,
+            gives_up_at_suspended,
+            a_states: states,
+            a_reconnects,
+            a_connections_while_cut_off,
+            b_notified,
+            a_last_report: (since(last.0), last.1),
+        })
+    }
+}
+
+/// A's connections answered after it took the lock at `t0` (its first
+/// came before), as its proxies saw them (one a server): (when, the
+/// session asked for, the negotiated timeout), in time order.
+fn reconnects(wires: &[Vec<WireEvent>], t0: f64) -> Vec<(f64, i64, i32)> {
     let mut out = Vec::new();
-    for e in wire {
-        match e.what {
-            Wire::ConnectRequest { session } => {
-                asked.insert(e.conn, session);
+    for wire in wires {
+        let mut asked = std::collections::HashMap::new();
+        for e in wire {
+            match e.what {
+                Wire::ConnectRequest { session } => {
+                    asked.insert(e.conn, session);
+                }
+                Wire::ConnectResponse { timeout_ms, .. } if e.at >= t0 => {
+                    out.push((
+                        e.at - t0,
+                        asked.get(&e.conn).copied().unwrap_or(0),
+                        timeout_ms,
+                    ));
+                }
+                _ => {}
             }
-            Wire::ConnectResponse { timeout_ms, .. } if e.conn > 0 => {
-                out.push((
-                    e.at - t0,
-                    asked.get(&e.conn).copied().unwrap_or(0),
-                    timeout_ms,
-                ));
-            }
-            _ => {}
         }
     }
+    out.sort_by(|x, y| x.0.total_cmp(&y.0));
     out
 }
 
 /// Deletes `path` and its children, if they are there.
-fn clear(zk: &str, path: &str) -> Result<(), String> {
+pub(crate) fn clear(zk: &str, path: &str) -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -666,7 +761,7 @@ fn model_run(library: Library, fault: Fault, policy: Policy) -> Result<ModelRun,
             (s.at_ms * 1000, s.duration_ms.unwrap_or(0) * 1000)
         };
         let run = sim::engine::simulate(&scenario, scenario.seed, true);
-        match story_of(&run.trace, client as u16, at, at + duration) {
+        match story_of(&run.trace, client as u16, at, at + duration, None) {
             Ok(story) => {
                 let mut violated: Vec<String> = run
                     .violations
@@ -692,9 +787,20 @@ fn model_run(library: Library, fault: Fault, policy: Policy) -> Result<ModelRun,
 }
 
 /// The story of a simulated run where client `a` is cut off from `from_us`
-/// to `until_us` (the fault's own events say when exactly).
-fn story_of(trace: &[TraceLine], a: u16, from_us: u64, until_us: u64) -> Result<Story, String> {
-    let end = trace.last().map_or(0, |l| l.t);
+/// to `until_us` (the fault's own events say when exactly), as seen until
+/// `seen_us` (`None`: the run's end).
+pub(crate) fn story_of(
+    trace: &[TraceLine],
+    a: u16,
+    from_us: u64,
+    until_us: u64,
+    seen_us: Option<u64>,
+) -> Result<Story, String> {
+    let trace = match seen_us {
+        Some(seen) => &trace[..trace.partition_point(|l| l.t <= seen)],
+        None => trace,
+    };
+    let end = seen_us.unwrap_or_else(|| trace.last().map_or(0, |l| l.t));
     let a_from = trace
         .iter()
         .find_map(|l| match l.event {
@@ -774,7 +880,7 @@ fn story_of(trace: &[TraceLine], a: u16, from_us: u64, until_us: u64) -> Result<
     })
 }
 
-fn us(s: f64) -> u64 {
+pub(crate) fn us(s: f64) -> u64 {
     (s.max(0.0) * 1e6) as u64
 }
 
@@ -782,7 +888,7 @@ fn us(s: f64) -> u64 {
 /// same fault) and B's. The fault is shaded on A's lanes; the first lane
 /// carries when A was told its session expired, the last the expiry and
 /// A's connection states.
-fn draw(title: String, x_label: &str, fault: Fault, a: &[(&str, &Story)]) -> Timeline {
+pub(crate) fn draw(title: String, x_label: &str, fault: &str, a: &[(&str, &Story)]) -> Timeline {
     let first = a[0].1;
     let b_holds: Vec<(u64, u64)> = first
         .b_held
@@ -805,7 +911,7 @@ fn draw(title: String, x_label: &str, fault: Fault, a: &[(&str, &Story)]) -> Tim
                 name: name.to_string(),
                 overlaps: intersect(&holds, &b_holds),
                 holds,
-                spans: vec![(us(s.fault.0), us(s.fault.1), fault.name().to_string())],
+                spans: vec![(us(s.fault.0), us(s.fault.1), fault.to_string())],
                 faults: s
                     .a_told_expired
                     .filter(|_| i == 0)
@@ -846,20 +952,27 @@ fn draw(title: String, x_label: &str, fault: Fault, a: &[(&str, &Story)]) -> Tim
 pub fn real_timeline(e: &Experiment, r: &RealRun) -> Timeline {
     let s = &r.lock_object;
     draw(
-        format!(
-            "Real {}: A {} {:.1} s past its 4 s session, B takes the lock",
-            match e.library {
+        {
+            let library = match e.library {
                 Library::Kazoo => "kazoo 2.11 Lock",
                 Library::Curator => "Curator 5.4 InterProcessMutex",
-            },
+            };
+            let cut = s.fault.1 - s.fault.0;
             match e.fault {
-                Fault::Pause => "stopped (SIGSTOP)",
-                Fault::Partition => "partitioned (proxy frozen)",
-            },
-            s.fault.1 - s.fault.0
-        ),
+                Fault::Pause => format!(
+                    "Real {library}: A stopped (SIGSTOP) {cut:.1} s past its 4 s session, B takes the lock"
+                ),
+                Fault::Partition => format!(
+                    "Real {library}: A partitioned (proxy frozen) {cut:.1} s past its 4 s session, B takes the lock"
+                ),
+                Fault::Isolation(setting) => format!(
+                    "Real {library}: A's follower cut off from the leader for {cut:.1} s ({})",
+                    setting.scenario()
+                ),
+            }
+        },
         "wall time since A took the lock (s)",
-        e.fault,
+        e.fault.name(),
         &[
             ("A: lock object", s),
             ("A: gives up at SUSPENDED", &r.gives_up_at_suspended),
@@ -867,22 +980,56 @@ pub fn real_timeline(e: &Experiment, r: &RealRun) -> Timeline {
     )
 }
 
+impl Experiment {
+    /// Says on stderr how it went, and draws its pictures into `out`.
+    pub fn report(&self, out: &std::path::Path) {
+        eprintln!(
+            "{:<28} {}",
+            self.stem(),
+            match &self.error {
+                Some(err) => format!("did not run: {err}"),
+                None if self.agrees() => "real and model agree".into(),
+                None => "real and model DIFFER".into(),
+            }
+        );
+        if let Some(real) = &self.real {
+            timeline(
+                &real_timeline(self, real),
+                &out.join(format!("{}-real", self.stem())),
+            )
+            .expect("draw");
+        }
+        for m in &self.model {
+            let picture = out.join(model_picture(self, m));
+            timeline(&model_timeline(self, m), &picture.with_extension("")).expect("draw");
+        }
+    }
+}
+
 /// The model's timeline, drawn like the real one.
 pub fn model_timeline(e: &Experiment, m: &ModelRun) -> Timeline {
     draw(
-        format!(
-            "lockstep: fair-predecessor:{}, policy {}, a {} of A (simulated)",
-            e.library.variant(),
-            m.policy,
-            e.fault.name()
-        ),
+        match e.fault {
+            Fault::Pause | Fault::Partition => format!(
+                "lockstep: fair-predecessor:{}, policy {}, a {} of A (simulated)",
+                e.library.variant(),
+                m.policy,
+                e.fault.name()
+            ),
+            Fault::Isolation(setting) => format!(
+                "lockstep: fair-predecessor:{}, policy {}, {} (simulated)",
+                e.library.variant(),
+                m.policy,
+                setting.scenario()
+            ),
+        },
         "virtual time since A took the lock (s)",
-        e.fault,
+        e.fault.name(),
         &[("A", &m.story)],
     )
 }
 
-fn yes(b: bool) -> &'static str {
+pub(crate) fn yes(b: bool) -> &'static str {
     if b {
         "yes"
     } else {
@@ -890,7 +1037,7 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
-fn span(s: &Story, real: bool) -> String {
+pub(crate) fn span(s: &Story, real: bool) -> String {
     format!(
         "{:.2}–{:.2}{}",
         s.a_believed.0,
@@ -903,7 +1050,9 @@ fn span(s: &Story, real: bool) -> String {
     )
 }
 
-fn row(what: &str, s: &Story, real: bool, fault: Fault) -> String {
+/// A story's row of the report's table, the fault's start and end named
+/// `fault`.
+pub(crate) fn row(what: &str, s: &Story, real: bool, fault: (&str, &str)) -> String {
     let f = s.facts();
     format!(
         "| {what} | {} | {} | {:.2}–{:.2} | {} | {} | {} | {} | {} | {} |\n",
@@ -917,12 +1066,12 @@ fn row(what: &str, s: &Story, real: bool, fault: Fault) -> String {
         yes(f.a_believed_after_the_fault),
         yes(f.a_suspended_before_b_took_it),
         f.a_states_to_lost.join(" < "),
-        s.order(fault),
+        s.order(fault.0, fault.1),
     )
 }
 
 /// "yes in both", "no in both", or what each says.
-fn both(real: bool, model: bool) -> String {
+pub(crate) fn both(real: bool, model: bool) -> String {
     if real == model {
         format!("{} in both", yes(real))
     } else {
@@ -938,20 +1087,27 @@ kazoo 2.11's own `Lock` (`validate/kazoo_pause.py`) and Curator 5.4's own `Inter
 The model's twins: `{TWIN_FILE}` (2 clients, session 4 s, a 6 s fault of the holder at 150 ms, holds of 10 s) with the library's variant, the fault's kind and the policy set in code. Policy `oblivious` is what the lock objects do (they never drop their belief); `suspend-aware` is the libraries' advice to an application (give the lock up at SUSPENDED), the real run's second row: A's lock object's belief cut at the first SUSPENDED or LOST its library reported, read off the same run. Times are seconds since A took the lock; the real runs' A is stopped by the validator, still running, while the model's A ends its hold after 10 s: neither end is compared. In the order column, `=` joins what happened at the same instant (to the millisecond). Compared, with margins: B took the lock while A was cut off; A believed it held when B took it (both at once); A still believed {AFTER_S:.0} s after the fault ended; A's library reported SUSPENDED before B took the lock; A's connection states in order up to the first LOST (the model's traced states beside the library's reports). Not compared: what comes after LOST — both libraries then report the new session (kazoo `CONNECTED`, Curator `RECONNECTED`; drawn as RECONNECTED), which the model traces no state for.\n"
     );
     for e in experiments {
-        md.push_str(&format!(
-            "\n### {}, {}\n\n",
-            e.library.title(),
-            match e.fault {
-                Fault::Pause => "pause (SIGSTOP)",
-                Fault::Partition => "partition (the proxy frozen)",
-            }
-        ));
-        if let Some(err) = &e.error {
-            md.push_str(&format!("**The experiment did not run:** {err}\n"));
+        md.push_str(&experiment_body(e));
+    }
+    md
+}
+
+/// One experiment's part of the report: its table, its facts compared,
+/// what the real run and the model's runs did, and their pictures.
+pub(crate) fn experiment_body(e: &Experiment) -> String {
+    let mut md = format!(
+        "\n### {}, {}\n\n",
+        e.library.title(),
+        match e.fault {
+            Fault::Pause => "pause (SIGSTOP)".to_string(),
+            Fault::Partition => "partition (the proxy frozen)".to_string(),
+            Fault::Isolation(setting) => format!("`{}`", setting.scenario()),
         }
-        let Some(real) = &e.real else {
-            continue;
-        };
+    );
+    if let Some(err) = &e.error {
+        md.push_str(&format!("**The experiment did not run:** {err}\n"));
+    }
+    if let Some(real) = &e.real {
         md.push_str("| run | A believed it held | B held | the fault | B took it while A was cut off | both believed at once | A still believed after the fault | A SUSPENDED before B took it | A's connection states, to LOST | order |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for (what, r, m) in e.pairs() {
             let real_what = if what == "lock object" {
@@ -965,12 +1121,13 @@ The model's twins: `{TWIN_FILE}` (2 clients, session 4 s, a 6 s fault of the hol
             } else {
                 "real: A gives up at SUSPENDED".to_string()
             };
-            md.push_str(&row(&real_what, r, true, e.fault));
+            let names = (e.fault.name(), e.fault.end_name());
+            md.push_str(&row(&real_what, r, true, names));
             md.push_str(&row(
                 &format!("model: policy `{}`", m.policy),
                 &m.story,
                 false,
-                e.fault,
+                names,
             ));
         }
         md.push('\n');
@@ -1086,7 +1243,7 @@ mod tests {
                         "{library:?} {fault:?} {policy}: {:?} {:?} order {}",
                         m.story,
                         f,
-                        m.story.order(fault)
+                        m.story.order(fault.name(), fault.end_name())
                     );
                     assert!(f.b_took_it_during_the_fault);
                     assert_eq!(f.a_believed_after_the_fault, policy == Policy::Oblivious);
@@ -1135,8 +1292,8 @@ mod live {
                         "  {what}: real {:?} / model {:?}\n    real order {}\n    model order {}",
                         r.facts(),
                         m.story.facts(),
-                        r.order(fault),
-                        m.story.order(fault)
+                        r.order(fault.name(), fault.end_name()),
+                        m.story.order(fault.name(), fault.end_name())
                     );
                 }
             }

@@ -31,6 +31,7 @@ mod ensemble;
 mod ensemble_model;
 mod etcdctl;
 mod faults;
+mod isolation;
 mod linkproxy;
 mod paced;
 mod redis;
@@ -1375,13 +1376,18 @@ async fn main() -> ExitCode {
     std::fs::create_dir_all(&args.out).expect("create the output directory");
     if let (true, Some(e)) = (args.ensemble_only, &ensembles) {
         let section = ensemble::validate(e, args.ensemble_runs).await;
-        let json = serde_json::json!({ "ensembles": section });
+        let isolations = isolation::run_all(e, &args.out);
+        let json = serde_json::json!({ "ensembles": section, "isolations": isolations });
         return write_one_section(
             &args,
             "ensembles",
-            &section.markdown(),
+            &format!(
+                "{}{}",
+                section.markdown(),
+                isolation::section(e, &isolations)
+            ),
             &json,
-            section.agrees(),
+            section.agrees() && isolations.iter().all(faults::Experiment::agrees),
         );
     }
     if args.redis_only {
@@ -1406,6 +1412,11 @@ async fn main() -> ExitCode {
         Some(e) => Some(ensemble::validate(e, args.ensemble_runs).await),
         None => None,
     };
+    // A real holder on a follower cut off from the leader (after the facts
+    // too, before the actors: the ensemble has settled again by then).
+    let isolations = ensembles
+        .as_ref()
+        .map_or_else(Vec::new, |e| isolation::run_all(e, &args.out));
     let mut ensemble_rows = Vec::new();
     let mut ensemble_errors = Vec::new();
     if let Some(e) = &ensembles {
@@ -1541,27 +1552,7 @@ async fn main() -> ExitCode {
             let e = tokio::task::spawn_blocking(move || faults::experiment(&zk, library, fault))
                 .await
                 .expect("the experiment's thread finishes");
-            eprintln!(
-                "{:<28} {}",
-                format!("{} {}", library.name(), fault.name()),
-                match &e.error {
-                    Some(err) => format!("did not run: {err}"),
-                    None if e.agrees() => "real and model agree".into(),
-                    None => "real and model DIFFER".into(),
-                }
-            );
-            if let Some(real) = &e.real {
-                timeline(
-                    &faults::real_timeline(&e, real),
-                    &args.out.join(format!("{}-real", e.stem())),
-                )
-                .expect("draw");
-            }
-            for m in &e.model {
-                let picture = args.out.join(faults::model_picture(&e, m));
-                timeline(&faults::model_timeline(&e, m), &picture.with_extension(""))
-                    .expect("draw");
-            }
+            e.report(&args.out);
             experiments.push(e);
         }
     }
@@ -1768,6 +1759,9 @@ async fn main() -> ExitCode {
         }
         None => md.push_str("\n## Replicated stores: facts of order on real ensembles\n\nNot run: the validator was given no ensemble (`--zk-ensemble`, `--etcd-cluster`).\n"),
     }
+    if let Some(e) = &ensembles {
+        md.push_str(&isolation::section(e, &isolations));
+    }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
         args.out.join("validation.json"),
@@ -1795,6 +1789,7 @@ async fn main() -> ExitCode {
             "ensembles": ensemble_section,
             "ensemble_rows": ensemble_rows,
             "ensemble_actor_errors": ensemble_errors,
+            "isolations": isolations,
         }))
         .unwrap(),
     )
@@ -1813,7 +1808,10 @@ async fn main() -> ExitCode {
     let libraries_agree = library_rows
         .iter()
         .all(|r| r.requests_match && r.notifications_match && r.order_agrees);
-    let faults_agree = experiments.iter().all(faults::Experiment::agrees);
+    let faults_agree = experiments
+        .iter()
+        .chain(&isolations)
+        .all(faults::Experiment::agrees);
     let elect_ran = [&phantom, &mutex_11456]
         .iter()
         .all(|o| o.error.is_none() && o.key_gone_before_return);
