@@ -258,6 +258,12 @@ const LOCAL_SESSION: Fact = Fact {
     fact: "with `localSessionsEnabled`, a new session on the lagging follower opens at once and lists the node of a session the leader has already closed (CURATOR-604's window)",
     steps: &["opened while cut off", "lists the closed session's node", "the node gone once caught up"],
 };
+const EXPIRED_TOLD_BEHIND: Fact = Fact {
+    id: "zk-expired-told-behind",
+    store: ZK,
+    fact: "with `localSessionsEnabled`, a follower whose commits lag (the leader's heartbeats, proposals and answers to session revalidations pass: a slow commit processor) tells a client reconnecting with a session the leader has closed that it has expired, and a new session there then lists that session's node (CURATOR-604's whole window)",
+    steps: &["told expired while behind", "a new session then lists the closed session's node", "the node gone once caught up"],
+};
 const FOLLOWER_DROPPED: Fact = Fact {
     id: "zk-follower-dropped",
     store: ZK,
@@ -770,6 +776,97 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
     ))
 }
 
+/// CURATOR-604's window on the real server: the holder's session (on the
+/// leader) ends while server 2's commits lag; its client, reconnecting to
+/// server 2, is told so at once (server 2 asks the leader), and a new
+/// session there — a local one, as Curator opens after LOST — lists the
+/// node the end deleted at the leader.
+async fn zk_expired_told_behind(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let dir = format!("{}/told", r.base);
+    within(
+        PROMPT,
+        "create the dir",
+        r.l.create(&dir, b"", &persistent()),
+    )
+    .await?;
+    let mut holder = zkwire::Conn::start(r.leader(), 0, None, 4000)
+        .await
+        .map_err(|e| format!("connect to the leader: {e}"))?;
+    let zkwire::Handshake::Opened(session) = holder.handshake(PROMPT).await else {
+        return Err("the leader did not open the holder's session".into());
+    };
+    let made = holder.create(1, &format!("{dir}/h"), true).await?;
+    if made.err != 0 {
+        return Err(format!("the holder's create: error {}", made.err));
+    }
+    r.caught_up(2, PROMPT).await?;
+    r.links.lag(&["zk2".to_string()]);
+    let go = async {
+        let closed = holder.close_session(2).await?;
+        if closed.err != 0 {
+            return Err(format!("closeSession: error {}", closed.err));
+        }
+        let at_leader =
+            within(PROMPT, "getChildren on the leader", r.l.list_children(&dir)).await?;
+        // The holder's client, its connection gone, tries server 2.
+        let start = Instant::now();
+        let mut again = zkwire::Conn::start(&r.ens.servers[1], made.zxid, Some(&session), 4000)
+            .await
+            .map_err(|e| format!("reconnect to server 2: {e}"))?;
+        let answer = again.handshake(Duration::from_millis(1500)).await;
+        let told_in = start.elapsed();
+        let n =
+            tokio::time::timeout(Duration::from_millis(1200), zk_client(&r.ens.servers[1])).await;
+        let listing = match &n {
+            Ok(Ok(c)) => Some(
+                within(
+                    Duration::from_millis(500),
+                    "getChildren on server 2",
+                    c.list_children(&dir),
+                )
+                .await?,
+            ),
+            _ => None,
+        };
+        Ok::<_, String>((
+            at_leader,
+            answer,
+            told_in,
+            n.ok().and_then(Result::ok),
+            listing,
+        ))
+    };
+    let got = go.await;
+    r.release();
+    let (at_leader, answer, told_in, n, listing) = got?;
+    if at_leader.iter().any(|c| c == "h") {
+        return Err("the leader still lists the closed session's node".into());
+    }
+    r.caught_up(2, PROMPT).await?;
+    let after = match &n {
+        Some(c) => Some(within(PROMPT, "getChildren on server 2", c.list_children(&dir)).await?),
+        None => None,
+    };
+    let told = matches!(&answer, zkwire::Handshake::Opened(s) if s.timeout_ms == 0);
+    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
+    Ok((
+        vec![told, lists(&listing), after.is_some() && !lists(&after)],
+        format!(
+            "session {:#x} closed at the leader, which then listed {at_leader:?}; server 2, lagging, answered its reconnect {} ms later: {}; a new session there listed {}; after catching up {}",
+            session.id,
+            ms(told_in),
+            match answer {
+                zkwire::Handshake::Opened(s) if s.timeout_ms == 0 => "expired (timeout 0)".to_string(),
+                zkwire::Handshake::Opened(s) => format!("OPENED (timeout {} ms)", s.timeout_ms),
+                zkwire::Handshake::Closed => "closed the connection with no answer".to_string(),
+                zkwire::Handshake::Waiting => "no answer within 1.5 s".to_string(),
+            },
+            listing.map_or("nothing (no session)".into(), |l| format!("{l:?}")),
+            after.map_or("nothing".into(), |l| format!("{l:?}"))
+        ),
+    ))
+}
+
 async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
     let a = zk_client(&r.ens.servers[0]).await?;
     r.caught_up(1, PROMPT).await?;
@@ -891,6 +988,7 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         &RECONNECT_REFUSED,
         &NEW_SESSION_WAITS,
         &LOCAL_SESSION,
+        &EXPIRED_TOLD_BEHIND,
         &LAG_PAST_SYNC_LIMIT,
         &FOLLOWER_DROPPED,
     ];
@@ -951,6 +1049,11 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         ),
         LOCAL_SESSION.row(zk_local_session(&r).await, Some(vec![opened, lists, gone])),
     ];
+    let (told, lists, gone) = model::zk_expired_told_behind();
+    rows.push(EXPIRED_TOLD_BEHIND.row(
+        zk_expired_told_behind(&r).await,
+        Some(vec![told, lists, gone]),
+    ));
     let (lag_stale, lag_connected, lag_new, lag_twin) = model::zk_lag_past_sync_limit();
     let mut row = LAG_PAST_SYNC_LIMIT.row(
         zk_lag_past_sync_limit(&r).await,

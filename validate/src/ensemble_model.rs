@@ -290,6 +290,41 @@ pub fn zk_local_session_stale() -> (bool, bool, bool) {
     (opened, stale, after.is_some() && !lists(&after))
 }
 
+/// ZooKeeper with local sessions, CURATOR-604's whole window: client 2's
+/// session on the leader makes an ephemeral node, every server applies
+/// it, and the leader ends the session; server 1 has not applied the end.
+/// Client 2 reconnects: the store moves it to server 1 (the next round
+/// from the leader), which tells it at once that its session has expired
+/// (it asks the leader); a new session of client 2's there opens at once
+/// and lists the node; once server 1 has applied the end, no more. (told
+/// expired while behind, the new session lists the node, gone once
+/// applied)
+pub fn zk_expired_told_behind() -> (bool, bool, bool) {
+    let mut e = Ens::with(Face::ZooKeeper, true);
+    let old = SessionId::first(2);
+    e.create_node(old, "h", true);
+    e.catch_up();
+    e.expire(2);
+    let answer = e.d.reconnect(old);
+    let told = e.server(2) == 1
+        && e.d.lag(0) > 0
+        && answer
+            .iter()
+            .any(|(to, m)| *to == 2 && matches!(m, Msg::Expired { session } if *session == old));
+    let fresh = SessionId {
+        incarnation: 1,
+        ..old
+    };
+    let opened = replies(&e.send_as(fresh, Request::Connect), 2)
+        .iter()
+        .any(|r| matches!(r, Reply::Connected));
+    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
+    let stale = opened && lists(&e.list_as(fresh));
+    e.release();
+    let after = e.list_as(fresh);
+    (told, stale, after.is_some() && !lists(&after))
+}
+
 /// ZooKeeper: server 1 cut off from the leader (the real hold) with a
 /// write outstanding still answers its client from its own view, and
 /// closes nothing; given up (`drop_follower`), it names the client whose
@@ -505,6 +540,7 @@ mod tests {
         assert_eq!(super::zk_new_session_waits(), (true, true));
         assert_eq!(super::zk_reconnect_refused(), (true, true));
         assert_eq!(super::zk_local_session_stale(), (true, true, true));
+        assert_eq!(super::zk_expired_told_behind(), (true, true, true));
         let (answered, dropped, words) = super::zk_follower_dropped();
         assert!(answered && dropped, "{words}");
         let (stale, connected, new, words) = super::zk_lag_past_sync_limit();

@@ -147,9 +147,12 @@ impl Links {
 
     /// Lags every ZooKeeper quorum link tagged with one of `tags`: the
     /// leader's heartbeats (`PING`) and proposals (`PROPOSAL`) pass, so the
-    /// follower acknowledges every write and neither side times out, while
-    /// every other packet — the `COMMIT`s that make it apply, and what
-    /// must come after them (a `SYNC`'s answer) — waits, in order, for
+    /// follower acknowledges every write and neither side times out, and
+    /// so do its answers to the follower's session revalidations
+    /// (`REVALIDATE`, which the follower's learner thread handles as it
+    /// reads them), while every other packet — the `COMMIT`s that make it
+    /// apply, and what must come after them (a `SYNC`'s answer, which the
+    /// follower queues behind its commits) — waits, in order, for
     /// [`Links::release`]: a follower whose commits lag, as a slow commit
     /// processor makes one.
     pub fn lag(&self, tags: &[String]) {
@@ -370,7 +373,9 @@ async fn pump(
                 let passes = kept.is_empty() && !lagged(&lag);
                 match packet.kind {
                     _ if passes => w.write_all(&packet.bytes).await?,
-                    Some(PING | PROPOSAL) if lagged(&lag) => w.write_all(&packet.bytes).await?,
+                    Some(PING | PROPOSAL | REVALIDATE) if lagged(&lag) => {
+                        w.write_all(&packet.bytes).await?
+                    }
                     _ => {
                         kept.push(packet.bytes);
                         continue;
@@ -389,10 +394,11 @@ async fn pump(
 }
 
 /// ZooKeeper's quorum packet types the lag lets through (`Leader.PING`,
-/// `Leader.PROPOSAL`), and the one a serialized database follows
-/// (`Leader.SNAP`).
+/// `Leader.PROPOSAL`, `Leader.REVALIDATE`), and the one a serialized
+/// database follows (`Leader.SNAP`).
 const PING: u32 = 5;
 const PROPOSAL: u32 = 2;
+const REVALIDATE: u32 = 6;
 const SNAP: u32 = 15;
 
 /// One packet of a quorum stream, or (`kind: None`) bytes that are not
@@ -579,9 +585,9 @@ mod tests {
         }
     }
 
-    /// Lagged, a heartbeat and a proposal pass and a commit waits, and
-    /// what follows a waiting packet waits behind it; released, the rest
-    /// arrives in order.
+    /// Lagged, a heartbeat, a proposal and a revalidation's answer pass
+    /// and a commit waits, and what follows a waiting packet (but those)
+    /// waits behind it; released, the rest arrives in order.
     #[test]
     fn lags_a_leaders_commits() {
         use std::io::{Read, Write};
@@ -590,9 +596,10 @@ mod tests {
         let (links, port) = one_link(upstream, "zk1", true);
         let mut follower = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let (mut l, _) = leader.accept().unwrap();
-        let (ping, proposal, commit, sync) = (
+        let (ping, proposal, revalidate, commit, sync) = (
             packet(PING, None, &[]),
             packet(PROPOSAL, Some(b"p"), &[]),
+            packet(REVALIDATE, Some(b"session, valid"), &[]),
             packet(4, None, &[]),
             packet(7, None, &[]),
         );
@@ -604,10 +611,23 @@ mod tests {
         assert_eq!(read(&mut follower, ping.len()).unwrap(), ping);
         links.lag(&["zk1".to_string()]);
         std::thread::sleep(Duration::from_millis(50));
-        l.write_all(&[commit.clone(), sync.clone(), ping.clone(), proposal.clone()].concat())
-            .unwrap();
-        let passed = read(&mut follower, ping.len() + proposal.len()).unwrap();
-        assert_eq!(passed, [ping.clone(), proposal.clone()].concat());
+        let sent = [
+            commit.clone(),
+            sync.clone(),
+            ping.clone(),
+            proposal.clone(),
+            revalidate.clone(),
+        ];
+        l.write_all(&sent.concat()).unwrap();
+        let passed = read(
+            &mut follower,
+            ping.len() + proposal.len() + revalidate.len(),
+        )
+        .unwrap();
+        assert_eq!(
+            passed,
+            [ping.clone(), proposal.clone(), revalidate].concat()
+        );
         follower
             .set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
