@@ -14,19 +14,33 @@
 // validator cuts the holder off — stops its process (SIGSTOP) or freezes the
 // proxy it connects through — until the other client holds the lock.
 //
-// With a fifth argument, a server of a connect string that lists several
-// (an ensemble's): the client connects again until its first connection is
-// to that server (ZooKeeper's client shuffles the list), so that the
-// validator knows which server holds it; it prints `SERVER HOST:PORT`.
-// Its reconnections later go where ZooKeeper's client takes them.
+// Role `again` (an ensemble's CURATOR-604 run): take the lock, print
+// ACQUIRED, hold it 2 s, release it, print RELEASED, take it again, print
+// ACQUIRED, then report its belief as `hold` does.
 //
-// usage: java -cp CLASSPATH CuratorPause.java CONNECT hold|take SESSION_TIMEOUT_S PATH [SERVER]
+// With a fifth argument `ordered`, every ZooKeeper handle the client makes
+// takes the connect string's servers in the order given, not shuffled, and
+// a new handle (after LOST) starts at the server the last one tried last: so
+// the validator knows where the client connects first and where it goes
+// next — one of the orders a real client's shuffle can draw, the one the
+// model's client takes (the next server round).
+//
+// usage: java -cp CLASSPATH CuratorPause.java CONNECT hold|take|again SESSION_TIMEOUT_S PATH [ordered]
 
+import java.net.InetSocketAddress;
+import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryForever;
+import org.apache.curator.utils.ZookeeperFactory;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ConnectStringParser;
+import org.apache.zookeeper.client.HostProvider;
+import org.apache.zookeeper.client.ZKClientConfig;
 
 public class CuratorPause {
     static synchronized void say(String what) {
@@ -39,28 +53,19 @@ public class CuratorPause {
         String role = args[1];
         int timeoutMs = (int) (Double.parseDouble(args[2]) * 1000);
         String path = args[3];
-        String server = args.length > 4 ? args[4] : null;
-        CuratorFramework client = connect(connect, timeoutMs);
-        for (int attempt = 1; server != null; attempt++) {
-            String at = client.getZookeeperClient().getZooKeeper().toString();
-            // ClientCnxn names it: "remoteserver:localhost/127.0.0.1:2181 ".
-            String port = server.substring(server.lastIndexOf(':'));
-            int named = at.indexOf("remoteserver:");
-            String remote = named < 0 ? "" : at.substring(named).split(" ")[0];
-            if (remote.endsWith(port)) {
-                say("SERVER " + server);
-                break;
-            }
-            if (attempt == 50) {
-                throw new IllegalStateException("never connected to " + server + " first: " + at);
-            }
-            client.close();
-            client = connect(connect, timeoutMs);
-        }
+        boolean ordered = args.length > 4 && args[4].equals("ordered");
+        CuratorFramework client = connect(connect, timeoutMs, ordered);
         client.getConnectionStateListenable().addListener((c, state) -> say("STATE " + state));
         InterProcessMutex mutex = new InterProcessMutex(client, path);
         mutex.acquire();
         say("ACQUIRED");
+        if (role.equals("again")) {
+            Thread.sleep(2000);
+            mutex.release();
+            say("RELEASED");
+            mutex.acquire();
+            say("ACQUIRED");
+        }
         if (role.equals("take")) {
             Thread.sleep(1000);
             mutex.release();
@@ -74,8 +79,12 @@ public class CuratorPause {
         }
     }
 
-    static CuratorFramework connect(String connect, int timeoutMs) throws Exception {
-        CuratorFramework client = CuratorFrameworkFactory.builder()
+    static CuratorFramework connect(String connect, int timeoutMs, boolean ordered) throws Exception {
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder();
+        if (ordered) {
+            builder.zookeeperFactory(new OrderedFactory());
+        }
+        CuratorFramework client = builder
                 .connectString(connect)
                 .sessionTimeoutMs(timeoutMs)
                 .connectionTimeoutMs(timeoutMs)
@@ -85,5 +94,65 @@ public class CuratorPause {
         client.start();
         client.blockUntilConnected();
         return client;
+    }
+
+    /** ZooKeeper handles whose servers come in the connect string's order. */
+    static final class OrderedFactory implements ZookeeperFactory {
+        @Override
+        public ZooKeeper newZooKeeper(String connect, int timeout, Watcher watcher, boolean readOnly)
+                throws Exception {
+            return new ZooKeeper(connect, timeout, watcher, readOnly, new OrderedHosts(connect));
+        }
+
+        @Override
+        public ZooKeeper newZooKeeper(
+                String connect, int timeout, Watcher watcher, boolean readOnly, ZKClientConfig config)
+                throws Exception {
+            if (config == null) {
+                return newZooKeeper(connect, timeout, watcher, readOnly);
+            }
+            return new ZooKeeper(connect, timeout, watcher, readOnly, new OrderedHosts(connect), config);
+        }
+    }
+
+    /**
+     * The servers in order, round; a new one starts at the server the last
+     * one tried last (ZooKeeper's StaticHostProvider shuffles them).
+     */
+    static final class OrderedHosts implements HostProvider {
+        private static int lastTried = 0;
+        private final List<InetSocketAddress> hosts;
+        private int cursor;
+
+        OrderedHosts(String connect) {
+            hosts = new ConnectStringParser(connect).getServerAddresses();
+            synchronized (OrderedHosts.class) {
+                cursor = lastTried;
+            }
+        }
+
+        @Override
+        public int size() {
+            return hosts.size();
+        }
+
+        @Override
+        public synchronized InetSocketAddress next(long spinDelay) {
+            int i = cursor % hosts.size();
+            cursor++;
+            synchronized (OrderedHosts.class) {
+                lastTried = i;
+            }
+            InetSocketAddress a = hosts.get(i);
+            return new InetSocketAddress(a.getHostString(), a.getPort());
+        }
+
+        @Override
+        public void onConnected() {}
+
+        @Override
+        public boolean updateServerList(Collection<InetSocketAddress> servers, InetSocketAddress current) {
+            return false;
+        }
     }
 }

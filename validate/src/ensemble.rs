@@ -708,18 +708,23 @@ async fn zk_new_session_waits(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Stri
     ))
 }
 
-async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
-    let dir = format!("{}/lock", r.base);
+/// A holder's session on the leader and its ephemeral node `h` under a
+/// new directory `dir`, once server 2 has applied it: the holder's
+/// connection, its session, and the create's reply.
+async fn zk_holder_on_leader(
+    r: &ZkRun<'_>,
+    dir: &str,
+) -> Result<(zkwire::Conn, zkwire::Session, zkwire::Reply), String> {
     within(
         PROMPT,
-        "create the lock dir",
-        r.l.create(&dir, b"", &persistent()),
+        "create the directory",
+        r.l.create(dir, b"", &persistent()),
     )
     .await?;
     let mut holder = zkwire::Conn::start(r.leader(), 0, None, 4000)
         .await
         .map_err(|e| format!("connect to the leader: {e}"))?;
-    let zkwire::Handshake::Opened(_) = holder.handshake(PROMPT).await else {
+    let zkwire::Handshake::Opened(session) = holder.handshake(PROMPT).await else {
         return Err("the leader did not open the holder's session".into());
     };
     let made = holder.create(1, &format!("{dir}/h"), true).await?;
@@ -727,6 +732,12 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
         return Err(format!("the holder's create: error {}", made.err));
     }
     r.caught_up(2, PROMPT).await?;
+    Ok((holder, session, made))
+}
+
+async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let dir = format!("{}/lock", r.base);
+    let (mut holder, _, _) = zk_holder_on_leader(r, &dir).await?;
     r.hold(2);
     let go = async {
         let closed = holder.close_session(2).await?;
@@ -783,23 +794,7 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
 /// node the end deleted at the leader.
 async fn zk_expired_told_behind(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
     let dir = format!("{}/told", r.base);
-    within(
-        PROMPT,
-        "create the dir",
-        r.l.create(&dir, b"", &persistent()),
-    )
-    .await?;
-    let mut holder = zkwire::Conn::start(r.leader(), 0, None, 4000)
-        .await
-        .map_err(|e| format!("connect to the leader: {e}"))?;
-    let zkwire::Handshake::Opened(session) = holder.handshake(PROMPT).await else {
-        return Err("the leader did not open the holder's session".into());
-    };
-    let made = holder.create(1, &format!("{dir}/h"), true).await?;
-    if made.err != 0 {
-        return Err(format!("the holder's create: error {}", made.err));
-    }
-    r.caught_up(2, PROMPT).await?;
+    let (mut holder, session, made) = zk_holder_on_leader(r, &dir).await?;
     r.links.lag(&["zk2".to_string()]);
     let go = async {
         let closed = holder.close_session(2).await?;

@@ -93,19 +93,19 @@ impl Library {
         }
     }
 
-    /// Starts its program as A (`hold`) or B (`take`) on `endpoint` (a
-    /// connect string); with `server`, one of the string's servers, the
-    /// client's first connection is to that one (Curator's program only).
+    /// Starts its program in `role` on `endpoint` (a connect string);
+    /// `ordered`, its ZooKeeper handles take the string's servers in order
+    /// (Curator's program only).
     fn spawn(
         self,
         endpoint: &str,
         role: &str,
         timeout_s: &str,
         path: &str,
-        server: Option<&str>,
+        ordered: bool,
     ) -> Result<Child, String> {
-        if server.is_some() && self == Library::Kazoo {
-            return Err("kazoo_pause.py takes no server to connect to first".into());
+        if ordered && self == Library::Kazoo {
+            return Err("kazoo_pause.py takes its servers as kazoo shuffles them".into());
         }
         let mut c = match self {
             Library::Kazoo => {
@@ -124,7 +124,7 @@ impl Library {
             }
         };
         c.args([endpoint, role, timeout_s, path])
-            .args(server)
+            .args(ordered.then_some("ordered"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -404,9 +404,9 @@ impl Harness {
         role: &str,
         timeout_s: &str,
         path: &str,
-        server: Option<&str>,
+        ordered: bool,
     ) -> Result<Harness, String> {
-        let mut child = library.spawn(endpoint, role, timeout_s, path, server)?;
+        let mut child = library.spawn(endpoint, role, timeout_s, path, ordered)?;
         let stdout = collect(child.stdout.take());
         let stderr = collect(child.stderr.take());
         Ok(Harness {
@@ -449,7 +449,7 @@ impl Harness {
         lines[lines.len().saturating_sub(8)..].join("\n")
     }
 
-    fn signal(&self, sig: &str) -> Result<(), String> {
+    pub(crate) fn signal(&self, sig: &str) -> Result<(), String> {
         let status = Command::new("kill")
             .args([sig, &self.child.id().to_string()])
             .status()
@@ -487,7 +487,14 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     clear(zk, &path)?;
     let proxy_a = Proxy::start(zk)?;
     let proxy_b = Proxy::start(zk)?;
-    let mut a = Harness::start(library, &proxy_a.endpoint(), "hold", TIMEOUT_S, &path, None)?;
+    let mut a = Harness::start(
+        library,
+        &proxy_a.endpoint(),
+        "hold",
+        TIMEOUT_S,
+        &path,
+        false,
+    )?;
     if !a.wait(Duration::from_secs(40), |l| has(l, "ACQUIRED")) {
         return Err(format!(
             "{who}: A never took the lock ({}): {}",
@@ -501,7 +508,14 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
         Fault::Partition => proxy_a.freeze(),
         Fault::Isolation(_) => return Err(format!("{who}: an isolation runs on the ensemble")),
     }
-    let mut b = Harness::start(library, &proxy_b.endpoint(), "take", TIMEOUT_S, &path, None)?;
+    let mut b = Harness::start(
+        library,
+        &proxy_b.endpoint(),
+        "take",
+        TIMEOUT_S,
+        &path,
+        false,
+    )?;
     let taken = b.wait(Duration::from_secs(40), |l| has(l, "ACQUIRED"));
     // The cut lasts `cut_s` at least, and until B holds.
     let until = (fault_from + cut_s).max(now_s() + 0.2);
@@ -709,8 +723,14 @@ fn reconnects(wires: &[Vec<WireEvent>], t0: f64) -> Vec<(f64, i64, i32)> {
     out
 }
 
-/// Deletes `path` and its children, if they are there.
-pub(crate) fn clear(zk: &str, path: &str) -> Result<(), String> {
+/// Runs `work` with a client of ZooKeeper at `zk`, from blocking code.
+pub(crate) fn with_zk<T, F>(
+    zk: &str,
+    work: impl FnOnce(zookeeper_client::Client) -> F,
+) -> Result<T, String>
+where
+    F: std::future::Future<Output = T>,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -719,13 +739,19 @@ pub(crate) fn clear(zk: &str, path: &str) -> Result<(), String> {
         let c = zookeeper_client::Client::connect(zk)
             .await
             .map_err(|e| format!("ZooKeeper at {zk}: {e}"))?;
+        Ok(work(c).await)
+    })
+}
+
+/// Deletes `path` and its children, if they are there.
+pub(crate) fn clear(zk: &str, path: &str) -> Result<(), String> {
+    with_zk(zk, |c| async move {
         if let Ok(children) = c.list_children(path).await {
             for ch in children {
                 let _ = c.delete(&format!("{path}/{ch}"), None).await;
             }
         }
         let _ = c.delete(path, None).await;
-        Ok(())
     })
 }
 

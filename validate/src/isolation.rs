@@ -4,8 +4,9 @@
 //! three-server ZooKeeper ensemble ([`crate::ensemble`]).
 //!
 //! 1. A, Curator 5.4's own `InterProcessMutex` (`CuratorPause.java`), its
-//!    connect string all three servers, connects first to server 1 (global
-//!    sessions) and takes the lock; B, on server 2, waits for it.
+//!    connect string servers 1, 2 and the leader, taken in that order,
+//!    connects to server 1 (global sessions) and takes the lock; B, on
+//!    server 2, waits for it.
 //! 2. Server 1's link to the leader is held both ways, the sockets kept
 //!    open, for [`CUT_S`].
 //! 3. *keeps-holder*: A's session timeout is half syncLimit × tickTime. The
@@ -25,8 +26,8 @@
 
 use crate::ensemble::{Ensembles, ZkEnsemble};
 use crate::faults::{
-    clear, experiment_body, has, story_of, Experiment, Fault, Harness, Library, ModelRun, RealRun,
-    Recorded,
+    clear, experiment_body, has, story_of, with_zk, Experiment, Fault, Harness, Library, ModelRun,
+    RealRun, Recorded,
 };
 use crate::linkproxy::Links;
 use crate::zkproxy::{now_s, Proxy};
@@ -153,7 +154,7 @@ pub fn section(e: &Ensembles, experiments: &[Experiment]) -> String {
     let sync_ms = zk.tick_ms * zk.sync_limit;
     let mut md = format!(
         "\n## A real holder on a follower cut off from the leader, beside the model\n\n\
-The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-short-sync-limit` on the real ZooKeeper ensemble (tickTime {} ms, syncLimit {}: syncLimit × tickTime = {sync_ms} ms), with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`). A's connect string names all three servers and its first connection is to server 1 (the program connects again until it is); B connects to server 2. Once B waits behind A's node, server 1's link to the leader is held both ways, the sockets kept open, for {CUT_S:.0} s, then let go. With A's session timeout {} ms (half syncLimit × tickTime) the leader expires A's session while server 1 answers A's pings from its own view, and B takes the lock; with {} ms (twice it) server 1 gives the leader up first and closes A's connection, and A's library reconnects to another server with its session alive. The model's twins are the two files with this timing, A's session timeout and the cut set in code; the facts compared, and the second real lane (an application that gives the lock up at SUSPENDED, read off the same run), are those of the section above. With the shorter syncLimit × tickTime only the lock object is compared: a suspend-aware application would release at SUSPENDED and let B in, which a program that does not release cannot show.\n",
+The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-short-sync-limit` on the real ZooKeeper ensemble (tickTime {} ms, syncLimit {}: syncLimit × tickTime = {sync_ms} ms), with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`). A's connect string names server 1, server 2 and the leader, its ZooKeeper handles taking them in that order (as the model's client 0 goes: server 1, then the next); B connects to server 2. Once B waits behind A's node, server 1's link to the leader is held both ways, the sockets kept open, for {CUT_S:.0} s, then let go. With A's session timeout {} ms (half syncLimit × tickTime) the leader expires A's session while server 1 answers A's pings from its own view, and B takes the lock; with {} ms (twice it) server 1 gives the leader up first and closes A's connection, and A's library reconnects to another server with its session alive. The model's twins are the two files with this timing, A's session timeout and the cut set in code; the facts compared, and the second real lane (an application that gives the lock up at SUSPENDED, read off the same run), are those of the section above. With the shorter syncLimit × tickTime only the lock object is compared: a suspend-aware application would release at SUSPENDED and let B in, which a program that does not release cannot show.\n",
         zk.tick_ms,
         zk.sync_limit,
         Setting::KeepsHolder.session_ms(sync_ms),
@@ -224,15 +225,8 @@ fn model_run(
 
 /// The number of children of `path` on `server`.
 fn children(server: &str, path: &str) -> Result<usize, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let c = zookeeper_client::Client::connect(server)
-            .await
-            .map_err(|e| format!("ZooKeeper at {server}: {e}"))?;
-        Ok(c.list_children(path).await.map_or(0, |c| c.len()))
+    with_zk(server, |c| async move {
+        c.list_children(path).await.map_or(0, |c| c.len())
     })
 }
 
@@ -245,7 +239,8 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     let sync_ms = ens.tick_ms * ens.sync_limit;
     let timeout_s = format!("{}", setting.session_ms(sync_ms) as f64 / 1000.0);
     // A's connections, one proxy a server, so that its reconnections and
-    // what they were told are seen wherever they go.
+    // what they were told are seen wherever they go: server 1 first, then
+    // server 2, as the model's client 0 goes.
     let proxies_a = [one, two, leader]
         .map(Proxy::start)
         .into_iter()
@@ -258,7 +253,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
         "hold",
         &timeout_s,
         &path,
-        Some(&connect[0]),
+        true,
     )?;
     if !a.wait(Duration::from_secs(60), |l| has(l, "ACQUIRED")) {
         return Err(format!(
@@ -272,7 +267,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
         "take",
         &timeout_s,
         &path,
-        None,
+        false,
     )?;
     // B waits behind A's node once its own is there, and the ensemble has
     // applied both.

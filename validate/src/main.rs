@@ -27,6 +27,7 @@
 //! `validate/run.sh` installs and starts the servers.
 
 mod backend;
+mod curator604;
 mod ensemble;
 mod ensemble_model;
 mod etcdctl;
@@ -1377,17 +1378,27 @@ async fn main() -> ExitCode {
     if let (true, Some(e)) = (args.ensemble_only, &ensembles) {
         let section = ensemble::validate(e, args.ensemble_runs).await;
         let isolations = isolation::run_all(e, &args.out);
-        let json = serde_json::json!({ "ensembles": section, "isolations": isolations });
+        let curator_604 =
+            e.zk.as_ref()
+                .map_or_else(Vec::new, |z| curator604::run_all(z, &e.links));
+        let json = serde_json::json!({
+            "ensembles": section,
+            "isolations": isolations,
+            "curator_604": curator_604,
+        });
         return write_one_section(
             &args,
             "ensembles",
             &format!(
-                "{}{}",
+                "{}{}{}",
                 section.markdown(),
-                isolation::section(e, &isolations)
+                isolation::section(e, &isolations),
+                curator604::section(&curator_604)
             ),
             &json,
-            section.agrees() && isolations.iter().all(faults::Experiment::agrees),
+            section.agrees()
+                && isolations.iter().all(faults::Experiment::agrees)
+                && curator_604.iter().all(curator604::Experiment::agrees),
         );
     }
     if args.redis_only {
@@ -1417,6 +1428,10 @@ async fn main() -> ExitCode {
     let isolations = ensembles
         .as_ref()
         .map_or_else(Vec::new, |e| isolation::run_all(e, &args.out));
+    let curator_604 = ensembles
+        .as_ref()
+        .and_then(|e| Some(curator604::run_all(e.zk.as_ref()?, &e.links)))
+        .unwrap_or_default();
     let mut ensemble_rows = Vec::new();
     let mut ensemble_errors = Vec::new();
     if let Some(e) = &ensembles {
@@ -1761,6 +1776,7 @@ async fn main() -> ExitCode {
     }
     if let Some(e) = &ensembles {
         md.push_str(&isolation::section(e, &isolations));
+        md.push_str(&curator604::section(&curator_604));
     }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
@@ -1790,6 +1806,7 @@ async fn main() -> ExitCode {
             "ensemble_rows": ensemble_rows,
             "ensemble_actor_errors": ensemble_errors,
             "isolations": isolations,
+            "curator_604": curator_604,
         }))
         .unwrap(),
     )
@@ -1811,7 +1828,8 @@ async fn main() -> ExitCode {
     let faults_agree = experiments
         .iter()
         .chain(&isolations)
-        .all(faults::Experiment::agrees);
+        .all(faults::Experiment::agrees)
+        && curator_604.iter().all(curator604::Experiment::agrees);
     let elect_ran = [&phantom, &mutex_11456]
         .iter()
         .all(|o| o.error.is_none() && o.key_gone_before_return);
