@@ -11,7 +11,9 @@
 #
 # Replicated stores: a three-server ZooKeeper ensemble and a three-member
 # etcd cluster, their links to the leader through the validator's own
-# proxies (it opens them first thing; the ensembles form once it has).
+# proxies (it opens them first thing; the ensembles form once it has). The
+# validator stops and resumes the ZooKeeper leader's process last of all,
+# for a failover: it is given its process id.
 #
 #   validate/run.sh [validator flags, e.g. --clients 2,5,20 --out DIR]
 set -euo pipefail
@@ -169,6 +171,7 @@ CFG
   pids+=($!)
 }
 zke_start 3
+zke_leader_pid=${pids[-1]}
 
 # A three-member etcd cluster. Each member advertises, as its peer URL, a
 # port of the validator's proxies in front of its own, so that every peer
@@ -220,6 +223,7 @@ cargo run --release --manifest-path validate/Cargo.toml -- \
   --redis-replica "$primary_port:$replica_port" --redis-restart \
   --zk-ensemble "$zke_servers" --zk-ensemble-links "$zke_links" \
   --zk-ensemble-timing "$zke_tick:$zke_sync" --zk-ensemble-log "$work/zke1.log" \
+  --zk-ensemble-leader-pid "$zke_leader_pid" \
   --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@" &
 validator=$!
 pids+=("$validator")

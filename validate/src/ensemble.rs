@@ -165,11 +165,11 @@ impl FactRow {
 }
 
 /// A fact: its steps, in order.
-struct Fact {
-    id: &'static str,
-    store: &'static str,
-    fact: &'static str,
-    steps: &'static [&'static str],
+pub(crate) struct Fact {
+    pub(crate) id: &'static str,
+    pub(crate) store: &'static str,
+    pub(crate) fact: &'static str,
+    pub(crate) steps: &'static [&'static str],
 }
 
 /// The steps as words: each that happened, or `NOT` it.
@@ -189,7 +189,11 @@ fn words(steps: &[&str], seen: &[bool]) -> String {
 }
 
 impl Fact {
-    fn row(&self, real: Result<(Vec<bool>, String), String>, model: Option<Vec<bool>>) -> FactRow {
+    pub(crate) fn row(
+        &self,
+        real: Result<(Vec<bool>, String), String>,
+        model: Option<Vec<bool>>,
+    ) -> FactRow {
         let model = model.map(|m| words(self.steps, &m));
         let (real, real_shows, error, detail) = match real {
             Ok((seen, detail)) => (
@@ -219,7 +223,7 @@ impl Fact {
     }
 }
 
-const ZK: &str = "ZooKeeper 3.8";
+pub(crate) const ZK: &str = "ZooKeeper 3.8";
 const ETCD: &str = "etcd 3.4";
 
 const STALE_READ: Fact = Fact {
@@ -307,12 +311,12 @@ const KEEPALIVE_CUT: Fact = Fact {
 const KEEPALIVE_TTL: i64 = 5;
 
 /// How long a real step may take when nothing holds it.
-const PROMPT: Duration = Duration::from_secs(5);
+pub(crate) const PROMPT: Duration = Duration::from_secs(5);
 /// How long the experiments watch for something that must not happen
 /// while a link is held.
 const QUIET: Duration = Duration::from_millis(600);
 
-async fn within<T, E: std::fmt::Display>(
+pub(crate) async fn within<T, E: std::fmt::Display>(
     d: Duration,
     what: &str,
     f: impl std::future::Future<Output = Result<T, E>>,
@@ -324,7 +328,7 @@ async fn within<T, E: std::fmt::Display>(
     }
 }
 
-fn ms(d: Duration) -> u128 {
+pub(crate) fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
 
@@ -351,7 +355,7 @@ async fn four(addr: &str, word: &str) -> Result<String, String> {
 }
 
 /// A server's mode and last applied zxid (`srvr`).
-async fn srvr(addr: &str) -> Result<(String, i64), String> {
+pub(crate) async fn srvr(addr: &str) -> Result<(String, i64), String> {
     let out = four(addr, "srvr").await?;
     let field = |name: &str| {
         out.lines()
@@ -366,13 +370,13 @@ async fn srvr(addr: &str) -> Result<(String, i64), String> {
 }
 
 /// A client session on one server.
-async fn zk_client(addr: &str) -> Result<zk::Client, String> {
+pub(crate) async fn zk_client(addr: &str) -> Result<zk::Client, String> {
     let mut c = zk::Client::connector();
     c.session_timeout(Duration::from_secs(4));
     within(PROMPT, &format!("connect to {addr}"), c.connect(addr)).await
 }
 
-fn persistent() -> zk::CreateOptions<'static> {
+pub(crate) fn persistent() -> zk::CreateOptions<'static> {
     zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
 }
 

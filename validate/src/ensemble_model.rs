@@ -325,6 +325,40 @@ pub fn zk_expired_told_behind() -> (bool, bool, bool) {
     (told, stale, after.is_some() && !lists(&after))
 }
 
+/// ZooKeeper, a leader failover: the leader is cut off from its
+/// followers (the real leader stopped); they elect server 2 (as much log
+/// as server 1, the higher id), which starts every live session's timer
+/// again; client 0, on server 1, reconnects (its server restarted its
+/// client service) and its session lives; a write through the new leader
+/// commits; the old leader gives leading up, follows the new one and
+/// applies the write. (server 2 elected, the timers started again, the
+/// follower's session lives, the old leader has the write)
+pub fn zk_failover() -> (bool, bool, bool, bool) {
+    let mut e = Ens::new(Face::ZooKeeper);
+    let on_follower = SessionId::first(0);
+    e.create_node(on_follower, "f", true);
+    e.catch_up();
+    e.d.depose_leader();
+    let (_, leader, restarted) = e.d.elect_leader();
+    let live: Vec<SessionId> = (0..3).map(SessionId::first).collect();
+    let timers = live.iter().all(|s| restarted.contains(s));
+    let back = e.d.reconnect(on_follower);
+    let lives = !back
+        .iter()
+        .any(|(to, m)| *to == 0 && matches!(m, Msg::Expired { .. }));
+    let wrote = replies(&e.create(1, "n"), 1)
+        .iter()
+        .any(|r| matches!(r, Reply::Created { .. }));
+    let old = e.d.deposed();
+    e.d.deposed_gives_up();
+    let has = old.is_some_and(|f| {
+        e.d.rejoin(f);
+        e.d.catch_up(f);
+        e.d.st.server(Some(f)).zk.node(node("n")).is_some()
+    });
+    (leader == Some(2), timers, lives, wrote && has)
+}
+
 /// ZooKeeper: server 1 cut off from the leader (the real hold) with a
 /// write outstanding still answers its client from its own view, and
 /// closes nothing; given up (`drop_follower`), it names the client whose
@@ -541,6 +575,7 @@ mod tests {
         assert_eq!(super::zk_reconnect_refused(), (true, true));
         assert_eq!(super::zk_local_session_stale(), (true, true, true));
         assert_eq!(super::zk_expired_told_behind(), (true, true, true));
+        assert_eq!(super::zk_failover(), (true, true, true, true));
         let (answered, dropped, words) = super::zk_follower_dropped();
         assert!(answered && dropped, "{words}");
         let (stale, connected, new, words) = super::zk_lag_past_sync_limit();

@@ -31,6 +31,7 @@ mod curator604;
 mod ensemble;
 mod ensemble_model;
 mod etcdctl;
+mod failover;
 mod faults;
 mod isolation;
 mod linkproxy;
@@ -125,6 +126,10 @@ struct Args {
     /// newer zxid.
     #[arg(long = "zk-ensemble-log")]
     zk_ensemble_log: Option<PathBuf>,
+    /// The process of the ZooKeeper ensemble's leader (server 3): stopped
+    /// and resumed, last of all, for a leader failover.
+    #[arg(long = "zk-ensemble-leader-pid")]
+    zk_ensemble_leader_pid: Option<u32>,
     /// A three-member etcd cluster: its members' client endpoints.
     #[arg(long = "etcd-cluster")]
     etcd_cluster: Option<String>,
@@ -369,6 +374,27 @@ fn fair(recipe: &str) -> bool {
 
 /// A run of one section alone (`--redis-only`, `--ensemble-only`): its
 /// report written and printed, and the exit status its verdict gives.
+/// The leader failover on the ZooKeeper ensemble, given its leader's
+/// process; said on stderr.
+async fn leader_failover(e: &ensemble::Ensembles, pid: Option<u32>) -> Option<ensemble::FactRow> {
+    let (zk, pid) = (e.zk.as_ref()?, pid?);
+    let row = failover::zk_failover(zk, pid).await;
+    eprintln!(
+        "ensemble: {:<24} {}",
+        row.id,
+        match (&row.error, row.agree) {
+            (Some(e), _) => format!("did not run: {e}"),
+            (None, Some(true)) => "real and model agree".into(),
+            (None, _) => format!(
+                "real and model DIFFER: real {}; model {}",
+                row.real,
+                row.model.as_deref().unwrap_or("")
+            ),
+        }
+    );
+    Some(row)
+}
+
 fn write_one_section(
     args: &Args,
     what: &str,
@@ -1381,24 +1407,30 @@ async fn main() -> ExitCode {
         let curator_604 =
             e.zk.as_ref()
                 .map_or_else(Vec::new, |z| curator604::run_all(z, &e.links));
+        let failover = leader_failover(e, args.zk_ensemble_leader_pid).await;
         let json = serde_json::json!({
             "ensembles": section,
             "isolations": isolations,
             "curator_604": curator_604,
+            "failover": failover,
         });
         return write_one_section(
             &args,
             "ensembles",
             &format!(
-                "{}{}{}",
+                "{}{}{}{}",
                 section.markdown(),
                 isolation::section(e, &isolations),
-                curator604::section(&curator_604)
+                curator604::section(&curator_604),
+                failover
+                    .as_ref()
+                    .map_or_else(String::new, failover::section)
             ),
             &json,
             section.agrees()
                 && isolations.iter().all(faults::Experiment::agrees)
-                && curator_604.iter().all(curator604::Experiment::agrees),
+                && curator_604.iter().all(curator604::Experiment::agrees)
+                && failover.as_ref().is_none_or(ensemble::FactRow::ok),
         );
     }
     if args.redis_only {
@@ -1464,6 +1496,11 @@ async fn main() -> ExitCode {
             eprintln!("lockstep-validate: the actors on the ensembles did not run: {err}");
         }
     }
+    // Last of all on the ensembles: afterwards server 2 leads.
+    let failover = match &ensembles {
+        Some(e) => leader_failover(e, args.zk_ensemble_leader_pid).await,
+        None => None,
+    };
 
     // The barrier, queue, shared-lock and semaphore recipes: the model's
     // own runs, replayed.
@@ -1777,6 +1814,9 @@ async fn main() -> ExitCode {
     if let Some(e) = &ensembles {
         md.push_str(&isolation::section(e, &isolations));
         md.push_str(&curator604::section(&curator_604));
+        if let Some(f) = &failover {
+            md.push_str(&failover::section(f));
+        }
     }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
@@ -1807,6 +1847,7 @@ async fn main() -> ExitCode {
             "ensemble_actor_errors": ensemble_errors,
             "isolations": isolations,
             "curator_604": curator_604,
+            "failover": failover,
         }))
         .unwrap(),
     )
@@ -1838,7 +1879,8 @@ async fn main() -> ExitCode {
     let redis_agrees = redis_section.as_ref().is_none_or(redis::Section::agrees);
     let ensembles_agree = ensemble_section
         .as_ref()
-        .is_none_or(ensemble::Section::agrees);
+        .is_none_or(ensemble::Section::agrees)
+        && failover.as_ref().is_none_or(ensemble::FactRow::ok);
     if actors_agree
         && split_ok
         && etcdctl_agrees

@@ -124,9 +124,44 @@ impl StoreDriver {
 
     /// The followers elect a new leader (untimed: no lease extended).
     pub fn elect(&mut self) -> Sent {
-        self.step(|store, st, o| {
-            store.elect(st, o, std::time::Duration::ZERO);
-        })
+        self.elect_leader().0
+    }
+
+    /// The followers elect a new leader (untimed: no lease extended): what
+    /// it sent, the server that leads now (`None`: none to elect), and the
+    /// sessions whose expiry timers it started again.
+    pub fn elect_leader(&mut self) -> (Sent, Option<u8>, Vec<SessionId>) {
+        let mut leader = None;
+        let (sent, timers) = self.step_timed(|store, st, o| {
+            leader = store
+                .elect(st, o, std::time::Duration::ZERO)
+                .map(|e| e.leader);
+        });
+        let restarted = timers
+            .into_iter()
+            .filter_map(|t| {
+                if let Timer::Expiry(s) = t {
+                    Some(s)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        (sent, leader, restarted)
+    }
+
+    /// The deposed leader's quorum check fails and it gives leading up:
+    /// the clients whose connections it closed.
+    pub fn deposed_gives_up(&mut self) -> Vec<ClientIdx> {
+        let mut cow = Cow::Borrowed(&self.st);
+        let closed = self.store.deposed_gives_up(&mut cow);
+        self.st = cow.into_owned();
+        closed
+    }
+
+    /// The follower slot of a deposed leader, while it is one.
+    pub fn deposed(&self) -> Option<usize> {
+        self.st.ensemble.as_ref().and_then(|e| e.deposed())
     }
 
     /// How far follower `f` is behind (0 on one server).

@@ -1,0 +1,238 @@
+//! A leader failover on the real ZooKeeper ensemble, beside the model
+//! store's: the leader's process is stopped (SIGSTOP, as a long pause of
+//! its JVM would), so that it takes no part in the election either, then
+//! resumed. It runs last of all: afterwards server 2 leads, which nothing
+//! after it assumes.
+//!
+//! Steps, each a fact of order:
+//! 1. the followers elect server 2 (as much log as server 1, the higher
+//!    id);
+//! 2. a session that says nothing after the stop outlives its timeout
+//!    counted from the stop, and then ends: the new leader started every
+//!    session's timer again;
+//! 3. a client on server 1, whose connection server 1 closed as it left
+//!    the old leader, reconnects with its session alive;
+//! 4. the old leader, resumed, gives leading up, follows server 2, and
+//!    serves the write made through server 2 meanwhile.
+
+use crate::ensemble::{
+    ms, persistent, srvr, within, zk_client, Fact, FactRow, ZkEnsemble, PROMPT, ZK,
+};
+use crate::ensemble_model as model;
+use crate::zkwire;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use zookeeper_client as zk;
+
+const FAILOVER: Fact = Fact {
+    id: "zk-failover",
+    store: ZK,
+    fact: "the leader stopped (SIGSTOP) past syncLimit × tickTime: the followers elect a new leader from those with the most log, the highest id; every session's timer starts again there; a follower's client keeps its session; the old leader, resumed, follows the new one",
+    steps: &[
+        "server 2 elected",
+        "a silent session outlives its timeout from the stop, then ends",
+        "the follower's client keeps its session",
+        "the old leader follows server 2 and has the write made meanwhile",
+    ],
+};
+
+/// The silent session's timeout, ms.
+const SILENT_MS: i32 = 4000;
+
+/// Sends SIGCONT to the stopped process when dropped, on every path.
+struct Stopped(u32);
+
+impl Stopped {
+    fn stop(pid: u32) -> Result<Stopped, String> {
+        signal(pid, "-STOP")?;
+        Ok(Stopped(pid))
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = signal(self.0, "-CONT");
+    }
+}
+
+fn signal(pid: u32, sig: &str) -> Result<(), String> {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .map_err(|e| format!("kill {sig}: {e}"))?
+        .success();
+    ok.then_some(())
+        .ok_or_else(|| format!("kill {sig} {pid} failed"))
+}
+
+/// The leader of servers 1 and 2 (`run.sh`'s numbers), once one leads.
+async fn new_leader(ens: &ZkEnsemble, limit: Duration) -> Option<usize> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        for i in 0..2 {
+            if let Ok((mode, _)) = srvr(&ens.servers[i]).await {
+                if mode == "leader" {
+                    return Some(i + 1);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// Whether `path` exists, asked of `c`.
+async fn exists(c: &zk::Client, path: &str) -> Result<bool, String> {
+    Ok(within(PROMPT, "exists", c.check_stat(path))
+        .await?
+        .is_some())
+}
+
+/// Runs the failover; `pid` is the leader's (server 3's) process.
+pub async fn zk_failover(ens: &ZkEnsemble, pid: u32) -> FactRow {
+    let (elected, timers, lives, has) = model::zk_failover();
+    FAILOVER.row(
+        real(ens, pid).await,
+        Some(vec![elected, timers, lives, has]),
+    )
+}
+
+async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String> {
+    let [one, _, leader] = [0, 1, 2].map(|i| ens.servers[i].as_str());
+    crate::ensemble::zk_servers(ens).await?;
+    let l = zk_client(leader).await?;
+    let base = "/failover";
+    crate::delete_tree(&l, base).await;
+    within(
+        PROMPT,
+        "create the directory",
+        l.create(base, b"", &persistent()),
+    )
+    .await?;
+    // A client on server 1 with an ephemeral node, and a silent session
+    // there with one, which says nothing more.
+    let f = zk_client(one).await?;
+    let ephemeral = zk::CreateMode::Ephemeral.with_acls(zk::Acls::anyone_all());
+    within(
+        PROMPT,
+        "create f",
+        f.create(&format!("{base}/f"), b"", &ephemeral),
+    )
+    .await?;
+    let f_session = f.session_id();
+    let mut silent = zkwire::Conn::start(one, 0, None, SILENT_MS)
+        .await
+        .map_err(|e| format!("connect to server 1: {e}"))?;
+    let zkwire::Handshake::Opened(_) = silent.handshake(PROMPT).await else {
+        return Err("server 1 did not open the silent session".into());
+    };
+    let made = silent.create(1, &format!("{base}/s"), true).await?;
+    if made.err != 0 {
+        return Err(format!("the silent session's create: error {}", made.err));
+    }
+    crate::ensemble::zk_in_step(&ens.servers).await?;
+
+    let stopped_at = Instant::now();
+    let stopped = Stopped::stop(pid)?;
+    let elected = new_leader(ens, Duration::from_secs(20)).await;
+    let elected_in = stopped_at.elapsed();
+    let Some(new) = elected else {
+        return Err(format!(
+            "no follower led within 20 s of the stop ({} ms)",
+            ms(elected_in)
+        ));
+    };
+    let n = zk_client(ens.servers[new - 1].as_str()).await?;
+    within(
+        PROMPT,
+        "write n",
+        n.create(&format!("{base}/n"), b"", &persistent()),
+    )
+    .await?;
+    // The silent session, past its timeout from the stop.
+    let past = Duration::from_millis(SILENT_MS as u64 + 600);
+    tokio::time::sleep(past.saturating_sub(stopped_at.elapsed())).await;
+    let outlived = exists(&n, &format!("{base}/s")).await?;
+    let outlived_at = stopped_at.elapsed();
+    // ... and then ends (its new timer, plus the expiry's tick, plus room).
+    let ends = Instant::now();
+    let mut ended = None;
+    while ends.elapsed() < Duration::from_millis(SILENT_MS as u64 + 3000) {
+        if !exists(&n, &format!("{base}/s")).await? {
+            ended = Some(stopped_at.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The follower's client, back on server 1.
+    let listed = within(
+        Duration::from_secs(10),
+        "getChildren through server 1's client",
+        f.list_children(base),
+    )
+    .await;
+    let kept =
+        listed.as_ref().is_ok_and(|c| c.iter().any(|c| c == "f")) && f.session_id() == f_session;
+    drop(stopped);
+    let resumed_at = stopped_at.elapsed();
+    // The old leader follows server 2, and has the write.
+    let start = Instant::now();
+    let mut following = false;
+    while start.elapsed() < Duration::from_secs(30) {
+        if matches!(srvr(leader).await, Ok((mode, _)) if mode == "follower") {
+            following = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let follows_in = start.elapsed();
+    let has = match following {
+        true => {
+            let o = zk_client(leader).await?;
+            within(
+                PROMPT,
+                "getChildren on the old leader",
+                o.list_children(base),
+            )
+            .await?
+            .iter()
+            .any(|c| c == "n")
+        }
+        false => false,
+    };
+    Ok((
+        vec![new == 2, outlived && ended.is_some(), kept, following && has],
+        format!(
+            "server {new} led {} ms after the stop; the silent session's node was {} at {} ms and gone at {}; server 1's client {} (listed {:?}); the old leader, resumed at {} ms, {} {} ms later",
+            ms(elected_in),
+            if outlived { "still there" } else { "GONE" },
+            ms(outlived_at),
+            ended.map_or("— (never, while watched)".to_string(), |t| format!("{} ms", ms(t))),
+            if f.session_id() == f_session { "kept its session" } else { "has a NEW session" },
+            listed.unwrap_or_default(),
+            ms(resumed_at),
+            if following { "followed" } else { "did NOT follow" },
+            ms(follows_in),
+        ),
+    ))
+}
+
+/// The report's section.
+pub fn section(row: &FactRow) -> String {
+    format!(
+        "\n## A leader failover on the real ensemble\n\nLast of all, server 3 (the leader) is stopped (SIGSTOP) until a follower leads and a silent session (timeout {SILENT_MS} ms, nothing sent after its node) has been seen past its timeout from the stop and then gone; then it is resumed. The model column is the model store's failover (`depose_leader`, `elect`, `deposed_gives_up`, `rejoin`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n| `{}`: {} | {} | {} | {} |\n\n- {}\n",
+        row.id,
+        row.fact,
+        row.real,
+        row.model.as_deref().unwrap_or("pending"),
+        match (row.agree, &row.error) {
+            (_, Some(_)) => "DID NOT RUN",
+            (Some(true), _) => "yes",
+            _ => "NO",
+        },
+        match &row.error {
+            Some(e) => format!("did not run: {e}"),
+            None => row.detail.clone(),
+        }
+    )
+}
