@@ -6,7 +6,7 @@
 // (`BELIEF true|false`: its `isAcquiredInThisProcess()`). Role `take`: take
 // the same lock, print ACQUIRED, hold it for a second, release it, print
 // RELEASED. Both print every connection state Curator reports to its
-// listeners (`STATE SUSPENDED|LOST|RECONNECTED|CONNECTED|READ_ONLY`). The
+// listeners once it is connected (`STATE SUSPENDED|LOST|RECONNECTED|READ_ONLY`). The
 // program only reports: it does not act on SUSPENDED or LOST.
 //
 // Every line starts with the wall time (seconds since the epoch), so the
@@ -15,8 +15,9 @@
 // proxy it connects through — until the other client holds the lock.
 //
 // Role `again` (an ensemble's CURATOR-604 run): take the lock, print
-// ACQUIRED, hold it 2 s, release it, print RELEASED, take it again, print
-// ACQUIRED, then report its belief as `hold` does.
+// ACQUIRED, hold it until a line comes on stdin (the validator's word),
+// release it, print RELEASED, take it again, print ACQUIRED, then report
+// its belief as `hold` does.
 //
 // With a fifth argument `ordered`, every ZooKeeper handle the client makes
 // takes the connect string's servers in the order given, not shuffled, and
@@ -60,7 +61,7 @@ public class CuratorPause {
         mutex.acquire();
         say("ACQUIRED");
         if (role.equals("again")) {
-            Thread.sleep(2000);
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
             mutex.release();
             say("RELEASED");
             mutex.acquire();

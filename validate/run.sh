@@ -59,6 +59,9 @@ cargo build --release --manifest-path validate/Cargo.toml
 work=$(mktemp -d)
 pids=()
 cleanup() {
+  # CONT first: a process the validator left stopped (its failover stops
+  # the ZooKeeper leader) would keep a TERM pending, and `wait` with it.
+  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"

@@ -14,37 +14,77 @@
 //! order (`ordered`).
 //!
 //! 1. B takes the lock; A queues behind it.
-//! 2. A is stopped (SIGSTOP) for [`PAUSE_S`]; B holds 2 s, releases, and
-//!    queues again, behind A's node.
+//! 2. A is stopped (SIGSTOP) for the file's pause; B, told to, releases
+//!    and queues again, behind A's node.
 //! 3. The lagging server's commits are kept back ([`Links::lag`]: the
 //!    leader's heartbeats, proposals and revalidation answers pass).
 //! 4. The leader expires A's session and deletes its node; A resumes, its
 //!    library reconnects to the lagging server, is told its session
 //!    expired (LOST), and opens a new one there. A local session opens at
 //!    once and lists A's old node first: A holds on a node the leader has
-//!    deleted. A global one waits for its creation, which comes after the
-//!    expiry: A's node is gone from the listing, and A queues again.
-//! 5. The lag ends a second after A holds (or [`LAG_AFTER_S`] after A
-//!    resumed): the lagging server applies the expiry, B's watch fires,
-//!    and B takes the lock again — beside A, with local sessions.
+//!    deleted. A global one is not answered there until the server has
+//!    applied its creation, behind the expiry (had the lag outlasted the
+//!    client's connect timeout, the client would have given that server up
+//!    and opened the session elsewhere: where it opened is reported);
+//!    either way A's node is gone from its listing, and A queues again.
+//! 5. The lag ends when the file's does, after A resumed: the lagging
+//!    server applies the expiry, B's watch fires, and B takes the lock
+//!    again — beside A, with local sessions.
+//!
+//! The real run's schedule is read off the file ([`Schedule`]).
 
 use crate::ensemble::ZkEnsemble;
-use crate::faults::{has, with_zk, Harness, Library};
+use crate::faults::{has, Harness, Library, Readers};
 use crate::linkproxy::Links;
-use crate::zkproxy::now_s;
+use crate::zkproxy::{now_s, Proxy, Wire};
 use models::client::Connection;
 use serde::Serialize;
-use sim::scenario::Scenario;
+use sim::scenario::{FaultKind, Scenario};
 use sim::trace::{FollowerChange, TraceEvent, TraceLine};
 use std::time::{Duration, Instant};
 
-/// How long A is stopped, seconds: past its 4 s session.
-const PAUSE_S: f64 = 5.0;
-/// The lag ends this long after A resumed if A never takes the lock.
-const LAG_AFTER_S: f64 = 4.0;
 /// How long the run is watched after B takes the lock again, seconds.
 const WATCHED_S: f64 = 1.5;
-const SESSION_S: &str = "4";
+
+/// The real run's schedule, read off the scenario file, so that the two
+/// cannot drift apart.
+struct Schedule {
+    /// The clients' session timeout, seconds (as `CuratorPause.java` takes it).
+    session_s: String,
+    /// How long A is stopped.
+    pause: Duration,
+    /// B's release, after A was stopped (B's hold less when the pause struck).
+    release_after: Duration,
+    /// The lag's end, after A resumed.
+    lag_after_resume: Duration,
+}
+
+impl Schedule {
+    fn of(scenario: &Scenario) -> Result<Schedule, String> {
+        let raw = &scenario.source;
+        let faults = raw.schedule.as_deref().unwrap_or_default();
+        let pause = faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::Pause && f.client == 0)
+            .max_by_key(|f| f.duration_ms)
+            .ok_or("the file pauses no client 0")?;
+        let lag = faults
+            .iter()
+            .find(|f| f.kind == FaultKind::Lag)
+            .ok_or("the file lags no server")?;
+        let timing = raw.timing.as_ref().ok_or("the file has no [timing]")?;
+        let session = timing.session_timeout_ms.ok_or("no session_timeout_ms")?;
+        let hold = timing.hold_ms.ok_or("no hold_ms")?[0];
+        let pause_end = pause.at_ms + pause.duration_ms.unwrap_or(0);
+        let lag_end = lag.at_ms + lag.duration_ms.unwrap_or(0);
+        Ok(Schedule {
+            session_s: format!("{}", session as f64 / 1000.0),
+            pause: Duration::from_millis(pause.duration_ms.unwrap_or(0)),
+            release_after: Duration::from_millis(hold.saturating_sub(pause.at_ms)),
+            lag_after_resume: Duration::from_millis(lag_end.saturating_sub(pause_end)),
+        })
+    }
+}
 
 /// Which of the two scenarios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -100,6 +140,9 @@ pub struct Story {
     pub a_released: Option<f64>,
     /// B took the lock the second time.
     pub b_again: Option<f64>,
+    /// Where A's sessions opened after B first held, and when (real runs:
+    /// the servers as `run.sh` numbers them, as A's proxies saw it).
+    pub a_sessions: Vec<(f64, usize)>,
     /// The end of what was watched.
     pub end: f64,
 }
@@ -176,6 +219,15 @@ impl Experiment {
     }
 }
 
+impl Sessions {
+    fn parse(self) -> Result<Scenario, String> {
+        crate::twin::parse(
+            &format!("scenarios/{}.toml", self.scenario()),
+            self.source(),
+        )
+    }
+}
+
 /// Runs both scenarios on the ensemble.
 pub fn run_all(ens: &ZkEnsemble, links: &Links) -> Vec<Experiment> {
     Sessions::ALL
@@ -185,12 +237,17 @@ pub fn run_all(ens: &ZkEnsemble, links: &Links) -> Vec<Experiment> {
                 Ok((s, v)) => (Some(s), v, None),
                 Err(e) => (None, Vec::new(), Some(format!("the model's run: {e}"))),
             };
-            // Blocking work (processes, signals, sleeps) where the runtime
-            // can spare it: the link proxies run on its other threads.
+            // Blocking work (processes, signals, sleeps, polls) on this
+            // worker, which the runtime can spare: the clients' sessions go
+            // on on its other threads.
             let real = tokio::task::block_in_place(|| real_run(ens, links, sessions));
+            let errors: Vec<String> = [real.as_ref().err().cloned(), model_err]
+                .into_iter()
+                .flatten()
+                .collect();
             let x = Experiment {
                 sessions,
-                error: real.as_ref().err().cloned().or(model_err),
+                error: (!errors.is_empty()).then(|| errors.join("; ")),
                 real: real.ok(),
                 model,
                 model_violated,
@@ -212,17 +269,8 @@ pub fn run_all(ens: &ZkEnsemble, links: &Links) -> Vec<Experiment> {
 /// The model's run of the shipped file, watched until [`WATCHED_S`] after
 /// B takes the lock again, as the real run is.
 fn model_run(sessions: Sessions) -> Result<(Story, Vec<String>), String> {
-    let file = format!("scenarios/{}.toml", sessions.scenario());
-    let scenario = Scenario::parse(sessions.source(), &file, sessions.scenario())
-        .map_err(|e| e.to_string())?;
-    let run = sim::engine::simulate(&scenario, scenario.seed, true);
-    let mut violated: Vec<String> = run
-        .violations
-        .iter()
-        .map(|v| v.property.name().to_string())
-        .collect();
-    violated.dedup();
-    Ok((story_of(&run.trace)?, violated))
+    let run = crate::twin::run(&sessions.parse()?);
+    Ok((story_of(&run.outcome.trace)?, run.violated))
 }
 
 fn story_of(trace: &[TraceLine]) -> Result<Story, String> {
@@ -284,85 +332,104 @@ fn story_of(trace: &[TraceLine]) -> Result<Story, String> {
                 .map(|l| s(l.t))
         }),
         b_again: b_again.filter(|&b| b <= end).map(s),
+        a_sessions: Vec::new(),
         end: s(end),
     })
 }
 
-/// The number of children of `path` on `server`.
-fn children(server: &str, path: &str) -> Result<usize, String> {
-    with_zk(server, |c| async move {
-        c.list_children(path).await.map_or(0, |c| c.len())
-    })
-}
-
 /// Polls until `done`, at most `limit`; whether it came.
-fn until(limit: Duration, mut done: impl FnMut() -> Result<bool, String>) -> Result<bool, String> {
+fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
-        if done()? {
-            return Ok(true);
+        if done() {
+            return true;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Ok(false)
+    false
 }
 
 fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story, String> {
     let who = format!("curator {}", sessions.scenario());
+    let plan = Schedule::of(&sessions.parse()?)?;
     let path = format!("/lockstep-{}", sessions.scenario());
     let (first, lagging) = sessions.servers();
     let server = |n: usize| ens.servers[n - 1].as_str();
     let leader = server(3);
+    crate::isolation::settled(ens)?;
     crate::faults::clear(leader, &path)?;
+    // Servers 1, 2 and 3, to poll what each lists.
+    let readers = Readers::open(&[server(1), server(2), leader])?;
+    let everywhere = |n: usize| (0..3).all(|i| readers.children(i, &path) == n);
     let mut b = Harness::start(
         Library::Curator,
         server(lagging),
         "again",
-        SESSION_S,
+        &plan.session_s,
         &path,
         false,
     )?;
     if !b.wait(Duration::from_secs(60), |l| has(l, "ACQUIRED")) {
         return Err(format!("{who}: B never took the lock: {}", b.stderr_tail()));
     }
-    let connect = [server(first), server(lagging), leader].join(",");
-    let mut a = Harness::start(Library::Curator, &connect, "hold", SESSION_S, &path, true)?;
-    let everywhere = |n: usize| -> Result<bool, String> {
-        Ok(children(leader, &path)? == n
-            && children(server(1), &path)? == n
-            && children(server(2), &path)? == n)
-    };
-    if !until(Duration::from_secs(60), || everywhere(2))? {
+    // A through a proxy a server, taken in order: where its sessions open
+    // is seen.
+    let order = [first, lagging, 3];
+    let proxies = order
+        .map(|n| Proxy::start(server(n)))
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    let connect: Vec<String> = proxies.iter().map(Proxy::endpoint).collect();
+    let a = Harness::start(
+        Library::Curator,
+        &connect.join(","),
+        "hold",
+        &plan.session_s,
+        &path,
+        true,
+    )?;
+    if !until(Duration::from_secs(60), || everywhere(2)) {
         return Err(format!(
             "{who}: A never queued behind B: {}",
             a.stderr_tail()
         ));
     }
+    if has(&a.lines(), "ACQUIRED") || has(&b.lines(), "RELEASED") {
+        return Err(format!(
+            "{who}: the lock changed hands before A was stopped"
+        ));
+    }
     let pause_from = now_s();
     a.signal("-STOP")?;
-    // B releases and queues again, behind A's node.
-    let requeued = until(Duration::from_secs(10), || {
-        Ok(has(&b.lines(), "RELEASED") && everywhere(2)?)
-    })?;
+    let resume = Instant::now() + plan.pause;
+    // A's session ends at the leader whenever it does: watched from here.
+    let mut a_expired = None;
+    let mut expiry = || {
+        if a_expired.is_none() && readers.children(2, &path) == 1 {
+            a_expired = Some(now_s());
+        }
+    };
+    std::thread::sleep(plan.release_after);
+    let requeued = b.tell("release").is_ok()
+        && until(Duration::from_secs(10), || {
+            has(&b.lines(), "RELEASED") && everywhere(2)
+        });
     if !requeued {
         let _ = a.signal("-CONT");
         return Err(format!("{who}: B never queued again: {}", b.stderr_tail()));
     }
     let lag_from = now_s();
     links.lag(&[format!("zk{lagging}")]);
-    let expired = until(
-        Duration::from_secs(10),
-        || Ok(children(leader, &path)? == 1),
-    );
-    let a_expired = now_s();
-    std::thread::sleep(Duration::from_secs_f64(
-        (pause_from + PAUSE_S - now_s()).max(0.2),
-    ));
+    while Instant::now() < resume {
+        expiry();
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let cont = a.signal("-CONT");
     let pause_until = now_s();
-    let held = a.wait(Duration::from_secs_f64(LAG_AFTER_S), |l| has(l, "ACQUIRED"));
-    if held {
-        std::thread::sleep(Duration::from_secs(1));
+    let lag_end = Instant::now() + plan.lag_after_resume;
+    while Instant::now() < lag_end {
+        expiry();
+        std::thread::sleep(Duration::from_millis(50));
     }
     links.release();
     let lag_until = now_s();
@@ -375,9 +442,6 @@ fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story
     drop(a);
     drop(b);
     cont?;
-    if !expired? {
-        return Err(format!("{who}: the leader never expired A's session"));
-    }
     if !again {
         return Err(format!("{who}: B never took the lock again: {a_err}"));
     }
@@ -390,22 +454,34 @@ fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story
     let s = |t: f64| t - t0;
     let b_again = b_acquired[1];
     let end = b_again + WATCHED_S;
+    // What A did once resumed, while watched.
     let a_line = |what: &str| {
         a_lines
             .iter()
-            .find(|l| l.1 == what && l.0 <= end)
+            .find(|l| l.1 == what && l.0 >= pause_until && l.0 <= end)
             .map(|l| s(l.0))
     };
-    let a_holds = a_line("ACQUIRED");
+    let mut a_sessions: Vec<(f64, usize)> = proxies
+        .iter()
+        .zip(order)
+        .flat_map(|(p, n)| {
+            p.events().into_iter().filter_map(move |e| match e.what {
+                Wire::ConnectResponse { timeout_ms, .. } if timeout_ms > 0 => Some((s(e.at), n)),
+                _ => None,
+            })
+        })
+        .collect();
+    a_sessions.sort_by(|x, y| x.0.total_cmp(&y.0));
     Ok(Story {
         pause: (s(pause_from), s(pause_until)),
         lag: (s(lag_from), s(lag_until)),
-        a_expired: Some(s(a_expired)),
+        a_expired: a_expired.map(s),
         a_lost: a_line("STATE LOST"),
-        a_holds,
+        a_holds: a_line("ACQUIRED"),
         // Curator's lock object never gives a lock up by itself.
         a_released: a_line("BELIEF false"),
         b_again: Some(s(b_again)),
+        a_sessions,
         end: s(end),
     })
 }
@@ -414,7 +490,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story
 pub fn section(experiments: &[Experiment]) -> String {
     let mut md = String::from(
         "\n## CURATOR-604 on the real ensemble, beside the model\n\n\
-The scenarios `curator-604-stale-view-double-lock` (local sessions) and `curator-604-global-sessions` replayed on the real ZooKeeper ensemble with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`), session timeout 4 s, beside the model's runs of the two files as shipped. B takes the lock on the server that will lag (real server 2, which has `localSessionsEnabled`; for the global twin real server 1, the followers swapping roles); A, its handles taking the servers in order (first the other follower, then the lagging one, then the leader), queues behind it. A is stopped (SIGSTOP) for 5 s; B holds 2 s, releases and queues again behind A's node; the lagging server's commits are then kept back (heartbeats, proposals and the leader's revalidation answers pass: a slow commit processor); the leader expires A's session; A resumes, is told LOST on the lagging server and opens a new session there. The lag ends a second after A takes the lock (or 4 s after A resumed). Times are seconds since B first took the lock; the real run is watched until 1.5 s after B takes the lock again, the model's likewise. Compared: A's library said LOST; A took the lock after the leader had deleted its node; A took it while the server lagged; B took it again only after the lag; both held at once.\n",
+The scenarios `curator-604-stale-view-double-lock` (local sessions) and `curator-604-global-sessions` replayed on the real ZooKeeper ensemble with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`), beside the model's runs of the two files as shipped. The real run follows the file's schedule, read off it: the session timeout; how long A is stopped; B's release, the file's hold less when A is stopped after B took the lock; the lag's end, after A resumes. B (role `again`) takes the lock on the server that will lag: real server 2, which has `localSessionsEnabled`; for the global twin real server 1, the followers swapping roles. A (its handles taking the other follower, then the lagging one, then the leader, each through a proxy of its own) queues behind B and is stopped (SIGSTOP); B is told to release, and queues again behind A's node; the lagging server's commits are then kept back (heartbeats, proposals and the leader's revalidation answers pass: a slow commit processor); A resumes when its pause ends; the lag ends when the file's does. The leader's expiry of A's session is watched for throughout (A's node gone there). Times are seconds since B first took the lock; the real run is watched until 1.5 s after B takes the lock again, the model's likewise. Compared: A's library said LOST; A took the lock after the leader had deleted its node; A took it while the server lagged; B took it again only after the lag (B is on the lagging server: this says the lag held); both held at once (A's lock object still believed when B took it).\n",
     );
     for x in experiments {
         md.push_str(&format!("\n### `{}`\n\n", x.sessions.scenario()));
@@ -439,10 +515,21 @@ The scenarios `curator-604-stale-view-double-lock` (local sessions) and `curator
                 ));
             }
         }
+        if let Some(r) = &x.real {
+            let opened: Vec<String> = r
+                .a_sessions
+                .iter()
+                .map(|(t, n)| format!("server {n} at {t:.2}"))
+                .collect();
+            md.push_str(&format!(
+                "\n- Real: A's sessions opened on {}.\n",
+                opened.join(", ")
+            ));
+        }
         if let (Some(r), Some(m)) = (&x.real, &x.model) {
             let (rf, mf) = (r.facts(), m.facts());
             md.push_str(&format!(
-                "\n- Real: {rf:?}.\n- Model: {mf:?}; it violated {}.\n- {}\n",
+                "- Real: {rf:?}.\n- Model: {mf:?}; it violated {}.\n- {}\n",
                 if x.model_violated.is_empty() {
                     "nothing".to_string()
                 } else {

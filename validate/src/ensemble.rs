@@ -162,6 +162,31 @@ impl FactRow {
     pub fn ok(&self) -> bool {
         self.error.is_none() && self.agree != Some(false)
     }
+
+    /// How it went, in a line for stderr.
+    pub fn verdict(&self) -> String {
+        match (&self.error, self.agree) {
+            (Some(e), _) => format!("did not run: {e}"),
+            (None, Some(true)) => "real and model agree".into(),
+            (None, Some(false)) => format!(
+                "real and model DIFFER: real {}; model {}",
+                self.real,
+                self.model.as_deref().unwrap_or("")
+            ),
+            (None, None) => format!("real {} (model pending)", self.real),
+        }
+    }
+
+    /// The report's "agree" cell.
+    pub fn agree_cell(&self) -> &'static str {
+        match (self.agree, &self.error) {
+            (_, Some(_)) => "DID NOT RUN",
+            (Some(true), _) => "yes",
+            (Some(false), _) => "NO",
+            (None, _) if self.real_shows => "— (as measured in #50)",
+            (None, _) => "— (NOT as measured in #50)",
+        }
+    }
 }
 
 /// A fact: its steps, in order.
@@ -277,7 +302,7 @@ const FOLLOWER_DROPPED: Fact = Fact {
 const LAG_PAST_SYNC_LIMIT: Fact = Fact {
     id: "zk-lag-past-sync-limit",
     store: ZK,
-    fact: "a follower whose commits lag (its link passes the leader's heartbeats and proposals, which it acknowledges, and holds the commits) is not dropped, for twice syncLimit × tickTime: its client reads the old data and stays connected; it reads the new once the commits flow",
+    fact: "a follower whose commits lag (its link passes the leader's heartbeats and proposals, which it acknowledges, and its revalidation answers, and holds the commits) is not dropped, for twice syncLimit × tickTime: its client reads the old data and stays connected; it reads the new once the commits flow",
     steps: &["old data on the follower past syncLimit × tickTime", "its client connected throughout", "new data once the commits flow"],
 };
 const SERIALIZABLE: Fact = Fact {
@@ -933,8 +958,8 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
     ))
 }
 
-/// `zk-lag-past-sync-limit`: server 1's link lagged (heartbeats and
-/// proposals pass, commits wait) for twice syncLimit × tickTime while the
+/// `zk-lag-past-sync-limit`: server 1's link lagged (heartbeats,
+/// proposals and revalidation answers pass, commits wait) for twice syncLimit × tickTime while the
 /// leader commits a new value.
 async fn zk_lag_past_sync_limit(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
     let a = zk_client(&r.ens.servers[0]).await?;
@@ -1495,13 +1520,7 @@ impl Section {
                     r.store,
                     r.real,
                     r.model.as_deref().unwrap_or("pending"),
-                    match (r.agree, &r.error) {
-                        (_, Some(_)) => "DID NOT RUN",
-                        (Some(true), _) => "yes",
-                        (Some(false), _) => "NO",
-                        (None, _) if r.real_shows => "— (as measured in #50)",
-                        (None, _) => "— (NOT as measured in #50)",
-                    }
+                    r.agree_cell()
                 ));
             }
             md.push_str("\nDetails (timings are not compared):\n\n");
@@ -1596,20 +1615,7 @@ pub async fn validate(e: &Ensembles, runs: usize) -> Section {
             rows.extend(etcd_run(etcd, &e.links, run).await);
         }
         for r in &rows {
-            eprintln!(
-                "ensemble run {run}: {:<24} {}",
-                r.id,
-                match (&r.error, r.agree) {
-                    (Some(e), _) => format!("did not run: {e}"),
-                    (None, Some(true)) => "real and model agree".into(),
-                    (None, Some(false)) => format!(
-                        "real and model DIFFER: real {}; model {}",
-                        r.real,
-                        r.model.as_deref().unwrap_or("")
-                    ),
-                    (None, None) => format!("real {} (model pending)", r.real),
-                }
-            );
+            eprintln!("ensemble run {run}: {:<24} {}", r.id, r.verdict());
         }
         all.push(rows);
     }

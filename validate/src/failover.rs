@@ -19,8 +19,9 @@ use crate::ensemble::{
     ms, persistent, srvr, within, zk_client, Fact, FactRow, ZkEnsemble, PROMPT, ZK,
 };
 use crate::ensemble_model as model;
+use crate::faults::signal;
 use crate::zkwire;
-use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zookeeper_client as zk;
 
@@ -39,7 +40,8 @@ const FAILOVER: Fact = Fact {
 /// The silent session's timeout, ms.
 const SILENT_MS: i32 = 4000;
 
-/// Sends SIGCONT to the stopped process when dropped, on every path.
+/// Sends SIGCONT to the stopped process when dropped, on every path the
+/// validator lives through (`run.sh`'s cleanup sends one too).
 struct Stopped(u32);
 
 impl Stopped {
@@ -53,16 +55,6 @@ impl Drop for Stopped {
     fn drop(&mut self) {
         let _ = signal(self.0, "-CONT");
     }
-}
-
-fn signal(pid: u32, sig: &str) -> Result<(), String> {
-    let ok = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .map_err(|e| format!("kill {sig}: {e}"))?
-        .success();
-    ok.then_some(())
-        .ok_or_else(|| format!("kill {sig} {pid} failed"))
 }
 
 /// The leader of servers 1 and 2 (`run.sh`'s numbers), once one leads.
@@ -120,6 +112,18 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
     )
     .await?;
     let f_session = f.session_id();
+    // Whether server 1 closed f's connection (it does as it leaves the old
+    // leader).
+    let dropped = Arc::new(Mutex::new(false));
+    let mut states = f.state_watcher();
+    let seen = dropped.clone();
+    let watching = tokio::spawn(async move {
+        loop {
+            if states.changed().await != zk::SessionState::SyncConnected {
+                *seen.lock().unwrap() = true;
+            }
+        }
+    });
     let mut silent = zkwire::Conn::start(one, 0, None, SILENT_MS)
         .await
         .map_err(|e| format!("connect to server 1: {e}"))?;
@@ -134,6 +138,12 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
 
     let stopped_at = Instant::now();
     let stopped = Stopped::stop(pid)?;
+    // The process stopped must be the leader's: it answers no more.
+    if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(1500), srvr(leader)).await {
+        return Err(format!(
+            "process {pid} stopped, but server 3 still answers: not its process"
+        ));
+    }
     let elected = new_leader(ens, Duration::from_secs(20)).await;
     let elected_in = stopped_at.elapsed();
     let Some(new) = elected else {
@@ -171,8 +181,11 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
         f.list_children(base),
     )
     .await;
-    let kept =
-        listed.as_ref().is_ok_and(|c| c.iter().any(|c| c == "f")) && f.session_id() == f_session;
+    watching.abort();
+    let closed = *dropped.lock().unwrap();
+    let kept = closed
+        && listed.as_ref().is_ok_and(|c| c.iter().any(|c| c == "f"))
+        && f.session_id() == f_session;
     drop(stopped);
     let resumed_at = stopped_at.elapsed();
     // The old leader follows server 2, and has the write.
@@ -186,28 +199,35 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let follows_in = start.elapsed();
-    let has = match following {
-        true => {
-            let o = zk_client(leader).await?;
-            within(
-                PROMPT,
-                "getChildren on the old leader",
-                o.list_children(base),
-            )
-            .await?
-            .iter()
-            .any(|c| c == "n")
-        }
-        false => false,
-    };
+    let has = following
+        && within(
+            PROMPT,
+            "getChildren on the old leader",
+            zk_client(leader).await?.list_children(base),
+        )
+        .await?
+        .iter()
+        .any(|c| c == "n");
     Ok((
-        vec![new == 2, outlived && ended.is_some(), kept, following && has],
+        // Ended on the new leader's timer: its timeout from the election
+        // at the earliest (less a tick, the expiry's granularity).
+        vec![
+            new == 2,
+            outlived
+                && ended.is_some_and(|e| {
+                    e + Duration::from_millis(ens.tick_ms)
+                        >= elected_in + Duration::from_millis(SILENT_MS as u64)
+                }),
+            kept,
+            has,
+        ],
         format!(
-            "server {new} led {} ms after the stop; the silent session's node was {} at {} ms and gone at {}; server 1's client {} (listed {:?}); the old leader, resumed at {} ms, {} {} ms later",
+            "server {new} led {} ms after the stop; the silent session's node was {} at {} ms and gone at {}; server 1's client, its connection {}, {} (listed {:?}); the old leader, resumed at {} ms, {} {} ms later",
             ms(elected_in),
             if outlived { "still there" } else { "GONE" },
             ms(outlived_at),
             ended.map_or("— (never, while watched)".to_string(), |t| format!("{} ms", ms(t))),
+            if closed { "closed" } else { "NEVER closed" },
             if f.session_id() == f_session { "kept its session" } else { "has a NEW session" },
             listed.unwrap_or_default(),
             ms(resumed_at),
@@ -220,16 +240,12 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
 /// The report's section.
 pub fn section(row: &FactRow) -> String {
     format!(
-        "\n## A leader failover on the real ensemble\n\nLast of all, server 3 (the leader) is stopped (SIGSTOP) until a follower leads and a silent session (timeout {SILENT_MS} ms, nothing sent after its node) has been seen past its timeout from the stop and then gone; then it is resumed. The model column is the model store's failover (`depose_leader`, `elect`, `deposed_gives_up`, `rejoin`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n| `{}`: {} | {} | {} | {} |\n\n- {}\n",
+        "\n## A leader failover on the real ensemble\n\nLast of all, server 3 (the leader) is stopped (SIGSTOP) until a follower leads and a silent session (timeout {SILENT_MS} ms, nothing sent after its node) has been seen past its timeout from the stop and then gone; then it is resumed. The silent session must end no earlier than its timeout after the election (less a tick). The model column is the model store's failover (`StoreDriver::depose_leader`, `elect_leader`, `deposed_gives_up`, `rejoin`, `catch_up`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n| `{}`: {} | {} | {} | {} |\n\n- {}\n",
         row.id,
         row.fact,
         row.real,
         row.model.as_deref().unwrap_or("pending"),
-        match (row.agree, &row.error) {
-            (_, Some(_)) => "DID NOT RUN",
-            (Some(true), _) => "yes",
-            _ => "NO",
-        },
+        row.agree_cell(),
         match &row.error {
             Some(e) => format!("did not run: {e}"),
             None => row.detail.clone(),

@@ -45,6 +45,9 @@ const TIMEOUT_S: &str = "4";
 pub const FAULT_S: f64 = 6.0;
 /// "A still believed after the fault ended" means this long after, seconds.
 pub(crate) const AFTER_S: f64 = 1.0;
+/// How long past [`AFTER_S`] after the fault A is watched, seconds, in the
+/// real run and (where it is cut to match) the model's alike.
+pub(crate) const WATCHED_AFTER_S: f64 = 0.8;
 
 /// The model's twin, as the validator derives the others from it.
 const TWIN: &str = include_str!("../../scenarios/kazoo-oblivious-pause.toml");
@@ -125,6 +128,7 @@ impl Library {
         };
         c.args([endpoint, role, timeout_s, path])
             .args(ordered.then_some("ordered"))
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -450,14 +454,64 @@ impl Harness {
     }
 
     pub(crate) fn signal(&self, sig: &str) -> Result<(), String> {
-        let status = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .map_err(|e| format!("kill {sig}: {e}"))?;
-        status
-            .success()
-            .then_some(())
-            .ok_or_else(|| format!("kill {sig} {} failed", self.child.id()))
+        signal(self.child.id(), sig)
+    }
+
+    /// Writes `line` to its stdin (role `again` releases on one).
+    pub(crate) fn tell(&mut self, line: &str) -> Result<(), String> {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().ok_or("its stdin is gone")?;
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("cannot write to its stdin: {e}"))
+    }
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`) to process `pid`.
+pub(crate) fn signal(pid: u32, sig: &str) -> Result<(), String> {
+    let status = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .map_err(|e| format!("kill {sig}: {e}"))?;
+    status
+        .success()
+        .then_some(())
+        .ok_or_else(|| format!("kill {sig} {pid} failed"))
+}
+
+/// ZooKeeper clients, one a server, for blocking code that polls what the
+/// servers list: each session opened once, on the runtime the validator
+/// runs on (whose other threads keep them alive; dropped, each closes its
+/// session there).
+pub(crate) struct Readers {
+    handle: tokio::runtime::Handle,
+    clients: Vec<zookeeper_client::Client>,
+}
+
+impl Readers {
+    /// Sessions on `servers`, from within the validator's runtime (a
+    /// blocking section of it).
+    pub(crate) fn open(servers: &[&str]) -> Result<Readers, String> {
+        let handle = tokio::runtime::Handle::current();
+        let clients = servers
+            .iter()
+            .map(|s| {
+                handle.block_on(async {
+                    zookeeper_client::Client::connect(s)
+                        .await
+                        .map_err(|e| format!("ZooKeeper at {s}: {e}"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Readers { handle, clients })
+    }
+
+    /// The number of children of `path` on server `i` (of those given),
+    /// 0 if it has none or no such node.
+    pub(crate) fn children(&self, i: usize, path: &str) -> usize {
+        self.handle
+            .block_on(self.clients[i].list_children(path))
+            .map_or(0, |c| c.len())
     }
 }
 
@@ -540,7 +594,7 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
             .any(|x| x.1 == format!("STATE {reconnected}"))
     });
     // Then A goes on reporting for a while.
-    std::thread::sleep(Duration::from_secs_f64(AFTER_S + 0.8));
+    std::thread::sleep(Duration::from_secs_f64(AFTER_S + WATCHED_AFTER_S));
     b.wait(Duration::from_secs(10), |l| has(l, "RELEASED"));
     let recorded = Recorded {
         who,
@@ -723,7 +777,8 @@ fn reconnects(wires: &[Vec<WireEvent>], t0: f64) -> Vec<(f64, i64, i32)> {
     out
 }
 
-/// Runs `work` with a client of ZooKeeper at `zk`, from blocking code.
+/// Runs `work` with a client of ZooKeeper at `zk`, from blocking code
+/// within the validator's runtime (its session closes there after).
 pub(crate) fn with_zk<T, F>(
     zk: &str,
     work: impl FnOnce(zookeeper_client::Client) -> F,
@@ -731,11 +786,7 @@ pub(crate) fn with_zk<T, F>(
 where
     F: std::future::Future<Output = T>,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
+    tokio::runtime::Handle::current().block_on(async {
         let c = zookeeper_client::Client::connect(zk)
             .await
             .map_err(|e| format!("ZooKeeper at {zk}: {e}"))?;
@@ -786,15 +837,10 @@ fn model_run(library: Library, fault: Fault, policy: Policy) -> Result<ModelRun,
             let s = &scenario.source.schedule.as_ref().expect("set")[0];
             (s.at_ms * 1000, s.duration_ms.unwrap_or(0) * 1000)
         };
-        let run = sim::engine::simulate(&scenario, scenario.seed, true);
-        match story_of(&run.trace, client as u16, at, at + duration, None) {
+        let run = crate::twin::run(&scenario);
+        match story_of(&run.outcome.trace, client as u16, at, at + duration, None) {
             Ok(story) => {
-                let mut violated: Vec<String> = run
-                    .violations
-                    .iter()
-                    .map(|v| v.property.name().to_string())
-                    .collect();
-                violated.dedup();
+                let violated = run.violated;
                 let src = scenario.source.schedule.as_ref().expect("set")[0].clone();
                 return Ok(ModelRun {
                     policy: policy.to_string(),

@@ -26,8 +26,8 @@
 
 use crate::ensemble::{Ensembles, ZkEnsemble};
 use crate::faults::{
-    clear, experiment_body, has, story_of, with_zk, Experiment, Fault, Harness, Library, ModelRun,
-    RealRun, Recorded,
+    clear, experiment_body, has, story_of, Experiment, Fault, Harness, Library, ModelRun, Readers,
+    RealRun, Recorded, AFTER_S, WATCHED_AFTER_S,
 };
 use crate::linkproxy::Links;
 use crate::zkproxy::{now_s, Proxy};
@@ -37,13 +37,11 @@ use sim::scenario::{FaultKind, Scenario};
 use std::path::Path;
 use std::time::Duration;
 
-/// How long server 1 is cut off, seconds: past syncLimit × tickTime and
-/// past the longer session timeout, with room to spare.
-pub const CUT_S: f64 = 5.0;
-/// How long past [`crate::faults::AFTER_S`] after the cut A is watched,
-/// seconds, in the real run and the model's alike (the model's A holds on,
-/// and B waits, long after).
-const WATCHED_AFTER_S: f64 = 0.8;
+/// How long server 1 is cut off, ms: past syncLimit × tickTime (`sync_ms`)
+/// and past the longer session timeout, by a second.
+fn cut_ms(sync_ms: u64) -> u64 {
+    Setting::ShortSyncLimit.session_ms(sync_ms).max(sync_ms) + 1000
+}
 /// When the model's cut starts, ms: the file's client 1 starts late
 /// (a 100 ms pause at 50 ms) so that client 0 holds first.
 const CUT_AT_MS: u64 = 500;
@@ -101,6 +99,25 @@ impl Setting {
     }
 }
 
+/// Waits until the ensemble is as `run.sh` laid it out (server 3 leading
+/// servers 1 and 2) and every server has applied the same zxid: the run
+/// before may have dropped a follower, which then syncs again.
+pub(crate) fn settled(ens: &ZkEnsemble) -> Result<(), String> {
+    let h = tokio::runtime::Handle::current();
+    h.block_on(crate::ensemble::zk_servers(ens))?;
+    h.block_on(crate::ensemble::zk_in_step(&ens.servers))
+}
+
+/// The sessions a client's proxy saw opened (a connect answered with a
+/// timeout: not refused, not expired).
+fn sessions_opened(wire: &[crate::zkproxy::WireEvent]) -> usize {
+    wire.iter()
+        .filter(|e| {
+            matches!(e.what, crate::zkproxy::Wire::ConnectResponse { timeout_ms, .. } if timeout_ms > 0)
+        })
+        .count()
+}
+
 /// Runs one setting: the real libraries on the ensemble, and the model.
 pub fn experiment(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Experiment {
     let sync_ms = ens.tick_ms * ens.sync_limit;
@@ -137,8 +154,9 @@ pub fn run_all(e: &Ensembles, out: &Path) -> Vec<Experiment> {
     Setting::ALL
         .iter()
         .map(|&setting| {
-            // Blocking work (processes, sleeps) where the runtime can spare
-            // it: the link proxies go on running on its other threads.
+            // Blocking work (processes, sleeps, polls) on this worker, which
+            // the runtime can spare: the clients' sessions go on on its
+            // other threads (the link proxies have a thread of their own).
             let x = tokio::task::block_in_place(|| experiment(zk, &e.links, setting));
             x.report(out);
             x
@@ -154,9 +172,10 @@ pub fn section(e: &Ensembles, experiments: &[Experiment]) -> String {
     let sync_ms = zk.tick_ms * zk.sync_limit;
     let mut md = format!(
         "\n## A real holder on a follower cut off from the leader, beside the model\n\n\
-The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-short-sync-limit` on the real ZooKeeper ensemble (tickTime {} ms, syncLimit {}: syncLimit × tickTime = {sync_ms} ms), with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`). A's connect string names server 1, server 2 and the leader, its ZooKeeper handles taking them in that order (as the model's client 0 goes: server 1, then the next); B connects to server 2. Once B waits behind A's node, server 1's link to the leader is held both ways, the sockets kept open, for {CUT_S:.0} s, then let go. With A's session timeout {} ms (half syncLimit × tickTime) the leader expires A's session while server 1 answers A's pings from its own view, and B takes the lock; with {} ms (twice it) server 1 gives the leader up first and closes A's connection, and A's library reconnects to another server with its session alive. The model's twins are the two files with this timing, A's session timeout and the cut set in code; the facts compared, and the second real lane (an application that gives the lock up at SUSPENDED, read off the same run), are those of the section above. With the shorter syncLimit × tickTime only the lock object is compared: a suspend-aware application would release at SUSPENDED and let B in, which a program that does not release cannot show.\n",
+The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-short-sync-limit` on the real ZooKeeper ensemble (tickTime {} ms, syncLimit {}: syncLimit × tickTime = {sync_ms} ms), with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`). Each run starts once server 3 leads servers 1 and 2 again and all three have applied the same zxid. A's connect string names server 1, server 2 and the leader, its ZooKeeper handles taking them in that order (as the model's client 0 goes: server 1, then the next); B connects to server 2. Once B waits behind A's node, server 1's link to the leader is held both ways, the sockets kept open, for {} ms, then let go. With A's session timeout {} ms (half syncLimit × tickTime) the leader expires A's session while server 1 answers A's pings from its own view, and B takes the lock; with {} ms (twice it) server 1 gives the leader up first and closes A's connection, and A's library reconnects to another server with its session alive. The model's twins are the two files with this timing, A's session timeout and the cut set in code; the facts compared, and the second real lane (an application that gives the lock up at SUSPENDED, read off the same run), are those of the section \"Real holders cut off past their sessions, beside the model\" (the full run's report). With the shorter syncLimit × tickTime only the lock object is compared: a suspend-aware application would release at SUSPENDED and let B in, which a program that does not release cannot show.\n",
         zk.tick_ms,
         zk.sync_limit,
+        cut_ms(sync_ms),
         Setting::KeepsHolder.session_ms(sync_ms),
         Setting::ShortSyncLimit.session_ms(sync_ms),
     );
@@ -187,7 +206,7 @@ fn twin(setting: Setting, tick_ms: u64, sync_ms: u64, policy: Policy) -> Result<
     let [cut] = <[_; 1]>::try_from(cut)
         .map_err(|c| format!("{file} must isolate once (it does {} times)", c.len()))?;
     cut.at_ms = CUT_AT_MS;
-    cut.duration_ms = Some((CUT_S * 1000.0) as u64);
+    cut.duration_ms = Some(cut_ms(sync_ms));
     let name = format!("{}-{policy}", setting.scenario());
     Scenario::resolve(raw, &file, &name).map_err(|e| e.to_string())
 }
@@ -200,33 +219,22 @@ fn model_run(
 ) -> Result<ModelRun, String> {
     let scenario = twin(setting, tick_ms, sync_ms, policy)?;
     let from = CUT_AT_MS * 1000;
-    let until = from + (CUT_S * 1e6) as u64;
-    let run = sim::engine::simulate(&scenario, scenario.seed, true);
+    let until = from + cut_ms(sync_ms) * 1000;
+    let run = crate::twin::run(&scenario);
     // Seen as long as the real run watches A after the cut.
-    let seen = until + ((crate::faults::AFTER_S + WATCHED_AFTER_S) * 1e6) as u64;
-    let story = story_of(&run.trace, 0, from, until, Some(seen))?;
-    let mut violated: Vec<String> = run
-        .violations
-        .iter()
-        .map(|v| v.property.name().to_string())
-        .collect();
-    violated.dedup();
+    let seen = until + ((AFTER_S + WATCHED_AFTER_S) * 1e6) as u64;
+    let story = story_of(&run.outcome.trace, 0, from, until, Some(seen))?;
+    let violated = run.violated;
     Ok(ModelRun {
         policy: policy.to_string(),
         scenario: format!(
-            "`scenarios/{}.toml` with policy = \"{policy}\", timing.session_timeout_ms = {}, sync_limit_ms = {sync_ms}, tick_ms = {tick_ms}, and server 1 cut off at {CUT_AT_MS} ms for {CUT_S:.0} s",
+            "`scenarios/{}.toml` with policy = \"{policy}\", timing.session_timeout_ms = {}, sync_limit_ms = {sync_ms}, tick_ms = {tick_ms}, and server 1 cut off at {CUT_AT_MS} ms for {} ms",
             setting.scenario(),
             setting.session_ms(sync_ms),
+            cut_ms(sync_ms),
         ),
         story,
         violated,
-    })
-}
-
-/// The number of children of `path` on `server`.
-fn children(server: &str, path: &str) -> Result<usize, String> {
-    with_zk(server, |c| async move {
-        c.list_children(path).await.map_or(0, |c| c.len())
     })
 }
 
@@ -235,6 +243,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     let path = format!("/lockstep-{}", setting.scenario());
     // `run.sh`'s servers 1, 2, 3; 3 leads.
     let [one, two, leader] = [0, 1, 2].map(|i| ens.servers[i].as_str());
+    settled(ens)?;
     clear(leader, &path)?;
     let sync_ms = ens.tick_ms * ens.sync_limit;
     let timeout_s = format!("{}", setting.session_ms(sync_ms) as f64 / 1000.0);
@@ -261,6 +270,16 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
             a.stderr_tail()
         ));
     }
+    let opened: Vec<usize> = proxies_a
+        .iter()
+        .map(|p| sessions_opened(&p.events()))
+        .collect();
+    if opened != [1, 0, 0] {
+        return Err(format!(
+            "{who}: A's sessions opened on servers 1, 2 and the leader: {opened:?}, not on server 1 alone"
+        ));
+    }
+    let readers = Readers::open(&[one, two])?;
     let mut b = Harness::start(
         Library::Curator,
         &proxy_b.endpoint(),
@@ -272,7 +291,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     // B waits behind A's node once its own is there, and the ensemble has
     // applied both.
     let queued = std::time::Instant::now();
-    while children(one, &path)? < 2 || children(two, &path)? < 2 {
+    while readers.children(0, &path) < 2 || readers.children(1, &path) < 2 {
         if queued.elapsed() > Duration::from_secs(30) {
             return Err(format!(
                 "{who}: B never queued behind A: {}",
@@ -283,14 +302,12 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     }
     let fault_from = now_s();
     links.hold(&["zk1".to_string()]);
-    std::thread::sleep(Duration::from_secs_f64(CUT_S));
+    std::thread::sleep(Duration::from_millis(cut_ms(sync_ms)));
     links.release();
     let fault_until = now_s();
     // Then A goes on reporting for a while, and B ends its hold if it has
     // one.
-    std::thread::sleep(Duration::from_secs_f64(
-        crate::faults::AFTER_S + WATCHED_AFTER_S,
-    ));
+    std::thread::sleep(Duration::from_secs_f64(AFTER_S + WATCHED_AFTER_S));
     if has(&b.lines(), "ACQUIRED") {
         b.wait(Duration::from_secs(10), |l| has(l, "RELEASED"));
     }

@@ -76,7 +76,8 @@ impl LinkSpec {
 pub struct Links {
     held: watch::Sender<BTreeSet<String>>,
     /// Tags whose leader's packets that apply a change are held, while
-    /// heartbeats and proposals pass ([`Links::lag`]).
+    /// heartbeats, proposals and revalidation answers pass
+    /// ([`Links::lag`]).
     lagged: watch::Sender<BTreeSet<String>>,
     /// By label: when bytes last went from the upstream to the dialler.
     delivered: Delivered,
@@ -317,8 +318,8 @@ const UPSTREAM_PATIENCE: Duration = Duration::from_secs(10);
 /// under its label when it last passed bytes on. With `lag` (a leader's
 /// packets to its follower), reads them packet by packet
 /// ([`QuorumFrames`]), and while the connection's tags are lagged keeps
-/// back every packet but a heartbeat or a proposal, in order, until they
-/// are not.
+/// back every packet but a heartbeat, a proposal or a revalidation's
+/// answer, in order, until they are not.
 async fn pump(
     mut r: impl AsyncRead + Unpin,
     mut w: impl AsyncWrite + Unpin,

@@ -372,29 +372,17 @@ fn fair(recipe: &str) -> bool {
     )
 }
 
-/// A run of one section alone (`--redis-only`, `--ensemble-only`): its
-/// report written and printed, and the exit status its verdict gives.
 /// The leader failover on the ZooKeeper ensemble, given its leader's
 /// process; said on stderr.
 async fn leader_failover(e: &ensemble::Ensembles, pid: Option<u32>) -> Option<ensemble::FactRow> {
     let (zk, pid) = (e.zk.as_ref()?, pid?);
     let row = failover::zk_failover(zk, pid).await;
-    eprintln!(
-        "ensemble: {:<24} {}",
-        row.id,
-        match (&row.error, row.agree) {
-            (Some(e), _) => format!("did not run: {e}"),
-            (None, Some(true)) => "real and model agree".into(),
-            (None, _) => format!(
-                "real and model DIFFER: real {}; model {}",
-                row.real,
-                row.model.as_deref().unwrap_or("")
-            ),
-        }
-    );
+    eprintln!("ensemble: {:<24} {}", row.id, row.verdict());
     Some(row)
 }
 
+/// A run of one section alone (`--redis-only`, `--ensemble-only`): its
+/// report written and printed, and the exit status its verdict gives.
 fn write_one_section(
     args: &Args,
     what: &str,
