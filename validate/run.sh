@@ -12,8 +12,8 @@
 # Replicated stores: a three-server ZooKeeper ensemble and a three-member
 # etcd cluster, their links to the leader through the validator's own
 # proxies (it opens them first thing; the ensembles form once it has). The
-# validator stops and resumes the ZooKeeper leader's process last of all,
-# for a failover: it is given its process id.
+# validator stops and resumes each ensemble's leader's process last of all,
+# for a failover: it is given their process ids.
 #
 #   validate/run.sh [validator flags, e.g. --clients 2,5,20 --out DIR]
 set -euo pipefail
@@ -183,6 +183,7 @@ zke_leader_pid=${pids[-1]}
 # any hold.
 read -r -a p <<< "$(free_ports 9)"
 ec_client=("${p[@]:0:3}") ec_peer=("${p[@]:3:3}") ec_proxy=("${p[@]:6:3}")
+ec_pids=()
 ec_initial=""
 for i in 1 2 3; do
   ec_initial="$ec_initial,ve$i=http://127.0.0.1:${ec_proxy[$((i - 1))]}"
@@ -195,6 +196,7 @@ for i in 1 2 3; do
     --initial-cluster "${ec_initial#,}" --initial-cluster-token lockstep-validate-ensemble \
     --initial-cluster-state new > "$work/ve$i.log" 2>&1 &
   pids+=($!)
+  ec_pids+=($!)
 done
 
 wait_port zookeeper "$zk_port"
@@ -227,6 +229,7 @@ cargo run --release --manifest-path validate/Cargo.toml -- \
   --zk-ensemble "$zke_servers" --zk-ensemble-links "$zke_links" \
   --zk-ensemble-timing "$zke_tick:$zke_sync" --zk-ensemble-log "$work/zke1.log" \
   --zk-ensemble-leader-pid "$zke_leader_pid" \
+  --etcd-cluster-pids "$(IFS=,; echo "${ec_pids[*]}")" \
   --etcd-cluster "$ec_members" --etcd-cluster-peers "$ec_peers" "$@" &
 validator=$!
 pids+=("$validator")

@@ -249,7 +249,7 @@ impl Fact {
 }
 
 pub(crate) const ZK: &str = "ZooKeeper 3.8";
-const ETCD: &str = "etcd 3.4";
+pub(crate) const ETCD: &str = "etcd 3.4";
 
 const STALE_READ: Fact = Fact {
     id: "zk-stale-read",
@@ -333,7 +333,7 @@ const KEEPALIVE_CUT: Fact = Fact {
 
 /// The lease's time-to-live in `etcd-keepalive-cut`, in seconds: above
 /// etcd's minimum for the cluster's election timeout (1.5 × 2.5 s).
-const KEEPALIVE_TTL: i64 = 5;
+pub(crate) const KEEPALIVE_TTL: i64 = 5;
 
 /// How long a real step may take when nothing holds it.
 pub(crate) const PROMPT: Duration = Duration::from_secs(5);
@@ -1107,7 +1107,7 @@ struct EtcdRun<'a> {
     key: String,
 }
 
-async fn etcd_connect(endpoint: &str) -> Result<etcd_client::Client, String> {
+pub(crate) async fn etcd_connect(endpoint: &str) -> Result<etcd_client::Client, String> {
     within(
         PROMPT,
         &format!("connect to {endpoint}"),
@@ -1118,7 +1118,10 @@ async fn etcd_connect(endpoint: &str) -> Result<etcd_client::Client, String> {
 
 /// The cluster's leader and members once every member knows the same
 /// leader: (leader's index, each member's id).
-async fn etcd_ready(c: &EtcdCluster, limit: Duration) -> Result<(usize, Vec<u64>), String> {
+pub(crate) async fn etcd_ready(
+    c: &EtcdCluster,
+    limit: Duration,
+) -> Result<(usize, Vec<u64>), String> {
     let start = Instant::now();
     loop {
         let attempt = async {

@@ -544,6 +544,40 @@ pub fn etcd_keepalive_cut() -> (bool, bool, bool) {
     )
 }
 
+/// etcd, a leader failover: client 0's lease is granted, nobody renews
+/// it; the leader is cut off from its members (the real leader stopped);
+/// they elect another, which starts every lease's timer again (etcd's
+/// lessor extends each); a write through the new leader commits; the old
+/// leader steps down (CheckQuorum), follows the new one once it hears it,
+/// and applies the write. (another elected, the lease's timer started
+/// again, the old leader has the write)
+pub fn etcd_failover() -> (bool, bool, bool) {
+    let mut e = Ens::new(Face::Etcd);
+    e.send(0, Request::LeaseGrant);
+    e.catch_up();
+    // The lease as the store numbers it (etcd's ids, in grant order).
+    let lease = e.d.st.known(SessionId::first(0));
+    e.d.depose_leader();
+    let (_, leader, restarted) = e.d.elect_leader();
+    let elected = leader.is_some_and(|l| l != 0);
+    let extended = restarted.contains(&lease);
+    let wrote = replies(&e.put(1, 7), 1)
+        .iter()
+        .any(|r| matches!(r, Reply::TxnResult { .. }));
+    let old = e.d.deposed();
+    e.d.deposed_gives_up();
+    let has = old.is_some_and(|f| {
+        e.d.rejoin(f);
+        e.d.catch_up(f);
+        e.d.st
+            .server(Some(f))
+            .etcd
+            .get(key())
+            .is_some_and(|kv| kv.value == Data::Number(7))
+    });
+    (elected, extended, wrote && has)
+}
+
 /// etcd: a watch made through server 1 and one through the leader; the
 /// leader's fires at the commit, server 1's when server 1 applies it.
 /// (leader's at commit, server 1's not, server 1's on apply)
@@ -576,6 +610,7 @@ mod tests {
         assert_eq!(super::zk_local_session_stale(), (true, true, true));
         assert_eq!(super::zk_expired_told_behind(), (true, true, true));
         assert_eq!(super::zk_failover(), (true, true, true, true));
+        assert_eq!(super::etcd_failover(), (true, true, true));
         let (answered, dropped, words) = super::zk_follower_dropped();
         assert!(answered && dropped, "{words}");
         let (stale, connected, new, words) = super::zk_lag_past_sync_limit();

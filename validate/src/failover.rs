@@ -1,10 +1,12 @@
-//! A leader failover on the real ZooKeeper ensemble, beside the model
-//! store's: the leader's process is stopped (SIGSTOP, as a long pause of
-//! its JVM would), so that it takes no part in the election either, then
-//! resumed. It runs last of all: afterwards server 2 leads, which nothing
-//! after it assumes.
-//!
-//! Steps, each a fact of order:
+//! Leader failovers on the real ZooKeeper ensemble and etcd cluster,
+//! beside the model store's: the leader's process is stopped (SIGSTOP, as
+//! a long pause would), so that it takes no part in the election either,
+//! then resumed. They run last of all: afterwards another server leads,
+//! which nothing after them assumes. etcd's (`etcd-failover`): another
+//! member is elected; its lessor extends every lease, so a lease nobody
+//! renews outlives its TTL from the stop, and ends no earlier than its TTL
+//! after the election; the old leader, resumed, follows with the write
+//! made meanwhile. ZooKeeper's (`zk-failover`):
 //! 1. the followers elect server 2 (as much log as server 1, the higher
 //!    id);
 //! 2. a session that says nothing after the stop outlives its timeout
@@ -16,7 +18,8 @@
 //!    serves the write made through server 2 meanwhile.
 
 use crate::ensemble::{
-    ms, persistent, srvr, within, zk_client, Fact, FactRow, ZkEnsemble, PROMPT, ZK,
+    etcd_connect, etcd_ready, ms, persistent, srvr, within, zk_client, EtcdCluster, Fact, FactRow,
+    ZkEnsemble, ETCD, KEEPALIVE_TTL, PROMPT, ZK,
 };
 use crate::ensemble_model as model;
 use crate::faults::signal;
@@ -34,6 +37,17 @@ const FAILOVER: Fact = Fact {
         "a silent session outlives its timeout from the stop, then ends",
         "the follower's client keeps its session",
         "the old leader follows server 2 and has the write made meanwhile",
+    ],
+};
+
+const ETCD_FAILOVER: Fact = Fact {
+    id: "etcd-failover",
+    store: ETCD,
+    fact: "the leader stopped (SIGSTOP) past the election timeout: the other members elect one of them; the new leader's lessor extends every lease (its time-to-live again from the election, and more), so a lease nobody renews outlives its TTL from the stop, then ends; the old leader, resumed, follows the new one",
+    steps: &[
+        "another member elected",
+        "a lease nobody renews outlives its TTL from the stop, then ends",
+        "the old leader follows and has the write made meanwhile",
     ],
 };
 
@@ -78,6 +92,27 @@ async fn exists(c: &zk::Client, path: &str) -> Result<bool, String> {
     Ok(within(PROMPT, "exists", c.check_stat(path))
         .await?
         .is_some())
+}
+
+/// Runs the failovers of the ensembles given their processes: ZooKeeper's
+/// leader's (server 3's), etcd's members' (in `run.sh`'s order). Said on
+/// stderr.
+pub async fn run_all(
+    e: &crate::ensemble::Ensembles,
+    zk_pid: Option<u32>,
+    etcd_pids: Option<&[u32]>,
+) -> Vec<FactRow> {
+    let mut rows = Vec::new();
+    if let (Some(zk), Some(pid)) = (&e.zk, zk_pid) {
+        rows.push(zk_failover(zk, pid).await);
+    }
+    if let (Some(c), Some(pids)) = (&e.etcd, etcd_pids) {
+        rows.push(etcd_failover(c, pids).await);
+    }
+    for row in &rows {
+        eprintln!("ensemble: {:<24} {}", row.id, row.verdict());
+    }
+    rows
 }
 
 /// Runs the failover; `pid` is the leader's (server 3's) process.
@@ -237,18 +272,174 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
     ))
 }
 
-/// The report's section.
-pub fn section(row: &FactRow) -> String {
-    format!(
-        "\n## A leader failover on the real ensemble\n\nLast of all, server 3 (the leader) is stopped (SIGSTOP) until a follower leads and a silent session (timeout {SILENT_MS} ms, nothing sent after its node) has been seen past its timeout from the stop and then gone; then it is resumed. The silent session must end no earlier than its timeout after the election (less a tick). The model column is the model store's failover (`StoreDriver::depose_leader`, `elect_leader`, `deposed_gives_up`, `rejoin`, `catch_up`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n| `{}`: {} | {} | {} | {} |\n\n- {}\n",
-        row.id,
-        row.fact,
-        row.real,
-        row.model.as_deref().unwrap_or("pending"),
-        row.agree_cell(),
-        match &row.error {
-            Some(e) => format!("did not run: {e}"),
-            None => row.detail.clone(),
-        }
+/// Runs etcd's failover; `pids` are the members' processes.
+pub async fn etcd_failover(c: &EtcdCluster, pids: &[u32]) -> FactRow {
+    let (elected, extended, has) = model::etcd_failover();
+    ETCD_FAILOVER.row(etcd_real(c, pids).await, Some(vec![elected, extended, has]))
+}
+
+/// The leader member `c.members[i]` names, if it answers.
+async fn etcd_leader_seen(c: &EtcdCluster, i: usize) -> Option<u64> {
+    let mut cl = etcd_connect(&c.members[i]).await.ok()?;
+    let status = tokio::time::timeout(Duration::from_millis(800), cl.status()).await;
+    status.ok()?.ok().map(|s| s.leader())
+}
+
+async fn etcd_real(c: &EtcdCluster, pids: &[u32]) -> Result<(Vec<bool>, String), String> {
+    let (leader, ids) = etcd_ready(c, Duration::from_secs(90)).await?;
+    let pid = *pids
+        .get(leader)
+        .ok_or_else(|| format!("no process given for member {}", leader + 1))?;
+    let other = (0..3).find(|&i| i != leader).expect("three members");
+    let mut m = etcd_connect(&c.members[other]).await?;
+    let base = format!("/failover-{}", crate::zkproxy::now_s() as u64);
+    let key = format!("{base}/leased");
+    let grant = within(PROMPT, "lease grant", m.lease_grant(KEEPALIVE_TTL, None)).await?;
+    let ttl = Duration::from_secs(grant.ttl().max(0) as u64);
+    let leased = etcd_client::PutOptions::new().with_lease(grant.id());
+    within(
+        PROMPT,
+        "put with the lease",
+        m.put(key.as_str(), "x", Some(leased)),
     )
+    .await?;
+
+    let stopped_at = Instant::now();
+    let stopped = Stopped::stop(pid)?;
+    if etcd_leader_seen(c, leader).await.is_some() {
+        return Err(format!(
+            "process {pid} stopped, but member {} still answers: not its process",
+            leader + 1
+        ));
+    }
+    // Another member leads.
+    let mut new = None;
+    while new.is_none() && stopped_at.elapsed() < Duration::from_secs(30) {
+        for i in (0..3).filter(|&i| i != leader) {
+            let seen = etcd_leader_seen(c, i).await;
+            if let Some(j) = seen.and_then(|l| ids.iter().position(|&id| id == l)) {
+                if j != leader {
+                    new = Some(j);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let elected_in = stopped_at.elapsed();
+    let Some(new) = new else {
+        return Err(format!(
+            "no other member led within 30 s of the stop ({} ms)",
+            ms(elected_in)
+        ));
+    };
+    let mut n = etcd_connect(&c.members[new]).await?;
+    let written = format!("{base}/n");
+    within(
+        PROMPT,
+        "put through the new leader",
+        n.put(written.as_str(), "1", None),
+    )
+    .await?;
+    // The lease, past its TTL from the stop ...
+    tokio::time::sleep((ttl + Duration::from_secs(1)).saturating_sub(stopped_at.elapsed())).await;
+    let there = |kvs: usize| kvs > 0;
+    let outlived = there(
+        within(PROMPT, "get", n.get(key.as_str(), None))
+            .await?
+            .kvs()
+            .len(),
+    );
+    let outlived_at = stopped_at.elapsed();
+    // ... and then ends (etcd's lessor looks for expired leases every 500 ms
+    // and revokes them by a proposal).
+    let mut ended = None;
+    while stopped_at.elapsed() < elected_in + ttl * 3 + Duration::from_secs(5) {
+        if !there(
+            within(PROMPT, "get", n.get(key.as_str(), None))
+                .await?
+                .kvs()
+                .len(),
+        ) {
+            ended = Some(stopped_at.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(stopped);
+    let resumed_at = stopped_at.elapsed();
+    // The old leader follows the new one, and has the write.
+    let start = Instant::now();
+    let mut follows = false;
+    while start.elapsed() < Duration::from_secs(30) {
+        if etcd_leader_seen(c, leader).await == Some(ids[new]) {
+            follows = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let follows_in = start.elapsed();
+    let has = follows && {
+        let mut o = etcd_connect(&c.members[leader]).await?;
+        there(
+            within(
+                PROMPT,
+                "get on the old leader",
+                o.get(written.as_str(), None),
+            )
+            .await?
+            .kvs()
+            .len(),
+        )
+    };
+    Ok((
+        vec![
+            new != leader,
+            // Ended on the new leader's lessor: its TTL from the election
+            // at the earliest.
+            outlived && ended.is_some_and(|e| e >= elected_in + ttl),
+            has,
+        ],
+        format!(
+            "member {} led {} ms after member {}'s stop; the lease (TTL {} s) was {} at {} ms and gone at {}; the old leader, resumed at {} ms, {} {} ms later",
+            new + 1,
+            ms(elected_in),
+            leader + 1,
+            ttl.as_secs(),
+            if outlived { "still there" } else { "GONE" },
+            ms(outlived_at),
+            ended.map_or("— (never, while watched)".to_string(), |t| format!("{} ms", ms(t))),
+            ms(resumed_at),
+            if follows { "followed the new leader" } else { "did NOT follow" },
+            ms(follows_in),
+        ),
+    ))
+}
+
+/// The report's section.
+pub fn section(rows: &[FactRow]) -> String {
+    let mut md = format!(
+        "\n## Leader failovers on the real ensembles\n\nLast of all, each ensemble's leader is stopped (SIGSTOP) until another server leads and a silent session (ZooKeeper: timeout {SILENT_MS} ms, nothing sent after its node; etcd: a lease of TTL {KEEPALIVE_TTL} s, never renewed) has been seen past its timeout from the stop and then gone; then it is resumed. The session must end no earlier than its timeout after the election (ZooKeeper: less a tick). The model column is the model store's failover (`StoreDriver::depose_leader`, `elect_leader`, `deposed_gives_up`, `rejoin`, `catch_up`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n"
+    );
+    for row in rows {
+        md.push_str(&format!(
+            "| `{}`: {} | {} | {} | {} |\n",
+            row.id,
+            row.fact,
+            row.real,
+            row.model.as_deref().unwrap_or("pending"),
+            row.agree_cell()
+        ));
+    }
+    md.push('\n');
+    for row in rows {
+        md.push_str(&format!(
+            "- `{}`: {}\n",
+            row.id,
+            match &row.error {
+                Some(e) => format!("did not run: {e}"),
+                None => row.detail.clone(),
+            }
+        ));
+    }
+    md
 }

@@ -130,6 +130,10 @@ struct Args {
     /// and resumed, last of all, for a leader failover.
     #[arg(long = "zk-ensemble-leader-pid")]
     zk_ensemble_leader_pid: Option<u32>,
+    /// The etcd cluster's members' processes, in `--etcd-cluster`'s order:
+    /// the leader's is stopped and resumed, last of all, for a failover.
+    #[arg(long = "etcd-cluster-pids", value_delimiter = ',')]
+    etcd_cluster_pids: Option<Vec<u32>>,
     /// A three-member etcd cluster: its members' client endpoints.
     #[arg(long = "etcd-cluster")]
     etcd_cluster: Option<String>,
@@ -372,13 +376,14 @@ fn fair(recipe: &str) -> bool {
     )
 }
 
-/// The leader failover on the ZooKeeper ensemble, given its leader's
-/// process; said on stderr.
-async fn leader_failover(e: &ensemble::Ensembles, pid: Option<u32>) -> Option<ensemble::FactRow> {
-    let (zk, pid) = (e.zk.as_ref()?, pid?);
-    let row = failover::zk_failover(zk, pid).await;
-    eprintln!("ensemble: {:<24} {}", row.id, row.verdict());
-    Some(row)
+/// The leader failovers on the ensembles, given their processes.
+async fn leader_failovers(args: &Args, e: &ensemble::Ensembles) -> Vec<ensemble::FactRow> {
+    failover::run_all(
+        e,
+        args.zk_ensemble_leader_pid,
+        args.etcd_cluster_pids.as_deref(),
+    )
+    .await
 }
 
 /// A run of one section alone (`--redis-only`, `--ensemble-only`): its
@@ -1395,7 +1400,7 @@ async fn main() -> ExitCode {
         let curator_604 =
             e.zk.as_ref()
                 .map_or_else(Vec::new, |z| curator604::run_all(z, &e.links));
-        let failover = leader_failover(e, args.zk_ensemble_leader_pid).await;
+        let failover = leader_failovers(&args, e).await;
         let json = serde_json::json!({
             "ensembles": section,
             "isolations": isolations,
@@ -1410,15 +1415,13 @@ async fn main() -> ExitCode {
                 section.markdown(),
                 isolation::section(e, &isolations),
                 curator604::section(&curator_604),
-                failover
-                    .as_ref()
-                    .map_or_else(String::new, failover::section)
+                failover::section(&failover)
             ),
             &json,
             section.agrees()
                 && isolations.iter().all(faults::Experiment::agrees)
                 && curator_604.iter().all(curator604::Experiment::agrees)
-                && failover.as_ref().is_none_or(ensemble::FactRow::ok),
+                && failover.iter().all(ensemble::FactRow::ok),
         );
     }
     if args.redis_only {
@@ -1486,8 +1489,8 @@ async fn main() -> ExitCode {
     }
     // Last of all on the ensembles: afterwards server 2 leads.
     let failover = match &ensembles {
-        Some(e) => leader_failover(e, args.zk_ensemble_leader_pid).await,
-        None => None,
+        Some(e) => leader_failovers(&args, e).await,
+        None => Vec::new(),
     };
 
     // The barrier, queue, shared-lock and semaphore recipes: the model's
@@ -1802,9 +1805,7 @@ async fn main() -> ExitCode {
     if let Some(e) = &ensembles {
         md.push_str(&isolation::section(e, &isolations));
         md.push_str(&curator604::section(&curator_604));
-        if let Some(f) = &failover {
-            md.push_str(&failover::section(f));
-        }
+        md.push_str(&failover::section(&failover));
     }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
@@ -1868,7 +1869,7 @@ async fn main() -> ExitCode {
     let ensembles_agree = ensemble_section
         .as_ref()
         .is_none_or(ensemble::Section::agrees)
-        && failover.as_ref().is_none_or(ensemble::FactRow::ok);
+        && failover.iter().all(ensemble::FactRow::ok);
     if actors_agree
         && split_ok
         && etcdctl_agrees
