@@ -764,6 +764,30 @@ async fn zk_holder_on_leader(
     Ok((holder, session, made))
 }
 
+/// A new session on server 2 (opened within 1.2 s, or not) and what it
+/// lists under `dir`: the session, how long it took, the listing.
+async fn zk_new_session_lists(
+    r: &ZkRun<'_>,
+    dir: &str,
+) -> Result<(Option<zk::Client>, Duration, Option<Vec<String>>), String> {
+    let start = Instant::now();
+    let n = tokio::time::timeout(Duration::from_millis(1200), zk_client(&r.ens.servers[1])).await;
+    let opened_in = start.elapsed();
+    let n = n.ok().and_then(Result::ok);
+    let listing = match &n {
+        Some(c) => Some(
+            within(
+                Duration::from_millis(500),
+                "getChildren on server 2",
+                c.list_children(dir),
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    Ok((n, opened_in, listing))
+}
+
 async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
     let dir = format!("{}/lock", r.base);
     let (mut holder, _, _) = zk_holder_on_leader(r, &dir).await?;
@@ -775,22 +799,8 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
         }
         let at_leader =
             within(PROMPT, "getChildren on the leader", r.l.list_children(&dir)).await?;
-        let start = Instant::now();
-        let n =
-            tokio::time::timeout(Duration::from_millis(1200), zk_client(&r.ens.servers[1])).await;
-        let opened_in = start.elapsed();
-        let listing = match &n {
-            Ok(Ok(c)) => Some(
-                within(
-                    Duration::from_millis(500),
-                    "getChildren on server 2",
-                    c.list_children(&dir),
-                )
-                .await?,
-            ),
-            _ => None,
-        };
-        Ok::<_, String>((at_leader, n.ok().and_then(Result::ok), opened_in, listing))
+        let (n, opened_in, listing) = zk_new_session_lists(r, &dir).await?;
+        Ok::<_, String>((at_leader, n, opened_in, listing))
     };
     let got = go.await;
     r.release();
@@ -839,26 +849,8 @@ async fn zk_expired_told_behind(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), St
             .map_err(|e| format!("reconnect to server 2: {e}"))?;
         let answer = again.handshake(Duration::from_millis(1500)).await;
         let told_in = start.elapsed();
-        let n =
-            tokio::time::timeout(Duration::from_millis(1200), zk_client(&r.ens.servers[1])).await;
-        let listing = match &n {
-            Ok(Ok(c)) => Some(
-                within(
-                    Duration::from_millis(500),
-                    "getChildren on server 2",
-                    c.list_children(&dir),
-                )
-                .await?,
-            ),
-            _ => None,
-        };
-        Ok::<_, String>((
-            at_leader,
-            answer,
-            told_in,
-            n.ok().and_then(Result::ok),
-            listing,
-        ))
+        let (n, _, listing) = zk_new_session_lists(r, &dir).await?;
+        Ok::<_, String>((at_leader, answer, told_in, n, listing))
     };
     let got = go.await;
     r.release();

@@ -596,19 +596,8 @@ fn real_run(zk: &str, library: Library, fault: Fault, cut_s: f64) -> Result<Real
     // Then A goes on reporting for a while.
     std::thread::sleep(Duration::from_secs_f64(AFTER_S + WATCHED_AFTER_S));
     b.wait(Duration::from_secs(10), |l| has(l, "RELEASED"));
-    let recorded = Recorded {
-        who,
-        path,
-        a_lines: a.lines(),
-        b_lines: b.lines(),
-        a_wire: vec![proxy_a.events()],
-        b_wire: proxy_b.events(),
-        a_err: a.stderr_tail(),
-        fault_from,
-        fault_until,
-    };
-    drop(a);
-    drop(b);
+    let recorded = Recorded::of(who, path, a, b, vec![proxy_a.events()], proxy_b.events())
+        .cut(fault_from, fault_until);
     let run = recorded.stories()?;
     if !back {
         return Err(format!(
@@ -641,6 +630,38 @@ pub(crate) struct Recorded {
 }
 
 impl Recorded {
+    /// What A and B printed and their proxies saw; the programs are
+    /// stopped (dropped). The cut is set by [`Recorded::cut`].
+    pub(crate) fn of(
+        who: String,
+        path: String,
+        a: Harness,
+        b: Harness,
+        a_wire: Vec<Vec<WireEvent>>,
+        b_wire: Vec<WireEvent>,
+    ) -> Recorded {
+        Recorded {
+            who,
+            path,
+            a_lines: a.lines(),
+            b_lines: b.lines(),
+            a_wire,
+            b_wire,
+            a_err: a.stderr_tail(),
+            fault_from: 0.0,
+            fault_until: 0.0,
+        }
+    }
+
+    /// With the fault from `from` until `until` (wall time).
+    pub(crate) fn cut(self, from: f64, until: f64) -> Recorded {
+        Recorded {
+            fault_from: from,
+            fault_until: until,
+            ..self
+        }
+    }
+
     /// The run's stories: A's lock object's, and an application's that
     /// gives the lock up at A's first SUSPENDED or LOST, read off it.
     pub(crate) fn stories(&self) -> Result<RealRun, String> {

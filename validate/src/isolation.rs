@@ -311,19 +311,9 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     if has(&b.lines(), "ACQUIRED") {
         b.wait(Duration::from_secs(10), |l| has(l, "RELEASED"));
     }
-    let recorded = Recorded {
-        who,
-        path,
-        a_lines: a.lines(),
-        b_lines: b.lines(),
-        a_wire: proxies_a.iter().map(Proxy::events).collect(),
-        b_wire: proxy_b.events(),
-        a_err: a.stderr_tail(),
-        fault_from,
-        fault_until,
-    };
-    drop(a);
-    drop(b);
+    let a_wire = proxies_a.iter().map(Proxy::events).collect();
+    let recorded =
+        Recorded::of(who, path, a, b, a_wire, proxy_b.events()).cut(fault_from, fault_until);
     recorded.stories()
 }
 
