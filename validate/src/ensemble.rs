@@ -764,6 +764,45 @@ async fn zk_holder_on_leader(
     Ok((holder, session, made))
 }
 
+/// Closes the holder's session (as an expiry would end it: the same
+/// committed end) and lists `dir` on the leader.
+async fn zk_close_holder(
+    r: &ZkRun<'_>,
+    holder: &mut zkwire::Conn,
+    dir: &str,
+) -> Result<Vec<String>, String> {
+    let closed = holder.close_session(2).await?;
+    if closed.err != 0 {
+        return Err(format!("closeSession: error {}", closed.err));
+    }
+    within(PROMPT, "getChildren on the leader", r.l.list_children(dir)).await
+}
+
+/// Once the leader no longer lists the closed session's node `h`: what
+/// the new session `n` lists under `dir` after server 2 has caught up.
+async fn zk_listing_caught_up(
+    r: &ZkRun<'_>,
+    at_leader: &[String],
+    n: Option<&zk::Client>,
+    dir: &str,
+) -> Result<Option<Vec<String>>, String> {
+    if at_leader.iter().any(|c| c == "h") {
+        return Err("the leader still lists the closed session's node".into());
+    }
+    r.caught_up(2, PROMPT).await?;
+    match n {
+        Some(c) => Ok(Some(
+            within(PROMPT, "getChildren on server 2", c.list_children(dir)).await?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Whether a listing names the closed session's node `h`.
+fn lists_h(l: &Option<Vec<String>>) -> bool {
+    l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"))
+}
+
 /// A new session on server 2 (opened within 1.2 s, or not) and what it
 /// lists under `dir`: the session, how long it took, the listing.
 async fn zk_new_session_lists(
@@ -793,29 +832,16 @@ async fn zk_local_session(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> 
     let (mut holder, _, _) = zk_holder_on_leader(r, &dir).await?;
     r.hold(2);
     let go = async {
-        let closed = holder.close_session(2).await?;
-        if closed.err != 0 {
-            return Err(format!("closeSession: error {}", closed.err));
-        }
-        let at_leader =
-            within(PROMPT, "getChildren on the leader", r.l.list_children(&dir)).await?;
+        let at_leader = zk_close_holder(r, &mut holder, &dir).await?;
         let (n, opened_in, listing) = zk_new_session_lists(r, &dir).await?;
         Ok::<_, String>((at_leader, n, opened_in, listing))
     };
     let got = go.await;
     r.release();
     let (at_leader, n, opened_in, listing) = got?;
-    if at_leader.iter().any(|c| c == "h") {
-        return Err("the leader still lists the closed session's node".into());
-    }
-    r.caught_up(2, PROMPT).await?;
-    let after = match &n {
-        Some(c) => Some(within(PROMPT, "getChildren on server 2", c.list_children(&dir)).await?),
-        None => None,
-    };
-    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
+    let after = zk_listing_caught_up(r, &at_leader, n.as_ref(), &dir).await?;
     Ok((
-        vec![n.is_some(), lists(&listing), after.is_some() && !lists(&after)],
+        vec![n.is_some(), lists_h(&listing), after.is_some() && !lists_h(&after)],
         format!(
             "the leader listed {at_leader:?} after the holder's closeSession; the new session on server 2 {} {} ms into the hold and listed {}; after catching up {}",
             if n.is_some() { "opened" } else { "did NOT open" },
@@ -836,12 +862,7 @@ async fn zk_expired_told_behind(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), St
     let (mut holder, session, made) = zk_holder_on_leader(r, &dir).await?;
     r.links.lag(&["zk2".to_string()]);
     let go = async {
-        let closed = holder.close_session(2).await?;
-        if closed.err != 0 {
-            return Err(format!("closeSession: error {}", closed.err));
-        }
-        let at_leader =
-            within(PROMPT, "getChildren on the leader", r.l.list_children(&dir)).await?;
+        let at_leader = zk_close_holder(r, &mut holder, &dir).await?;
         // The holder's client, its connection gone, tries server 2.
         let start = Instant::now();
         let mut again = zkwire::Conn::start(&r.ens.servers[1], made.zxid, Some(&session), 4000)
@@ -855,18 +876,10 @@ async fn zk_expired_told_behind(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), St
     let got = go.await;
     r.release();
     let (at_leader, answer, told_in, n, listing) = got?;
-    if at_leader.iter().any(|c| c == "h") {
-        return Err("the leader still lists the closed session's node".into());
-    }
-    r.caught_up(2, PROMPT).await?;
-    let after = match &n {
-        Some(c) => Some(within(PROMPT, "getChildren on server 2", c.list_children(&dir)).await?),
-        None => None,
-    };
+    let after = zk_listing_caught_up(r, &at_leader, n.as_ref(), &dir).await?;
     let told = matches!(&answer, zkwire::Handshake::Opened(s) if s.timeout_ms == 0);
-    let lists = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.iter().any(|c| c == "h"));
     Ok((
-        vec![told, lists(&listing), after.is_some() && !lists(&after)],
+        vec![told, lists_h(&listing), after.is_some() && !lists_h(&after)],
         format!(
             "session {:#x} closed at the leader, which then listed {at_leader:?}; server 2, lagging, answered its reconnect {} ms later: {}; a new session there listed {}; after catching up {}",
             session.id,
@@ -1503,28 +1516,7 @@ impl Section {
             self.wall_seconds
         ));
         for (i, run) in self.runs.iter().enumerate() {
-            md.push_str(&format!(
-                "\nRun {}:\n\n| fact | store | real | model | agree |\n|---|---|---|---|---|\n",
-                i + 1
-            ));
-            for r in run {
-                md.push_str(&format!(
-                    "| `{}`: {} | {} | {} | {} | {} |\n",
-                    r.id,
-                    r.fact,
-                    r.store,
-                    r.real,
-                    r.model.as_deref().unwrap_or("pending"),
-                    r.agree_cell()
-                ));
-            }
-            md.push_str("\nDetails (timings are not compared):\n\n");
-            for r in run {
-                match &r.error {
-                    Some(e) => md.push_str(&format!("- `{}`: did not run: {e}\n", r.id)),
-                    None => md.push_str(&format!("- `{}`: {}\n", r.id, r.detail)),
-                }
-            }
+            md.push_str(&format!("\nRun {}:\n\n{}", i + 1, facts_table(run)));
         }
         let agreeing = self
             .runs
@@ -1552,6 +1544,31 @@ impl Section {
         }
         md
     }
+}
+
+/// Fact rows as the report's table (fact, store, real, model, agree), then
+/// each row's details.
+pub(crate) fn facts_table(rows: &[FactRow]) -> String {
+    let mut md = String::from("| fact | store | real | model | agree |\n|---|---|---|---|---|\n");
+    for r in rows {
+        md.push_str(&format!(
+            "| `{}`: {} | {} | {} | {} | {} |\n",
+            r.id,
+            r.fact,
+            r.store,
+            r.real,
+            r.model.as_deref().unwrap_or("pending"),
+            r.agree_cell()
+        ));
+    }
+    md.push_str("\nDetails (timings are not compared):\n\n");
+    for r in rows {
+        match &r.error {
+            Some(e) => md.push_str(&format!("- `{}`: did not run: {e}\n", r.id)),
+            None => md.push_str(&format!("- `{}`: {}\n", r.id, r.detail)),
+        }
+    }
+    md
 }
 
 /// The ZooKeeper ensemble's client endpoints in the model's order, its

@@ -417,29 +417,8 @@ async fn etcd_real(c: &EtcdCluster, pids: &[u32]) -> Result<(Vec<bool>, String),
 
 /// The report's section.
 pub fn section(rows: &[FactRow]) -> String {
-    let mut md = format!(
-        "\n## Leader failovers on the real ensembles\n\nLast of all, each ensemble's leader is stopped (SIGSTOP) until another server leads and a silent session (ZooKeeper: timeout {SILENT_MS} ms, nothing sent after its node; etcd: a lease of TTL {KEEPALIVE_TTL} s, never renewed) has been seen past its timeout from the stop and then gone; then it is resumed. The session must end no earlier than its timeout after the election (ZooKeeper: less a tick). The model column is the model store's failover (`StoreDriver::depose_leader`, `elect_leader`, `deposed_gives_up`, `rejoin`, `catch_up`).\n\n| fact | real | model | agree |\n|---|---|---|---|\n"
-    );
-    for row in rows {
-        md.push_str(&format!(
-            "| `{}`: {} | {} | {} | {} |\n",
-            row.id,
-            row.fact,
-            row.real,
-            row.model.as_deref().unwrap_or("pending"),
-            row.agree_cell()
-        ));
-    }
-    md.push('\n');
-    for row in rows {
-        md.push_str(&format!(
-            "- `{}`: {}\n",
-            row.id,
-            match &row.error {
-                Some(e) => format!("did not run: {e}"),
-                None => row.detail.clone(),
-            }
-        ));
-    }
-    md
+    format!(
+        "\n## Leader failovers on the real ensembles\n\nLast of all, each ensemble's leader is stopped (SIGSTOP) until another server leads and a silent session (ZooKeeper: timeout {SILENT_MS} ms, nothing sent after its node; etcd: a lease of TTL {KEEPALIVE_TTL} s, never renewed) has been seen past its timeout from the stop and then gone; then it is resumed. The session must end no earlier than its timeout after the election (ZooKeeper: less a tick). The model column is the model store's failover (`StoreDriver::depose_leader`, `elect_leader`, `deposed_gives_up`, `rejoin`, `catch_up`).\n\n{}",
+        crate::ensemble::facts_table(rows)
+    )
 }
