@@ -33,10 +33,10 @@
 //!
 //! The real run's schedule is read off the file ([`Schedule`]).
 
-use crate::ensemble::ZkEnsemble;
-use crate::faults::{has, Harness, Library, Readers};
+use crate::ensemble::{Ensembles, ZkEnsemble};
+use crate::faults::{has, until, verdict, Harness, Library, Readers};
 use crate::linkproxy::Links;
-use crate::zkproxy::{now_s, Proxy, Wire};
+use crate::zkproxy::{now_s, sessions_opened, Proxy};
 use models::client::Connection;
 use serde::Serialize;
 use sim::scenario::{FaultKind, Scenario};
@@ -111,6 +111,13 @@ impl Sessions {
             }
             Sessions::Global => include_str!("../../scenarios/curator-604-global-sessions.toml"),
         }
+    }
+
+    fn parse(self) -> Result<Scenario, String> {
+        crate::twin::parse(
+            &format!("scenarios/{}.toml", self.scenario()),
+            self.source(),
+        )
     }
 
     /// The real servers (`run.sh`'s numbers, 1 up) that play the model's
@@ -219,17 +226,12 @@ impl Experiment {
     }
 }
 
-impl Sessions {
-    fn parse(self) -> Result<Scenario, String> {
-        crate::twin::parse(
-            &format!("scenarios/{}.toml", self.scenario()),
-            self.source(),
-        )
-    }
-}
-
-/// Runs both scenarios on the ensemble.
-pub fn run_all(ens: &ZkEnsemble, links: &Links) -> Vec<Experiment> {
+/// Runs both scenarios on the ensembles' ZooKeeper, if they have one.
+pub fn run_all(e: &Ensembles) -> Vec<Experiment> {
+    let Some(ens) = &e.zk else {
+        return Vec::new();
+    };
+    let links = &e.links;
     Sessions::ALL
         .iter()
         .map(|&sessions| {
@@ -255,11 +257,7 @@ pub fn run_all(ens: &ZkEnsemble, links: &Links) -> Vec<Experiment> {
             eprintln!(
                 "{:<40} {}",
                 format!("curator {}", sessions.scenario()),
-                match &x.error {
-                    Some(e) => format!("did not run: {e}"),
-                    None if x.agrees() => "real and model agree".into(),
-                    None => "real and model DIFFER".into(),
-                }
+                verdict(x.error.as_deref(), x.agrees())
             );
             x
         })
@@ -335,18 +333,6 @@ fn story_of(trace: &[TraceLine]) -> Result<Story, String> {
         a_sessions: Vec::new(),
         end: s(end),
     })
-}
-
-/// Polls until `done`, at most `limit`; whether it came.
-fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
 }
 
 fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story, String> {
@@ -465,10 +451,9 @@ fn real_run(ens: &ZkEnsemble, links: &Links, sessions: Sessions) -> Result<Story
         .iter()
         .zip(order)
         .flat_map(|(p, n)| {
-            p.events().into_iter().filter_map(move |e| match e.what {
-                Wire::ConnectResponse { timeout_ms, .. } if timeout_ms > 0 => Some((s(e.at), n)),
-                _ => None,
-            })
+            sessions_opened(&p.events())
+                .map(|at| (s(at), n))
+                .collect::<Vec<_>>()
         })
         .collect();
     a_sessions.sort_by(|x, y| x.0.total_cmp(&y.0));

@@ -40,6 +40,14 @@ pub struct ZkEnsemble {
     pub log: Option<PathBuf>,
 }
 
+impl ZkEnsemble {
+    /// syncLimit × tickTime, ms: how long a follower cut off from the
+    /// leader serves on before it gives the leader up.
+    pub fn sync_ms(&self) -> u64 {
+        self.tick_ms * self.sync_limit
+    }
+}
+
 /// The etcd cluster as `run.sh` started it: client endpoints of e1..e3,
 /// and the port each one's peer proxy listens on.
 pub struct EtcdCluster {
@@ -394,6 +402,23 @@ pub(crate) async fn srvr(addr: &str) -> Result<(String, i64), String> {
     Ok((mode, zxid))
 }
 
+/// Watches `c`'s session: finishes, with the state and when, at its first
+/// state other than connected (its connection dropped, or its session
+/// ended).
+pub(crate) fn on_disconnect(
+    c: &zk::Client,
+) -> tokio::task::JoinHandle<(zk::SessionState, Instant)> {
+    let mut states = c.state_watcher();
+    tokio::spawn(async move {
+        loop {
+            let s = states.changed().await;
+            if s != zk::SessionState::SyncConnected {
+                return (s, Instant::now());
+            }
+        }
+    })
+}
+
 /// A client session on one server.
 pub(crate) async fn zk_client(addr: &str) -> Result<zk::Client, String> {
     let mut c = zk::Client::connector();
@@ -419,7 +444,7 @@ impl ZkRun<'_> {
     }
 
     fn bound(&self) -> Duration {
-        Duration::from_millis(self.ens.tick_ms * self.ens.sync_limit)
+        Duration::from_millis(self.ens.sync_ms())
     }
 
     fn hold(&self, server: usize) {
@@ -900,18 +925,10 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
     let a = zk_client(&r.ens.servers[0]).await?;
     r.caught_up(1, PROMPT).await?;
     let (before, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
-    let mut states = a.state_watcher();
+    let watch = on_disconnect(&a);
     let bound = r.bound();
     let held = Instant::now();
     r.hold(1);
-    let watch = tokio::spawn(async move {
-        loop {
-            let s = states.changed().await;
-            if s != zk::SessionState::SyncConnected {
-                return (s, Instant::now());
-            }
-        }
-    });
     let go = async {
         // A write the follower cannot acknowledge.
         r.set("6").await?;
@@ -970,11 +987,7 @@ async fn zk_lag_past_sync_limit(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), St
     let a = zk_client(&r.ens.servers[0]).await?;
     r.caught_up(1, PROMPT).await?;
     let (before, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
-    let mut states = a.state_watcher();
-    let watch = tokio::spawn(async move {
-        let s = states.changed().await;
-        (s, Instant::now())
-    });
+    let watch = on_disconnect(&a);
     let lag = 2 * r.bound();
     let start = Instant::now();
     r.links.lag(&["zk1".to_string()]);

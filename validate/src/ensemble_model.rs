@@ -151,6 +151,16 @@ impl Ens {
         replies(&s, session.client).first().map(names)
     }
 
+    /// A failover's old leader gives leading up, follows the new one and
+    /// applies what it missed: its view then (`None`: no leader deposed).
+    fn old_leader_caught_up(&mut self) -> Option<&models::store::StoreState> {
+        let f = self.d.deposed()?;
+        self.d.deposed_gives_up();
+        self.d.rejoin(f);
+        self.d.catch_up(f);
+        Some(self.d.st.server(Some(f)))
+    }
+
     fn put(&mut self, c: ClientIdx, value: u64) -> Sent {
         let txn = models::msg::Txn {
             compares: Vec::new(),
@@ -349,13 +359,9 @@ pub fn zk_failover() -> (bool, bool, bool, bool) {
     let wrote = replies(&e.create(1, "n"), 1)
         .iter()
         .any(|r| matches!(r, Reply::Created { .. }));
-    let old = e.d.deposed();
-    e.d.deposed_gives_up();
-    let has = old.is_some_and(|f| {
-        e.d.rejoin(f);
-        e.d.catch_up(f);
-        e.d.st.server(Some(f)).zk.node(node("n")).is_some()
-    });
+    let has = e
+        .old_leader_caught_up()
+        .is_some_and(|view| view.zk.node(node("n")).is_some());
     (leader == Some(2), timers, lives, wrote && has)
 }
 
@@ -564,17 +570,10 @@ pub fn etcd_failover() -> (bool, bool, bool) {
     let wrote = replies(&e.put(1, 7), 1)
         .iter()
         .any(|r| matches!(r, Reply::TxnResult { .. }));
-    let old = e.d.deposed();
-    e.d.deposed_gives_up();
-    let has = old.is_some_and(|f| {
-        e.d.rejoin(f);
-        e.d.catch_up(f);
-        e.d.st
-            .server(Some(f))
-            .etcd
-            .get(key())
-            .is_some_and(|kv| kv.value == Data::Number(7))
-    });
+    let has = e
+        .old_leader_caught_up()
+        .and_then(|view| view.etcd.get(key()))
+        .is_some_and(|kv| kv.value == Data::Number(7));
     (elected, extended, wrote && has)
 }
 

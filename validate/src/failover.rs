@@ -24,7 +24,6 @@ use crate::ensemble::{
 use crate::ensemble_model as model;
 use crate::faults::signal;
 use crate::zkwire;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zookeeper_client as zk;
 
@@ -149,16 +148,7 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
     let f_session = f.session_id();
     // Whether server 1 closed f's connection (it does as it leaves the old
     // leader).
-    let dropped = Arc::new(Mutex::new(false));
-    let mut states = f.state_watcher();
-    let seen = dropped.clone();
-    let watching = tokio::spawn(async move {
-        loop {
-            if states.changed().await != zk::SessionState::SyncConnected {
-                *seen.lock().unwrap() = true;
-            }
-        }
-    });
+    let dropped = crate::ensemble::on_disconnect(&f);
     let mut silent = zkwire::Conn::start(one, 0, None, SILENT_MS)
         .await
         .map_err(|e| format!("connect to server 1: {e}"))?;
@@ -216,8 +206,8 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
         f.list_children(base),
     )
     .await;
-    watching.abort();
-    let closed = *dropped.lock().unwrap();
+    let closed = dropped.is_finished();
+    dropped.abort();
     let kept = closed
         && listed.as_ref().is_ok_and(|c| c.iter().any(|c| c == "f"))
         && f.session_id() == f_session;

@@ -467,6 +467,27 @@ impl Harness {
     }
 }
 
+/// How an experiment went, in words for stderr.
+pub(crate) fn verdict(error: Option<&str>, agrees: bool) -> String {
+    match error {
+        Some(err) => format!("did not run: {err}"),
+        None if agrees => "real and model agree".into(),
+        None => "real and model DIFFER".into(),
+    }
+}
+
+/// Polls until `done`, at most `limit`; whether it came.
+pub(crate) fn until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
 /// Sends `sig` (`-STOP`, `-CONT`) to process `pid`.
 pub(crate) fn signal(pid: u32, sig: &str) -> Result<(), String> {
     let status = Command::new("kill")
@@ -1079,11 +1100,7 @@ impl Experiment {
         eprintln!(
             "{:<28} {}",
             self.stem(),
-            match &self.error {
-                Some(err) => format!("did not run: {err}"),
-                None if self.agrees() => "real and model agree".into(),
-                None => "real and model DIFFER".into(),
-            }
+            verdict(self.error.as_deref(), self.agrees())
         );
         if let Some(real) = &self.real {
             timeline(

@@ -8,7 +8,7 @@
 //!    connects to server 1 (global sessions) and takes the lock; B, on
 //!    server 2, waits for it.
 //! 2. Server 1's link to the leader is held both ways, the sockets kept
-//!    open, for [`CUT_S`].
+//!    open, for [`cut_ms`].
 //! 3. *keeps-holder*: A's session timeout is half syncLimit × tickTime. The
 //!    leader hears nothing of A's session and expires it; B takes the lock,
 //!    while server 1 still answers A's pings from its own view: A's library
@@ -26,11 +26,11 @@
 
 use crate::ensemble::{Ensembles, ZkEnsemble};
 use crate::faults::{
-    clear, experiment_body, has, story_of, Experiment, Fault, Harness, Library, ModelRun, Readers,
-    RealRun, Recorded, AFTER_S, WATCHED_AFTER_S,
+    clear, experiment_body, has, story_of, until, Experiment, Fault, Harness, Library, ModelRun,
+    Readers, RealRun, Recorded, AFTER_S, WATCHED_AFTER_S,
 };
 use crate::linkproxy::Links;
-use crate::zkproxy::{now_s, Proxy};
+use crate::zkproxy::{now_s, sessions_opened, Proxy};
 use models::client::Policy;
 use serde::Serialize;
 use sim::scenario::{FaultKind, Scenario};
@@ -108,19 +108,9 @@ pub(crate) fn settled(ens: &ZkEnsemble) -> Result<(), String> {
     h.block_on(crate::ensemble::zk_in_step(&ens.servers))
 }
 
-/// The sessions a client's proxy saw opened (a connect answered with a
-/// timeout: not refused, not expired).
-fn sessions_opened(wire: &[crate::zkproxy::WireEvent]) -> usize {
-    wire.iter()
-        .filter(|e| {
-            matches!(e.what, crate::zkproxy::Wire::ConnectResponse { timeout_ms, .. } if timeout_ms > 0)
-        })
-        .count()
-}
-
 /// Runs one setting: the real libraries on the ensemble, and the model.
 pub fn experiment(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Experiment {
-    let sync_ms = ens.tick_ms * ens.sync_limit;
+    let sync_ms = ens.sync_ms();
     let mut model = Vec::new();
     let mut error = None;
     for &policy in setting.policies() {
@@ -169,7 +159,7 @@ pub fn section(e: &Ensembles, experiments: &[Experiment]) -> String {
     let Some(zk) = &e.zk else {
         return String::new();
     };
-    let sync_ms = zk.tick_ms * zk.sync_limit;
+    let sync_ms = zk.sync_ms();
     let mut md = format!(
         "\n## A real holder on a follower cut off from the leader, beside the model\n\n\
 The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-short-sync-limit` on the real ZooKeeper ensemble (tickTime {} ms, syncLimit {}: syncLimit × tickTime = {sync_ms} ms), with Curator 5.4's own `InterProcessMutex` (`validate/CuratorPause.java`). Each run starts once server 3 leads servers 1 and 2 again and all three have applied the same zxid. A's connect string names server 1, server 2 and the leader, its ZooKeeper handles taking them in that order (as the model's client 0 goes: server 1, then the next); B connects to server 2. Once B waits behind A's node, server 1's link to the leader is held both ways, the sockets kept open, for {} ms, then let go. With A's session timeout {} ms (half syncLimit × tickTime) the leader expires A's session while server 1 answers A's pings from its own view, and B takes the lock; with {} ms (twice it) server 1 gives the leader up first and closes A's connection, and A's library reconnects to another server with its session alive. The model's twins are the two files with this timing, A's session timeout and the cut set in code; the facts compared, and the second real lane (an application that gives the lock up at SUSPENDED, read off the same run), are those of the section \"Real holders cut off past their sessions, beside the model\" (the full run's report). With the shorter syncLimit × tickTime only the lock object is compared: a suspend-aware application would release at SUSPENDED and let B in, which a program that does not release cannot show.\n",
@@ -189,8 +179,7 @@ The ensemble scenarios `isolated-follower-keeps-holder` and `isolated-follower-s
 /// timeout and the cut of the real run, under `policy`.
 fn twin(setting: Setting, tick_ms: u64, sync_ms: u64, policy: Policy) -> Result<Scenario, String> {
     let file = format!("scenarios/{}.toml", setting.scenario());
-    let base =
-        Scenario::parse(setting.source(), &file, setting.scenario()).map_err(|e| e.to_string())?;
+    let base = crate::twin::parse(&file, setting.source())?;
     let mut raw = base.source.clone();
     raw.policy = Some(policy.to_string());
     raw.expect = None;
@@ -245,7 +234,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     let [one, two, leader] = [0, 1, 2].map(|i| ens.servers[i].as_str());
     settled(ens)?;
     clear(leader, &path)?;
-    let sync_ms = ens.tick_ms * ens.sync_limit;
+    let sync_ms = ens.sync_ms();
     let timeout_s = format!("{}", setting.session_ms(sync_ms) as f64 / 1000.0);
     // A's connections, one proxy a server, so that its reconnections and
     // what they were told are seen wherever they go: server 1 first, then
@@ -272,7 +261,7 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     }
     let opened: Vec<usize> = proxies_a
         .iter()
-        .map(|p| sessions_opened(&p.events()))
+        .map(|p| sessions_opened(&p.events()).count())
         .collect();
     if opened != [1, 0, 0] {
         return Err(format!(
@@ -290,15 +279,14 @@ fn real_run(ens: &ZkEnsemble, links: &Links, setting: Setting) -> Result<RealRun
     )?;
     // B waits behind A's node once its own is there, and the ensemble has
     // applied both.
-    let queued = std::time::Instant::now();
-    while readers.children(0, &path) < 2 || readers.children(1, &path) < 2 {
-        if queued.elapsed() > Duration::from_secs(30) {
-            return Err(format!(
-                "{who}: B never queued behind A: {}",
-                b.stderr_tail()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let queued = until(Duration::from_secs(30), || {
+        readers.children(0, &path) >= 2 && readers.children(1, &path) >= 2
+    });
+    if !queued {
+        return Err(format!(
+            "{who}: B never queued behind A: {}",
+            b.stderr_tail()
+        ));
     }
     let fault_from = now_s();
     links.hold(&["zk1".to_string()]);

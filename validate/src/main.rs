@@ -376,14 +376,51 @@ fn fair(recipe: &str) -> bool {
     )
 }
 
-/// The leader failovers on the ensembles, given their processes.
-async fn leader_failovers(args: &Args, e: &ensemble::Ensembles) -> Vec<ensemble::FactRow> {
-    failover::run_all(
-        e,
-        args.zk_ensemble_leader_pid,
-        args.etcd_cluster_pids.as_deref(),
-    )
-    .await
+/// The ensemble scenarios replayed on the real ensembles with the real
+/// libraries, and the ensembles' leader failovers, each beside the model.
+#[derive(Default, Serialize)]
+struct Replays {
+    isolations: Vec<faults::Experiment>,
+    curator_604: Vec<curator604::Experiment>,
+    failover: Vec<ensemble::FactRow>,
+}
+
+impl Replays {
+    /// The scenarios (each run leaves the ensembles as `run.sh` laid them
+    /// out), their pictures drawn into `out`.
+    fn scenarios(e: &ensemble::Ensembles, out: &std::path::Path) -> Replays {
+        Replays {
+            isolations: isolation::run_all(e, out),
+            curator_604: curator604::run_all(e),
+            failover: Vec::new(),
+        }
+    }
+
+    /// The leader failovers, given the leaders' processes: last of all, as
+    /// another server leads after them.
+    async fn failovers(&mut self, args: &Args, e: &ensemble::Ensembles) {
+        self.failover = failover::run_all(
+            e,
+            args.zk_ensemble_leader_pid,
+            args.etcd_cluster_pids.as_deref(),
+        )
+        .await;
+    }
+
+    fn markdown(&self, e: &ensemble::Ensembles) -> String {
+        format!(
+            "{}{}{}",
+            isolation::section(e, &self.isolations),
+            curator604::section(&self.curator_604),
+            failover::section(&self.failover)
+        )
+    }
+
+    fn agrees(&self) -> bool {
+        self.isolations.iter().all(faults::Experiment::agrees)
+            && self.curator_604.iter().all(curator604::Experiment::agrees)
+            && self.failover.iter().all(ensemble::FactRow::ok)
+    }
 }
 
 /// A run of one section alone (`--redis-only`, `--ensemble-only`): its
@@ -1396,32 +1433,15 @@ async fn main() -> ExitCode {
     std::fs::create_dir_all(&args.out).expect("create the output directory");
     if let (true, Some(e)) = (args.ensemble_only, &ensembles) {
         let section = ensemble::validate(e, args.ensemble_runs).await;
-        let isolations = isolation::run_all(e, &args.out);
-        let curator_604 =
-            e.zk.as_ref()
-                .map_or_else(Vec::new, |z| curator604::run_all(z, &e.links));
-        let failover = leader_failovers(&args, e).await;
-        let json = serde_json::json!({
-            "ensembles": section,
-            "isolations": isolations,
-            "curator_604": curator_604,
-            "failover": failover,
-        });
+        let mut replays = Replays::scenarios(e, &args.out);
+        replays.failovers(&args, e).await;
+        let json = serde_json::json!({ "ensembles": section, "replays": replays });
         return write_one_section(
             &args,
             "ensembles",
-            &format!(
-                "{}{}{}{}",
-                section.markdown(),
-                isolation::section(e, &isolations),
-                curator604::section(&curator_604),
-                failover::section(&failover)
-            ),
+            &format!("{}{}", section.markdown(), replays.markdown(e)),
             &json,
-            section.agrees()
-                && isolations.iter().all(faults::Experiment::agrees)
-                && curator_604.iter().all(curator604::Experiment::agrees)
-                && failover.iter().all(ensemble::FactRow::ok),
+            section.agrees() && replays.agrees(),
         );
     }
     if args.redis_only {
@@ -1446,15 +1466,11 @@ async fn main() -> ExitCode {
         Some(e) => Some(ensemble::validate(e, args.ensemble_runs).await),
         None => None,
     };
-    // A real holder on a follower cut off from the leader (after the facts
-    // too, before the actors: the ensemble has settled again by then).
-    let isolations = ensembles
+    // The ensemble scenarios replayed with the real libraries (after the
+    // facts, before the actors: each run leaves the ensembles settled).
+    let mut replays = ensembles
         .as_ref()
-        .map_or_else(Vec::new, |e| isolation::run_all(e, &args.out));
-    let curator_604 = ensembles
-        .as_ref()
-        .and_then(|e| Some(curator604::run_all(e.zk.as_ref()?, &e.links)))
-        .unwrap_or_default();
+        .map_or_else(Replays::default, |e| Replays::scenarios(e, &args.out));
     let mut ensemble_rows = Vec::new();
     let mut ensemble_errors = Vec::new();
     if let Some(e) = &ensembles {
@@ -1487,11 +1503,10 @@ async fn main() -> ExitCode {
             eprintln!("lockstep-validate: the actors on the ensembles did not run: {err}");
         }
     }
-    // Last of all on the ensembles: afterwards server 2 leads.
-    let failover = match &ensembles {
-        Some(e) => leader_failovers(&args, e).await,
-        None => Vec::new(),
-    };
+    // Last of all on the ensembles: afterwards another server leads.
+    if let Some(e) = &ensembles {
+        replays.failovers(&args, e).await;
+    }
 
     // The barrier, queue, shared-lock and semaphore recipes: the model's
     // own runs, replayed.
@@ -1803,9 +1818,7 @@ async fn main() -> ExitCode {
         None => md.push_str("\n## Replicated stores: facts of order on real ensembles\n\nNot run: the validator was given no ensemble (`--zk-ensemble`, `--etcd-cluster`).\n"),
     }
     if let Some(e) = &ensembles {
-        md.push_str(&isolation::section(e, &isolations));
-        md.push_str(&curator604::section(&curator_604));
-        md.push_str(&failover::section(&failover));
+        md.push_str(&replays.markdown(e));
     }
     std::fs::write(args.out.join("validation.md"), &md).expect("write");
     std::fs::write(
@@ -1834,9 +1847,7 @@ async fn main() -> ExitCode {
             "ensembles": ensemble_section,
             "ensemble_rows": ensemble_rows,
             "ensemble_actor_errors": ensemble_errors,
-            "isolations": isolations,
-            "curator_604": curator_604,
-            "failover": failover,
+            "replays": replays,
         }))
         .unwrap(),
     )
@@ -1855,11 +1866,7 @@ async fn main() -> ExitCode {
     let libraries_agree = library_rows
         .iter()
         .all(|r| r.requests_match && r.notifications_match && r.order_agrees);
-    let faults_agree = experiments
-        .iter()
-        .chain(&isolations)
-        .all(faults::Experiment::agrees)
-        && curator_604.iter().all(curator604::Experiment::agrees);
+    let faults_agree = experiments.iter().all(faults::Experiment::agrees);
     let elect_ran = [&phantom, &mutex_11456]
         .iter()
         .all(|o| o.error.is_none() && o.key_gone_before_return);
@@ -1869,7 +1876,7 @@ async fn main() -> ExitCode {
     let ensembles_agree = ensemble_section
         .as_ref()
         .is_none_or(ensemble::Section::agrees)
-        && failover.iter().all(ensemble::FactRow::ok);
+        && replays.agrees();
     if actors_agree
         && split_ok
         && etcdctl_agrees

@@ -179,6 +179,15 @@ impl Shared {
     }
 }
 
+/// When the connections on `wire` opened a session (their connect
+/// answered with a timeout: neither refused nor expired).
+pub fn sessions_opened(wire: &[WireEvent]) -> impl Iterator<Item = f64> + '_ {
+    wire.iter().filter_map(|e| match e.what {
+        Wire::ConnectResponse { timeout_ms, .. } if timeout_ms > 0 => Some(e.at),
+        _ => None,
+    })
+}
+
 /// Wall time, seconds since the Unix epoch.
 pub fn now_s() -> f64 {
     SystemTime::now()
