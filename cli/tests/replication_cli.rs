@@ -112,6 +112,10 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
             &["--isolations", "1"][..],
             "--isolations: an isolation cuts a follower off",
         ),
+        (
+            &["--mutes", "1"][..],
+            "--mutes: a mute holds a follower's half of its link",
+        ),
     ] {
         let mut all = vec!["check", "--recipe", "fair-predecessor", "--clients", "2"];
         all.extend(args);
@@ -148,6 +152,21 @@ fn ensemble_flags_run_and_bad_ones_exit_2_naming_the_flag() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     let says = "--local-sessions: etcd-revision talks to Etcd";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    // A mute is ZooKeeper's: etcd's Raft has no syncLimit.
+    let o = lockstep(&[
+        "check",
+        "--recipe",
+        "etcd-revision",
+        "--clients",
+        "2",
+        "--servers",
+        "3",
+        "--mutes",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let says = "--mutes: etcd-revision talks to Etcd: a mute is a ZooKeeper ensemble's";
     assert!(stderr(&o).contains(says), "{}", stderr(&o));
     // A lag fault on one server, in a scenario file.
     let dir = std::env::temp_dir().join(format!("lockstep-lag-{}", std::process::id()));

@@ -1231,6 +1231,119 @@ fn the_checker_isolates_a_follower() {
     }
 }
 
+/// A muted follower (the leader does not hear it; the simulator's `mute`):
+/// it still applies the leader's commits, so its client reads what the
+/// leader committed since; but what it would pass the leader waits — its
+/// client's write is unanswered and its pings renew nothing at the leader
+/// (they are answered) — until the link heals, when the write is passed
+/// on and answered. The leader's expiry of the session reaches the client
+/// when server 1 applies it. Dropped by the leader, it names its client.
+#[test]
+fn a_muted_follower_applies_on_and_holds_what_it_passes_the_leader() {
+    let mut e = Ens::new();
+    e.mute(0);
+    e.send(2, create("b"));
+    e.apply(0);
+    assert_eq!(
+        names(&replies_to(&e.send(0, children(false)), 0)[0].1),
+        ["b"],
+        "server 1 applied the leader's create"
+    );
+    assert!(replies_to(&e.send(0, create("a")), 0).is_empty(), "held");
+    let (pong, renewed) = e.ping_renewing(sid(0));
+    assert!(pong
+        .iter()
+        .any(|(to, m)| *to == 0 && matches!(m, Msg::Pong { .. })));
+    assert!(!renewed, "the leader does not hear client 0's ping");
+    let passed = e.rejoin(0);
+    assert!(replies_to(&passed, 0).is_empty(), "answered once applied");
+    assert_eq!(
+        replies_to(&e.apply(0), 0).len(),
+        1,
+        "the held create, answered"
+    );
+    assert!(e.st.zk.node(node("a")).is_some());
+    assert!(e.ping_renewing(sid(0)).1, "heard again");
+
+    e.mute(0);
+    let expired = e.expire(0);
+    let told = |s: &Sent| {
+        s.iter()
+            .any(|(to, m)| *to == 0 && matches!(m, Msg::Expired { .. }))
+    };
+    assert!(!told(&expired), "server 1 has not applied it");
+    assert!(
+        told(&e.apply(0)),
+        "server 1 applies the expiry and tells its client"
+    );
+    assert_eq!(
+        e.drop_follower(0),
+        vec![0],
+        "its client's connection closed"
+    );
+}
+
+/// The muted follower in the checker (`--mutes 1`): client 0's session,
+/// silent at the leader, expires there, and client 1 takes the lock. A
+/// suspend-aware client 0 is told when server 1 applies the expiry, so the
+/// double hold needs server 1 behind the expiry when client 1 holds (the
+/// race the simulator's `muted-follower-tells-holder` loses on a few
+/// seeds); the holder's connection never drops before. Refused on etcd
+/// and on one server, naming the setting.
+#[test]
+fn the_checker_mutes_a_follower() {
+    use models::checker::{check, CheckOptions, Status};
+    use models::client::Policy;
+    use models::model::{Action, FaultBudget, ModelCfg};
+    use models::properties::PropertyName;
+    use stateright::Model;
+    let cfg = |recipe: &str, servers| ModelCfg {
+        servers,
+        policy: Policy::SuspendAware,
+        faults: FaultBudget {
+            mutes: 1,
+            ..FaultBudget::default()
+        },
+        ..ModelCfg::new(models::recipes::parse(recipe).unwrap(), 2)
+    };
+    let model = cfg("fair-predecessor:curator", 3).into_model().unwrap();
+    let opts = CheckOptions::default().asking(&[PropertyName::MutualExclusion]);
+    let r = check(&model, opts).unwrap();
+    let me = r.property(PropertyName::MutualExclusion).expect("judged");
+    assert_eq!(me.status, Status::Violated);
+    let path = me.path.as_ref().expect("a counterexample");
+    let at = |want: fn(&Action) -> bool| path.iter().position(want);
+    let muted = at(|a| matches!(a, Action::Mute(0))).expect("server 1 is muted");
+    let expiry = at(|a| matches!(a, Action::Expire(s) if s.client == 0)).expect("an expiry");
+    assert!(muted < expiry, "{path:?}");
+    assert!(
+        !path
+            .iter()
+            .any(|a| matches!(a, Action::DropMuted(_) | Action::GiveUpLeader(_))),
+        "the holder's connection stays up: {path:?}"
+    );
+    let mut state = model.init_states().remove(0);
+    for &a in path {
+        state = model.next_state(&state, a).expect("the path replays");
+    }
+    let e = state.store.ensemble.as_ref().expect("an ensemble");
+    assert!(
+        e.lag(0) > 0,
+        "server 1 has not applied the expiry: {path:?}"
+    );
+    for (recipe, servers, says) in [
+        ("fair-predecessor", 1, "--servers 3"),
+        (
+            "etcd-revision",
+            3,
+            "a mute is a ZooKeeper ensemble's follower's",
+        ),
+    ] {
+        let e = cfg(recipe, servers).into_model().err().expect("refused");
+        assert!(e.to_string().contains(says), "{recipe}: {e}");
+    }
+}
+
 /// An isolated etcd member (`--isolations 1` over etcd): it holds what its
 /// clients would have it propose until the cut heals, and answers no
 /// keepalive (the lessor is the leader's), so the leader expires client

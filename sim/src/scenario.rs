@@ -349,6 +349,27 @@ pub enum FaultKind {
     /// connections; it follows the leader again when the cut heals.
     /// Scheduled only.
     Isolate,
+    /// A ZooKeeper ensemble: the leader stops hearing a follower
+    /// (`server`) for `duration_ms` — its half of the link is held — while
+    /// the follower still hears the leader and applies its commits. It
+    /// serves its clients' reads fresh and tells them of their sessions'
+    /// ends when it applies them, but what it passes the leader waits:
+    /// their writes, `sync`s and sessions' touches. After
+    /// `timing.sync_limit_ms` the leader drops it (no word from it for
+    /// syncLimit × tickTime) and it closes its clients' connections; it
+    /// follows the leader again when the link heals. Scheduled only.
+    Mute,
+}
+
+/// The faults that strike one follower of an ensemble: what it stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FollowerFault {
+    /// Applying the leader's commits.
+    Lag,
+    /// Hearing the leader and being heard by it.
+    Isolate,
+    /// Being heard by the leader.
+    Mute,
 }
 
 impl FaultKind {
@@ -360,7 +381,8 @@ impl FaultKind {
             | FaultKind::ClockJump
             | FaultKind::Failover
             | FaultKind::Lag
-            | FaultKind::Isolate => true,
+            | FaultKind::Isolate
+            | FaultKind::Mute => true,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -368,6 +390,30 @@ impl FaultKind {
             | FaultKind::Delay
             | FaultKind::Interrupt
             | FaultKind::CheckCritical => false,
+        }
+    }
+
+    /// Whether the fault strikes a follower of an ensemble (`server`).
+    pub fn strikes_a_follower(self) -> bool {
+        self.follower_fault().is_some()
+    }
+
+    /// The fault as one that strikes a follower, if it is one.
+    pub fn follower_fault(self) -> Option<FollowerFault> {
+        match self {
+            FaultKind::Lag => Some(FollowerFault::Lag),
+            FaultKind::Isolate => Some(FollowerFault::Isolate),
+            FaultKind::Mute => Some(FollowerFault::Mute),
+            FaultKind::Crash
+            | FaultKind::Pause
+            | FaultKind::Partition
+            | FaultKind::LostReply
+            | FaultKind::Delay
+            | FaultKind::MasterRestart
+            | FaultKind::ClockJump
+            | FaultKind::Failover
+            | FaultKind::Interrupt
+            | FaultKind::CheckCritical => None,
         }
     }
 
@@ -393,6 +439,7 @@ impl FaultKind {
             FaultKind::CheckCritical => "check_critical",
             FaultKind::Lag => "lag",
             FaultKind::Isolate => "isolate",
+            FaultKind::Mute => "mute",
         }
     }
 }
@@ -1815,7 +1862,8 @@ fn resolve_profile(
                 | FaultKind::Failover
                 | FaultKind::Interrupt
                 | FaultKind::Lag
-                | FaultKind::Isolate,
+                | FaultKind::Isolate
+                | FaultKind::Mute,
                 None,
             ) => (0, 0),
         };
@@ -2014,6 +2062,15 @@ fn check_follower_fault(
             ),
         ));
     }
+    if s.kind == FaultKind::Mute && face != Face::ZooKeeper {
+        return Err(err(
+            &format!("{key}.kind"),
+            format!(
+                "a mute is a ZooKeeper follower's, which the leader drops after syncLimit × \
+                 tickTime (this recipe's store is {face:?})"
+            ),
+        ));
+    }
     if s.client != NO_CLIENT || s.master.is_some() {
         return Err(err(
             &format!("{key}.server"),
@@ -2128,13 +2185,13 @@ fn check_schedule(
     for (i, s) in schedule.iter().enumerate() {
         let key = format!("schedule[{i}]");
         let kind = s.kind.name();
-        if matches!(s.kind, FaultKind::Lag | FaultKind::Isolate) {
+        if s.kind.strikes_a_follower() {
             check_follower_fault(s, &key, (servers, store_of.0), err)?;
             // One at a time on a follower: the end of one is the end of
             // its lag, which another under way would not share.
             let ends = |f: &ScheduledFault| f.at_ms.saturating_add(f.duration_ms.unwrap_or(0));
             let overlaps = schedule[..i].iter().any(|o| {
-                matches!(o.kind, FaultKind::Lag | FaultKind::Isolate)
+                o.kind.strikes_a_follower()
                     && o.server == s.server
                     && o.at_ms < ends(s)
                     && s.at_ms < ends(o)
@@ -2143,28 +2200,32 @@ fn check_schedule(
                 return Err(err(
                     &format!("{key}.at_ms"),
                     format!(
-                        "overlaps an earlier lag or isolate of server {}: one at a time on a \
-                         follower",
+                        "overlaps an earlier lag, isolate or mute of server {}: one at a time on \
+                         a follower",
                         s.server.unwrap_or(0)
                     ),
                 ));
             }
             // The leader keeps a quorum: the model's leader commits
             // whatever it takes, as a leader with a quorum does.
-            let cuts =
-                |f: &ScheduledFault| matches!(f.kind, FaultKind::Isolate | FaultKind::Failover);
+            let cuts = |f: &ScheduledFault| {
+                matches!(
+                    f.kind,
+                    FaultKind::Isolate | FaultKind::Mute | FaultKind::Failover
+                )
+            };
             let cut_at_once = schedule
                 .iter()
                 .filter(|o| cuts(o) && o.at_ms < ends(s) && s.at_ms < ends(o))
                 .count();
-            if s.kind == FaultKind::Isolate
+            if matches!(s.kind, FaultKind::Isolate | FaultKind::Mute)
                 && cut_at_once > usize::from(servers.saturating_sub(1) / 2)
             {
                 return Err(err(
                     &format!("{key}.at_ms"),
                     format!(
-                        "overlaps another isolate or a failover: with {servers} servers at most {} \
-                         can be cut off at once, or the leader has no quorum",
+                        "overlaps another isolate, mute or a failover: with {servers} servers at \
+                         most {} can be cut off at once, or the leader has no quorum",
                         servers.saturating_sub(1) / 2
                     ),
                 ));
@@ -2186,7 +2247,8 @@ fn check_schedule(
             return Err(err(
                 &format!("{key}.server"),
                 format!(
-                    "a {kind} strikes no server (got {server}): only a lag or an isolate names one"
+                    "a {kind} strikes no server (got {server}): only a lag, an isolate or a mute \
+                     names one"
                 ),
             ));
         }
@@ -2282,7 +2344,8 @@ fn check_schedule(
                 | FaultKind::ClockJump
                 | FaultKind::Failover
                 | FaultKind::Lag
-                | FaultKind::Isolate,
+                | FaultKind::Isolate
+                | FaultKind::Mute,
                 _,
                 _,
             )

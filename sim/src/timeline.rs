@@ -123,7 +123,8 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
                 | FaultKind::ClockJump
                 | FaultKind::Failover
                 | FaultKind::Lag
-                | FaultKind::Isolate => {}
+                | FaultKind::Isolate
+                | FaultKind::Mute => {}
                 FaultKind::Pause | FaultKind::Partition | FaultKind::Delay => match duration_us {
                     Some(d) => {
                         c.lane

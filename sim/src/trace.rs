@@ -76,6 +76,11 @@ pub enum FollowerChange {
     CutOff { duration_us: u64 },
     /// Cut off for syncLimit × tickTime, it gives the leader up.
     Dropped,
+    /// A mute fault: the leader hears nothing from it for a while; it
+    /// still hears the leader.
+    Muted { duration_us: u64 },
+    /// Muted for syncLimit × tickTime, the leader drops it.
+    DroppedByLeader,
     /// It hears the leader again and follows it.
     Rejoins,
     /// A failover fault: the leader is cut off from its followers for a
@@ -524,7 +529,8 @@ impl fmt::Display for TraceEvent {
                     | FaultKind::Interrupt
                     | FaultKind::CheckCritical
                     | FaultKind::Lag
-                    | FaultKind::Isolate => fault.name(),
+                    | FaultKind::Isolate
+                    | FaultKind::Mute => fault.name(),
                 };
                 write!(f, "FAULT master {master}: {what}")
             }
@@ -559,6 +565,17 @@ impl fmt::Display for TraceEvent {
                     f,
                     "store: server {server} gives the leader up (syncLimit × tickTime without \
                      it) and closes its clients' connections"
+                ),
+                FollowerChange::Muted { duration_us } => write!(
+                    f,
+                    "FAULT the leader hears nothing from server {server} for {} ms (it still \
+                     hears the leader, applies its commits and serves its clients)",
+                    duration_us / 1000
+                ),
+                FollowerChange::DroppedByLeader => write!(
+                    f,
+                    "store: the leader drops server {server} (syncLimit × tickTime without a \
+                     word from it); server {server} closes its clients' connections"
                 ),
                 FollowerChange::Rejoins => {
                     write!(f, "store: server {server} follows the leader again")

@@ -155,7 +155,38 @@ fn bad_ensemble_settings_are_refused_naming_the_key() {
                 lag(3, "server = 1\nduration_ms = 100")
             ),
             "schedule[1].at_ms",
-            "overlaps an earlier lag or isolate of server 1",
+            "overlaps an earlier lag, isolate or mute of server 1",
+        ),
+        (
+            format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"mute\"\nserver = 1\nduration_ms = 100\n",
+                lag(3, "server = 1\nduration_ms = 100")
+            ),
+            "schedule[1].at_ms",
+            "overlaps an earlier lag, isolate or mute of server 1",
+        ),
+        (
+            lag(1, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"mute\""),
+            "schedule[0].kind",
+            "one server has none",
+        ),
+        (
+            etcd(lag(3, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"mute\"")),
+            "schedule[0].kind",
+            "a mute is a ZooKeeper follower's",
+        ),
+        (
+            lag(3, "duration_ms = 100").replace("\"lag\"", "\"mute\""),
+            "schedule[0].server",
+            "needs the follower",
+        ),
+        (
+            format!(
+                "{}[[schedule]]\nat_ms = 50\nkind = \"mute\"\nserver = 2\nduration_ms = 100\n",
+                lag(3, "server = 1\nduration_ms = 100").replace("\"lag\"", "\"isolate\"")
+            ),
+            "schedule[0].at_ms",
+            "at most 1 can be cut off at once",
         ),
         (
             format!(
@@ -406,6 +437,77 @@ fn an_isolated_follower_keeps_its_holder_until_sync_limit() {
         let g = simulate(&short, seed, true);
         assert!(g.violations.is_empty(), "seed {seed}: {:?}", g.violations);
     }
+}
+
+/// The one-way twin of the isolated follower: the leader stops hearing
+/// server 1 (a mute) but server 1 still hears the leader. The holder's
+/// session, silent at the leader, expires there as under the two-way cut;
+/// but server 1 applies the expiry as every server does and tells the
+/// holder, which (suspend-aware) releases within a millisecond of it. A
+/// double hold is left only to the race between that notice and the other
+/// client's acquisition, which the notice wins on most seeds, and it ends
+/// when the notice arrives; under the two-way cut it lasts until server 1
+/// gives the leader up. The leader drops server 1 at syncLimit × tickTime.
+#[test]
+fn a_muted_follower_tells_its_holder_of_the_expiry_when_it_applies_it() {
+    let muted = shipped("muted-follower-tells-holder");
+    let cut = shipped("isolated-follower-keeps-holder");
+    let (mute_at, limit) = (500_000, 10_000_000);
+    let mut raced = 0;
+    for seed in 0..200 {
+        let o = simulate(&muted, seed, true);
+        assert_eq!(
+            follower_change(
+                &o,
+                1,
+                FollowerChange::Muted {
+                    duration_us: 15_000_000
+                }
+            ),
+            Some(mute_at),
+            "seed {seed}"
+        );
+        assert_eq!(
+            follower_change(&o, 1, FollowerChange::DroppedByLeader),
+            Some(mute_at + limit),
+            "seed {seed}: the leader drops it at syncLimit × tickTime"
+        );
+        let expired = expiry_of(&o, 0).expect("client 0's session expires at the leader");
+        assert!(
+            expired > mute_at + 3_000_000 && expired < mute_at + limit,
+            "seed {seed}"
+        );
+        let released = o
+            .trace
+            .iter()
+            .find(|l| matches!(l.event, TraceEvent::Release { client: 0 }))
+            .map(|l| l.t)
+            .expect("client 0 releases");
+        assert!(
+            released > expired && released < expired + 2_000,
+            "seed {seed}: told of the expiry within its server's apply and a message \
+             ({expired} → {released})"
+        );
+        if let Some(both) = o.first_violation("mutual_exclusion") {
+            raced += 1;
+            assert!(
+                both.at_us <= released,
+                "seed {seed}: the window ends with the notice"
+            );
+        }
+        if seed < 20 {
+            let c = simulate(&cut, seed, true);
+            let both = c
+                .first_violation("mutual_exclusion")
+                .expect("the two-way cut");
+            assert!(both.at_us + 5_000_000 < mute_at + limit, "seed {seed}");
+        }
+    }
+    assert!(raced < 20, "{raced} of 200 seeds raced the notice");
+    assert!(
+        raced > 0,
+        "no seed raced the notice: the window is not modelled"
+    );
 }
 
 /// A client paused while its follower gave the leader up finds the

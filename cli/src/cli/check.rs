@@ -43,6 +43,10 @@ struct CheckJson {
     /// (`--isolations`); absent when none.
     #[serde(skip_serializing_if = "is_zero")]
     isolations: u8,
+    /// A ZooKeeper ensemble's followers the leader stops hearing
+    /// (`--mutes`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    mutes: u8,
     fencing: bool,
     policy: String,
     /// Waiters may give an acquisition up (`--acquire-timeout`).
@@ -345,6 +349,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             interrupts: cfg.faults.interrupts,
             critical_checks: cfg.faults.critical_checks,
             isolations: cfg.faults.isolations,
+            mutes: cfg.faults.mutes,
             fencing: cfg.fencing,
             policy: cfg.policy.to_string(),
             acquire_timeout: cfg.acquire_timeout,

@@ -58,6 +58,7 @@ impl From<ConfigError> for UsageError {
             Setting::Servers => "--servers",
             Setting::MaxLag => "--max-lag",
             Setting::Isolations => "--isolations",
+            Setting::Mutes => "--mutes",
             Setting::LocalSessions => "--local-sessions",
         };
         UsageError(format!("{flag}: {e}"))
@@ -512,6 +513,13 @@ pub struct ModelArgs {
     /// keepalive and keep their clients until the cut heals.
     #[arg(long, default_value_t = 0)]
     pub isolations: u8,
+    /// A ZooKeeper ensemble (--servers 3): followers the leader stops
+    /// hearing (their half of the link held); each still applies the
+    /// leader's commits and serves its clients, while their writes and
+    /// sessions' touches wait, until the leader drops it (syncLimit ×
+    /// tickTime) or the link heals.
+    #[arg(long, default_value_t = 0)]
+    pub mutes: u8,
     /// Redis: give the first master an asynchronously replicated replica.
     #[arg(long)]
     pub replica: bool,
@@ -644,6 +652,7 @@ impl ModelArgs {
                 clock_jumps: self.clock_jumps,
                 failovers: self.failovers,
                 isolations: self.isolations,
+                mutes: self.mutes,
             },
             deployment: models::store::redis::Deployment {
                 persistence,

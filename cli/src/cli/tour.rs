@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 /// The shipped scenarios, built in so the tour runs from anywhere.
-pub const SHIPPED: [(&str, &str); 55] = [
+pub const SHIPPED: [(&str, &str); 56] = [
     ("healthy", include_str!("../../../scenarios/healthy.toml")),
     (
         "gc-pause-split-brain",
@@ -207,6 +207,10 @@ pub const SHIPPED: [(&str, &str); 55] = [
     (
         "isolated-follower-short-sync-limit",
         include_str!("../../../scenarios/isolated-follower-short-sync-limit.toml"),
+    ),
+    (
+        "muted-follower-tells-holder",
+        include_str!("../../../scenarios/muted-follower-tells-holder.toml"),
     ),
     (
         "sync-not-a-quorum-op",

@@ -160,7 +160,8 @@ fn owed(action: Action) -> bool {
         | Action::RestartMaster(_)
         | Action::ClockJump(_)
         | Action::Failover
-        | Action::Isolate(_) => false,
+        | Action::Isolate(_)
+        | Action::Mute(_) => false,
         Action::Deliver(..)
         | Action::Timeout(..)
         | Action::Expire(_)
@@ -171,6 +172,7 @@ fn owed(action: Action) -> bool {
         | Action::Elect
         | Action::StepDown
         | Action::GiveUpLeader(_)
+        | Action::DropMuted(_)
         | Action::Rejoin(_)
         | Action::Resume(_)
         | Action::ResumeReconnect(_)

@@ -156,6 +156,8 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Elect
         | Action::StepDown
         | Action::Isolate(_)
+        | Action::Mute(_)
+        | Action::DropMuted(_)
         | Action::GiveUpLeader(_)
         | Action::Rejoin(_) => None,
     }
@@ -267,6 +269,8 @@ impl Footprint {
             | Action::Elect
             | Action::StepDown
             | Action::Isolate(_)
+            | Action::Mute(_)
+            | Action::DropMuted(_)
             | Action::GiveUpLeader(_)
             | Action::Rejoin(_) => return Footprint::ALL,
         };
@@ -441,11 +445,12 @@ impl RecipeModel {
                     interrupts,
                     critical_checks,
                     isolations,
+                    mutes,
                 } = state.budget;
                 // A finished client is offered no crash, pause or partition;
                 // a store fault is no client's, and is left to the full
                 // search.
-                let store_faults = master_restarts + clock_jumps + failovers + isolations;
+                let store_faults = master_restarts + clock_jumps + failovers + isolations + mutes;
                 let no_fault_first = store_faults == 0
                     && (done || crashes == 0 && pauses == 0 && partitions == 0)
                     && (lost_replies == 0

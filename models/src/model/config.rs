@@ -74,7 +74,8 @@ fn role(setting: Setting) -> Option<(App, &'static str)> {
         | Setting::Servers
         | Setting::MaxLag
         | Setting::LocalSessions
-        | Setting::Isolations => None,
+        | Setting::Isolations
+        | Setting::Mutes => None,
     }
 }
 
@@ -246,6 +247,8 @@ pub enum Setting {
     LocalSessions,
     /// A follower cut off from the leader.
     Isolations,
+    /// A follower the leader does not hear.
+    Mutes,
 }
 
 impl fmt::Display for ConfigError {
@@ -377,6 +380,11 @@ pub struct FaultBudget {
     /// when the checker says.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub isolations: u8,
+    /// A ZooKeeper ensemble: a follower the leader stops hearing (the
+    /// simulator's `mute`): it still applies the leader's commits; the
+    /// leader drops it, or hears it again, when the checker says.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mutes: u8,
 }
 
 impl FaultBudget {
@@ -417,6 +425,9 @@ impl std::hash::Hash for FaultBudget {
         }
         if self.isolations != 0 {
             self.isolations.hash(h);
+        }
+        if self.mutes != 0 {
+            self.mutes.hash(h);
         }
     }
 }
@@ -644,6 +655,29 @@ pub fn check_isolations(recipe: &RecipeRef, servers: u8, isolations: u8) -> Resu
     }
 }
 
+/// Checks the muted followers: a ZooKeeper ensemble's (etcd's Raft has
+/// no syncLimit to drop a member by).
+pub fn check_mutes(recipe: &RecipeRef, servers: u8, mutes: u8) -> Result<(), String> {
+    match (mutes, recipe.face()) {
+        (0, _) => Ok(()),
+        (_, crate::recipe::Face::ZooKeeper) if servers > 1 => Ok(()),
+        (_, crate::recipe::Face::ZooKeeper) => Err(
+            "a mute holds a follower's half of its link to the leader: it needs --servers 3 or \
+             more"
+                .into(),
+        ),
+        (
+            _,
+            face @ (crate::recipe::Face::Etcd
+            | crate::recipe::Face::Redis
+            | crate::recipe::Face::Consul),
+        ) => Err(format!(
+            "{recipe} talks to {face:?}: a mute is a ZooKeeper ensemble's follower's, which \
+                 the leader drops after syncLimit × tickTime"
+        )),
+    }
+}
+
 /// Checks the bound on a follower's lag: 1 to [`MAX_LAG`], and only with
 /// an ensemble.
 pub fn check_max_lag(servers: u8, max_lag: u8) -> Result<(), String> {
@@ -765,7 +799,8 @@ impl ModelCfg {
             + self.faults.lost_replies as u32
             + self.faults.interrupts as u32
             + self.faults.critical_checks as u32
-            + self.faults.isolations as u32;
+            + self.faults.isolations as u32
+            + self.faults.mutes as u32;
         if total > 3 {
             return Err(ConfigError::new(
                 Setting::Faults,
@@ -784,6 +819,8 @@ impl ModelCfg {
             .map_err(|e| ConfigError::new(Setting::LocalSessions, e))?;
         check_isolations(&self.recipe, self.servers, self.faults.isolations)
             .map_err(|e| ConfigError::new(Setting::Isolations, e))?;
+        check_mutes(&self.recipe, self.servers, self.faults.mutes)
+            .map_err(|e| ConfigError::new(Setting::Mutes, e))?;
         if self.servers > 1 && self.time.ticks().is_some() {
             return Err(ConfigError::new(
                 Setting::Servers,
@@ -934,6 +971,7 @@ impl fmt::Display for ModelCfg {
             (b.clock_jumps, "clock jump"),
             (b.failovers, "failover"),
             (b.isolations, "isolation"),
+            (b.mutes, "mute"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)

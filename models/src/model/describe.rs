@@ -166,6 +166,23 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                     .into(),
             },
         ),
+        Action::Mute(f) => (
+            "fault",
+            format!("server {}", server_of_slot(state, f)),
+            String::new(),
+            "is muted: the leader hears nothing from it, while it still applies the leader's \
+             commits; it serves its clients' reads and pings, and holds what it would pass on \
+             until the link heals"
+                .into(),
+        ),
+        Action::DropMuted(f) => (
+            "recover",
+            format!("server {}", server_of_slot(state, f)),
+            String::new(),
+            "is dropped by the leader (no word from it for syncLimit × tickTime): its clients \
+             reconnect elsewhere"
+                .into(),
+        ),
         Action::GiveUpLeader(f) => (
             "recover",
             format!("server {}", server_of_slot(state, f)),
@@ -283,6 +300,8 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Elect => "Elect",
         Action::StepDown => "StepDown",
         Action::Isolate(_) => "Isolate",
+        Action::Mute(_) => "Mute",
+        Action::DropMuted(_) => "DropMuted",
         Action::GiveUpLeader(_) => "GiveUpLeader",
         Action::Rejoin(_) => "Rejoin",
         Action::Crash(_) => "Crash",

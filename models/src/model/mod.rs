@@ -122,7 +122,7 @@ fn observe(state: &mut ModelState, obs: Observation) {
 }
 
 /// A client's last seen position is read only by a reconnect: once none
-/// can come (no pause, partition, failover or isolation left in the budget
+/// can come (no pause, partition, failover, isolation or mute left in the budget
 /// or under way), it is forgotten, so that states that differ only there are one.
 fn forget_unread_positions(state: &mut ModelState) {
     let Some(e) = state.store.ensemble.as_ref() else {
@@ -133,12 +133,13 @@ fn forget_unread_positions(state: &mut ModelState) {
     }
     let b = state.budget;
     let under_way = e.deposed().is_some()
-        || e.followers.iter().any(|f| f.link == LeaderLink::Cut)
+        || e.followers.iter().any(|f| f.link.holds_for_leader())
         || state
             .clients
             .iter()
             .any(|s| s.partitioned || s.status == Status::Paused);
-    if b.pauses == 0 && b.partitions == 0 && b.failovers == 0 && b.isolations == 0 && !under_way {
+    let store_cuts = b.failovers + b.isolations + b.mutes;
+    if b.pauses == 0 && b.partitions == 0 && store_cuts == 0 && !under_way {
         let store = Shared::make_mut(&mut state.store);
         let e = store.ensemble.as_mut().expect("an ensemble");
         e.seen.iter_mut().for_each(|p| *p = 0);
@@ -750,7 +751,13 @@ impl RecipeModel {
                     self.store.cut_off(st, usize::from(f));
                 });
             }
-            Action::GiveUpLeader(f) => {
+            Action::Mute(f) => {
+                state.budget.mutes -= 1;
+                self.store_step(&mut state, false, |st, _| {
+                    self.store.mute(st, usize::from(f));
+                });
+            }
+            Action::GiveUpLeader(f) | Action::DropMuted(f) => {
                 let mut moving = Vec::new();
                 self.store_step(&mut state, false, |st, _| {
                     moving = self.store.drop_follower(st, usize::from(f));
@@ -859,10 +866,18 @@ impl RecipeModel {
                 for (f, fo) in e.followers.iter().enumerate() {
                     let f = f as u8;
                     match fo.link {
-                        LeaderLink::Up if state.budget.isolations > 0 && quorum_after_a_cut => {
-                            actions.push(Action::Isolate(f));
+                        LeaderLink::Up if quorum_after_a_cut => {
+                            if state.budget.isolations > 0 {
+                                actions.push(Action::Isolate(f));
+                            }
+                            if state.budget.mutes > 0 {
+                                actions.push(Action::Mute(f));
+                            }
                         }
                         LeaderLink::Up => {}
+                        LeaderLink::Muted => {
+                            actions.extend([Action::DropMuted(f), Action::Rejoin(f)]);
+                        }
                         // An etcd member keeps its clients: it gives nothing up.
                         LeaderLink::Cut if e.cfg.0.leases => actions.push(Action::Rejoin(f)),
                         LeaderLink::Cut => {
@@ -1032,6 +1047,15 @@ impl Model for RecipeModel {
             Action::StepDown => "store: the old leader finds no quorum and stops leading".into(),
             Action::Isolate(f) => format!(
                 "FAULT {} is cut off from the leader (it serves its clients on)",
+                self.follower_name(*f)
+            ),
+            Action::Mute(f) => format!(
+                "FAULT the leader stops hearing {} (it still hears the leader)",
+                self.follower_name(*f)
+            ),
+            Action::DropMuted(f) => format!(
+                "store: the leader drops {} (no word from it for syncLimit × tickTime): its \
+                 clients reconnect elsewhere",
                 self.follower_name(*f)
             ),
             Action::GiveUpLeader(f) => format!(

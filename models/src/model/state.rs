@@ -315,6 +315,13 @@ pub enum Action {
     /// A ZooKeeper ensemble: follower slot `f` is cut off from the leader
     /// (`Store::cut_off`).
     Isolate(u8),
+    /// A ZooKeeper ensemble: the leader stops hearing follower slot `f`
+    /// (`Store::mute`); it still hears the leader.
+    Mute(u8),
+    /// The leader drops muted follower slot `f` after syncLimit × tickTime
+    /// without a word from it; the follower closes its clients'
+    /// connections (`Store::drop_follower`).
+    DropMuted(u8),
     /// Cut-off follower slot `f` gives the leader up after syncLimit ×
     /// tickTime and closes its clients' connections
     /// (`Store::drop_follower`).
@@ -362,6 +369,8 @@ impl Action {
             | Action::Elect
             | Action::StepDown
             | Action::Isolate(_)
+            | Action::Mute(_)
+            | Action::DropMuted(_)
             | Action::GiveUpLeader(_)
             | Action::Rejoin(_) => return None,
         })
@@ -380,6 +389,7 @@ impl Action {
                 | Action::ClockJump(_)
                 | Action::Failover
                 | Action::Isolate(_)
+                | Action::Mute(_)
         )
     }
 }

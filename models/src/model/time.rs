@@ -33,12 +33,13 @@ impl RecipeModel {
         if self.stays_connected(state, s) {
             return false;
         }
-        // Its ZooKeeper server is cut off from the leader: its pings reach
-        // no one who can renew the session, though they are answered. (A
-        // local session is its follower's, which its pings keep alive.)
+        // Its ZooKeeper server is cut off from the leader, or muted: its
+        // pings reach no one who can renew the session, though they are
+        // answered. (A local session is its follower's, which its pings
+        // keep alive.)
         let local = state.store.ensemble.as_ref().is_some_and(|e| e.is_local(s));
         let cut_member = cut_from_lessor(&state.store, s.client);
-        if state.store.link_of(s.client) == LeaderLink::Cut && !local && !cut_member {
+        if state.store.link_of(s.client).holds_for_leader() && !local && !cut_member {
             return true;
         }
         match slot.status {

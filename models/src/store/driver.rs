@@ -110,6 +110,21 @@ impl StoreDriver {
         self.step(|store, st, _| store.cut_off(st, f))
     }
 
+    /// The leader stops hearing follower `f` (a mute).
+    pub fn mute(&mut self, f: usize) -> Sent {
+        self.step(|store, st, _| store.mute(st, f))
+    }
+
+    /// Follower `f` gives the leader up (cut off) or is dropped by it
+    /// (muted), after syncLimit × tickTime: the clients whose connections
+    /// it closed.
+    pub fn drop_follower(&mut self, f: usize) -> Vec<ClientIdx> {
+        let mut cow = Cow::Borrowed(&self.st);
+        let closed = self.store.drop_follower(&mut cow, f);
+        self.st = cow.into_owned();
+        closed
+    }
+
     /// Follower `f` hears the leader again: what it sent as it did.
     pub fn rejoin(&mut self, f: usize) -> Sent {
         self.step(|store, st, o| {

@@ -149,9 +149,20 @@ pub enum LeaderLink {
     /// connection is up.
     Cut,
     /// Gone after syncLimit × tickTime without the leader (ZooKeeper's
-    /// `Learner.shutdown`): its clients' connections are closed, and it
-    /// takes none until it rejoins.
+    /// `Learner.shutdown`), or dropped by the leader after syncLimit ×
+    /// tickTime without a word from it (`LearnerHandler`'s read timeout):
+    /// its clients' connections are closed, and it takes none until it
+    /// rejoins.
     Down,
+    /// A ZooKeeper follower the leader does not hear (its half of the
+    /// link held), not yet dropped: it still hears and applies the
+    /// leader's commits, so it serves its clients' reads fresh and tells
+    /// them of an expiry when it applies it; but what it sends the leader
+    /// is held — its clients' writes, `sync`s and new global sessions, and
+    /// its pings' session touches, so their sessions are silent at the
+    /// leader. It takes no reconnecting client: the session's revalidation
+    /// it would send the leader gets no answer.
+    Muted,
     /// A leader cut off from its followers that still believes it leads
     /// (ZooKeeper's leader until its quorum check fails): it answers its
     /// clients' reads, `sync`s and pings at once from its own state,
@@ -167,7 +178,24 @@ impl LeaderLink {
     pub fn takes_clients(self) -> bool {
         match self {
             LeaderLink::Up | LeaderLink::Cut => true,
-            LeaderLink::Down | LeaderLink::Deposed => false,
+            LeaderLink::Down | LeaderLink::Deposed | LeaderLink::Muted => false,
+        }
+    }
+
+    /// Whether a server with this link applies the leader's commits.
+    pub fn hears_leader(self) -> bool {
+        match self {
+            LeaderLink::Up | LeaderLink::Muted => true,
+            LeaderLink::Cut | LeaderLink::Down | LeaderLink::Deposed => false,
+        }
+    }
+
+    /// Whether what a server with this link passes the leader is held
+    /// until the link heals (cut off both ways, or muted).
+    pub fn holds_for_leader(self) -> bool {
+        match self {
+            LeaderLink::Cut | LeaderLink::Muted => true,
+            LeaderLink::Up | LeaderLink::Down | LeaderLink::Deposed => false,
         }
     }
 }
@@ -671,7 +699,9 @@ impl Ensemble {
         let applied = self.committed();
         for f in &mut self.followers {
             match f.link {
-                LeaderLink::Up => f.link = LeaderLink::Cut,
+                // A muted follower heard the whole log: it is cut off from
+                // the deposed leader as the others are.
+                LeaderLink::Up | LeaderLink::Muted => f.link = LeaderLink::Cut,
                 LeaderLink::Cut | LeaderLink::Down | LeaderLink::Deposed => f.missed_log = true,
             }
         }

@@ -1430,11 +1430,14 @@ impl Actor for Store {
                     // A cut-off follower serves reads from its own view and
                     // opens a local session by itself; what it would pass
                     // to the leader is lost. One that is down takes nothing.
-                    (LeaderLink::Cut, Some(Route::Local)) => {
+                    // A muted one serves them as one cut off does (its
+                    // view is fresh: it still applies the leader's
+                    // commits), and renews nothing at the leader.
+                    (LeaderLink::Cut | LeaderLink::Muted, Some(Route::Local)) => {
                         let f = follower.expect("a follower");
                         return self.serve_locally(state, f, session, epoch, &req, o);
                     }
-                    (LeaderLink::Cut, _) if opens_locally => {}
+                    (LeaderLink::Cut | LeaderLink::Muted, _) if opens_locally => {}
                     // A deposed leader serves reads as a cut-off follower
                     // does, and answers a `sync` at once: it believes it
                     // leads (ZOOKEEPER-1675).
@@ -1445,7 +1448,7 @@ impl Actor for Store {
                     (LeaderLink::Deposed, Some(Route::Sync)) => {
                         return self.sync(state, follower, session, epoch, o);
                     }
-                    (LeaderLink::Cut | LeaderLink::Deposed, _) => {
+                    (LeaderLink::Cut | LeaderLink::Deposed | LeaderLink::Muted, _) => {
                         let f = follower.expect("a follower");
                         let held = Held {
                             at: u64::MAX,
@@ -1823,7 +1826,7 @@ impl Store {
         let entry = state
             .ensemble
             .as_ref()
-            .filter(|e| e.followers[f].link == LeaderLink::Up)
+            .filter(|e| e.followers[f].link.hears_leader())
             .and_then(|e| e.next_entry(f))?;
         let applied = entry.clone();
         let st = state.to_mut();
@@ -1946,9 +1949,20 @@ impl Store {
         set_link(state, f, LeaderLink::Cut);
     }
 
+    /// Follower `f`'s half of its link to the leader is held (a one-way
+    /// cut): it still applies the leader's commits, while what it sends
+    /// the leader — acknowledgements, its clients' requests, their
+    /// sessions' touches — waits (`LeaderLink::Muted`).
+    pub fn mute(&self, state: &mut Cow<StoreState>, f: usize) {
+        set_link(state, f, LeaderLink::Muted);
+    }
+
     /// Follower `f`, cut off for syncLimit × tickTime, gives the leader up
-    /// (`Learner.shutdown`): it closes its clients' connections and takes
-    /// none until it rejoins. The clients it had, to reconnect elsewhere.
+    /// (`Learner.shutdown`), or, muted as long, is dropped by the leader
+    /// (its `LearnerHandler` hears nothing for syncLimit × tickTime and
+    /// closes the link, which the follower hears): it closes its clients'
+    /// connections and takes none until it rejoins. The clients it had, to
+    /// reconnect elsewhere.
     pub fn drop_follower(
         &self,
         state: &mut Cow<StoreState>,
@@ -1976,7 +1990,7 @@ impl Store {
         let fo = &mut e.followers[f];
         fo.link = LeaderLink::Up;
         let lost = fo.take_lost();
-        if was != LeaderLink::Cut {
+        if !was.holds_for_leader() {
             return false;
         }
         self.pass_on(state, lost, o)

@@ -45,8 +45,8 @@ use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
 
 use crate::rng::{between, stream};
 use crate::scenario::{
-    FaultKind, Scenario, DEFAULT_SYNC_LIMIT_MS, DEFAULT_TICK_MS, EVENTS_AT_ONE_INSTANT_PER_CLIENT,
-    MAX_EVENTS_AT_ONE_INSTANT,
+    FaultKind, FollowerFault, Scenario, DEFAULT_SYNC_LIMIT_MS, DEFAULT_TICK_MS,
+    EVENTS_AT_ONE_INSTANT_PER_CLIENT, MAX_EVENTS_AT_ONE_INSTANT,
 };
 use crate::trace::{FollowerChange, MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
@@ -224,7 +224,10 @@ struct Draws {
 struct ReplicationClock {
     /// How many of the backlog's changes have their event queued.
     scheduled: usize,
-    /// A follower's lag fault: it applies nothing before this time.
+    /// A follower's lag fault: it applies nothing from `stopped_from_us`
+    /// (for a lag or a cut, when it struck; for a mute, the leader's drop)
+    /// until `stopped_until_us`.
+    stopped_from_us: u64,
     stopped_until_us: u64,
     /// When the last change queued reaches the replica.
     last_us: u64,
@@ -234,6 +237,15 @@ struct ReplicationClock {
 }
 
 impl ReplicationClock {
+    /// When something due at `at` happens: at the stop's end if the stop
+    /// holds it.
+    fn after_stop(&self, at: u64) -> u64 {
+        match at >= self.stopped_from_us {
+            true => at.max(self.stopped_until_us),
+            false => at,
+        }
+    }
+
     /// A new stream, stopped until `stopped_until_us`: what was queued for
     /// the old one arrives to nothing (a failover's old leader, its new
     /// one).
@@ -1068,7 +1080,8 @@ impl<'a> Sim<'a> {
             | FaultKind::ClockJump
             | FaultKind::Failover
             | FaultKind::Lag
-            | FaultKind::Isolate => false,
+            | FaultKind::Isolate
+            | FaultKind::Mute => false,
             // The client is past this fault (crashed, done, already cut
             // off, or not running to be paused): it does not fire, and the
             // summary says so.
@@ -1281,7 +1294,8 @@ impl<'a> Sim<'a> {
             | FaultKind::ClockJump
             | FaultKind::Failover
             | FaultKind::Lag
-            | FaultKind::Isolate => return,
+            | FaultKind::Isolate
+            | FaultKind::Mute => return,
         };
         trace!(self, what);
     }
@@ -1293,7 +1307,7 @@ impl<'a> Sim<'a> {
     /// nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
-        if matches!(f.kind, FaultKind::Lag | FaultKind::Isolate) {
+        if f.kind.strikes_a_follower() {
             return self.lag(i);
         }
         if f.kind == FaultKind::Failover && self.store_state.ensemble.is_some() {
@@ -1316,8 +1330,8 @@ impl<'a> Sim<'a> {
                 store.fail_over(state, &mut out);
                 true
             }
-            // Struck by `lag` and `isolate`.
-            FaultKind::Lag | FaultKind::Isolate => false,
+            // Struck by `lag`, `isolate` and `mute`.
+            FaultKind::Lag | FaultKind::Isolate | FaultKind::Mute => false,
             FaultKind::Crash
             | FaultKind::Pause
             | FaultKind::Partition
@@ -1344,10 +1358,15 @@ impl<'a> Sim<'a> {
     /// A follower's lag: it applies nothing for the fault's duration, then
     /// what it missed, in order. An isolation cuts it off from the leader
     /// too: it gives the leader up after syncLimit × tickTime if the cut
-    /// lasts that long, and follows it again when the cut heals.
+    /// lasts that long, and follows it again when the cut heals. A mute
+    /// holds only what it sends the leader: it applies on, and the leader
+    /// drops it after syncLimit × tickTime if the mute lasts that long (it
+    /// then applies nothing until the mute ends and it follows again).
     fn lag(&mut self, i: usize) {
         let f = &self.faults[i].fault;
-        let isolate = f.kind == FaultKind::Isolate;
+        let Some(kind) = f.kind.follower_fault() else {
+            return;
+        };
         // Checked against the ensemble when the scenario was read.
         let server = f.server.map_or(0, |s| s as u8);
         let duration_us = f.duration_ms.unwrap_or(0) * 1000;
@@ -1357,22 +1376,35 @@ impl<'a> Sim<'a> {
             return;
         };
         let until = self.now + duration_us;
-        let clock = self.apply_clock(server);
-        clock.stopped_until_us = clock.stopped_until_us.max(until);
+        let limit = self.scenario.timing.sync_limit_us.unwrap_or(u64::MAX);
+        // Where its applies stop: from the start of a lag or a cut, from
+        // the leader's drop of a muted follower (none if it is not
+        // dropped).
+        let stops_from = match kind {
+            FollowerFault::Mute => (limit < duration_us).then(|| self.now + limit),
+            FollowerFault::Lag | FollowerFault::Isolate => Some(self.now),
+        };
+        if let Some(from) = stops_from {
+            let clock = self.apply_clock(server);
+            clock.stopped_from_us = from;
+            clock.stopped_until_us = clock.stopped_until_us.max(until);
+        }
         self.faults[i].fired = true;
-        let change = match isolate {
-            true => FollowerChange::CutOff { duration_us },
-            false => FollowerChange::Lags { duration_us },
+        let change = match kind {
+            FollowerFault::Lag => FollowerChange::Lags { duration_us },
+            FollowerFault::Isolate => FollowerChange::CutOff { duration_us },
+            FollowerFault::Mute => FollowerChange::Muted { duration_us },
         };
         trace!(self, TraceEvent::Follower { server, change });
-        if isolate {
-            self.store.cut_off(&mut self.store_state, follower);
-            let limit = self.scenario.timing.sync_limit_us.unwrap_or(u64::MAX);
-            if limit < duration_us {
-                self.push(self.now + limit, Event::FollowerDrop { server });
-            }
-            self.push(self.now + duration_us, Event::Rejoin { server });
+        match kind {
+            FollowerFault::Lag => return,
+            FollowerFault::Isolate => self.store.cut_off(&mut self.store_state, follower),
+            FollowerFault::Mute => self.store.mute(&mut self.store_state, follower),
         }
+        if limit < duration_us {
+            self.push(self.now + limit, Event::FollowerDrop { server });
+        }
+        self.push(self.now + duration_us, Event::Rejoin { server });
     }
 
     /// Server `server`'s stream of commits to apply (its own index, not
@@ -1506,6 +1538,10 @@ impl<'a> Sim<'a> {
                 },
                 self.store.deposed_gives_up(&mut self.store_state),
             ),
+            LeaderLink::Muted => (
+                FollowerChange::DroppedByLeader,
+                self.store.drop_follower(&mut self.store_state, f),
+            ),
             LeaderLink::Up | LeaderLink::Cut | LeaderLink::Down => (
                 FollowerChange::Dropped,
                 self.store.drop_follower(&mut self.store_state, f),
@@ -1572,7 +1608,7 @@ impl<'a> Sim<'a> {
                 let draw = between(&mut self.draws.applies, lo, hi);
                 let now = self.now;
                 let clock = self.apply_clock(server);
-                let at = (now + draw).max(clock.last_us).max(clock.stopped_until_us);
+                let at = clock.after_stop((now + draw).max(clock.last_us));
                 clock.last_us = at;
                 clock.scheduled += 1;
                 let generation = clock.generation;
@@ -1590,7 +1626,7 @@ impl<'a> Sim<'a> {
         if clock.generation != generation {
             return; // queued for a stream a failover ended
         }
-        if now < clock.stopped_until_us {
+        if clock.after_stop(now) != now {
             let at = clock.stopped_until_us;
             clock.last_us = clock.last_us.max(at);
             self.queue.push(at, Event::Apply { server, generation });
