@@ -81,6 +81,13 @@ fn the_default_state_limit_follows_the_machine_and_says_so() {
     let from = v["max_states_from"].as_str().unwrap();
     assert!(from.contains("default"), "{from}");
     assert!(v["max_states"].as_u64().unwrap() > 0);
+    // The memory limit is the machine's too, where its memory can be read.
+    if std::path::Path::new("/proc/meminfo").exists() {
+        let from = v["max_memory_from"].as_str().unwrap();
+        assert!(from.contains("three quarters of its"), "{from}");
+        assert!(v["max_memory"].as_u64().unwrap() > 0);
+        assert!(v.get("stopped_at_memory").is_none(), "{v}");
+    }
     usage_error(
         &[
             "check",
@@ -105,6 +112,66 @@ fn the_default_state_limit_follows_the_machine_and_says_so() {
         ],
         "--threads must be between 1 and 1024",
     );
+}
+
+/// A memory limit the process is past from the start stops the search
+/// after the first states it merges: incomplete (exit 3), saying the
+/// memory stopped it, and the JSON says where it stood. A size that is
+/// not one is refused naming the flag.
+#[test]
+fn the_memory_limit_stops_the_search_and_says_so() {
+    if !std::path::Path::new("/proc/self/status").exists() {
+        return; // no resident memory to read
+    }
+    let check = [
+        "check",
+        "--recipe",
+        "fair-predecessor",
+        "--clients",
+        "3",
+        "--crashes",
+        "1",
+        "--max-memory",
+        "1M",
+    ];
+    let o = lockstep(&check);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("when the checker's memory reached")
+            && stdout(&o).contains("(the limit: 1 MiB, --max-memory)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lockstep(&[&check[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["max_memory"], 1 << 20);
+    assert!(v["stopped_at_memory"].as_u64().unwrap() > 1 << 20, "{v}");
+    assert!(v["unique_states"].as_u64().unwrap() < 1_000, "{v}");
+    for (size, says) in [
+        ("0", "--max-memory 0: must be more than 0"),
+        (
+            "lots",
+            "--max-memory lots: a size is a whole number of bytes",
+        ),
+        (
+            "2T",
+            "--max-memory 2T: a size is a whole number of bytes, or one with K, M or G",
+        ),
+    ] {
+        usage_error(
+            &[
+                "check",
+                "--recipe",
+                "unfair-create",
+                "--clients",
+                "2",
+                "--max-memory",
+                size,
+            ],
+            says,
+        );
+    }
 }
 
 #[test]

@@ -841,3 +841,34 @@ fn a_search_cut_short_leaves_what_it_did_not_see_unknown() {
     );
     assert_eq!(status(&r, "mutual_exclusion"), Status::Unknown);
 }
+
+/// A search past its memory limit takes no new state: it ends incomplete,
+/// what it did not see unknown, and says what the memory was when it
+/// stopped. A limit it never reaches changes nothing.
+#[test]
+fn a_search_past_its_memory_limit_takes_no_new_state() {
+    if models::checker::memory::resident_bytes().is_none() {
+        return; // no resident memory to read here
+    }
+    let model = cfg("fair-predecessor", 3, crash()).into_model().unwrap();
+    let with = |max_resident| {
+        check(
+            &model,
+            CheckOptions {
+                max_resident,
+                ..CheckOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let r = with(Some(1));
+    assert!(!r.complete);
+    assert!(r.stopped_at_memory.is_some_and(|b| b > 1));
+    assert_eq!(status(&r, "progress"), Status::Unknown);
+    let whole = with(None);
+    assert!(whole.complete && whole.stopped_at_memory.is_none());
+    assert!(r.unique_states < whole.unique_states);
+    let roomy = with(Some(u64::MAX));
+    assert!(roomy.complete && roomy.stopped_at_memory.is_none());
+    assert_eq!(roomy.unique_states, whole.unique_states);
+}

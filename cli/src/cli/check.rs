@@ -77,6 +77,16 @@ struct CheckJson {
     /// The state limit, and where it came from.
     max_states: usize,
     max_states_from: String,
+    /// The memory limit in bytes, and where it came from; absent when
+    /// there is none (the available memory could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_memory: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_memory_from: Option<String>,
+    /// The resident memory read when the memory limit stopped the
+    /// search; absent when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped_at_memory: Option<u64>,
     states: u64,
     unique_states: u64,
     max_depth: u32,
@@ -215,6 +225,17 @@ fn asked_properties(names: &[String], cfg: &ModelCfg) -> Result<Vec<PropertyName
         .collect()
 }
 
+/// The memory limit: the flag's, or the machine's default (none where the
+/// available memory cannot be read); and its source.
+fn memory_limit(asked: Option<&str>) -> Result<Option<(u64, String)>, UsageError> {
+    match asked {
+        None => Ok(limits::default_max_memory()),
+        Some(text) => limits::parse_memory(text)
+            .map(|bytes| Some((bytes, "--max-memory".to_string())))
+            .map_err(UsageError),
+    }
+}
+
 /// The state limit: the flag's, or the machine's default; and its source.
 fn state_limit(asked: Option<usize>) -> Result<(usize, String), UsageError> {
     match asked {
@@ -233,6 +254,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
     }
     let cfg = args.model.to_cfg()?;
     let (max_states, max_states_from) = state_limit(args.max_states)?;
+    let max_memory = memory_limit(args.max_memory.as_deref())?;
     match args.threads {
         Some(t) if t == 0 || t > sim::parallel::MAX_THREADS => {
             return Err(UsageError(format!(
@@ -272,6 +294,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
         partial_order: args.partial_order,
         sleep_sets: !args.no_sleep_sets,
         max_states,
+        max_resident: max_memory.as_ref().map(|(bytes, _)| *bytes),
         threads: args.threads,
         on_level: std::io::stderr()
             .is_terminal()
@@ -368,6 +391,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
             decided_early: r.decided_early,
             max_states,
             max_states_from,
+            max_memory: max_memory.as_ref().map(|(bytes, _)| *bytes),
+            max_memory_from: max_memory.as_ref().map(|(_, from)| from.clone()),
+            stopped_at_memory: r.stopped_at_memory,
             states: r.states,
             unique_states: r.unique_states,
             max_depth: r.max_depth,
@@ -419,12 +445,21 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, UsageError> {
              --no-sleep-sets takes every step)"
         );
     }
-    if !r.complete {
-        println!(
+    match (r.complete, r.stopped_at_memory, &max_memory) {
+        (true, _, _) => {}
+        (false, Some(at), Some((limit, from))) => println!(
+            "INCOMPLETE: stopped taking new states at {} unique states, when the checker's \
+             memory reached {} (the limit: {}, {from}); undecided properties say unknown. \
+             Raise --max-memory on a machine with more, or check a smaller configuration.",
+            grouped(r.unique_states),
+            limits::bytes_words(at),
+            limits::bytes_words(*limit)
+        ),
+        (false, _, _) => println!(
             "INCOMPLETE: stopped at the limit of {} unique states ({max_states_from}); \
              undecided properties say unknown. Raise --max-states to search further.",
             grouped(max_states as u64)
-        );
+        ),
     }
     if r.decided_early {
         println!(

@@ -567,9 +567,16 @@ pub struct CheckArgs {
     #[arg(long = "property", value_name = "NAME")]
     pub property: Vec<String>,
     /// Give up (and report the check incomplete, exit 3) beyond this many
-    /// unique states [default: as many as half the available memory holds].
+    /// unique states [default: as many as the checker can index; the
+    /// memory limit comes first].
     #[arg(long = "max-states")]
     pub max_states: Option<usize>,
+    /// Stop taking new states (and report the check incomplete, exit 3)
+    /// once the checker's resident memory passes this size: bytes, or a
+    /// number with K, M or G [default: three quarters of the memory
+    /// available when the check starts].
+    #[arg(long = "max-memory", value_name = "SIZE")]
+    pub max_memory: Option<String>,
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,

@@ -39,6 +39,7 @@ mod cycles;
 mod edges;
 mod intern;
 mod livelock;
+pub mod memory;
 mod seen;
 mod sleep;
 
@@ -50,6 +51,13 @@ pub struct CheckOptions {
     pub symmetry: bool,
     /// Stop (and report the check incomplete) beyond this many unique states.
     pub max_states: usize,
+    /// Stop taking new states (and report the check incomplete) once the
+    /// process's resident memory passes this many bytes: checked after
+    /// each chunk a level is merged in, the states known then are the
+    /// last (the frontier is still expanded, as at `max_states`). `None`:
+    /// no memory limit. Where the limit strikes depends on the allocator
+    /// and the threads, so an incomplete count varies from run to run.
+    pub max_resident: Option<u64>,
     /// Worker threads; `None` uses every core. The result does not depend on it.
     pub threads: Option<usize>,
     /// The properties asked about (bit `i`: `PropertyName::ALL[i]`); 0 asks
@@ -92,6 +100,7 @@ impl Default for CheckOptions {
         CheckOptions {
             symmetry: true,
             max_states: 50_000_000,
+            max_resident: None,
             threads: None,
             ask: 0,
             level_chunk: LEVEL_CHUNK,
@@ -247,6 +256,8 @@ pub struct CheckResult {
     /// Bytes of the fingerprint table and the graph at the end (the full
     /// states of the frontier come on top).
     pub index_bytes: u64,
+    /// The memory limit stopped the search: the resident bytes read then.
+    pub stopped_at_memory: Option<u64>,
 }
 
 impl CheckResult {
@@ -873,6 +884,7 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
         successors_of_one: Vec::new(),
     };
     let mut decided_early = false;
+    let mut stopped_at_memory = None;
     let mut depth = 0u32;
     let mut peak_frontier = 0usize;
 
@@ -931,6 +943,15 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
             );
             if let Some(Err(EdgesOverflow)) = merged {
                 break 'search;
+            }
+            // Past the memory limit, the states known are the last.
+            if let (Some(Ok(())), Some(limit), None) =
+                (&merged, opts.max_resident, stopped_at_memory)
+            {
+                if let Some(now) = memory::resident_bytes().filter(|&b| b > limit) {
+                    stopped_at_memory = Some(now);
+                    merge.max_states = merge.max_states.min(seen.len());
+                }
             }
             if let Some(found) = next.iter().flatten().find_map(|e| e.asymmetry.clone()) {
                 return Err(CheckError::IdentityDependent { found });
@@ -1104,6 +1125,7 @@ pub fn check(model: &RecipeModel, opts: CheckOptions) -> Result<CheckResult, Che
         sleep_sets: judges.sleep,
         decided_early,
         properties,
+        stopped_at_memory,
     })
 }
 
