@@ -13,7 +13,8 @@
 //! `zk2`. Each etcd member's advertised peer URL is a proxy in front of it
 //! (`e1`..`e3`), which tags every connection with the member that dialled
 //! it; holding a member holds every connection it dialled or that was
-//! dialled to it. etcd runs with `--pre-vote`, so a cut-off member does not
+//! dialled to it. Muting server 1 ([`Links::mute`]) holds its packets to
+//! the leader alone: the leader's still reach it. etcd runs with `--pre-vote`, so a cut-off member does not
 //! unseat the leader when it comes back, and an election timeout longer
 //! than any hold here.
 //!
@@ -22,7 +23,7 @@
 //! the row's detail. The whole set runs three times.
 
 use crate::ensemble_model as model;
-use crate::linkproxy::{LinkSpec, Links};
+use crate::linkproxy::{LinkSpec, Links, Way};
 use crate::zkwire;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -307,6 +308,18 @@ const FOLLOWER_DROPPED: Fact = Fact {
     fact: "a follower that hears nothing from the leader leaves it syncLimit × tickTime after the last packet it read and closes its clients' connections; until then its client is connected and answered",
     steps: &["connected and answered until syncLimit × tickTime after the leader's last packet", "disconnected by syncLimit × tickTime + 1 s after it"],
 };
+const MUTED_DROPPED: Fact = Fact {
+    id: "zk-muted-follower-dropped",
+    store: ZK,
+    fact: "a follower the leader does not hear (its packets to the leader held; the leader's reach it) applies the leader's commits, holds its clients' writes, and closes the connection of a client whose session the leader expired, when it applies the expiry; the leader drops it syncLimit × tickTime after it last heard it, and its clients' connections close; the write it held is lost",
+    steps: &[
+        "server 1's client reads the leader's new write while muted",
+        "its own write not answered while muted",
+        "a silent session's client told of its expiry before syncLimit × tickTime",
+        "a live client disconnected syncLimit × tickTime after the leader last heard server 1, within 1 s",
+        "the held write nowhere once server 1 follows again and has caught up",
+    ],
+};
 const LAG_PAST_SYNC_LIMIT: Fact = Fact {
     id: "zk-lag-past-sync-limit",
     store: ZK,
@@ -421,8 +434,13 @@ pub(crate) fn on_disconnect(
 
 /// A client session on one server.
 pub(crate) async fn zk_client(addr: &str) -> Result<zk::Client, String> {
+    zk_session(addr, Duration::from_secs(4)).await
+}
+
+/// A client session of `timeout` on one server.
+async fn zk_session(addr: &str, timeout: Duration) -> Result<zk::Client, String> {
     let mut c = zk::Client::connector();
-    c.session_timeout(Duration::from_secs(4));
+    c.session_timeout(timeout);
     within(PROMPT, &format!("connect to {addr}"), c.connect(addr)).await
 }
 
@@ -449,6 +467,11 @@ impl ZkRun<'_> {
 
     fn hold(&self, server: usize) {
         self.links.hold(&[format!("zk{server}")]);
+    }
+
+    /// The leader stops hearing server `server`, which still hears it.
+    fn mute(&self, server: usize) {
+        self.links.mute(&[format!("zk{server}")]);
     }
 
     fn release(&self) {
@@ -944,7 +967,7 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
     let read = go.await;
     let dropped = tokio::time::timeout(bound + Duration::from_secs(3), watch).await;
     // Held, nothing has passed since the hold (a read in flight waits).
-    let last = r.links.last_delivered("zk1");
+    let last = r.links.last_delivered("zk1", Way::ToDialler);
     r.release();
     let read = read?;
     let (state, at) = match dropped {
@@ -976,6 +999,167 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
             ms(at.saturating_duration_since(held)),
             ms(bound),
             ms(rejoined)
+        ),
+    ))
+}
+
+/// The silent session's timeout in `zk-muted-follower-dropped`: under
+/// syncLimit × tickTime (2 s), over the servers' least (2 × tickTime).
+const SILENT_SESSION_MS: i32 = 1000;
+
+/// `zk-muted-follower-dropped`: server 1 muted (its packets to the leader
+/// held, the leader's flowing) with three sessions on it: one reads, one
+/// writes, and one, of [`SILENT_SESSION_MS`] on the bare wire, pings
+/// server 1 — silent at the leader, which no longer hears server 1.
+async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
+    let server_1 = &r.ens.servers[0];
+    let a = zk_client(server_1).await?;
+    let w = zk_client(server_1).await?;
+    let mut s = zkwire::Conn::start(server_1, 0, None, SILENT_SESSION_MS)
+        .await
+        .map_err(|e| format!("connect to server 1: {e}"))?;
+    let zkwire::Handshake::Opened(session) = s.handshake(PROMPT).await else {
+        return Err("server 1 did not open the silent session".into());
+    };
+    r.caught_up(1, PROMPT).await?;
+    let live = on_disconnect(&a);
+    let mut silent = tokio::spawn(async move {
+        let every = Duration::from_millis(SILENT_SESSION_MS as u64 / 6);
+        s.ping_until_closed(every, Duration::from_millis(500)).await
+    });
+    let held_path = format!("{}/muted-write", r.base);
+    let bound = r.bound();
+    let muted = Instant::now();
+    r.mute(1);
+    let go = async {
+        r.set("muted").await?;
+        // Server 1 applies the commit as it comes: its client reads it.
+        let committed = Instant::now();
+        let read = loop {
+            let (v, _) = within(PROMPT, "getData on server 1", a.get_data(&r.x())).await?;
+            if v == b"muted" || committed.elapsed() > QUIET {
+                break v;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let read_in = committed.elapsed();
+        let (w2, path) = (w.clone(), held_path.clone());
+        let write = tokio::spawn(async move {
+            let res = w2.create(&path, b"", &persistent()).await;
+            (res.map(|_| ()).map_err(|e| e.to_string()), Instant::now())
+        });
+        let deadline = tokio::time::Instant::from_std(muted + bound + Duration::from_secs(3));
+        let told = match tokio::time::timeout_at(deadline, &mut silent).await {
+            Ok(Ok(closed)) => closed,
+            Ok(Err(e)) => Err(format!("the silent session's pings: {e}")),
+            Err(_) => Err("the silent session's connection was not closed".into()),
+        };
+        // The silent session, presented to the leader as its client would
+        // on a reconnect: expired (a timeout of 0), or not.
+        let expired = match zkwire::Conn::start(r.leader(), 0, Some(&session), SILENT_SESSION_MS)
+            .await
+        {
+            Ok(mut c) => {
+                matches!(c.handshake(PROMPT).await, zkwire::Handshake::Opened(s) if s.timeout_ms == 0)
+            }
+            Err(_) => false,
+        };
+        let dropped = tokio::time::timeout_at(deadline, live).await.ok();
+        let answer = match write.is_finished() {
+            true => write.await.ok(),
+            false => {
+                write.abort();
+                None
+            }
+        };
+        Ok::<_, String>((read, read_in, told, expired, dropped, answer))
+    };
+    let got = go.await;
+    silent.abort();
+    // Muted, nothing has reached the leader since the mute; the
+    // leader's packets reached server 1 until it dropped it.
+    let last = r.links.last_delivered("zk1", Way::ToUpstream);
+    let heard = r.links.last_delivered("zk1", Way::ToDialler);
+    r.release();
+    let (read, read_in, told, expired, dropped, answer) = got?;
+    let last = last.ok_or("no packet from server 1 went through link zk1")?;
+    let Some(Ok((state, at))) = dropped else {
+        return Err(format!(
+            "server 1's live client was not disconnected within {:?} of the mute",
+            bound + Duration::from_secs(3)
+        ));
+    };
+    let after_last = at.saturating_duration_since(last);
+    let told_in_time = told
+        .as_ref()
+        .is_ok_and(|&(t, _)| t < at && t < muted + bound);
+    let unanswered = !matches!(answer, Some((Ok(()), _)));
+    drop((a, w));
+    // Once server 1 follows again and has caught up: where the held
+    // create is.
+    let after = match r.caught_up(1, Duration::from_secs(30)).await {
+        Ok(d) => {
+            let on_1 = zk_client(server_1).await?;
+            let mut found = Vec::new();
+            for (c, at) in [(&r.l, "the leader"), (&on_1, "server 1")] {
+                if within(PROMPT, "exists", c.check_stat(&held_path))
+                    .await?
+                    .is_some()
+                {
+                    found.push(at);
+                }
+            }
+            Ok((d, found))
+        }
+        Err(e) => Err(e),
+    };
+    let into = |t: Instant| ms(t.saturating_duration_since(muted));
+    Ok((
+        vec![
+            read == b"muted",
+            unanswered,
+            told_in_time && expired,
+            after_last >= bound && after_last <= bound + Duration::from_secs(1),
+            after.as_ref().is_ok_and(|(_, found)| found.is_empty()),
+        ],
+        format!(
+            "read {:?} on server 1 {} ms after the leader's commit; the held create {}; the silent {} ms session's connection {}, and the session, presented to the leader then, {}; the live client {state} {} ms after the leader last heard server 1 (its last packet through the link {} ms before the mute), {} ms into the mute (syncLimit × tickTime = {} ms), the leader's last packet to server 1 having passed {} before; {}",
+            String::from_utf8_lossy(&read),
+            ms(read_in),
+            match &answer {
+                None => "still had no answer at the drop".to_string(),
+                Some((Ok(()), t)) => format!("was ANSWERED {} ms into the mute", into(*t)),
+                Some((Err(e), t)) => format!("failed ({e}) {} ms into the mute", into(*t)),
+            },
+            SILENT_SESSION_MS,
+            match &told {
+                Ok((t, pings)) => format!(
+                    "was closed by server 1 {} ms into the mute, its {pings} pings all answered until then",
+                    into(*t)
+                ),
+                Err(e) => format!("was NOT closed by server 1: {e}"),
+            },
+            if expired { "had expired" } else { "had NOT expired" },
+            ms(after_last),
+            ms(muted.saturating_duration_since(last)),
+            into(at),
+            ms(bound),
+            heard.map_or("never".into(), |h| format!(
+                "{} ms",
+                ms(at.saturating_duration_since(h))
+            )),
+            match after {
+                Ok((d, found)) if found.is_empty() => format!(
+                    "server 1 followed again and caught up {} ms after release; the held create is on neither the leader nor server 1",
+                    ms(d)
+                ),
+                Ok((d, found)) => format!(
+                    "server 1 caught up {} ms after release; the held create is ON {}",
+                    ms(d),
+                    found.join(" and ")
+                ),
+                Err(e) => format!("after release: {e}"),
+            }
         ),
     ))
 }
@@ -1033,6 +1217,7 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         &EXPIRED_TOLD_BEHIND,
         &LAG_PAST_SYNC_LIMIT,
         &FOLLOWER_DROPPED,
+        &MUTED_DROPPED,
     ];
     let set_up = async {
         zk_ready(ens, Duration::from_secs(90)).await?;
@@ -1107,6 +1292,10 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
     let mut row =
         FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, Some(vec![answered, dropped]));
     row.detail.push_str(&format!("; model: {twin}"));
+    rows.push(row);
+    let (steps, simulated) = model::zk_muted_follower_dropped();
+    let mut row = MUTED_DROPPED.row(zk_muted_follower_dropped(&r).await, Some(steps.to_vec()));
+    row.detail.push_str(&format!("; model: {simulated}"));
     rows.push(row);
     r.release();
     rows
@@ -1520,7 +1709,7 @@ impl Section {
     pub fn markdown(&self) -> String {
         let mut md = String::from("\n## Replicated stores: facts of order on real ensembles\n\n");
         md.push_str(&format!(
-            "A three-server ZooKeeper 3.8 ensemble{} and a three-member etcd 3.4 cluster on loopback, one server's link to its leader held by a proxy that keeps the sockets open (ZooKeeper: server 1's connection to the leader's quorum port, or server 2's, which has `localSessionsEnabled`; etcd: every peer connection a non-leader member dialled or was dialled on). Each fact is a list of steps, in order; `NOT` marks a step that did not happen. The model column is the model store's run of the same behaviour (three servers, the held follower being a follower that has not applied the leader's last commits); *pending*: the model does not have it yet. {} runs, {:.1} s in all.\n",
+            "A three-server ZooKeeper 3.8 ensemble{} and a three-member etcd 3.4 cluster on loopback, one server's link to its leader held by a proxy that keeps the sockets open (ZooKeeper: server 1's connection to the leader's quorum port, or server 2's, which has `localSessionsEnabled`; etcd: every peer connection a non-leader member dialled or was dialled on); for `zk-muted-follower-dropped` the proxy holds only server 1's packets to the leader, while the leader's, and its closing the connection, reach server 1. Each fact is a list of steps, in order; `NOT` marks a step that did not happen. The model column is the model store's run of the same behaviour (three servers, the held follower being a follower that has not applied the leader's last commits); *pending*: the model does not have it yet. {} runs, {:.1} s in all.\n",
             match self.zk_timing {
                 Some((t, s)) => format!(" (tickTime {t} ms, syncLimit {s}: syncLimit × tickTime = {} ms)", t * s),
                 None => String::new(),

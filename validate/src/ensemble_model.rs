@@ -17,6 +17,7 @@ use models::msg::{Keys, Msg, Range, Reply, Request, TxnOp};
 use models::recipe::{Face, Setup};
 use models::store::driver::{Sent, StoreDriver};
 use models::store::{EnsembleCfg, Store};
+use sim::trace::{FollowerChange, MsgKind, Party, TraceEvent};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -60,20 +61,22 @@ fn key() -> Key {
 
 impl Ens {
     fn new(face: Face) -> Ens {
-        Ens::with(face, false)
+        Ens::with(face, false, 3)
     }
 
-    /// With ZooKeeper's local sessions (`localSessionsEnabled`) or without.
-    fn with(face: Face, local_sessions: bool) -> Ens {
+    /// With ZooKeeper's local sessions (`localSessionsEnabled`) or
+    /// without, and `clients` clients (placed round the servers from
+    /// server 1 on: client 3 on server 1 again, and so on).
+    fn with(face: Face, local_sessions: bool, clients: ClientIdx) -> Ens {
         let store = Store {
-            ensemble: Some(EnsembleCfg::new(face, 3, 3, u32::MAX, local_sessions)),
+            ensemble: Some(EnsembleCfg::new(face, 3, clients, u32::MAX, local_sessions)),
             ..Store::for_face(face, Duration::from_secs(4), Setup::lock_dir())
         };
         let mut e = Ens {
             d: StoreDriver::new(store),
         };
         if face == Face::ZooKeeper {
-            for c in 0..3 {
+            for c in 0..clients {
                 e.send(c, Request::Connect);
             }
         }
@@ -282,7 +285,7 @@ pub fn zk_reconnect_refused() -> (bool, bool) {
 /// server 1 opens at once and lists the node; once server 1 has applied
 /// the end, no more. (opened at once, lists the node, gone once applied)
 pub fn zk_local_session_stale() -> (bool, bool, bool) {
-    let mut e = Ens::with(Face::ZooKeeper, true);
+    let mut e = Ens::with(Face::ZooKeeper, true, 3);
     e.create_node(SessionId::first(2), "h", true);
     e.catch_up();
     e.expire(2);
@@ -310,7 +313,7 @@ pub fn zk_local_session_stale() -> (bool, bool, bool) {
 /// expired while behind, the new session lists the node, gone once
 /// applied)
 pub fn zk_expired_told_behind() -> (bool, bool, bool) {
-    let mut e = Ens::with(Face::ZooKeeper, true);
+    let mut e = Ens::with(Face::ZooKeeper, true, 3);
     let old = SessionId::first(2);
     e.create_node(old, "h", true);
     e.catch_up();
@@ -389,17 +392,13 @@ pub fn zk_follower_dropped() -> (bool, bool, String) {
         e.d.st = cow.into_owned();
         clients
     };
-    let (after, words) = match twin_drop_after() {
-        Ok((after, bound)) => (
-            Some((after, bound)),
-            format!(
-                "the twin's server 1 was dropped {} ms after it was cut off (sync_limit_ms {})",
-                after / 1000,
-                bound / 1000
-            ),
-        ),
-        Err(e) => (None, e),
-    };
+    let (after, words) = said(twin_drop_after(), |(after, bound)| {
+        format!(
+            "the twin's server 1 was dropped {} ms after it was cut off (sync_limit_ms {})",
+            after / 1000,
+            bound / 1000
+        )
+    });
     let within = |ok: fn(u64, u64) -> bool| after.is_some_and(|(a, b)| ok(a, b));
     (
         answered_stale && within(|a, b| a >= b),
@@ -417,7 +416,6 @@ pub fn zk_follower_dropped() -> (bool, bool, String) {
 /// (old data past syncLimit × tickTime, connected throughout, new data
 /// once applied; the words for the report's detail)
 pub fn zk_lag_past_sync_limit() -> (bool, bool, bool, String) {
-    use sim::trace::{FollowerChange, TraceEvent};
     let mut e = Ens::new(Face::ZooKeeper);
     e.create(2, "a");
     let stale = e.list(0).is_some_and(|n| n.is_empty());
@@ -455,10 +453,35 @@ pub fn zk_lag_past_sync_limit() -> (bool, bool, bool, String) {
     )
 }
 
+/// What a simulator's run measured, if it did, and the words for it (or
+/// for why it did not).
+fn said<T: Copy>(measured: Result<T, String>, words: impl Fn(T) -> String) -> (Option<T>, String) {
+    match measured {
+        Ok(m) => (Some(m), words(m)),
+        Err(e) => (None, e),
+    }
+}
+
+/// When the first line of `run`'s trace that `want` picks happened, µs.
+fn first_at(run: &crate::twin::Run, want: impl Fn(&TraceEvent) -> bool) -> Option<u64> {
+    run.outcome
+        .trace
+        .iter()
+        .find(|l| want(&l.event))
+        .map(|l| l.t)
+}
+
+/// When server 1 first changed as `want` picks, in `run`'s trace, µs.
+fn server_1_at(run: &crate::twin::Run, want: fn(&FollowerChange) -> bool) -> Option<u64> {
+    first_at(
+        run,
+        |e| matches!(e, TraceEvent::Follower { server: 1, change } if want(change)),
+    )
+}
+
 /// The twin scenario's drop: (µs from server 1's cut-off to its drop,
 /// the scenario's sync limit in µs).
 fn twin_drop_after() -> Result<(u64, u64), String> {
-    use sim::trace::{FollowerChange, TraceEvent};
     let file = "scenarios/isolated-follower-short-sync-limit.toml";
     let scenario = crate::twin::parse(
         file,
@@ -469,18 +492,111 @@ fn twin_drop_after() -> Result<(u64, u64), String> {
         .sync_limit_us
         .ok_or_else(|| format!("{file} sets no sync_limit_ms"))?;
     let run = crate::twin::run(&scenario);
-    let at = |want: fn(&FollowerChange) -> bool| {
-        run.outcome.trace.iter().find_map(|l| match &l.event {
-            TraceEvent::Follower { server: 1, change } if want(change) => Some(l.t),
-            _ => None,
-        })
-    };
     match (
-        at(|c| matches!(c, FollowerChange::CutOff { .. })),
-        at(|c| matches!(c, FollowerChange::Dropped)),
+        server_1_at(&run, |c| matches!(c, FollowerChange::CutOff { .. })),
+        server_1_at(&run, |c| matches!(c, FollowerChange::Dropped)),
     ) {
         (Some(cut), Some(dropped)) => Ok((dropped.saturating_sub(cut), bound)),
         _ => Err(format!("{file}: server 1 was not cut off and dropped")),
+    }
+}
+
+/// syncLimit × tickTime in the simulator's run of a mute, ms: the real
+/// ensemble's (`run.sh`).
+const MUTE_SYNC_LIMIT_MS: u64 = 2000;
+
+/// ZooKeeper: the leader stops hearing server 1 (a mute), which still
+/// hears it. Seven clients, so that three are on server 1: client 0
+/// reads, client 3 writes, client 6's session is silent at the leader.
+/// Server 1 applies the leader's create, and client 0 lists it; client
+/// 3's create is held (no answer); client 6's ping is answered by server
+/// 1 and renews nothing at the leader, whose timer then expires it, and
+/// server 1, applying that, tells client 6 (and not client 0); dropped,
+/// server 1 names client 0 among those whose connections it closes;
+/// following again, it catches up, and client 3's create is nowhere.
+/// When is the simulator's: its run of the same mute (inline below: a 1 s
+/// session, [`MUTE_SYNC_LIMIT_MS`]), whose trace says when client 0 was
+/// told its session expired and when the leader dropped server 1, from
+/// the mute, the model's last word from it. (the five steps of
+/// `zk-muted-follower-dropped`; the words for the report's detail)
+pub fn zk_muted_follower_dropped() -> ([bool; 5], String) {
+    let (reader, writer, silent) = (0, 3, 6);
+    let mut e = Ens::with(Face::ZooKeeper, false, 7);
+    e.d.mute(0);
+    e.create(2, "b");
+    e.release();
+    let fresh = e.list(reader).is_some_and(|n| n == ["b"]);
+    let held = replies(&e.create(writer, "a"), writer).is_empty();
+    let (pong, renewed) = e.d.ping_renewing(SessionId::first(silent));
+    let answered = pong
+        .iter()
+        .any(|(to, m)| *to == silent && matches!(m, Msg::Pong { .. }));
+    e.expire(silent);
+    let applied = e.release();
+    let expired = |c: ClientIdx| {
+        applied
+            .iter()
+            .any(|(to, m)| *to == c && matches!(m, Msg::Expired { .. }))
+    };
+    let told = answered && !renewed && expired(silent) && !expired(reader);
+    let closed = e.d.drop_follower(0);
+    e.d.rejoin(0);
+    e.release();
+    let view = e.d.st.server(Some(0));
+    let lost = e.d.lag(0) == 0
+        && view.zk.node(node("b")).is_some()
+        && [&e.d.st, view]
+            .iter()
+            .all(|s| s.zk.node(node("a")).is_none());
+    let (timing, words) = said(simulated_mute(), |(told_after, dropped_after)| {
+        format!(
+            "the simulator's server 1, muted with a 1,000 ms session on it and sync_limit_ms {MUTE_SYNC_LIMIT_MS}: client 0 told its session expired {} ms after the mute, server 1 dropped {} ms after it",
+            told_after / 1000,
+            dropped_after / 1000
+        )
+    });
+    let bound = MUTE_SYNC_LIMIT_MS * 1000;
+    let on_time = |ok: &dyn Fn(u64, u64) -> bool| timing.is_some_and(|(t, d)| ok(t, d));
+    (
+        [
+            fresh,
+            held,
+            told && on_time(&|t, d| t < bound && t < d),
+            closed.contains(&reader) && on_time(&|_, d| d >= bound && d <= bound + 1_000_000),
+            lost,
+        ],
+        words,
+    )
+}
+
+/// The simulator's mute of server 1, where client 0 has a 1 s session:
+/// (µs from the mute to client 0's being told its session expired, µs
+/// from the mute to the leader's dropping server 1).
+fn simulated_mute() -> Result<(u64, u64), String> {
+    let text = format!(
+        "recipe = \"fair-predecessor\"\nclients = 2\nservers = 3\nseed = 1\n\
+         [timing]\nsession_timeout_ms = 1000\nsync_limit_ms = {MUTE_SYNC_LIMIT_MS}\n\
+         [[schedule]]\nat_ms = 500\nkind = \"mute\"\nserver = 1\nduration_ms = 3000\n"
+    );
+    let file = "scenarios/muted-follower-dropped.toml";
+    let run = crate::twin::run(&crate::twin::parse(file, &text)?);
+    let muted = server_1_at(&run, |c| matches!(c, FollowerChange::Muted { .. }));
+    let dropped = server_1_at(&run, |c| matches!(c, FollowerChange::DroppedByLeader));
+    let told = first_at(&run, |e| {
+        matches!(
+            e,
+            TraceEvent::Deliver {
+                to: Party::Client(0),
+                kind: MsgKind::Expired,
+                ..
+            }
+        )
+    });
+    match (muted, told, dropped) {
+        (Some(m), Some(t), Some(d)) if t >= m => Ok((t - m, d.saturating_sub(m))),
+        _ => Err(format!(
+            "{file}: not server 1 muted, client 0 told its session expired, server 1 dropped: {muted:?}, {told:?}, {dropped:?}"
+        )),
     }
 }
 
@@ -614,6 +730,8 @@ mod tests {
         assert!(answered && dropped, "{words}");
         let (stale, connected, new, words) = super::zk_lag_past_sync_limit();
         assert!(stale && connected && new, "{words}");
+        let (steps, words) = super::zk_muted_follower_dropped();
+        assert_eq!(steps, [true; 5], "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_serializable_stale(), (true, true));
         assert_eq!(super::etcd_keepalive_cut(), (true, true, true));

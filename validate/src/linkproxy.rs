@@ -1,7 +1,7 @@
 //! TCP proxies on a replicated store's own links — a ZooKeeper follower's
 //! connection to its leader's quorum port, an etcd member's peer
-//! connections — that can hold a server's traffic, both ways, with every
-//! socket kept open, and let it go again.
+//! connections — that can hold a server's traffic, both ways or the
+//! dialler's way only, with every socket kept open, and let it go again.
 //!
 //! Each proxy listens on a port the servers' configuration names in place
 //! of the real one and passes bytes on as they come; it does not parse
@@ -13,14 +13,18 @@
 //! follower's lease requests forwarded to the leader, which name no
 //! member. [`Links::hold`] names tags; every
 //! connection with one of them stops passing anything — bytes, and the
-//! news that a socket closed — until [`Links::release`]. A connection
-//! opened while held reaches its upstream only after. What was sent
-//! meanwhile waits (in the proxy and in the kernel's buffers) and flows
-//! on release.
+//! news that a socket closed — until [`Links::release`]. [`Links::mute`]
+//! holds the dialler's way alone (a ZooKeeper follower's packets to its
+//! leader), while the upstream's bytes, and its closing its socket, still
+//! reach the dialler. A connection opened while held or muted reaches its
+//! upstream only after. What was sent meanwhile waits (in the proxy and in
+//! the kernel's buffers) and flows on release.
 //!
-//! Each proxy notes when it last passed bytes to the dialler (from the
-//! upstream server: a ZooKeeper leader's packets to its follower), so that
-//! a timeout the dialler counts from its last read can be measured.
+//! Each proxy notes when it last passed bytes each way ([`Way`]): to the
+//! dialler (a ZooKeeper leader's packets to its follower), so that a
+//! timeout the dialler counts from its last read can be measured, and to
+//! the upstream (the follower's packets to its leader), for one the
+//! upstream counts.
 //!
 //! All the proxies run on one thread with its own tokio runtime, so that
 //! the validator's blocking work never stalls a link; they are started
@@ -35,7 +39,41 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-type Delivered = Arc<Mutex<HashMap<String, Instant>>>;
+type Delivered = Arc<Mutex<HashMap<(String, Way), Instant>>>;
+
+/// A way bytes go through a proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Way {
+    /// From the upstream server to the dialler (a ZooKeeper leader's
+    /// packets to its follower).
+    ToDialler,
+    /// From the dialler to the upstream server (the follower's packets to
+    /// its leader).
+    ToUpstream,
+}
+
+/// What the proxies hold, by tag.
+#[derive(Clone, Debug, Default)]
+struct Holds {
+    /// Both ways ([`Links::hold`]).
+    both: BTreeSet<String>,
+    /// The dialler's way only ([`Links::mute`]).
+    muted: BTreeSet<String>,
+    /// A ZooKeeper leader's packets that apply a change ([`Links::lag`]).
+    lagged: BTreeSet<String>,
+}
+
+impl Holds {
+    /// Whether a connection tagged `tags` passes nothing `way`.
+    fn holds(&self, way: Way, tags: &BTreeSet<String>) -> bool {
+        !self.both.is_disjoint(tags) || (way == Way::ToUpstream && !self.muted.is_disjoint(tags))
+    }
+
+    /// Whether a quorum link tagged `tags` keeps its leader's commits back.
+    fn lags(&self, tags: &BTreeSet<String>) -> bool {
+        !self.lagged.is_disjoint(tags)
+    }
+}
 
 /// One proxy: where it listens, where it forwards, its label.
 #[derive(Clone, Debug)]
@@ -74,12 +112,8 @@ impl LinkSpec {
 /// The running proxies. Dropping it stops them and closes every
 /// connection.
 pub struct Links {
-    held: watch::Sender<BTreeSet<String>>,
-    /// Tags whose leader's packets that apply a change are held, while
-    /// heartbeats, proposals and revalidation answers pass
-    /// ([`Links::lag`]).
-    lagged: watch::Sender<BTreeSet<String>>,
-    /// By label: when bytes last went from the upstream to the dialler.
+    holds: watch::Sender<Holds>,
+    /// By label and way: when bytes last went that way.
     delivered: Delivered,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -98,10 +132,8 @@ impl Links {
                 .map_err(|e| format!("link proxy {}: {e}", s.label))?;
             listeners.push((l, s.clone()));
         }
-        let (held, _) = watch::channel(BTreeSet::new());
-        let tx = held.clone();
-        let (lagged, _) = watch::channel(BTreeSet::new());
-        let lag_tx = lagged.clone();
+        let (holds, _) = watch::channel(Holds::default());
+        let tx = holds.clone();
         let delivered = Delivered::default();
         let noted = delivered.clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -121,7 +153,7 @@ impl Links {
                         tasks.push(tokio::spawn(accept_loop(
                             listener,
                             Arc::new(spec),
-                            [tx.clone(), lag_tx.clone()],
+                            tx.clone(),
                             noted.clone(),
                         )));
                     }
@@ -133,8 +165,7 @@ impl Links {
             })
             .map_err(|e| format!("link proxies: cannot start their thread: {e}"))?;
         Ok(Links {
-            held,
-            lagged,
+            holds,
             delivered,
             stop: Some(stop),
             thread: Some(thread),
@@ -143,7 +174,18 @@ impl Links {
 
     /// Holds every connection tagged with one of `tags`.
     pub fn hold(&self, tags: &[String]) {
-        self.held.send_replace(tags.iter().cloned().collect());
+        self.holds
+            .send_modify(|h| h.both = tags.iter().cloned().collect());
+    }
+
+    /// Mutes every connection tagged with one of `tags`: what its dialler
+    /// sends waits, while what its upstream sends passes, and so does the
+    /// upstream's closing its socket (a ZooKeeper leader that stops
+    /// hearing its follower, drops it after syncLimit × tickTime, and the
+    /// follower hears it go).
+    pub fn mute(&self, tags: &[String]) {
+        self.holds
+            .send_modify(|h| h.muted = tags.iter().cloned().collect());
     }
 
     /// Lags every ZooKeeper quorum link tagged with one of `tags`: the
@@ -157,19 +199,22 @@ impl Links {
     /// [`Links::release`]: a follower whose commits lag, as a slow commit
     /// processor makes one.
     pub fn lag(&self, tags: &[String]) {
-        self.lagged.send_replace(tags.iter().cloned().collect());
+        self.holds
+            .send_modify(|h| h.lagged = tags.iter().cloned().collect());
     }
 
     /// Lets everything flow again.
     pub fn release(&self) {
-        self.held.send_replace(BTreeSet::new());
-        self.lagged.send_replace(BTreeSet::new());
+        self.holds.send_replace(Holds::default());
     }
 
-    /// When proxy `label` last passed bytes from its upstream to a
-    /// dialler.
-    pub fn last_delivered(&self, label: &str) -> Option<Instant> {
-        self.delivered.lock().unwrap().get(label).copied()
+    /// When proxy `label` last passed bytes `way`.
+    pub fn last_delivered(&self, label: &str, way: Way) -> Option<Instant> {
+        self.delivered
+            .lock()
+            .unwrap()
+            .get(&(label.to_string(), way))
+            .copied()
     }
 }
 
@@ -188,7 +233,7 @@ impl Drop for Links {
 async fn accept_loop(
     listener: TcpListener,
     spec: Arc<LinkSpec>,
-    [held, lagged]: [watch::Sender<BTreeSet<String>>; 2],
+    holds: watch::Sender<Holds>,
     delivered: Delivered,
 ) {
     loop {
@@ -199,16 +244,16 @@ async fn accept_loop(
         tokio::spawn(serve(
             conn,
             spec.clone(),
-            [held.subscribe(), lagged.subscribe()],
+            holds.subscribe(),
             delivered.clone(),
         ));
     }
 }
 
-/// Waits until none of `tags` is held.
-async fn released(rx: &mut watch::Receiver<BTreeSet<String>>, tags: &BTreeSet<String>) {
+/// Waits until a connection tagged `tags` passes bytes `way`.
+async fn released(rx: &mut watch::Receiver<Holds>, way: Way, tags: &BTreeSet<String>) {
     // The sender outlives every connection's task.
-    let _ = rx.wait_for(|held| held.is_disjoint(tags)).await;
+    let _ = rx.wait_for(|h| !h.holds(way, tags)).await;
 }
 
 /// The value of the first `X-Server-From` header in `head`, lower-cased.
@@ -255,7 +300,7 @@ async fn sniff(conn: &mut TcpStream) -> Vec<u8> {
 async fn serve(
     mut conn: TcpStream,
     spec: Arc<LinkSpec>,
-    [mut rx, lag_rx]: [watch::Receiver<BTreeSet<String>>; 2],
+    mut rx: watch::Receiver<Holds>,
     delivered: Delivered,
 ) {
     let head = if spec.sniff_http {
@@ -268,8 +313,9 @@ async fn serve(
     if forwards_leases(&head) {
         tags.insert(LEASE_FORWARDING.to_string());
     }
-    // A connection opened while held reaches its upstream only after.
-    released(&mut rx, &tags).await;
+    // A connection opened while held or muted reaches its upstream only
+    // after (the dialler's way is held whenever the other is).
+    released(&mut rx, Way::ToUpstream, &tags).await;
     let Some(mut up) = reach(spec.upstream).await else {
         return;
     };
@@ -283,11 +329,21 @@ async fn serve(
     let tags = Arc::new(tags);
     // Either way ends on an error; a clean end of one way lets the other
     // go on (a half-close), as TCP does.
-    let lag = spec.quorum.then_some(lag_rx);
-    let _ = tokio::try_join!(
-        pump(cr, uw, rx.clone(), tags.clone(), None, None),
-        pump(ur, cw, rx, tags, Some((delivered, spec.label.clone())), lag),
-    );
+    let up = Pump {
+        rx: rx.clone(),
+        tags: tags.clone(),
+        way: Way::ToUpstream,
+        noted: (delivered.clone(), spec.label.clone()),
+        lags: false,
+    };
+    let down = Pump {
+        rx,
+        tags,
+        way: Way::ToDialler,
+        noted: (delivered, spec.label.clone()),
+        lags: spec.quorum,
+    };
+    let _ = tokio::try_join!(up.run(cr, uw), down.run(ur, cw));
 }
 
 /// Connects to `upstream`, retrying a refusal for a while. The dialler
@@ -313,83 +369,87 @@ async fn reach(upstream: SocketAddr) -> Option<TcpStream> {
 /// How long a connection waits for its upstream to accept.
 const UPSTREAM_PATIENCE: Duration = Duration::from_secs(10);
 
-/// Passes bytes from `r` to `w` while the connection's tags are not held;
-/// at the end of `r` (once released) shuts `w` down. With `note`, notes
-/// under its label when it last passed bytes on. With `lag` (a leader's
-/// packets to its follower), reads them packet by packet
-/// ([`QuorumFrames`]), and while the connection's tags are lagged keeps
-/// back every packet but a heartbeat, a proposal or a revalidation's
-/// answer, in order, until they are not.
-async fn pump(
-    mut r: impl AsyncRead + Unpin,
-    mut w: impl AsyncWrite + Unpin,
-    mut rx: watch::Receiver<BTreeSet<String>>,
+/// One way of a connection.
+struct Pump {
+    rx: watch::Receiver<Holds>,
     tags: Arc<BTreeSet<String>>,
-    note: Option<(Delivered, String)>,
-    mut lag: Option<watch::Receiver<BTreeSet<String>>>,
-) -> std::io::Result<()> {
-    let mut buf = vec![0u8; 64 << 10];
-    let mut frames = QuorumFrames::default();
-    let mut kept: Vec<Vec<u8>> = Vec::new();
-    loop {
-        released(&mut rx, &tags).await;
-        let lagged = |lag: &Option<watch::Receiver<BTreeSet<String>>>| {
-            lag.as_ref().is_some_and(|l| !l.borrow().is_disjoint(&tags))
-        };
-        // What was kept back goes first once the lag ends.
-        if !kept.is_empty() && !lagged(&lag) {
-            for packet in kept.drain(..) {
-                w.write_all(&packet).await?;
-            }
-        }
-        let n = tokio::select! {
-            n = r.read(&mut buf) => n?,
-            // A lag's end must flush what was kept back even while the
-            // leader sends nothing.
-            _ = async {
-                match lag.as_mut() {
-                    Some(l) if !kept.is_empty() => {
-                        let _ = l.changed().await;
-                    }
-                    _ => std::future::pending::<()>().await,
+    way: Way,
+    /// Where, and under which label, it notes when it last passed bytes.
+    noted: (Delivered, String),
+    /// A leader's packets to its follower: they can be lagged.
+    lags: bool,
+}
+
+impl Pump {
+    /// Passes bytes from `r` to `w` while the connection's tags are not
+    /// held this way; at the end of `r` (once released) shuts `w` down.
+    /// Notes when it last passed bytes on. A pump that lags reads its
+    /// bytes packet by packet ([`QuorumFrames`]), and while the
+    /// connection's tags are lagged keeps back every packet but a
+    /// heartbeat, a proposal or a revalidation's answer, in order, until
+    /// they are not.
+    async fn run(
+        mut self,
+        mut r: impl AsyncRead + Unpin,
+        mut w: impl AsyncWrite + Unpin,
+    ) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 64 << 10];
+        let mut frames = QuorumFrames::default();
+        let mut kept: Vec<Vec<u8>> = Vec::new();
+        let tags = self.tags.clone();
+        let lagged = |rx: &watch::Receiver<Holds>| self.lags && rx.borrow().lags(&tags);
+        loop {
+            released(&mut self.rx, self.way, &tags).await;
+            // What was kept back goes first once the lag ends.
+            if !kept.is_empty() && !lagged(&self.rx) {
+                for packet in kept.drain(..) {
+                    w.write_all(&packet).await?;
                 }
-            } => continue,
-        };
-        // Held, nothing passes — not even the news that a socket closed.
-        released(&mut rx, &tags).await;
-        if n == 0 {
-            for packet in kept.drain(..) {
-                w.write_all(&packet).await?;
             }
-            w.write_all(&frames.rest()).await?;
-            w.shutdown().await?;
-            return Ok(());
-        }
-        let mut wrote = false;
-        if lag.is_none() {
-            w.write_all(&buf[..n]).await?;
-            wrote = true;
-        } else {
-            for packet in frames.push(&buf[..n]) {
-                let passes = kept.is_empty() && !lagged(&lag);
-                match packet.kind {
-                    _ if passes => w.write_all(&packet.bytes).await?,
-                    Some(PING | PROPOSAL | REVALIDATE) if lagged(&lag) => {
-                        w.write_all(&packet.bytes).await?
-                    }
-                    _ => {
-                        kept.push(packet.bytes);
-                        continue;
-                    }
+            let n = tokio::select! {
+                n = r.read(&mut buf) => n?,
+                // A lag's end must flush what was kept back even while the
+                // leader sends nothing.
+                _ = self.rx.changed(), if !kept.is_empty() => continue,
+            };
+            // Held, nothing passes — not even the news that a socket
+            // closed.
+            released(&mut self.rx, self.way, &tags).await;
+            if n == 0 {
+                for packet in kept.drain(..) {
+                    w.write_all(&packet).await?;
                 }
+                w.write_all(&frames.rest()).await?;
+                w.shutdown().await?;
+                return Ok(());
+            }
+            let mut wrote = false;
+            if !self.lags {
+                w.write_all(&buf[..n]).await?;
                 wrote = true;
+            } else {
+                for packet in frames.push(&buf[..n]) {
+                    let passes = kept.is_empty() && !lagged(&self.rx);
+                    match packet.kind {
+                        _ if passes => w.write_all(&packet.bytes).await?,
+                        Some(PING | PROPOSAL | REVALIDATE) if lagged(&self.rx) => {
+                            w.write_all(&packet.bytes).await?
+                        }
+                        _ => {
+                            kept.push(packet.bytes);
+                            continue;
+                        }
+                    }
+                    wrote = true;
+                }
             }
-        }
-        if let (Some((delivered, label)), true) = (&note, wrote) {
-            delivered
-                .lock()
-                .unwrap()
-                .insert(label.clone(), Instant::now());
+            if wrote {
+                let (delivered, label) = &self.noted;
+                delivered
+                    .lock()
+                    .unwrap()
+                    .insert((label.clone(), self.way), Instant::now());
+            }
         }
     }
 }
@@ -639,6 +699,60 @@ mod tests {
             .unwrap();
         let rest = read(&mut follower, commit.len() + sync.len()).unwrap();
         assert_eq!(rest, [commit, sync].concat(), "in order, on release");
+    }
+
+    /// Muted, the dialler's bytes wait while the upstream's pass, and
+    /// released they arrive; muted again, the upstream closing its socket
+    /// reaches the dialler (a ZooKeeper leader dropping a follower it does
+    /// not hear), and what the dialler sent meanwhile never reached it.
+    #[test]
+    fn mutes_the_diallers_way() {
+        use std::io::{Read, Write};
+        let leader = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let (links, port) = one_link(leader.local_addr().unwrap(), "zk1", false);
+        let mut follower = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (mut l, _) = leader.accept().unwrap();
+        for s in [&follower, &l] {
+            s.set_read_timeout(Some(Duration::from_millis(300)))
+                .unwrap();
+        }
+        let mut b = [0u8; 1];
+        follower.write_all(b"a").unwrap();
+        l.read_exact(&mut b).unwrap();
+        // The proxy notes the time once its write is done.
+        std::thread::sleep(Duration::from_millis(20));
+        let heard = links.last_delivered("zk1", Way::ToUpstream).unwrap();
+        links.mute(&["zk1".to_string()]);
+        std::thread::sleep(Duration::from_millis(50));
+        follower.write_all(b"b").unwrap();
+        assert!(l.read_exact(&mut b).is_err(), "the follower's byte waits");
+        l.write_all(b"c").unwrap();
+        follower.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"c", "the leader's passes");
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(links.last_delivered("zk1", Way::ToDialler).unwrap() > heard);
+        assert_eq!(links.last_delivered("zk1", Way::ToUpstream), Some(heard));
+        links.release();
+        l.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        l.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"b", "on release");
+        std::thread::sleep(Duration::from_millis(20));
+        let heard = links.last_delivered("zk1", Way::ToUpstream);
+
+        links.mute(&["zk1".to_string()]);
+        std::thread::sleep(Duration::from_millis(50));
+        follower.write_all(b"d").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(l);
+        follower
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        assert_eq!(
+            follower.read(&mut b).unwrap(),
+            0,
+            "the leader's close reaches the muted follower"
+        );
+        assert_eq!(links.last_delivered("zk1", Way::ToUpstream), heard);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! own id and password handed from one connection to the next, and a
 //! connection attempt that is left waiting for its answer. Only the few
 //! requests the ensemble experiments make: `exists`, `create`,
-//! `closeSession`.
+//! `closeSession`, and pings (a session kept alive by hand, whose
+//! connection's close is seen as it comes).
 //!
 //! Frames are a 4-byte big-endian length and a jute body: the first frame
 //! each way is the `ConnectRequest` / `ConnectResponse`; a request opens
@@ -163,24 +164,64 @@ impl Conn {
         int(&mut frame, op);
         frame.extend_from_slice(body);
         self.send(&frame).await.map_err(|e| format!("send: {e}"))?;
-        let wait = async {
-            loop {
-                let Some(r) = self.frame().await.map_err(|e| format!("read: {e}"))? else {
-                    return Err("the server closed the connection".to_string());
-                };
-                let (Some(rx), Some(zxid), Some(err)) =
-                    (be_i32(&r, 0), be_i64(&r, 4), be_i32(&r, 12))
-                else {
-                    return Err("a short reply".to_string());
-                };
-                if rx == xid {
-                    return Ok(Reply { zxid, err });
-                }
+        match tokio::time::timeout(within, self.reply(xid)).await {
+            Err(_) => Err(format!("no reply to op {op} within {within:?}")),
+            Ok(Ok(Some(r))) => Ok(r),
+            Ok(Ok(None)) => Err("the server closed the connection".to_string()),
+            Ok(Err(e)) => Err(format!("read: {e}")),
+        }
+    }
+
+    /// The reply to `xid`, passing over notifications and other replies;
+    /// `None` once the server has closed the connection.
+    async fn reply(&mut self, xid: i32) -> std::io::Result<Option<Reply>> {
+        loop {
+            let Some(r) = self.frame().await? else {
+                return Ok(None);
+            };
+            let (Some(rx), Some(zxid), Some(err)) = (be_i32(&r, 0), be_i64(&r, 4), be_i32(&r, 12))
+            else {
+                return Err(std::io::Error::other("a short reply"));
+            };
+            if rx == xid {
+                return Ok(Some(Reply { zxid, err }));
             }
-        };
-        tokio::time::timeout(within, wait)
-            .await
-            .map_err(|_| format!("no reply to op {op} within {within:?}"))?
+        }
+    }
+
+    /// Pings every `every`, each answered within `within`, until the
+    /// server closes the connection (or resets it): when it did, and how
+    /// many pings it had answered. `Err`: a ping went unanswered.
+    pub async fn ping_until_closed(
+        &mut self,
+        every: Duration,
+        within: Duration,
+    ) -> Result<(std::time::Instant, u32), String> {
+        const PING_XID: i32 = -2;
+        const PING: i32 = 11;
+        let closed = |answered| Ok((std::time::Instant::now(), answered));
+        let mut answered = 0;
+        loop {
+            let mut frame = Vec::new();
+            int(&mut frame, PING_XID);
+            int(&mut frame, PING);
+            if self.send(&frame).await.is_err() {
+                return closed(answered);
+            }
+            match tokio::time::timeout(within, self.reply(PING_XID)).await {
+                Err(_) => {
+                    return Err(format!(
+                        "a ping unanswered within {within:?}, after {answered} answered"
+                    ))
+                }
+                Ok(Ok(Some(_))) => answered += 1,
+                Ok(Ok(None) | Err(_)) => return closed(answered),
+            }
+            // Until the next ping, a close is seen as it comes.
+            if let Ok(Ok(None) | Err(_)) = tokio::time::timeout(every, self.frame()).await {
+                return closed(answered);
+            }
+        }
     }
 
     /// `exists(path)` without a watch: the reply (its zxid is the
