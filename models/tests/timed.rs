@@ -45,6 +45,7 @@ const PARTITION: FaultBudget = FaultBudget {
     interrupts: 0,
     critical_checks: 0,
     isolations: 0,
+    mutes: 0,
 };
 
 /// One partition, 2 clients: naive loses mutual exclusion (CURATOR-206),
