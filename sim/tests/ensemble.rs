@@ -443,7 +443,7 @@ fn an_isolated_follower_keeps_its_holder_until_sync_limit() {
 /// server 1 (a mute) but server 1 still hears the leader. The holder's
 /// session, silent at the leader, expires there as under the two-way cut;
 /// but server 1 applies the expiry as every server does and tells the
-/// holder, which (suspend-aware) releases within a millisecond of it. A
+/// holder, which (suspend-aware) releases within 2 ms of it. A
 /// double hold is left only to the race between that notice and the other
 /// client's acquisition, which the notice wins on most seeds, and it ends
 /// when the notice arrives; under the two-way cut it lasts until server 1
