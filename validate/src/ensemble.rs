@@ -1293,7 +1293,8 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, Some(vec![answered, dropped]));
     row.detail.push_str(&format!("; model: {twin}"));
     rows.push(row);
-    let (steps, simulated) = model::zk_muted_follower_dropped();
+    let (steps, simulated) =
+        model::zk_muted_follower_dropped(ens.sync_ms(), SILENT_SESSION_MS as u64);
     let mut row = MUTED_DROPPED.row(zk_muted_follower_dropped(&r).await, Some(steps.to_vec()));
     row.detail.push_str(&format!("; model: {simulated}"));
     rows.push(row);

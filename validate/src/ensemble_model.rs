@@ -18,7 +18,6 @@ use models::recipe::{Face, Setup};
 use models::store::driver::{Sent, StoreDriver};
 use models::store::{EnsembleCfg, Store};
 use sim::trace::{FollowerChange, MsgKind, Party, TraceEvent};
-use std::borrow::Cow;
 use std::time::Duration;
 
 /// A three-server store and three clients, every server caught up.
@@ -379,19 +378,10 @@ pub fn zk_failover() -> (bool, bool, bool, bool) {
 /// and what the twin's trace showed.
 pub fn zk_follower_dropped() -> (bool, bool, String) {
     let mut e = Ens::new(Face::ZooKeeper);
-    {
-        let mut cow = Cow::Borrowed(&e.d.st);
-        e.d.store.cut_off(&mut cow, 0);
-        e.d.st = cow.into_owned();
-    }
+    e.d.cut_off(0);
     e.create(2, "a");
     let answered_stale = e.list(0).is_some_and(|n| n.is_empty());
-    let closed = {
-        let mut cow = Cow::Borrowed(&e.d.st);
-        let clients = e.d.store.drop_follower(&mut cow, 0);
-        e.d.st = cow.into_owned();
-        clients
-    };
+    let closed = e.d.drop_follower(0);
     let (after, words) = said(twin_drop_after(), |(after, bound)| {
         format!(
             "the twin's server 1 was dropped {} ms after it was cut off (sync_limit_ms {})",
@@ -501,10 +491,6 @@ fn twin_drop_after() -> Result<(u64, u64), String> {
     }
 }
 
-/// syncLimit × tickTime in the simulator's run of a mute, ms: the real
-/// ensemble's (`run.sh`).
-const MUTE_SYNC_LIMIT_MS: u64 = 2000;
-
 /// ZooKeeper: the leader stops hearing server 1 (a mute), which still
 /// hears it. Seven clients, so that three are on server 1: client 0
 /// reads, client 3 writes, client 6's session is silent at the leader.
@@ -514,12 +500,13 @@ const MUTE_SYNC_LIMIT_MS: u64 = 2000;
 /// server 1, applying that, tells client 6 (and not client 0); dropped,
 /// server 1 names client 0 among those whose connections it closes;
 /// following again, it catches up, and client 3's create is nowhere.
-/// When is the simulator's: its run of the same mute (inline below: a 1 s
-/// session, [`MUTE_SYNC_LIMIT_MS`]), whose trace says when client 0 was
-/// told its session expired and when the leader dropped server 1, from
-/// the mute, the model's last word from it. (the five steps of
+/// When is the simulator's: its run of the same mute (inline below, with
+/// the real run's syncLimit × tickTime, `sync_ms`, and silent session's
+/// timeout, `session_ms`), whose trace says when client 0 was told its
+/// session expired and when the leader dropped server 1, from the mute,
+/// the model's last word from it. (the five steps of
 /// `zk-muted-follower-dropped`; the words for the report's detail)
-pub fn zk_muted_follower_dropped() -> ([bool; 5], String) {
+pub fn zk_muted_follower_dropped(sync_ms: u64, session_ms: u64) -> ([bool; 5], String) {
     let (reader, writer, silent) = (0, 3, 6);
     let mut e = Ens::with(Face::ZooKeeper, false, 7);
     e.d.mute(0);
@@ -548,14 +535,17 @@ pub fn zk_muted_follower_dropped() -> ([bool; 5], String) {
         && [&e.d.st, view]
             .iter()
             .all(|s| s.zk.node(node("a")).is_none());
-    let (timing, words) = said(simulated_mute(), |(told_after, dropped_after)| {
-        format!(
-            "the simulator's server 1, muted with a 1,000 ms session on it and sync_limit_ms {MUTE_SYNC_LIMIT_MS}: client 0 told its session expired {} ms after the mute, server 1 dropped {} ms after it",
-            told_after / 1000,
-            dropped_after / 1000
-        )
-    });
-    let bound = MUTE_SYNC_LIMIT_MS * 1000;
+    let (timing, words) = said(
+        simulated_mute(sync_ms, session_ms),
+        |(told_after, dropped_after)| {
+            format!(
+                "the simulator's server 1, muted with a {session_ms} ms session on it and sync_limit_ms {sync_ms}: client 0 told its session expired {} ms after the mute, server 1 dropped {} ms after it",
+                told_after / 1000,
+                dropped_after / 1000
+            )
+        },
+    );
+    let bound = sync_ms * 1000;
     let on_time = |ok: &dyn Fn(u64, u64) -> bool| timing.is_some_and(|(t, d)| ok(t, d));
     (
         [
@@ -569,13 +559,14 @@ pub fn zk_muted_follower_dropped() -> ([bool; 5], String) {
     )
 }
 
-/// The simulator's mute of server 1, where client 0 has a 1 s session:
-/// (µs from the mute to client 0's being told its session expired, µs
-/// from the mute to the leader's dropping server 1).
-fn simulated_mute() -> Result<(u64, u64), String> {
+/// The simulator's mute of server 1, with syncLimit × tickTime of
+/// `sync_ms`, where client 0 has a session of `session_ms`: (µs from the
+/// mute to client 0's being told its session expired, µs from the mute to
+/// the leader's dropping server 1).
+fn simulated_mute(sync_ms: u64, session_ms: u64) -> Result<(u64, u64), String> {
     let text = format!(
         "recipe = \"fair-predecessor\"\nclients = 2\nservers = 3\nseed = 1\n\
-         [timing]\nsession_timeout_ms = 1000\nsync_limit_ms = {MUTE_SYNC_LIMIT_MS}\n\
+         [timing]\nsession_timeout_ms = {session_ms}\nsync_limit_ms = {sync_ms}\n\
          [[schedule]]\nat_ms = 500\nkind = \"mute\"\nserver = 1\nduration_ms = 3000\n"
     );
     let file = "scenarios/muted-follower-dropped.toml";
@@ -730,7 +721,9 @@ mod tests {
         assert!(answered && dropped, "{words}");
         let (stale, connected, new, words) = super::zk_lag_past_sync_limit();
         assert!(stale && connected && new, "{words}");
-        let (steps, words) = super::zk_muted_follower_dropped();
+        // The real run's timing (`run.sh`: tickTime 250, syncLimit 8;
+        // `ensemble::SILENT_SESSION_MS`).
+        let (steps, words) = super::zk_muted_follower_dropped(2000, 1000);
         assert_eq!(steps, [true; 5], "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_serializable_stale(), (true, true));

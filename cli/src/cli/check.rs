@@ -153,7 +153,7 @@ fn unique_per_second(r: &CheckResult) -> f64 {
 
 /// Peak memory, and per unique state.
 fn memory(r: &CheckResult) -> (Option<u64>, Option<f64>) {
-    let peak = super::limits::peak_rss_bytes();
+    let peak = models::checker::memory::peak_resident_bytes();
     (peak, peak.map(|b| b as f64 / r.unique_states.max(1) as f64))
 }
 

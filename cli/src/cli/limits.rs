@@ -92,12 +92,6 @@ pub fn bytes_words(bytes: u64) -> String {
     }
 }
 
-/// The process's peak resident memory, in bytes; `None` where it cannot
-/// be read.
-pub fn peak_rss_bytes() -> Option<u64> {
-    memory::peak_resident_bytes()
-}
-
 /// The limit an explicit `--max-states` may not exceed.
 pub fn max_states_cap() -> u64 {
     MAX_STATES

@@ -25,7 +25,7 @@ fn status_field(name: &str) -> Option<u64> {
 }
 
 /// A `NAME:  N kB` line's value in bytes.
-pub fn kib_field(text: &str, name: &str) -> Option<u64> {
+fn kib_field(text: &str, name: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(name))?;
     let mut words = line.split_whitespace().skip(1);
     let kib: u64 = words.next()?.parse().ok()?;

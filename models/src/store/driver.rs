@@ -119,9 +119,8 @@ impl StoreDriver {
     /// (muted), after syncLimit × tickTime: the clients whose connections
     /// it closed.
     pub fn drop_follower(&mut self, f: usize) -> Vec<ClientIdx> {
-        let mut cow = Cow::Borrowed(&self.st);
-        let closed = self.store.drop_follower(&mut cow, f);
-        self.st = cow.into_owned();
+        let mut closed = Vec::new();
+        self.step(|store, st, _| closed = store.drop_follower(st, f));
         closed
     }
 
@@ -168,9 +167,8 @@ impl StoreDriver {
     /// The deposed leader's quorum check fails and it gives leading up:
     /// the clients whose connections it closed.
     pub fn deposed_gives_up(&mut self) -> Vec<ClientIdx> {
-        let mut cow = Cow::Borrowed(&self.st);
-        let closed = self.store.deposed_gives_up(&mut cow);
-        self.st = cow.into_owned();
+        let mut closed = Vec::new();
+        self.step(|store, st, _| closed = store.deposed_gives_up(st));
         closed
     }
 

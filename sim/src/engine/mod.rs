@@ -1307,8 +1307,8 @@ impl<'a> Sim<'a> {
     /// nothing — whatever it changes.
     fn store_fault(&mut self, i: usize) {
         let f = self.faults[i].fault.clone();
-        if f.kind.strikes_a_follower() {
-            return self.lag(i);
+        if let Some(kind) = f.kind.follower_fault() {
+            return self.strike_follower(i, kind);
         }
         if f.kind == FaultKind::Failover && self.store_state.ensemble.is_some() {
             return self.depose_leader(i);
@@ -1355,18 +1355,15 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A follower's lag: it applies nothing for the fault's duration, then
-    /// what it missed, in order. An isolation cuts it off from the leader
+    /// A fault that strikes a follower (`kind`). A lag: it applies nothing
+    /// for the fault's duration, then what it missed, in order. An isolation cuts it off from the leader
     /// too: it gives the leader up after syncLimit × tickTime if the cut
     /// lasts that long, and follows it again when the cut heals. A mute
     /// holds only what it sends the leader: it applies on, and the leader
     /// drops it after syncLimit × tickTime if the mute lasts that long (it
     /// then applies nothing until the mute ends and it follows again).
-    fn lag(&mut self, i: usize) {
+    fn strike_follower(&mut self, i: usize, kind: FollowerFault) {
         let f = &self.faults[i].fault;
-        let Some(kind) = f.kind.follower_fault() else {
-            return;
-        };
         // Checked against the ensemble when the scenario was read.
         let server = f.server.map_or(0, |s| s as u8);
         let duration_us = f.duration_ms.unwrap_or(0) * 1000;
