@@ -40,6 +40,14 @@ pub fn read_timeout(session_timeout: u64) -> u64 {
     session_timeout / 3 * 2
 }
 
+/// A ZooKeeper client's connect timeout: the session timeout over the
+/// number of servers it may try; a handshake unanswered that long, and it
+/// tries the next server (the Java client's `ClientCnxn`, kazoo's
+/// connection loop).
+pub fn connect_timeout(session_timeout: u64, servers: u64) -> u64 {
+    session_timeout / servers.max(1)
+}
+
 /// Redis: a lock key set with a TTL must outlive a holder that keeps to
 /// its timing, or keys expire under healthy holders. It is needed from the
 /// first master's `SET` until the last master's release: the `SET`s to the

@@ -149,7 +149,9 @@ pub fn chrome_trace(lines: &[TraceLine]) -> Value {
             TraceEvent::Replicate { .. } => (Some(Party::Store), "replication"),
             TraceEvent::Apply { .. } => (Some(Party::Store), "apply"),
             TraceEvent::Follower { .. } => (Some(Party::Store), "fault"),
-            TraceEvent::Moved { client, .. } => (Some(Party::Client(*client)), "reconnect"),
+            TraceEvent::Moved { client, .. } | TraceEvent::ServerSilent { client, .. } => {
+                (Some(Party::Client(*client)), "reconnect")
+            }
             TraceEvent::Violation { .. } => (None, "violation"),
             TraceEvent::Start { .. } | TraceEvent::End { .. } => (None, "run"),
         };

@@ -200,6 +200,7 @@ impl TimelineData {
                 | TraceEvent::Apply { .. }
                 | TraceEvent::Follower { .. }
                 | TraceEvent::Moved { .. }
+                | TraceEvent::ServerSilent { .. }
                 | TraceEvent::End { .. } => {}
             }
             if !line.is_heartbeat() {

@@ -97,6 +97,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Apply { .. }
             | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
+            | TraceEvent::ServerSilent { .. }
             | TraceEvent::End { .. } => continue,
         };
         if count.is_some_and(|n| who >= n) {
@@ -153,6 +154,7 @@ pub fn timeline_with_clients(title: &str, lines: &[TraceLine]) -> (Timeline, Vec
             | TraceEvent::Apply { .. }
             | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
+            | TraceEvent::ServerSilent { .. }
             | TraceEvent::End { .. } => {}
         }
     }

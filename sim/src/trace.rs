@@ -145,6 +145,12 @@ pub enum TraceEvent {
     /// An ensemble's follower (server `server`, 1 and up) applied the
     /// next committed change.
     Apply { server: u8, change: String },
+    /// A ZooKeeper client heard nothing from its server (`server`, 0:
+    /// the leader) for its read timeout, or its connect timeout while
+    /// handshaking — the server held the session's request, and its pings'
+    /// answers behind it — and gives the connection up; `moved` follows if
+    /// another server takes it.
+    ServerSilent { client: ClientIdx, server: u8 },
     /// A ZooKeeper client's reconnect landed on server `server` (0: the
     /// leader), after being refused by each of `refused`, which were
     /// behind its last seen zxid.
@@ -347,6 +353,7 @@ pub fn parse_trace(text: &str) -> Result<Vec<TraceLine>, String> {
             | TraceEvent::Apply { .. }
             | TraceEvent::Follower { .. }
             | TraceEvent::Moved { .. }
+            | TraceEvent::ServerSilent { .. }
             | TraceEvent::Violation { .. } => {}
         }
         if let Some(c) = line
@@ -385,6 +392,7 @@ impl TraceEvent {
             | TraceEvent::DelayEnd { client }
             | TraceEvent::Connection { client, .. }
             | TraceEvent::Moved { client, .. }
+            | TraceEvent::ServerSilent { client, .. }
             | TraceEvent::Write { client, .. }
             | TraceEvent::Hold { client, .. }
             | TraceEvent::Release { client }
@@ -540,6 +548,12 @@ impl fmt::Display for TraceEvent {
             TraceEvent::Apply { server, change } => {
                 write!(f, "store: server {server} applies {change}")
             }
+            TraceEvent::ServerSilent { client, server } => write!(
+                f,
+                "client {client} hears nothing from server {server} within its read or connect \
+                 timeout (the server holds its request, and what it owes after it): it gives \
+                 the connection up"
+            ),
             TraceEvent::Moved {
                 client,
                 server,

@@ -276,7 +276,8 @@ impl Replay {
                 }
                 TraceEvent::Apply { .. }
                 | TraceEvent::Follower { .. }
-                | TraceEvent::Moved { .. } => {
+                | TraceEvent::Moved { .. }
+                | TraceEvent::ServerSilent { .. } => {
                     return Err(format!(
                         "the conformance replay runs one server, but its trace has `{line}`"
                     ))

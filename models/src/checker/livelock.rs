@@ -178,6 +178,7 @@ fn owed(action: Action) -> bool {
         | Action::ResumeReconnect(_)
         | Action::Heal(_)
         | Action::Reconnect(_)
+        | Action::GiveUpServer(_)
         // Time passes.
         | Action::Tick => true,
     }

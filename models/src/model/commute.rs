@@ -145,6 +145,7 @@ pub fn local_to(a: &Action) -> Option<ClientIdx> {
         | Action::Partition(_)
         | Action::Heal(_)
         | Action::Reconnect(_)
+        | Action::GiveUpServer(_)
         | Action::LoseReply(_)
         | Action::Interrupt(_)
         | Action::Tick
@@ -256,7 +257,8 @@ impl Footprint {
             Action::Resume(_)
             | Action::ResumeReconnect(_)
             | Action::Heal(_)
-            | Action::Reconnect(_) => (STORE, false),
+            | Action::Reconnect(_)
+            | Action::GiveUpServer(_) => (STORE, false),
             // It spends the budget and closes its old connection's
             // watches in the store.
             Action::Restart(_) => (STORE | BUDGET, false),

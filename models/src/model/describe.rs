@@ -257,6 +257,17 @@ pub fn describe(state: &ModelState, action: Action) -> (&'static str, String, St
                 moves(state, c)
             ),
         ),
+        Action::GiveUpServer(c) => (
+            "recover",
+            client(c),
+            "store".into(),
+            format!(
+                "hears nothing from its server for its read timeout (its pings' answers wait \
+                 behind its held request): SUSPENDED, reconnects on a new connection{} (what \
+                 was in flight is lost): RECONNECTED if its session lives, else told LOST",
+                moves(state, c)
+            ),
+        ),
         Action::LoseReply(c) => {
             let what = state.clients[c as usize]
                 .from_store
@@ -313,6 +324,7 @@ pub fn action_name(action: Action) -> &'static str {
         Action::Partition(_) => "Partition",
         Action::Heal(_) => "Heal",
         Action::Reconnect(_) => "Reconnect",
+        Action::GiveUpServer(_) => "GiveUpServer",
         Action::LoseReply(_) => "LoseReply",
         Action::Tick => "Tick",
     }

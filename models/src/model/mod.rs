@@ -815,6 +815,7 @@ impl RecipeModel {
                 state.slot_mut(c).partitioned = false;
                 self.reconnect(&mut state, c);
             }
+            Action::GiveUpServer(c) => self.reconnect(&mut state, c),
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;
                 state.slot_mut(c).pop(Link::StoreToClient);
@@ -978,6 +979,11 @@ impl RecipeModel {
             }
             actions.push(Action::Reconnect(c));
         }
+        // A server that holds the client's request for a leader it cannot
+        // reach answers none of its pings: its read timeout runs out.
+        if slot.status == Status::Running && !slot.partitioned && state.store.silent_to(c) {
+            actions.push(Action::GiveUpServer(c));
+        }
     }
 }
 
@@ -1082,6 +1088,10 @@ impl Model for RecipeModel {
             Action::Partition(n) => format!("FAULT {}'s link to the store is cut", c(n)),
             Action::Heal(n) => format!("{}'s link heals", c(n)),
             Action::Reconnect(n) => format!("{} reconnects on a new connection", c(n)),
+            Action::GiveUpServer(n) => format!(
+                "{} hears nothing from its server for its read timeout and reconnects",
+                c(n)
+            ),
             Action::LoseReply(n) => format!("FAULT the reply to {} is lost", c(n)),
             Action::Interrupt(n) => format!("FAULT {}'s acquisition is interrupted", c(n)),
             Action::Tick => "a tick passes".into(),

@@ -270,6 +270,13 @@ pub enum Action {
     /// old one; watch events and the expiry notice are still delivered (the
     /// client re-registers its watches); the client resends what it awaited.
     Reconnect(ClientIdx),
+    /// A ZooKeeper client hears nothing from its server for its read
+    /// timeout — the server holds the session's request, and with it the
+    /// answers to its pings, for a leader it cannot reach
+    /// (`StoreState::silent_to`) — and gives the connection up
+    /// (SUSPENDED), reconnecting as a [`Action::Reconnect`] does, to the
+    /// next server.
+    GiveUpServer(ClientIdx),
     /// The reply at the head of the store → client link is lost.
     LoseReply(ClientIdx),
     /// The application interrupts the client's acquisition, whatever is
@@ -354,6 +361,7 @@ impl Action {
             | Action::Partition(c)
             | Action::Heal(c)
             | Action::Reconnect(c)
+            | Action::GiveUpServer(c)
             | Action::LoseReply(c)
             | Action::Interrupt(c)
             | Action::CheckCritical(c) => c,

@@ -38,7 +38,7 @@ mod timers;
 pub use faults::{draw_faults, run_faults};
 use lent::Lender;
 pub use outcome::{FaultRecord, Metrics, Outcome, RunEnd, Summary, Violation};
-use queue::{Event, EventQueue, Queued};
+use queue::{Awaited, Event, EventQueue, Queued};
 use recorder::Recorder;
 pub use recorder::TraceOptions;
 use timers::{Due, FewTimers, ManyTimers, Setting, TimerEntry, TimerSet};
@@ -51,7 +51,7 @@ use crate::scenario::{
 use crate::trace::{FollowerChange, MsgKind, Party, TraceEvent};
 use models::client::{Client, ClientState, ClientStorage, Connection, Marks, Phase};
 use models::ids::{client_id, client_of, resource_id, store_id, ClientIdx, SessionId};
-use models::msg::{Msg, RequestClass, RequestKind, Timer};
+use models::msg::{Msg, Request, RequestClass, RequestKind, Timer};
 use models::properties::{
     is_release, observe_client, observe_notified, observe_release, observe_resource, observe_store,
     Monitors, Observation, PropertyName, Woken,
@@ -92,6 +92,9 @@ struct ClientRt {
     /// When the client last heard from the store: its read timeout runs
     /// from there.
     heard_us: u64,
+    /// The `heard_us` an unanswered ping's check is queued for: one check
+    /// a silence, however many pings go unanswered in it.
+    silence_checked: Option<u64>,
     /// Messages held on the cut client–store link, both ways, in send order.
     cut_link: Vec<Queued>,
     /// What still counts of the store link's messages sent before its
@@ -423,6 +426,7 @@ impl<'a> Sim<'a> {
                 partitioned: false,
                 cut_since_us: 0,
                 heard_us: 0,
+                silence_checked: None,
                 cut_link: Vec::new(),
                 old_link: OldLink::NONE,
                 extra_latency_us: 0,
@@ -889,6 +893,31 @@ impl<'a> Sim<'a> {
                 }
             }
             let release = is_release(&msg);
+            // What a ZooKeeper client gives its server up after, if the
+            // server does not answer: a ping its read timeout from when it
+            // last heard, a handshake its connect timeout from now.
+            // (A client still handshaking has only its connect to await.)
+            let unanswered = client_of(from).and_then(|c| {
+                let rt = &self.clients[c as usize];
+                match &msg {
+                    Msg::Ping { .. } if rt.state.phase != Phase::Connecting => {
+                        let heard_us = rt.heard_us;
+                        let at = heard_us + self.read_timeout_us();
+                        Some((c, Awaited::Ping { heard_us }, at))
+                    }
+                    Msg::Request {
+                        req: Request::Connect,
+                        session,
+                        epoch,
+                        ..
+                    } => {
+                        let (session, epoch) = (*session, *epoch);
+                        let at = self.now + self.connect_timeout_us();
+                        Some((c, Awaited::Handshake { session, epoch }, at))
+                    }
+                    _ => None,
+                }
+            });
             let before = self.release_mark();
             let removed_before = self.store_state.items_removed();
             let mut out = self.lenders.store.lend();
@@ -900,6 +929,11 @@ impl<'a> Sim<'a> {
             // A release step that changed the store.
             if release && self.released_since(before) {
                 self.release_step(n);
+            }
+            if let Some((c, awaited, at)) = unanswered {
+                if self.store_state.pings_wait(c) {
+                    self.check_silence(c, awaited, at);
+                }
             }
         } else if to == resource_id() {
             let mut out = self.lenders.resource.lend();
@@ -1704,6 +1738,17 @@ impl<'a> Sim<'a> {
         models::timing::read_timeout(self.scenario.timing.session_timeout_us)
     }
 
+    /// A ZooKeeper client's connect timeout, the session timeout over the
+    /// servers it may try.
+    fn connect_timeout_us(&self) -> u64 {
+        let servers = self
+            .store_state
+            .ensemble
+            .as_ref()
+            .map_or(1, |e| e.servers());
+        models::timing::connect_timeout(self.scenario.timing.session_timeout_us, servers.into())
+    }
+
     /// Client `c` makes a new connection to the store (what was in flight
     /// on the old one is dealt with by the caller).
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
@@ -1773,6 +1818,47 @@ impl<'a> Sim<'a> {
         self.disconnect(c);
     }
 
+    /// Client `c`'s ping or handshake went unanswered: whether what it
+    /// awaited came is checked `at` its timeout (a ping's once a silence).
+    fn check_silence(&mut self, c: ClientIdx, awaited: Awaited, at: u64) {
+        if let Awaited::Ping { heard_us } = awaited {
+            if self.clients[c as usize].silence_checked == Some(heard_us) {
+                return;
+            }
+            self.clients[c as usize].silence_checked = Some(heard_us);
+        }
+        let at = at.max(self.now);
+        self.push(at, Event::Unanswered { client: c, awaited });
+    }
+
+    /// Client `c` has heard nothing from its server since `since_us`, for
+    /// its read timeout (or, handshaking, its connect timeout): it gives
+    /// the connection up (SUSPENDED) and reconnects, to the next server
+    /// (the Java client's `ClientCnxn`, kazoo's connection loop). A paused
+    /// client cannot notice (its resume does); a cut-off one notices by its
+    /// partition's own read timeout.
+    fn unanswered(&mut self, c: ClientIdx, awaited: Awaited) {
+        let rt = &self.clients[c as usize];
+        let answered = match awaited {
+            Awaited::Ping { heard_us } => rt.heard_us != heard_us,
+            Awaited::Handshake { session, epoch } => {
+                let st = &rt.state;
+                st.phase != Phase::Connecting || st.session != session || st.epoch != epoch
+            }
+        };
+        if answered || rt.status != Status::Running || rt.partitioned || rt.finished {
+            return;
+        }
+        let alive = models::model::session_carries_on(&self.store_state, &rt.state);
+        let server = self
+            .store_state
+            .ensemble
+            .as_ref()
+            .map_or(0, |e| e.server(c));
+        trace!(self, TraceEvent::ServerSilent { client: c, server });
+        self.reconnect(c, alive);
+    }
+
     /// When the last fault is over: crash restarts, resumes, heals.
     /// (Scenario validation bounds every time, so the sums fit.)
     fn quiet_from_us(&self) -> u64 {
@@ -1805,6 +1891,7 @@ impl<'a> Sim<'a> {
                 | Event::FaultStart(_)
                 | Event::FaultEnd(_)
                 | Event::ReadTimeout(_)
+                | Event::Unanswered { .. }
                 | Event::Replicate { .. } => false,
             })
     }
@@ -1967,6 +2054,7 @@ impl<'a> Sim<'a> {
                 Event::FaultStart(i) => self.fault_start(i),
                 Event::FaultEnd(i) => self.fault_end(i),
                 Event::ReadTimeout(i) => self.read_timeout(i),
+                Event::Unanswered { client, awaited } => self.unanswered(client, awaited),
                 Event::Replicate { generation } => self.replicate(generation),
                 Event::Apply { server, generation } => self.apply_at_follower(server, generation),
                 Event::FollowerDrop { server } => self.follower_drop(server),

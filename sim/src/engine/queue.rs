@@ -9,6 +9,7 @@
 //! moves down a few buckets (by the highest bit in which it differs from the
 //! last popped) instead of being sifted through a binary heap.
 
+use models::ids::{ClientIdx, SessionId};
 use models::msg::{Msg, Timer};
 use stateright::actor::Id;
 use std::collections::hash_map::Entry;
@@ -33,6 +34,13 @@ pub(super) enum Event {
     /// A partition has lasted the client's read timeout: its connection
     /// drops (the fault's index).
     ReadTimeout(usize),
+    /// A ZooKeeper client's ping or handshake went unanswered (its server
+    /// holds the session's request, and the answer waits behind it): its
+    /// read or connect timeout runs out now, unless what it awaited came.
+    Unanswered {
+        client: ClientIdx,
+        awaited: Awaited,
+    },
     /// Redis: the first master's oldest change reaches its replica, if the
     /// backlog it was sent from (its `generation`) was not lost since.
     Replicate {
@@ -55,6 +63,17 @@ pub(super) enum Event {
     },
     /// An ensemble whose leader is cut off: the followers elect another.
     Elect,
+}
+
+/// What a ZooKeeper client's server left unanswered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Awaited {
+    /// A ping: the read timeout runs from `heard_us`, when the client last
+    /// heard from the store; anything heard since is an answer.
+    Ping { heard_us: u64 },
+    /// The handshake of `session` (the connect sent under `epoch`): the
+    /// connect timeout runs from its arrival; only its reply answers it.
+    Handshake { session: SessionId, epoch: u8 },
 }
 
 /// An event with its place in the order.
@@ -485,6 +504,7 @@ mod tests {
             | Event::FaultStart(_)
             | Event::FaultEnd(_)
             | Event::ReadTimeout(_)
+            | Event::Unanswered { .. }
             | Event::Replicate { .. }
             | Event::Apply { .. }
             | Event::FollowerDrop { .. }
