@@ -10,6 +10,8 @@
 //! session no read goes back, and a new session starts no older than its
 //! creation.
 
+mod common;
+
 use models::ids::{ClientIdx, Data, SessionId, ZPath};
 use models::msg::{Msg, Reply, Request};
 use models::recipe::Setup;
@@ -1235,8 +1237,9 @@ fn the_checker_isolates_a_follower() {
 /// it still applies the leader's commits, so its client reads what the
 /// leader committed since; but what it would pass the leader waits — its
 /// client's write is unanswered and its pings renew nothing at the leader
-/// (they are answered) — until the link heals, when the write is passed
-/// on and answered. The leader's expiry of the session reaches the client
+/// (they are answered, until the write is held: a ping's answer then
+/// waits behind it) — until the link heals, when the write is passed on
+/// and answered. The leader's expiry of the session reaches the client
 /// when server 1 applies it. Dropped by the leader, it names its client.
 #[test]
 fn a_muted_follower_applies_on_and_holds_what_it_passes_the_leader() {
@@ -1249,12 +1252,16 @@ fn a_muted_follower_applies_on_and_holds_what_it_passes_the_leader() {
         ["b"],
         "server 1 applied the leader's create"
     );
-    assert!(replies_to(&e.send(0, create("a")), 0).is_empty(), "held");
     let (pong, renewed) = e.ping_renewing(sid(0));
     assert!(pong
         .iter()
         .any(|(to, m)| *to == 0 && matches!(m, Msg::Pong { .. })));
     assert!(!renewed, "the leader does not hear client 0's ping");
+    assert!(replies_to(&e.send(0, create("a")), 0).is_empty(), "held");
+    let (pong, renewed) = e.ping_renewing(sid(0));
+    assert!(pong.is_empty(), "the answer waits behind the held create");
+    assert!(!renewed);
+    assert!(e.st.silent_to(0) && e.st.another_server_answers(0));
     let passed = e.rejoin(0);
     assert!(replies_to(&passed, 0).is_empty(), "answered once applied");
     assert_eq!(
@@ -1592,4 +1599,94 @@ fn observers_are_refused_where_nobody_could_observe() {
         assert!(e.to_string().contains(says), "{recipe}: {e}");
     }
     assert!(cfg("etcd-election", 2, 1).validate().is_ok());
+}
+
+/// A client's read timeout on a silent server, in the checker (`--mutes
+/// 1`, `--isolations 1`): where server 1 holds a client's request for a
+/// leader it cannot reach, the client may give it up (`GiveUpServer`) —
+/// only then — and lands on a server that follows the leader, the held
+/// reply no longer sent on its old connection and its request sent anew.
+#[test]
+fn the_checker_gives_a_silent_server_up() {
+    use models::model::{Action, FaultBudget, ModelCfg};
+    use models::store::ensemble::LeaderLink;
+    use stateright::Model;
+    for faults in [
+        FaultBudget {
+            mutes: 1,
+            ..FaultBudget::default()
+        },
+        FaultBudget {
+            isolations: 1,
+            ..FaultBudget::default()
+        },
+    ] {
+        let cfg = ModelCfg {
+            servers: 3,
+            faults,
+            ..ModelCfg::new(
+                models::recipes::parse("fair-predecessor:curator").unwrap(),
+                2,
+            )
+        };
+        let model = cfg.into_model().unwrap();
+        let mut given_up = 0;
+        let mut actions = Vec::new();
+        for state in common::reachable(&model, 60_000) {
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for c in 0..2 {
+                let enabled = actions.contains(&Action::GiveUpServer(c));
+                let silent = state.store.silent_to(c)
+                    && state.clients[c as usize].status == models::model::Status::Running
+                    && !state.clients[c as usize].partitioned
+                    && state.store.another_server_answers(c);
+                assert_eq!(enabled, silent, "{faults:?}: client {c}");
+                if !enabled {
+                    continue;
+                }
+                let link = state.store.link_of(c);
+                assert!(
+                    matches!(link, LeaderLink::Muted | LeaderLink::Cut),
+                    "{link:?}"
+                );
+                let next = model
+                    .next_state(&state, Action::GiveUpServer(c))
+                    .expect("a step");
+                let e = next.store.ensemble.as_ref().unwrap();
+                assert_ne!(
+                    e.server(c),
+                    state.store.ensemble.as_ref().unwrap().server(c)
+                );
+                assert_eq!(next.store.link_of(c), LeaderLink::Up);
+                assert!(
+                    !next.store.pings_wait(c),
+                    "nothing held on its new connection"
+                );
+                // Its request goes again, or the handshake tells it its
+                // session has ended (or both: a handshake resent).
+                let slot = &next.clients[c as usize];
+                let resent = slot
+                    .to_store
+                    .iter()
+                    .any(|m| matches!(m, Msg::Request { .. }));
+                let told = slot
+                    .from_store
+                    .iter()
+                    .any(|m| matches!(m, Msg::Expired { .. }));
+                assert!(
+                    resent || told,
+                    "{faults:?}: {:?} / {:?} / {:?}",
+                    slot.to_store,
+                    slot.from_store,
+                    slot.state
+                );
+                given_up += 1;
+            }
+        }
+        assert!(
+            given_up > 0,
+            "{faults:?}: a client gives a silent server up"
+        );
+    }
 }

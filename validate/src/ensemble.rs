@@ -311,13 +311,14 @@ const FOLLOWER_DROPPED: Fact = Fact {
 const MUTED_DROPPED: Fact = Fact {
     id: "zk-muted-follower-dropped",
     store: ZK,
-    fact: "a follower the leader does not hear (its packets to the leader held; the leader's reach it) applies the leader's commits, holds its clients' writes, and closes the connection of a client whose session the leader expired, when it applies the expiry; the leader drops it syncLimit × tickTime after it last heard it, and its clients' connections close; the write it held is lost",
+    fact: "a follower the leader does not hear (its packets to the leader held; the leader's reach it) applies the leader's commits, holds its clients' writes (and, behind a held write, the answers to that session's pings, so its client gives the connection up at its read timeout), and closes the connection of a client whose session the leader expired, when it applies the expiry; the leader drops it syncLimit × tickTime after it last heard it, and its clients' connections close; the write it held is lost",
     steps: &[
         "server 1's client reads the leader's new write while muted",
         "its own write not answered while muted",
         "a silent session's client told of its expiry before syncLimit × tickTime",
         "a live client disconnected syncLimit × tickTime after the leader last heard server 1, within 1 s",
         "the held write nowhere once server 1 follows again and has caught up",
+        "its writer gives server 1 up within its read timeout of the write, before the drop",
     ],
 };
 const LAG_PAST_SYNC_LIMIT: Fact = Fact {
@@ -1007,6 +1008,17 @@ async fn zk_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), Strin
 /// syncLimit × tickTime (2 s), over the servers' least (2 × tickTime).
 const SILENT_SESSION_MS: i32 = 1000;
 
+/// The writer's session timeout in `zk-muted-follower-dropped`: its read
+/// timeout (zookeeper-client 0.9's connection timeout, 2/5 of it: 960 ms;
+/// the model's, the Java client's, is 2/3: 1.6 s) runs out before
+/// syncLimit × tickTime (2 s).
+const WRITER_SESSION_MS: u64 = 2400;
+
+/// The real writer's read timeout: zookeeper-client 0.9 gives a
+/// connection up after 8 ticks of a twentieth of the session timeout with
+/// nothing read.
+const WRITER_READ_TIMEOUT: Duration = Duration::from_millis(WRITER_SESSION_MS * 2 / 5);
+
 /// `zk-muted-follower-dropped`: server 1 muted (its packets to the leader
 /// held, the leader's flowing) with three sessions on it: one reads, one
 /// writes, and one, of [`SILENT_SESSION_MS`] on the bare wire, pings
@@ -1014,7 +1026,7 @@ const SILENT_SESSION_MS: i32 = 1000;
 async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String), String> {
     let server_1 = &r.ens.servers[0];
     let a = zk_client(server_1).await?;
-    let w = zk_client(server_1).await?;
+    let w = zk_session(server_1, Duration::from_millis(WRITER_SESSION_MS)).await?;
     let mut s = zkwire::Conn::start(server_1, 0, None, SILENT_SESSION_MS)
         .await
         .map_err(|e| format!("connect to server 1: {e}"))?;
@@ -1044,6 +1056,7 @@ async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String),
         };
         let read_in = committed.elapsed();
         let (w2, path) = (w.clone(), held_path.clone());
+        let sent = Instant::now();
         let write = tokio::spawn(async move {
             let res = w2.create(&path, b"", &persistent()).await;
             (res.map(|_| ()).map_err(|e| e.to_string()), Instant::now())
@@ -1072,7 +1085,7 @@ async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String),
                 None
             }
         };
-        Ok::<_, String>((read, read_in, told, expired, dropped, answer))
+        Ok::<_, String>((read, read_in, told, expired, dropped, answer, sent))
     };
     let got = go.await;
     silent.abort();
@@ -1081,7 +1094,7 @@ async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String),
     let last = r.links.last_delivered("zk1", Way::ToUpstream);
     let heard = r.links.last_delivered("zk1", Way::ToDialler);
     r.release();
-    let (read, read_in, told, expired, dropped, answer) = got?;
+    let (read, read_in, told, expired, dropped, answer, sent) = got?;
     let last = last.ok_or("no packet from server 1 went through link zk1")?;
     let Some(Ok((state, at))) = dropped else {
         return Err(format!(
@@ -1094,6 +1107,10 @@ async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String),
         .as_ref()
         .is_ok_and(|&(t, _)| t < at && t < muted + bound);
     let unanswered = !matches!(answer, Some((Ok(()), _)));
+    // The writer's connection given up at its read timeout, before the
+    // drop: its create fails (connection loss).
+    let gave_up = matches!(answer, Some((Err(_), t))
+        if t < at && t.saturating_duration_since(sent) <= WRITER_READ_TIMEOUT + Duration::from_millis(300));
     drop((a, w));
     // Once server 1 follows again and has caught up: where the held
     // create is.
@@ -1121,15 +1138,21 @@ async fn zk_muted_follower_dropped(r: &ZkRun<'_>) -> Result<(Vec<bool>, String),
             told_in_time && expired,
             after_last >= bound && after_last <= bound + Duration::from_secs(1),
             after.as_ref().is_ok_and(|(_, found)| found.is_empty()),
+            gave_up,
         ],
         format!(
-            "read {:?} on server 1 {} ms after the leader's commit; the held create {}; the silent {} ms session's connection {}, and the session, presented to the leader then, {}; the live client {state} {} ms after the leader last heard server 1 (its last packet through the link {} ms before the mute), {} ms into the mute (syncLimit × tickTime = {} ms), the leader's last packet to server 1 having passed {} before; {}",
+            "read {:?} on server 1 {} ms after the leader's commit; the held create (its client's read timeout {} ms) {}; the silent {} ms session's connection {}, and the session, presented to the leader then, {}; the live client {state} {} ms after the leader last heard server 1 (its last packet through the link {} ms before the mute), {} ms into the mute (syncLimit × tickTime = {} ms), the leader's last packet to server 1 having passed {} before; {}",
             String::from_utf8_lossy(&read),
             ms(read_in),
+            ms(WRITER_READ_TIMEOUT),
             match &answer {
                 None => "still had no answer at the drop".to_string(),
                 Some((Ok(()), t)) => format!("was ANSWERED {} ms into the mute", into(*t)),
-                Some((Err(e), t)) => format!("failed ({e}) {} ms into the mute", into(*t)),
+                Some((Err(e), t)) => format!(
+                    "failed ({e}) {} ms into the mute, {} ms after it was sent",
+                    into(*t),
+                    ms(t.saturating_duration_since(sent))
+                ),
             },
             SILENT_SESSION_MS,
             match &told {
@@ -1293,8 +1316,11 @@ async fn zk_run(ens: &ZkEnsemble, links: &Links, run: usize) -> Vec<FactRow> {
         FOLLOWER_DROPPED.row(zk_follower_dropped(&r).await, Some(vec![answered, dropped]));
     row.detail.push_str(&format!("; model: {twin}"));
     rows.push(row);
-    let (steps, simulated) =
-        model::zk_muted_follower_dropped(ens.sync_ms(), SILENT_SESSION_MS as u64);
+    let (steps, simulated) = model::zk_muted_follower_dropped(
+        ens.sync_ms(),
+        SILENT_SESSION_MS as u64,
+        WRITER_SESSION_MS,
+    );
     let mut row = MUTED_DROPPED.row(zk_muted_follower_dropped(&r).await, Some(steps.to_vec()));
     row.detail.push_str(&format!("; model: {simulated}"));
     rows.push(row);

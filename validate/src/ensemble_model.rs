@@ -500,13 +500,21 @@ fn twin_drop_after() -> Result<(u64, u64), String> {
 /// server 1, applying that, tells client 6 (and not client 0); dropped,
 /// server 1 names client 0 among those whose connections it closes;
 /// following again, it catches up, and client 3's create is nowhere.
+/// A writer's read timeout is the simulator's run of a client whose create
+/// server 1 holds (`simulated_muted_writer`, with the real writer's
+/// session timeout, `writer_ms`): it gives server 1 up within its read
+/// timeout of the create, before the drop.
 /// When is the simulator's: its run of the same mute (inline below, with
 /// the real run's syncLimit × tickTime, `sync_ms`, and silent session's
 /// timeout, `session_ms`), whose trace says when client 0 was told its
 /// session expired and when the leader dropped server 1, from the mute,
 /// the model's last word from it. (the five steps of
 /// `zk-muted-follower-dropped`; the words for the report's detail)
-pub fn zk_muted_follower_dropped(sync_ms: u64, session_ms: u64) -> ([bool; 5], String) {
+pub fn zk_muted_follower_dropped(
+    sync_ms: u64,
+    session_ms: u64,
+    writer_ms: u64,
+) -> ([bool; 6], String) {
     let (reader, writer, silent) = (0, 3, 6);
     let mut e = Ens::with(Face::ZooKeeper, false, 7);
     e.d.mute(0);
@@ -547,6 +555,19 @@ pub fn zk_muted_follower_dropped(sync_ms: u64, session_ms: u64) -> ([bool; 5], S
     );
     let bound = sync_ms * 1000;
     let on_time = |ok: &dyn Fn(u64, u64) -> bool| timing.is_some_and(|(t, d)| ok(t, d));
+    let read_timeout = models::timing::read_timeout(writer_ms * 1000);
+    let (gave_up, writer_words) = said(
+        simulated_muted_writer(sync_ms, writer_ms),
+        |(after_create, dropped_after_create)| {
+            format!(
+                "the simulator's writer ({writer_ms} ms session, read timeout {} ms) gave server 1 up {} ms after its create, the drop {} ms after it",
+                read_timeout / 1000,
+                after_create / 1000,
+                dropped_after_create / 1000
+            )
+        },
+    );
+    let writer_on_time = gave_up.is_some_and(|(g, d)| g <= read_timeout && g < d);
     (
         [
             fresh,
@@ -554,9 +575,46 @@ pub fn zk_muted_follower_dropped(sync_ms: u64, session_ms: u64) -> ([bool; 5], S
             told && on_time(&|t, d| t < bound && t < d),
             closed.contains(&reader) && on_time(&|_, d| d >= bound && d <= bound + 1_000_000),
             lost,
+            writer_on_time,
         ],
-        words,
+        format!("{words}; {writer_words}"),
     )
+}
+
+/// The simulator's writer on a muted server 1 (`writer_ms` its session
+/// timeout, syncLimit × tickTime `sync_ms`): client 0 creates 100 ms into
+/// the mute, and gives server 1 up when its read timeout runs out. (µs
+/// from the create's arrival at server 1 to the give-up, and to the drop)
+fn simulated_muted_writer(sync_ms: u64, writer_ms: u64) -> Result<(u64, u64), String> {
+    let text = format!(
+        "recipe = \"fair-predecessor\"\nclients = 2\nservers = 3\nseed = 1\n\
+         [timing]\nsession_timeout_ms = {writer_ms}\nsync_limit_ms = {sync_ms}\n\
+         think_ms = [600, 600]\n\
+         [[schedule]]\nat_ms = 500\nkind = \"mute\"\nserver = 1\nduration_ms = {}\n",
+        2 * sync_ms
+    );
+    let file = "scenarios/muted-follower-writer.toml";
+    let run = crate::twin::run(&crate::twin::parse(file, &text)?);
+    let created = first_at(
+        &run,
+        |e| matches!(e, TraceEvent::Deliver { from: Party::Client(0), msg, .. } if msg.starts_with("create")),
+    );
+    let gave_up = first_at(&run, |e| {
+        matches!(
+            e,
+            TraceEvent::ServerSilent {
+                client: 0,
+                server: 1
+            }
+        )
+    });
+    let dropped = server_1_at(&run, |c| matches!(c, FollowerChange::DroppedByLeader));
+    match (created, gave_up, dropped) {
+        (Some(c), Some(g), Some(d)) if g >= c && d >= c => Ok((g - c, d - c)),
+        _ => Err(format!(
+            "{file}: not client 0's create, its give-up of server 1 and server 1's drop, in order: {created:?}, {gave_up:?}, {dropped:?}"
+        )),
+    }
 }
 
 /// The simulator's mute of server 1, with syncLimit × tickTime of
@@ -723,8 +781,8 @@ mod tests {
         assert!(stale && connected && new, "{words}");
         // The real run's timing (`run.sh`: tickTime 250, syncLimit 8;
         // `ensemble::SILENT_SESSION_MS`).
-        let (steps, words) = super::zk_muted_follower_dropped(2000, 1000);
-        assert_eq!(steps, [true; 5], "{words}");
+        let (steps, words) = super::zk_muted_follower_dropped(2000, 1000, 2400);
+        assert_eq!(steps, [true; 6], "{words}");
         assert!(super::etcd_linearizable_new());
         assert_eq!(super::etcd_serializable_stale(), (true, true));
         assert_eq!(super::etcd_keepalive_cut(), (true, true, true));

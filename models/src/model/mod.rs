@@ -980,8 +980,17 @@ impl RecipeModel {
             actions.push(Action::Reconnect(c));
         }
         // A server that holds the client's request for a leader it cannot
-        // reach answers none of its pings: its read timeout runs out.
-        if slot.status == Status::Running && !slot.partitioned && state.store.silent_to(c) {
+        // reach answers none of its pings: its read timeout runs out, and
+        // it moves to a server that follows the leader. (Where none does —
+        // a failover's followers before the election — the real client
+        // tries each in turn, as silent; the checker keeps it waiting on
+        // its connection instead of taking that round without end, each
+        // resend a new epoch.)
+        if slot.status == Status::Running
+            && !slot.partitioned
+            && state.store.silent_to(c)
+            && state.store.another_server_answers(c)
+        {
             actions.push(Action::GiveUpServer(c));
         }
     }

@@ -786,6 +786,15 @@ impl StoreState {
         self.ensemble.as_ref().and_then(|e| e.follower_of(client))
     }
 
+    /// Whether `client`'s reconnect now lands on another server that
+    /// follows the leader (or is the leader): one that would answer it.
+    pub fn another_server_answers(&self, client: crate::ids::ClientIdx) -> bool {
+        self.ensemble.as_ref().is_some_and(|e| {
+            let to = e.next_server(client);
+            e.cfg.0.clients_move && to != e.server(client) && e.link(to) == LeaderLink::Up
+        })
+    }
+
     /// The link to the leader of `client`'s server (up on one server).
     pub fn link_of(&self, client: crate::ids::ClientIdx) -> LeaderLink {
         self.ensemble
