@@ -70,6 +70,18 @@ impl Drop for Stopped {
     }
 }
 
+/// Process `pid`'s state as /proc says it (`T`: stopped), for a refusal's
+/// words: an intermittent "still answers" was seen once and not since.
+fn process_state(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let after = s.rsplit_once(") ")?.1;
+            after.split_whitespace().next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "no such process".into())
+}
+
 /// The leader of servers 1 and 2 (`run.sh`'s numbers), once one leads.
 async fn new_leader(ens: &ZkEnsemble, limit: Duration) -> Option<usize> {
     let start = Instant::now();
@@ -164,9 +176,12 @@ async fn real(ens: &ZkEnsemble, pid: u32) -> Result<(Vec<bool>, String), String>
     let stopped_at = Instant::now();
     let stopped = Stopped::stop(pid)?;
     // The process stopped must be the leader's: it answers no more.
-    if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(1500), srvr(leader)).await {
+    if let Ok(Ok((mode, zxid))) =
+        tokio::time::timeout(Duration::from_millis(1500), srvr(leader)).await
+    {
         return Err(format!(
-            "process {pid} stopped, but server 3 still answers: not its process"
+            "process {pid} stopped (its state now: {}), but server 3 still answers ({mode}, zxid {zxid:#x}): not its process",
+            process_state(pid)
         ));
     }
     let elected = new_leader(ens, Duration::from_secs(20)).await;
