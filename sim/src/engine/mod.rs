@@ -893,31 +893,7 @@ impl<'a> Sim<'a> {
                 }
             }
             let release = is_release(&msg);
-            // What a ZooKeeper client gives its server up after, if the
-            // server does not answer: a ping its read timeout from when it
-            // last heard, a handshake its connect timeout from now.
-            // (A client still handshaking has only its connect to await.)
-            let unanswered = client_of(from).and_then(|c| {
-                let rt = &self.clients[c as usize];
-                match &msg {
-                    Msg::Ping { .. } if rt.state.phase != Phase::Connecting => {
-                        let heard_us = rt.heard_us;
-                        let at = heard_us + self.read_timeout_us();
-                        Some((c, Awaited::Ping { heard_us }, at))
-                    }
-                    Msg::Request {
-                        req: Request::Connect,
-                        session,
-                        epoch,
-                        ..
-                    } => {
-                        let (session, epoch) = (*session, *epoch);
-                        let at = self.now + self.connect_timeout_us();
-                        Some((c, Awaited::Handshake { session, epoch }, at))
-                    }
-                    _ => None,
-                }
-            });
+            let unanswered = client_of(from).and_then(|c| self.awaits(c, &msg).map(|a| (c, a)));
             let before = self.release_mark();
             let removed_before = self.store_state.items_removed();
             let mut out = self.lenders.store.lend();
@@ -930,7 +906,7 @@ impl<'a> Sim<'a> {
             if release && self.released_since(before) {
                 self.release_step(n);
             }
-            if let Some((c, awaited, at)) = unanswered {
+            if let Some((c, (awaited, at))) = unanswered {
                 if self.store_state.pings_wait(c) {
                     self.check_silence(c, awaited, at);
                 }
@@ -1816,6 +1792,42 @@ impl<'a> Sim<'a> {
             return;
         }
         self.disconnect(c);
+    }
+
+    /// What client `c` gives its server up after if `msg` goes unanswered,
+    /// and when: a ping its read timeout from when it last heard, a
+    /// handshake its connect timeout from now. (A client still handshaking
+    /// has only its connect to await.)
+    fn awaits(&self, c: ClientIdx, msg: &Msg) -> Option<(Awaited, u64)> {
+        let rt = &self.clients[c as usize];
+        match msg {
+            Msg::Ping { .. } if rt.state.phase != Phase::Connecting => {
+                let heard_us = rt.heard_us;
+                Some((
+                    Awaited::Ping { heard_us },
+                    heard_us + self.read_timeout_us(),
+                ))
+            }
+            Msg::Request {
+                req: Request::Connect,
+                session,
+                epoch,
+                ..
+            } => {
+                let (session, epoch) = (*session, *epoch);
+                let at = self.now + self.connect_timeout_us();
+                Some((Awaited::Handshake { session, epoch }, at))
+            }
+            Msg::Ping { .. }
+            | Msg::Request { .. }
+            | Msg::Reply { .. }
+            | Msg::Close { .. }
+            | Msg::Pong { .. }
+            | Msg::Notify { .. }
+            | Msg::Expired { .. }
+            | Msg::Write { .. }
+            | Msg::WriteAck { .. } => None,
+        }
     }
 
     /// Client `c`'s ping or handshake went unanswered: whether what it
