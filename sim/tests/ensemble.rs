@@ -663,6 +663,9 @@ fn a_failover_restarts_session_timers_and_loses_the_old_leaders_writes() {
 /// heard, moves to the next server, is answered there, and holds — long
 /// before the drop; nothing is violated. With the mute shorter than the
 /// read timeout it stays and its create is passed on at the release.
+/// With server 1 cut off and server 2 lagging, it gives both up in turn,
+/// the second a read timeout after the last word it heard on its new
+/// connection.
 #[test]
 fn a_client_whose_request_a_muted_follower_holds_gives_it_up_at_its_read_timeout() {
     let body = |mute_ms: u64| {
@@ -737,6 +740,52 @@ fn a_client_whose_request_a_muted_follower_holds_gives_it_up_at_its_read_timeout
         assert!(!gave_up, "seed {seed}");
         let held = first_hold(&o, 0).expect("client 0 holds");
         assert!(held > 1_020_000, "seed {seed}: {held}");
+    }
+    // A second silent server: server 1 cut off and server 2 lagging.
+    // Client 0 gives server 1 up, moves to server 2, which holds its
+    // resent create: its read timeout there runs from the new connection,
+    // and it gives server 2 up too, for the leader.
+    let two = parse(&format!(
+        "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 2\nrounds = 1\n\
+         servers = 3\n[timing]\nthink_ms = [30, 30]\nhold_ms = [100, 100]\n\
+         sync_limit_ms = 20000\n\
+         [[schedule]]\nat_ms = 20\nkind = \"isolate\"\nserver = 1\nduration_ms = 15000\n\
+         [[schedule]]\nat_ms = 20\nkind = \"lag\"\nserver = 2\nduration_ms = 9000\n"
+    ))
+    .unwrap();
+    for seed in 0..10 {
+        let o = simulate(&two, seed, true);
+        let gave_up: Vec<(u64, u8)> = o
+            .trace
+            .iter()
+            .filter_map(|l| match l.event {
+                TraceEvent::ServerSilent { client: 0, server } => Some((l.t, server)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(gave_up.len(), 2, "seed {seed}: {gave_up:?}");
+        assert_eq!((gave_up[0].1, gave_up[1].1), (1, 2), "seed {seed}");
+        // A read timeout from the last word heard on the new connection.
+        let heard = o
+            .trace
+            .iter()
+            .filter(|l| {
+                l.t < gave_up[1].0
+                    && matches!(
+                        &l.event,
+                        TraceEvent::Deliver {
+                            to: sim::trace::Party::Client(0),
+                            from: sim::trace::Party::Store,
+                            ..
+                        }
+                    )
+            })
+            .map(|l| l.t)
+            .next_back()
+            .expect("heard");
+        assert!(heard >= gave_up[0].0, "seed {seed}: {heard}");
+        assert_eq!(gave_up[1].0 - heard, 2_666_666, "seed {seed}");
+        assert!(first_hold(&o, 0) > Some(gave_up[1].0), "seed {seed}");
     }
 }
 

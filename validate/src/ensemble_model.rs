@@ -558,16 +558,19 @@ pub fn zk_muted_follower_dropped(
     let read_timeout = models::timing::read_timeout(writer_ms * 1000);
     let (gave_up, writer_words) = said(
         simulated_muted_writer(sync_ms, writer_ms),
-        |(after_create, dropped_after_create)| {
+        |(after_create, dropped_after_create, silence)| {
             format!(
-                "the simulator's writer ({writer_ms} ms session, read timeout {} ms) gave server 1 up {} ms after its create, the drop {} ms after it",
+                "the simulator's writer ({writer_ms} ms session, read timeout {} ms) gave server 1 up {} ms after its create, {} ms after it last heard from it, the drop {} ms after the create",
                 read_timeout / 1000,
                 after_create / 1000,
+                silence / 1000,
                 dropped_after_create / 1000
             )
         },
     );
-    let writer_on_time = gave_up.is_some_and(|(g, d)| g <= read_timeout && g < d);
+    // At its read timeout from the last word it heard, which came before
+    // its create: within its read timeout of the create.
+    let writer_on_time = gave_up.is_some_and(|(g, d, silence)| silence == read_timeout && g < d);
     (
         [
             fresh,
@@ -584,8 +587,9 @@ pub fn zk_muted_follower_dropped(
 /// The simulator's writer on a muted server 1 (`writer_ms` its session
 /// timeout, syncLimit × tickTime `sync_ms`): client 0 creates 100 ms into
 /// the mute, and gives server 1 up when its read timeout runs out. (µs
-/// from the create's arrival at server 1 to the give-up, and to the drop)
-fn simulated_muted_writer(sync_ms: u64, writer_ms: u64) -> Result<(u64, u64), String> {
+/// from the create's arrival at server 1 to the give-up, and to the drop;
+/// µs from the last word client 0 heard from the store to the give-up)
+fn simulated_muted_writer(sync_ms: u64, writer_ms: u64) -> Result<(u64, u64, u64), String> {
     let text = format!(
         "recipe = \"fair-predecessor\"\nclients = 2\nservers = 3\nseed = 1\n\
          [timing]\nsession_timeout_ms = {writer_ms}\nsync_limit_ms = {sync_ms}\n\
@@ -609,10 +613,27 @@ fn simulated_muted_writer(sync_ms: u64, writer_ms: u64) -> Result<(u64, u64), St
         )
     });
     let dropped = server_1_at(&run, |c| matches!(c, FollowerChange::DroppedByLeader));
-    match (created, gave_up, dropped) {
-        (Some(c), Some(g), Some(d)) if g >= c && d >= c => Ok((g - c, d - c)),
+    let heard = gave_up.and_then(|g| {
+        let to_0 = |e: &TraceEvent| {
+            matches!(
+                e,
+                TraceEvent::Deliver {
+                    from: Party::Store,
+                    to: Party::Client(0),
+                    ..
+                }
+            )
+        };
+        let lines = run.outcome.trace.iter();
+        lines
+            .filter(|l| l.t <= g && to_0(&l.event))
+            .map(|l| l.t)
+            .next_back()
+    });
+    match (created, gave_up, dropped, heard) {
+        (Some(c), Some(g), Some(d), Some(h)) if g >= c && d >= c => Ok((g - c, d - c, g - h)),
         _ => Err(format!(
-            "{file}: not client 0's create, its give-up of server 1 and server 1's drop, in order: {created:?}, {gave_up:?}, {dropped:?}"
+            "{file}: not client 0's create, its give-up of server 1 and server 1's drop, in order, and a word heard before: {created:?}, {gave_up:?}, {dropped:?}, {heard:?}"
         )),
     }
 }

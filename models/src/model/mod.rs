@@ -815,7 +815,12 @@ impl RecipeModel {
                 state.slot_mut(c).partitioned = false;
                 self.reconnect(&mut state, c);
             }
-            Action::GiveUpServer(c) => self.reconnect(&mut state, c),
+            Action::GiveUpServer(c) => {
+                // It heard nothing for its read timeout: a deadline of its
+                // own may have run out meanwhile, as in a partition.
+                state.slot_mut(c).missed_contact = self.loses_contact();
+                self.reconnect(&mut state, c);
+            }
             Action::LoseReply(c) => {
                 state.budget.lost_replies -= 1;
                 state.slot_mut(c).pop(Link::StoreToClient);
@@ -988,7 +993,7 @@ impl RecipeModel {
         // resend a new epoch.)
         if slot.status == Status::Running
             && !slot.partitioned
-            && state.store.silent_to(c)
+            && state.store.silent_to(slot.state.session)
             && state.store.another_server_answers(c)
         {
             actions.push(Action::GiveUpServer(c));

@@ -757,23 +757,32 @@ impl StoreState {
             .is_some_and(|e| e.held_for(client).any(|h| h.connected))
     }
 
-    /// Whether `client`'s ZooKeeper server answers none of its pings now:
-    /// it holds a request of the session, and a server answers a session's
-    /// requests in order, pings too (its commit processor queues them
-    /// behind the session's pending write or `sync`; measured on a real
-    /// muted follower). An etcd keepalive is a stream of its own.
-    pub fn pings_wait(&self, client: crate::ids::ClientIdx) -> bool {
-        self.ensemble.as_ref().is_some_and(|e| !e.cfg.0.leases) && self.holds_any_reply(client)
+    /// Whether `session`'s ZooKeeper server answers none of its pings now:
+    /// it holds a request of the session on its connection, and a server
+    /// answers a session's requests in order, pings too (its commit
+    /// processor queues them behind the session's pending write or `sync`;
+    /// measured on a real muted follower). An etcd keepalive is a stream of
+    /// its own.
+    pub fn pings_wait(&self, session: SessionId) -> bool {
+        self.ensemble.as_ref().is_some_and(|e| {
+            !e.cfg.0.leases
+                && e.held_for(session.client)
+                    .any(|h| h.connected && h.session.same_session(session))
+        })
     }
 
-    /// Whether `client`'s ZooKeeper server is silent to it for as long as
+    /// Whether `session`'s ZooKeeper server is silent to it for as long as
     /// its link to the leader stays as it is: it holds a request of the
     /// session (and so its pings' answers) for a leader it cannot reach —
     /// cut off, muted, or a deposed leader's proposal no quorum takes. The
     /// client's read timeout then runs out, and it gives the connection up
-    /// (measured: 1.6 s, its read timeout, into a real follower's mute).
-    pub fn silent_to(&self, client: crate::ids::ClientIdx) -> bool {
-        self.pings_wait(client)
+    /// (measured: within its read timeout of the write, on a real follower
+    /// the leader stopped hearing). A follower that merely lags is not:
+    /// the untimed checker bounds a lag by entries, not by time, and
+    /// leaves a lag past the read timeout to the simulator.
+    pub fn silent_to(&self, session: SessionId) -> bool {
+        let client = session.client;
+        self.pings_wait(session)
             && match self.link_of(client) {
                 LeaderLink::Cut | LeaderLink::Muted | LeaderLink::Deposed => true,
                 LeaderLink::Up | LeaderLink::Down => false,
@@ -1644,7 +1653,7 @@ impl Actor for Store {
                     // The answer waits behind the session's held request;
                     // it is not sent after it either: that request's reply
                     // is word from the server, and renews what a pong would.
-                    if !state.pings_wait(client) {
+                    if !state.pings_wait(session) {
                         o.send(src, Msg::Pong { session });
                     }
                 } else {

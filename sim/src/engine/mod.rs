@@ -92,7 +92,11 @@ struct ClientRt {
     /// When the client last heard from the store: its read timeout runs
     /// from there.
     heard_us: u64,
-    /// The `heard_us` an unanswered ping's check is queued for: one check
+    /// When the client's current connection was made: a read timeout runs
+    /// from then at the earliest (the client's clock of the last word heard
+    /// starts again with each connection).
+    connected_us: u64,
+    /// The `since_us` an unanswered ping's check is queued for: one check
     /// a silence, however many pings go unanswered in it.
     silence_checked: Option<u64>,
     /// Messages held on the cut client–store link, both ways, in send order.
@@ -426,6 +430,7 @@ impl<'a> Sim<'a> {
                 partitioned: false,
                 cut_since_us: 0,
                 heard_us: 0,
+                connected_us: 0,
                 silence_checked: None,
                 cut_link: Vec::new(),
                 old_link: OldLink::NONE,
@@ -462,6 +467,7 @@ impl<'a> Sim<'a> {
         };
         rt.connection = state.connection;
         rt.heard_us = self.now;
+        rt.connected_us = self.now;
         rt.state = Cow::Owned(state);
         rt.status = Status::Running;
         self.apply_client_out(c, out);
@@ -906,8 +912,8 @@ impl<'a> Sim<'a> {
             if release && self.released_since(before) {
                 self.release_step(n);
             }
-            if let Some((c, (awaited, at))) = unanswered {
-                if self.store_state.pings_wait(c) {
+            if let Some((c, (awaited, at, session))) = unanswered {
+                if self.store_state.pings_wait(session) {
                     self.check_silence(c, awaited, at);
                 }
             }
@@ -1728,6 +1734,7 @@ impl<'a> Sim<'a> {
     /// Client `c` makes a new connection to the store (what was in flight
     /// on the old one is dealt with by the caller).
     fn reconnect(&mut self, c: ClientIdx, session_alive: bool) {
+        self.clients[c as usize].connected_us = self.now;
         self.clients[c as usize].old_link = OldLink {
             since_seq: self.queue.next_seq(),
             keeps: Keeps::Survivors { session_alive },
@@ -1795,18 +1802,17 @@ impl<'a> Sim<'a> {
     }
 
     /// What client `c` gives its server up after if `msg` goes unanswered,
-    /// and when: a ping its read timeout from when it last heard, a
-    /// handshake its connect timeout from now. (A client still handshaking
-    /// has only its connect to await.)
-    fn awaits(&self, c: ClientIdx, msg: &Msg) -> Option<(Awaited, u64)> {
+    /// when, and the session it awaits for: a ping its read timeout from
+    /// when it last heard (on this connection), a handshake its connect
+    /// timeout from now. (A client still handshaking has only its connect
+    /// to await.)
+    fn awaits(&self, c: ClientIdx, msg: &Msg) -> Option<(Awaited, u64, SessionId)> {
         let rt = &self.clients[c as usize];
         match msg {
-            Msg::Ping { .. } if rt.state.phase != Phase::Connecting => {
-                let heard_us = rt.heard_us;
-                Some((
-                    Awaited::Ping { heard_us },
-                    heard_us + self.read_timeout_us(),
-                ))
+            Msg::Ping { session } if rt.state.phase != Phase::Connecting => {
+                let since_us = rt.heard_us.max(rt.connected_us);
+                let at = since_us + self.read_timeout_us();
+                Some((Awaited::Ping { since_us }, at, *session))
             }
             Msg::Request {
                 req: Request::Connect,
@@ -1816,7 +1822,7 @@ impl<'a> Sim<'a> {
             } => {
                 let (session, epoch) = (*session, *epoch);
                 let at = self.now + self.connect_timeout_us();
-                Some((Awaited::Handshake { session, epoch }, at))
+                Some((Awaited::Handshake { session, epoch }, at, session))
             }
             Msg::Ping { .. }
             | Msg::Request { .. }
@@ -1833,11 +1839,11 @@ impl<'a> Sim<'a> {
     /// Client `c`'s ping or handshake went unanswered: whether what it
     /// awaited came is checked `at` its timeout (a ping's once a silence).
     fn check_silence(&mut self, c: ClientIdx, awaited: Awaited, at: u64) {
-        if let Awaited::Ping { heard_us } = awaited {
-            if self.clients[c as usize].silence_checked == Some(heard_us) {
+        if let Awaited::Ping { since_us } = awaited {
+            if self.clients[c as usize].silence_checked == Some(since_us) {
                 return;
             }
-            self.clients[c as usize].silence_checked = Some(heard_us);
+            self.clients[c as usize].silence_checked = Some(since_us);
         }
         let at = at.max(self.now);
         self.push(at, Event::Unanswered { client: c, awaited });
@@ -1852,7 +1858,7 @@ impl<'a> Sim<'a> {
     fn unanswered(&mut self, c: ClientIdx, awaited: Awaited) {
         let rt = &self.clients[c as usize];
         let answered = match awaited {
-            Awaited::Ping { heard_us } => rt.heard_us != heard_us,
+            Awaited::Ping { since_us } => rt.heard_us > since_us || rt.connected_us > since_us,
             Awaited::Handshake { session, epoch } => {
                 let st = &rt.state;
                 st.phase != Phase::Connecting || st.session != session || st.epoch != epoch

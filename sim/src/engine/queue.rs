@@ -68,9 +68,11 @@ pub(super) enum Event {
 /// What a ZooKeeper client's server left unanswered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Awaited {
-    /// A ping: the read timeout runs from `heard_us`, when the client last
-    /// heard from the store; anything heard since is an answer.
-    Ping { heard_us: u64 },
+    /// A ping: the read timeout runs from `since_us`, when the client last
+    /// heard from the store or made its connection, whichever is later;
+    /// anything heard since is an answer, and a new connection ends the
+    /// wait (its own pings are checked afresh).
+    Ping { since_us: u64 },
     /// The handshake of `session` (the connect sent under `epoch`): the
     /// connect timeout runs from its arrival; only its reply answers it.
     Handshake { session: SessionId, epoch: u8 },
