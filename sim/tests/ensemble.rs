@@ -745,13 +745,13 @@ fn a_client_whose_request_a_muted_follower_holds_gives_it_up_at_its_read_timeout
     // Client 0 gives server 1 up, moves to server 2, which holds its
     // resent create: its read timeout there runs from the new connection,
     // and it gives server 2 up too, for the leader.
-    let two = parse(&format!(
+    let two = parse(
         "recipe = \"fair-predecessor\"\nvariant = \"curator\"\nclients = 2\nrounds = 1\n\
          servers = 3\n[timing]\nthink_ms = [30, 30]\nhold_ms = [100, 100]\n\
          sync_limit_ms = 20000\n\
          [[schedule]]\nat_ms = 20\nkind = \"isolate\"\nserver = 1\nduration_ms = 15000\n\
-         [[schedule]]\nat_ms = 20\nkind = \"lag\"\nserver = 2\nduration_ms = 9000\n"
-    ))
+         [[schedule]]\nat_ms = 20\nkind = \"lag\"\nserver = 2\nduration_ms = 9000\n",
+    )
     .unwrap();
     for seed in 0..10 {
         let o = simulate(&two, seed, true);
