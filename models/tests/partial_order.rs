@@ -489,3 +489,48 @@ fn goals_are_monotone_in_their_rising_bits() {
     }
     assert!(checked > 10_000, "{checked} rises checked");
 }
+
+/// Condition C1 over a replicated store with a follower's fault: a
+/// client's local steps commute with the store's and the other client's,
+/// `GiveUpServer` (a silent server given up) among them, over a mute and
+/// an isolation of server 1.
+#[test]
+fn local_steps_commute_over_an_ensemble_with_a_follower_fault() {
+    use models::model::FaultBudget;
+    let (mut pairs, mut gave_up) = (0, 0);
+    for faults in [
+        FaultBudget {
+            mutes: 1,
+            ..FaultBudget::default()
+        },
+        FaultBudget {
+            isolations: 1,
+            ..FaultBudget::default()
+        },
+    ] {
+        let cfg = ModelCfg {
+            servers: 3,
+            faults,
+            ..ModelCfg::new(
+                models::recipes::parse("fair-predecessor:curator").unwrap(),
+                2,
+            )
+        };
+        let model = cfg.into_model().unwrap();
+        let goals = model.progress_goals();
+        for s in reachable(&model, 20_000) {
+            pairs += commutes_at(&model, &goals, &s).0;
+            let mut here = Vec::new();
+            model.actions(&s, &mut here);
+            gave_up += here
+                .iter()
+                .filter(|a| matches!(a, Action::GiveUpServer(_)))
+                .count();
+        }
+    }
+    assert!(pairs > 1_000, "{pairs} pairs checked");
+    assert!(
+        gave_up > 0,
+        "no silent server given up in the states checked"
+    );
+}

@@ -126,6 +126,7 @@ use crate::ids::ClientIdx;
 use crate::model::state::{Action, ClientSlot, Link, Status};
 use crate::model::Shared;
 use crate::msg::{Msg, Timer};
+use crate::store::ensemble::LeaderLink;
 
 /// The client whose local step `a` is, if it is one.
 pub fn local_to(a: &Action) -> Option<ClientIdx> {
@@ -420,6 +421,18 @@ impl RecipeModel {
     /// (conditions C0 and C1 of the module doc), fewest steps first, ties
     /// by name; `actions` are the steps enabled there.
     pub fn ample_candidates(&self, state: &ModelState, actions: &[Action]) -> Vec<ClientIdx> {
+        // A follower cut off, muted, down or deposed has steps to come —
+        // its drop, its give-up, an election, a step-down, a client's give-up
+        // of it — that close connections, and so disable a client's
+        // delivery: no client's steps are taken alone meanwhile.
+        let ensemble_settled = state
+            .store
+            .ensemble
+            .as_ref()
+            .is_none_or(|e| e.followers.iter().all(|f| f.link == LeaderLink::Up));
+        if !ensemble_settled {
+            return Vec::new();
+        }
         let mut found: Vec<(usize, ClientIdx)> = state
             .clients
             .iter()
