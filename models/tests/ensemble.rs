@@ -1621,27 +1621,11 @@ fn observers_are_refused_where_nobody_could_observe() {
 /// reply no longer sent on its old connection and its request sent anew.
 #[test]
 fn the_checker_gives_a_silent_server_up() {
-    use models::model::{Action, FaultBudget, ModelCfg};
+    use models::model::Action;
     use models::store::ensemble::LeaderLink;
     use stateright::Model;
-    for faults in [
-        FaultBudget {
-            mutes: 1,
-            ..FaultBudget::default()
-        },
-        FaultBudget {
-            isolations: 1,
-            ..FaultBudget::default()
-        },
-    ] {
-        let cfg = ModelCfg {
-            servers: 3,
-            faults,
-            ..ModelCfg::new(
-                models::recipes::parse("fair-predecessor:curator").unwrap(),
-                2,
-            )
-        };
+    for cfg in common::curator_lock_with_each_follower_fault() {
+        let faults = cfg.faults;
         let model = cfg.into_model().unwrap();
         let mut given_up = 0;
         let mut actions = Vec::new();

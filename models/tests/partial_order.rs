@@ -496,26 +496,8 @@ fn goals_are_monotone_in_their_rising_bits() {
 /// an isolation of server 1.
 #[test]
 fn local_steps_commute_over_an_ensemble_with_a_follower_fault() {
-    use models::model::FaultBudget;
     let (mut pairs, mut gave_up) = (0, 0);
-    for faults in [
-        FaultBudget {
-            mutes: 1,
-            ..FaultBudget::default()
-        },
-        FaultBudget {
-            isolations: 1,
-            ..FaultBudget::default()
-        },
-    ] {
-        let cfg = ModelCfg {
-            servers: 3,
-            faults,
-            ..ModelCfg::new(
-                models::recipes::parse("fair-predecessor:curator").unwrap(),
-                2,
-            )
-        };
+    for cfg in common::curator_lock_with_each_follower_fault() {
         let model = cfg.into_model().unwrap();
         let goals = model.progress_goals();
         for s in reachable(&model, 20_000) {

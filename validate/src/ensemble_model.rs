@@ -508,7 +508,7 @@ fn twin_drop_after() -> Result<(u64, u64), String> {
 /// the real run's syncLimit × tickTime, `sync_ms`, and silent session's
 /// timeout, `session_ms`), whose trace says when client 0 was told its
 /// session expired and when the leader dropped server 1, from the mute,
-/// the model's last word from it. (the five steps of
+/// the model's last word from it. (the six steps of
 /// `zk-muted-follower-dropped`; the words for the report's detail)
 pub fn zk_muted_follower_dropped(
     sync_ms: u64,

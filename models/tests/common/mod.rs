@@ -70,6 +70,29 @@ pub fn two_clients_every_variant_and_fault() -> Vec<ModelCfg> {
         .collect()
 }
 
+/// Curator's lock, two clients, over three ZooKeeper servers: one
+/// configuration with a mute of a follower, one with an isolation.
+pub fn curator_lock_with_each_follower_fault() -> Vec<ModelCfg> {
+    let one = |faults| ModelCfg {
+        servers: 3,
+        faults,
+        ..ModelCfg::new(
+            models::recipes::parse("fair-predecessor:curator").unwrap(),
+            2,
+        )
+    };
+    vec![
+        one(FaultBudget {
+            mutes: 1,
+            ..FaultBudget::default()
+        }),
+        one(FaultBudget {
+            isolations: 1,
+            ..FaultBudget::default()
+        }),
+    ]
+}
+
 /// The properties of `cfg`'s application that are not progress.
 pub fn safety(cfg: &ModelCfg) -> Vec<PropertyName> {
     PropertyName::of(cfg.recipe.app())

@@ -899,7 +899,10 @@ impl<'a> Sim<'a> {
                 }
             }
             let release = is_release(&msg);
-            let unanswered = client_of(from).and_then(|c| self.awaits(c, &msg).map(|a| (c, a)));
+            // Only a server of an ensemble holds a request (`pings_wait`).
+            let unanswered = client_of(from)
+                .filter(|_| self.store_state.ensemble.is_some())
+                .and_then(|c| self.awaits(c, &msg).map(|a| (c, a)));
             let before = self.release_mark();
             let removed_before = self.store_state.items_removed();
             let mut out = self.lenders.store.lend();
@@ -1372,12 +1375,13 @@ impl<'a> Sim<'a> {
     }
 
     /// A fault that strikes a follower (`kind`). A lag: it applies nothing
-    /// for the fault's duration, then what it missed, in order. An isolation cuts it off from the leader
-    /// too: it gives the leader up after syncLimit × tickTime if the cut
-    /// lasts that long, and follows it again when the cut heals. A mute
-    /// holds only what it sends the leader: it applies on, and the leader
-    /// drops it after syncLimit × tickTime if the mute lasts that long (it
-    /// then applies nothing until the mute ends and it follows again).
+    /// for the fault's duration, then what it missed, in order. An
+    /// isolation cuts it off from the leader too: it gives the leader up
+    /// after syncLimit × tickTime if the cut lasts that long, and follows
+    /// it again when the cut heals. A mute holds only what it sends the
+    /// leader: it applies on, and the leader drops it after syncLimit ×
+    /// tickTime if the mute lasts that long (it then applies nothing until
+    /// the mute ends and it follows again).
     fn strike_follower(&mut self, i: usize, kind: FollowerFault) {
         let f = &self.faults[i].fault;
         // Checked against the ensemble when the scenario was read.
